@@ -1,0 +1,10 @@
+//! kapply: make `kubectl apply` visible and interactive.
+//!
+//! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`) do no I/O
+//! beyond reading manifest files and import neither ratatui, crossterm nor kube.
+
+pub mod manifest;
+pub mod merge;
+pub mod patchmeta;
+pub mod plan;
+pub mod yaml;

@@ -1,0 +1,1 @@
+//! Manifest loading (owned by the manifest work).

@@ -1,0 +1,1 @@
+//! The one YAML module (owned by the manifest work).
