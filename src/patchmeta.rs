@@ -140,17 +140,23 @@ impl<'a> Schema<'a> {
     pub fn field(&self, name: &str) -> Option<Schema<'a>> {
         let d = self.def();
         if let Some(props) = &d.p {
-            return props.get(name).map(|node| Schema { meta: self.meta, node });
+            return props.get(name).map(|node| Schema {
+                meta: self.meta,
+                node,
+            });
         }
-        d.m.as_deref().map(|node| Schema { meta: self.meta, node })
+        d.m.as_deref().map(|node| Schema {
+            meta: self.meta,
+            node,
+        })
     }
 
     /// The schema of a list's items.
     pub fn items(&self) -> Option<Schema<'a>> {
-        self.def()
-            .a
-            .as_deref()
-            .map(|node| Schema { meta: self.meta, node })
+        self.def().a.as_deref().map(|node| Schema {
+            meta: self.meta,
+            node,
+        })
     }
 
     fn strategies(&self) -> impl Iterator<Item = &'a str> {
@@ -203,23 +209,43 @@ mod tests {
     #[test]
     fn deployment_metadata() {
         let meta = PatchMeta::builtin();
-        let dep = meta.root("apps/v1", "Deployment").expect("Deployment is built in");
+        let dep = meta
+            .root("apps/v1", "Deployment")
+            .expect("Deployment is built in");
         let spec = dep.field("spec").unwrap();
         assert!(spec.field("strategy").unwrap().retain_keys());
         let pod = spec.field("template").unwrap().field("spec").unwrap();
         let containers = pod.field("containers").unwrap();
         assert_eq!(containers.shape(), Shape::List);
-        assert_eq!(containers.list_strategy(), ListStrategy::MergeByKey("name".into()));
+        assert_eq!(
+            containers.list_strategy(),
+            ListStrategy::MergeByKey("name".into())
+        );
         let volumes = pod.field("volumes").unwrap();
         assert!(volumes.retain_keys());
-        assert_eq!(volumes.list_strategy(), ListStrategy::MergeByKey("name".into()));
+        assert_eq!(
+            volumes.list_strategy(),
+            ListStrategy::MergeByKey("name".into())
+        );
         let c = containers.items().unwrap();
-        assert_eq!(c.field("args").unwrap().list_strategy(), ListStrategy::Atomic);
-        assert_eq!(pod.field("tolerations").unwrap().list_strategy(), ListStrategy::Atomic);
+        assert_eq!(
+            c.field("args").unwrap().list_strategy(),
+            ListStrategy::Atomic
+        );
+        assert_eq!(
+            pod.field("tolerations").unwrap().list_strategy(),
+            ListStrategy::Atomic
+        );
         let md = dep.field("metadata").unwrap();
-        assert_eq!(md.field("finalizers").unwrap().list_strategy(), ListStrategy::MergePrimitive);
+        assert_eq!(
+            md.field("finalizers").unwrap().list_strategy(),
+            ListStrategy::MergePrimitive
+        );
         assert_eq!(md.field("labels").unwrap().shape(), Shape::Map);
-        assert_eq!(md.field("labels").unwrap().field("app").unwrap().shape(), Shape::Scalar);
+        assert_eq!(
+            md.field("labels").unwrap().field("app").unwrap().shape(),
+            Shape::Scalar
+        );
     }
 
     #[test]

@@ -90,3 +90,55 @@ pub enum MergeError {
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
 }
+
+pub mod apply;
+
+/// Field paths, shared by the field plan, manifest line maps and the TUI.
+/// `spec.template.spec.containers[name=nginx].image`; map keys that are not
+/// plain identifiers are quoted: `metadata.annotations["example.com/x"]`.
+pub mod path {
+    /// Append a map key or struct field to a path.
+    pub fn key(parent: &str, key: &str) -> String {
+        let plain = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$');
+        match (parent.is_empty(), plain) {
+            (true, true) => key.to_string(),
+            (false, true) => format!("{parent}.{key}"),
+            (_, false) => format!("{parent}[{}]", serde_json::Value::from(key)),
+        }
+    }
+
+    /// Append a keyed list element: `containers[name=nginx]`.
+    pub fn element(parent: &str, merge_key: &str, value: &serde_json::Value) -> String {
+        let v = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        format!("{parent}[{merge_key}={v}]")
+    }
+
+    /// Append a list index (lists without a merge key, when listed per element).
+    pub fn index(parent: &str, i: usize) -> String {
+        format!("{parent}[{i}]")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        #[test]
+        fn formats() {
+            let p = key(&key("", "spec"), "containers");
+            assert_eq!(
+                element(&p, "name", &"nginx".into()),
+                "spec.containers[name=nginx]"
+            );
+            assert_eq!(
+                key("metadata.annotations", "example.com/x"),
+                "metadata.annotations[\"example.com/x\"]"
+            );
+            assert_eq!(index("args", 2), "args[2]");
+        }
+    }
+}
