@@ -5,6 +5,7 @@
 
 pub mod manifest;
 pub mod merge;
+pub mod ops;
 pub mod patchmeta;
 pub mod plan;
 pub mod yaml;
