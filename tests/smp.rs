@@ -429,7 +429,12 @@ fn random_deployment_patches_match_kubectl() {
     let Some(bin) = kubectl() else { return };
     let live = live_deployment();
     let config = ProptestConfig {
-        cases: 24,
+        // Each case runs kubectl once; KAPPLY_SMP_CASES raises it for a
+        // longer search.
+        cases: std::env::var("KAPPLY_SMP_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(24),
         failure_persistence: None,
         ..ProptestConfig::default()
     };
