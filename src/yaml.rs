@@ -1185,6 +1185,14 @@ mod tests {
     }
 
     #[test]
+    fn crlf_and_bom() {
+        let docs = parse("\u{feff}a: yes\r\nb: |\r\n  x\r\n---\r\nc: 1\r\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].to_value(), json!({"a": true, "b": "x\n"}));
+        assert_eq!(docs[1].entry("c").unwrap().line, 5);
+    }
+
+    #[test]
     fn syntax_errors_have_positions() {
         let err = parse("a: 1\nb: 2\nc: d: e\n").unwrap_err();
         assert_eq!((err.line, err.col), (3, 5), "{err:?}");
