@@ -200,12 +200,16 @@ pub fn parse_json(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(docs)
 }
 
-/// Floats with an integral value become integers, as in kubectl's JSON
-/// round trip (`1.0` is written `1` and read back as an integer).
+/// Numbers as kubectl's JSON round trip leaves them: floats with an
+/// integral value become integers (`1.0` is written `1` and read back as an
+/// integer), integers beyond int64 become floats.
 fn normalize_json(v: Value) -> Value {
     match v {
+        // Beyond int64, kubectl's JSON reader falls back to a float.
         Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => float_value(f).unwrap_or(Value::Number(n)),
+            Some(f) if n.is_f64() || (n.is_u64() && n.as_i64().is_none()) => {
+                float_value(f).unwrap_or(Value::Number(n))
+            }
             _ => Value::Number(n),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(normalize_json).collect()),

@@ -121,37 +121,51 @@ fn yaml_1_1_scalars_as_kubectl_reads_them() {
     assert_eq!(l.manifests[0].lines["data.true"], 32);
 }
 
-/// kubectl itself reads the same file the same way (`patch --local` is
+/// kubectl itself reads the same files the same way (`patch --local` is
 /// offline and prints what kubectl parsed).
 #[test]
 fn scalars_match_kubectl() {
-    let file = fixture("scalars.yaml");
-    let out = Command::new("kubectl")
-        .args([
-            "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
-        ])
-        .arg(&file)
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => {
-            assert!(
-                std::env::var_os("KAPPLY_CI").is_none(),
-                "kubectl is required under KAPPLY_CI: {e}"
-            );
-            eprintln!("kubectl not found, skipping: {e}");
-            return;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let text = std::fs::read_to_string(&file).unwrap();
-    let ours = kapply::yaml::parse(&text).unwrap()[0].to_value();
-    assert_eq!(ours, theirs);
+    for name in ["scalars.yaml", "numbers.json"] {
+        let file = fixture(name);
+        let out = Command::new("kubectl")
+            .args([
+                "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
+            ])
+            .arg(&file)
+            .output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                assert!(
+                    std::env::var_os("KAPPLY_CI").is_none(),
+                    "kubectl is required under KAPPLY_CI: {e}"
+                );
+                eprintln!("kubectl not found, skipping: {e}");
+                return;
+            }
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let ours = kapply::yaml::parse(&text).unwrap()[0].to_value();
+        assert_eq!(ours, theirs, "{name}");
+    }
+}
+
+#[test]
+fn json_fields_have_lines() {
+    let l = manifest::load(&opts(&["numbers.json"]));
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let m = &l.manifests[0];
+    assert_eq!(m.source.line, 1);
+    assert_eq!(m.lines["data.big"], 2);
+    assert_eq!(m.lines["data.nested[1].x"], 3);
+    assert_eq!(m.lines["data.unicode"], 3);
+    assert_eq!(m.object["data"]["one"], json!(1));
 }
 
 #[test]
