@@ -359,9 +359,12 @@ pub fn three_way(
         rows: Vec::new(),
         merge_patch: schema.is_none(),
     };
+    // Walk the config as recorded (with `annotations: {}`), as the patch
+    // was computed from it.
+    let recorded = recorded_config(config);
     walker.walk(
         "",
-        Some(config),
+        Some(&recorded),
         Some(live),
         last_applied,
         schema,
@@ -370,7 +373,7 @@ pub fn three_way(
     Ok(ThreeWay {
         fields: walker.rows,
         patch,
-        last_applied: recorded_config(config),
+        last_applied: recorded,
         annotation,
     })
 }
