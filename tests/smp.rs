@@ -40,7 +40,16 @@ fn kubectl_patch(bin: &str, live: &Value, patch: &Value, kind: &str) -> Result<V
     let out = Command::new(bin)
         // Never talk to whatever cluster the developer has configured.
         .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
-        .args(["patch", "--local", "-o", "json", "--type", kind, "-f"])
+        .args([
+            "patch",
+            "--local",
+            "--show-managed-fields",
+            "-o",
+            "json",
+            "--type",
+            kind,
+            "-f",
+        ])
         .arg(&file)
         .arg("-p")
         .arg(patch.to_string())
@@ -444,4 +453,63 @@ fn random_deployment_patches_match_kubectl() {
             prop_assert!(false, "{}", mismatch);
         }
     });
+}
+
+// ---------------------------------------------------------------------------
+// The demo story.
+
+/// kubectl reads the demo manifests to the same JSON as kapply's YAML
+/// parsing (YAML 1.1 booleans, octal and the like would show here).
+#[test]
+fn demo_manifests_read_as_kubectl_reads_them() {
+    let Some(bin) = kubectl() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    kapply::demo::write_demo_manifests(dir.path()).unwrap();
+    for (name, text) in kapply::demo::DEMO_FILES {
+        let ours: Value = serde_saphyr::from_str(text).unwrap();
+        let out = Command::new(&bin)
+            .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
+            .args([
+                "patch", "--local", "-o", "json", "--type", "merge", "-p", "{}", "-f",
+            ])
+            .arg(dir.path().join(name))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ours, theirs, "{name}");
+    }
+}
+
+/// The reference walk-through on the seeded Deployment: the patch kubectl
+/// apply sends for the new manifest, applied by kubectl and by kapply.
+#[test]
+fn demo_deployment_walkthrough() {
+    let live = kapply::demo::demo_seed_objects()
+        .into_iter()
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap();
+    let patch = json!({
+        "metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}\n"}},
+        "spec": {"minReadySeconds": null, "template": {"spec": {
+            "$setElementOrder/containers": [{"name": "nginx"}],
+            "containers": [{"image": "nginx:1.16.1", "name": "nginx"}]}}}
+    });
+    let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+    let out = apply_strategic(&live, &patch, schema).unwrap();
+    assert_eq!(out["spec"]["replicas"], 2, "kept: written by kubectl scale");
+    assert!(out["spec"].get("minReadySeconds").is_none(), "cleared");
+    let c = &out["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["image"], "nginx:1.16.1");
+    assert_eq!(c["imagePullPolicy"], "IfNotPresent", "server default kept");
+    if let Some(bin) = kubectl() {
+        assert_eq!(
+            check(&bin, "demo-deployment", &live, &patch, "strategic"),
+            None
+        );
+    }
 }
