@@ -7,4 +7,5 @@ pub mod manifest;
 pub mod merge;
 pub mod patchmeta;
 pub mod plan;
+pub mod server;
 pub mod yaml;
