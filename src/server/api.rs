@@ -7,6 +7,7 @@ use super::selector::{FieldSelector, LabelSelector};
 use super::status::{ApiError, Cause};
 use super::store::{self, State, Store};
 use super::{defaults, openapi, validate};
+use crate::merge::apply::{apply_merge, apply_strategic};
 use crate::patchmeta::{PatchMeta, Schema};
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, StatusCode, Uri, header};
@@ -546,11 +547,7 @@ impl ApiServer {
                                 let patch = patch_body(&kind, body)?;
                                 match kind {
                                     PatchKind::Json => json_patch_apply(&current, &patch)?,
-                                    _ => {
-                                        let mut v = current.clone();
-                                        json_patch::merge(&mut v, &patch);
-                                        v
-                                    }
+                                    _ => apply_merge(&current, &patch),
                                 }
                             }
                             _ => return Err(ApiError::method_not_allowed(method.as_str())),
@@ -686,12 +683,9 @@ fn json_patch_apply(doc: &Value, patch: &Value) -> Result<Value, ApiError> {
 
 fn merge_strategic(r: &ResourceInfo, old: &Value, patch: &Value) -> Result<Value, ApiError> {
     match schema_of(r) {
-        Some(schema) => Ok(super::smp::apply_strategic(old, patch, Some(schema))),
-        None => {
-            let mut v = old.clone();
-            json_patch::merge(&mut v, patch);
-            Ok(v)
-        }
+        Some(schema) => apply_strategic(old, patch, Some(schema))
+            .map_err(|e| ApiError::bad_request(format!("unable to apply the patch: {e}"))),
+        None => Ok(apply_merge(old, patch)),
     }
 }
 
@@ -715,11 +709,7 @@ fn apply_patch(
             }
             merge_strategic(r, old, patch)
         }
-        PatchKind::Merge => {
-            let mut v = old.clone();
-            json_patch::merge(&mut v, patch);
-            Ok(v)
-        }
+        PatchKind::Merge => Ok(apply_merge(old, patch)),
         PatchKind::Json => json_patch_apply(old, patch),
         PatchKind::Apply => merge_strategic(r, old, patch),
     }
@@ -1008,7 +998,7 @@ fn write(
             for k in ["uid", "creationTimestamp", "generation", "resourceVersion"] {
                 new["metadata"][k] = o["metadata"][k].clone();
             }
-            if spec_of(o) != spec_of(&new) {
+            if has_generation(r) && spec_of(o) != spec_of(&new) {
                 let g = o["metadata"]["generation"].as_i64().unwrap_or(1);
                 new["metadata"]["generation"] = json!(g + 1);
             }
@@ -1017,7 +1007,9 @@ fn write(
             let uid = st.next_uid(&name);
             new["metadata"]["uid"] = json!(uid);
             new["metadata"]["creationTimestamp"] = json!(now);
-            new["metadata"]["generation"] = json!(1);
+            if has_generation(r) {
+                new["metadata"]["generation"] = json!(1);
+            }
         }
     }
     if let Some(o) = old {
@@ -1068,6 +1060,11 @@ fn write(
     st.objects
         .insert(store::key(r, ns.as_deref(), &name), new.clone());
     Ok(out(r, &new))
+}
+
+/// Core and RBAC kinds carry no metadata.generation on a real server.
+fn has_generation(r: &ResourceInfo) -> bool {
+    !(r.group.is_empty() || r.group == "rbac.authorization.k8s.io")
 }
 
 /// Controllers do not run; workloads report their desired state as reached,

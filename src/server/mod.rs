@@ -12,7 +12,6 @@ pub mod fields;
 mod openapi;
 pub mod resources;
 pub mod selector;
-mod smp;
 pub mod status;
 pub mod store;
 mod validate;
