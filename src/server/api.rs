@@ -273,6 +273,17 @@ impl ApiServer {
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
+        // Like the real server: no fieldManager means the User-Agent's
+        // first word ("kubectl" from "kubectl/v1.32.4 (linux/amd64) ...").
+        let mut query = query;
+        if !query.contains_key("fieldManager")
+            && let Some(ua) = &user_agent
+        {
+            let prefix = ua.split('/').next().unwrap_or_default().trim();
+            if !prefix.is_empty() {
+                query.insert("fieldManager".into(), prefix.chars().take(128).collect());
+            }
+        }
         match self.route(
             method,
             uri.path(),
