@@ -8,4 +8,5 @@ pub mod merge;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;
+pub mod tui;
 pub mod yaml;
