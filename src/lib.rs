@@ -11,4 +11,5 @@ pub mod ops;
 pub mod patchmeta;
 pub mod plan;
 pub mod server;
+pub mod tui;
 pub mod yaml;

@@ -1,0 +1,1100 @@
+//! The TUI's state and its one transition function. `App::update` does no
+//! I/O: every input arrives as a [`Msg`], every side effect leaves as an
+//! [`Effect`] for the runtime to perform.
+
+use crate::merge::FieldAction;
+use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
+use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// False when NO_COLOR is set: no colours at all, marks still show.
+    pub color: bool,
+    /// Capture the mouse (wheel and click).
+    pub mouse: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            color: true,
+            mouse: true,
+        }
+    }
+}
+
+impl Options {
+    pub fn from_env() -> Self {
+        Options {
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            mouse: true,
+        }
+    }
+}
+
+/// Every input the app reacts to.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    Tick,
+    Progress(Progress),
+    Loaded(Result<Plan, String>),
+    DryRunDone(Vec<ObjectResult>),
+    Applied(Vec<ObjectResult>),
+    Deleted(Vec<ObjectResult>),
+    Pruned(Vec<ObjectResult>),
+}
+
+/// Work for the runtime. Destructive ones are only produced by a confirm.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    Load,
+    DryRun(Vec<ApplyItem>),
+    Apply(Vec<ApplyItem>),
+    Delete(Vec<ObjectPlan>, Propagation),
+    Prune(Vec<ObjectPlan>),
+    Quit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    List,
+    Fields,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Namespace,
+    Kind,
+}
+
+/// The status filter `f` cycles through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    Changes,
+    Create,
+    Update,
+    InSync,
+    Prune,
+    Error,
+    Marked,
+}
+
+impl Filter {
+    pub fn next(self) -> Filter {
+        use Filter::*;
+        match self {
+            All => Changes,
+            Changes => Create,
+            Create => Update,
+            Update => InSync,
+            InSync => Prune,
+            Prune => Error,
+            Error => Marked,
+            Marked => All,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Changes => "changes",
+            Filter::Create => "create",
+            Filter::Update => "update",
+            Filter::InSync => "in sync",
+            Filter::Prune => "prune",
+            Filter::Error => "error",
+            Filter::Marked => "marked",
+        }
+    }
+}
+
+/// One row of the object list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Row {
+    Group(String),
+    /// Index into `plan.objects`.
+    Object(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PruneChoice {
+    Prune,
+    Keep,
+    Skip,
+}
+
+/// Modal dialogs; while one is open it gets every key.
+#[derive(Debug, Clone)]
+pub enum Popup {
+    Help,
+    ApplyConfirm {
+        items: Vec<ApplyItem>,
+        dry_run: Option<Vec<ObjectResult>>,
+        scroll: u16,
+    },
+    DeleteConfirm {
+        objects: Vec<ObjectPlan>,
+        typed: String,
+    },
+    PruneStep {
+        candidates: Vec<usize>,
+        pos: usize,
+        choices: Vec<PruneChoice>,
+    },
+    PruneConfirm {
+        objects: Vec<ObjectPlan>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// HH:MM:SS
+    pub time: String,
+    pub ok: bool,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub create: usize,
+    pub update: usize,
+    pub in_sync: usize,
+    pub prune: usize,
+    pub error: usize,
+}
+
+/// Screen areas, computed the same way for rendering and for mouse hits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Areas {
+    pub header: Rect,
+    pub list: Rect,
+    pub detail: Rect,
+    pub log: Rect,
+    pub status: Rect,
+}
+
+/// `wide_detail`: the field pane has focus, so the list gives it room.
+pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
+    let h = size.height;
+    let header = Rect::new(size.x, size.y, size.width, 1.min(h));
+    let status_y = size.y + h.saturating_sub(1);
+    let status = Rect::new(size.x, status_y, size.width, 1.min(h));
+    let body_h = h.saturating_sub(2);
+    let log_h = if show_log {
+        (body_h / 3).max(3).min(body_h)
+    } else {
+        0
+    };
+    let main_h = body_h - log_h;
+    let list_w = if wide_detail {
+        (size.width / 4).clamp(20.min(size.width), 32.min(size.width))
+    } else if size.width >= 120 {
+        size.width * 3 / 10
+    } else {
+        (size.width * 2 / 5).min(size.width)
+    };
+    let list = Rect::new(size.x, size.y + 1, list_w, main_h);
+    let detail = Rect::new(size.x + list_w, size.y + 1, size.width - list_w, main_h);
+    let log = Rect::new(size.x, size.y + 1 + main_h, size.width, log_h);
+    Areas {
+        header,
+        list,
+        detail,
+        log,
+        status,
+    }
+}
+
+/// A stable identity for an object across reloads.
+pub fn object_key(o: &ObjectPlan) -> String {
+    format!(
+        "{}/{} {}/{}",
+        o.api_version,
+        o.kind,
+        o.namespace.as_deref().unwrap_or(""),
+        o.name
+    )
+}
+
+/// `Deployment default/nginx`, `Namespace demo`, as results name objects.
+pub fn display_name(o: &ObjectPlan) -> String {
+    match &o.namespace {
+        Some(ns) => format!("{} {}/{}", o.kind, ns, o.name),
+        None => format!("{} {}", o.kind, o.name),
+    }
+}
+
+fn real_clock() -> String {
+    jiff::Zoned::now().strftime("%H:%M:%S").to_string()
+}
+
+pub struct App {
+    pub opts: Options,
+    pub plan: Plan,
+    pub loading: bool,
+    pub progress: Option<Progress>,
+    pub rows: Vec<Row>,
+    pub counts: Counts,
+    /// Index into `rows`; always an `Object` row when any exists.
+    pub cursor: usize,
+    pub list_scroll: usize,
+    pub focus: Focus,
+    pub group: GroupBy,
+    pub filter: Filter,
+    pub search: String,
+    /// True while typing a search.
+    pub searching: bool,
+    pub yaml: bool,
+    pub field_cursor: usize,
+    pub field_scroll: usize,
+    pub yaml_scroll: usize,
+    pub marked: BTreeSet<String>,
+    /// Field changes left out of a partial apply, per object key.
+    pub excluded: BTreeMap<String, BTreeSet<String>>,
+    /// Prune candidates queued in prune mode (shown as `x`).
+    pub queued_delete: BTreeSet<String>,
+    pub popup: Option<Popup>,
+    pub show_log: bool,
+    pub log: Vec<LogEntry>,
+    /// What is under way, for the status line.
+    pub pending: Vec<String>,
+    pub last_result: Option<String>,
+    pub spinner: usize,
+    pub size: Rect,
+    /// Time source for log entries (tests use a fixed one).
+    pub clock: fn() -> String,
+}
+
+impl App {
+    pub fn new(opts: Options) -> App {
+        App {
+            opts,
+            plan: Plan::default(),
+            loading: false,
+            progress: None,
+            rows: Vec::new(),
+            counts: Counts::default(),
+            cursor: 0,
+            list_scroll: 0,
+            focus: Focus::List,
+            group: GroupBy::Namespace,
+            filter: Filter::All,
+            search: String::new(),
+            searching: false,
+            yaml: false,
+            field_cursor: 0,
+            field_scroll: 0,
+            yaml_scroll: 0,
+            marked: BTreeSet::new(),
+            excluded: BTreeMap::new(),
+            queued_delete: BTreeSet::new(),
+            popup: None,
+            show_log: false,
+            log: Vec::new(),
+            pending: Vec::new(),
+            last_result: None,
+            spinner: 0,
+            size: Rect::new(0, 0, 80, 24),
+            clock: real_clock,
+        }
+    }
+
+    /// The effects to run when the app starts: load the plan.
+    pub fn start(&mut self) -> Vec<Effect> {
+        self.begin_load()
+    }
+
+    /// The selected object, if any.
+    pub fn selected(&self) -> Option<&ObjectPlan> {
+        match self.rows.get(self.cursor) {
+            Some(Row::Object(i)) => self.plan.objects.get(*i),
+            _ => None,
+        }
+    }
+
+    pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
+        self.excluded
+            .get(&object_key(o))
+            .is_some_and(|s| s.contains(path))
+    }
+
+    pub fn areas(&self) -> Areas {
+        areas(self.size, self.show_log, self.focus == Focus::Fields)
+    }
+
+    /// Rows of the list pane that fit (inside the border).
+    fn list_page(&self) -> usize {
+        (self.areas().list.height.saturating_sub(2) as usize).max(1)
+    }
+
+    fn detail_page(&self) -> usize {
+        (self.areas().detail.height.saturating_sub(4) as usize).max(1)
+    }
+
+    fn matches(&self, o: &ObjectPlan) -> bool {
+        let key = object_key(o);
+        let status_ok = match self.filter {
+            Filter::All => true,
+            Filter::Changes => matches!(
+                o.action,
+                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+            ),
+            Filter::Create => o.action == ObjectAction::Create,
+            Filter::Update => o.action == ObjectAction::Update,
+            Filter::InSync => o.action == ObjectAction::Unchanged,
+            Filter::Prune => o.action == ObjectAction::Prune,
+            Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
+            Filter::Marked => self.marked.contains(&key),
+        };
+        if !status_ok {
+            return false;
+        }
+        if self.search.is_empty() {
+            return true;
+        }
+        let hay = format!(
+            "{} {}/{}",
+            o.kind,
+            o.namespace.as_deref().unwrap_or(""),
+            o.name
+        )
+        .to_lowercase();
+        hay.contains(&self.search.to_lowercase())
+    }
+
+    /// Rebuild the list rows and counts, keeping the selection on the same object.
+    pub fn rebuild(&mut self) {
+        let keep = self.selected().map(object_key);
+        let mut counts = Counts::default();
+        for o in &self.plan.objects {
+            match o.action {
+                ObjectAction::Create => counts.create += 1,
+                ObjectAction::Update => counts.update += 1,
+                ObjectAction::Unchanged => counts.in_sync += 1,
+                ObjectAction::Prune => counts.prune += 1,
+                ObjectAction::Error => counts.error += 1,
+            }
+        }
+        self.counts = counts;
+        let group = self.group;
+        let group_of = |o: &ObjectPlan| match group {
+            GroupBy::Namespace => o
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "(cluster)".to_string()),
+            GroupBy::Kind => o.kind.clone(),
+        };
+        let mut idx: Vec<(String, usize)> = self
+            .plan
+            .objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| self.matches(o))
+            .map(|(i, o)| (group_of(o), i))
+            .collect();
+        // Stable: groups sorted, objects in plan order within a group.
+        idx.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut rows = Vec::with_capacity(idx.len() + 8);
+        let mut last: Option<&str> = None;
+        for (g, i) in &idx {
+            if last != Some(g.as_str()) {
+                rows.push(Row::Group(g.clone()));
+                last = Some(g.as_str());
+            }
+            rows.push(Row::Object(*i));
+        }
+        self.rows = rows;
+        let found = keep.and_then(|k| {
+            self.rows.iter().position(|r| match r {
+                Row::Object(i) => object_key(&self.plan.objects[*i]) == k,
+                Row::Group(_) => false,
+            })
+        });
+        match found {
+            Some(p) => self.cursor = p,
+            None => {
+                self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
+                self.snap_cursor(true);
+            }
+        }
+        self.clamp_fields();
+        self.scroll_to_cursor();
+    }
+
+    /// Move the cursor off a group header.
+    fn snap_cursor(&mut self, forward: bool) {
+        if matches!(self.rows.get(self.cursor), Some(Row::Object(_))) {
+            return;
+        }
+        let next = if forward {
+            (self.cursor..self.rows.len())
+                .find(|&i| matches!(self.rows[i], Row::Object(_)))
+                .or_else(|| {
+                    (0..self.cursor)
+                        .rev()
+                        .find(|&i| matches!(self.rows[i], Row::Object(_)))
+                })
+        } else {
+            (0..=self.cursor.min(self.rows.len().saturating_sub(1)))
+                .rev()
+                .find(|&i| matches!(self.rows.get(i), Some(Row::Object(_))))
+                .or_else(|| {
+                    (self.cursor..self.rows.len()).find(|&i| matches!(self.rows[i], Row::Object(_)))
+                })
+        };
+        self.cursor = next.unwrap_or(0);
+    }
+
+    fn scroll_to_cursor(&mut self) {
+        let page = self.list_page();
+        // Keep a group header visible above the first object.
+        let top =
+            if self.cursor > 0 && matches!(self.rows.get(self.cursor - 1), Some(Row::Group(_))) {
+                self.cursor - 1
+            } else {
+                self.cursor
+            };
+        if top < self.list_scroll {
+            self.list_scroll = top;
+        } else if self.cursor >= self.list_scroll + page {
+            self.list_scroll = self.cursor + 1 - page;
+        }
+        let max = self.rows.len().saturating_sub(page);
+        self.list_scroll = self.list_scroll.min(max);
+    }
+
+    fn move_cursor(&mut self, delta: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let last = self.rows.len() as isize - 1;
+        let mut pos = self.cursor as isize;
+        let step = delta.signum();
+        let mut remaining = delta.abs();
+        while remaining > 0 {
+            let mut next = pos + step;
+            while (0..=last).contains(&next) && matches!(self.rows[next as usize], Row::Group(_)) {
+                next += step;
+            }
+            if !(0..=last).contains(&next) {
+                break;
+            }
+            pos = next;
+            remaining -= 1;
+        }
+        self.set_cursor(pos as usize);
+    }
+
+    fn set_cursor(&mut self, pos: usize) {
+        let before = self.cursor;
+        self.cursor = pos.min(self.rows.len().saturating_sub(1));
+        self.snap_cursor(self.cursor >= before);
+        if self.cursor != before {
+            self.field_cursor = 0;
+            self.field_scroll = 0;
+            self.yaml_scroll = 0;
+        }
+        self.scroll_to_cursor();
+    }
+
+    /// Field rows of the selected object that a cursor can sit on.
+    fn field_count(&self) -> usize {
+        self.selected().map_or(0, |o| o.fields.len())
+    }
+
+    fn clamp_fields(&mut self) {
+        let n = self.field_count();
+        self.field_cursor = self.field_cursor.min(n.saturating_sub(1));
+        self.field_scroll = self.field_scroll.min(self.field_cursor);
+    }
+
+    fn move_field(&mut self, delta: isize) {
+        let n = self.field_count();
+        if n == 0 {
+            return;
+        }
+        let pos = (self.field_cursor as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.field_cursor = pos;
+        let page = self.detail_page();
+        if pos < self.field_scroll {
+            self.field_scroll = pos;
+        } else if pos >= self.field_scroll + page {
+            self.field_scroll = pos + 1 - page;
+        }
+    }
+
+    fn log_entry(&mut self, ok: bool, text: String) {
+        let time = (self.clock)();
+        self.log.push(LogEntry { time, ok, text });
+    }
+
+    fn begin_load(&mut self) -> Vec<Effect> {
+        if self.loading {
+            return Vec::new();
+        }
+        self.loading = true;
+        self.progress = None;
+        self.pending.push("loading".to_string());
+        vec![Effect::Load]
+    }
+
+    fn finish(&mut self, what: &str) {
+        if let Some(p) = self.pending.iter().position(|p| p == what) {
+            self.pending.remove(p);
+        }
+    }
+
+    /// The single transition function.
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
+            Msg::Key(k) => self.on_key(k),
+            Msg::Mouse(m) => {
+                self.on_mouse(m);
+                Vec::new()
+            }
+            Msg::Resize(w, h) => {
+                self.size = Rect::new(0, 0, w, h);
+                self.scroll_to_cursor();
+                Vec::new()
+            }
+            Msg::Tick => {
+                self.spinner = self.spinner.wrapping_add(1);
+                Vec::new()
+            }
+            Msg::Progress(p) => {
+                // Progress can trail the load's result; only a running load shows it.
+                if self.loading {
+                    self.progress = Some(p);
+                }
+                Vec::new()
+            }
+            Msg::Loaded(result) => {
+                self.loading = false;
+                self.progress = None;
+                self.finish("loading");
+                match result {
+                    Ok(plan) => {
+                        self.plan = plan;
+                        // Forget marks and exclusions of objects that are gone.
+                        let keys: BTreeSet<String> =
+                            self.plan.objects.iter().map(object_key).collect();
+                        self.marked.retain(|k| keys.contains(k));
+                        self.excluded.retain(|k, _| keys.contains(k));
+                        self.queued_delete.clear();
+                        self.rebuild();
+                    }
+                    Err(e) => {
+                        self.log_entry(false, format!("load failed: {e}"));
+                        self.last_result = Some(format!("load failed: {e}"));
+                    }
+                }
+                Vec::new()
+            }
+            Msg::DryRunDone(results) => {
+                if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
+                    // Only results for this dialog's objects (a stale run is dropped).
+                    let names: Vec<String> = items.iter().map(|i| display_name(&i.plan)).collect();
+                    let same = results.len() == names.len()
+                        && results.iter().all(|r| names.contains(&r.object));
+                    if same && dry_run.is_none() {
+                        *dry_run = Some(results);
+                    }
+                }
+                self.finish("server dry run");
+                Vec::new()
+            }
+            Msg::Applied(results) => self.on_results("applying", "applied", results),
+            Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
+            Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
+        }
+    }
+
+    fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
+        self.finish(pending);
+        let ok = results.iter().filter(|r| r.ok).count();
+        let failed = results.len() - ok;
+        for r in &results {
+            if r.ok {
+                self.log_entry(true, format!("{}: {}", r.object, r.message));
+            } else {
+                self.log_entry(false, format!("{} failed: {}", r.object, r.message));
+            }
+        }
+        // Marks of objects the engine applied are done; failed ones stay marked.
+        if verb == "applied" {
+            let done: BTreeSet<&str> = results
+                .iter()
+                .filter(|r| r.ok)
+                .map(|r| r.object.as_str())
+                .collect();
+            let keys: Vec<String> = self
+                .plan
+                .objects
+                .iter()
+                .filter(|o| done.contains(display_name(o).as_str()))
+                .map(object_key)
+                .collect();
+            for k in keys {
+                self.marked.remove(&k);
+                self.excluded.remove(&k);
+            }
+        }
+        self.last_result = Some(if failed == 0 {
+            format!("{verb} {ok} object(s)")
+        } else {
+            format!("{verb} {ok} object(s), {failed} failed")
+        });
+        self.begin_load()
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) {
+        if self.popup.is_some() {
+            return;
+        }
+        let a = self.areas();
+        let inside = |r: Rect| {
+            m.column >= r.x && m.column < r.x + r.width && m.row >= r.y && m.row < r.y + r.height
+        };
+        match m.kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let d = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
+                if inside(a.list) {
+                    self.move_cursor(d);
+                } else if inside(a.detail) {
+                    if self.yaml {
+                        self.yaml_scroll = (self.yaml_scroll as isize + d).max(0) as usize;
+                    } else {
+                        self.move_field(d);
+                    }
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                if inside(a.list) && m.row > a.list.y {
+                    let row = self.list_scroll + (m.row - a.list.y - 1) as usize;
+                    if matches!(self.rows.get(row), Some(Row::Object(_))) {
+                        self.set_cursor(row);
+                        self.focus = Focus::List;
+                    }
+                } else if inside(a.detail) {
+                    self.focus = Focus::Fields;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+            return vec![Effect::Quit];
+        }
+        if self.popup.is_some() {
+            return self.on_popup_key(k);
+        }
+        if self.searching {
+            match k.code {
+                KeyCode::Esc => {
+                    self.searching = false;
+                    self.search.clear();
+                    self.rebuild();
+                }
+                KeyCode::Enter => self.searching = false,
+                KeyCode::Backspace => {
+                    self.search.pop();
+                    self.rebuild();
+                }
+                KeyCode::Char(c) => {
+                    self.search.push(c);
+                    self.rebuild();
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
+        match k.code {
+            KeyCode::Char('q') => return vec![Effect::Quit],
+            KeyCode::Esc => {
+                if !self.search.is_empty() {
+                    self.search.clear();
+                    self.rebuild();
+                } else if self.focus == Focus::Fields {
+                    self.focus = Focus::List;
+                } else {
+                    return vec![Effect::Quit];
+                }
+            }
+            KeyCode::Char('?') => self.popup = Some(Popup::Help),
+            KeyCode::Tab | KeyCode::BackTab => {
+                self.focus = match self.focus {
+                    Focus::List => Focus::Fields,
+                    Focus::Fields => Focus::List,
+                }
+            }
+            KeyCode::Enter if self.focus == Focus::List => self.focus = Focus::Fields,
+            KeyCode::Char('j') | KeyCode::Down => self.move_in_focus(1),
+            KeyCode::Char('k') | KeyCode::Up => self.move_in_focus(-1),
+            KeyCode::PageDown => {
+                let p = self.page();
+                self.move_in_focus(p)
+            }
+            KeyCode::PageUp => {
+                let p = self.page();
+                self.move_in_focus(-p)
+            }
+            KeyCode::Char('g') | KeyCode::Home => self.move_in_focus(-(isize::MAX / 2)),
+            KeyCode::Char('G') | KeyCode::End => self.move_in_focus(isize::MAX / 2),
+            KeyCode::Char(' ') => self.toggle_mark(),
+            KeyCode::Char('y') => {
+                self.yaml = !self.yaml;
+                self.yaml_scroll = 0;
+            }
+            KeyCode::Char('t') => {
+                self.group = match self.group {
+                    GroupBy::Namespace => GroupBy::Kind,
+                    GroupBy::Kind => GroupBy::Namespace,
+                };
+                self.rebuild();
+            }
+            KeyCode::Char('f') => {
+                self.filter = self.filter.next();
+                self.rebuild();
+            }
+            KeyCode::Char('/') => {
+                self.searching = true;
+                self.search.clear();
+                self.focus = Focus::List;
+                self.rebuild();
+            }
+            KeyCode::Char('l') => self.show_log = !self.show_log,
+            KeyCode::Char('n') => self.next_change(true),
+            KeyCode::Char('N') => self.next_change(false),
+            KeyCode::Char('r') => return self.begin_load(),
+            KeyCode::Char('a') => return self.open_apply(),
+            KeyCode::Char('D') => self.open_delete(),
+            KeyCode::Char('p') => self.open_prune(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn page(&self) -> isize {
+        match self.focus {
+            Focus::List => self.list_page() as isize,
+            Focus::Fields => self.detail_page() as isize,
+        }
+    }
+
+    fn move_in_focus(&mut self, d: isize) {
+        match self.focus {
+            Focus::List => {
+                if d.abs() > 1_000_000 {
+                    let pos = if d > 0 {
+                        self.rows.len().saturating_sub(1)
+                    } else {
+                        0
+                    };
+                    self.set_cursor(pos);
+                    self.snap_cursor(d < 0);
+                    self.scroll_to_cursor();
+                } else {
+                    self.move_cursor(d);
+                }
+            }
+            Focus::Fields if self.yaml => {
+                self.yaml_scroll = (self.yaml_scroll as isize).saturating_add(d).max(0) as usize;
+                if d.abs() > 1_000_000 && d > 0 {
+                    self.yaml_scroll = usize::MAX / 4;
+                }
+            }
+            Focus::Fields => self.move_field(d.clamp(-1_000_000, 1_000_000)),
+        }
+    }
+
+    fn toggle_mark(&mut self) {
+        let Some(o) = self.selected().cloned() else {
+            return;
+        };
+        let key = object_key(&o);
+        match self.focus {
+            Focus::List => {
+                if !self.marked.remove(&key) {
+                    self.marked.insert(key);
+                }
+            }
+            Focus::Fields => {
+                let Some(f) = o.fields.get(self.field_cursor) else {
+                    return;
+                };
+                // Keep rows are not sent: nothing to include or exclude.
+                if f.action == FieldAction::Keep {
+                    return;
+                }
+                let set = self.excluded.entry(key.clone()).or_default();
+                if !set.remove(&f.path) {
+                    set.insert(f.path.clone());
+                }
+                if set.is_empty() {
+                    self.excluded.remove(&key);
+                }
+            }
+        }
+    }
+
+    fn next_change(&mut self, forward: bool) {
+        let has_change = |r: &Row, plan: &Plan| match r {
+            Row::Object(i) => matches!(
+                plan.objects[*i].action,
+                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+            ),
+            Row::Group(_) => false,
+        };
+        let n = self.rows.len();
+        let found = if forward {
+            (self.cursor + 1..n).find(|&i| has_change(&self.rows[i], &self.plan))
+        } else {
+            (0..self.cursor)
+                .rev()
+                .find(|&i| has_change(&self.rows[i], &self.plan))
+        };
+        if let Some(i) = found {
+            self.set_cursor(i);
+        }
+    }
+
+    /// The objects `a`, `D` act on: the marked ones, else the selected one.
+    fn targets(&self) -> Vec<&ObjectPlan> {
+        let marked: Vec<&ObjectPlan> = self
+            .plan
+            .objects
+            .iter()
+            .filter(|o| self.marked.contains(&object_key(o)))
+            .collect();
+        if !marked.is_empty() {
+            return marked;
+        }
+        self.selected().into_iter().collect()
+    }
+
+    /// What an apply of these objects sends, honouring excluded fields.
+    pub fn apply_items(&self) -> Vec<ApplyItem> {
+        self.targets()
+            .into_iter()
+            .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
+            .map(|o| {
+                let accepted_fields = self.excluded.get(&object_key(o)).map(|ex| {
+                    o.fields
+                        .iter()
+                        .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
+                        .map(|f| f.path.clone())
+                        .collect()
+                });
+                ApplyItem {
+                    plan: o.clone(),
+                    accepted_fields,
+                }
+            })
+            .collect()
+    }
+
+    fn open_apply(&mut self) -> Vec<Effect> {
+        let items = self.apply_items();
+        if items.is_empty() {
+            self.last_result = Some("nothing to apply (select a create or update)".to_string());
+            return Vec::new();
+        }
+        self.popup = Some(Popup::ApplyConfirm {
+            items: items.clone(),
+            dry_run: None,
+            scroll: 0,
+        });
+        self.pending.push("server dry run".to_string());
+        vec![Effect::DryRun(items)]
+    }
+
+    fn open_delete(&mut self) {
+        let objects: Vec<ObjectPlan> = self
+            .targets()
+            .into_iter()
+            // Objects still to be created are not in the cluster.
+            .filter(|o| {
+                o.live.is_some()
+                    || matches!(
+                        o.action,
+                        ObjectAction::Update | ObjectAction::Unchanged | ObjectAction::Prune
+                    )
+            })
+            .cloned()
+            .collect();
+        if objects.is_empty() {
+            self.last_result =
+                Some("nothing to delete (the object is not in the cluster)".to_string());
+            return;
+        }
+        self.popup = Some(Popup::DeleteConfirm {
+            objects,
+            typed: String::new(),
+        });
+    }
+
+    fn open_prune(&mut self) {
+        let candidates: Vec<usize> = self
+            .plan
+            .objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.action == ObjectAction::Prune)
+            .map(|(i, _)| i)
+            .collect();
+        if candidates.is_empty() {
+            self.last_result = Some("no prune candidates".to_string());
+            return;
+        }
+        self.queued_delete.clear();
+        self.select_object(candidates[0]);
+        self.popup = Some(Popup::PruneStep {
+            candidates,
+            pos: 0,
+            choices: Vec::new(),
+        });
+    }
+
+    fn select_object(&mut self, idx: usize) {
+        if let Some(p) = self.rows.iter().position(|r| *r == Row::Object(idx)) {
+            self.set_cursor(p);
+        }
+    }
+
+    fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        let Some(popup) = self.popup.take() else {
+            return Vec::new();
+        };
+        match popup {
+            Popup::Help => match k.code {
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
+                _ => self.popup = Some(Popup::Help),
+            },
+            Popup::ApplyConfirm {
+                items,
+                dry_run,
+                scroll,
+            } => match k.code {
+                KeyCode::Enter => {
+                    self.pending.push("applying".to_string());
+                    self.finish("server dry run");
+                    return vec![Effect::Apply(items)];
+                }
+                KeyCode::Esc | KeyCode::Char('q') => self.finish("server dry run"),
+                KeyCode::Char('j') | KeyCode::Down => {
+                    self.popup = Some(Popup::ApplyConfirm {
+                        items,
+                        dry_run,
+                        scroll: scroll.saturating_add(1),
+                    })
+                }
+                KeyCode::Char('k') | KeyCode::Up => {
+                    self.popup = Some(Popup::ApplyConfirm {
+                        items,
+                        dry_run,
+                        scroll: scroll.saturating_sub(1),
+                    })
+                }
+                _ => {
+                    self.popup = Some(Popup::ApplyConfirm {
+                        items,
+                        dry_run,
+                        scroll,
+                    })
+                }
+            },
+            Popup::DeleteConfirm { objects, mut typed } => match k.code {
+                KeyCode::Esc => {}
+                KeyCode::Enter => {
+                    let confirmed = objects.len() == 1 || typed.trim() == objects.len().to_string();
+                    if confirmed {
+                        self.pending.push("deleting".to_string());
+                        return vec![Effect::Delete(objects, Propagation::Background)];
+                    }
+                    self.popup = Some(Popup::DeleteConfirm { objects, typed });
+                }
+                KeyCode::Backspace => {
+                    typed.pop();
+                    self.popup = Some(Popup::DeleteConfirm { objects, typed });
+                }
+                KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => {
+                    typed.push(c);
+                    self.popup = Some(Popup::DeleteConfirm { objects, typed });
+                }
+                _ => self.popup = Some(Popup::DeleteConfirm { objects, typed }),
+            },
+            Popup::PruneStep {
+                candidates,
+                pos,
+                mut choices,
+            } => {
+                let choice = match k.code {
+                    KeyCode::Esc | KeyCode::Char('q') => {
+                        self.queued_delete.clear();
+                        return Vec::new();
+                    }
+                    KeyCode::Char('y') => PruneChoice::Prune,
+                    KeyCode::Char('n') => PruneChoice::Keep,
+                    KeyCode::Char('s') => PruneChoice::Skip,
+                    _ => {
+                        self.popup = Some(Popup::PruneStep {
+                            candidates,
+                            pos,
+                            choices,
+                        });
+                        return Vec::new();
+                    }
+                };
+                if choice == PruneChoice::Prune
+                    && let Some(o) = self.plan.objects.get(candidates[pos])
+                {
+                    self.queued_delete.insert(object_key(o));
+                }
+                choices.push(choice);
+                let pos = pos + 1;
+                if pos < candidates.len() {
+                    self.select_object(candidates[pos]);
+                    self.popup = Some(Popup::PruneStep {
+                        candidates,
+                        pos,
+                        choices,
+                    });
+                } else {
+                    let objects: Vec<ObjectPlan> = candidates
+                        .iter()
+                        .zip(&choices)
+                        .filter(|(_, c)| **c == PruneChoice::Prune)
+                        .filter_map(|(i, _)| self.plan.objects.get(*i).cloned())
+                        .collect();
+                    if objects.is_empty() {
+                        self.last_result = Some("prune: nothing queued".to_string());
+                    } else {
+                        self.popup = Some(Popup::PruneConfirm { objects });
+                    }
+                }
+            }
+            Popup::PruneConfirm { objects } => match k.code {
+                KeyCode::Enter => {
+                    self.pending.push("pruning".to_string());
+                    return vec![Effect::Prune(objects)];
+                }
+                KeyCode::Esc | KeyCode::Char('q') => self.queued_delete.clear(),
+                _ => self.popup = Some(Popup::PruneConfirm { objects }),
+            },
+        }
+        Vec::new()
+    }
+}

@@ -1,0 +1,13 @@
+//! The interactive TUI (Elm style): one [`App`] holds all state, every input
+//! becomes a [`Msg`], `App::update` returns [`Effect`]s as data, and the
+//! runtime ([`run`]) performs them on tokio tasks against an
+//! [`Engine`](crate::ops::Engine), feeding results back as messages.
+
+pub mod app;
+pub mod fallback;
+pub mod runtime;
+pub mod ui;
+pub mod yamlview;
+
+pub use app::{App, Effect, Msg, Options};
+pub use runtime::run;

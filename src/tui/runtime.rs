@@ -1,0 +1,133 @@
+//! The runtime: owns the terminal, crossterm's event stream and the message
+//! channel; performs effects on tokio tasks so the UI never waits on the network.
+
+use super::app::{App, Effect, Msg, Options};
+use crate::ops::Engine;
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream, KeyEventKind};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::io::{Write, stdout};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Whether the terminal is in TUI mode, so restoring happens once.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Put the terminal back: raw mode off, main screen, no mouse capture,
+/// cursor shown. Safe to call more than once (drop and panic hook).
+fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let mut out = stdout();
+        let _ = crossterm::execute!(
+            out,
+            DisableMouseCapture,
+            LeaveAlternateScreen,
+            crossterm::cursor::Show
+        );
+        let _ = disable_raw_mode();
+        let _ = out.flush();
+    }
+}
+
+/// The one RAII guard: entering sets up the terminal and a panic hook that
+/// restores it before the panic message prints; dropping restores it.
+pub struct TerminalGuard {
+    _private: (),
+}
+
+impl TerminalGuard {
+    pub fn enter(mouse: bool) -> std::io::Result<TerminalGuard> {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            hook(info);
+        }));
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let guard = TerminalGuard { _private: () };
+        let mut out = stdout();
+        crossterm::execute!(out, EnterAlternateScreen)?;
+        if mouse {
+            crossterm::execute!(out, EnableMouseCapture)?;
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Run the TUI until the user quits. Starts by loading the plan.
+pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
+    let _guard = TerminalGuard::enter(opts.mouse)?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    terminal.clear()?;
+    let mut app = App::new(opts);
+    let size = terminal.size()?;
+    app.update(Msg::Resize(size.width, size.height));
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(120));
+    for e in app.start() {
+        spawn(e, &engine, &tx);
+    }
+    loop {
+        terminal.draw(|f| f.render_widget(&app, f.area()))?;
+        let msg = tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Msg::Key(k),
+                Some(Ok(Event::Mouse(m))) => Msg::Mouse(m),
+                Some(Ok(Event::Resize(w, h))) => Msg::Resize(w, h),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            },
+            Some(m) = rx.recv() => m,
+            _ = tick.tick() => Msg::Tick,
+        };
+        for effect in app.update(msg) {
+            if matches!(effect, Effect::Quit) {
+                return Ok(());
+            }
+            spawn(effect, &engine, &tx);
+        }
+    }
+}
+
+/// Perform one effect on a task; its result comes back as a message.
+fn spawn(effect: Effect, engine: &Arc<dyn Engine>, tx: &mpsc::UnboundedSender<Msg>) {
+    let engine = Arc::clone(engine);
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let msg = match effect {
+            Effect::Load => {
+                let (ptx, mut prx) = mpsc::unbounded_channel();
+                let ftx = tx.clone();
+                // Progress may trail the result; the app ignores it then.
+                tokio::spawn(async move {
+                    while let Some(p) = prx.recv().await {
+                        let _ = ftx.send(Msg::Progress(p));
+                    }
+                });
+                let r = engine.load(ptx).await;
+                Msg::Loaded(r)
+            }
+            Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
+            Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
+            Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
+            Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
+            Effect::Quit => return,
+        };
+        // The receiver is gone only when the app has quit.
+        let _ = tx.send(msg);
+    });
+}

@@ -1,0 +1,906 @@
+//! Rendering: widgets draw from borrowed state. Only visible list rows are
+//! built, so a frame costs the same with ten objects or ten thousand.
+
+use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
+use super::fallback::{self, MASK};
+use super::yamlview;
+use crate::merge::{FieldAction, FieldChange};
+use crate::plan::{ObjectAction, ObjectPlan};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TRow, Table, Widget, Wrap};
+use serde_json::Value;
+
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Colours, or none at all under NO_COLOR (modifiers still apply).
+#[derive(Clone, Copy)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    pub fn fg(self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+    pub fn bg(self, c: Color) -> Style {
+        if self.color {
+            Style::default().bg(c)
+        } else {
+            Style::default()
+        }
+    }
+    fn action(self, a: ObjectAction) -> Style {
+        self.fg(match a {
+            ObjectAction::Create => Color::Green,
+            ObjectAction::Update => Color::Yellow,
+            ObjectAction::Unchanged => Color::DarkGray,
+            ObjectAction::Prune => Color::Magenta,
+            ObjectAction::Error => Color::Red,
+        })
+    }
+    fn field(self, a: FieldAction) -> Style {
+        self.fg(match a {
+            FieldAction::Set => Color::Green,
+            FieldAction::Clear => Color::Red,
+            FieldAction::Keep => Color::Blue,
+        })
+    }
+}
+
+/// The mark and its colour for one object.
+pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
+    let t = Theme {
+        color: app.opts.color,
+    };
+    if app.queued_delete.contains(&object_key(o)) {
+        return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
+    }
+    if o.action == ObjectAction::Error {
+        return ('!', t.fg(Color::Red));
+    }
+    if !o.warnings.is_empty() {
+        return ('!', t.fg(Color::Yellow));
+    }
+    let c = match o.action {
+        ObjectAction::Create => '+',
+        ObjectAction::Update => '~',
+        ObjectAction::Unchanged => '=',
+        ObjectAction::Prune => '-',
+        ObjectAction::Error => '!',
+    };
+    (c, t.action(o.action))
+}
+
+fn action_word(a: ObjectAction) -> &'static str {
+    match a {
+        ObjectAction::Create => "create",
+        ObjectAction::Update => "update",
+        ObjectAction::Unchanged => "in sync",
+        ObjectAction::Prune => "prune candidate",
+        ObjectAction::Error => "error",
+    }
+}
+
+fn field_word(a: FieldAction) -> &'static str {
+    match a {
+        FieldAction::Set => "set",
+        FieldAction::Clear => "clear",
+        FieldAction::Keep => "keep",
+    }
+}
+
+fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
+    o.kind == "Secret"
+        && (path == "data"
+            || path == "stringData"
+            || path.starts_with("data.")
+            || path.starts_with("data[")
+            || path.starts_with("stringData.")
+            || path.starts_with("stringData["))
+}
+
+/// A field value for display: `—` when the side has none; Secret data masked.
+pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+    match v {
+        None => "—".to_string(),
+        Some(_) if is_secret_path(o, path) => MASK.to_string(),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// A value in a table cell: strings bare (the detail box shows JSON).
+fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+    match v {
+        Some(Value::String(s)) if !is_secret_path(o, path) => s.clone(),
+        _ => show_value(o, path, v),
+    }
+}
+
+/// Cut to `w` columns, marking the cut with `…`.
+pub fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(w - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Like `fit`, keeping the end (the most specific part of a path).
+fn fit_tail(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let tail: String = s.chars().skip(n - (w - 1)).collect();
+    format!("…{tail}")
+}
+
+/// Widths of path, last-applied, live, config, action, reason: sized to
+/// content, the path and reason first, values share what is left.
+fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16) -> [u16; 6] {
+    let maxw = |i: usize, header: &str| {
+        cells
+            .iter()
+            .map(|c| c[i].chars().count())
+            .chain([header.len()])
+            .max()
+            .unwrap_or(0) as u16
+    };
+    let spacing = 5;
+    let act = 5;
+    let avail = total.saturating_sub(spacing + act);
+    let path = (maxw(0, "path") + 2).min((avail * 3 / 10).max(16));
+    let reason_content = reasons.iter().map(|r| r.chars().count()).max().unwrap_or(6) as u16;
+    let reason_min = reason_content.clamp(6, 30);
+    let left = avail.saturating_sub(path + reason_min);
+    let each = (left / 3).clamp(4, 16);
+    let vals = [
+        maxw(1, "last-applied").min(each),
+        maxw(2, "live").min(each),
+        maxw(3, "config").min(each),
+    ];
+    let reason = avail.saturating_sub(path + vals.iter().sum::<u16>());
+    [path, vals[0], vals[1], vals[2], act, reason]
+}
+
+/// The reason column: keep fields name the manager that owns them.
+pub fn reason(f: &FieldChange, owners: &std::collections::BTreeMap<String, String>) -> String {
+    if f.action == FieldAction::Keep
+        && let Some(owner) = owner_of(&f.path, owners)
+    {
+        return format!("kept: owned by {owner}");
+    }
+    f.reason.clone()
+}
+
+/// The manager of a path or of its nearest owned ancestor.
+fn owner_of<'a>(
+    path: &str,
+    owners: &'a std::collections::BTreeMap<String, String>,
+) -> Option<&'a str> {
+    let mut p = path;
+    loop {
+        if let Some(o) = owners.get(p) {
+            return Some(o);
+        }
+        let cut = p.rfind(['.', '['])?;
+        p = &p[..cut];
+    }
+}
+
+fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
+    let style = if focused {
+        t.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    } else {
+        t.fg(Color::Gray)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(Span::styled(title, style))
+}
+
+impl Widget for &App {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = Theme {
+            color: self.opts.color,
+        };
+        let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
+        render_header(self, a.header, buf, t);
+        render_list(self, a.list, buf, t);
+        if self.yaml {
+            render_yaml(self, a.detail, buf, t);
+        } else {
+            render_fields(self, a.detail, buf, t);
+        }
+        if self.show_log {
+            render_log(&self.log, a.log, buf, t);
+        }
+        render_status(self, a.status, buf, t);
+        if let Some(p) = &self.popup {
+            render_popup(self, p, area, buf, t);
+        }
+    }
+}
+
+fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let c = app.counts;
+    let item = |mark: &str, n: usize, word: &str, style: Style| {
+        vec![
+            Span::styled(format!("{mark}{n} "), style.add_modifier(Modifier::BOLD)),
+            Span::styled(format!("{word}  "), style),
+        ]
+    };
+    let mut spans = vec![Span::styled(
+        "kapply  ",
+        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+    )];
+    spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
+    spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
+    spans.extend(item("=", c.in_sync, "in sync", Style::default()));
+    spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta)));
+    spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
+    spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
+    Paragraph::new(Line::from(spans)).render(area, buf);
+}
+
+fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let group = match app.group {
+        GroupBy::Namespace => "ns",
+        GroupBy::Kind => "kind",
+    };
+    let shown = app
+        .rows
+        .iter()
+        .filter(|r| matches!(r, Row::Object(_)))
+        .count();
+    let mut title = format!(" Objects {shown}/{} {group}", app.plan.objects.len());
+    if app.filter != super::app::Filter::All {
+        title.push_str(&format!(" · {}", app.filter.label()));
+    }
+    title.push(' ');
+    let b = block(title, app.focus == Focus::List && app.popup.is_none(), t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    if app.rows.is_empty() {
+        let msg = if app.loading {
+            "loading…"
+        } else if app.plan.objects.is_empty() {
+            "no objects"
+        } else {
+            "no object matches"
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
+        return;
+    }
+    let h = inner.height as usize;
+    // The scroll offset is kept by update(); clamp here so the cursor always shows.
+    let mut top = app.list_scroll.min(app.rows.len().saturating_sub(1));
+    if app.cursor < top {
+        top = app.cursor;
+    } else if h > 0 && app.cursor >= top + h {
+        top = app.cursor + 1 - h;
+    }
+    for (y, (ri, row)) in app.rows.iter().enumerate().skip(top).take(h).enumerate() {
+        let line = match row {
+            Row::Group(g) => Line::from(Span::styled(
+                format!("▾ {g}"),
+                t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            )),
+            Row::Object(i) => {
+                let o = &app.plan.objects[*i];
+                let (m, style) = mark(app, o);
+                let key = object_key(o);
+                let sel = if app.marked.contains(&key) {
+                    "●"
+                } else {
+                    " "
+                };
+                let partial = if app.excluded.contains_key(&key) {
+                    "◐"
+                } else {
+                    ""
+                };
+                let label = match app.group {
+                    GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
+                    GroupBy::Kind => match &o.namespace {
+                        Some(ns) => format!("{ns}/{}", o.name),
+                        None => o.name.clone(),
+                    },
+                };
+                let mut l = Line::from(vec![
+                    Span::styled(
+                        format!(" {sel}"),
+                        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
+                    Span::styled(label, style),
+                    Span::styled(partial, t.fg(Color::Cyan)),
+                ]);
+                if ri == app.cursor {
+                    let hl = if app.focus == Focus::List {
+                        Modifier::REVERSED
+                    } else {
+                        Modifier::UNDERLINED
+                    };
+                    l = l.patch_style(Style::default().add_modifier(hl));
+                }
+                l
+            }
+        };
+        let r = Rect::new(inner.x, inner.y + y as u16, inner.width, 1);
+        if ri == app.cursor && app.focus == Focus::List {
+            buf.set_style(r, Style::default().add_modifier(Modifier::REVERSED));
+        }
+        line.render(r, buf);
+    }
+}
+
+fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let Some(o) = app.selected() else {
+        let b = block(" Fields ".to_string(), focused, t);
+        let inner = b.inner(area);
+        b.render(area, buf);
+        let msg = if app.loading {
+            "loading…"
+        } else {
+            "nothing selected"
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
+        return;
+    };
+    let b = block(
+        format!(" {} · fields ", super::app::display_name(o)),
+        focused,
+        t,
+    );
+    let inner = b.inner(area);
+    b.render(area, buf);
+
+    let mut head: Vec<Line> = Vec::new();
+    let mut first = vec![Span::styled(
+        action_word(o.action),
+        t.action(o.action).add_modifier(Modifier::BOLD),
+    )];
+    if let Some(src) = &o.source {
+        first.push(Span::styled(format!("  {src}"), t.fg(Color::DarkGray)));
+    }
+    if let Some(p) = &o.patch {
+        let kind = match p.kind {
+            crate::merge::PatchType::Strategic => "strategic merge patch",
+            crate::merge::PatchType::Merge => "JSON merge patch",
+        };
+        first.push(Span::styled(format!("  {kind}"), t.fg(Color::DarkGray)));
+    }
+    head.push(Line::from(first));
+    if let Some(e) = &o.error {
+        head.push(Line::from(Span::styled(
+            format!("error: {e}"),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )));
+    }
+    if let Some(r) = &o.prune_reason {
+        head.push(Line::from(Span::styled(
+            format!("prune: {r}"),
+            t.fg(Color::Magenta),
+        )));
+    }
+    for w in &o.warnings {
+        head.push(Line::from(Span::styled(
+            format!("⚠ {w}"),
+            t.fg(Color::Yellow),
+        )));
+    }
+    // Warnings and errors wrap: they matter more than the table rows.
+    let head_h = head
+        .iter()
+        .map(|l| (l.width() as u16).div_ceil(inner.width.max(1)).max(1))
+        .sum::<u16>()
+        .min(inner.height);
+    Paragraph::new(head)
+        .wrap(Wrap { trim: false })
+        .render(Rect::new(inner.x, inner.y, inner.width, head_h), buf);
+
+    let rest = Rect::new(
+        inner.x,
+        inner.y + head_h,
+        inner.width,
+        inner.height.saturating_sub(head_h),
+    );
+    if o.fields.is_empty() {
+        let msg = match o.action {
+            ObjectAction::Unchanged => "no field changes: live matches the config",
+            ObjectAction::Prune => "apply with prune would delete this object",
+            _ => "no field changes",
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(rest, buf);
+        return;
+    }
+    let owners = o.live.as_ref().map(fallback::owners).unwrap_or_default();
+    // The selected field's full values go in a box under the table.
+    let detail_h = if rest.height >= 10 { 4 } else { 0 };
+    let table_area = Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h);
+    let rows_h = table_area.height.saturating_sub(1) as usize;
+    let mut top = app.field_scroll;
+    if app.field_cursor < top {
+        top = app.field_cursor;
+    } else if rows_h > 0 && app.field_cursor >= top + rows_h {
+        top = app.field_cursor + 1 - rows_h;
+    }
+    let reasons: Vec<String> = o.fields.iter().map(|f| reason(f, &owners)).collect();
+    let cells: Vec<[String; 4]> = o
+        .fields
+        .iter()
+        .map(|f| {
+            [
+                f.path.clone(),
+                cell_value(o, &f.path, &f.last_applied),
+                cell_value(o, &f.path, &f.live),
+                cell_value(o, &f.path, &f.config),
+            ]
+        })
+        .collect();
+    let w = column_widths(&cells, &reasons, table_area.width);
+    let rows: Vec<TRow> = o
+        .fields
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(rows_h)
+        .map(|(i, f)| {
+            let excluded = app.is_excluded(o, &f.path);
+            let inc = if f.action == FieldAction::Keep {
+                " "
+            } else if excluded {
+                "□"
+            } else {
+                "■"
+            };
+            let mut style = t.field(f.action);
+            if excluded {
+                style = t
+                    .fg(Color::DarkGray)
+                    .add_modifier(Modifier::DIM | Modifier::CROSSED_OUT);
+            }
+            let c = &cells[i];
+            let mut row = TRow::new(vec![
+                format!(
+                    "{inc} {}",
+                    fit_tail(&c[0], (w[0] as usize).saturating_sub(2))
+                ),
+                fit(&c[1], w[1] as usize),
+                fit(&c[2], w[2] as usize),
+                fit(&c[3], w[3] as usize),
+                field_word(f.action).to_string(),
+                fit(&reasons[i], w[5] as usize),
+            ])
+            .style(style);
+            if i == app.field_cursor && app.focus == Focus::Fields {
+                row = row.style(style.add_modifier(Modifier::REVERSED));
+            }
+            row
+        })
+        .collect();
+    let widths = w.map(Constraint::Length);
+    let header = TRow::new(vec![
+        "  path",
+        "last-applied",
+        "live",
+        "config",
+        "act",
+        "reason",
+    ])
+    .style(Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
+    Widget::render(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        table_area,
+        buf,
+    );
+    if detail_h > 0
+        && let Some(f) = o.fields.get(app.field_cursor)
+    {
+        let d = Rect::new(
+            rest.x,
+            rest.y + rest.height - detail_h,
+            rest.width,
+            detail_h,
+        );
+        let lines = vec![
+            Line::from(vec![
+                Span::styled(
+                    format!("{} ", field_word(f.action)),
+                    t.field(f.action).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(
+                    f.path.clone(),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+            ]),
+            Line::from(format!(
+                "last-applied {} · live {} · config {}",
+                show_value(o, &f.path, &f.last_applied),
+                show_value(o, &f.path, &f.live),
+                show_value(o, &f.path, &f.config)
+            )),
+            Line::from(Span::styled(reason(f, &owners), t.fg(Color::DarkGray))),
+        ];
+        let b = Block::default()
+            .borders(Borders::TOP)
+            .border_style(t.fg(Color::DarkGray));
+        let di = b.inner(d);
+        b.render(d, buf);
+        Paragraph::new(lines).render(di, buf);
+    }
+}
+
+fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let Some(o) = app.selected() else {
+        block(" YAML ".to_string(), focused, t).render(area, buf);
+        return;
+    };
+    let b = block(
+        format!(" {} · yaml: live → result ", super::app::display_name(o)),
+        focused,
+        t,
+    );
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let lines = yamlview::diff_lines(o, t);
+    let max = lines.len().saturating_sub(inner.height as usize);
+    let top = app.yaml_scroll.min(max);
+    let visible: Vec<Line> = lines
+        .into_iter()
+        .skip(top)
+        .take(inner.height as usize)
+        .collect();
+    Paragraph::new(visible).render(inner, buf);
+}
+
+fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
+    let b = block(" Log ".to_string(), false, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let h = inner.height as usize;
+    let lines: Vec<Line> = log
+        .iter()
+        .skip(log.len().saturating_sub(h))
+        .map(|e| {
+            let (m, s) = if e.ok {
+                ("✓", t.fg(Color::Green))
+            } else {
+                ("✗", t.fg(Color::Red))
+            };
+            Line::from(vec![
+                Span::styled(format!("{} ", e.time), t.fg(Color::DarkGray)),
+                Span::styled(format!("{m} "), s.add_modifier(Modifier::BOLD)),
+                Span::styled(e.text.clone(), s),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        Paragraph::new(Span::styled("nothing yet", t.fg(Color::DarkGray))).render(inner, buf);
+    } else {
+        Paragraph::new(lines).render(inner, buf);
+    }
+}
+
+fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let mut spans = Vec::new();
+    if app.searching || !app.search.is_empty() {
+        let cursor = if app.searching { "▏" } else { "" };
+        spans.push(Span::styled(
+            format!("/{}{cursor}  ", app.search),
+            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    if !app.pending.is_empty() {
+        let mut what = app.pending.join(", ");
+        if let Some(p) = &app.progress {
+            what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
+        }
+        spans.push(Span::styled(
+            format!("{} {what}…  ", SPINNER[app.spinner % SPINNER.len()]),
+            t.fg(Color::Cyan),
+        ));
+    }
+    if let Some(r) = &app.last_result {
+        let style = if r.contains("failed") {
+            t.fg(Color::Red)
+        } else {
+            t.fg(Color::Green)
+        };
+        spans.push(Span::styled(format!("{r}  "), style));
+    }
+    spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
+    Paragraph::new(Line::from(spans)).render(area, buf);
+}
+
+/// A centred rectangle of at most `w` x `h`.
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width.saturating_sub(2)).max(1);
+    let h = h.min(area.height.saturating_sub(2)).max(1);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+pub const HELP: &[(&str, &str)] = &[
+    ("j/k ↑/↓", "move"),
+    ("g/G Home/End", "first / last"),
+    ("PgUp/PgDn", "page"),
+    ("Tab / Enter", "switch pane / open fields"),
+    ("Space", "mark object / include field"),
+    ("a", "apply marked (or current)"),
+    ("p", "prune mode (y prune, n keep, s skip)"),
+    ("D", "delete current or marked"),
+    ("y", "toggle YAML diff view"),
+    ("t", "group by namespace / kind"),
+    ("f", "cycle status filter"),
+    ("/", "search name/kind/namespace"),
+    ("n / N", "next / previous change"),
+    ("r", "refresh live state"),
+    ("l", "toggle log pane"),
+    ("?", "this help"),
+    ("q / Esc", "quit (Esc closes popups)"),
+    ("Ctrl-C", "quit at once"),
+    ("mouse", "wheel scrolls, click selects"),
+];
+
+fn popup_frame(area: Rect, buf: &mut Buffer, w: u16, h: u16, title: &str, t: Theme) -> Rect {
+    let r = centered(area, w, h);
+    Clear.render(r, buf);
+    let b = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.fg(Color::Cyan).add_modifier(Modifier::BOLD))
+        .title(Span::styled(
+            format!(" {title} "),
+            t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        ));
+    let inner = b.inner(r);
+    b.render(r, buf);
+    inner
+}
+
+fn footer(text: &str, t: Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        text.to_string(),
+        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+    ))
+}
+
+fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
+    match p {
+        Popup::Help => {
+            let lines: Vec<Line> = HELP
+                .iter()
+                .map(|(k, d)| {
+                    Line::from(vec![
+                        Span::styled(
+                            format!("{k:<14}"),
+                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                        ),
+                        Span::raw(d.to_string()),
+                    ])
+                })
+                .collect();
+            let inner = popup_frame(area, buf, 56, HELP.len() as u16 + 2, "Keys", t);
+            Paragraph::new(lines).render(inner, buf);
+        }
+        Popup::ApplyConfirm {
+            items,
+            dry_run,
+            scroll,
+        } => {
+            let mut lines: Vec<Line> = Vec::new();
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "Apply {} object(s)? This is what will be sent:",
+                    items.len()
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            for it in items {
+                let o = &it.plan;
+                let (m, style) = mark(app, o);
+                let partial = if it.accepted_fields.is_some() {
+                    " (partial)"
+                } else {
+                    ""
+                };
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "{m} {}: {}{partial}",
+                        super::app::display_name(o),
+                        action_word(o.action)
+                    ),
+                    style.add_modifier(Modifier::BOLD),
+                )));
+                for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+                    let included = it
+                        .accepted_fields
+                        .as_ref()
+                        .is_none_or(|acc| acc.contains(&f.path));
+                    let text = match f.action {
+                        FieldAction::Clear => format!("    clear {}", f.path),
+                        _ => format!(
+                            "    set   {} = {}",
+                            f.path,
+                            show_value(o, &f.path, &f.config)
+                        ),
+                    };
+                    if included {
+                        lines.push(Line::from(Span::styled(text, t.field(f.action))));
+                    } else {
+                        lines.push(Line::from(Span::styled(
+                            format!("{text}  (excluded)"),
+                            t.fg(Color::DarkGray).add_modifier(Modifier::CROSSED_OUT),
+                        )));
+                    }
+                }
+            }
+            lines.push(Line::from(Span::styled(
+                "Server dry run:",
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            match dry_run {
+                None => lines.push(Line::from(Span::styled(
+                    format!(
+                        "  {} waiting for the server…",
+                        SPINNER[app.spinner % SPINNER.len()]
+                    ),
+                    t.fg(Color::Cyan),
+                ))),
+                Some(rs) => {
+                    for r in rs {
+                        let (m, s) = if r.ok {
+                            ("✓", t.fg(Color::Green))
+                        } else {
+                            ("✗", t.fg(Color::Red))
+                        };
+                        lines.push(Line::from(Span::styled(
+                            format!("  {m} {}: {}", r.object, r.message),
+                            s,
+                        )));
+                    }
+                }
+            }
+            let h = (lines.len() as u16 + 3).min(area.height.saturating_sub(2));
+            let inner = popup_frame(
+                area,
+                buf,
+                area.width.saturating_sub(8).min(90),
+                h,
+                "Confirm apply",
+                t,
+            );
+            let body_h = inner.height.saturating_sub(1);
+            Paragraph::new(lines)
+                .scroll((*scroll, 0))
+                .render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
+            footer("Enter apply · Esc cancel · j/k scroll", t)
+                .render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+        }
+        Popup::DeleteConfirm { objects, typed } => {
+            let mut lines = vec![Line::from(Span::styled(
+                format!(
+                    "Delete {} object(s) from the cluster (propagation Background)?",
+                    objects.len()
+                ),
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            ))];
+            for o in objects {
+                lines.push(Line::from(format!("  x {}", super::app::display_name(o))));
+            }
+            let foot = if objects.len() > 1 {
+                lines.push(Line::from(vec![
+                    Span::raw(format!("Type {} to confirm: ", objects.len())),
+                    Span::styled(
+                        format!("{typed}▏"),
+                        t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                    ),
+                ]));
+                "type the count, Enter delete · Esc cancel"
+            } else {
+                "Enter delete · Esc cancel"
+            };
+            let h = lines.len() as u16 + 3;
+            let inner = popup_frame(area, buf, 70, h, "Confirm delete", t);
+            let body_h = inner.height.saturating_sub(1);
+            Paragraph::new(lines).render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
+            footer(foot, t).render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+        }
+        Popup::PruneStep {
+            candidates,
+            pos,
+            choices,
+        } => {
+            let mut lines = Vec::new();
+            if let Some(o) = candidates.get(*pos).and_then(|i| app.plan.objects.get(*i)) {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "Candidate {}/{}: {}",
+                        pos + 1,
+                        candidates.len(),
+                        super::app::display_name(o)
+                    ),
+                    t.fg(Color::Magenta).add_modifier(Modifier::BOLD),
+                )));
+                lines.push(Line::from(format!(
+                    "why: {}",
+                    o.prune_reason.as_deref().unwrap_or("not in the manifests")
+                )));
+                if let Some(labels) = o
+                    .live
+                    .as_ref()
+                    .and_then(|l| l.pointer("/metadata/labels"))
+                    .and_then(Value::as_object)
+                {
+                    let l: Vec<String> = labels
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                        .collect();
+                    lines.push(Line::from(format!("labels: {}", l.join(","))));
+                }
+                for w in &o.warnings {
+                    lines.push(Line::from(Span::styled(
+                        format!("⚠ {w}"),
+                        t.fg(Color::Yellow),
+                    )));
+                }
+            }
+            let count = |c: PruneChoice| choices.iter().filter(|x| **x == c).count();
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "queued {} · kept {} · skipped {}",
+                    count(PruneChoice::Prune),
+                    count(PruneChoice::Keep),
+                    count(PruneChoice::Skip)
+                ),
+                t.fg(Color::DarkGray),
+            )));
+            let h = lines.len() as u16 + 3;
+            let inner = popup_frame(area, buf, 70, h, "Prune", t);
+            let body_h = inner.height.saturating_sub(1);
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
+            footer("y prune · n keep · s skip · Esc cancel", t)
+                .render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+        }
+        Popup::PruneConfirm { objects } => {
+            let mut lines = vec![Line::from(Span::styled(
+                format!("Prune (delete) {} object(s)?", objects.len()),
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            ))];
+            for o in objects {
+                lines.push(Line::from(format!("  x {}", super::app::display_name(o))));
+            }
+            let h = lines.len() as u16 + 3;
+            let inner = popup_frame(area, buf, 70, h, "Confirm prune", t);
+            let body_h = inner.height.saturating_sub(1);
+            Paragraph::new(lines).render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
+            footer("Enter delete · Esc cancel", t)
+                .render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The YAML view: the live object against the result of the apply, as a
+//! line diff with word-level emphasis, unchanged lines syntax-highlighted.
+
+use super::fallback;
+use super::ui::Theme;
+use crate::plan::{ObjectAction, ObjectPlan};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+/// The live object as shown: without managedFields (noise), Secret data masked.
+fn shown(v: &Value) -> Value {
+    let mut v = fallback::mask_secret(v);
+    if let Some(Value::Object(meta)) = v.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
+    v
+}
+
+/// (before, after) YAML texts for an object.
+pub fn texts(o: &ObjectPlan) -> (String, String) {
+    let live = o.live.as_ref().map(shown);
+    let after = match o.action {
+        ObjectAction::Create => o.config.as_ref().map(shown),
+        ObjectAction::Prune => None,
+        ObjectAction::Unchanged => live.clone(),
+        ObjectAction::Update | ObjectAction::Error => match (&o.live, &o.patch) {
+            (Some(l), Some(p)) => Some(shown(&fallback::apply_patch(l, &p.body))),
+            (Some(_), None) => live.clone(),
+            (None, _) => o.config.as_ref().map(shown),
+        },
+    };
+    let y = |v: Option<Value>| v.map(|v| fallback::to_yaml(&v)).unwrap_or_default();
+    (y(live), y(after))
+}
+
+pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
+    let (before, after) = texts(o);
+    if before.is_empty() && after.is_empty() {
+        return vec![Line::from(Span::styled(
+            "no YAML: neither a live object nor a config",
+            t.fg(Color::DarkGray),
+        ))];
+    }
+    let highlighted = fallback::highlight_yaml(&after);
+    let diff = TextDiff::from_lines(&before, &after);
+    let mut out = Vec::new();
+    for op in diff.ops() {
+        for change in diff.iter_inline_changes(op) {
+            let tag = change.tag();
+            if tag == ChangeTag::Equal {
+                let mut spans = vec![Span::raw("  ")];
+                match change.new_index().and_then(|i| highlighted.get(i)) {
+                    Some(hl) => {
+                        for ((r, g, b), s) in hl {
+                            spans.push(Span::styled(s.clone(), t.fg(Color::Rgb(*r, *g, *b))));
+                        }
+                    }
+                    None => {
+                        let text: String = change
+                            .iter_strings_lossy()
+                            .map(|(_, s)| s.into_owned())
+                            .collect();
+                        spans.push(Span::raw(text.trim_end_matches('\n').to_string()));
+                    }
+                }
+                out.push(Line::from(spans));
+                continue;
+            }
+            let (sign, base, emph_bg) = if tag == ChangeTag::Delete {
+                ("- ", t.fg(Color::Red), Color::Rgb(110, 30, 30))
+            } else {
+                ("+ ", t.fg(Color::Green), Color::Rgb(30, 90, 30))
+            };
+            let mut spans = vec![Span::styled(sign, base.add_modifier(Modifier::BOLD))];
+            for (emph, s) in change.iter_strings_lossy() {
+                let s = s.trim_end_matches('\n').to_string();
+                if s.is_empty() {
+                    continue;
+                }
+                let style = if emph {
+                    // Underline keeps word changes visible without colour.
+                    base.patch(t.bg(emph_bg))
+                        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+                } else {
+                    base
+                };
+                spans.push(Span::styled(s, style));
+            }
+            out.push(Line::from(spans));
+        }
+    }
+    if out.is_empty() {
+        out.push(Line::from(Span::styled("(empty)", Style::default())));
+    }
+    out
+}

@@ -1,0 +1,739 @@
+//! The TUI, driven by key events through `App::update` and rendered whole on
+//! ratatui's TestBackend. No engine: the plan is built by hand
+//! (tests/tui_fixture), effects are checked as data.
+
+mod tui_fixture;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use kapply::ops::{ObjectResult, Progress, Propagation};
+use kapply::tui::app::{Effect, Msg, Popup};
+use kapply::tui::{App, Options};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+fn key(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn code(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn app_with(opts: Options, w: u16, h: u16) -> App {
+    let mut app = App::new(opts);
+    app.clock = || "12:34:56".to_string();
+    app.update(Msg::Resize(w, h));
+    let start = app.start();
+    assert!(matches!(start.as_slice(), [Effect::Load]));
+    let after = app.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    assert!(after.is_empty());
+    app
+}
+
+fn app(w: u16, h: u16) -> App {
+    app_with(Options::default(), w, h)
+}
+
+/// Feed messages; return every effect produced, in order.
+fn feed(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Effect> {
+    msgs.into_iter().flat_map(|m| app.update(m)).collect()
+}
+
+fn keys(s: &str) -> Vec<Msg> {
+    s.chars().map(key).collect()
+}
+
+fn buffer(app: &App) -> ratatui::buffer::Buffer {
+    let (w, h) = (app.size.width, app.size.height);
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| f.render_widget(app, f.area())).unwrap();
+    term.backend().buffer().clone()
+}
+
+/// The frame as text, uids and clock times masked.
+fn screen(app: &App) -> String {
+    let buf = buffer(app);
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    mask(&out)
+}
+
+/// Replace uuids with `<uid>` and HH:MM:SS clock times with `<time>`.
+fn mask(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    let is_uuid = |w: &[char]| {
+        w.len() == 36
+            && w.iter().enumerate().all(|(j, c)| {
+                if [8, 13, 18, 23].contains(&j) {
+                    *c == '-'
+                } else {
+                    c.is_ascii_hexdigit()
+                }
+            })
+    };
+    let is_time = |w: &[char]| {
+        w.len() == 8
+            && w.iter().enumerate().all(|(j, c)| {
+                if j == 2 || j == 5 {
+                    *c == ':'
+                } else {
+                    c.is_ascii_digit()
+                }
+            })
+    };
+    while i < chars.len() {
+        if i + 36 <= chars.len() && is_uuid(&chars[i..i + 36]) {
+            out.push_str("<uid>");
+            i += 36;
+        } else if i + 8 <= chars.len()
+            && is_time(&chars[i..i + 8])
+            && (i == 0 || !chars[i - 1].is_ascii_digit())
+        {
+            out.push_str("<time>");
+            i += 8;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn select(app: &mut App, name: &str) {
+    feed(app, [key('g')]);
+    for _ in 0..app.rows.len() {
+        if app.selected().is_some_and(|o| o.name == name) {
+            return;
+        }
+        feed(app, [key('j')]);
+    }
+    panic!("no object {name}");
+}
+
+fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
+    ObjectResult {
+        object: object.to_string(),
+        ok,
+        message: message.to_string(),
+    }
+}
+
+// ---------- screens ----------
+
+#[test]
+fn list_80x24() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    insta::assert_snapshot!("list_80x24", screen(&a));
+}
+
+#[test]
+fn list_160x40() {
+    let mut a = app(160, 40);
+    select(&mut a, "nginx-deployment");
+    insta::assert_snapshot!("list_160x40", screen(&a));
+}
+
+#[test]
+fn loading_with_progress() {
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(80, 24));
+    a.start();
+    a.update(Msg::Progress(Progress {
+        done: 3,
+        total: 7,
+        what: "GET Deployment default/nginx".to_string(),
+    }));
+    let s = screen(&a);
+    assert!(
+        s.contains("loading 3/7 GET Deployment default/nginx"),
+        "{s}"
+    );
+    insta::assert_snapshot!("loading", s);
+}
+
+#[test]
+fn field_view_with_excluded_change() {
+    let mut a = app(140, 30);
+    select(&mut a, "nginx-deployment");
+    // Tab into the field pane, go to the image change and exclude it.
+    feed(&mut a, [code(KeyCode::Tab), key('G'), key(' ')]);
+    let s = screen(&a);
+    assert!(s.contains("kept: owned by kubectl-scale"), "{s}");
+    assert!(s.contains("□ …tainers[name=nginx].image"), "{s}");
+    insta::assert_snapshot!("fields_excluded", s);
+    // The box under the table shows the selected field whole.
+    feed(&mut a, [key('g'), key('j')]);
+    let s = screen(&a);
+    assert!(s.contains("keep spec.progressDeadlineSeconds"), "{s}");
+    assert!(s.contains("kept: owned by kube-controller-manager "), "{s}");
+}
+
+#[test]
+fn field_view_80x24() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [code(KeyCode::Enter), key('j'), key('j')]);
+    insta::assert_snapshot!("fields_80x24", screen(&a));
+}
+
+#[test]
+fn secret_is_masked() {
+    let mut a = app(120, 30);
+    select(&mut a, "db-credentials");
+    let s = screen(&a);
+    assert!(
+        !s.contains("correct-horse") && !s.contains("hunter2") && !s.contains("YWRtaW4"),
+        "{s}"
+    );
+    assert!(s.contains("***"), "{s}");
+    assert!(s.contains("stringData is re-sent"), "{s}");
+    insta::assert_snapshot!("secret", s);
+    feed(&mut a, [key('y')]);
+    let y = screen(&a);
+    assert!(
+        !y.contains("correct-horse") && !y.contains("aHVudGVyMg"),
+        "{y}"
+    );
+    insta::assert_snapshot!("secret_yaml", y);
+}
+
+#[test]
+fn error_object_shows_message() {
+    let mut a = app(100, 24);
+    select(&mut a, "thing");
+    let s = screen(&a);
+    assert!(s.contains("error: no matches for kind \"Widget\""), "{s}");
+    insta::assert_snapshot!("error_object", s);
+}
+
+#[test]
+fn yaml_view() {
+    let mut a = app(120, 40);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('y')]);
+    let s = screen(&a);
+    assert!(s.contains("- ") && s.contains("+ "), "{s}");
+    assert!(
+        s.contains("nginx:1.16.1") && s.contains("nginx:1.14.2"),
+        "{s}"
+    );
+    // minReadySeconds is cleared: only on the live side.
+    assert!(
+        s.contains("-     minReadySeconds: 5") || s.contains("-   minReadySeconds: 5"),
+        "{s}"
+    );
+    insta::assert_snapshot!("yaml_view", s);
+}
+
+#[test]
+fn group_by_kind() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('t')]);
+    insta::assert_snapshot!("group_by_kind", screen(&a));
+}
+
+#[test]
+fn help_overlay() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('?')]);
+    let s = screen(&a);
+    for (k, _) in kapply::tui::ui::HELP {
+        assert!(s.contains(k), "help lacks {k}");
+    }
+    insta::assert_snapshot!("help", s);
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(a.popup.is_none());
+}
+
+#[test]
+fn search_is_incremental() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('/')]);
+    feed(&mut a, keys("conf"));
+    let s = screen(&a);
+    assert!(
+        s.contains("ConfigMap/app-config") && s.contains("ConfigMap/old-config"),
+        "{s}"
+    );
+    assert!(!s.contains("Deployment/nginx"), "{s}");
+    insta::assert_snapshot!("search", s);
+    // Search by namespace, then Esc clears it.
+    feed(&mut a, (0..4).map(|_| code(KeyCode::Backspace)));
+    feed(&mut a, keys("demo/"));
+    assert_eq!(a.rows.len(), 2, "group + the Secret in demo");
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(a.search.is_empty());
+    assert_eq!(
+        a.rows
+            .iter()
+            .filter(|r| matches!(r, kapply::tui::app::Row::Object(_)))
+            .count(),
+        7
+    );
+}
+
+#[test]
+fn status_filter_cycles() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('f')]); // changes
+    let s = screen(&a);
+    assert!(s.contains("changes"));
+    assert!(!s.contains("Service/nginx"), "{s}");
+    insta::assert_snapshot!("filter_changes", s);
+    feed(&mut a, [key('f'), key('f'), key('f'), key('f')]); // create, update, in sync, prune
+    let s = screen(&a);
+    assert!(
+        s.contains("ConfigMap/old-config") && !s.contains("app-config"),
+        "{s}"
+    );
+}
+
+#[test]
+fn apply_confirm_and_dry_run() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    let eff = feed(&mut a, [key('a')]);
+    assert!(matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1));
+    insta::assert_snapshot!("apply_confirm_pending", screen(&a));
+    feed(
+        &mut a,
+        [Msg::DryRunDone(vec![result(
+            "Deployment default/nginx-deployment",
+            true,
+            "configured (server dry run)",
+        )])],
+    );
+    let s = screen(&a);
+    assert!(
+        s.contains("✓ Deployment default/nginx-deployment: configured (server dry run)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("apply_confirm_dry_run", s);
+}
+
+#[test]
+fn prune_mode_screens() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('p')]);
+    let s = screen(&a);
+    assert!(
+        s.contains("Candidate 1/1: ConfigMap default/old-config"),
+        "{s}"
+    );
+    assert!(s.contains("has the last-applied annotation"), "{s}");
+    insta::assert_snapshot!("prune_step", s);
+    feed(&mut a, [key('y')]);
+    let s = screen(&a);
+    assert!(s.contains("x ConfigMap default/old-config"), "{s}");
+    insta::assert_snapshot!("prune_confirm", s);
+}
+
+#[test]
+fn delete_confirm_needs_typed_count() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key(' ')]);
+    select(&mut a, "nginx");
+    feed(&mut a, [key(' '), key('D')]);
+    assert!(
+        feed(&mut a, [code(KeyCode::Enter)]).is_empty(),
+        "no delete without the count"
+    );
+    feed(&mut a, [key('2')]);
+    let s = screen(&a);
+    assert!(s.contains("Type 2 to confirm: 2"), "{s}");
+    insta::assert_snapshot!("delete_confirm_typed", s);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    match eff.as_slice() {
+        [Effect::Delete(objs, Propagation::Background)] => {
+            let names: Vec<&str> = objs.iter().map(|o| o.name.as_str()).collect();
+            assert_eq!(names, ["nginx-deployment", "nginx"]);
+        }
+        other => panic!("expected one delete, got {other:?}"),
+    }
+}
+
+#[test]
+fn log_pane_records_results() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('l')]);
+    a.update(Msg::Applied(vec![
+        result("Deployment default/nginx-deployment", true, "configured"),
+        result(
+            "Secret demo/db-credentials",
+            false,
+            "Secret \"db-credentials\" is invalid: data[x]: Invalid value",
+        ),
+    ]));
+    a.update(Msg::Pruned(vec![result(
+        "ConfigMap default/old-config",
+        true,
+        "pruned",
+    )]));
+    let s = screen(&a);
+    assert!(
+        s.contains("<time> ✓ Deployment default/nginx-deployment: configured"),
+        "{s}"
+    );
+    assert!(
+        s.contains("✗ Secret demo/db-credentials failed: Secret \"db-credentials\" is"),
+        "{s}"
+    );
+    insta::assert_snapshot!("log", s);
+}
+
+#[test]
+fn no_color_has_no_colours_but_marks() {
+    let mut a = app_with(
+        Options {
+            color: false,
+            mouse: true,
+        },
+        80,
+        24,
+    );
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key(' ')]);
+    let buf = buffer(&a);
+    for c in buf.content() {
+        assert_eq!(c.fg, Color::Reset, "cell {:?} has a colour", c.symbol());
+        assert_eq!(c.bg, Color::Reset, "cell {:?} has a colour", c.symbol());
+    }
+    let s = screen(&a);
+    assert!(s.contains("●~ Deployment/nginx-deploy"), "{s}");
+    assert!(
+        s.contains("+ ConfigMap/app-config") && s.contains("- ConfigMap/old-config"),
+        "{s}"
+    );
+    assert!(
+        s.contains("= Service/nginx") && s.contains("! Widget/thing"),
+        "{s}"
+    );
+    insta::assert_snapshot!("no_color", s);
+    // The YAML view keeps its +/- marks too.
+    feed(&mut a, [key('y')]);
+    let buf = buffer(&a);
+    assert!(
+        buf.content()
+            .iter()
+            .all(|c| c.fg == Color::Reset && c.bg == Color::Reset)
+    );
+}
+
+#[test]
+fn colours_follow_status() {
+    let a = app(80, 24);
+    let buf = buffer(&a);
+    let find = |text: &str| -> Color {
+        for y in 0..buf.area.height {
+            let line: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
+            if let Some(col) = line.find(text) {
+                let x = line[..col].chars().count() as u16;
+                return buf[(x, y)].fg;
+            }
+        }
+        panic!("{text} not on screen");
+    };
+    assert_eq!(find("~ Deployment"), Color::Yellow);
+    assert_eq!(find("+ ConfigMap/app-config"), Color::Green);
+    assert_eq!(find("- ConfigMap/old-config"), Color::Magenta);
+    assert_eq!(find("! Widget"), Color::Red);
+    assert_eq!(find("! Secret"), Color::Yellow);
+}
+
+#[test]
+fn works_after_resize() {
+    let mut a = app(160, 40);
+    a.update(Msg::Resize(80, 24));
+    let s = screen(&a);
+    assert_eq!(s.lines().count(), 24);
+    assert!(s.lines().all(|l| l.chars().count() <= 80));
+    a.update(Msg::Resize(40, 10));
+    let s = screen(&a);
+    assert_eq!(s.lines().count(), 10);
+}
+
+// ---------- effects ----------
+
+#[test]
+fn apply_sends_exactly_marked_items_and_accepted_fields() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key(' ')]);
+    // Exclude the minReadySeconds clear (first field) of the Deployment.
+    feed(
+        &mut a,
+        [code(KeyCode::Tab), key('g'), key(' '), code(KeyCode::Tab)],
+    );
+    select(&mut a, "app-config");
+    feed(&mut a, [key(' ')]);
+    // The in-sync Service is not marked; the cursor sits elsewhere.
+    select(&mut a, "nginx");
+    let eff = feed(&mut a, [key('a')]);
+    let Some(Effect::DryRun(dry)) = eff.first() else {
+        panic!("expected a dry run, got {eff:?}")
+    };
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Apply(items)] = eff.as_slice() else {
+        panic!("expected one apply, got {eff:?}")
+    };
+    let names: Vec<&str> = items.iter().map(|i| i.plan.name.as_str()).collect();
+    assert_eq!(names, ["app-config", "nginx-deployment"]);
+    assert_eq!(items[0].accepted_fields, None);
+    assert_eq!(
+        items[1].accepted_fields.as_deref(),
+        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+    );
+    assert_eq!(dry.len(), items.len());
+    assert!(a.popup.is_none());
+}
+
+#[test]
+fn apply_current_when_nothing_marked() {
+    let mut a = app(80, 24);
+    select(&mut a, "db-credentials");
+    feed(&mut a, [key('a')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Apply(items)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].plan.name, "db-credentials");
+}
+
+#[test]
+fn esc_cancels_every_dialog_without_effects() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    for open in ['a', 'D', 'p', '?'] {
+        feed(&mut a, [key(open)]);
+        assert!(a.popup.is_some(), "{open} opens a dialog");
+        let eff = feed(&mut a, [code(KeyCode::Esc)]);
+        assert!(eff.is_empty(), "Esc after {open} gave {eff:?}");
+        assert!(a.popup.is_none());
+    }
+    // Esc with nothing open quits.
+    assert!(matches!(
+        feed(&mut a, [code(KeyCode::Esc)]).as_slice(),
+        [Effect::Quit]
+    ));
+}
+
+#[test]
+fn no_destructive_effect_without_confirm() {
+    // Every printable key and navigation key, from the list and the field pane.
+    let mut all: Vec<Msg> = (' '..='~').filter(|c| *c != 'q').map(key).collect();
+    all.extend(
+        [
+            KeyCode::Tab,
+            KeyCode::Up,
+            KeyCode::Down,
+            KeyCode::PageDown,
+            KeyCode::Backspace,
+        ]
+        .map(code),
+    );
+    for start in ["nginx-deployment", "old-config", "app-config"] {
+        for m in &all {
+            let mut a = app(80, 24);
+            select(&mut a, start);
+            a.update(key(' '));
+            let eff = a.update(m.clone());
+            assert!(
+                eff.iter()
+                    .all(|e| matches!(e, Effect::Load | Effect::DryRun(_))),
+                "{m:?} on {start} gave {eff:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn prune_mode_queues_and_confirms() {
+    let mut plan = tui_fixture::plan();
+    let mut second = tui_fixture::prune_candidate();
+    second.name = "older-config".to_string();
+    let mut third = tui_fixture::prune_candidate();
+    third.name = "oldest-config".to_string();
+    plan.objects.push(second);
+    plan.objects.push(third);
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(plan)));
+    feed(&mut a, [key('p')]);
+    assert_eq!(
+        a.selected().unwrap().name,
+        "old-config",
+        "the candidate is selected"
+    );
+    assert!(feed(&mut a, [key('y')]).is_empty());
+    assert_eq!(a.selected().unwrap().name, "older-config");
+    assert!(feed(&mut a, [key('n'), key('s')]).is_empty());
+    assert!(matches!(a.popup, Some(Popup::PruneConfirm { ref objects }) if objects.len() == 1));
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Prune(objs)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    assert_eq!(objs.len(), 1);
+    assert_eq!(objs[0].name, "old-config");
+}
+
+#[test]
+fn single_delete_needs_enter_only() {
+    let mut a = app(80, 24);
+    select(&mut a, "old-config");
+    assert!(feed(&mut a, [key('D')]).is_empty());
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Delete(o, _)] if o.len() == 1 && o[0].name == "old-config")
+    );
+}
+
+#[test]
+fn delete_of_object_not_in_cluster_is_refused() {
+    let mut a = app(80, 24);
+    select(&mut a, "app-config");
+    feed(&mut a, [key('D')]);
+    assert!(a.popup.is_none());
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap()
+            .contains("nothing to delete")
+    );
+}
+
+#[test]
+fn results_are_logged_and_reload() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key(' ')]);
+    select(&mut a, "db-credentials");
+    feed(&mut a, [key(' ')]);
+    let eff = a.update(Msg::Applied(vec![
+        result("Deployment default/nginx-deployment", true, "configured"),
+        result("Secret demo/db-credentials", false, "forbidden"),
+    ]));
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert_eq!(a.log.len(), 2);
+    assert!(a.log[0].ok && a.log[0].text == "Deployment default/nginx-deployment: configured");
+    assert!(!a.log[1].ok && a.log[1].text.contains("failed: forbidden"));
+    assert_eq!(a.log[0].time, "12:34:56");
+    // Only what the engine reported ok is unmarked; the failure stays marked.
+    assert_eq!(a.marked.len(), 1);
+    assert!(a.marked.iter().next().unwrap().contains("db-credentials"));
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("applied 1 object(s), 1 failed")
+    );
+    // While loading, `r` does not start a second load.
+    assert!(feed(&mut a, [key('r')]).is_empty());
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    assert!(matches!(
+        feed(&mut a, [key('r')]).as_slice(),
+        [Effect::Load]
+    ));
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    let eff = a.update(Msg::Deleted(vec![result(
+        "Service default/nginx",
+        true,
+        "deleted",
+    )]));
+    assert!(matches!(eff.as_slice(), [Effect::Load]));
+}
+
+#[test]
+fn load_failure_is_logged() {
+    let mut a = App::new(Options::default());
+    a.clock = || "01:02:03".to_string();
+    a.start();
+    a.update(Msg::Loaded(Err("connection refused".to_string())));
+    assert_eq!(a.log[0].text, "load failed: connection refused");
+    assert!(!a.log[0].ok);
+}
+
+#[test]
+fn ctrl_c_quits_even_in_a_dialog() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('?')]);
+    let eff = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(matches!(eff.as_slice(), [Effect::Quit]));
+}
+
+#[test]
+fn stale_dry_run_is_ignored() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    a.update(Msg::DryRunDone(vec![result(
+        "Secret demo/db-credentials",
+        true,
+        "configured",
+    )]));
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+}
+
+#[test]
+fn navigation_keys() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('G')]);
+    assert_eq!(
+        a.selected().unwrap().name,
+        "db-credentials",
+        "last row (namespace demo sorts last)"
+    );
+    feed(&mut a, [key('g')]);
+    assert_eq!(
+        a.selected().unwrap().name,
+        "demo",
+        "first row: the cluster-scoped Namespace"
+    );
+    // n jumps over the in-sync Service and the error to the next change.
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('n')]);
+    assert_eq!(a.selected().unwrap().name, "old-config");
+    feed(&mut a, [key('N')]);
+    assert_eq!(a.selected().unwrap().name, "nginx-deployment");
+}
+
+#[test]
+fn mouse_click_and_wheel() {
+    let mut a = app(80, 24);
+    let list = a.areas().list;
+    // Row 0 is the "(cluster)" group, row 1 the Namespace, row 2 the "default" group.
+    let click = |row: u16| {
+        Msg::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: list.x + 3,
+            row: list.y + 1 + row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    a.update(click(3));
+    assert_eq!(a.selected().unwrap().name, "app-config");
+    a.update(Msg::Mouse(MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: list.x + 3,
+        row: list.y + 2,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(a.selected().unwrap().name, "thing");
+}

@@ -1,0 +1,353 @@
+//! A hand-built plan for the TUI's tests, screenshots and benchmark: the
+//! reference page's story (a Deployment whose replicas were scaled by
+//! another writer, minReadySeconds removed from the config, a new image),
+//! plus a create, an object in sync, a prune candidate, a Secret and an error.
+#![allow(dead_code)]
+
+use kapply::merge::{FieldAction, FieldChange, LAST_APPLIED, Patch, PatchType};
+use kapply::plan::{ObjectAction, ObjectPlan, Plan};
+use serde_json::{Value, json};
+
+fn field(
+    path: &str,
+    last: Option<Value>,
+    live: Option<Value>,
+    config: Option<Value>,
+    action: FieldAction,
+    reason: &str,
+) -> FieldChange {
+    FieldChange {
+        path: path.to_string(),
+        config,
+        live,
+        last_applied: last,
+        action,
+        reason: reason.to_string(),
+    }
+}
+
+fn object(
+    api_version: &str,
+    kind: &str,
+    ns: Option<&str>,
+    name: &str,
+    action: ObjectAction,
+) -> ObjectPlan {
+    ObjectPlan {
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        namespace: ns.map(str::to_string),
+        name: name.to_string(),
+        source: None,
+        action,
+        fields: Vec::new(),
+        patch: None,
+        last_applied: None,
+        warnings: Vec::new(),
+        error: None,
+        prune_reason: None,
+        config: None,
+        live: None,
+    }
+}
+
+fn meta(ns: Option<&str>, name: &str, uid: &str) -> Value {
+    let mut m = json!({"name": name, "uid": uid, "resourceVersion": "1042",
+        "creationTimestamp": "2026-11-22T10:00:00Z"});
+    if let Some(ns) = ns {
+        m["namespace"] = json!(ns);
+    }
+    m
+}
+
+pub fn deployment() -> ObjectPlan {
+    let config = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "nginx-deployment", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+            "template": {"metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.16.1",
+                    "ports": [{"containerPort": 80}]}]}}}});
+    let old_last = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"annotations": {}, "name": "nginx-deployment", "namespace": "default"},
+        "spec": {"minReadySeconds": 5, "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {"metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{"image": "nginx:1.14.2", "name": "nginx",
+                    "ports": [{"containerPort": 80}]}]}}}});
+    let mut m = meta(
+        Some("default"),
+        "nginx-deployment",
+        "6f1c2a9e-0b7d-4c1e-9a55-1b2c3d4e5f60",
+    );
+    m["annotations"] = json!({LAST_APPLIED: format!("{}\n", old_last)});
+    m["generation"] = json!(2);
+    m["managedFields"] = json!([
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "apps/v1",
+         "fieldsV1": {"f:spec": {"f:minReadySeconds": {}, "f:template": {"f:spec": {"f:containers":
+            {"k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}},
+        {"manager": "kubectl-scale", "operation": "Update", "apiVersion": "apps/v1",
+         "subresource": "scale", "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
+         "fieldsV1": {"f:spec": {"f:progressDeadlineSeconds": {}, "f:revisionHistoryLimit": {}}}}
+    ]);
+    let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": m,
+        "spec": {"replicas": 2, "minReadySeconds": 5, "progressDeadlineSeconds": 600,
+            "revisionHistoryLimit": 10, "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {"metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.14.2",
+                    "imagePullPolicy": "IfNotPresent", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}}},
+        "status": {"replicas": 2, "readyReplicas": 2}});
+    let img = "spec.template.spec.containers[name=nginx].image";
+    let mut o = object(
+        "apps/v1",
+        "Deployment",
+        Some("default"),
+        "nginx-deployment",
+        ObjectAction::Update,
+    );
+    o.source = Some("manifests/deployment.yaml:1".to_string());
+    o.fields = vec![
+        field(
+            "spec.minReadySeconds",
+            Some(json!(5)),
+            Some(json!(5)),
+            None,
+            FieldAction::Clear,
+            "in last-applied, removed from the config",
+        ),
+        field(
+            "spec.progressDeadlineSeconds",
+            None,
+            Some(json!(600)),
+            None,
+            FieldAction::Keep,
+            "live only: set by another writer or defaulted",
+        ),
+        field(
+            "spec.replicas",
+            None,
+            Some(json!(2)),
+            None,
+            FieldAction::Keep,
+            "live only: set by another writer or defaulted",
+        ),
+        field(
+            "spec.revisionHistoryLimit",
+            None,
+            Some(json!(10)),
+            None,
+            FieldAction::Keep,
+            "live only: set by another writer or defaulted",
+        ),
+        field(
+            img,
+            Some(json!("nginx:1.14.2")),
+            Some(json!("nginx:1.14.2")),
+            Some(json!("nginx:1.16.1")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+    ];
+    let mut new_last = config.clone();
+    new_last["metadata"]["annotations"] = json!({});
+    o.last_applied = Some(new_last.clone());
+    o.patch = Some(Patch {
+        kind: PatchType::Strategic,
+        body: json!({"metadata": {"annotations": {LAST_APPLIED: format!("{new_last}\n")}},
+            "spec": {"minReadySeconds": null, "template": {"spec": {
+                "$setElementOrder/containers": [{"name": "nginx"}],
+                "containers": [{"image": "nginx:1.16.1", "name": "nginx"}]}}}}),
+    });
+    o.config = Some(config);
+    o.live = Some(live);
+    o
+}
+
+pub fn configmap_create() -> ObjectPlan {
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "app-config", "namespace": "default"},
+        "data": {"LOG_LEVEL": "info", "MODE": "demo"}});
+    let mut o = object(
+        "v1",
+        "ConfigMap",
+        Some("default"),
+        "app-config",
+        ObjectAction::Create,
+    );
+    o.source = Some("manifests/config.yaml:1".to_string());
+    o.fields = vec![
+        field(
+            "data.LOG_LEVEL",
+            None,
+            None,
+            Some(json!("info")),
+            FieldAction::Set,
+            "new object",
+        ),
+        field(
+            "data.MODE",
+            None,
+            None,
+            Some(json!("demo")),
+            FieldAction::Set,
+            "new object",
+        ),
+    ];
+    o.config = Some(config);
+    o
+}
+
+pub fn service_in_sync() -> ObjectPlan {
+    let config = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "nginx", "namespace": "default"},
+        "spec": {"selector": {"app": "nginx"}, "ports": [{"port": 80}]}});
+    let live = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": meta(Some("default"), "nginx", "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"),
+        "spec": {"selector": {"app": "nginx"}, "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}],
+            "clusterIP": "10.96.0.12", "type": "ClusterIP"}});
+    let mut o = object(
+        "v1",
+        "Service",
+        Some("default"),
+        "nginx",
+        ObjectAction::Unchanged,
+    );
+    o.source = Some("manifests/service.yaml:1".to_string());
+    o.config = Some(config);
+    o.live = Some(live);
+    o
+}
+
+pub fn prune_candidate() -> ObjectPlan {
+    let mut m = meta(
+        Some("default"),
+        "old-config",
+        "7d3e4f50-6a7b-4c8d-9e0f-a1b2c3d4e5f6",
+    );
+    m["labels"] = json!({"app": "demo"});
+    m["annotations"] = json!({LAST_APPLIED: "{}\n"});
+    let live =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": m, "data": {"stale": "yes"}});
+    let mut o = object(
+        "v1",
+        "ConfigMap",
+        Some("default"),
+        "old-config",
+        ObjectAction::Prune,
+    );
+    o.prune_reason = Some(
+        "matches -l app=demo, has the last-applied annotation, not in the manifests".to_string(),
+    );
+    o.live = Some(live);
+    o
+}
+
+pub fn secret() -> ObjectPlan {
+    let live = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": meta(Some("demo"), "db-credentials", "9c8b7a6d-5e4f-4321-8fed-cba987654321"),
+        "data": {"password": "aHVudGVyMg==", "user": "YWRtaW4="}});
+    let config = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "db-credentials", "namespace": "demo"},
+        "stringData": {"password": "correct-horse"}, "data": {"user": "YWRtaW4="}});
+    let mut o = object(
+        "v1",
+        "Secret",
+        Some("demo"),
+        "db-credentials",
+        ObjectAction::Update,
+    );
+    o.source = Some("manifests/secret.yaml:1".to_string());
+    o.fields = vec![
+        field(
+            "data.user",
+            Some(json!("YWRtaW4=")),
+            Some(json!("YWRtaW4=")),
+            Some(json!("YWRtaW4=")),
+            FieldAction::Set,
+            "stringData is folded into data by the server",
+        ),
+        field(
+            "stringData.password",
+            Some(json!("hunter2")),
+            None,
+            Some(json!("correct-horse")),
+            FieldAction::Set,
+            "stringData is never stored: always re-sent",
+        ),
+    ];
+    o.warnings = vec![
+        "stringData is re-sent on every apply: this object never reports unchanged".to_string(),
+    ];
+    o.patch = Some(Patch {
+        kind: PatchType::Strategic,
+        body: json!({"stringData": {"password": "correct-horse"}}),
+    });
+    o.config = Some(config);
+    o.live = Some(live);
+    o
+}
+
+pub fn namespace_create() -> ObjectPlan {
+    let mut o = object("v1", "Namespace", None, "demo", ObjectAction::Create);
+    o.source = Some("manifests/namespace.yaml:1".to_string());
+    o.fields = vec![field(
+        "metadata.labels.team",
+        None,
+        None,
+        Some(json!("web")),
+        FieldAction::Set,
+        "new object",
+    )];
+    o.config = Some(json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "demo", "labels": {"team": "web"}}}));
+    o
+}
+
+pub fn error_object() -> ObjectPlan {
+    let mut o = object(
+        "example.com/v1",
+        "Widget",
+        Some("default"),
+        "thing",
+        ObjectAction::Error,
+    );
+    o.source = Some("manifests/widget.yaml:3".to_string());
+    o.error = Some(
+        "no matches for kind \"Widget\" in version \"example.com/v1\": install its CRD first"
+            .to_string(),
+    );
+    o
+}
+
+/// The whole fixture plan, in manifest order, prune candidates last.
+pub fn plan() -> Plan {
+    Plan {
+        objects: vec![
+            namespace_create(),
+            configmap_create(),
+            deployment(),
+            service_in_sync(),
+            secret(),
+            error_object(),
+            prune_candidate(),
+        ],
+    }
+}
+
+/// A large plan for the benchmark: `n` objects over 50 namespaces.
+pub fn big_plan(n: usize) -> Plan {
+    let base = [
+        deployment(),
+        configmap_create(),
+        service_in_sync(),
+        prune_candidate(),
+    ];
+    let objects = (0..n)
+        .map(|i| {
+            let mut o = base[i % base.len()].clone();
+            o.name = format!("{}-{i:05}", o.name);
+            o.namespace = Some(format!("ns-{:02}", i % 50));
+            o
+        })
+        .collect();
+    Plan { objects }
+}
