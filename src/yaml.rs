@@ -876,6 +876,10 @@ fn go_float32_g(f: f64) -> String {
         return if f > 0.0 { ".inf" } else { "-.inf" }.into();
     }
     let x = f as f32;
+    if x.is_infinite() {
+        // Beyond float32: Go prints +Inf, which go-yaml spells .inf.
+        return if x > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.into();
     }
@@ -1217,6 +1221,24 @@ mod tests {
     }
 
     #[test]
+    fn json_floats_are_exact() {
+        // serde_json's default float parsing is not always correctly
+        // rounded; kapply enables float_roundtrip so JSON and YAML agree.
+        for f in [
+            "5e35",
+            "4.35",
+            "0.1",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+        ] {
+            let j = parse(&format!("{{\"a\": {f}}}")).unwrap()[0].to_value();
+            let y = parse(&format!("a: {f}")).unwrap()[0].to_value();
+            assert_eq!(j, y, "{f}");
+            assert_eq!(j["a"].as_f64(), f.parse::<f64>().ok(), "{f}");
+        }
+    }
+
+    #[test]
     fn line_map_uses_merge_keys() {
         let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1\n        args: [a, b]\n";
         let docs = parse(text).unwrap();
@@ -1242,6 +1264,8 @@ mod tests {
         assert_eq!(go_float32_g(0.0001), "0.0001");
         assert_eq!(go_float32_g(0.00001), "1e-05");
         assert_eq!(go_float32_g(-2.5e-7), "-2.5e-07");
+        assert_eq!(go_float32_g(1e39), ".inf");
+        assert_eq!(go_float32_g(-1e39), "-.inf");
     }
 
     #[test]
