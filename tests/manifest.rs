@@ -431,3 +431,25 @@ fn random_plain_scalars_match_kubectl() {
     // The generator does reach the refused forms, but rarely.
     assert!(errors < 150, "{errors}");
 }
+
+#[test]
+fn errors_come_in_reading_order() {
+    let mut o = opts(&[
+        "errors/d-namespace.yaml",
+        "errors/a-syntax.yaml",
+        "missing.yaml",
+    ]);
+    o.namespace = Some("prod".into());
+    let l = manifest::load(&o);
+    let kinds: Vec<&str> = l
+        .errors
+        .iter()
+        .map(|e| match e {
+            ManifestError::Read { .. } => "read",
+            ManifestError::NamespaceMismatch { .. } => "namespace",
+            ManifestError::Parse { .. } => "parse",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["read", "namespace", "parse"]);
+}
