@@ -119,12 +119,19 @@ impl Node {
         }
     }
 
-    fn size(&self) -> usize {
-        1 + match &self.kind {
-            NodeKind::Scalar(_) => 0,
-            NodeKind::Seq(items) => items.iter().map(Node::size).sum(),
-            NodeKind::Map(entries) => entries.iter().map(|e| e.value.size()).sum(),
-        }
+    /// Number of nodes and height (a scalar is 1), for the alias guards.
+    /// Recursion is bounded: every tree built here is at most `MAX_DEPTH`
+    /// deep.
+    fn measure(&self) -> (usize, usize) {
+        let children: Box<dyn Iterator<Item = &Node>> = match &self.kind {
+            NodeKind::Scalar(_) => Box::new(std::iter::empty()),
+            NodeKind::Seq(items) => Box::new(items.iter()),
+            NodeKind::Map(entries) => Box::new(entries.iter().map(|e| &e.value)),
+        };
+        children.fold((1, 1), |(size, height), c| {
+            let (s, h) = c.measure();
+            (size + s, height.max(h + 1))
+        })
     }
 }
 
@@ -331,7 +338,8 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Node, usize)>,
+    /// Anchor id -> (node, its size, its height).
+    anchors: HashMap<usize, (Node, usize, usize)>,
     docs: Vec<Node>,
     alias_nodes: usize,
 }
@@ -362,7 +370,8 @@ impl Builder {
                     if anchor > 0 {
                         let v = scalar_value(resolve(&text, style, tag.as_deref()), &text)
                             .map_err(|m| YamlError::at(line, col, m))?;
-                        self.anchors.insert(anchor, (Node::scalar(line, col, v), 1));
+                        self.anchors
+                            .insert(anchor, (Node::scalar(line, col, v), 1, 1));
                     }
                     self.set_pending(pending);
                 } else {
@@ -370,16 +379,15 @@ impl Builder {
                         .map_err(|m| YamlError::at(line, col, m))?;
                     let node = Node::scalar(line, col, v);
                     if anchor > 0 {
-                        self.anchors.insert(anchor, (node.clone(), 1));
+                        self.anchors.insert(anchor, (node.clone(), 1, 1));
                     }
                     self.complete(node)?;
                 }
             }
             Event::Alias(id) => {
-                let (node, size) = self
+                let (anchored, size, height) = self
                     .anchors
                     .get(&id)
-                    .cloned()
                     .ok_or_else(|| YamlError::at(line, col, "unknown anchor"))?;
                 self.alias_nodes += size;
                 if self.alias_nodes > MAX_ALIAS_NODES {
@@ -389,6 +397,12 @@ impl Builder {
                         "document expands aliases too much",
                     ));
                 }
+                // Aliases nest whole trees: keep the result within the depth
+                // limit too.
+                if self.stack.len() + height > MAX_DEPTH {
+                    return Err(YamlError::at(line, col, "nesting too deep"));
+                }
+                let node = anchored.clone();
                 if self.expecting_key() {
                     let key = match &node.kind {
                         NodeKind::Scalar(v) => value_key(v),
@@ -470,8 +484,8 @@ impl Builder {
                     ),
                 };
                 if anchor > 0 {
-                    let size = node.size();
-                    self.anchors.insert(anchor, (node.clone(), size));
+                    let (size, height) = node.measure();
+                    self.anchors.insert(anchor, (node.clone(), size, height));
                 }
                 self.complete(node)?;
             }
@@ -1181,6 +1195,30 @@ mod tests {
         }
         let err = parse(&text).unwrap_err();
         assert!(err.message.contains("aliases"), "{err}");
+    }
+
+    #[test]
+    fn nesting_is_bounded_through_aliases_too() {
+        let deep = format!("a: {}1{}\n", "[".repeat(300), "]".repeat(300));
+        // saphyr's own limit or ours, either way an error.
+        let err = parse(&deep).unwrap_err();
+        assert!(
+            err.message.contains("too deep") || err.message.contains("recursion limit"),
+            "{err}"
+        );
+        // Each anchor nests the previous one 100 levels deeper.
+        let mut text = format!("a0: &a0 {}1{}\n", "[".repeat(100), "]".repeat(100));
+        for i in 1..5 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} {}*a{p}{}\n",
+                "[".repeat(100),
+                "]".repeat(100)
+            ));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("too deep"), "{err}");
+        assert_eq!(err.line, 3);
     }
 
     #[test]
