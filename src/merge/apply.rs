@@ -12,7 +12,7 @@
 
 use super::MergeError;
 use crate::merge::path;
-use crate::patchmeta::{ListStrategy, Schema};
+use crate::patchmeta::{ListStrategy, Schema, Shape};
 use serde_json::{Map, Value};
 
 const DIRECTIVE: &str = "$patch";
@@ -154,6 +154,39 @@ fn list_meta(field: Option<Schema<'_>>) -> (bool, String) {
     }
 }
 
+/// The schema of field `key` of a struct, for merging two maps there.
+/// apimachinery takes patch metadata from the Go types, so a field the type
+/// does not have, or a nested map inside a map, scalar or free-form value,
+/// is an error; without metadata (`None`) everything is allowed.
+fn lookup_struct<'a>(
+    schema: Option<Schema<'a>>,
+    key: &str,
+    at: &str,
+) -> Result<Option<Schema<'a>>> {
+    let Some(s) = schema else { return Ok(None) };
+    match s.shape() {
+        Shape::Struct => s.field(key).map(Some).ok_or_else(|| {
+            invalid(
+                at,
+                format!("unable to find api field for the json field {key:?}"),
+            )
+        }),
+        Shape::Map | Shape::List | Shape::Scalar | Shape::Unknown => Err(invalid(
+            at,
+            "merging an object in json but the data type is not a struct",
+        )),
+    }
+}
+
+/// The schema of list field `key`, for merging two lists there.
+fn lookup_slice<'a>(schema: Option<Schema<'a>>, key: &str, at: &str) -> Result<Option<Schema<'a>>> {
+    let field = lookup_struct(schema, key, at)?;
+    match field {
+        Some(f) if f.shape() != Shape::List => Err(invalid(at, "expected a list type")),
+        other => Ok(other),
+    }
+}
+
 /// `$setElementOrder/containers` -> `containers`.
 fn extract_key<'k>(key: &'k str, prefix: &str, path: &str) -> Result<&'k str> {
     match key.split_once('/') {
@@ -224,10 +257,10 @@ fn merge_map(
             }
             continue;
         }
-        let field = schema.and_then(|s| s.field(&key));
         let orig_v = original.remove(&key).unwrap_or(Value::Null);
         let merged = match (orig_v, patch_v) {
             (Value::Object(o), Value::Object(p)) => {
+                let field = lookup_struct(schema, &key, &here)?;
                 if field.is_some_and(|f| f.replace()) {
                     Value::Object(p)
                 } else {
@@ -235,6 +268,7 @@ fn merge_map(
                 }
             }
             (Value::Array(o), Value::Array(p)) => {
+                let field = lookup_slice(schema, &key, &here)?;
                 let (is_merge, merge_key) = list_meta(field);
                 if is_merge || is_delete_list {
                     let items = field.and_then(|f| f.items());
@@ -316,7 +350,7 @@ fn merge_ordered_lists(
             Some(Value::Array(a)) => Some(a.clone()),
             Some(_) => return Err(invalid(&here, "patch value is not a list")),
         };
-        let field = schema.and_then(|s| s.field(&key));
+        let field = lookup_slice(schema, &key, &here)?;
         let (is_merge, merge_key) = list_meta(field);
         validate_order(
             patch_list.as_deref().unwrap_or(&[]),
