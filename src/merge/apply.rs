@@ -1,14 +1,26 @@
 //! Applying patches to objects, as the API server does.
 //!
 //! [`apply_strategic`] follows apimachinery's strategic merge patch
-//! application (`StrategicMergeMapPatch` with `MergeParallelList` and
-//! `IgnoreUnmatchedNulls`), including its ordering rules for merged lists,
-//! so that the embedded API server stores what a real one would.
-//! [`apply_merge`] is JSON merge patch as the API server applies it.
+//! application (`StrategicMergeMapPatch`: `MergeParallelList` and
+//! `IgnoreUnmatchedNulls`), including its ordering of merged lists:
+//! `$setElementOrder` first, then the patch order, then the live order, with
+//! server-only elements interleaved by their live position (after a deletion
+//! apimachinery orders by the live list as modified in place; that is
+//! reproduced). [`apply_merge`] is JSON merge patch as the API server
+//! applies it (evanphx/json-patch).
 //!
-//! No I/O. Patch metadata comes from [`Schema`]; where the schema is unknown
-//! (custom resources, free-form fields) maps merge recursively and lists are
+//! Patch metadata comes from [`Schema`]. As with apimachinery's Go-struct
+//! metadata, merging two maps (or two lists) under a field the type does not
+//! have, or inside a map, scalar or free-form field, is an error. With no
+//! schema (`None`: custom resources) maps merge recursively and lists are
 //! replaced whole.
+//!
+//! Checked against `kubectl patch --local` in tests/smp.rs. Known difference:
+//! directive keys that apimachinery copies verbatim into new list elements
+//! are removed here (the API server drops them when it decodes the object);
+//! `null`s inside new list elements are kept, as apimachinery keeps them.
+//!
+//! No I/O.
 
 use super::MergeError;
 use crate::merge::path;
@@ -62,22 +74,14 @@ pub fn apply_strategic(
 /// deletes, anything else replaces. Values that are inserted whole have
 /// their `null` members removed, as the server does.
 pub fn apply_merge(live: &Value, patch: &Value) -> Value {
-    match patch {
-        Value::Object(p) => {
-            let mut doc = match live {
-                Value::Object(m) => m.clone(),
-                _ => Map::new(),
-            };
-            if matches!(live, Value::Object(_)) {
-                merge_docs(&mut doc, p);
-            } else {
-                let mut whole = patch.clone();
-                prune_nulls(&mut whole);
-                return whole;
-            }
+    match (live, patch) {
+        (Value::Object(doc), Value::Object(p)) => {
+            let mut doc = doc.clone();
+            merge_docs(&mut doc, p);
             Value::Object(doc)
         }
-        other => {
+        // Not two objects: the patch replaces the document.
+        (_, other) => {
             let mut whole = other.clone();
             prune_nulls(&mut whole);
             whole
