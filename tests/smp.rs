@@ -585,11 +585,26 @@ fn arb_deployment_part() -> impl Strategy<Value = Value> {
         .prop_map(|(pod, md)| json!({"metadata": md, "spec": {"template": {"spec": pod}}}))
 }
 
+/// Whether some map has both `k` and `$deleteFromPrimitiveList/k`: Go
+/// processes them in random map order, so kubectl's answer is not fixed.
+fn order_dependent(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => {
+            m.keys().any(|k| {
+                k.strip_prefix("$deleteFromPrimitiveList/")
+                    .is_some_and(|base| m.contains_key(base))
+            }) || m.values().any(order_dependent)
+        }
+        Value::Array(a) => a.iter().any(order_dependent),
+        _ => false,
+    }
+}
+
 #[test]
 fn arbitrary_patches_never_panic() {
     let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
     let config = ProptestConfig {
-        cases: 512,
+        cases: 256,
         failure_persistence: None,
         ..ProptestConfig::default()
     };
@@ -622,6 +637,7 @@ fn arbitrary_patches_match_kubectl() {
         live["kind"] = json!("Deployment");
         live["metadata"] = json!({"name": "x"});
         let kind = if merge { "merge" } else { "strategic" };
+        prop_assume!(merge || !order_dependent(&patch));
         // A live object kubectl cannot decode into its Go type is one no API
         // server would store: outside the domain.
         if let Err(e) = kubectl_patch(&bin, &live, &json!({}), "merge") {
