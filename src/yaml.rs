@@ -119,12 +119,19 @@ impl Node {
         }
     }
 
-    fn size(&self) -> usize {
-        1 + match &self.kind {
-            NodeKind::Scalar(_) => 0,
-            NodeKind::Seq(items) => items.iter().map(Node::size).sum(),
-            NodeKind::Map(entries) => entries.iter().map(|e| e.value.size()).sum(),
-        }
+    /// Number of nodes and height (a scalar is 1), for the alias guards.
+    /// Recursion is bounded: every tree built here is at most `MAX_DEPTH`
+    /// deep.
+    fn measure(&self) -> (usize, usize) {
+        let children: Box<dyn Iterator<Item = &Node>> = match &self.kind {
+            NodeKind::Scalar(_) => Box::new(std::iter::empty()),
+            NodeKind::Seq(items) => Box::new(items.iter()),
+            NodeKind::Map(entries) => Box::new(entries.iter().map(|e| &e.value)),
+        };
+        children.fold((1, 1), |(size, height), c| {
+            let (s, h) = c.measure();
+            (size + s, height.max(h + 1))
+        })
     }
 }
 
@@ -331,7 +338,8 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Node, usize)>,
+    /// Anchor id -> (node, its size, its height).
+    anchors: HashMap<usize, (Node, usize, usize)>,
     docs: Vec<Node>,
     alias_nodes: usize,
 }
@@ -362,7 +370,8 @@ impl Builder {
                     if anchor > 0 {
                         let v = scalar_value(resolve(&text, style, tag.as_deref()), &text)
                             .map_err(|m| YamlError::at(line, col, m))?;
-                        self.anchors.insert(anchor, (Node::scalar(line, col, v), 1));
+                        self.anchors
+                            .insert(anchor, (Node::scalar(line, col, v), 1, 1));
                     }
                     self.set_pending(pending);
                 } else {
@@ -370,16 +379,15 @@ impl Builder {
                         .map_err(|m| YamlError::at(line, col, m))?;
                     let node = Node::scalar(line, col, v);
                     if anchor > 0 {
-                        self.anchors.insert(anchor, (node.clone(), 1));
+                        self.anchors.insert(anchor, (node.clone(), 1, 1));
                     }
                     self.complete(node)?;
                 }
             }
             Event::Alias(id) => {
-                let (node, size) = self
+                let (anchored, size, height) = self
                     .anchors
                     .get(&id)
-                    .cloned()
                     .ok_or_else(|| YamlError::at(line, col, "unknown anchor"))?;
                 self.alias_nodes += size;
                 if self.alias_nodes > MAX_ALIAS_NODES {
@@ -389,6 +397,12 @@ impl Builder {
                         "document expands aliases too much",
                     ));
                 }
+                // Aliases nest whole trees: keep the result within the depth
+                // limit too.
+                if self.stack.len() + height > MAX_DEPTH {
+                    return Err(YamlError::at(line, col, "nesting too deep"));
+                }
+                let node = anchored.clone();
                 if self.expecting_key() {
                     let key = match &node.kind {
                         NodeKind::Scalar(v) => value_key(v),
@@ -470,8 +484,8 @@ impl Builder {
                     ),
                 };
                 if anchor > 0 {
-                    let size = node.size();
-                    self.anchors.insert(anchor, (node.clone(), size));
+                    let (size, height) = node.measure();
+                    self.anchors.insert(anchor, (node.clone(), size, height));
                 }
                 self.complete(node)?;
             }
@@ -876,6 +890,10 @@ fn go_float32_g(f: f64) -> String {
         return if f > 0.0 { ".inf" } else { "-.inf" }.into();
     }
     let x = f as f32;
+    if x.is_infinite() {
+        // Beyond float32: Go prints +Inf, which go-yaml spells .inf.
+        return if x > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.into();
     }
@@ -925,6 +943,26 @@ pub fn to_yaml(value: &Value) -> String {
         }
     }
     out
+}
+
+/// [`to_yaml`] plus the line of every field path in the text (1-based), so
+/// a display can point at `spec.template.spec.containers[name=nginx].image`.
+/// `schema` names keyed list elements as in [`line_map`].
+pub fn to_yaml_with_lines(
+    value: &Value,
+    schema: Option<Schema<'_>>,
+) -> (String, BTreeMap<String, usize>) {
+    let text = to_yaml(value);
+    // The text parses back to the value (see the round-trip test), so its
+    // tree has the lines.
+    let lines = match parse_yaml(&text) {
+        Ok(docs) => docs
+            .first()
+            .map(|d| line_map(d, schema))
+            .unwrap_or_default(),
+        Err(_) => BTreeMap::new(),
+    };
+    (text, lines)
 }
 
 fn write_map(out: &mut String, m: &Map<String, Value>, indent: usize) {
@@ -1180,6 +1218,30 @@ mod tests {
     }
 
     #[test]
+    fn nesting_is_bounded_through_aliases_too() {
+        let deep = format!("a: {}1{}\n", "[".repeat(300), "]".repeat(300));
+        // saphyr's own limit or ours, either way an error.
+        let err = parse(&deep).unwrap_err();
+        assert!(
+            err.message.contains("too deep") || err.message.contains("recursion limit"),
+            "{err}"
+        );
+        // Each anchor nests the previous one 100 levels deeper.
+        let mut text = format!("a0: &a0 {}1{}\n", "[".repeat(100), "]".repeat(100));
+        for i in 1..5 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} {}*a{p}{}\n",
+                "[".repeat(100),
+                "]".repeat(100)
+            ));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("too deep"), "{err}");
+        assert_eq!(err.line, 3);
+    }
+
+    #[test]
     fn documents_and_lines() {
         let text = "# c\n---\n---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\n---\n~\n---\nkind: B\n";
         let docs = parse(text).unwrap();
@@ -1217,6 +1279,24 @@ mod tests {
     }
 
     #[test]
+    fn json_floats_are_exact() {
+        // serde_json's default float parsing is not always correctly
+        // rounded; kapply enables float_roundtrip so JSON and YAML agree.
+        for f in [
+            "5e35",
+            "4.35",
+            "0.1",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+        ] {
+            let j = parse(&format!("{{\"a\": {f}}}")).unwrap()[0].to_value();
+            let y = parse(&format!("a: {f}")).unwrap()[0].to_value();
+            assert_eq!(j, y, "{f}");
+            assert_eq!(j["a"].as_f64(), f.parse::<f64>().ok(), "{f}");
+        }
+    }
+
+    #[test]
     fn line_map_uses_merge_keys() {
         let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1\n        args: [a, b]\n";
         let docs = parse(text).unwrap();
@@ -1242,6 +1322,8 @@ mod tests {
         assert_eq!(go_float32_g(0.0001), "0.0001");
         assert_eq!(go_float32_g(0.00001), "1e-05");
         assert_eq!(go_float32_g(-2.5e-7), "-2.5e-07");
+        assert_eq!(go_float32_g(1e39), ".inf");
+        assert_eq!(go_float32_g(-1e39), "-.inf");
     }
 
     #[test]
@@ -1260,6 +1342,32 @@ mod tests {
             "{text}"
         );
         assert_eq!(one(&text), v);
+    }
+
+    #[test]
+    fn rendered_yaml_has_a_line_map() {
+        let v = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": "a", "image": "x"}, {"name": "nginx", "image": "nginx:1", "args": ["a\nb\n"]}]}}}});
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let (text, lines) = to_yaml_with_lines(&v, schema);
+        let line_of = |l: usize| {
+            text.lines()
+                .nth(l - 1)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        assert_eq!(
+            line_of(lines["spec.template.spec.containers[name=nginx].image"]),
+            "image: nginx:1"
+        );
+        assert_eq!(line_of(lines["metadata.name"]), "name: web");
+        // A block scalar list item starts at its first content line.
+        assert_eq!(
+            line_of(lines["spec.template.spec.containers[name=nginx].args[0]"]),
+            "a"
+        );
     }
 
     proptest::proptest! {

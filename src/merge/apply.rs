@@ -1,18 +1,30 @@
 //! Applying patches to objects, as the API server does.
 //!
 //! [`apply_strategic`] follows apimachinery's strategic merge patch
-//! application (`StrategicMergeMapPatch` with `MergeParallelList` and
-//! `IgnoreUnmatchedNulls`), including its ordering rules for merged lists,
-//! so that the embedded API server stores what a real one would.
-//! [`apply_merge`] is JSON merge patch as the API server applies it.
+//! application (`StrategicMergeMapPatch`: `MergeParallelList` and
+//! `IgnoreUnmatchedNulls`), including its ordering of merged lists:
+//! `$setElementOrder` first, then the patch order, then the live order, with
+//! server-only elements interleaved by their live position (after a deletion
+//! apimachinery orders by the live list as modified in place; that is
+//! reproduced). [`apply_merge`] is JSON merge patch as the API server
+//! applies it (evanphx/json-patch).
 //!
-//! No I/O. Patch metadata comes from [`Schema`]; where the schema is unknown
-//! (custom resources, free-form fields) maps merge recursively and lists are
+//! Patch metadata comes from [`Schema`]. As with apimachinery's Go-struct
+//! metadata, merging two maps (or two lists) under a field the type does not
+//! have, or inside a map, scalar or free-form field, is an error. With no
+//! schema (`None`: custom resources) maps merge recursively and lists are
 //! replaced whole.
+//!
+//! Checked against `kubectl patch --local` in tests/smp.rs. Known difference:
+//! directive keys that apimachinery copies verbatim into new list elements
+//! are removed here (the API server drops them when it decodes the object);
+//! `null`s inside new list elements are kept, as apimachinery keeps them.
+//!
+//! No I/O.
 
 use super::MergeError;
 use crate::merge::path;
-use crate::patchmeta::{ListStrategy, Schema};
+use crate::patchmeta::{ListStrategy, Schema, Shape};
 use serde_json::{Map, Value};
 
 const DIRECTIVE: &str = "$patch";
@@ -62,22 +74,14 @@ pub fn apply_strategic(
 /// deletes, anything else replaces. Values that are inserted whole have
 /// their `null` members removed, as the server does.
 pub fn apply_merge(live: &Value, patch: &Value) -> Value {
-    match patch {
-        Value::Object(p) => {
-            let mut doc = match live {
-                Value::Object(m) => m.clone(),
-                _ => Map::new(),
-            };
-            if matches!(live, Value::Object(_)) {
-                merge_docs(&mut doc, p);
-            } else {
-                let mut whole = patch.clone();
-                prune_nulls(&mut whole);
-                return whole;
-            }
+    match (live, patch) {
+        (Value::Object(doc), Value::Object(p)) => {
+            let mut doc = doc.clone();
+            merge_docs(&mut doc, p);
             Value::Object(doc)
         }
-        other => {
+        // Not two objects: the patch replaces the document.
+        (_, other) => {
             let mut whole = other.clone();
             prune_nulls(&mut whole);
             whole
@@ -154,6 +158,39 @@ fn list_meta(field: Option<Schema<'_>>) -> (bool, String) {
     }
 }
 
+/// The schema of field `key` of a struct, for merging two maps there.
+/// apimachinery takes patch metadata from the Go types, so a field the type
+/// does not have, or a nested map inside a map, scalar or free-form value,
+/// is an error; without metadata (`None`) everything is allowed.
+fn lookup_struct<'a>(
+    schema: Option<Schema<'a>>,
+    key: &str,
+    at: &str,
+) -> Result<Option<Schema<'a>>> {
+    let Some(s) = schema else { return Ok(None) };
+    match s.shape() {
+        Shape::Struct => s.field(key).map(Some).ok_or_else(|| {
+            invalid(
+                at,
+                format!("unable to find api field for the json field {key:?}"),
+            )
+        }),
+        Shape::Map | Shape::List | Shape::Scalar | Shape::Unknown => Err(invalid(
+            at,
+            "merging an object in json but the data type is not a struct",
+        )),
+    }
+}
+
+/// The schema of list field `key`, for merging two lists there.
+fn lookup_slice<'a>(schema: Option<Schema<'a>>, key: &str, at: &str) -> Result<Option<Schema<'a>>> {
+    let field = lookup_struct(schema, key, at)?;
+    match field {
+        Some(f) if f.shape() != Shape::List => Err(invalid(at, "expected a list type")),
+        other => Ok(other),
+    }
+}
+
 /// `$setElementOrder/containers` -> `containers`.
 fn extract_key<'k>(key: &'k str, prefix: &str, path: &str) -> Result<&'k str> {
     match key.split_once('/') {
@@ -224,10 +261,10 @@ fn merge_map(
             }
             continue;
         }
-        let field = schema.and_then(|s| s.field(&key));
         let orig_v = original.remove(&key).unwrap_or(Value::Null);
         let merged = match (orig_v, patch_v) {
             (Value::Object(o), Value::Object(p)) => {
+                let field = lookup_struct(schema, &key, &here)?;
                 if field.is_some_and(|f| f.replace()) {
                     Value::Object(p)
                 } else {
@@ -235,6 +272,7 @@ fn merge_map(
                 }
             }
             (Value::Array(o), Value::Array(p)) => {
+                let field = lookup_slice(schema, &key, &here)?;
                 let (is_merge, merge_key) = list_meta(field);
                 if is_merge || is_delete_list {
                     let items = field.and_then(|f| f.items());
@@ -316,7 +354,7 @@ fn merge_ordered_lists(
             Some(Value::Array(a)) => Some(a.clone()),
             Some(_) => return Err(invalid(&here, "patch value is not a list")),
         };
-        let field = schema.and_then(|s| s.field(&key));
+        let field = lookup_slice(schema, &key, &here)?;
         let (is_merge, merge_key) = list_meta(field);
         validate_order(
             patch_list.as_deref().unwrap_or(&[]),
@@ -346,7 +384,7 @@ fn merge_ordered_lists(
         };
 
         let (patch_items, server_only) = if merge_key.is_empty() {
-            partition_primitives(merged, &order)
+            partition_primitives(merged, &order, &here)?
         } else {
             partition_maps(merged, &order, &merge_key, &here)?
         };
@@ -414,11 +452,23 @@ fn validate_order(patch_list: &[Value], order: &[Value], merge_key: &str, at: &s
 
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str, at: &str) -> Result<bool> {
     if merge_key.is_empty() {
-        return Ok(left == right);
+        return go_eq(left, right, at);
     }
     let l = key_of(left, merge_key, at)?;
     let r = key_of(right, merge_key, at)?;
-    Ok(l == r)
+    go_eq(l, r, at)
+}
+
+/// Go's `==` on decoded JSON values: two maps or two lists cannot be
+/// compared (apimachinery panics, the API server answers with an error).
+fn go_eq(a: &Value, b: &Value, at: &str) -> Result<bool> {
+    match (a, b) {
+        (Value::Object(_), Value::Object(_)) | (Value::Array(_), Value::Array(_)) => Err(invalid(
+            at,
+            "a merge key or list value is a map or list, which cannot be compared",
+        )),
+        _ => Ok(a == b),
+    }
 }
 
 /// The merge key value of a list element; an error when it has none.
@@ -477,7 +527,7 @@ fn merge_slice_vec(
         both.extend(patch.iter().cloned());
         let merged = deduplicate_scalars(both);
         let (patch_items, server_only) = if merge_key.is_empty() {
-            partition_primitives(merged, &patch)
+            partition_primitives(merged, &patch, at)?
         } else {
             partition_maps(merged, &patch, merge_key, at)?
         };
@@ -608,7 +658,9 @@ fn find_by_key(list: &[Value], merge_key: &str, value: &Value, at: &str) -> Resu
         let Value::Object(m) = v else {
             return Err(invalid(at, format!("list element {i} is not a map")));
         };
-        if m.get(merge_key) == Some(value) {
+        if let Some(k) = m.get(merge_key)
+            && go_eq(k, value, at)?
+        {
             return Ok(Some(i));
         }
     }
@@ -687,8 +739,16 @@ fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
     s
 }
 
-fn partition_primitives(merged: Vec<Value>, by: &[Value]) -> (Vec<Value>, Vec<Value>) {
-    merged.into_iter().partition(|v| by.contains(v))
+fn partition_primitives(
+    merged: Vec<Value>,
+    by: &[Value],
+    at: &str,
+) -> Result<(Vec<Value>, Vec<Value>)> {
+    // Go builds a set of `by`: maps and lists cannot be set members.
+    if by.iter().any(|v| v.is_object() || v.is_array()) {
+        return Err(invalid(at, "a primitive list's order holds maps or lists"));
+    }
+    Ok(merged.into_iter().partition(|v| by.contains(v)))
 }
 
 fn partition_maps(
@@ -723,13 +783,7 @@ fn normalize_element_order(
 ) -> Result<Vec<Value>> {
     let patch = normalize_slice_order(patch, patch_order, merge_key, kind, at)?;
     let server_only = normalize_slice_order(server_only, server_order, merge_key, kind, at)?;
-    Ok(merge_sorted(
-        server_only,
-        patch,
-        server_order,
-        merge_key,
-        kind,
-    ))
+    merge_sorted(server_only, patch, server_order, merge_key, kind, at)
 }
 
 fn merge_sorted(
@@ -738,7 +792,8 @@ fn merge_sorted(
     server_order: &[Value],
     merge_key: &str,
     kind: TypeClass,
-) -> Vec<Value> {
+    at: &str,
+) -> Result<Vec<Value>> {
     let mut out = Vec::with_capacity(left.len() + right.len());
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
@@ -748,32 +803,43 @@ fn merge_sorted(
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (Some(l), Some(r)) => {
-                let li = index_of(server_order, l, merge_key, kind);
-                let ri = index_of(server_order, r, merge_key, kind);
+                let li = index_of(server_order, l, merge_key, kind, at)?;
+                let ri = index_of(server_order, r, merge_key, kind, at)?;
                 matches!((li, ri), (Some(li), Some(ri)) if li < ri)
             }
         };
         let next = if take_left { left.next() } else { right.next() };
         out.extend(next);
     }
-    out
+    Ok(out)
 }
 
 /// Position of an item in a list: by merge key for maps, by value otherwise.
-fn index_of(list: &[Value], item: &Value, merge_key: &str, kind: TypeClass) -> Option<usize> {
-    if kind == TypeClass::Map {
-        // A missing key compares like Go's nil map lookup.
-        let key = |v: &Value| -> Option<Value> {
-            match v {
-                Value::Object(m) => m.get(merge_key).filter(|k| !k.is_null()).cloned(),
-                _ => None,
+fn index_of(
+    list: &[Value],
+    item: &Value,
+    merge_key: &str,
+    kind: TypeClass,
+    at: &str,
+) -> Result<Option<usize>> {
+    // For maps compare merge key values; a missing key (or a non-map item)
+    // reads as Go's nil, like a null.
+    let key = |v: &Value| -> Value {
+        match v {
+            Value::Object(m) if kind == TypeClass::Map => {
+                m.get(merge_key).cloned().unwrap_or(Value::Null)
             }
-        };
-        let wanted = key(item);
-        list.iter().position(|v| key(v) == wanted)
-    } else {
-        list.iter().position(|v| v == item)
+            _ if kind == TypeClass::Map => Value::Null,
+            other => other.clone(),
+        }
+    };
+    let wanted = key(item);
+    for (i, v) in list.iter().enumerate() {
+        if go_eq(&key(v), &wanted, at)? {
+            return Ok(Some(i));
+        }
     }
+    Ok(None)
 }
 
 fn normalize_slice_order(
@@ -783,7 +849,7 @@ fn normalize_slice_order(
     kind: TypeClass,
     at: &str,
 ) -> Result<Vec<Value>> {
-    let (mut to_sort, to_delete) = if kind == TypeClass::Map {
+    let (to_sort, to_delete) = if kind == TypeClass::Map {
         for v in to_sort.iter().chain(order.iter()) {
             key_of(v, merge_key, at)?;
         }
@@ -793,19 +859,24 @@ fn normalize_slice_order(
     } else {
         (to_sort, Vec::new())
     };
-    // The comparator is not a strict order (unknown items compare "less"),
-    // so the result depends on the algorithm: use Go's stable sort.
-    let less = |a: &Value, b: &Value| -> bool {
-        if let Some(ia) = index_of(order, a, merge_key, kind)
-            && let Some(ib) = index_of(order, b, merge_key, kind)
-        {
-            return ia < ib;
+    // The comparator only depends on each item's position in `order`.
+    let mut keyed = Vec::with_capacity(to_sort.len());
+    for v in to_sort {
+        let pos = index_of(order, &v, merge_key, kind, at)?;
+        keyed.push((pos, v));
+    }
+    // It is not a strict order (unknown items compare "less"), so the result
+    // depends on the algorithm: use Go's stable sort.
+    let less = |a: &(Option<usize>, Value), b: &(Option<usize>, Value)| -> bool {
+        match (a.0, b.0) {
+            (Some(ia), Some(ib)) => ia < ib,
+            _ => true,
         }
-        true
     };
-    go_stable_sort(&mut to_sort, &less);
-    to_sort.extend(to_delete);
-    Ok(to_sort)
+    go_stable_sort(&mut keyed, &less);
+    let mut sorted: Vec<Value> = keyed.into_iter().map(|(_, v)| v).collect();
+    sorted.extend(to_delete);
+    Ok(sorted)
 }
 
 /// Go's `sort.SliceStable`: insertion sort on blocks of 20, then
