@@ -124,20 +124,15 @@ pub async fn seed(server: &RunningServer) -> anyhow::Result<()> {
 /// [`ApiServer::handle`].
 pub fn seed_api(api: &ApiServer) -> anyhow::Result<()> {
     let kubectl = Kubectl::new(api);
-    // 1. `kubectl apply -f first/`: files in lexical order.
-    let first: Vec<(&str, &str)> = DEMO_FILES[..4]
+    // 1. `kubectl apply -f first/`: files in lexical order; the objects in
+    //    sync now were applied as they are in assets/demo/.
+    let in_sync = DEMO_FILES[..4].iter().map(|f| ("assets/demo", f));
+    let older = HISTORY_FILES
         .iter()
-        .map(|(name, text)| (*name, *text))
-        .chain(
-            HISTORY_FILES
-                .iter()
-                .filter(|(name, _)| *name != "07-widget.yaml")
-                .map(|(name, text)| (*name, *text)),
-        )
-        .collect();
-    for (name, text) in first {
-        let path = format!("assets/demo-history/{name}");
-        for m in read_manifests(text, &path)? {
+        .filter(|(name, _)| *name != "07-widget.yaml")
+        .map(|f| ("assets/demo-history", f));
+    for (dir, (name, text)) in in_sync.chain(older) {
+        for m in read_manifests(text, &format!("{dir}/{name}"))? {
             kubectl.apply_new(&m)?;
         }
     }
@@ -354,7 +349,12 @@ impl<'a> Kubectl<'a> {
         self.send(&what, Method::GET, &object, None, 404)?;
         if let Some(ns) = &m.id.namespace {
             // Its answer does not matter: the POST reports a missing namespace.
-            self.request(&what, &Method::GET, &format!("/api/v1/namespaces/{ns}"), None)?;
+            self.request(
+                &what,
+                &Method::GET,
+                &format!("/api/v1/namespaces/{ns}"),
+                None,
+            )?;
         }
         let body = crate::merge::creation_body(&m.object);
         self.send(
@@ -365,5 +365,277 @@ impl<'a> Kubectl<'a> {
             201,
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{FieldAction, FieldChange, LAST_APPLIED, PatchType};
+    use crate::plan::{self, ObjectAction, ObjectPlan, PlanOptions};
+    use crate::server::ServerOptions;
+
+    async fn seeded() -> RunningServer {
+        let server = crate::server::start(ServerOptions::default())
+            .await
+            .unwrap();
+        seed(&server).await.unwrap();
+        server
+    }
+
+    /// The object as `kubectl get -o json` reads it.
+    fn get(server: &RunningServer, path: &str) -> Value {
+        let resp =
+            server
+                .api()
+                .handle(&Method::GET, &path.parse().unwrap(), &HeaderMap::new(), &[]);
+        assert_eq!(resp.status(), 200, "GET {path}");
+        serde_json::from_slice(resp.body()).unwrap()
+    }
+
+    fn deployment(server: &RunningServer) -> Value {
+        get(
+            server,
+            "/apis/apps/v1/namespaces/demo/deployments/nginx-deployment",
+        )
+    }
+
+    fn last_applied_of(obj: &Value) -> Option<Value> {
+        obj["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .map(|s| serde_json::from_str(s).unwrap())
+    }
+
+    fn managed_entry<'v>(obj: &'v Value, manager: &str) -> &'v Value {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .unwrap_or_else(|| panic!("no managedFields entry of {manager}: {obj:#}"))
+    }
+
+    /// The current manifest of an assets/demo file.
+    fn current(file: &str) -> Manifest {
+        let text = DEMO_FILES
+            .iter()
+            .find(|(name, _)| *name == file)
+            .map(|(_, text)| *text)
+            .unwrap();
+        let mut ms = read_manifests(text, file).unwrap();
+        assert_eq!(ms.len(), 1, "{file}");
+        ms.remove(0)
+    }
+
+    fn field<'p>(plan: &'p ObjectPlan, path: &str) -> &'p FieldChange {
+        plan.fields
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no field {path} in {:#?}", plan.fields))
+    }
+
+    #[test]
+    fn manifests_parse_as_yaml_objects() {
+        assert_eq!(DEMO_FILES.len(), 8);
+        for (name, text) in DEMO_FILES.iter().chain(HISTORY_FILES) {
+            let v: Value = serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(v["apiVersion"].is_string(), "{name}");
+            assert!(v["kind"].is_string(), "{name}");
+            assert!(v["metadata"]["name"].is_string(), "{name}");
+            assert_eq!(v["metadata"]["labels"]["app"], "demo", "{name}");
+        }
+    }
+
+    #[test]
+    fn writes_the_manifest_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("manifests");
+        write_demo_manifests(&target).unwrap();
+        for (name, text) in DEMO_FILES {
+            assert_eq!(std::fs::read_to_string(target.join(name)).unwrap(), *text);
+        }
+        // The history is not part of what the user reviews.
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            DEMO_FILES.len()
+        );
+    }
+
+    #[test]
+    fn history_is_the_older_content_of_the_same_objects() {
+        for (name, old) in HISTORY_FILES {
+            let old = &read_manifests(old, name).unwrap()[0];
+            match DEMO_FILES.iter().find(|(n, _)| n == name) {
+                Some(_) => {
+                    let now = current(name);
+                    assert_eq!(old.id, now.id, "{name}");
+                    assert_ne!(old.object, now.object, "{name}");
+                }
+                // The prune candidate: gone from the directory.
+                None => assert!(
+                    !DEMO_FILES
+                        .iter()
+                        .any(|(_, t)| t.contains(&format!("name: {}", old.id.name))),
+                    "{name}"
+                ),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn deployment_was_applied_then_scaled() {
+        let server = seeded().await;
+        let dep = deployment(&server);
+        assert_eq!(dep["spec"]["replicas"], 2);
+        let la = last_applied_of(&dep).unwrap();
+        assert_eq!(la["spec"]["minReadySeconds"], 5);
+        assert_eq!(
+            la["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.14.2"
+        );
+        assert!(la["spec"].get("replicas").is_none());
+        // Server defaults, not written by anyone in the story.
+        assert_eq!(dep["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        assert_eq!(
+            dep["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+            "IfNotPresent"
+        );
+        // `kubectl scale` sends no fieldManager: the server names the
+        // manager after the User-Agent.
+        let scale = managed_entry(&dep, "kubectl");
+        assert_eq!(scale["subresource"], "scale");
+        assert_eq!(scale["operation"], "Update");
+        assert_eq!(scale["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+        let apply = managed_entry(&dep, "kubectl-client-side-apply");
+        assert!(apply.get("subresource").is_none());
+        assert!(apply["fieldsV1"]["f:spec"].get("f:replicas").is_none());
+        assert!(
+            apply["fieldsV1"]["f:spec"]
+                .get("f:minReadySeconds")
+                .is_some()
+        );
+        assert_eq!(
+            plan::field_owners(&dep)
+                .get("spec.replicas")
+                .map(String::as_str),
+            Some("kubectl")
+        );
+    }
+
+    #[tokio::test]
+    async fn deployment_plan_is_the_reference_walkthrough() {
+        let server = seeded().await;
+        let live = deployment(&server);
+        let p = plan::plan_object(
+            &current("04-simple_deployment.yaml"),
+            Some(&live),
+            &PlanOptions::default(),
+        );
+        assert_eq!(p.action, ObjectAction::Update, "{p:#?}");
+        let replicas = field(&p, "spec.replicas");
+        assert_eq!(replicas.action, FieldAction::Keep);
+        assert_eq!(replicas.live, Some(json!(2)));
+        let min = field(&p, "spec.minReadySeconds");
+        assert_eq!(min.action, FieldAction::Clear);
+        assert_eq!(min.last_applied, Some(json!(5)));
+        let image = field(&p, "spec.template.spec.containers[name=nginx].image");
+        assert_eq!(image.action, FieldAction::Set);
+        assert_eq!(image.config, Some(json!("nginx:1.16.1")));
+        assert_eq!(image.live, Some(json!("nginx:1.14.2")));
+    }
+
+    #[tokio::test]
+    async fn other_objects_of_the_story() {
+        let server = seeded().await;
+        let cm = |name: &str| {
+            get(
+                &server,
+                &format!("/api/v1/namespaces/demo/configmaps/{name}"),
+            )
+        };
+        // The prune candidate: applied, labelled, no manifest.
+        let old = cm("old-settings");
+        assert_eq!(old["metadata"]["labels"]["app"], "demo");
+        assert_eq!(last_applied_of(&old).unwrap()["data"]["MODE"], "legacy");
+        // Imperative: no annotation; created and labelled by kubectl.
+        let flags = cm("feature-flags");
+        assert!(last_applied_of(&flags).is_none(), "{flags:#}");
+        assert_eq!(flags["metadata"]["labels"]["app"], "demo");
+        assert_eq!(flags["data"]["legacy-ui"], "on");
+        managed_entry(&flags, "kubectl-create");
+        managed_entry(&flags, "kubectl-label");
+        // Secret: applied with the old password.
+        let secret = get(&server, "/api/v1/namespaces/demo/secrets/db-credentials");
+        assert_eq!(secret["data"]["password"], "czNjcjN0");
+        assert_eq!(last_applied_of(&secret).unwrap()["data"], secret["data"]);
+        // Widget: applied with size 3, then spec.owner by kubectl patch.
+        let w = get(
+            &server,
+            "/apis/demo.kapply.dev/v1/namespaces/demo/widgets/sprocket",
+        );
+        assert_eq!(w["spec"]["size"], 3);
+        assert_eq!(w["spec"]["owner"], "team-a");
+        assert!(last_applied_of(&w).unwrap()["spec"].get("owner").is_none());
+        assert_eq!(
+            plan::field_owners(&w).get("spec.owner").map(String::as_str),
+            Some("kubectl-patch")
+        );
+        // The Service got its defaults from the server.
+        let svc = get(&server, "/api/v1/namespaces/demo/services/nginx");
+        assert_eq!(svc["spec"]["ports"][0]["protocol"], "TCP");
+        assert!(svc["spec"]["clusterIP"].is_string());
+    }
+
+    /// Planning the directory the user reviews: in sync where the story
+    /// says so, an update everywhere else.
+    #[tokio::test]
+    async fn the_directory_plans_as_the_story_says() {
+        let server = seeded().await;
+        for (file, _) in DEMO_FILES {
+            let m = current(file);
+            let live = server
+                .store()
+                .get(
+                    &m.id.api_version(),
+                    &m.id.kind,
+                    m.id.namespace.as_deref(),
+                    &m.id.name,
+                )
+                .unwrap_or_else(|| panic!("{} is live", m.id));
+            let p = plan::plan_object(&m, Some(&live), &PlanOptions::default());
+            let expected = match *file {
+                "00-namespace.yaml"
+                | "01-crd-widgets.yaml"
+                | "02-configmap-settings.yaml"
+                | "03-service.yaml" => ObjectAction::Unchanged,
+                _ => ObjectAction::Update,
+            };
+            assert_eq!(p.action, expected, "{file}: {p:#?}");
+            match *file {
+                "05-feature-flags.yaml" => {
+                    assert!(p.warnings.iter().any(|w| w.contains("missing")), "{p:#?}");
+                    assert_eq!(field(&p, "data.dark-mode").action, FieldAction::Set);
+                    assert_eq!(field(&p, "data.legacy-ui").action, FieldAction::Keep);
+                }
+                "06-secret.yaml" => {
+                    assert_eq!(field(&p, "data.password").action, FieldAction::Set);
+                }
+                "07-widget.yaml" => {
+                    assert_eq!(p.patch.as_ref().unwrap().kind, PatchType::Merge);
+                    assert_eq!(field(&p, "spec.size").action, FieldAction::Set);
+                    assert_eq!(field(&p, "spec.owner").action, FieldAction::Keep);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn seeding_twice_fails_naming_the_object() {
+        let server = seeded().await;
+        let err = seed(&server).await.unwrap_err().to_string();
+        assert!(err.contains("Namespace demo"), "{err}");
+        assert!(err.contains("assets/demo/00-namespace.yaml"), "{err}");
+        assert!(err.contains("answered 200 (expected 404)"), "{err}");
     }
 }
