@@ -9,4 +9,5 @@ pub mod merge;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;
+pub mod server;
 pub mod yaml;

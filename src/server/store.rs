@@ -1,0 +1,152 @@
+//! The in-memory object store: objects by resource, namespace and name, a
+//! global resourceVersion counter, cluster IP allocation.
+
+use super::resources::{self, ResourceInfo};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+/// (group, plural, namespace or "", name)
+pub type Key = (String, String, String, String);
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub objects: BTreeMap<Key, Value>,
+    pub rv: u64,
+    next_ip: u32,
+    uid_seq: u64,
+}
+
+impl State {
+    pub fn next_rv(&mut self) -> String {
+        self.rv += 1;
+        self.rv.to_string()
+    }
+
+    pub fn next_ip(&mut self) -> String {
+        self.next_ip += 1;
+        // 10.96.0.0/12 minus the first address (the kubernetes Service).
+        let n = self.next_ip + 1;
+        format!("10.96.{}.{}", (n >> 8) & 0xff, n & 0xff)
+    }
+
+    pub fn ip_in_use(&self, ip: &str) -> bool {
+        self.objects.iter().any(|((g, p, _, _), o)| {
+            g.is_empty() && p == "services" && o["spec"]["clusterIP"] == ip
+        })
+    }
+
+    pub fn next_uid(&mut self, seed: &str) -> String {
+        self.uid_seq += 1;
+        let h = Sha256::digest(format!("{seed}/{}/{}", self.uid_seq, now()));
+        let hex: String = h.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-4{}-a{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[13..16],
+            &hex[17..20],
+            &hex[20..32]
+        )
+    }
+
+    /// Built-in resources plus those of stored CRDs.
+    pub fn resources(&self) -> Vec<ResourceInfo> {
+        let mut out = resources::builtin();
+        for ((g, p, _, _), crd) in &self.objects {
+            if g == "apiextensions.k8s.io" && p == "customresourcedefinitions" {
+                for r in resources::from_crd(crd) {
+                    // A CRD may not shadow a built-in kind.
+                    if !out.iter().any(|b| {
+                        b.group == r.group && b.version == r.version && b.plural == r.plural
+                    }) {
+                        out.push(r);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn find_kind(&self, api_version: &str, kind: &str) -> Option<ResourceInfo> {
+        self.resources()
+            .into_iter()
+            .find(|r| r.api_version() == api_version && r.kind == kind)
+    }
+}
+
+/// The store: one lock over all state (requests are short and synchronous).
+#[derive(Debug, Default)]
+pub struct Store {
+    state: Mutex<State>,
+}
+
+pub fn key(r: &ResourceInfo, ns: Option<&str>, name: &str) -> Key {
+    (
+        r.group.clone(),
+        r.plural.clone(),
+        ns.unwrap_or_default().to_string(),
+        name.to_string(),
+    )
+}
+
+/// RFC 3339 UTC, whole seconds, as Kubernetes writes timestamps.
+pub fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+impl Store {
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave half-written objects
+        // (writes are single inserts), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The stored object, by apiVersion and kind.
+    pub fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let st = self.lock();
+        let r = st.find_kind(api_version, kind)?;
+        let ns = if r.namespaced { namespace } else { None };
+        let mut o = st.objects.get(&key(&r, ns, name))?.clone();
+        o["apiVersion"] = Value::from(r.api_version());
+        Some(o)
+    }
+
+    /// All stored objects of a kind (in one namespace when given).
+    pub fn list(&self, api_version: &str, kind: &str, namespace: Option<&str>) -> Vec<Value> {
+        let st = self.lock();
+        let Some(r) = st.find_kind(api_version, kind) else {
+            return Vec::new();
+        };
+        st.objects
+            .iter()
+            .filter(|((g, p, ns, _), _)| {
+                *g == r.group && *p == r.plural && namespace.is_none_or(|n| n == ns)
+            })
+            .map(|(_, o)| {
+                let mut o = o.clone();
+                o["apiVersion"] = Value::from(r.api_version());
+                o
+            })
+            .collect()
+    }
+
+    /// Every stored object.
+    pub fn all(&self) -> Vec<Value> {
+        self.lock().objects.values().cloned().collect()
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.lock().rv
+    }
+}
