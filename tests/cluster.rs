@@ -12,8 +12,8 @@ use kapply::plan::{ObjectAction, ObjectPlan, Plan};
 use kapply::server::{RecordedRequest, RunningServer, ServerOptions, start};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
+use tokio::process::Command;
 
 struct Env {
     server: RunningServer,
@@ -97,13 +97,14 @@ impl Env {
 
     /// Run kubectl against the server; `None` when kubectl is missing
     /// (an error under `KAPPLY_CI`).
-    fn kubectl(&self, args: &[&str], env: &[(&str, &str)]) -> Option<(i32, String, String)> {
+    async fn kubectl(&self, args: &[&str], env: &[(&str, &str)]) -> Option<(i32, String, String)> {
+        // Async: the embedded server runs on this test's runtime.
         let mut cmd = Command::new("kubectl");
         cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        match cmd.output() {
+        match cmd.output().await {
             Ok(o) => Some((
                 o.status.code().unwrap_or(-1),
                 String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -311,7 +312,10 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
         let annotation = body["metadata"]["annotations"][LAST_APPLIED]
             .as_str()
             .unwrap();
-        assert!(annotation.ends_with('\n'), "annotation as kubectl writes it");
+        assert!(
+            annotation.ends_with('\n'),
+            "annotation as kubectl writes it"
+        );
     }
 
     let live = e
@@ -400,17 +404,17 @@ async fn kubectl_finds_nothing_to_change_after_kapply_and_the_reverse() {
     assert!(results.iter().all(|r| r.ok), "{results:#?}");
     let dir = e.manifests();
     let dir = dir.to_str().unwrap();
-    let Some((code, out, err)) = e.kubectl(&["diff", "-f", dir], &[]) else {
+    let Some((code, out, err)) = e.kubectl(&["diff", "-f", dir], &[]).await else {
         return;
     };
     assert_eq!(code, 0, "kubectl diff after kapply apply:\n{out}\n{err}");
-    let (code, out, err) = e.kubectl(&["apply", "-f", dir], &[]).unwrap();
+    let (code, out, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("unchanged").count(), 3, "{out}");
 
     // The reverse: kubectl applies a change, kapply sees nothing to do.
     e.write("app.yaml", &BASIC.replace("color: blue", "color: green"));
-    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).unwrap();
+    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
     assert_eq!(code, 0, "{err}");
     let plan = e.plan().await;
     for o in &plan.objects {
@@ -439,8 +443,19 @@ async fn planning_costs_one_list_per_group_not_a_get_per_object() {
     let results = e.apply_all(&plan).await;
     assert!(results.iter().all(|r| r.ok), "{results:#?}");
 
+    // A fresh session: its discovery cache is empty.
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     e.server.clear_requests();
-    let plan = e.plan().await;
+    let plan = session
+        .plan(&load(&e.load_opts()), &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
     assert_eq!(plan.objects.len(), 32);
     assert!(
         plan.objects
@@ -584,7 +599,9 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
     );
     let plan = e.plan().await;
     // Someone else writes the ConfigMap between plan and apply.
-    let mut cm = e.get("/api/v1/namespaces/demo/configmaps/settings").unwrap();
+    let mut cm = e
+        .get("/api/v1/namespaces/demo/configmaps/settings")
+        .unwrap();
     cm["data"]["extra"] = json!("x");
     e.server.api().put_object_as(cm, "someone").unwrap();
     let results = e.apply_all(&plan).await;
@@ -594,7 +611,9 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
         r.message.contains("changed since the plan") && r.message.contains("review again"),
         "{r:?}"
     );
-    let live = e.get("/api/v1/namespaces/demo/configmaps/settings").unwrap();
+    let live = e
+        .get("/api/v1/namespaces/demo/configmaps/settings")
+        .unwrap();
     assert_eq!(live["data"]["color"], "blue", "not overwritten");
     assert_eq!(
         result(&results, "Deployment demo/web").message,
@@ -650,9 +669,7 @@ async fn invalid_change_fails_in_the_dry_run_alone() {
         .requests()
         .into_iter()
         .filter(|q| {
-            q.method == "PATCH"
-                && q.path.contains("deployments")
-                && !q.query.contains_key("dryRun")
+            q.method == "PATCH" && q.path.contains("deployments") && !q.query.contains_key("dryRun")
         })
         .count();
     assert_eq!(
@@ -864,6 +881,7 @@ fn applyset(parent: &str) -> PruneOptions {
     PruneOptions {
         mode: PruneMode::ApplySet {
             parent: parent.into(),
+            tooling: None,
         },
     }
 }
@@ -917,7 +935,11 @@ metadata:
 
 /// Plan, apply and prune with an ApplySet, as `kapply apply --prune --applyset` does.
 async fn kapply_apply_set(e: &Env, parent: &str) -> Planned {
-    let planned = e.plan_with(&applyset(parent)).await;
+    kapply_apply_set_with(e, &applyset(parent)).await
+}
+
+async fn kapply_apply_set_with(e: &Env, prune: &PruneOptions) -> Planned {
+    let planned = e.plan_with(prune).await;
     let results = e
         .session
         .apply(
@@ -973,9 +995,12 @@ async fn applyset_parent_labels_and_prune() {
         cm["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
         id.as_str()
     );
-    let annotation: Value =
-        serde_json::from_str(cm["metadata"]["annotations"][LAST_APPLIED].as_str().unwrap())
-            .unwrap();
+    let annotation: Value = serde_json::from_str(
+        cm["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(
         annotation["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
         id.as_str(),
@@ -983,7 +1008,10 @@ async fn applyset_parent_labels_and_prune() {
     );
 
     // Keep only ConfigMap one: ConfigMap two and the Deployment kind go.
-    e.write("set.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n");
+    e.write(
+        "set.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
     let planned = e.plan_with(&applyset("myset")).await;
     assert_eq!(pruned_names(&planned), ["ConfigMap two", "Deployment web"]);
     let reason = find(&planned.plan, "ConfigMap", "two")
@@ -1012,10 +1040,24 @@ async fn applyset_parent_labels_and_prune() {
 async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
     let e = demo_env().await;
     e.write("set.yaml", SET);
-    kapply_apply_set(&e, "configmaps/myset").await;
+    // kubectl refuses a parent whose tooling names another tool, so a set
+    // meant for both tools is written with kubectl's tooling value.
+    kapply_apply_set_with(
+        &e,
+        &PruneOptions {
+            mode: PruneMode::ApplySet {
+                parent: "configmaps/myset".into(),
+                tooling: Some("kubectl/v1.32.5".into()),
+            },
+        },
+    )
+    .await;
     let dir = e.manifests();
     let dir = dir.to_str().unwrap();
-    e.write("set.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n");
+    e.write(
+        "set.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
     let args = [
         "apply",
         "-n",
@@ -1025,7 +1067,7 @@ async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
         "-f",
         dir,
     ];
-    let Some((code, out, err)) = e.kubectl(&args, &[("KUBECTL_APPLYSET", "true")]) else {
+    let Some((code, out, err)) = e.kubectl(&args, &[("KUBECTL_APPLYSET", "true")]).await else {
         return;
     };
     assert_eq!(code, 0, "kubectl on kapply's set:\n{out}\n{err}");
@@ -1042,9 +1084,13 @@ async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
 
     // The reverse: kubectl grows the set, kapply prunes it.
     e.write("set.yaml", &SET.replace("name: one", "name: three"));
-    e.write("one.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n");
+    e.write(
+        "one.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
     let (code, out, err) = e
         .kubectl(&args, &[("KUBECTL_APPLYSET", "true")])
+        .await
         .unwrap();
     assert_eq!(code, 0, "{out}\n{err}");
     e.remove("set.yaml");
@@ -1061,6 +1107,18 @@ async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
     kapply_apply_set(&e, "configmaps/myset").await;
     assert!(e.get("/api/v1/namespaces/demo/configmaps/three").is_none());
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_some());
+    // kapply kept kubectl's tooling, so kubectl still manages the set.
+    let parent = e.get("/api/v1/namespaces/demo/configmaps/myset").unwrap();
+    let tool = parent["metadata"]["annotations"]["applyset.kubernetes.io/tooling"]
+        .as_str()
+        .unwrap();
+    assert!(tool.starts_with("kubectl/"), "{tool}");
+    let (code, out, err) = e
+        .kubectl(&args, &[("KUBECTL_APPLYSET", "true")])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("unchanged"), "{out}");
 }
 
 /// A server in front of the embedded one that answers 403 to LIST of
@@ -1092,9 +1150,9 @@ async fn forbidding_proxy(server: &RunningServer) -> String {
                             {
                                 let status = json!({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,
                                     "message": "configmaps is forbidden: User \"test\" cannot list resource \"configmaps\""});
-                                let mut resp = hyper::Response::new(Full::new(
-                                    bytes::Bytes::from(status.to_string()),
-                                ));
+                                let mut resp = hyper::Response::new(Full::new(bytes::Bytes::from(
+                                    status.to_string(),
+                                )));
                                 *resp.status_mut() = http::StatusCode::FORBIDDEN;
                                 return Ok::<_, std::convert::Infallible>(resp);
                             }

@@ -68,6 +68,10 @@ fn fail(object: String, message: String) -> ObjectResult {
     }
 }
 
+fn created_meanwhile() -> String {
+    "created by someone else since the plan; re-plan and review again".into()
+}
+
 fn is_first(p: &ObjectPlan) -> bool {
     (p.api_version == "v1" && p.kind == "Namespace")
         || (p.api_version.starts_with("apiextensions.k8s.io/")
@@ -162,6 +166,9 @@ impl Session {
             for (i, w, r) in checked {
                 let name = describe_plan(&items[i].plan);
                 match r {
+                    Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
+                        results[i] = Some(fail(name, created_meanwhile()))
+                    }
                     Err(e) => results[i] = Some(fail(name, e.to_string())),
                     Ok(()) if opts.dry_run => {
                         let m = match w {
@@ -321,10 +328,7 @@ impl Session {
         match w {
             Write::Create { .. } => match self.send_write(w, false).await {
                 Ok(()) => ok(name, "created"),
-                Err(e) if e.code() == 409 => fail(
-                    name,
-                    "created by someone else since the plan; re-plan and review again".into(),
-                ),
+                Err(e) if e.code() == 409 => fail(name, created_meanwhile()),
                 Err(e) => fail(name, e.to_string()),
             },
             Write::Patch { rv, get, .. } => {

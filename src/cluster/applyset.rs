@@ -50,6 +50,8 @@ pub struct ApplySet {
     /// `Kind.group` and namespaces of the current manifests.
     pub current_kinds: BTreeSet<String>,
     pub current_namespaces: BTreeSet<String>,
+    /// The `applyset.kubernetes.io/tooling` value written on the parent.
+    pub tooling: String,
 }
 
 impl ApplySet {
@@ -79,7 +81,7 @@ impl ApplySet {
             "name": self.name,
             "labels": {ID_LABEL: self.id},
             "annotations": {
-                TOOLING: tooling(),
+                TOOLING: self.tooling,
                 GROUP_KINDS: kinds.iter().cloned().collect::<Vec<_>>().join(","),
                 ADDITIONAL_NAMESPACES: self.additional(namespaces),
             }
@@ -139,7 +141,17 @@ fn split_list(v: Option<&str>) -> BTreeSet<String> {
 impl Session {
     /// Read (or prepare to create) the ApplySet parent named by `spec`.
     /// A namespaced parent lives in the session's namespace.
-    pub async fn applyset(&self, spec: &str) -> Result<ApplySet, ClusterError> {
+    ///
+    /// `tooling`: the tooling annotation to write. `None`: `kapply/v<version>`,
+    /// except that a parent kubectl manages keeps kubectl's value, because
+    /// kubectl refuses to touch a set whose tooling names another tool
+    /// ("managed by tooling \"kapply\" instead of \"kubectl\""). Pass
+    /// `Some("kubectl/v1.32.5")` to create a set kubectl can prune later.
+    pub async fn applyset(
+        &self,
+        spec: &str,
+        tooling: Option<&str>,
+    ) -> Result<ApplySet, ClusterError> {
         let (group, plural, name) = parse_parent(spec)?;
         let parent = self.discovery.resolve_plural(self, &group, &plural).await?;
         let namespace = parent.namespaced.then(|| self.namespace.clone());
@@ -167,6 +179,7 @@ impl Session {
             recorded_namespaces: BTreeSet::new(),
             current_kinds: BTreeSet::new(),
             current_namespaces: BTreeSet::new(),
+            tooling: tooling.map(str::to_string).unwrap_or_else(self::tooling),
         };
         let Some(live) = live else {
             if !creatable {
@@ -203,6 +216,9 @@ impl Session {
                     "ApplySet parent {} is managed by {tool:?}, not kapply or kubectl",
                     set.reference()
                 )));
+            }
+            if base == "kubectl" && tooling.is_none() {
+                set.tooling = tool.to_string();
             }
         }
         set.recorded_kinds = split_list(annotation(GROUP_KINDS));
@@ -294,6 +310,7 @@ mod tests {
                 .map(String::from)
                 .into(),
             current_namespaces: ["demo", "other"].map(String::from).into(),
+            tooling: tooling(),
         };
         let (k, n) = set.union();
         let body = set.parent_body(&k, &n);
@@ -307,6 +324,10 @@ mod tests {
         );
         assert_eq!(body["metadata"]["labels"][ID_LABEL], set.id);
         assert_eq!(body["kind"], "Secret");
+        assert_eq!(
+            body["metadata"]["annotations"][TOOLING],
+            format!("kapply/v{}", env!("CARGO_PKG_VERSION"))
+        );
         assert_eq!(set.reference(), "secrets/myset");
     }
 }

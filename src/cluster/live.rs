@@ -3,7 +3,7 @@
 //! back to one GET per object where LIST is forbidden; then prune candidates.
 
 use super::applyset::{ApplySet, PART_OF_LABEL};
-use super::deps::{Loaded, Manifest, PlanOptions, plan_object, prune_candidate};
+use super::deps::{Loaded, Manifest, PlanOptions, error_object, plan_object, prune_candidate};
 use super::discovery::ResourceInfo;
 use super::selector::LabelSelector;
 use super::{
@@ -38,7 +38,12 @@ pub enum PruneMode {
         allowlist: Vec<String>,
     },
     /// `--prune --applyset [RESOURCE.GROUP/]NAME` (default a Secret).
-    ApplySet { parent: String },
+    /// `tooling`: see [`Session::applyset`] (`None`: `kapply/v<version>`,
+    /// or kubectl's value on a parent kubectl manages).
+    ApplySet {
+        parent: String,
+        tooling: Option<String>,
+    },
 }
 
 /// kubectl's default `--prune-allowlist`.
@@ -145,8 +150,8 @@ impl Session {
                     ));
                 }
             },
-            PruneMode::ApplySet { parent } => {
-                let set = self.applyset(parent).await?;
+            PruneMode::ApplySet { parent, tooling } => {
+                let set = self.applyset(parent, tooling.as_deref()).await?;
                 for m in &mut manifests {
                     set_label(&mut m.object, PART_OF_LABEL, &set.id);
                 }
@@ -245,21 +250,15 @@ impl Session {
         let mut objects: Vec<ObjectPlan> = loaded
             .errors
             .iter()
-            .map(|e| ObjectPlan {
-                api_version: String::new(),
-                kind: String::new(),
-                namespace: None,
-                name: String::new(),
-                source: None,
-                action: ObjectAction::Error,
-                fields: Vec::new(),
-                patch: None,
-                last_applied: None,
-                warnings: Vec::new(),
-                error: Some(e.to_string()),
-                prune_reason: None,
-                config: None,
-                live: None,
+            .map(|e| {
+                error_object(
+                    "",
+                    "",
+                    None,
+                    "",
+                    e.at().map(|s| s.to_string()),
+                    e.to_string(),
+                )
             })
             .collect();
         let opts = PlanOptions::default();
