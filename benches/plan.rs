@@ -85,6 +85,34 @@ fn bench_plan(c: &mut Criterion) {
     });
     let loaded = load(&opts);
 
+    // `KAPPLY_BENCH_KUBECTL=1`: time `kubectl diff` on the same objects once
+    // (it is far too slow for criterion's samples), beside one kapply plan.
+    if std::env::var_os("KAPPLY_BENCH_KUBECTL").is_some() {
+        let start = std::time::Instant::now();
+        let out = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["diff", "-f"])
+            .arg(&mdir)
+            .output()
+            .unwrap();
+        let kubectl = start.elapsed();
+        let start = std::time::Instant::now();
+        rt.block_on(async {
+            let session = Session::connect(&cluster).await.unwrap();
+            let loaded = load(&opts);
+            session
+                .plan(&loaded, &PruneOptions::default(), None)
+                .await
+                .unwrap()
+        });
+        let kapply = start.elapsed();
+        eprintln!(
+            "kubectl diff (exit {:?}): {kubectl:.2?}; kapply load + plan: {kapply:.2?}",
+            out.status.code()
+        );
+    }
+
     let mut group = c.benchmark_group("plan");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));

@@ -537,7 +537,11 @@ metadata:
 spec:
   size: 3
 ";
-    e.write("a-widget.yaml", widget);
+    // w2 has no namespace: its scope is unknown until the CRD is served.
+    e.write(
+        "a-widget.yaml",
+        &format!("{widget}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 1\n"),
+    );
     e.write(
         "b-cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: default\n",
@@ -581,8 +585,18 @@ spec:
         .get("/apis/demo.kapply.dev/v1/namespaces/default/widgets/w1")
         .unwrap();
     assert_eq!(live["spec"]["size"], 3);
+    assert!(
+        e.get("/apis/demo.kapply.dev/v1/namespaces/default/widgets/w2")
+            .is_some(),
+        "{results:#?}"
+    );
     let plan = e.plan().await;
     assert_eq!(find(&plan, "Widget", "w1").action, ObjectAction::Unchanged);
+    assert_eq!(find(&plan, "Widget", "w2").action, ObjectAction::Unchanged);
+    assert_eq!(
+        find(&plan, "Widget", "w2").namespace.as_deref(),
+        Some("default")
+    );
 }
 
 #[tokio::test]
@@ -1242,4 +1256,134 @@ async fn forbidden_list_falls_back_to_get() {
         .map(|r| r.path)
         .collect();
     assert_eq!(gets.len(), 2, "one GET per ConfigMap: {gets:?}");
+}
+
+/// Names of the objects of `kind` in namespace demo, straight from the store.
+fn names_in_demo(e: &Env, path: &str) -> Vec<String> {
+    let list = e.get(path).unwrap();
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn allowlist_prune_decides_what_kubectl_decides() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    e.write(
+        "extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n  namespace: demo\n  labels:\n    app: demo\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-app\n  namespace: demo\n  labels:\n    app: other\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: old-web\n  namespace: demo\n  labels:\n    app: demo\nspec:\n  selector:\n    matchLabels:\n      app: old\n  template:\n    metadata:\n      labels:\n        app: old\n    spec:\n      containers:\n      - name: c\n        image: busybox\n",
+    );
+    let plan = e.plan().await;
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    e.server
+        .api()
+        .put_object(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"manual","namespace":"demo","labels":{"app":"demo"}}}))
+        .unwrap();
+    e.remove("extra.yaml");
+    // An explicit allowlist: the embedded server does not serve every kind
+    // of kubectl's default list, and kubectl fails on the ones it lacks.
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec!["core/v1/ConfigMap".into(), "apps/v1/Deployment".into()],
+        },
+    };
+    let planned = e.plan_with(&prune).await;
+    assert_eq!(
+        pruned_names(&planned),
+        ["ConfigMap old", "Deployment old-web"]
+    );
+    let dir = e.manifests();
+    let dir = dir.to_str().unwrap();
+    let Some((code, out, err)) = e
+        .kubectl(
+            &[
+                "apply",
+                "-f",
+                dir,
+                "--prune",
+                "-l",
+                "app=demo",
+                "--prune-allowlist=core/v1/ConfigMap",
+                "--prune-allowlist=apps/v1/Deployment",
+            ],
+            &[],
+        )
+        .await
+    else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}\n{err}");
+    // kubectl deleted exactly kapply's candidates.
+    assert_eq!(
+        names_in_demo(&e, "/api/v1/namespaces/demo/configmaps"),
+        ["manual", "other-app", "settings"],
+        "{out}"
+    );
+    assert_eq!(
+        names_in_demo(&e, "/apis/apps/v1/namespaces/demo/deployments"),
+        ["web"],
+        "{out}"
+    );
+    let planned = e.plan_with(&prune).await;
+    assert!(pruned_names(&planned).is_empty());
+}
+
+#[tokio::test]
+async fn the_engine_seam_plans_applies_prunes_and_deletes() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::Engine;
+    let e = demo_env().await;
+    e.write("set.yaml", SET);
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), applyset("myset"));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    assert!(rx.try_recv().is_ok(), "progress was reported");
+    assert_eq!(plan.objects.len(), 3);
+    let dry = engine.dry_run(items(&plan)).await;
+    assert!(
+        dry.iter()
+            .all(|r| r.ok && r.message.ends_with("(server dry run)")),
+        "{dry:#?}"
+    );
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
+    let results = engine.apply(items(&plan)).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(e.get("/api/v1/namespaces/demo/secrets/myset").is_some());
+
+    e.write(
+        "set.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    let candidates: Vec<ObjectPlan> = plan
+        .objects
+        .iter()
+        .filter(|o| o.action == ObjectAction::Prune)
+        .cloned()
+        .collect();
+    assert_eq!(candidates.len(), 2);
+    let results = engine.prune(candidates).await;
+    assert!(
+        results.iter().all(|r| r.ok && r.message == "pruned"),
+        "{results:#?}"
+    );
+    let parent = e.get("/api/v1/namespaces/demo/secrets/myset").unwrap();
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap"
+    );
+    let one = find(&plan, "ConfigMap", "one").clone();
+    let results = engine.delete(vec![one], Propagation::Orphan).await;
+    assert_eq!(results[0].message, "deleted");
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
 }

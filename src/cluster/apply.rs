@@ -128,20 +128,35 @@ impl Session {
         }
         let (first, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| is_first(&items[i].plan));
+        let mut crd_groups: Vec<String> = Vec::new();
         for (phase, indices) in [first, rest].into_iter().enumerate() {
             // Kinds of CRDs applied in the first phase are discovered again.
-            if phase == 1
-                && results
+            if phase == 1 {
+                crd_groups = items
                     .iter()
-                    .flatten()
-                    .any(|r| r.ok && r.object.starts_with("CustomResourceDefinition "))
-            {
-                self.rediscover();
+                    .zip(&results)
+                    .filter(|(item, r)| {
+                        item.plan.kind == "CustomResourceDefinition"
+                            && r.as_ref().is_some_and(|r| r.ok)
+                    })
+                    .filter_map(|(item, _)| {
+                        item.plan
+                            .config
+                            .as_ref()?
+                            .pointer("/spec/group")?
+                            .as_str()
+                            .map(str::to_string)
+                    })
+                    .collect();
+                if !crd_groups.is_empty() {
+                    self.rediscover();
+                }
             }
+            let crd_groups = &crd_groups;
             let prepared = futures::stream::iter(collect_vec(
                 indices
                     .iter()
-                    .map(|&i| async move { (i, self.prepare(&items[i]).await) }),
+                    .map(|&i| async move { (i, self.prepare(&items[i], crd_groups).await) }),
             ))
             .buffered(CONCURRENCY)
             .collect::<Vec<_>>()
@@ -201,7 +216,7 @@ impl Session {
     }
 
     /// Turn a plan row into the request to send (or a result without one).
-    async fn prepare(&self, item: &ApplyItem) -> Prepared {
+    async fn prepare(&self, item: &ApplyItem, crd_groups: &[String]) -> Prepared {
         let plan = &item.plan;
         let name = describe_plan(plan);
         let Some(config) = plan.config.as_ref() else {
@@ -212,11 +227,26 @@ impl Session {
                     .unwrap_or_else(|| "no configuration to apply".into()),
             ));
         };
-        let info = match self.resource(&plan.api_version, &plan.kind).await {
+        let info = match self
+            .resource_waiting(&plan.api_version, &plan.kind, crd_groups)
+            .await
+        {
             Ok(i) => i,
             Err(e) => return Prepared::Done(fail(name, e.to_string())),
         };
-        let ns = plan.namespace.as_deref();
+        // A custom kind of unknown scope was planned without a namespace.
+        let mut config = config.clone();
+        let ns_owned = match (&plan.namespace, info.namespaced) {
+            (Some(ns), true) => Some(ns.clone()),
+            (None, true) => {
+                if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("namespace".into(), Value::String(self.namespace.clone()));
+                }
+                Some(self.namespace.clone())
+            }
+            (_, false) => None,
+        };
+        let ns = ns_owned.as_deref();
         let mut live = plan.live.clone();
         match plan.action {
             ObjectAction::Prune => {
@@ -246,9 +276,9 @@ impl Session {
             _ => {}
         }
         let config = match (&item.accepted_fields, &live) {
-            (Some(paths), Some(l)) => partial_config(config, last_applied_of(l).as_ref(), paths),
-            (Some(paths), None) => partial_config(config, None, paths),
-            (None, _) => config.clone(),
+            (Some(paths), Some(l)) => partial_config(&config, last_applied_of(l).as_ref(), paths),
+            (Some(paths), None) => partial_config(&config, None, paths),
+            (None, _) => config,
         };
         let Some(live) = live else {
             return Prepared::Send(Write::Create {
@@ -273,6 +303,31 @@ impl Session {
                 rv: resource_version(&live),
                 get: info.object_path(ns, &plan.name),
             }),
+        }
+    }
+
+    /// Resolve a kind; when its group's CRD was applied in this run, give
+    /// the server a few seconds to start serving it (a real API server
+    /// serves a new CRD only once it is Established).
+    async fn resource_waiting(
+        &self,
+        api_version: &str,
+        kind: &str,
+        crd_groups: &[String],
+    ) -> Result<ResourceInfo, ClusterError> {
+        let group = super::split_api_version(api_version).0;
+        let mut tries = 0;
+        loop {
+            match self.resource(api_version, kind).await {
+                Err(ClusterError::NotServed(_))
+                    if tries < 20 && crd_groups.iter().any(|g| g == group) =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                    self.discovery.forget(api_version);
+                }
+                r => return r,
+            }
         }
     }
 

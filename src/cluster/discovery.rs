@@ -85,6 +85,13 @@ impl Discovery {
         }
     }
 
+    /// Forget one group version, so the next lookup asks the server again.
+    pub(crate) fn forget(&self, api_version: &str) {
+        if let Ok(mut v) = self.versions.lock() {
+            v.remove(api_version);
+        }
+    }
+
     async fn group_version(
         &self,
         session: &Session,
