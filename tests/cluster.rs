@@ -712,6 +712,39 @@ async fn server_dry_run_writes_nothing() {
         .await;
     assert_eq!(results[0].message, "created (server dry run)");
     assert!(e.get("/api/v1/namespaces/default/configmaps/x").is_none());
+
+    // A new namespace and its contents: the contents cannot be checked.
+    e.write("app.yaml", BASIC);
+    e.write("widgets.yaml", &format!("{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n"));
+    let plan = e.plan().await;
+    let results = e
+        .session
+        .apply(
+            items(&plan),
+            &ApplyOptions {
+                dry_run: true,
+                applyset: None,
+            },
+        )
+        .await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert_eq!(
+        result(&results, "Namespace demo").message,
+        "created (server dry run)"
+    );
+    assert_eq!(
+        result(&results, "Deployment demo/web").message,
+        "not checked: namespace demo is created by this apply (server dry run)"
+    );
+    assert_eq!(
+        result(&results, "Widget default/w").message,
+        "not checked: its CustomResourceDefinition is created by this apply (server dry run)"
+    );
+    assert_eq!(
+        result(&results, "ConfigMap default/x").message,
+        "created (server dry run)"
+    );
+    assert!(e.get("/api/v1/namespaces/demo").is_none());
 }
 
 #[tokio::test]

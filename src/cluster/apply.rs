@@ -114,6 +114,10 @@ impl Session {
     /// Before each PATCH the object is read again: if its resourceVersion
     /// changed since the plan, it is not written and the result says so.
     /// One result per item, in the order given; a failure never stops the others.
+    ///
+    /// With `dry_run`, nothing is written; objects in a Namespace (or of a
+    /// custom kind) that this apply would create first cannot be checked by
+    /// the server and say `not checked: ...` (ok, since nothing failed).
     pub async fn apply(&self, items: Vec<ApplyItem>, opts: &ApplyOptions) -> Vec<ObjectResult> {
         let items = &items;
         let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
@@ -129,9 +133,34 @@ impl Session {
         let (first, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| is_first(&items[i].plan));
         let mut crd_groups: Vec<String> = Vec::new();
+        let mut pending_namespaces: Vec<String> = Vec::new();
+        let mut pending_groups: Vec<String> = Vec::new();
         for (phase, indices) in [first, rest].into_iter().enumerate() {
             // Kinds of CRDs applied in the first phase are discovered again.
-            if phase == 1 {
+            if phase == 1 && opts.dry_run {
+                // Nothing of the first phase exists: what depends on it
+                // cannot be checked by the server.
+                for (item, r) in items.iter().zip(&results) {
+                    let Some(r) = r.as_ref().filter(|r| r.ok) else {
+                        continue;
+                    };
+                    if r.message != "created (server dry run)" {
+                        continue;
+                    }
+                    if item.plan.kind == "Namespace" {
+                        pending_namespaces.push(item.plan.name.clone());
+                    } else if let Some(g) = item
+                        .plan
+                        .config
+                        .as_ref()
+                        .and_then(|c| c.pointer("/spec/group"))
+                        .and_then(Value::as_str)
+                    {
+                        pending_groups.push(g.to_string());
+                    }
+                }
+            }
+            if phase == 1 && !opts.dry_run {
                 crd_groups = items
                     .iter()
                     .zip(&results)
@@ -164,6 +193,18 @@ impl Session {
             let mut writes = Vec::new();
             for (i, p) in prepared {
                 match p {
+                    Prepared::Done(r)
+                        if !r.ok
+                            && r.message.contains("is not served by the cluster")
+                            && pending_groups.iter().any(|g| {
+                                *g == super::split_api_version(&items[i].plan.api_version).0
+                            }) =>
+                    {
+                        results[i] = Some(ok(
+                            r.object,
+                            "not checked: its CustomResourceDefinition is created by this apply (server dry run)",
+                        ));
+                    }
                     Prepared::Done(r) => results[i] = Some(r),
                     Prepared::Send(w) => writes.push((i, w)),
                 }
@@ -183,6 +224,22 @@ impl Session {
                 match r {
                     Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
                         results[i] = Some(fail(name, created_meanwhile()))
+                    }
+                    Err(e)
+                        if e.code() == 404
+                            && items[i]
+                                .plan
+                                .namespace
+                                .as_ref()
+                                .is_some_and(|ns| pending_namespaces.contains(ns)) =>
+                    {
+                        let ns = items[i].plan.namespace.clone().unwrap_or_default();
+                        results[i] = Some(ok(
+                            name,
+                            &format!(
+                                "not checked: namespace {ns} is created by this apply (server dry run)"
+                            ),
+                        ));
                     }
                     Err(e) => results[i] = Some(fail(name, e.to_string())),
                     Ok(()) if opts.dry_run => {

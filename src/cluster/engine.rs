@@ -20,7 +20,11 @@ pub struct KubeEngine {
 }
 
 impl KubeEngine {
-    pub fn new(session: Arc<Session>, load: LoadOptions, prune: PruneOptions) -> KubeEngine {
+    /// An empty `load.default_namespace` takes the session's namespace.
+    pub fn new(session: Arc<Session>, mut load: LoadOptions, prune: PruneOptions) -> KubeEngine {
+        if load.default_namespace.is_empty() {
+            load.default_namespace = session.namespace().to_string();
+        }
         KubeEngine {
             session,
             load,
