@@ -413,13 +413,66 @@ async fn kubectl_finds_nothing_to_change_after_kapply_and_the_reverse() {
     assert_eq!(out.matches("unchanged").count(), 3, "{out}");
 
     // The reverse: kubectl applies a change, kapply sees nothing to do.
-    e.write("app.yaml", &BASIC.replace("color: blue", "color: green"));
+    // kapply's planned patch for the change is the one kubectl sends.
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("color: blue", "color: green")
+            .replace("containerPort: 80", "containerPort: 8080"),
+    );
+    let planned = e.plan().await;
+    e.server.clear_requests();
     let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
     assert_eq!(code, 0, "{err}");
+    let kubectl_patches: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH")
+        .collect();
+    assert_eq!(kubectl_patches.len(), 2, "{kubectl_patches:#?}");
+    for k in &kubectl_patches {
+        let name = k.path.rsplit('/').next().unwrap();
+        let o = planned.objects.iter().find(|o| o.name == name).unwrap();
+        let patch = o.patch.as_ref().unwrap();
+        assert_eq!(k.body.as_ref(), Some(&patch.body), "{name}");
+        assert_eq!(k.content_type.as_deref(), Some(patch.kind.content_type()));
+        assert_eq!(k.query["fieldManager"], "kubectl-client-side-apply");
+        assert_eq!(k.query["fieldValidation"], "Strict");
+    }
     let plan = e.plan().await;
     for o in &plan.objects {
         assert_eq!(o.action, ObjectAction::Unchanged, "{o:#?}");
     }
+
+    // Creation: kubectl's POST and kapply's carry the same query and body.
+    e.write(
+        "new.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\ndata:\n  a: \"1\"\n",
+    );
+    let plan = e.plan().await;
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert_eq!(result(&results, "ConfigMap demo/fresh").message, "created");
+    let post = |reqs: Vec<RecordedRequest>| {
+        reqs.into_iter()
+            .find(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
+            .unwrap()
+    };
+    let ours = post(e.server.requests());
+    e.session
+        .delete(
+            &[find(&plan, "ConfigMap", "fresh").clone()],
+            &DeleteOptions::default(),
+        )
+        .await;
+    e.server.clear_requests();
+    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    let theirs = post(e.server.requests());
+    assert_eq!(ours.path, theirs.path);
+    assert_eq!(ours.query, theirs.query);
+    assert_eq!(ours.body, theirs.body);
 }
 
 #[tokio::test]
@@ -896,8 +949,16 @@ async fn allowlist_prune_matches_kubectls_decisions() {
     // The Namespace has no app=demo label: -l filters it out of the manifests.
     assert!(!planned.plan.objects.iter().any(|o| o.kind == "Namespace"));
 
+    e.server.clear_requests();
     let results = e.session.prune(&candidates, None, false).await;
     assert_eq!(results[0].message, "pruned");
+    let delete = e
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "DELETE")
+        .unwrap();
+    assert_eq!(delete.body, Some(prune_delete_body()));
     assert!(e.get("/api/v1/namespaces/demo/configmaps/old").is_none());
     assert!(e.get("/api/v1/namespaces/demo/configmaps/manual").is_some());
     assert!(
@@ -1087,6 +1148,7 @@ async fn applyset_parent_labels_and_prune() {
 async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
     let e = demo_env().await;
     e.write("set.yaml", SET);
+    e.server.clear_requests();
     // kubectl refuses a parent whose tooling names another tool, so a set
     // meant for both tools is written with kubectl's tooling value.
     kapply_apply_set_with(
@@ -1099,12 +1161,19 @@ async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
         },
     )
     .await;
+    let parent_writes = |reqs: Vec<RecordedRequest>| -> Vec<RecordedRequest> {
+        reqs.into_iter()
+            .filter(|r| r.method == "PATCH" && r.path == "/api/v1/namespaces/demo/configmaps/myset")
+            .collect()
+    };
+    let kapply_writes = parent_writes(e.server.requests());
     let dir = e.manifests();
     let dir = dir.to_str().unwrap();
     e.write(
         "set.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
     );
+    e.server.clear_requests();
     let args = [
         "apply",
         "-n",
@@ -1118,6 +1187,35 @@ async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
         return;
     };
     assert_eq!(code, 0, "kubectl on kapply's set:\n{out}\n{err}");
+    // The parent is written the same way by both: before (recorded + new
+    // kinds) and after pruning (current kinds), same query and content type.
+    let kubectl_writes = parent_writes(e.server.requests());
+    assert_eq!(kapply_writes.len(), 2, "{kapply_writes:#?}");
+    assert_eq!(kubectl_writes.len(), 2, "{kubectl_writes:#?}");
+    for (a, k) in kapply_writes.iter().zip(&kubectl_writes) {
+        assert_eq!(a.query, k.query);
+        assert_eq!(a.content_type, k.content_type);
+        let keys = |r: &RecordedRequest| {
+            let b = r.body.clone().unwrap();
+            (
+                b["metadata"]["labels"].clone(),
+                b["metadata"]["annotations"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(keys(a), keys(k));
+    }
+    let kinds = |r: &RecordedRequest| {
+        r.body.clone().unwrap()["metadata"]["annotations"]
+            ["applyset.kubernetes.io/contains-group-kinds"]
+            .clone()
+    };
+    assert_eq!(kinds(&kubectl_writes[0]), "ConfigMap,Deployment.apps");
+    assert_eq!(kinds(&kubectl_writes[1]), "ConfigMap");
     assert!(
         e.get("/api/v1/namespaces/demo/configmaps/two").is_none(),
         "{out}"
@@ -1304,6 +1402,10 @@ fn names_in_demo(e: &Env, path: &str) -> Vec<String> {
     names
 }
 
+fn prune_delete_body() -> Value {
+    json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})
+}
+
 #[tokio::test]
 async fn allowlist_prune_decides_what_kubectl_decides() {
     let e = env().await;
@@ -1320,6 +1422,7 @@ async fn allowlist_prune_decides_what_kubectl_decides() {
         .put_object(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"manual","namespace":"demo","labels":{"app":"demo"}}}))
         .unwrap();
     e.remove("extra.yaml");
+    e.server.clear_requests();
     // An explicit allowlist: the embedded server does not serve every kind
     // of kubectl's default list, and kubectl fails on the ones it lacks.
     let prune = PruneOptions {
@@ -1355,6 +1458,9 @@ async fn allowlist_prune_decides_what_kubectl_decides() {
         return;
     };
     assert_eq!(code, 0, "{out}\n{err}");
+    for r in e.server.requests().iter().filter(|r| r.method == "DELETE") {
+        assert_eq!(r.body, Some(prune_delete_body()), "kubectl's prune DELETE");
+    }
     // kubectl deleted exactly kapply's candidates.
     assert_eq!(
         names_in_demo(&e, "/api/v1/namespaces/demo/configmaps"),

@@ -230,7 +230,8 @@ impl Session {
     }
 
     /// Server-side apply of the parent, recording `kinds` and `namespaces`
-    /// (field manager `kubectl-applyset`, `force=false`, as kubectl does).
+    /// (field manager `kubectl-applyset`, `fieldValidation=Strict`, `force=false`,
+    /// as kubectl does).
     pub async fn write_applyset_parent(
         &self,
         set: &ApplySet,
@@ -242,7 +243,11 @@ impl Session {
         self.call(
             Method::PATCH,
             &path,
-            &[("fieldManager", PARENT_FIELD_MANAGER), ("force", "false")],
+            &[
+                ("fieldManager", PARENT_FIELD_MANAGER),
+                ("fieldValidation", "Strict"),
+                ("force", "false"),
+            ],
             Some("application/apply-patch+yaml"),
             Some(&body),
         )
