@@ -113,7 +113,8 @@ pub struct Manifest {
 
 impl Manifest {
     /// Corrects the scope once the cluster knows the kind (kinds neither
-    /// built in nor defined by a loaded CRD are loaded as namespaced).
+    /// built in nor defined by a loaded CRD are loaded as namespaced, and
+    /// were checked against `-n` as such).
     /// `default_ns` is what an object without a namespace gets: `-n`, else
     /// the context's namespace. A namespace written in the file stays in the
     /// object either way, as kubectl leaves it.
@@ -323,16 +324,30 @@ struct Raw {
 }
 
 /// Loads every manifest named by `opts.paths`.
+/// Errors come in reading order: paths that cannot be read first, then by
+/// file and line.
 pub fn load(opts: &LoadOptions) -> Loaded {
     let mut errors = Vec::new();
     let mut raws = Vec::new();
-    for file in expand_paths(&opts.paths, opts.recursive, &mut errors) {
-        match read_text(&file).and_then(|(text, name)| read_docs(&text, &name)) {
+    let files = expand_paths(&opts.paths, opts.recursive, &mut errors);
+    let mut order: HashMap<PathBuf, usize> = HashMap::new();
+    for file in &files {
+        match read_text(file).and_then(|(text, name)| {
+            let n = order.len() + 1;
+            order.entry(name.clone()).or_insert(n);
+            read_docs(&text, &name)
+        }) {
             Ok(mut r) => raws.append(&mut r),
             Err(e) => errors.push(e),
         }
     }
-    build(raws, opts, errors)
+    let mut loaded = build(raws, opts, errors);
+    loaded.errors.sort_by_key(|e| {
+        e.at().map_or((0, 0), |at| {
+            (order.get(&at.file).copied().unwrap_or(0), at.line)
+        })
+    });
+    loaded
 }
 
 /// Loads the manifests in `text`, as if read from `file`.

@@ -119,12 +119,19 @@ impl Node {
         }
     }
 
-    fn size(&self) -> usize {
-        1 + match &self.kind {
-            NodeKind::Scalar(_) => 0,
-            NodeKind::Seq(items) => items.iter().map(Node::size).sum(),
-            NodeKind::Map(entries) => entries.iter().map(|e| e.value.size()).sum(),
-        }
+    /// Number of nodes and height (a scalar is 1), for the alias guards.
+    /// Recursion is bounded: every tree built here is at most `MAX_DEPTH`
+    /// deep.
+    fn measure(&self) -> (usize, usize) {
+        let children: Box<dyn Iterator<Item = &Node>> = match &self.kind {
+            NodeKind::Scalar(_) => Box::new(std::iter::empty()),
+            NodeKind::Seq(items) => Box::new(items.iter()),
+            NodeKind::Map(entries) => Box::new(entries.iter().map(|e| &e.value)),
+        };
+        children.fold((1, 1), |(size, height), c| {
+            let (s, h) = c.measure();
+            (size + s, height.max(h + 1))
+        })
     }
 }
 
@@ -200,12 +207,16 @@ pub fn parse_json(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(docs)
 }
 
-/// Floats with an integral value become integers, as in kubectl's JSON
-/// round trip (`1.0` is written `1` and read back as an integer).
+/// Numbers as kubectl's JSON round trip leaves them: floats with an
+/// integral value become integers (`1.0` is written `1` and read back as an
+/// integer), integers beyond int64 become floats.
 fn normalize_json(v: Value) -> Value {
     match v {
+        // Beyond int64, kubectl's JSON reader falls back to a float.
         Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => float_value(f).unwrap_or(Value::Number(n)),
+            Some(f) if n.is_f64() || (n.is_u64() && n.as_i64().is_none()) => {
+                float_value(f).unwrap_or(Value::Number(n))
+            }
             _ => Value::Number(n),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(normalize_json).collect()),
@@ -327,7 +338,8 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Node, usize)>,
+    /// Anchor id -> (node, its size, its height).
+    anchors: HashMap<usize, (Node, usize, usize)>,
     docs: Vec<Node>,
     alias_nodes: usize,
 }
@@ -358,7 +370,8 @@ impl Builder {
                     if anchor > 0 {
                         let v = scalar_value(resolve(&text, style, tag.as_deref()), &text)
                             .map_err(|m| YamlError::at(line, col, m))?;
-                        self.anchors.insert(anchor, (Node::scalar(line, col, v), 1));
+                        self.anchors
+                            .insert(anchor, (Node::scalar(line, col, v), 1, 1));
                     }
                     self.set_pending(pending);
                 } else {
@@ -366,16 +379,15 @@ impl Builder {
                         .map_err(|m| YamlError::at(line, col, m))?;
                     let node = Node::scalar(line, col, v);
                     if anchor > 0 {
-                        self.anchors.insert(anchor, (node.clone(), 1));
+                        self.anchors.insert(anchor, (node.clone(), 1, 1));
                     }
                     self.complete(node)?;
                 }
             }
             Event::Alias(id) => {
-                let (node, size) = self
+                let (anchored, size, height) = self
                     .anchors
                     .get(&id)
-                    .cloned()
                     .ok_or_else(|| YamlError::at(line, col, "unknown anchor"))?;
                 self.alias_nodes += size;
                 if self.alias_nodes > MAX_ALIAS_NODES {
@@ -385,6 +397,12 @@ impl Builder {
                         "document expands aliases too much",
                     ));
                 }
+                // Aliases nest whole trees: keep the result within the depth
+                // limit too.
+                if self.stack.len() + height > MAX_DEPTH {
+                    return Err(YamlError::at(line, col, "nesting too deep"));
+                }
+                let node = anchored.clone();
                 if self.expecting_key() {
                     let key = match &node.kind {
                         NodeKind::Scalar(v) => value_key(v),
@@ -466,8 +484,8 @@ impl Builder {
                     ),
                 };
                 if anchor > 0 {
-                    let size = node.size();
-                    self.anchors.insert(anchor, (node.clone(), size));
+                    let (size, height) = node.measure();
+                    self.anchors.insert(anchor, (node.clone(), size, height));
                 }
                 self.complete(node)?;
             }
@@ -872,6 +890,10 @@ fn go_float32_g(f: f64) -> String {
         return if f > 0.0 { ".inf" } else { "-.inf" }.into();
     }
     let x = f as f32;
+    if x.is_infinite() {
+        // Beyond float32: Go prints +Inf, which go-yaml spells .inf.
+        return if x > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.into();
     }
@@ -1176,12 +1198,44 @@ mod tests {
     }
 
     #[test]
+    fn nesting_is_bounded_through_aliases_too() {
+        let deep = format!("a: {}1{}\n", "[".repeat(300), "]".repeat(300));
+        // saphyr's own limit or ours, either way an error.
+        let err = parse(&deep).unwrap_err();
+        assert!(
+            err.message.contains("too deep") || err.message.contains("recursion limit"),
+            "{err}"
+        );
+        // Each anchor nests the previous one 100 levels deeper.
+        let mut text = format!("a0: &a0 {}1{}\n", "[".repeat(100), "]".repeat(100));
+        for i in 1..5 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} {}*a{p}{}\n",
+                "[".repeat(100),
+                "]".repeat(100)
+            ));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("too deep"), "{err}");
+        assert_eq!(err.line, 3);
+    }
+
+    #[test]
     fn documents_and_lines() {
         let text = "# c\n---\n---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\n---\n~\n---\nkind: B\n";
         let docs = parse(text).unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].first_line(), 6);
         assert_eq!(docs[1].first_line(), 11);
+    }
+
+    #[test]
+    fn crlf_and_bom() {
+        let docs = parse("\u{feff}a: yes\r\nb: |\r\n  x\r\n---\r\nc: 1\r\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].to_value(), json!({"a": true, "b": "x\n"}));
+        assert_eq!(docs[1].entry("c").unwrap().line, 5);
     }
 
     #[test]
@@ -1202,6 +1256,24 @@ mod tests {
         assert_eq!(docs[1].line, 3);
         let err = parse("{\"a\": 1,\n \"b\": }\n").unwrap_err();
         assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn json_floats_are_exact() {
+        // serde_json's default float parsing is not always correctly
+        // rounded; kapply enables float_roundtrip so JSON and YAML agree.
+        for f in [
+            "5e35",
+            "4.35",
+            "0.1",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+        ] {
+            let j = parse(&format!("{{\"a\": {f}}}")).unwrap()[0].to_value();
+            let y = parse(&format!("a: {f}")).unwrap()[0].to_value();
+            assert_eq!(j, y, "{f}");
+            assert_eq!(j["a"].as_f64(), f.parse::<f64>().ok(), "{f}");
+        }
     }
 
     #[test]
@@ -1230,6 +1302,8 @@ mod tests {
         assert_eq!(go_float32_g(0.0001), "0.0001");
         assert_eq!(go_float32_g(0.00001), "1e-05");
         assert_eq!(go_float32_g(-2.5e-7), "-2.5e-07");
+        assert_eq!(go_float32_g(1e39), ".inf");
+        assert_eq!(go_float32_g(-1e39), "-.inf");
     }
 
     #[test]

@@ -121,37 +121,51 @@ fn yaml_1_1_scalars_as_kubectl_reads_them() {
     assert_eq!(l.manifests[0].lines["data.true"], 32);
 }
 
-/// kubectl itself reads the same file the same way (`patch --local` is
+/// kubectl itself reads the same files the same way (`patch --local` is
 /// offline and prints what kubectl parsed).
 #[test]
 fn scalars_match_kubectl() {
-    let file = fixture("scalars.yaml");
-    let out = Command::new("kubectl")
-        .args([
-            "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
-        ])
-        .arg(&file)
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => {
-            assert!(
-                std::env::var_os("KAPPLY_CI").is_none(),
-                "kubectl is required under KAPPLY_CI: {e}"
-            );
-            eprintln!("kubectl not found, skipping: {e}");
-            return;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let text = std::fs::read_to_string(&file).unwrap();
-    let ours = kapply::yaml::parse(&text).unwrap()[0].to_value();
-    assert_eq!(ours, theirs);
+    for name in ["scalars.yaml", "numbers.json"] {
+        let file = fixture(name);
+        let out = Command::new("kubectl")
+            .args([
+                "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
+            ])
+            .arg(&file)
+            .output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                assert!(
+                    std::env::var_os("KAPPLY_CI").is_none(),
+                    "kubectl is required under KAPPLY_CI: {e}"
+                );
+                eprintln!("kubectl not found, skipping: {e}");
+                return;
+            }
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let ours = kapply::yaml::parse(&text).unwrap()[0].to_value();
+        assert_eq!(ours, theirs, "{name}");
+    }
+}
+
+#[test]
+fn json_fields_have_lines() {
+    let l = manifest::load(&opts(&["numbers.json"]));
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let m = &l.manifests[0];
+    assert_eq!(m.source.line, 1);
+    assert_eq!(m.lines["data.big"], 2);
+    assert_eq!(m.lines["data.nested[1].x"], 3);
+    assert_eq!(m.lines["data.unicode"], 3);
+    assert_eq!(m.object["data"]["one"], json!(1));
 }
 
 #[test]
@@ -299,4 +313,143 @@ fn live_objects_flatten_lists() {
     assert_eq!(objs[2]["apiVersion"], "v1");
     let err = manifest::load_objects(&[fixture("errors/a-syntax.yaml")]).unwrap_err();
     assert!(matches!(err, ManifestError::Parse { .. }), "{err}");
+}
+
+/// Runs `kubectl patch --local` on a file and returns what kubectl read, or
+/// `None` when kubectl is not installed (a failure under `KAPPLY_CI`).
+fn kubectl_reads(file: &Path) -> Option<Result<Value, String>> {
+    let out = Command::new("kubectl")
+        .args([
+            "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
+        ])
+        .arg(file)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(Ok(serde_json::from_slice(&o.stdout).unwrap())),
+        Ok(o) => Some(Err(String::from_utf8_lossy(&o.stderr).into_owned())),
+        Err(e) => {
+            assert!(
+                std::env::var_os("KAPPLY_CI").is_none(),
+                "kubectl is required under KAPPLY_CI: {e}"
+            );
+            eprintln!("kubectl not found, skipping: {e}");
+            None
+        }
+    }
+}
+
+/// Random plain scalars built from the characters that decide YAML 1.1
+/// resolution, read by kapply and by kubectl, as values and as keys.
+#[test]
+fn random_plain_scalars_match_kubectl() {
+    const ALPHABET: &[u8] = b"0123456789+-._eExXoObByYnNtTfFaAlLsSuU~";
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut tokens = Vec::new();
+    while tokens.len() < 1500 {
+        let len = 1 + (next() % 6) as usize;
+        let t: String = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize] as char)
+            .collect();
+        // A leading `-` alone or before a space is a sequence, not a scalar.
+        if t == "-" {
+            continue;
+        }
+        tokens.push(t);
+    }
+    let header = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: random\ndata:\n";
+    let dir = tempfile::tempdir().unwrap();
+    let mut errors = 0;
+    for as_key in [false, true] {
+        let mut seen = std::collections::HashSet::new();
+        let mut body = String::from(header);
+        for (i, t) in tokens.iter().enumerate() {
+            let line = if as_key {
+                format!("  {t}: v{i}\n")
+            } else {
+                format!("  k{i}: {t}\n")
+            };
+            // Scalars kapply refuses (`.inf`, a null key) must be refused by
+            // kubectl too; they are checked one by one and left out.
+            if kapply::yaml::parse(&format!("{header}{line}")).is_err() {
+                errors += 1;
+                let file = dir.path().join(format!("err-{as_key}-{i}.yaml"));
+                std::fs::write(&file, format!("{header}{line}")).unwrap();
+                match kubectl_reads(&file) {
+                    None => return,
+                    Some(r) => assert!(r.is_err(), "kubectl accepts {line:?}: {r:?}"),
+                }
+                continue;
+            }
+            // Keys that collide after conversion (`1` and `1.0` are both
+            // "1") are left out: which one kubectl keeps depends on Go's map
+            // order.
+            if as_key {
+                let doc = kapply::yaml::parse(&format!("{t}: v")).unwrap();
+                let key = doc[0]
+                    .to_value()
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .next()
+                    .cloned();
+                if !seen.insert(key.unwrap()) {
+                    continue;
+                }
+            }
+            body.push_str(&line);
+        }
+        let file = dir.path().join(format!("random-{as_key}.yaml"));
+        std::fs::write(&file, &body).unwrap();
+        let Some(theirs) = kubectl_reads(&file) else {
+            return;
+        };
+        let theirs = theirs.unwrap();
+        let ours = kapply::yaml::parse(&body).unwrap()[0].to_value();
+        let (o, t) = (&ours["data"], &theirs["data"]);
+        let differ: Vec<String> = o
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, v)| t.get(k.as_str()) != Some(*v))
+            .map(|(k, v)| format!("ours {k:?}: {v}"))
+            .chain(
+                t.as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, v)| o.get(k.as_str()) != Some(*v))
+                    .map(|(k, v)| format!("kubectl {k:?}: {v}")),
+            )
+            .collect();
+        assert!(differ.is_empty(), "keys: {as_key}: {differ:#?}");
+    }
+    // The generator does reach the refused forms, but rarely.
+    assert!(errors < 150, "{errors}");
+}
+
+#[test]
+fn errors_come_in_reading_order() {
+    let mut o = opts(&[
+        "errors/d-namespace.yaml",
+        "errors/a-syntax.yaml",
+        "missing.yaml",
+    ]);
+    o.namespace = Some("prod".into());
+    let l = manifest::load(&o);
+    let kinds: Vec<&str> = l
+        .errors
+        .iter()
+        .map(|e| match e {
+            ManifestError::Read { .. } => "read",
+            ManifestError::NamespaceMismatch { .. } => "namespace",
+            ManifestError::Parse { .. } => "parse",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["read", "namespace", "parse"]);
 }
