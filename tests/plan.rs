@@ -1,6 +1,6 @@
 //! The plan: verdicts, warnings, partial configs, masking, rendering.
 
-#[path = "common_kubectl.rs"]
+#[path = "common/kubectl.rs"]
 mod common_kubectl;
 
 use kapply::manifest::{Manifest, ObjectId, Source};
