@@ -834,6 +834,66 @@ mod props {
         }
     }
 
+    fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+        use kapply::merge::path::{Segment, element_value, parse};
+        let mut cur = v;
+        for seg in parse(path) {
+            cur = match seg {
+                Segment::Key(k) => cur.get(&k)?,
+                Segment::Index(i) => cur.get(i)?,
+                Segment::Element(k, want) => cur
+                    .as_array()?
+                    .iter()
+                    .find(|e| e.get(&k).is_some_and(|x| element_value(x) == want))?,
+            };
+        }
+        Some(cur)
+    }
+
+    /// The field plan tells the truth: after the patch, set fields hold the
+    /// config value, cleared ones are gone, kept ones hold the live value.
+    fn check_field_plan(
+        result: &Value,
+        fields: &[kapply::merge::FieldChange],
+        schema: Option<Schema>,
+    ) {
+        use kapply::merge::FieldAction;
+        for f in fields {
+            let got = at(result, &f.path);
+            match f.action {
+                FieldAction::Set => {
+                    let want = f.config.as_ref().unwrap();
+                    let got = got.unwrap_or_else(|| panic!("set {} missing", f.path));
+                    if f.reason.starts_with("merge list") {
+                        continue;
+                    }
+                    if let Some(m) = want.as_object() {
+                        // A new keyed element: its scalar config fields are
+                        // there (nested lists may carry directives that the
+                        // deletions of last-applied put in, as with kubectl).
+                        for (k, v) in m.iter().filter(|(_, v)| !v.is_object() && !v.is_array()) {
+                            let g = got.get(k);
+                            if v.is_null() {
+                                assert!(g.is_none_or(Value::is_null), "{}.{k}", f.path);
+                            } else {
+                                assert!(g.is_some_and(|g| deep_eq(g, v)), "{}.{k}", f.path);
+                            }
+                        }
+                    } else {
+                        assert!(deep_eq(got, want), "set {}: {got} != {want}", f.path);
+                    }
+                }
+                FieldAction::Clear => assert!(
+                    got.is_none_or(Value::is_null),
+                    "clear {}: still {got:?}",
+                    f.path
+                ),
+                FieldAction::Keep => assert_eq!(got, f.live.as_ref(), "keep {}", f.path),
+            }
+        }
+        let _ = schema;
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
         #[test]
@@ -861,6 +921,7 @@ mod props {
                 a.remove(LAST_APPLIED);
             }
             check_rest("", &result, &live_rest, &recorded, la_value.as_ref(), schema);
+            check_field_plan(&result, &tw.fields, schema);
             prop_assert_eq!(
                 result["metadata"]["annotations"][LAST_APPLIED].as_str(),
                 Some(tw.annotation.as_str())
