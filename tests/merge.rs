@@ -962,3 +962,23 @@ fn kubectl_apply_oracle() {
         std::fs::write(format!("{dir}/mine{i}.json"), out).unwrap();
     }
 }
+
+#[test]
+fn kubectl_diff_dry_run_patch_has_no_annotation_and_the_resource_version() {
+    // Recorded from kubectl 1.32 `kubectl diff` against a recording server.
+    let config = simple_deployment("nginx:1.16.1", None);
+    let la = simple_deployment("nginx:1.14.2", Some(5));
+    let live = nginx_live();
+    let patch = merge::diff_patch(&config, &live, Some(&la), deployment_schema())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        merge::go_json(&patch.body),
+        r#"{"metadata":{"resourceVersion":"1207"},"spec":{"minReadySeconds":null,"template":{"spec":{"$setElementOrder/containers":[{"name":"nginx"}],"containers":[{"image":"nginx:1.16.1","name":"nginx"}]}}}}"#
+    );
+    // No difference: nothing is sent.
+    assert_eq!(
+        merge::diff_patch(&la, &live, Some(&la), deployment_schema()).unwrap(),
+        None
+    );
+}
