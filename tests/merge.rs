@@ -982,3 +982,16 @@ fn kubectl_diff_dry_run_patch_has_no_annotation_and_the_resource_version() {
         None
     );
 }
+
+#[test]
+fn creation_body_matches_kubectl_post() {
+    // Recorded from kubectl 1.32 `kubectl apply` creating this ConfigMap
+    // (`n: null` in YAML 1.1 is the key "false").
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default", "labels": {"a": "1"}},
+        "data": {"k": "x<y>&z", "false": null}});
+    assert_eq!(
+        merge::go_json(&creation_body(&config)),
+        r#"{"apiVersion":"v1","data":{"k":"x\u003cy\u003e\u0026z"},"kind":"ConfigMap","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"v1\",\"data\":{\"false\":null,\"k\":\"x\\u003cy\\u003e\\u0026z\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"labels\":{\"a\":\"1\"},\"name\":\"c\",\"namespace\":\"default\"}}\n"},"labels":{"a":"1"},"name":"c","namespace":"default"}}"#
+    );
+}
