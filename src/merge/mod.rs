@@ -409,6 +409,29 @@ pub fn three_way(
         schema,
         patch.as_ref().map(|p| &p.body),
     );
+    // A patch that changes nothing but the annotation still makes an update.
+    let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
+    if let (Some(p), false) = (&patch, changes) {
+        let old = live
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .cloned();
+        let sent = p
+            .body
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .is_some();
+        if sent {
+            walker.rows.push(FieldChange {
+                path: path::key("metadata.annotations", LAST_APPLIED),
+                config: Some(Value::String(annotation.clone())),
+                live: old,
+                last_applied: None,
+                action: FieldAction::Set,
+                reason: "only the recorded last-applied configuration changes".into(),
+            });
+        }
+    }
     Ok(ThreeWay {
         fields: walker.rows,
         patch,
