@@ -562,6 +562,17 @@ fn merge_maps(
     patch: Map<String, Value>,
     schema: Option<Schema<'_>>,
 ) -> Result<(), MergeError> {
+    let mut patch = patch;
+    let orders: Vec<(String, Value)> = patch
+        .iter()
+        .filter(|(k, _)| k.starts_with(SET_ELEMENT_ORDER))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, order) in &orders {
+        let list_key = &k[SET_ELEMENT_ORDER.len()..];
+        let order_list = order.as_array().cloned().unwrap_or_default();
+        merge_ordered_list(path, original, &mut patch, list_key, &order_list, schema)?;
+    }
     let mut rest = Map::new();
     for (k, v) in patch {
         if k == RETAIN_KEYS || k.starts_with(SET_ELEMENT_ORDER) {
@@ -671,35 +682,112 @@ fn merge_slice(
             patch.iter().any(|p| go_eq(p, v))
         }
     };
-    let (mut patch_items, mut server_only): (Vec<Value>, Vec<Value>) =
+    let (patch_items, server_only): (Vec<Value>, Vec<Value>) =
         merged.into_iter().partition(|v| in_patch(v));
-    normalize_order(path, &mut patch_items, &patch, merge_key, maps)?;
-    normalize_order(path, &mut server_only, original, merge_key, maps)?;
-    // mergeSortedSlice: interleave server-only items into the patch items,
-    // ordered by the original list where both are found in it.
+    normalize_element_order(
+        path,
+        patch_items,
+        server_only,
+        &patch,
+        original,
+        merge_key,
+        maps,
+    )
+}
+
+/// `normalizeElementOrder`: patch items in `patch_order`, server-only items
+/// in `server_order`, then `mergeSortedSlice` interleaves them, ordered by
+/// `server_order` where both are found in it.
+fn normalize_element_order(
+    path: &str,
+    mut patch_items: Vec<Value>,
+    mut server_only: Vec<Value>,
+    patch_order: &[Value],
+    server_order: &[Value],
+    merge_key: &str,
+    maps: bool,
+) -> Result<Vec<Value>, MergeError> {
+    normalize_order(path, &mut patch_items, patch_order, merge_key, maps)?;
+    normalize_order(path, &mut server_only, server_order, merge_key, maps)?;
     let mut out = Vec::with_capacity(patch_items.len() + server_only.len());
-    let (mut i, mut j) = (0, 0);
-    while i < server_only.len() || j < patch_items.len() {
-        if i >= server_only.len() {
-            out.push(patch_items[j].clone());
-            j += 1;
-        } else if j >= patch_items.len() {
-            out.push(server_only[i].clone());
-            i += 1;
-        } else {
-            let li = index_in(original, &server_only[i], merge_key, maps);
-            let ri = index_in(original, &patch_items[j], merge_key, maps);
-            match (li, ri) {
-                (Some(l), Some(r)) if l < r => {
-                    out.push(server_only[i].clone());
-                    i += 1;
-                }
-                _ => {
-                    out.push(patch_items[j].clone());
-                    j += 1;
-                }
-            }
-        }
+    let mut left = server_only.into_iter().peekable();
+    let mut right = patch_items.into_iter().peekable();
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => matches!(
+                (
+                    index_in(server_order, l, merge_key, maps),
+                    index_in(server_order, r, merge_key, maps),
+                ),
+                (Some(li), Some(ri)) if li < ri
+            ),
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        out.extend(next);
     }
     Ok(out)
+}
+
+/// `mergePatchIntoOriginal`: a list with a `$setElementOrder` directive in
+/// the changes is merged with its counterpart in the deletions and put in
+/// the directive's order, the deletions' other items interleaved.
+fn merge_ordered_list(
+    path: &str,
+    original: &mut Map<String, Value>,
+    patch: &mut Map<String, Value>,
+    list_key: &str,
+    order: &[Value],
+    schema: Option<Schema<'_>>,
+) -> Result<(), MergeError> {
+    let sub = field_schema(schema, list_key);
+    let merge_key = match sub.map(|s| s.list_strategy()) {
+        Some(ListStrategy::MergeByKey(k)) => Some(k),
+        Some(ListStrategy::MergePrimitive) => Some(String::new()),
+        _ => None,
+    };
+    let ol: Vec<Value> = original
+        .get(list_key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let found_original = original.get(list_key).is_some_and(Value::is_array);
+    let pl = patch.remove(list_key);
+    let lpath = child(path, list_key);
+    let merged: Vec<Value> = match (found_original, pl) {
+        (false, None) => return Ok(()),
+        (true, None) => ol.clone(),
+        (false, Some(Value::Array(p))) => p,
+        (true, Some(Value::Array(p))) => match &merge_key {
+            Some(mk) => {
+                let items = sub.and_then(|s| s.items());
+                merge_slice(&lpath, &ol, p, mk, items)?
+            }
+            None => p,
+        },
+        (_, Some(other)) => {
+            original.insert(list_key.into(), other);
+            return Ok(());
+        }
+    };
+    let mk = merge_key.unwrap_or_default();
+    let maps = element_kind(&lpath, &[&ol, &merged])? == Some(5);
+    let in_order = |v: &Value| -> bool {
+        if maps && !mk.is_empty() {
+            let kv = key_value(v, &mk);
+            order.iter().any(|o| match (kv, key_value(o, &mk)) {
+                (Some(a), Some(b)) => go_eq(a, b),
+                _ => false,
+            })
+        } else {
+            order.iter().any(|o| go_eq(o, v))
+        }
+    };
+    let (patch_items, server_only): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|v| in_order(v));
+    let both = normalize_element_order(&lpath, patch_items, server_only, order, &ol, &mk, maps)?;
+    original.insert(list_key.into(), Value::Array(both));
+    Ok(())
 }
