@@ -579,3 +579,44 @@ fn recorded_patches() {
         assert_eq!(saved["lastApplied"], rec["lastApplied"], "{}", s.name);
     }
 }
+
+#[test]
+fn imperative_creates_and_tables() {
+    let Some(c) = Cluster::new() else { return };
+    // kubectl create sends protobuf for these kinds.
+    c.ok(&["create", "namespace", "imp"]);
+    c.ok(&[
+        "create",
+        "configmap",
+        "cm",
+        "-n",
+        "imp",
+        "--from-literal=a=b",
+    ]);
+    c.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "-n",
+        "imp",
+        "--from-literal=password=hunter2",
+    ]);
+    let cm = c.get("v1", "ConfigMap", Some("imp"), "cm").unwrap();
+    assert_eq!(cm["data"], json!({"a": "b"}));
+    assert!(
+        cm["metadata"].get("annotations").is_none(),
+        "no last-applied annotation"
+    );
+    let s = c.get("v1", "Secret", Some("imp"), "s").unwrap();
+    assert_eq!(s["data"]["password"], "aHVudGVyMg==");
+    assert_eq!(s["type"], "Opaque");
+    let table = c.ok(&["get", "configmap,secret", "-n", "imp"]);
+    assert!(table.contains("DATA"), "{table}");
+    assert!(table.contains("configmap/cm"), "{table}");
+    assert!(table.contains("Opaque"), "{table}");
+    let dep = c.write("d.yaml", SIMPLE);
+    c.ok(&["apply", "-f", &dep]);
+    let table = c.ok(&["get", "deployments"]);
+    assert!(table.contains("READY") && table.contains("1/1"), "{table}");
+}

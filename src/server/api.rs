@@ -411,7 +411,7 @@ impl ApiServer {
                     }
                     let list = list(&st, r, ns, query)?;
                     if accept.contains("as=Table") {
-                        Ok((200, table(&list)))
+                        Ok((200, table(r, &list)))
                     } else {
                         Ok((200, list))
                     }
@@ -444,11 +444,20 @@ impl ApiServer {
             (Some(name), None) => {
                 let k = store::key(r, ns, name);
                 match *method {
-                    Method::GET => st
-                        .objects
-                        .get(&k)
-                        .map(|o| (200, out(r, o)))
-                        .ok_or_else(|| ApiError::not_found(r, name)),
+                    Method::GET => {
+                        let o = st
+                            .objects
+                            .get(&k)
+                            .map(|o| out(r, o))
+                            .ok_or_else(|| ApiError::not_found(r, name))?;
+                        if accept.contains("as=Table") {
+                            let list = json!({"metadata": {"resourceVersion": st.rv.to_string()},
+                                "items": [o]});
+                            Ok((200, table(r, &list)))
+                        } else {
+                            Ok((200, o))
+                        }
+                    }
                     Method::PUT => {
                         let obj = json_body(content_type, body)?;
                         let ctx = WriteCtx {
@@ -622,6 +631,12 @@ fn json_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError>
     let v = match mime {
         "application/json" | "" | "*/*" => serde_json::from_slice::<Value>(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+        })?,
+        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(body).map_err(|e| {
+            ApiError::unsupported_media(
+                &format!("{mime}: {e}"),
+                &["application/json", "application/yaml"],
+            )
         })?,
         "application/yaml" => {
             yaml_value(body).map_err(|e| ApiError::bad_request(format!("yaml parse error: {e}")))?
@@ -1205,28 +1220,100 @@ fn list(st: &State, r: &ResourceInfo, ns: Option<&str>, query: &Query) -> Result
     }))
 }
 
-/// A minimal `meta.k8s.io/v1` Table (name and age) for `kubectl get`.
-fn table(list: &Value) -> Value {
+/// Human age as kubectl prints it: `45s`, `12m`, `3h`, `2d`.
+fn age(created: &Value) -> String {
+    let Some(t) = created
+        .as_str()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    else {
+        return "<unknown>".into();
+    };
+    let secs = jiff::Timestamp::now().as_second() - t.as_second();
+    match secs.max(0) {
+        s if s < 120 => format!("{s}s"),
+        s if s < 3 * 3600 => format!("{}m", s / 60),
+        s if s < 2 * 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// A `meta.k8s.io/v1` Table for `kubectl get`: the usual columns of the
+/// common kinds, name and age for the others.
+fn table(r: &ResourceInfo, list: &Value) -> Value {
+    let (columns, cells): (Vec<&str>, fn(&Value) -> Vec<Value>) =
+        match (r.group.as_str(), r.kind.as_str()) {
+            ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
+                (vec!["Ready", "Up-to-date", "Available"], |o| {
+                    let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
+                    let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
+                    vec![
+                        json!(format!("{ready}/{want}")),
+                        json!(o["status"]["updatedReplicas"].as_i64().unwrap_or(0)),
+                        json!(o["status"]["availableReplicas"].as_i64().unwrap_or(0)),
+                    ]
+                })
+            }
+            ("", "Service") => (vec!["Type", "Cluster-IP", "External-IP", "Port(s)"], |o| {
+                let ports: Vec<String> = o["spec"]["ports"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap_or("TCP")))
+                    .collect();
+                vec![
+                    o["spec"]["type"].clone(),
+                    o["spec"]["clusterIP"].clone(),
+                    json!("<none>"),
+                    json!(if ports.is_empty() {
+                        "<none>".to_string()
+                    } else {
+                        ports.join(",")
+                    }),
+                ]
+            }),
+            ("", "Secret") => (vec!["Type", "Data"], |o| {
+                let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0);
+                vec![o["type"].clone(), json!(n)]
+            }),
+            ("", "ConfigMap") => (vec!["Data"], |o| {
+                let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0)
+                    + o["binaryData"].as_object().map(|m| m.len()).unwrap_or(0);
+                vec![json!(n)]
+            }),
+            ("", "Namespace") => (vec!["Status"], |o| vec![o["status"]["phase"].clone()]),
+            _ => (vec![], |_| vec![]),
+        };
     let rows: Vec<Value> = list["items"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|o| {
+            let mut c = vec![o["metadata"]["name"].clone()];
+            c.extend(cells(o));
+            c.push(json!(age(&o["metadata"]["creationTimestamp"])));
             json!({
-                "cells": [o["metadata"]["name"], o["metadata"]["creationTimestamp"]],
+                "cells": c,
                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                            "metadata": o["metadata"]},
             })
         })
         .collect();
+    let mut defs = vec![
+        json!({"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}),
+    ];
+    for c in columns {
+        defs.push(
+            json!({"name": c, "type": "string", "format": "", "description": c, "priority": 0}),
+        );
+    }
+    defs.push(
+        json!({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0}),
+    );
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": list["metadata"]["resourceVersion"]},
-        "columnDefinitions": [
-            {"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0},
-            {"name": "Created At", "type": "date", "format": "", "description": "Creation time", "priority": 0},
-        ],
+        "columnDefinitions": defs,
         "rows": rows,
     })
 }

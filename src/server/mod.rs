@@ -10,6 +10,7 @@ mod api;
 mod defaults;
 pub mod fields;
 mod openapi;
+mod protobuf;
 pub mod resources;
 pub mod selector;
 pub mod status;
