@@ -1237,52 +1237,54 @@ fn age(created: &Value) -> String {
     }
 }
 
+/// The extra cells of one row.
+type Cells = fn(&Value) -> Vec<Value>;
+
 /// A `meta.k8s.io/v1` Table for `kubectl get`: the usual columns of the
 /// common kinds, name and age for the others.
 fn table(r: &ResourceInfo, list: &Value) -> Value {
-    let (columns, cells): (Vec<&str>, fn(&Value) -> Vec<Value>) =
-        match (r.group.as_str(), r.kind.as_str()) {
-            ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
-                (vec!["Ready", "Up-to-date", "Available"], |o| {
-                    let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
-                    let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
-                    vec![
-                        json!(format!("{ready}/{want}")),
-                        json!(o["status"]["updatedReplicas"].as_i64().unwrap_or(0)),
-                        json!(o["status"]["availableReplicas"].as_i64().unwrap_or(0)),
-                    ]
-                })
-            }
-            ("", "Service") => (vec!["Type", "Cluster-IP", "External-IP", "Port(s)"], |o| {
-                let ports: Vec<String> = o["spec"]["ports"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap_or("TCP")))
-                    .collect();
+    let (columns, cells): (Vec<&str>, Cells) = match (r.group.as_str(), r.kind.as_str()) {
+        ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
+            (vec!["Ready", "Up-to-date", "Available"], |o| {
+                let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
+                let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
                 vec![
-                    o["spec"]["type"].clone(),
-                    o["spec"]["clusterIP"].clone(),
-                    json!("<none>"),
-                    json!(if ports.is_empty() {
-                        "<none>".to_string()
-                    } else {
-                        ports.join(",")
-                    }),
+                    json!(format!("{ready}/{want}")),
+                    json!(o["status"]["updatedReplicas"].as_i64().unwrap_or(0)),
+                    json!(o["status"]["availableReplicas"].as_i64().unwrap_or(0)),
                 ]
-            }),
-            ("", "Secret") => (vec!["Type", "Data"], |o| {
-                let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0);
-                vec![o["type"].clone(), json!(n)]
-            }),
-            ("", "ConfigMap") => (vec!["Data"], |o| {
-                let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0)
-                    + o["binaryData"].as_object().map(|m| m.len()).unwrap_or(0);
-                vec![json!(n)]
-            }),
-            ("", "Namespace") => (vec!["Status"], |o| vec![o["status"]["phase"].clone()]),
-            _ => (vec![], |_| vec![]),
-        };
+            })
+        }
+        ("", "Service") => (vec!["Type", "Cluster-IP", "External-IP", "Port(s)"], |o| {
+            let ports: Vec<String> = o["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap_or("TCP")))
+                .collect();
+            vec![
+                o["spec"]["type"].clone(),
+                o["spec"]["clusterIP"].clone(),
+                json!("<none>"),
+                json!(if ports.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    ports.join(",")
+                }),
+            ]
+        }),
+        ("", "Secret") => (vec!["Type", "Data"], |o| {
+            let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0);
+            vec![o["type"].clone(), json!(n)]
+        }),
+        ("", "ConfigMap") => (vec!["Data"], |o| {
+            let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0)
+                + o["binaryData"].as_object().map(|m| m.len()).unwrap_or(0);
+            vec![json!(n)]
+        }),
+        ("", "Namespace") => (vec!["Status"], |o| vec![o["status"]["phase"].clone()]),
+        _ => (vec![], |_| vec![]),
+    };
     let rows: Vec<Value> = list["items"]
         .as_array()
         .into_iter()
