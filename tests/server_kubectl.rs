@@ -163,6 +163,24 @@ fn reference_walkthrough() {
         assert!(yaml.contains(needle), "{needle} missing from:\n{yaml}");
     }
 
+    // rollout status needs a watch.
+    let out = c.run(
+        &[
+            "rollout",
+            "status",
+            "deployment/nginx-deployment",
+            "--timeout=20s",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("successfully rolled out"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     assert!(
         c.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
             .contains("scaled")

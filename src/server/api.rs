@@ -32,12 +32,47 @@ pub struct RecordedRequest {
 }
 
 /// The API server without its socket.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ApiServer {
     store: Store,
     requests: Mutex<Vec<RecordedRequest>>,
     /// `host:port`, for `/api` serverAddressByClientCIDRs.
     address: Mutex<String>,
+    /// The latest resourceVersion, for watches to wake up on.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for ApiServer {
+    fn default() -> ApiServer {
+        ApiServer {
+            store: Store::default(),
+            requests: Mutex::default(),
+            address: Mutex::default(),
+            changed: tokio::sync::watch::Sender::new(0),
+        }
+    }
+}
+
+/// A watch in progress: what it selects and how far it has got.
+#[derive(Debug)]
+pub struct Watch {
+    resource: ResourceInfo,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    table: bool,
+    /// Events up to this resourceVersion have been sent.
+    pub rv: u64,
+    /// `timeoutSeconds`, capped.
+    pub timeout: std::time::Duration,
+}
+
+/// `?watch=true` (or `1`) on a GET.
+pub fn is_watch(method: &Method, uri: &Uri) -> bool {
+    method == Method::GET
+        && parse_query(uri.query())
+            .get("watch")
+            .is_some_and(|w| w == "true" || w == "1")
 }
 
 type Query = BTreeMap<String, String>;
@@ -226,7 +261,10 @@ impl ApiServer {
             strict: false,
             applied: None,
         };
-        commit(&mut st, &r, old.as_ref(), obj, &ctx)
+        let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
+        drop(st);
+        self.notify();
+        result
     }
 
     /// `put_object_as(obj, "kapply-demo")`
@@ -284,17 +322,128 @@ impl ApiServer {
                 query.insert("fieldManager".into(), prefix.chars().take(128).collect());
             }
         }
-        match self.route(
+        if is_watch(method, uri) {
+            // Without a socket a watch ends at once: its first events, as a JSON array.
+            return match self.watch_start(uri, headers) {
+                Ok((_, events)) => json_response(200, &Value::Array(events)),
+                Err(e) => error_response(&e),
+            };
+        }
+        let result = self.route(
             method,
             uri.path(),
             &query,
             content_type.as_deref(),
             accept,
             body,
-        ) {
+        );
+        self.notify();
+        match result {
             Ok((code, v)) => json_response(code, &v),
             Err(e) => error_response(&e),
         }
+    }
+
+    fn notify(&self) {
+        let rv = self.store.lock().rv;
+        self.changed.send_if_modified(|cur| {
+            let changed = *cur != rv;
+            *cur = rv;
+            changed
+        });
+    }
+
+    /// Wakes up when something changed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Begin a watch: check the request, and the events to send first
+    /// (ADDED for every matching object, or the changes after the given
+    /// resourceVersion).
+    pub fn watch_start(
+        &self,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(Watch, Vec<Value>), ApiError> {
+        let query = parse_query(uri.query());
+        let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let st = self.store.lock();
+        let resources = st.resources();
+        let t = match segs.as_slice() {
+            ["api", "v1", rest @ ..] => target("", "v1", rest, &resources)?,
+            ["apis", group, version, rest @ ..] => target(group, version, rest, &resources)?,
+            _ => return Err(ApiError::method_not_allowed("WATCH")),
+        };
+        if t.sub.is_some() {
+            return Err(ApiError::method_not_allowed("WATCH"));
+        }
+        let labels = LabelSelector::parse(
+            query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or_default(),
+        )
+        .map_err(ApiError::bad_request)?;
+        let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
+        if let Some(name) = &t.name {
+            if !field_sel.is_empty() {
+                field_sel.push(',');
+            }
+            field_sel.push_str(&format!("metadata.name={name}"));
+        }
+        let fields = FieldSelector::parse(&field_sel).map_err(ApiError::bad_request)?;
+        let timeout = query
+            .get("timeoutSeconds")
+            .and_then(|t| t.parse::<u64>().ok())
+            .unwrap_or(1800)
+            .min(3600);
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let mut w = Watch {
+            resource: t.resource,
+            namespace: t.namespace,
+            labels,
+            fields,
+            table: accept.contains("as=Table"),
+            rv: st.rv,
+            timeout: std::time::Duration::from_secs(timeout),
+        };
+        let since: u64 = query
+            .get("resourceVersion")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if since == 0 {
+            let objects: Vec<Value> = st
+                .objects
+                .iter()
+                .filter(|(k, o)| w.selects(k, o))
+                .map(|(_, o)| w.event("ADDED", o))
+                .collect();
+            return Ok((w, objects));
+        }
+        if st.events.front().is_some_and(|e| e.rv > since + 1) {
+            let gone = ApiError::new(
+                410,
+                "Expired",
+                format!("too old resource version: {since} ({})", st.rv),
+            );
+            return Ok((
+                w,
+                vec![json!({"type": "ERROR", "object": gone.to_status()})],
+            ));
+        }
+        w.rv = since;
+        let events = w.collect(&st);
+        Ok((w, events))
+    }
+
+    /// The events after `w.rv` that it selects.
+    pub fn watch_next(&self, w: &mut Watch) -> Vec<Value> {
+        let st = self.store.lock();
+        w.collect(&st)
     }
 
     fn route(
@@ -609,7 +758,7 @@ impl ApiServer {
                         new["status"] = new_status;
                         if !dry_run {
                             new["metadata"]["resourceVersion"] = json!(st.next_rv());
-                            st.objects.insert(k, new.clone());
+                            st.put(k, new.clone());
                         }
                         Ok((200, out(r, &new)))
                     }
@@ -617,6 +766,39 @@ impl ApiServer {
                 }
             }
         }
+    }
+}
+
+impl Watch {
+    fn selects(&self, key: &store::Key, o: &Value) -> bool {
+        let r = &self.resource;
+        key.0 == r.group
+            && key.1 == r.plural
+            && self.namespace.as_deref().is_none_or(|n| n == key.2)
+            && self.labels.matches(o)
+            && self.fields.matches(o)
+    }
+
+    fn event(&self, kind: &str, o: &Value) -> Value {
+        let o = out(&self.resource, o);
+        let object = if self.table {
+            let list = json!({"metadata": {"resourceVersion": o["metadata"]["resourceVersion"]}, "items": [o]});
+            table(&self.resource, &list)
+        } else {
+            o
+        };
+        json!({"type": kind, "object": object})
+    }
+
+    fn collect(&mut self, st: &State) -> Vec<Value> {
+        let events = st
+            .events
+            .iter()
+            .filter(|e| e.rv > self.rv && self.selects(&e.key, &e.object))
+            .map(|e| self.event(e.kind, &e.object))
+            .collect();
+        self.rv = st.rv;
+        events
     }
 }
 
@@ -1083,8 +1265,7 @@ fn write(
         m.retain(|_, v| !v.is_null());
     }
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
-    st.objects
-        .insert(store::key(r, ns.as_deref(), &name), new.clone());
+    st.put(store::key(r, ns.as_deref(), &name), new.clone());
     Ok(out(r, &new))
 }
 
@@ -1143,26 +1324,29 @@ fn simulate_status(r: &ResourceInfo, o: &mut Value) {
 
 /// Delete an object and whatever dies with it.
 fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &str) {
-    let removed = st.objects.remove(&store::key(r, ns, name));
-    match (r.group.as_str(), r.plural.as_str()) {
-        ("", "namespaces") => st.objects.retain(|(_, _, ons, _), _| ons != name),
+    let removed = st.delete(&store::key(r, ns, name));
+    let doomed: Vec<store::Key> = match (r.group.as_str(), r.plural.as_str()) {
+        ("", "namespaces") => st
+            .objects
+            .keys()
+            .filter(|(_, _, ons, _)| ons == name)
+            .cloned()
+            .collect(),
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            if let Some(crd) = removed {
-                let g = crd["spec"]["group"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let p = crd["spec"]["names"]["plural"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                st.objects
-                    .retain(|(og, op, _, _), _| !(*og == g && *op == p));
-            }
+            let crd = removed.unwrap_or_default();
+            let g = crd["spec"]["group"].as_str().unwrap_or_default();
+            let p = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+            st.objects
+                .keys()
+                .filter(|(og, op, _, _)| og == g && op == p)
+                .cloned()
+                .collect()
         }
-        _ => {}
+        _ => Vec::new(),
+    };
+    for k in doomed {
+        st.delete(&k);
     }
-    st.rv += 1;
 }
 
 fn list(st: &State, r: &ResourceInfo, ns: Option<&str>, query: &Query) -> Result<Value, ApiError> {

@@ -4,16 +4,30 @@
 use super::resources::{self, ResourceInfo};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 /// (group, plural, namespace or "", name)
 pub type Key = (String, String, String, String);
 
+/// One change, for watches.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub rv: u64,
+    /// `ADDED`, `MODIFIED`, `DELETED`
+    pub kind: &'static str,
+    pub key: Key,
+    pub object: Value,
+}
+
+/// How many changes watches can resume from.
+const EVENT_LOG: usize = 4096;
+
 #[derive(Debug, Default)]
 pub struct State {
     pub objects: BTreeMap<Key, Value>,
     pub rv: u64,
+    pub events: VecDeque<Event>,
     next_ip: u32,
     uid_seq: u64,
 }
@@ -22,6 +36,38 @@ impl State {
     pub fn next_rv(&mut self) -> String {
         self.rv += 1;
         self.rv.to_string()
+    }
+
+    fn log(&mut self, kind: &'static str, key: Key, object: Value) {
+        if self.events.len() >= EVENT_LOG {
+            self.events.pop_front();
+        }
+        self.events.push_back(Event {
+            rv: self.rv,
+            kind,
+            key,
+            object,
+        });
+    }
+
+    /// Store an object (its resourceVersion already set from `next_rv`).
+    pub fn put(&mut self, key: Key, object: Value) {
+        let kind = if self.objects.contains_key(&key) {
+            "MODIFIED"
+        } else {
+            "ADDED"
+        };
+        self.objects.insert(key.clone(), object.clone());
+        self.log(kind, key, object);
+    }
+
+    /// Remove an object; the DELETED event carries a new resourceVersion.
+    pub fn delete(&mut self, key: &Key) -> Option<Value> {
+        let mut object = self.objects.remove(key)?;
+        let rv = self.next_rv();
+        object["metadata"]["resourceVersion"] = Value::from(rv);
+        self.log("DELETED", key.clone(), object.clone());
+        Some(object)
     }
 
     pub fn next_ip(&mut self) -> String {
