@@ -638,3 +638,45 @@ fn imperative_creates_and_tables() {
     let table = c.ok(&["get", "deployments"]);
     assert!(table.contains("READY") && table.contains("1/1"), "{table}");
 }
+
+/// The demo story seeded into the server behaves under real kubectl as
+/// the story says: apply changes the image, clears minReadySeconds, keeps
+/// the scaled replicas; the in-sync objects are unchanged.
+#[test]
+fn demo_story_under_kubectl() {
+    let Some(c) = Cluster::new() else { return };
+    for obj in kapply::demo::demo_seed_objects() {
+        c.server.store().put_object(obj).unwrap();
+    }
+    let dir = c.dir.path().join("demo");
+    kapply::demo::write_demo_manifests(&dir).unwrap();
+    let dir = dir.to_string_lossy().into_owned();
+    let live = c
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert_eq!(c.run(&["diff", "-f", &dir], &[]).status.code(), Some(1));
+    let out = c.ok(&["apply", "-f", &dir]);
+    for line in [
+        "namespace/demo unchanged",
+        "configmap/settings unchanged",
+        "service/nginx unchanged",
+        "deployment.apps/nginx-deployment configured",
+    ] {
+        assert!(out.contains(line), "{line} missing from:\n{out}");
+    }
+    let live = c
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert!(live["spec"].get("minReadySeconds").is_none());
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+    assert_eq!(
+        c.run(&["diff", "-f", &dir], &[]).status.code(),
+        Some(0),
+        "in sync after apply"
+    );
+}

@@ -38,8 +38,6 @@ pub struct ApiServer {
     requests: Mutex<Vec<RecordedRequest>>,
     /// `host:port`, for `/api` serverAddressByClientCIDRs.
     address: Mutex<String>,
-    /// The latest resourceVersion, for watches to wake up on.
-    changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for ApiServer {
@@ -48,7 +46,6 @@ impl Default for ApiServer {
             store: Store::default(),
             requests: Mutex::default(),
             address: Mutex::default(),
-            changed: tokio::sync::watch::Sender::new(0),
         }
     }
 }
@@ -267,9 +264,9 @@ impl ApiServer {
         result
     }
 
-    /// `put_object_as(obj, "kapply-demo")`
+    /// Seed an object as given: see [`Store::put_object`].
     pub fn put_object(&self, obj: Value) -> Result<Value, ApiError> {
-        self.put_object_as(obj, "kapply-demo")
+        self.store.put_object(obj)
     }
 
     /// Handle one request.
@@ -345,17 +342,12 @@ impl ApiServer {
     }
 
     fn notify(&self) {
-        let rv = self.store.lock().rv;
-        self.changed.send_if_modified(|cur| {
-            let changed = *cur != rv;
-            *cur = rv;
-            changed
-        });
+        self.store.notify();
     }
 
     /// Wakes up when something changed.
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.changed.subscribe()
+        self.store.subscribe()
     }
 
     /// Begin a watch: check the request, and the events to send first
@@ -1270,7 +1262,7 @@ fn write(
 }
 
 /// Core and RBAC kinds carry no metadata.generation on a real server.
-fn has_generation(r: &ResourceInfo) -> bool {
+pub(crate) fn has_generation(r: &ResourceInfo) -> bool {
     !(r.group.is_empty() || r.group == "rbac.authorization.k8s.io")
 }
 
