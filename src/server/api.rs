@@ -32,22 +32,12 @@ pub struct RecordedRequest {
 }
 
 /// The API server without its socket.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct ApiServer {
     store: Store,
     requests: Mutex<Vec<RecordedRequest>>,
     /// `host:port`, for `/api` serverAddressByClientCIDRs.
     address: Mutex<String>,
-}
-
-impl Default for ApiServer {
-    fn default() -> ApiServer {
-        ApiServer {
-            store: Store::default(),
-            requests: Mutex::default(),
-            address: Mutex::default(),
-        }
-    }
 }
 
 /// A watch in progress: what it selects and how far it has got.
