@@ -224,6 +224,58 @@ case("configmap-data-and-ownerrefs", cm, {"data": {"a": None, "c": "3"},
                                           "metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "q", "uid": "u-2"}]}},
      note="ownerReferences merge by uid")
 
+# -- edges ---------------------------------------------------------------------
+d = deployment()
+c = pod_spec(d)["containers"][0]
+c["env"] = [{"name": "E%02d" % i, "value": str(i)} for i in range(26)]
+order = ["E%02d" % i for i in range(25, -1, -1) if i % 5 != 0] + ["N1", "N2"]
+case("long-list-reordered", d, tpl({
+    "$setElementOrder/containers": [{"name": "nginx"}],
+    "containers": [{"name": "nginx",
+                    "$setElementOrder/env": [{"name": n} for n in order],
+                    "env": [{"name": "N1", "value": "n1"}, {"name": "N2", "value": "n2"}]
+                           + [{"$patch": "delete", "name": "E%02d" % i} for i in (3, 7)]}]}),
+    note="more than 20 elements: Go's stable sort merges blocks")
+
+d = deployment()
+c = pod_spec(d)["containers"][0]
+c["env"] = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "A", "value": "3"}]
+case("duplicate-keys-in-live", d, tpl({
+    "$setElementOrder/containers": [{"name": "nginx"}],
+    "containers": [{"name": "nginx", "$setElementOrder/env": [{"name": "B"}, {"name": "A"}],
+                    "env": [{"name": "A", "value": "x"}]}]}))
+
+d = deployment()
+pod_spec(d)["containers"][0]["args"] = ["a", "b", "c"]
+case("delete-from-atomic-primitive-list", d, tpl({
+    "$setElementOrder/containers": [{"name": "nginx"}],
+    "containers": [{"name": "nginx", "$deleteFromPrimitiveList/args": ["b"]}]}))
+
+case("type-change-takes-patch", deployment(), tpl({"securityContext": "odd", "dnsPolicy": {"a": None, "b": 1}}),
+     note="a value of another type replaces live, its nulls dropped")
+
+d = deployment()
+del d["spec"]["strategy"]
+case("retainkeys-on-new-map", d, {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}},
+     note="a map absent from live is taken whole; the directive is dropped")
+
+d = deployment()
+pod_spec(d)["containers"] = [{"name": n, "image": n + ":1"} for n in ["a", "b", "c"]]
+case("set-element-order-only", d, tpl({"$setElementOrder/containers": [{"name": "c"}, {"name": "a"}]}),
+     note="an order directive alone reorders the listed elements")
+
+case("patch-replace-root", deployment(), {"$patch": "replace", "apiVersion": "apps/v1", "kind": "Deployment",
+                                          "metadata": {"name": "nginx-deployment"}})
+
+s2 = copy.deepcopy(svc)
+case("float-merge-key-is-another-key", s2, {"spec": {"ports": [{"port": 80.0, "targetPort": 1}]}},
+     note="80.0 and 80 are different merge key values")
+
+case("new-element-with-nulls-and-directives", deployment(), tpl({"containers": [
+    {"name": "new", "image": "n:1", "args": None,
+     "env": [{"name": "X", "$patch": "delete"}, {"name": "Y", "value": "y"}]}]}),
+    note="a new merge list element is taken as sent, nulls included")
+
 # -- errors --------------------------------------------------------------------
 case("error-missing-merge-key", deployment(), tpl({"containers": [{"image": "x"}]}),
      note="a merge list element without its merge key is an error")

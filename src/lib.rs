@@ -4,6 +4,7 @@
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cluster;
+pub mod demo;
 pub mod highlight;
 pub mod manifest;
 pub mod merge;

@@ -1,18 +1,30 @@
 //! Applying patches to objects, as the API server does.
 //!
 //! [`apply_strategic`] follows apimachinery's strategic merge patch
-//! application (`StrategicMergeMapPatch` with `MergeParallelList` and
-//! `IgnoreUnmatchedNulls`), including its ordering rules for merged lists,
-//! so that the embedded API server stores what a real one would.
-//! [`apply_merge`] is JSON merge patch as the API server applies it.
+//! application (`StrategicMergeMapPatch`: `MergeParallelList` and
+//! `IgnoreUnmatchedNulls`), including its ordering of merged lists:
+//! `$setElementOrder` first, then the patch order, then the live order, with
+//! server-only elements interleaved by their live position (after a deletion
+//! apimachinery orders by the live list as modified in place; that is
+//! reproduced). [`apply_merge`] is JSON merge patch as the API server
+//! applies it (evanphx/json-patch).
 //!
-//! No I/O. Patch metadata comes from [`Schema`]; where the schema is unknown
-//! (custom resources, free-form fields) maps merge recursively and lists are
+//! Patch metadata comes from [`Schema`]. As with apimachinery's Go-struct
+//! metadata, merging two maps (or two lists) under a field the type does not
+//! have, or inside a map, scalar or free-form field, is an error. With no
+//! schema (`None`: custom resources) maps merge recursively and lists are
 //! replaced whole.
+//!
+//! Checked against `kubectl patch --local` in tests/smp.rs. Known difference:
+//! directive keys that apimachinery copies verbatim into new list elements
+//! are removed here (the API server drops them when it decodes the object);
+//! `null`s inside new list elements are kept, as apimachinery keeps them.
+//!
+//! No I/O.
 
 use super::MergeError;
 use crate::merge::path;
-use crate::patchmeta::{ListStrategy, Schema};
+use crate::patchmeta::{ListStrategy, Schema, Shape};
 use serde_json::{Map, Value};
 
 const DIRECTIVE: &str = "$patch";
@@ -62,22 +74,14 @@ pub fn apply_strategic(
 /// deletes, anything else replaces. Values that are inserted whole have
 /// their `null` members removed, as the server does.
 pub fn apply_merge(live: &Value, patch: &Value) -> Value {
-    match patch {
-        Value::Object(p) => {
-            let mut doc = match live {
-                Value::Object(m) => m.clone(),
-                _ => Map::new(),
-            };
-            if matches!(live, Value::Object(_)) {
-                merge_docs(&mut doc, p);
-            } else {
-                let mut whole = patch.clone();
-                prune_nulls(&mut whole);
-                return whole;
-            }
+    match (live, patch) {
+        (Value::Object(doc), Value::Object(p)) => {
+            let mut doc = doc.clone();
+            merge_docs(&mut doc, p);
             Value::Object(doc)
         }
-        other => {
+        // Not two objects: the patch replaces the document.
+        (_, other) => {
             let mut whole = other.clone();
             prune_nulls(&mut whole);
             whole
@@ -154,6 +158,39 @@ fn list_meta(field: Option<Schema<'_>>) -> (bool, String) {
     }
 }
 
+/// The schema of field `key` of a struct, for merging two maps there.
+/// apimachinery takes patch metadata from the Go types, so a field the type
+/// does not have, or a nested map inside a map, scalar or free-form value,
+/// is an error; without metadata (`None`) everything is allowed.
+fn lookup_struct<'a>(
+    schema: Option<Schema<'a>>,
+    key: &str,
+    at: &str,
+) -> Result<Option<Schema<'a>>> {
+    let Some(s) = schema else { return Ok(None) };
+    match s.shape() {
+        Shape::Struct => s.field(key).map(Some).ok_or_else(|| {
+            invalid(
+                at,
+                format!("unable to find api field for the json field {key:?}"),
+            )
+        }),
+        Shape::Map | Shape::List | Shape::Scalar | Shape::Unknown => Err(invalid(
+            at,
+            "merging an object in json but the data type is not a struct",
+        )),
+    }
+}
+
+/// The schema of list field `key`, for merging two lists there.
+fn lookup_slice<'a>(schema: Option<Schema<'a>>, key: &str, at: &str) -> Result<Option<Schema<'a>>> {
+    let field = lookup_struct(schema, key, at)?;
+    match field {
+        Some(f) if f.shape() != Shape::List => Err(invalid(at, "expected a list type")),
+        other => Ok(other),
+    }
+}
+
 /// `$setElementOrder/containers` -> `containers`.
 fn extract_key<'k>(key: &'k str, prefix: &str, path: &str) -> Result<&'k str> {
     match key.split_once('/') {
@@ -224,10 +261,10 @@ fn merge_map(
             }
             continue;
         }
-        let field = schema.and_then(|s| s.field(&key));
         let orig_v = original.remove(&key).unwrap_or(Value::Null);
         let merged = match (orig_v, patch_v) {
             (Value::Object(o), Value::Object(p)) => {
+                let field = lookup_struct(schema, &key, &here)?;
                 if field.is_some_and(|f| f.replace()) {
                     Value::Object(p)
                 } else {
@@ -235,6 +272,7 @@ fn merge_map(
                 }
             }
             (Value::Array(o), Value::Array(p)) => {
+                let field = lookup_slice(schema, &key, &here)?;
                 let (is_merge, merge_key) = list_meta(field);
                 if is_merge || is_delete_list {
                     let items = field.and_then(|f| f.items());
@@ -316,7 +354,7 @@ fn merge_ordered_lists(
             Some(Value::Array(a)) => Some(a.clone()),
             Some(_) => return Err(invalid(&here, "patch value is not a list")),
         };
-        let field = schema.and_then(|s| s.field(&key));
+        let field = lookup_slice(schema, &key, &here)?;
         let (is_merge, merge_key) = list_meta(field);
         validate_order(
             patch_list.as_deref().unwrap_or(&[]),
