@@ -576,18 +576,26 @@ pub fn mask_secret(obj: &Value) -> Value {
     if let Some(ann) = out
         .pointer_mut("/metadata/annotations")
         .and_then(|a| a.get_mut(LAST_APPLIED))
-        && let Some(parsed) = ann
-            .as_str()
-            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        && let Some(text) = ann.as_str()
     {
-        let mut masked = parsed;
-        mask_data(&mut masked);
-        *ann = Value::String(format!("{}\n", merge::go_json(&masked)));
+        *ann = Value::String(mask_recorded(text));
     }
     out
 }
 
 const MASK: &str = "***";
+
+/// A last-applied annotation value with the Secret values masked; text
+/// that is not JSON is masked whole.
+fn mask_recorded(text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut v) => {
+            mask_data(&mut v);
+            format!("{}\n", merge::go_json(&v))
+        }
+        Err(_) => MASK.into(),
+    }
+}
 
 fn mask_data(v: &mut Value) {
     for f in ["data", "stringData"] {
@@ -633,7 +641,15 @@ pub fn mask_plan(p: &ObjectPlan) -> ObjectPlan {
         return p.clone();
     }
     let mut out = p.clone();
+    let annotation_path = path::key("metadata.annotations", LAST_APPLIED);
     for f in &mut out.fields {
+        if f.path == annotation_path {
+            for side in [&mut f.config, &mut f.live, &mut f.last_applied] {
+                if let Some(Value::String(text)) = side {
+                    *text = mask_recorded(text);
+                }
+            }
+        }
         if is_secret_value_path(&f.path) {
             f.config = mask_value(&f.config);
             f.live = mask_value(&f.live);

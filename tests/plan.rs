@@ -1,6 +1,6 @@
 //! The plan: verdicts, warnings, partial configs, masking, rendering.
 
-#[path = "common_kubectl.rs"]
+#[path = "common/kubectl.rs"]
 mod common_kubectl;
 
 use kapply::manifest::{Manifest, ObjectId, Source};
@@ -493,4 +493,60 @@ fn plan_json_contract() {
     let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
     assert_eq!(paused.get("config"), Some(&Value::Null));
     assert_eq!(paused["action"], json!("clear"));
+}
+
+#[test]
+fn order_only_and_annotation_only_updates_are_explained() {
+    // Live has a container the config does not name: kubectl re-sends the
+    // element order on every apply, so the verdict is update.
+    let la = deployment("nginx:1.14.2", None);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "injected", "image": "sidecar:1"}));
+    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    assert_eq!(p.action, ObjectAction::Update);
+    let order = p
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.template.spec.containers")
+        .unwrap();
+    assert!(
+        order.reason.starts_with("element order"),
+        "{}",
+        order.reason
+    );
+    assert_eq!(order.config, Some(json!([{"name": "nginx"}])));
+    assert_eq!(
+        order.live,
+        Some(json!([{"name": "nginx"}, {"name": "injected"}]))
+    );
+
+    // Live already matches the config, but the annotation records an older
+    // config: only the annotation is sent.
+    let old = deployment("nginx:1.13", None);
+    let live = annotated(la.clone(), &old);
+    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    assert_eq!(p.action, ObjectAction::Update);
+    assert_eq!(p.fields.len(), 1, "{:#?}", p.fields);
+    assert_eq!(
+        p.fields[0].path,
+        "metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"
+    );
+
+    // For a Secret that row is masked too.
+    let s_old = secret("b2xk");
+    let s_new = secret("bmV3");
+    let mut live = annotated(s_new.clone(), &s_old);
+    live.as_object_mut().unwrap().remove("stringData");
+    let mut config = s_new.clone();
+    config.as_object_mut().unwrap().remove("stringData");
+    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let shown = render_diff(&Plan { objects: vec![p] }, false);
+    assert!(
+        !shown.contains("b2xk") && !shown.contains("bmV3"),
+        "{shown}"
+    );
+    assert!(shown.contains("last-applied-configuration"), "{shown}");
 }

@@ -719,6 +719,43 @@ fn discovery_and_openapi() {
 }
 
 #[test]
+fn watch_without_a_socket_returns_the_first_events() {
+    let api = ApiServer::new();
+    create(&api, DEPLOYS, &deployment("a", "x:1"));
+    let r = call(&api, "GET", &format!("{DEPLOYS}?watch=true"), None, "");
+    assert_eq!(r.body[0]["type"], "ADDED");
+    assert_eq!(r.body[0]["object"]["metadata"]["name"], "a");
+    let rv = r.body[0]["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/a"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":2}}"#,
+    );
+    call(&api, "DELETE", &format!("{DEPLOYS}/a"), None, "");
+    let r = call(
+        &api,
+        "GET",
+        &format!("{DEPLOYS}?watch=1&resourceVersion={rv}"),
+        None,
+        "",
+    );
+    let kinds: Vec<&str> = r
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["MODIFIED", "DELETED"]);
+    assert_eq!(r.body[0]["object"]["spec"]["replicas"], 2);
+}
+
+#[test]
 fn requests_are_recorded() {
     let api = ApiServer::new();
     call(
@@ -919,7 +956,13 @@ fn kube_rs_works_against_it() {
             .await
             .unwrap();
         assert_eq!(ssa.metadata.labels.unwrap()["owner"], "ssa");
+        // A watch from the current resourceVersion sees the next change.
+        let rv = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+        let mut events = Box::pin(api.watch(&kube::api::WatchParams::default(), &rv).await.unwrap());
         api.delete("kube", &DeleteParams::default()).await.unwrap();
+        use futures::StreamExt;
+        let ev = events.next().await.unwrap().unwrap();
+        assert!(matches!(ev, kube::api::WatchEvent::Deleted(ref o) if o.metadata.name.as_deref() == Some("kube")), "{ev:?}");
         assert!(api.get_opt("kube").await.unwrap().is_none());
         let missing = api.get("kube").await.unwrap_err();
         assert!(

@@ -163,6 +163,24 @@ fn reference_walkthrough() {
         assert!(yaml.contains(needle), "{needle} missing from:\n{yaml}");
     }
 
+    // rollout status needs a watch.
+    let out = c.run(
+        &[
+            "rollout",
+            "status",
+            "deployment/nginx-deployment",
+            "--timeout=20s",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("successfully rolled out"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     assert!(
         c.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
             .contains("scaled")
@@ -578,4 +596,87 @@ fn recorded_patches() {
         assert_eq!(saved["config"], rec["config"], "{}", s.name);
         assert_eq!(saved["lastApplied"], rec["lastApplied"], "{}", s.name);
     }
+}
+
+#[test]
+fn imperative_creates_and_tables() {
+    let Some(c) = Cluster::new() else { return };
+    // kubectl create sends protobuf for these kinds.
+    c.ok(&["create", "namespace", "imp"]);
+    c.ok(&[
+        "create",
+        "configmap",
+        "cm",
+        "-n",
+        "imp",
+        "--from-literal=a=b",
+    ]);
+    c.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "-n",
+        "imp",
+        "--from-literal=password=hunter2",
+    ]);
+    let cm = c.get("v1", "ConfigMap", Some("imp"), "cm").unwrap();
+    assert_eq!(cm["data"], json!({"a": "b"}));
+    assert!(
+        cm["metadata"].get("annotations").is_none(),
+        "no last-applied annotation"
+    );
+    let s = c.get("v1", "Secret", Some("imp"), "s").unwrap();
+    assert_eq!(s["data"]["password"], "aHVudGVyMg==");
+    assert_eq!(s["type"], "Opaque");
+    let table = c.ok(&["get", "configmap,secret", "-n", "imp"]);
+    assert!(table.contains("DATA"), "{table}");
+    assert!(table.contains("configmap/cm"), "{table}");
+    assert!(table.contains("Opaque"), "{table}");
+    let dep = c.write("d.yaml", SIMPLE);
+    c.ok(&["apply", "-f", &dep]);
+    let table = c.ok(&["get", "deployments"]);
+    assert!(table.contains("READY") && table.contains("1/1"), "{table}");
+}
+
+/// The demo story seeded into the server behaves under real kubectl as
+/// the story says: apply changes the image, clears minReadySeconds, keeps
+/// the scaled replicas; the in-sync objects are unchanged.
+#[test]
+fn demo_story_under_kubectl() {
+    let Some(c) = Cluster::new() else { return };
+    for obj in kapply::demo::demo_seed_objects() {
+        c.server.store().put_object(obj).unwrap();
+    }
+    let dir = c.dir.path().join("demo");
+    kapply::demo::write_demo_manifests(&dir).unwrap();
+    let dir = dir.to_string_lossy().into_owned();
+    let live = c
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert_eq!(c.run(&["diff", "-f", &dir], &[]).status.code(), Some(1));
+    let out = c.ok(&["apply", "-f", &dir]);
+    for line in [
+        "namespace/demo unchanged",
+        "configmap/settings unchanged",
+        "service/nginx unchanged",
+        "deployment.apps/nginx-deployment configured",
+    ] {
+        assert!(out.contains(line), "{line} missing from:\n{out}");
+    }
+    let live = c
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert!(live["spec"].get("minReadySeconds").is_none());
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+    assert_eq!(
+        c.run(&["diff", "-f", &dir], &[]).status.code(),
+        Some(0),
+        "in sync after apply"
+    );
 }

@@ -325,17 +325,13 @@ fn as_map(v: &Value, what: &str) -> Result<Map<String, Value>, MergeError> {
     }
 }
 
-/// kubectl's client-side apply for one existing object: the field plan, the
-/// patch it sends (strategic merge patch for built-in kinds, `schema` Some;
-/// JSON merge patch for custom resources) and the new annotation.
-pub fn three_way(
-    config: &Value,
+fn compute_patch(
+    modified: &Value,
     live: &Value,
     last_applied: Option<&Value>,
     schema: Option<Schema>,
-) -> Result<ThreeWay, MergeError> {
-    let annotation = last_applied_annotation(config);
-    let modified = as_map(&with_annotation(config, &annotation), "config")?;
+) -> Result<Option<Patch>, MergeError> {
+    let modified = as_map(modified, "config")?;
     let current = as_map(live, "live object")?;
     let original = match last_applied {
         Some(v) => as_map(v, "last-applied configuration")?,
@@ -351,10 +347,53 @@ pub fn three_way(
             jsonmerge::three_way(&original, &modified, &current)?,
         ),
     };
-    let patch = (!body.is_empty()).then_some(Patch {
+    Ok((!body.is_empty()).then_some(Patch {
         kind,
         body: Value::Object(body),
-    });
+    }))
+}
+
+/// The dry-run patch `kubectl diff` sends for an existing object: the same
+/// computation without the annotation update, plus the live
+/// `metadata.resourceVersion`. `None`: no difference, nothing is sent.
+pub fn diff_patch(
+    config: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<Option<Patch>, MergeError> {
+    let mut patch = compute_patch(&recorded_config(config), live, last_applied, schema)?;
+    if let (Some(p), Some(rv)) = (
+        patch.as_mut(),
+        live.pointer("/metadata/resourceVersion").cloned(),
+    ) && let Some(body) = p.body.as_object_mut()
+    {
+        let md = body
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(md) = md.as_object_mut() {
+            md.insert("resourceVersion".into(), rv);
+        }
+    }
+    Ok(patch)
+}
+
+/// kubectl's client-side apply for one existing object: the field plan, the
+/// patch it sends (strategic merge patch for built-in kinds, `schema` Some;
+/// JSON merge patch for custom resources) and the new annotation.
+pub fn three_way(
+    config: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<ThreeWay, MergeError> {
+    let annotation = last_applied_annotation(config);
+    let patch = compute_patch(
+        &with_annotation(config, &annotation),
+        live,
+        last_applied,
+        schema,
+    )?;
     let mut walker = fields::Walker {
         rows: Vec::new(),
         merge_patch: schema.is_none(),
@@ -370,6 +409,29 @@ pub fn three_way(
         schema,
         patch.as_ref().map(|p| &p.body),
     );
+    // A patch that changes nothing but the annotation still makes an update.
+    let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
+    if let (Some(p), false) = (&patch, changes) {
+        let old = live
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .cloned();
+        let sent = p
+            .body
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .is_some();
+        if sent {
+            walker.rows.push(FieldChange {
+                path: path::key("metadata.annotations", LAST_APPLIED),
+                config: Some(Value::String(annotation.clone())),
+                live: old,
+                last_applied: None,
+                action: FieldAction::Set,
+                reason: "only the recorded last-applied configuration changes".into(),
+            });
+        }
+    }
     Ok(ThreeWay {
         fields: walker.rows,
         patch,

@@ -40,6 +40,28 @@ pub struct ApiServer {
     address: Mutex<String>,
 }
 
+/// A watch in progress: what it selects and how far it has got.
+#[derive(Debug)]
+pub struct Watch {
+    resource: ResourceInfo,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    table: bool,
+    /// Events up to this resourceVersion have been sent.
+    pub rv: u64,
+    /// `timeoutSeconds`, capped.
+    pub timeout: std::time::Duration,
+}
+
+/// `?watch=true` (or `1`) on a GET.
+pub fn is_watch(method: &Method, uri: &Uri) -> bool {
+    method == Method::GET
+        && parse_query(uri.query())
+            .get("watch")
+            .is_some_and(|w| w == "true" || w == "1")
+}
+
 type Query = BTreeMap<String, String>;
 
 fn decode(s: &str) -> String {
@@ -226,12 +248,15 @@ impl ApiServer {
             strict: false,
             applied: None,
         };
-        commit(&mut st, &r, old.as_ref(), obj, &ctx)
+        let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
+        drop(st);
+        self.notify();
+        result
     }
 
-    /// `put_object_as(obj, "kapply-demo")`
+    /// Seed an object as given: see [`Store::put_object`].
     pub fn put_object(&self, obj: Value) -> Result<Value, ApiError> {
-        self.put_object_as(obj, "kapply-demo")
+        self.store.put_object(obj)
     }
 
     /// Handle one request.
@@ -284,17 +309,123 @@ impl ApiServer {
                 query.insert("fieldManager".into(), prefix.chars().take(128).collect());
             }
         }
-        match self.route(
+        if is_watch(method, uri) {
+            // Without a socket a watch ends at once: its first events, as a JSON array.
+            return match self.watch_start(uri, headers) {
+                Ok((_, events)) => json_response(200, &Value::Array(events)),
+                Err(e) => error_response(&e),
+            };
+        }
+        let result = self.route(
             method,
             uri.path(),
             &query,
             content_type.as_deref(),
             accept,
             body,
-        ) {
+        );
+        self.notify();
+        match result {
             Ok((code, v)) => json_response(code, &v),
             Err(e) => error_response(&e),
         }
+    }
+
+    fn notify(&self) {
+        self.store.notify();
+    }
+
+    /// Wakes up when something changed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.store.subscribe()
+    }
+
+    /// Begin a watch: check the request, and the events to send first
+    /// (ADDED for every matching object, or the changes after the given
+    /// resourceVersion).
+    pub fn watch_start(
+        &self,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(Watch, Vec<Value>), ApiError> {
+        let query = parse_query(uri.query());
+        let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let st = self.store.lock();
+        let resources = st.resources();
+        let t = match segs.as_slice() {
+            ["api", "v1", rest @ ..] => target("", "v1", rest, &resources)?,
+            ["apis", group, version, rest @ ..] => target(group, version, rest, &resources)?,
+            _ => return Err(ApiError::method_not_allowed("WATCH")),
+        };
+        if t.sub.is_some() {
+            return Err(ApiError::method_not_allowed("WATCH"));
+        }
+        let labels = LabelSelector::parse(
+            query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or_default(),
+        )
+        .map_err(ApiError::bad_request)?;
+        let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
+        if let Some(name) = &t.name {
+            if !field_sel.is_empty() {
+                field_sel.push(',');
+            }
+            field_sel.push_str(&format!("metadata.name={name}"));
+        }
+        let fields = FieldSelector::parse(&field_sel).map_err(ApiError::bad_request)?;
+        let timeout = query
+            .get("timeoutSeconds")
+            .and_then(|t| t.parse::<u64>().ok())
+            .unwrap_or(1800)
+            .min(3600);
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let mut w = Watch {
+            resource: t.resource,
+            namespace: t.namespace,
+            labels,
+            fields,
+            table: accept.contains("as=Table"),
+            rv: st.rv,
+            timeout: std::time::Duration::from_secs(timeout),
+        };
+        let since: u64 = query
+            .get("resourceVersion")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if since == 0 {
+            let objects: Vec<Value> = st
+                .objects
+                .iter()
+                .filter(|(k, o)| w.selects(k, o))
+                .map(|(_, o)| w.event("ADDED", o))
+                .collect();
+            return Ok((w, objects));
+        }
+        if st.events.front().is_some_and(|e| e.rv > since + 1) {
+            let gone = ApiError::new(
+                410,
+                "Expired",
+                format!("too old resource version: {since} ({})", st.rv),
+            );
+            return Ok((
+                w,
+                vec![json!({"type": "ERROR", "object": gone.to_status()})],
+            ));
+        }
+        w.rv = since;
+        let events = w.collect(&st);
+        Ok((w, events))
+    }
+
+    /// The events after `w.rv` that it selects.
+    pub fn watch_next(&self, w: &mut Watch) -> Vec<Value> {
+        let st = self.store.lock();
+        w.collect(&st)
     }
 
     fn route(
@@ -411,7 +542,7 @@ impl ApiServer {
                     }
                     let list = list(&st, r, ns, query)?;
                     if accept.contains("as=Table") {
-                        Ok((200, table(&list)))
+                        Ok((200, table(r, &list)))
                     } else {
                         Ok((200, list))
                     }
@@ -444,11 +575,20 @@ impl ApiServer {
             (Some(name), None) => {
                 let k = store::key(r, ns, name);
                 match *method {
-                    Method::GET => st
-                        .objects
-                        .get(&k)
-                        .map(|o| (200, out(r, o)))
-                        .ok_or_else(|| ApiError::not_found(r, name)),
+                    Method::GET => {
+                        let o = st
+                            .objects
+                            .get(&k)
+                            .map(|o| out(r, o))
+                            .ok_or_else(|| ApiError::not_found(r, name))?;
+                        if accept.contains("as=Table") {
+                            let list = json!({"metadata": {"resourceVersion": st.rv.to_string()},
+                                "items": [o]});
+                            Ok((200, table(r, &list)))
+                        } else {
+                            Ok((200, o))
+                        }
+                    }
                     Method::PUT => {
                         let obj = json_body(content_type, body)?;
                         let ctx = WriteCtx {
@@ -600,7 +740,7 @@ impl ApiServer {
                         new["status"] = new_status;
                         if !dry_run {
                             new["metadata"]["resourceVersion"] = json!(st.next_rv());
-                            st.objects.insert(k, new.clone());
+                            st.put(k, new.clone());
                         }
                         Ok((200, out(r, &new)))
                     }
@@ -608,6 +748,39 @@ impl ApiServer {
                 }
             }
         }
+    }
+}
+
+impl Watch {
+    fn selects(&self, key: &store::Key, o: &Value) -> bool {
+        let r = &self.resource;
+        key.0 == r.group
+            && key.1 == r.plural
+            && self.namespace.as_deref().is_none_or(|n| n == key.2)
+            && self.labels.matches(o)
+            && self.fields.matches(o)
+    }
+
+    fn event(&self, kind: &str, o: &Value) -> Value {
+        let o = out(&self.resource, o);
+        let object = if self.table {
+            let list = json!({"metadata": {"resourceVersion": o["metadata"]["resourceVersion"]}, "items": [o]});
+            table(&self.resource, &list)
+        } else {
+            o
+        };
+        json!({"type": kind, "object": object})
+    }
+
+    fn collect(&mut self, st: &State) -> Vec<Value> {
+        let events = st
+            .events
+            .iter()
+            .filter(|e| e.rv > self.rv && self.selects(&e.key, &e.object))
+            .map(|e| self.event(e.kind, &e.object))
+            .collect();
+        self.rv = st.rv;
+        events
     }
 }
 
@@ -622,6 +795,12 @@ fn json_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError>
     let v = match mime {
         "application/json" | "" | "*/*" => serde_json::from_slice::<Value>(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+        })?,
+        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(body).map_err(|e| {
+            ApiError::unsupported_media(
+                &format!("{mime}: {e}"),
+                &["application/json", "application/yaml"],
+            )
         })?,
         "application/yaml" => {
             yaml_value(body).map_err(|e| ApiError::bad_request(format!("yaml parse error: {e}")))?
@@ -1068,13 +1247,12 @@ fn write(
         m.retain(|_, v| !v.is_null());
     }
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
-    st.objects
-        .insert(store::key(r, ns.as_deref(), &name), new.clone());
+    st.put(store::key(r, ns.as_deref(), &name), new.clone());
     Ok(out(r, &new))
 }
 
 /// Core and RBAC kinds carry no metadata.generation on a real server.
-fn has_generation(r: &ResourceInfo) -> bool {
+pub(crate) fn has_generation(r: &ResourceInfo) -> bool {
     !(r.group.is_empty() || r.group == "rbac.authorization.k8s.io")
 }
 
@@ -1128,26 +1306,29 @@ fn simulate_status(r: &ResourceInfo, o: &mut Value) {
 
 /// Delete an object and whatever dies with it.
 fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &str) {
-    let removed = st.objects.remove(&store::key(r, ns, name));
-    match (r.group.as_str(), r.plural.as_str()) {
-        ("", "namespaces") => st.objects.retain(|(_, _, ons, _), _| ons != name),
+    let removed = st.delete(&store::key(r, ns, name));
+    let doomed: Vec<store::Key> = match (r.group.as_str(), r.plural.as_str()) {
+        ("", "namespaces") => st
+            .objects
+            .keys()
+            .filter(|(_, _, ons, _)| ons == name)
+            .cloned()
+            .collect(),
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            if let Some(crd) = removed {
-                let g = crd["spec"]["group"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let p = crd["spec"]["names"]["plural"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                st.objects
-                    .retain(|(og, op, _, _), _| !(*og == g && *op == p));
-            }
+            let crd = removed.unwrap_or_default();
+            let g = crd["spec"]["group"].as_str().unwrap_or_default();
+            let p = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+            st.objects
+                .keys()
+                .filter(|(og, op, _, _)| og == g && op == p)
+                .cloned()
+                .collect()
         }
-        _ => {}
+        _ => Vec::new(),
+    };
+    for k in doomed {
+        st.delete(&k);
     }
-    st.rv += 1;
 }
 
 fn list(st: &State, r: &ResourceInfo, ns: Option<&str>, query: &Query) -> Result<Value, ApiError> {
@@ -1205,28 +1386,102 @@ fn list(st: &State, r: &ResourceInfo, ns: Option<&str>, query: &Query) -> Result
     }))
 }
 
-/// A minimal `meta.k8s.io/v1` Table (name and age) for `kubectl get`.
-fn table(list: &Value) -> Value {
+/// Human age as kubectl prints it: `45s`, `12m`, `3h`, `2d`.
+fn age(created: &Value) -> String {
+    let Some(t) = created
+        .as_str()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    else {
+        return "<unknown>".into();
+    };
+    let secs = jiff::Timestamp::now().as_second() - t.as_second();
+    match secs.max(0) {
+        s if s < 120 => format!("{s}s"),
+        s if s < 3 * 3600 => format!("{}m", s / 60),
+        s if s < 2 * 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// The extra cells of one row.
+type Cells = fn(&Value) -> Vec<Value>;
+
+/// A `meta.k8s.io/v1` Table for `kubectl get`: the usual columns of the
+/// common kinds, name and age for the others.
+fn table(r: &ResourceInfo, list: &Value) -> Value {
+    let (columns, cells): (Vec<&str>, Cells) = match (r.group.as_str(), r.kind.as_str()) {
+        ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
+            (vec!["Ready", "Up-to-date", "Available"], |o| {
+                let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
+                let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
+                vec![
+                    json!(format!("{ready}/{want}")),
+                    json!(o["status"]["updatedReplicas"].as_i64().unwrap_or(0)),
+                    json!(o["status"]["availableReplicas"].as_i64().unwrap_or(0)),
+                ]
+            })
+        }
+        ("", "Service") => (vec!["Type", "Cluster-IP", "External-IP", "Port(s)"], |o| {
+            let ports: Vec<String> = o["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap_or("TCP")))
+                .collect();
+            vec![
+                o["spec"]["type"].clone(),
+                o["spec"]["clusterIP"].clone(),
+                json!("<none>"),
+                json!(if ports.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    ports.join(",")
+                }),
+            ]
+        }),
+        ("", "Secret") => (vec!["Type", "Data"], |o| {
+            let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0);
+            vec![o["type"].clone(), json!(n)]
+        }),
+        ("", "ConfigMap") => (vec!["Data"], |o| {
+            let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0)
+                + o["binaryData"].as_object().map(|m| m.len()).unwrap_or(0);
+            vec![json!(n)]
+        }),
+        ("", "Namespace") => (vec!["Status"], |o| vec![o["status"]["phase"].clone()]),
+        _ => (vec![], |_| vec![]),
+    };
     let rows: Vec<Value> = list["items"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|o| {
+            let mut c = vec![o["metadata"]["name"].clone()];
+            c.extend(cells(o));
+            c.push(json!(age(&o["metadata"]["creationTimestamp"])));
             json!({
-                "cells": [o["metadata"]["name"], o["metadata"]["creationTimestamp"]],
+                "cells": c,
                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                            "metadata": o["metadata"]},
             })
         })
         .collect();
+    let mut defs = vec![
+        json!({"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}),
+    ];
+    for c in columns {
+        defs.push(
+            json!({"name": c, "type": "string", "format": "", "description": c, "priority": 0}),
+        );
+    }
+    defs.push(
+        json!({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0}),
+    );
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": list["metadata"]["resourceVersion"]},
-        "columnDefinitions": [
-            {"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0},
-            {"name": "Created At", "type": "date", "format": "", "description": "Creation time", "priority": 0},
-        ],
+        "columnDefinitions": defs,
         "rows": rows,
     })
 }

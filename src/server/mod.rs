@@ -10,6 +10,7 @@ mod api;
 mod defaults;
 pub mod fields;
 mod openapi;
+mod protobuf;
 pub mod resources;
 pub mod selector;
 pub mod status;
@@ -88,10 +89,16 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     })
 }
 
+type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+fn full(b: Bytes) -> Body {
+    Full::new(b).boxed()
+}
+
 async fn serve(
-    api: &ApiServer,
+    api: &Arc<ApiServer>,
     req: hyper::Request<hyper::body::Incoming>,
-) -> hyper::Response<Full<Bytes>> {
+) -> hyper::Response<Body> {
     let (parts, body) = req.into_parts();
     let limited = http_body_util::Limited::new(body, MAX_BODY);
     let bytes = match limited.collect().await {
@@ -102,13 +109,68 @@ async fn serve(
                 "RequestEntityTooLarge",
                 "request body too large or unreadable",
             );
-            let mut resp = hyper::Response::new(Full::new(Bytes::from(e.to_status().to_string())));
+            let mut resp = hyper::Response::new(full(Bytes::from(e.to_status().to_string())));
             *resp.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
             return resp;
         }
     };
+    if api::is_watch(&parts.method, &parts.uri) {
+        // Recorded like any other request (and its error, if refused); the
+        // answer streams.
+        let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
+        return match api.watch_start(&parts.uri, &parts.headers) {
+            Ok((w, first)) => watch_response(api.clone(), w, first),
+            Err(_) => resp.map(full),
+        };
+    }
     let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
-    resp.map(Full::new)
+    resp.map(full)
+}
+
+/// A watch: newline-separated events until the timeout or the client leaves.
+fn watch_response(
+    api: Arc<ApiServer>,
+    mut w: api::Watch,
+    first: Vec<serde_json::Value>,
+) -> hyper::Response<Body> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let mut changed = api.subscribe();
+    tokio::spawn(async move {
+        let line = |e: &serde_json::Value| Bytes::from(format!("{e}\n"));
+        for e in &first {
+            if tx.send(line(e)).await.is_err() {
+                return;
+            }
+        }
+        let deadline = tokio::time::sleep(w.timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = tx.closed() => return,
+                r = changed.changed() => if r.is_err() { return },
+            }
+            for e in api.watch_next(&mut w) {
+                if tx.send(line(&e)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| {
+            (
+                Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(b)),
+                rx,
+            )
+        })
+    });
+    let mut resp = hyper::Response::new(http_body_util::StreamBody::new(stream).boxed());
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 impl RunningServer {
