@@ -199,18 +199,18 @@ impl Walker {
             let quiet = self.rows[before..]
                 .iter()
                 .all(|r| r.action == FieldAction::Keep);
-            if let (Some(order), true) = (order, quiet) {
-                if !self.merge_patch {
-                    self.rows.push(row(
-                        sub,
-                        Some(order),
-                        lk.as_ref().map(|l| key_order(l, order)).as_ref(),
-                        ak.as_ref().map(|a| key_order(a, order)).as_ref(),
-                        FieldAction::Set,
-                        "element order: kubectl re-sends the config's order ($setElementOrder), \
+            if let (Some(order), true) = (order, quiet)
+                && !self.merge_patch
+            {
+                self.rows.push(row(
+                    sub,
+                    Some(order),
+                    lk.as_ref().map(|l| key_order(l, order)).as_ref(),
+                    ak.as_ref().map(|a| key_order(a, order)).as_ref(),
+                    FieldAction::Set,
+                    "element order: kubectl re-sends the config's order ($setElementOrder), \
                          live elements the config does not name keep their place",
-                    ));
-                }
+                ));
             }
         }
     }
