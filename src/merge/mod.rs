@@ -319,8 +319,8 @@ fn as_map(v: &Value, what: &str) -> Result<Map<String, Value>, MergeError> {
     match v {
         Value::Object(m) => Ok(m.clone()),
         _ => Err(MergeError::Invalid {
-            path: String::new(),
-            message: format!("the {what} is not a JSON object"),
+            path: what.into(),
+            message: "not a JSON object".into(),
         }),
     }
 }
