@@ -1016,3 +1016,13 @@ fn custom_resource_explicit_nulls_follow_the_merge_patch() {
     assert_eq!(tw2.patch, None);
     assert_eq!(field(&tw2.fields, "spec.color").action, FieldAction::Keep);
 }
+
+// The same values in a custom resource were recorded from kubectl 1.32.
+#[test]
+fn go_json_writes_numbers_and_strings_as_go_does() {
+    let v = json!({"b": [1.0, 0.5, 1.5e-5, 1e-7, 1e21, 12345678.0, -3], "a": "<&>\u{2028}\"\n"});
+    assert_eq!(
+        merge::go_json(&v),
+        r#"{"a":"\u003c\u0026\u003e\u2028\"\n","b":[1,0.5,0.000015,1e-7,1e+21,12345678,-3]}"#
+    );
+}
