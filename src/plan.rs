@@ -180,6 +180,21 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
                 ObjectAction::Unchanged
             };
             plan.fields = tw.fields;
+            // Name the other writer where managedFields knows it.
+            let owners = field_owners(live);
+            for f in &mut plan.fields {
+                if f.action != FieldAction::Keep {
+                    continue;
+                }
+                let owner = owners
+                    .get(&f.path)
+                    .filter(|o| o.as_str() != "kubectl-client-side-apply");
+                if let Some(owner) = owner {
+                    f.reason = format!(
+                        "live only: owned by another writer, {owner} (not in config or last-applied)"
+                    );
+                }
+            }
             plan.last_applied = Some(tw.last_applied);
             plan.warnings
                 .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));

@@ -100,6 +100,15 @@ fn update_unchanged_and_create_verdicts() {
         .map(|f| (f.path.as_str(), f.action))
         .collect();
     assert!(actions.contains(&("spec.replicas", FieldAction::Keep)));
+    let replicas = upd
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.replicas")
+        .unwrap();
+    assert_eq!(
+        replicas.reason,
+        "live only: owned by another writer, kubectl-scale (not in config or last-applied)"
+    );
     assert!(actions.contains(&("spec.minReadySeconds", FieldAction::Clear)));
     assert!(actions.contains(&(
         "spec.template.spec.containers[name=nginx].image",
