@@ -580,6 +580,32 @@ pub fn partial_from_rows<'r>(
     out
 }
 
+/// The configuration to apply when only `accepted` rows of an object's plan
+/// (paths of `plan.fields`) are taken: every other change is reverted to
+/// its live value (or dropped when live has none), so applying it changes
+/// nothing else, and the next plan shows the skipped changes again.
+/// Prefer this to [`partial_config`] when the plan is at hand: it also
+/// skips changes where live drifted from last-applied.
+pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value> {
+    let mut out = plan.config.clone()?;
+    let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    for f in &plan.fields {
+        if f.action == FieldAction::Keep
+            || accepted.iter().any(|a| a == &f.path)
+            || f.path == annotation
+            || f.reason.starts_with("element order")
+        {
+            continue;
+        }
+        let segs = path::parse(&f.path);
+        match &f.live {
+            Some(v) => set_path(&mut out, &segs, v.clone()),
+            None => remove_path(&mut out, &segs),
+        }
+    }
+    Some(out)
+}
+
 /// Mask the values of a Secret's `data` and `stringData` (and inside its
 /// last-applied annotation). Other objects are returned unchanged.
 pub fn mask_secret(obj: &Value) -> Value {
