@@ -198,6 +198,17 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
             plan.last_applied = Some(tw.last_applied);
             plan.warnings
                 .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));
+            if schema.is_some() {
+                let mut nulls = vec![];
+                explicit_nulls("", &config, &mut nulls);
+                if !nulls.is_empty() {
+                    plan.warnings.push(format!(
+                        "explicit null in the config ({}): kubectl sends it on every apply, \
+                         so this object never reports unchanged",
+                        nulls.join(", ")
+                    ));
+                }
+            }
             plan.patch = tw.patch;
         }
         Err(e) => {
@@ -206,6 +217,28 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
         }
     }
     plan
+}
+
+/// Paths of the explicit nulls in a config (keyed list elements by index).
+fn explicit_nulls(p: &str, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let sub = path::key(p, k);
+                if x.is_null() {
+                    out.push(sub);
+                } else {
+                    explicit_nulls(&sub, x, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                explicit_nulls(&path::index(p, i), x, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether the patch body names the field at `keys` (directives aside).

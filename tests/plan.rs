@@ -512,6 +512,14 @@ fn plan_json_contract() {
     let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
     assert_eq!(paused.get("config"), Some(&Value::Null));
     assert_eq!(paused["action"], json!("clear"));
+    let warnings = o["warnings"].as_array().unwrap();
+    assert_eq!(
+        warnings,
+        &vec![json!(
+            "explicit null in the config (spec.paused): kubectl sends it on every apply, \
+             so this object never reports unchanged"
+        )]
+    );
 }
 
 #[test]

@@ -378,7 +378,7 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config: not in live, but sent on every apply",
+                "explicit null in config: nothing to clear in live, but kubectl sends it on every apply",
             )),
             (Some(cv), Some(lv)) => {
                 if !deep_eq(cv, lv) {
