@@ -128,16 +128,13 @@ impl Walker {
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        let mut keys: Vec<&String> = Vec::new();
-        for side in [c, l, a].into_iter().flatten() {
-            if let Some(m) = side.as_object() {
-                for k in m.keys() {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-            }
-        }
+        // Map keys in sorted order, as the objects print.
+        let keys: std::collections::BTreeSet<&String> = [c, l, a]
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+            .flat_map(|m| m.keys())
+            .collect();
         if keys.is_empty() {
             if let (Some(cv), None) = (c, l) {
                 self.rows.push(row(
@@ -199,18 +196,18 @@ impl Walker {
             let quiet = self.rows[before..]
                 .iter()
                 .all(|r| r.action == FieldAction::Keep);
-            if let (Some(order), true) = (order, quiet) {
-                if !self.merge_patch {
-                    self.rows.push(row(
-                        sub,
-                        Some(order),
-                        lk.as_ref().map(|l| key_order(l, order)).as_ref(),
-                        ak.as_ref().map(|a| key_order(a, order)).as_ref(),
-                        FieldAction::Set,
-                        "element order: kubectl re-sends the config's order ($setElementOrder), \
+            if let (Some(order), true) = (order, quiet)
+                && !self.merge_patch
+            {
+                self.rows.push(row(
+                    sub,
+                    Some(order),
+                    lk.as_ref().map(|l| key_order(l, order)).as_ref(),
+                    ak.as_ref().map(|a| key_order(a, order)).as_ref(),
+                    FieldAction::Set,
+                    "element order: kubectl re-sends the config's order ($setElementOrder), \
                          live elements the config does not name keep their place",
-                    ));
-                }
+                ));
             }
         }
     }
@@ -342,6 +339,30 @@ impl Walker {
         let atomic_list = c.is_some_and(Value::is_array)
             && (self.merge_patch
                 || schema.is_none_or(|s| s.list_strategy() == ListStrategy::Atomic));
+        if self.merge_patch && c.is_some_and(Value::is_null) {
+            // A JSON merge patch sends a config null only while last-applied
+            // does not hold the same null.
+            match (l, a) {
+                (Some(lv), Some(Value::Null)) if !lv.is_null() => self.rows.push(row(
+                    p.into(),
+                    c,
+                    l,
+                    a,
+                    FieldAction::Keep,
+                    "explicit null in config, already in last-applied: the merge patch does not send it again",
+                )),
+                (Some(lv), _) if !lv.is_null() => self.rows.push(row(
+                    p.into(),
+                    c,
+                    l,
+                    a,
+                    FieldAction::Clear,
+                    "explicit null in config",
+                )),
+                _ => {}
+            }
+            return;
+        }
         match (c, l) {
             (Some(Value::Null), Some(lv)) if !lv.is_null() => self.rows.push(row(
                 p.into(),
@@ -357,7 +378,7 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config: not in live, but sent on every apply",
+                "explicit null in config: nothing to clear in live, but kubectl sends it on every apply",
             )),
             (Some(cv), Some(lv)) => {
                 if !deep_eq(cv, lv) {
