@@ -54,7 +54,7 @@ pub struct Plan {
 use crate::manifest::Manifest;
 use crate::merge::path::{self, Segment};
 use crate::merge::{self, FieldAction, LAST_APPLIED, PatchType};
-use crate::patchmeta::PatchMeta;
+use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
 use serde_json::Map;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -703,12 +703,16 @@ pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
     else {
         return out;
     };
+    let schema = match (str_at(live, "/apiVersion"), str_at(live, "/kind")) {
+        (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
+        _ => None,
+    };
     for e in entries {
         let Some(manager) = e.get("manager").and_then(Value::as_str) else {
             continue;
         };
         if let Some(f) = e.get("fieldsV1") {
-            walk_fields_v1("", f, manager, &mut out);
+            walk_fields_v1("", f, schema, manager, &mut out);
         }
     }
     out
@@ -727,7 +731,34 @@ fn record_owner(out: &mut BTreeMap<String, String>, path: &str, manager: &str) {
     }
 }
 
-fn walk_fields_v1(p: &str, node: &Value, manager: &str, out: &mut BTreeMap<String, String>) {
+/// The path of a list element named by its fieldsV1 key (`k:{...}`): by
+/// the patch merge key when the schema has one (as the field plan names
+/// it), else by all its keys.
+fn keyed_element(p: &str, keys: &Map<String, Value>, schema: Option<Schema>) -> String {
+    if let Some(ListStrategy::MergeByKey(mk)) = schema.map(|s| s.list_strategy())
+        && let Some(v) = keys.get(&mk)
+    {
+        return path::element(p, &mk, v);
+    }
+    if keys.len() == 1
+        && let Some((k, v)) = keys.iter().next()
+    {
+        return path::element(p, k, v);
+    }
+    let parts: Vec<String> = keys
+        .iter()
+        .map(|(k, v)| format!("{k}={}", path::element_value(v)))
+        .collect();
+    format!("{p}[{}]", parts.join(","))
+}
+
+fn walk_fields_v1(
+    p: &str,
+    node: &Value,
+    schema: Option<Schema>,
+    manager: &str,
+    out: &mut BTreeMap<String, String>,
+) {
     let Some(m) = node.as_object() else {
         return;
     };
@@ -740,36 +771,23 @@ fn walk_fields_v1(p: &str, node: &Value, manager: &str, out: &mut BTreeMap<Strin
             record_owner(out, p, manager);
             continue;
         }
-        let sub = if let Some(name) = k.strip_prefix("f:") {
-            path::key(p, name)
+        let (sub, sub_schema) = if let Some(name) = k.strip_prefix("f:") {
+            (path::key(p, name), schema.and_then(|s| s.field(name)))
         } else if let Some(keyjson) = k.strip_prefix("k:") {
+            let items = schema.and_then(|s| s.items());
             match serde_json::from_str::<Map<String, Value>>(keyjson) {
-                Ok(keys) if keys.len() == 1 => {
-                    let (kk, kv) = keys
-                        .iter()
-                        .next()
-                        .map(|(a, b)| (a.clone(), b.clone()))
-                        .unwrap_or_default();
-                    path::element(p, &kk, &kv)
-                }
-                Ok(keys) => {
-                    let parts: Vec<String> = keys
-                        .iter()
-                        .map(|(kk, kv)| format!("{kk}={}", path::element_value(kv)))
-                        .collect();
-                    format!("{p}[{}]", parts.join(","))
-                }
-                Err(_) => format!("{p}[{keyjson}]"),
+                Ok(keys) => (keyed_element(p, &keys, schema), items),
+                Err(_) => (format!("{p}[{keyjson}]"), items),
             }
         } else if let Some(val) = k.strip_prefix("v:") {
             let v: Value = serde_json::from_str(val).unwrap_or(Value::String(val.into()));
-            format!("{p}[{}]", path::element_value(&v))
+            (format!("{p}[{}]", path::element_value(&v)), None)
         } else if let Some(i) = k.strip_prefix("i:") {
-            format!("{p}[{i}]")
+            (format!("{p}[{i}]"), schema.and_then(|s| s.items()))
         } else {
-            path::key(p, k)
+            (path::key(p, k), None)
         };
-        walk_fields_v1(&sub, v, manager, out);
+        walk_fields_v1(&sub, v, sub_schema, manager, out);
     }
 }
 

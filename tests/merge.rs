@@ -995,3 +995,34 @@ fn creation_body_matches_kubectl_post() {
         r#"{"apiVersion":"v1","data":{"k":"x\u003cy\u003e\u0026z"},"kind":"ConfigMap","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"v1\",\"data\":{\"false\":null,\"k\":\"x\\u003cy\\u003e\\u0026z\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"labels\":{\"a\":\"1\"},\"name\":\"c\",\"namespace\":\"default\"}}\n"},"labels":{"a":"1"},"name":"c","namespace":"default"}}"#
     );
 }
+
+#[test]
+fn custom_resource_explicit_nulls_follow_the_merge_patch() {
+    // First apply with the null: it clears the live value.
+    let la = widget(json!({"size": 1, "color": "red"}));
+    let config = widget(json!({"size": 1, "color": null}));
+    let live = with_annotation(la.clone(), &la);
+    let tw = three_way(&config, &live, Some(&la), None).unwrap();
+    assert_eq!(
+        tw.patch.as_ref().unwrap().body["spec"],
+        json!({"color": null})
+    );
+    assert_eq!(field(&tw.fields, "spec.color").action, FieldAction::Clear);
+    // Once last-applied holds the null, the JSON merge patch no longer
+    // sends it: a value another writer set again is kept.
+    let mut live2 = with_annotation(la.clone(), &config);
+    live2["spec"]["color"] = json!("blue");
+    let tw2 = three_way(&config, &live2, Some(&config), None).unwrap();
+    assert_eq!(tw2.patch, None);
+    assert_eq!(field(&tw2.fields, "spec.color").action, FieldAction::Keep);
+}
+
+// The same values in a custom resource were recorded from kubectl 1.32.
+#[test]
+fn go_json_writes_numbers_and_strings_as_go_does() {
+    let v = json!({"b": [1.0, 0.5, 1.5e-5, 1e-7, 1e21, 12345678.0, -3], "a": "<&>\u{2028}\"\n"});
+    assert_eq!(
+        merge::go_json(&v),
+        r#"{"a":"\u003c\u0026\u003e\u2028\"\n","b":[1,0.5,0.000015,1e-7,1e+21,12345678,-3]}"#
+    );
+}

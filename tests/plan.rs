@@ -65,7 +65,9 @@ fn scaled_live(la: &Value) -> Value {
         {"manager": "kubectl-client-side-apply", "operation": "Update", "fieldsType": "FieldsV1",
          "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
                       "f:spec": {"f:template": {"f:spec": {"f:containers": {
-                          "k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}},
+                          "k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {},
+                              "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                                  ".": {}, "f:containerPort": {}}}}}}}}}},
         {"manager": "kubectl-scale", "operation": "Update", "subresource": "scale",
          "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}
     ]);
@@ -414,6 +416,14 @@ fn field_owners_from_managed_fields() {
             .map(String::as_str),
         Some("kubectl-client-side-apply")
     );
+    // Elements keyed by several fields are named by the patch merge key,
+    // as the field plan names them.
+    assert_eq!(
+        owners
+            .get("spec.template.spec.containers[name=nginx].ports[containerPort=80].containerPort")
+            .map(String::as_str),
+        Some("kubectl-client-side-apply")
+    );
     assert_eq!(
         owners
             .get("metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]")
@@ -549,4 +559,26 @@ fn order_only_and_annotation_only_updates_are_explained() {
         "{shown}"
     );
     assert!(shown.contains("last-applied-configuration"), "{shown}");
+}
+
+#[test]
+fn service_type_change_warns_about_type_dependent_defaults() {
+    let svc = |t: &str| {
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "s", "namespace": "default"},
+               "spec": {"type": t, "selector": {"app": "x"}, "ports": [{"port": 80}]}})
+    };
+    let mut live = annotated(svc("NodePort"), &svc("NodePort"));
+    live["spec"]["clusterIP"] = json!("10.0.0.7");
+    live["spec"]["ports"][0]["nodePort"] = json!(30080);
+    let p = plan_object(
+        &manifest(svc("ClusterIP")),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("spec.type changes from NodePort to ClusterIP"));
+    assert!(p.warnings[0].contains("spec.ports[*].nodePort"));
+    // The clusterIP the server allocated is not touched: no immutable warning.
+    assert!(!p.warnings[0].contains("immutable"));
 }

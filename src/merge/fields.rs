@@ -199,18 +199,18 @@ impl Walker {
             let quiet = self.rows[before..]
                 .iter()
                 .all(|r| r.action == FieldAction::Keep);
-            if let (Some(order), true) = (order, quiet) {
-                if !self.merge_patch {
-                    self.rows.push(row(
-                        sub,
-                        Some(order),
-                        lk.as_ref().map(|l| key_order(l, order)).as_ref(),
-                        ak.as_ref().map(|a| key_order(a, order)).as_ref(),
-                        FieldAction::Set,
-                        "element order: kubectl re-sends the config's order ($setElementOrder), \
+            if let (Some(order), true) = (order, quiet)
+                && !self.merge_patch
+            {
+                self.rows.push(row(
+                    sub,
+                    Some(order),
+                    lk.as_ref().map(|l| key_order(l, order)).as_ref(),
+                    ak.as_ref().map(|a| key_order(a, order)).as_ref(),
+                    FieldAction::Set,
+                    "element order: kubectl re-sends the config's order ($setElementOrder), \
                          live elements the config does not name keep their place",
-                    ));
-                }
+                ));
             }
         }
     }
@@ -342,6 +342,30 @@ impl Walker {
         let atomic_list = c.is_some_and(Value::is_array)
             && (self.merge_patch
                 || schema.is_none_or(|s| s.list_strategy() == ListStrategy::Atomic));
+        if self.merge_patch && c.is_some_and(Value::is_null) {
+            // A JSON merge patch sends a config null only while last-applied
+            // does not hold the same null.
+            match (l, a) {
+                (Some(lv), Some(Value::Null)) if !lv.is_null() => self.rows.push(row(
+                    p.into(),
+                    c,
+                    l,
+                    a,
+                    FieldAction::Keep,
+                    "explicit null in config, already in last-applied: the merge patch does not send it again",
+                )),
+                (Some(lv), _) if !lv.is_null() => self.rows.push(row(
+                    p.into(),
+                    c,
+                    l,
+                    a,
+                    FieldAction::Clear,
+                    "explicit null in config",
+                )),
+                _ => {}
+            }
+            return;
+        }
         match (c, l) {
             (Some(Value::Null), Some(lv)) if !lv.is_null() => self.rows.push(row(
                 p.into(),

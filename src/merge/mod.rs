@@ -236,15 +236,54 @@ pub struct ThreeWay {
 }
 
 /// JSON as Go's `encoding/json` writes it: compact, map keys sorted (our
-/// maps are ordered), `<`, `>`, `&`, U+2028 and U+2029 escaped.
+/// maps are ordered), `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in
+/// Go's notation (`1` for 1.0, `1e+21`, `0.000015`).
 pub fn go_json(v: &Value) -> String {
-    let s = v.to_string();
-    if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        return s;
+    let mut out = String::new();
+    write_go_json(v, &mut out);
+    out
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(k, out);
+                out.push(':');
+                write_go_json(x, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => write_go_string(s, out),
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(f) => out.push_str(&go_float_json(f)),
+            None => out.push_str(&n.to_string()),
+        },
+        other => out.push_str(&other.to_string()),
     }
-    // These characters can only occur inside strings in JSON text.
-    let mut out = String::with_capacity(s.len() + 16);
-    for ch in s.chars() {
+}
+
+fn write_go_string(s: &str, out: &mut String) {
+    let quoted = Value::String(s.into()).to_string();
+    if !quoted.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        out.push_str(&quoted);
+        return;
+    }
+    for ch in quoted.chars() {
         match ch {
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
@@ -254,7 +293,34 @@ pub fn go_json(v: &Value) -> String {
             c => out.push(c),
         }
     }
-    out
+}
+
+/// encoding/json's float64: shortest round-trip digits, exponent form
+/// below 1e-6 and from 1e21 on (`1e-7`, `1e+21`).
+fn go_float_json(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = match e.strip_prefix('-') {
+                    Some(d) => ('-', d),
+                    None => ('+', e),
+                };
+                // Go pads positive exponents to two digits, not negative ones.
+                let digits = if sign == '+' && digits.len() < 2 {
+                    format!("0{digits}")
+                } else {
+                    digits.to_string()
+                };
+                format!("{m}e{sign}{digits}")
+            }
+            None => s,
+        }
+    } else {
+        // Display prints the shortest round-trip digits without exponent.
+        format!("{f}")
+    }
 }
 
 /// The config as kubectl records it: the annotation removed from its own
@@ -319,8 +385,8 @@ fn as_map(v: &Value, what: &str) -> Result<Map<String, Value>, MergeError> {
     match v {
         Value::Object(m) => Ok(m.clone()),
         _ => Err(MergeError::Invalid {
-            path: String::new(),
-            message: format!("the {what} is not a JSON object"),
+            path: what.into(),
+            message: "not a JSON object".into(),
         }),
     }
 }
