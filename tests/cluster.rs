@@ -1526,3 +1526,46 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
     assert_eq!(results[0].message, "deleted");
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
 }
+
+#[tokio::test]
+async fn applyset_in_a_namespace_this_apply_creates() {
+    let e = env().await;
+    // -n fresh; the namespace itself is in the manifests.
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        namespace: Some("fresh".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let e = Env { session, ..e };
+    e.write(
+        "all.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n"),
+    );
+    let planned = kapply_apply_set(&e, "myset").await;
+    let set = planned.applyset.unwrap();
+    assert!(
+        set.current_kinds.contains("Widget.demo.kapply.dev"),
+        "{set:?}"
+    );
+    let parent = e.get("/api/v1/namespaces/fresh/secrets/myset").unwrap();
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap,CustomResourceDefinition.apiextensions.k8s.io,Deployment.apps,Namespace,Widget.demo.kapply.dev"
+    );
+    let w = e
+        .get("/apis/demo.kapply.dev/v1/namespaces/fresh/widgets/w")
+        .unwrap();
+    assert_eq!(
+        w["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
+        set.id.as_str()
+    );
+    // Dropping the widget prunes it: its kind was recorded.
+    e.write(
+        "all.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{CRD}"),
+    );
+    let planned = e.plan_with(&applyset("myset")).await;
+    assert_eq!(pruned_names(&planned), ["Widget w"]);
+}
