@@ -1569,3 +1569,82 @@ async fn applyset_in_a_namespace_this_apply_creates() {
     let planned = e.plan_with(&applyset("myset")).await;
     assert_eq!(pruned_names(&planned), ["Widget w"]);
 }
+
+/// A TCP proxy to the embedded server that can be cut, connections and
+/// all (stopping the server itself leaves kept-alive connections served).
+async fn cuttable_proxy(server: &RunningServer) -> (String, tokio::sync::watch::Sender<bool>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = server.url().trim_start_matches("http://").to_string();
+    let (cut, watch) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let mut stop = watch.clone();
+        loop {
+            let accepted = tokio::select! {
+                _ = stop.changed() => return,
+                a = listener.accept() => a,
+            };
+            let Ok((mut inbound, _)) = accepted else {
+                return;
+            };
+            let upstream = upstream.clone();
+            let mut stop = watch.clone();
+            tokio::spawn(async move {
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await else {
+                    return;
+                };
+                tokio::select! {
+                    _ = stop.changed() => {}
+                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), cut)
+}
+
+#[tokio::test]
+async fn a_server_gone_mid_run_is_named_on_every_object() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let (url, cut) = cuttable_proxy(&e.server).await;
+    let path = e.dir.path().join("proxy-kubeconfig");
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&e.kubeconfig)
+            .unwrap()
+            .replace(&e.server.url(), &url),
+    )
+    .unwrap();
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(path),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let loaded = load(&e.load_opts());
+    let plan = session
+        .plan(&loaded, &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
+    cut.send(true).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let results = session.apply(items(&plan), &ApplyOptions::default()).await;
+    assert_eq!(results.len(), 3);
+    for r in &results {
+        assert!(!r.ok, "{r:?}");
+        assert!(
+            r.message
+                .contains(&format!("cannot reach the Kubernetes API server at {url}")),
+            "{r:?}"
+        );
+    }
+    assert!(e.get("/api/v1/namespaces/demo").is_none());
+    let err = session
+        .plan(&loaded, &PruneOptions::default(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains(&url), "{err}");
+}

@@ -406,7 +406,12 @@ impl Session {
             if let Some(t) = &token {
                 query.push(("continue", t));
             }
-            let page = self.call(Method::GET, &path, &query, None, None).await?;
+            let page = match self.call(Method::GET, &path, &query, None, None).await {
+                Ok(p) => p,
+                // A namespace that does not exist (yet) holds nothing.
+                Err(e) if e.code() == 404 && namespace.is_some() && info.namespaced => break,
+                Err(e) => return Err(e),
+            };
             if let Some(list) = page.get("items").and_then(Value::as_array) {
                 for item in list {
                     let mut item = item.clone();

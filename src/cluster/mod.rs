@@ -143,9 +143,22 @@ impl Session {
             explicit_namespace: opts.namespace.is_some(),
             discovery: discovery::Discovery::default(),
         };
-        session
-            .call(Method::GET, "/version", &[], None, None)
-            .await?;
+        match session.call(Method::GET, "/version", &[], None, None).await {
+            Ok(_) => {}
+            Err(ClusterError::Api {
+                code,
+                reason,
+                message,
+            }) => {
+                // Name the server: "Unauthorized" alone says too little.
+                return Err(ClusterError::Api {
+                    code,
+                    reason,
+                    message: format!("{}: {message}", session.url),
+                });
+            }
+            Err(e) => return Err(e),
+        }
         Ok(Arc::new(session))
     }
 
