@@ -945,6 +945,26 @@ pub fn to_yaml(value: &Value) -> String {
     out
 }
 
+/// [`to_yaml`] plus the line of every field path in the text (1-based), so
+/// a display can point at `spec.template.spec.containers[name=nginx].image`.
+/// `schema` names keyed list elements as in [`line_map`].
+pub fn to_yaml_with_lines(
+    value: &Value,
+    schema: Option<Schema<'_>>,
+) -> (String, BTreeMap<String, usize>) {
+    let text = to_yaml(value);
+    // The text parses back to the value (see the round-trip test), so its
+    // tree has the lines.
+    let lines = match parse_yaml(&text) {
+        Ok(docs) => docs
+            .first()
+            .map(|d| line_map(d, schema))
+            .unwrap_or_default(),
+        Err(_) => BTreeMap::new(),
+    };
+    (text, lines)
+}
+
 fn write_map(out: &mut String, m: &Map<String, Value>, indent: usize) {
     let pad = " ".repeat(indent);
     for (k, v) in m {
@@ -1322,6 +1342,32 @@ mod tests {
             "{text}"
         );
         assert_eq!(one(&text), v);
+    }
+
+    #[test]
+    fn rendered_yaml_has_a_line_map() {
+        let v = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": "a", "image": "x"}, {"name": "nginx", "image": "nginx:1", "args": ["a\nb\n"]}]}}}});
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let (text, lines) = to_yaml_with_lines(&v, schema);
+        let line_of = |l: usize| {
+            text.lines()
+                .nth(l - 1)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        assert_eq!(
+            line_of(lines["spec.template.spec.containers[name=nginx].image"]),
+            "image: nginx:1"
+        );
+        assert_eq!(line_of(lines["metadata.name"]), "name: web");
+        // A block scalar list item starts at its first content line.
+        assert_eq!(
+            line_of(lines["spec.template.spec.containers[name=nginx].args[0]"]),
+            "a"
+        );
     }
 
     proptest::proptest! {
