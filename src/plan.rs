@@ -180,9 +180,35 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
                 ObjectAction::Unchanged
             };
             plan.fields = tw.fields;
+            // Name the other writer where managedFields knows it.
+            let owners = field_owners(live);
+            for f in &mut plan.fields {
+                if f.action != FieldAction::Keep {
+                    continue;
+                }
+                let owner = owners
+                    .get(&f.path)
+                    .filter(|o| o.as_str() != "kubectl-client-side-apply");
+                if let Some(owner) = owner {
+                    f.reason = format!(
+                        "live only: owned by another writer, {owner} (not in config or last-applied)"
+                    );
+                }
+            }
             plan.last_applied = Some(tw.last_applied);
             plan.warnings
                 .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));
+            if schema.is_some() {
+                let mut nulls = vec![];
+                explicit_nulls("", &config, &mut nulls);
+                if !nulls.is_empty() {
+                    plan.warnings.push(format!(
+                        "explicit null in the config ({}): kubectl sends it on every apply, \
+                         so this object never reports unchanged",
+                        nulls.join(", ")
+                    ));
+                }
+            }
             plan.patch = tw.patch;
         }
         Err(e) => {
@@ -191,6 +217,28 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
         }
     }
     plan
+}
+
+/// Paths of the explicit nulls in a config (keyed list elements by index).
+fn explicit_nulls(p: &str, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let sub = path::key(p, k);
+                if x.is_null() {
+                    out.push(sub);
+                } else {
+                    explicit_nulls(&sub, x, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                explicit_nulls(&path::index(p, i), x, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether the patch body names the field at `keys` (directives aside).
@@ -563,6 +611,32 @@ pub fn partial_from_rows<'r>(
         }
     }
     out
+}
+
+/// The configuration to apply when only `accepted` rows of an object's plan
+/// (paths of `plan.fields`) are taken: every other change is reverted to
+/// its live value (or dropped when live has none), so applying it changes
+/// nothing else, and the next plan shows the skipped changes again.
+/// Prefer this to [`partial_config`] when the plan is at hand: it also
+/// skips changes where live drifted from last-applied.
+pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value> {
+    let mut out = plan.config.clone()?;
+    let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    for f in &plan.fields {
+        if f.action == FieldAction::Keep
+            || accepted.iter().any(|a| a == &f.path)
+            || f.path == annotation
+            || f.reason.starts_with("element order")
+        {
+            continue;
+        }
+        let segs = path::parse(&f.path);
+        match &f.live {
+            Some(v) => set_path(&mut out, &segs, v.clone()),
+            None => remove_path(&mut out, &segs),
+        }
+    }
+    Some(out)
 }
 
 /// Mask the values of a Secret's `data` and `stringData` (and inside its

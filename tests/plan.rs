@@ -100,6 +100,15 @@ fn update_unchanged_and_create_verdicts() {
         .map(|f| (f.path.as_str(), f.action))
         .collect();
     assert!(actions.contains(&("spec.replicas", FieldAction::Keep)));
+    let replicas = upd
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.replicas")
+        .unwrap();
+    assert_eq!(
+        replicas.reason,
+        "live only: owned by another writer, kubectl-scale (not in config or last-applied)"
+    );
     assert!(actions.contains(&("spec.minReadySeconds", FieldAction::Clear)));
     assert!(actions.contains(&(
         "spec.template.spec.containers[name=nginx].image",
@@ -503,6 +512,14 @@ fn plan_json_contract() {
     let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
     assert_eq!(paused.get("config"), Some(&Value::Null));
     assert_eq!(paused["action"], json!("clear"));
+    let warnings = o["warnings"].as_array().unwrap();
+    assert_eq!(
+        warnings,
+        &vec![json!(
+            "explicit null in the config (spec.paused): kubectl sends it on every apply, \
+             so this object never reports unchanged"
+        )]
+    );
 }
 
 #[test]
@@ -581,4 +598,70 @@ fn service_type_change_warns_about_type_dependent_defaults() {
     assert!(p.warnings[0].contains("spec.ports[*].nodePort"));
     // The clusterIP the server allocated is not touched: no immutable warning.
     assert!(!p.warnings[0].contains("immutable"));
+}
+
+#[test]
+fn partial_from_plan_skips_changes_even_where_live_drifted() {
+    let la = deployment("nginx:1.14.2", Some(5));
+    let mut live = scaled_live(&la);
+    // Another writer changed the image; the config still says 1.14.2.
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:hotfix");
+    let mut config = deployment("nginx:1.14.2", None);
+    config["metadata"]["labels"] = json!({"team": "web"});
+    let p = plan_object(
+        &manifest(config.clone()),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    let paths: Vec<&str> = p
+        .fields
+        .iter()
+        .filter(|f| f.action != FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "metadata.labels.team",
+            "spec.minReadySeconds",
+            "spec.template.spec.containers[name=nginx].image"
+        ]
+    );
+    // Accept only the label.
+    let partial =
+        kapply::plan::partial_from_plan(&p, &["metadata.labels.team".to_string()]).unwrap();
+    let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+    let tw = three_way(&partial, &live, Some(&la), schema).unwrap();
+    if let Some(result) = common_kubectl::kubectl_patch(&live, &tw.patch.unwrap().body, true) {
+        assert_eq!(result["metadata"]["labels"]["team"], json!("web"));
+        assert_eq!(result["spec"]["minReadySeconds"], json!(5));
+        assert_eq!(
+            result["spec"]["template"]["spec"]["containers"][0]["image"],
+            json!("nginx:hotfix")
+        );
+        // Both skipped changes are still pending.
+        let recorded: Value = serde_json::from_str(
+            result["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let again = three_way(&config, &result, Some(&recorded), schema).unwrap();
+        let pending: Vec<(&str, FieldAction)> = again
+            .fields
+            .iter()
+            .filter(|f| f.action != FieldAction::Keep)
+            .map(|f| (f.path.as_str(), f.action))
+            .collect();
+        assert_eq!(
+            pending,
+            [
+                ("spec.minReadySeconds", FieldAction::Clear),
+                (
+                    "spec.template.spec.containers[name=nginx].image",
+                    FieldAction::Set
+                )
+            ]
+        );
+    }
 }

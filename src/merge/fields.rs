@@ -128,16 +128,13 @@ impl Walker {
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        let mut keys: Vec<&String> = Vec::new();
-        for side in [c, l, a].into_iter().flatten() {
-            if let Some(m) = side.as_object() {
-                for k in m.keys() {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-            }
-        }
+        // Map keys in sorted order, as the objects print.
+        let keys: std::collections::BTreeSet<&String> = [c, l, a]
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+            .flat_map(|m| m.keys())
+            .collect();
         if keys.is_empty() {
             if let (Some(cv), None) = (c, l) {
                 self.rows.push(row(
@@ -381,7 +378,7 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config: not in live, but sent on every apply",
+                "explicit null in config: nothing to clear in live, but kubectl sends it on every apply",
             )),
             (Some(cv), Some(lv)) => {
                 if !deep_eq(cv, lv) {
