@@ -756,6 +756,39 @@ fn watch_without_a_socket_returns_the_first_events() {
 }
 
 #[test]
+fn aggregated_discovery_v2() {
+    let api = ApiServer::new();
+    let mut headers = HeaderMap::new();
+    headers.insert(header::ACCEPT, HeaderValue::from_static(
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+    ));
+    let resp = api.handle(&Method::GET, &"/apis".parse().unwrap(), &headers, b"");
+    assert_eq!(
+        resp.headers()[header::CONTENT_TYPE],
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    let v: Value = serde_json::from_slice(resp.body()).unwrap();
+    assert_eq!(v["kind"], "APIGroupDiscoveryList");
+    let apps = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "apps")
+        .unwrap();
+    let deploy = apps["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "deployments")
+        .unwrap();
+    assert_eq!(deploy["scope"], "Namespaced");
+    assert_eq!(deploy["subresources"][0]["subresource"], "scale");
+    // A client asking for plain JSON gets the legacy list.
+    let plain = call(&api, "GET", "/apis", None, "");
+    assert_eq!(plain.body["kind"], "APIGroupList");
+}
+
+#[test]
 fn requests_are_recorded() {
     let api = ApiServer::new();
     call(

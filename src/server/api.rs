@@ -316,6 +316,24 @@ impl ApiServer {
                 Err(e) => error_response(&e),
             };
         }
+        if method == Method::GET
+            && (uri.path() == "/api" || uri.path() == "/apis")
+            && accept.split(',').any(|a| {
+                a.contains("g=apidiscovery.k8s.io")
+                    && a.contains("v=v2;")
+                    && a.contains("as=APIGroupDiscoveryList")
+            })
+        {
+            let resources = self.store.lock().resources();
+            let mut resp = json_response(200, &aggregated(uri.path() == "/api", &resources));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                ),
+            );
+            return resp;
+        }
         let result = self.route(
             method,
             uri.path(),
@@ -1566,6 +1584,68 @@ fn version() -> Value {
         "compiler": "gc",
         "platform": "linux/amd64",
     })
+}
+
+/// A version and its resources' discovery entries.
+type VersionResources = (String, Vec<Value>);
+
+/// Aggregated discovery (`apidiscovery.k8s.io/v2`): every group version
+/// with its resources in one answer; `core`: the legacy group at `/api`.
+fn aggregated(core: bool, resources: &[ResourceInfo]) -> Value {
+    let mut groups: Vec<(String, Vec<VersionResources>)> = Vec::new();
+    for r in resources.iter().filter(|r| r.group.is_empty() == core) {
+        let mut subresources = Vec::new();
+        if r.scale {
+            subresources.push(json!({"subresource": "scale",
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        if r.status {
+            subresources.push(json!({"subresource": "status",
+                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        let main = &resources::api_resources(r)[0];
+        let mut res = json!({
+            "resource": r.plural,
+            "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+            "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+            "singularResource": r.singular,
+            "verbs": main["verbs"],
+        });
+        for k in ["shortNames", "categories"] {
+            if let Some(v) = main.get(k) {
+                res[k] = v.clone();
+            }
+        }
+        if !subresources.is_empty() {
+            res["subresources"] = json!(subresources);
+        }
+        let g = match groups.iter_mut().position(|(g, _)| *g == r.group) {
+            Some(i) => i,
+            None => {
+                groups.push((r.group.clone(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let versions = &mut groups[g].1;
+        match versions.iter_mut().find(|(v, _)| *v == r.version) {
+            Some((_, rs)) => rs.push(res),
+            None => versions.push((r.version.clone(), vec![res])),
+        }
+    }
+    let items: Vec<Value> = groups
+        .into_iter()
+        .map(|(g, versions)| {
+            let versions: Vec<Value> = versions
+                .into_iter()
+                .map(|(v, rs)| json!({"version": v, "resources": rs, "freshness": "Current"}))
+                .collect();
+            json!({"metadata": {"name": g, "creationTimestamp": null}, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {}, "items": items})
 }
 
 fn group_list(resources: &[ResourceInfo]) -> Value {
