@@ -863,7 +863,24 @@ fn arb_path() -> impl Strategy<Value = String> {
         "apiextensions.k8s.io",
         "customresourcedefinitions",
     ]);
-    (prop::collection::vec(seg, 0..7), "[a-z=&%0-9]{0,12}").prop_map(|(segs, q)| {
+    let query = prop_oneof![
+        "[a-z=&%0-9]{0,12}",
+        prop::sample::select(vec![
+            "watch=true",
+            "watch=1&resourceVersion=3",
+            "dryRun=All",
+            "dryRun=Bogus",
+            "fieldValidation=Strict&fieldManager=x",
+            "labelSelector=a%3Db%2Cc+in+%28d%29",
+            "labelSelector=%28%28",
+            "fieldSelector=spec.x%3D1",
+            "limit=1&continue=kapply-1",
+            "limit=-3&continue=zzz",
+            "timeoutSeconds=1&watch=true",
+        ])
+        .prop_map(String::from),
+    ];
+    (prop::collection::vec(seg, 0..7), query).prop_map(|(segs, q)| {
         let p = format!("/{}", segs.join("/"));
         if q.is_empty() { p } else { format!("{p}?{q}") }
     })
