@@ -656,12 +656,7 @@ impl ApiServer {
                             PatchKind::Apply => {
                                 check_identity(r, ns, name, &patch)?;
                                 let applied = fields::leaves(&patch, schema_of(r));
-                                let base = drop_unowned_apply_fields(
-                                    &old,
-                                    &manager,
-                                    &applied,
-                                    schema_of(r),
-                                );
+                                let base = drop_unowned_apply_fields(&old, &manager, &applied);
                                 (merge_strategic(r, &base, &patch)?, Some(applied))
                             }
                             _ => (apply_patch(r, &kind, &old, &patch)?, None),
@@ -707,7 +702,7 @@ impl ApiServer {
                 let manager = manager.unwrap_or_else(|| "unknown".into());
                 match sub {
                     "scale" if r.scale => {
-                        let current = scale_of(r, &old);
+                        let current = scale_of(&old);
                         let new_scale = match *method {
                             Method::GET => return Ok((200, current)),
                             Method::PUT => json_body(content_type, body)?,
@@ -741,7 +736,7 @@ impl ApiServer {
                             applied: None,
                         };
                         let stored = write(&mut st, r, Some(&old), new, &ctx)?;
-                        Ok((200, scale_of(r, &stored)))
+                        Ok((200, scale_of(&stored)))
                     }
                     "status" if r.status => {
                         let new_status = match *method {
@@ -925,12 +920,7 @@ fn apply_patch(
 
 /// Server-side apply: fields this manager applied before and no longer
 /// applies are removed, unless another manager owns them too.
-fn drop_unowned_apply_fields(
-    old: &Value,
-    manager: &str,
-    applied: &fields::FieldSet,
-    _schema: Option<Schema<'_>>,
-) -> Value {
+fn drop_unowned_apply_fields(old: &Value, manager: &str, applied: &fields::FieldSet) -> Value {
     let entries = old["metadata"]["managedFields"]
         .as_array()
         .cloned()
@@ -1504,7 +1494,7 @@ fn table(r: &ResourceInfo, list: &Value) -> Value {
     })
 }
 
-fn scale_of(r: &ResourceInfo, o: &Value) -> Value {
+fn scale_of(o: &Value) -> Value {
     let md = &o["metadata"];
     let selector = o["spec"]["selector"]["matchLabels"]
         .as_object()
@@ -1515,7 +1505,6 @@ fn scale_of(r: &ResourceInfo, o: &Value) -> Value {
                 .join(",")
         })
         .unwrap_or_default();
-    let _ = r;
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
