@@ -338,6 +338,65 @@ fn immutable_fields_and_bad_requests() {
 }
 
 #[test]
+fn immutable_configmaps_and_statefulset_specs() {
+    let api = ApiServer::new();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"a": "1"}, "immutable": true});
+    create(&api, "/api/v1/namespaces/default/configmaps", &cm);
+    let url = "/api/v1/namespaces/default/configmaps/c";
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"data":{"a":"2"}}"#,
+    );
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "data");
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"metadata":{"labels":{"x":"y"}}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+
+    let mut sts = deployment("db", "postgres:16");
+    sts["kind"] = json!("StatefulSet");
+    sts["spec"]["serviceName"] = json!("db");
+    sts["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    create(&api, "/apis/apps/v1/namespaces/default/statefulsets", &sts);
+    let url = "/apis/apps/v1/namespaces/default/statefulsets/db";
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"serviceName":"other"}}"#,
+    );
+    assert_eq!(r.code, 422);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("updates to statefulset spec for fields other than")
+    );
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":3}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["podManagementPolicy"], "OrderedReady");
+}
+
+#[test]
 fn strict_field_validation() {
     let api = ApiServer::new();
     let mut d = deployment("web", "nginx:1");
