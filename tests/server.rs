@@ -698,6 +698,37 @@ fn server_side_apply_of_an_applyset_parent() {
     let mf = &r.body["metadata"]["managedFields"][0];
     assert_eq!(mf["manager"], "kubectl-applyset");
     assert_eq!(mf["operation"], "Apply");
+    // Another manager's field with a different value: a conflict, unless forced.
+    let r = call(
+        &api,
+        "PATCH",
+        "/api/v1/namespaces/default/secrets/set?fieldManager=other",
+        Some("application/merge-patch+json"),
+        r#"{"metadata":{"annotations":{"applyset.kubernetes.io/contains-group-kinds":"Service"}}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap"),
+    );
+    assert_eq!(r.code, 409, "{}", r.body);
+    assert_eq!(r.body["reason"], "Conflict");
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        ".metadata.annotations.applyset.kubernetes.io/contains-group-kinds"
+    );
+    let forced = url.replace("force=false", "force=true");
+    let r = call(
+        &api,
+        "PATCH",
+        &forced,
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap"),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
     // Apply without a field manager is refused.
     let r = call(
         &api,

@@ -656,6 +656,9 @@ impl ApiServer {
                             PatchKind::Apply => {
                                 check_identity(r, ns, name, &patch)?;
                                 let applied = fields::leaves(&patch, schema_of(r));
+                                if query.get("force").is_none_or(|f| f != "true") {
+                                    apply_conflicts(r, &old, &patch, &manager, &applied)?;
+                                }
                                 let base = drop_unowned_apply_fields(&old, &manager, &applied);
                                 (merge_strategic(r, &base, &patch)?, Some(applied))
                             }
@@ -954,6 +957,66 @@ fn drop_unowned_apply_fields(old: &Value, manager: &str, applied: &fields::Field
     v
 }
 
+/// Server-side apply without force: a field another manager owns with a
+/// different value is a conflict (409).
+fn apply_conflicts(
+    r: &ResourceInfo,
+    old: &Value,
+    patch: &Value,
+    manager: &str,
+    applied: &fields::FieldSet,
+) -> Result<(), ApiError> {
+    let mut conflicts: Vec<(String, String)> = Vec::new();
+    for e in old["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if e["manager"] == manager && e["operation"] == "Apply" {
+            continue;
+        }
+        let owner = e["manager"].as_str().unwrap_or_default().to_string();
+        let theirs = fields::from_fields_v1(&e["fieldsV1"]);
+        for p in applied.intersection(&theirs) {
+            if p.last().is_some_and(|pe| pe == ".") {
+                continue;
+            }
+            if fields::lookup(old, p) != fields::lookup(patch, p) {
+                conflicts.push((owner.clone(), fields::display(p)));
+            }
+        }
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    let api_version = r.api_version();
+    let lines: Vec<String> = conflicts
+        .iter()
+        .map(|(m, f)| format!("conflict with \"{m}\" using {api_version}: {f}"))
+        .collect();
+    let message = if lines.len() == 1 {
+        format!("Apply failed with 1 conflict: {}", lines[0])
+    } else {
+        format!(
+            "Apply failed with {} conflicts: {}",
+            lines.len(),
+            lines.join("\n")
+        )
+    };
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(m, f)| {
+            json!({"reason": "FieldManagerConflict",
+            "message": format!("conflict with \"{m}\" using {api_version}"), "field": f})
+        })
+        .collect();
+    Err(ApiError {
+        details: Some(json!({"name": old["metadata"]["name"], "group": r.group,
+            "kind": r.plural, "causes": causes})),
+        ..ApiError::new(409, "Conflict", message)
+    })
+}
+
 /// A patch or update that carries metadata.resourceVersion must match.
 fn precondition(r: &ResourceInfo, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
     let want = &new["metadata"]["resourceVersion"];
@@ -1210,13 +1273,24 @@ fn write(
             }
         }
     }
-    if let Some(o) = old {
+    // A request that rewrites managedFields (kubectl's client-side to
+    // server-side apply migration) sets the baseline; otherwise the stored
+    // ones are kept whatever the body says.
+    let baseline = old.map(|o| {
+        let mut o = o.clone();
+        let sent = &new["metadata"]["managedFields"];
+        if sent.is_array() && *sent != o["metadata"]["managedFields"] {
+            o["metadata"]["managedFields"] = sent.clone();
+        }
+        o
+    });
+    if let Some(o) = &baseline {
         new["metadata"]["managedFields"] = o["metadata"]["managedFields"].clone();
     }
     simulate_status(r, &mut new);
     let api_version = r.api_version();
     fields::record(
-        old,
+        baseline.as_ref(),
         &mut new,
         schema,
         &Write {
