@@ -85,6 +85,7 @@ const BUILTIN: &[Row] = &[
         false,
     ),
     ("", "v1", "secrets", "Secret", true, &[], false, false),
+    ("", "v1", "events", "Event", true, &["ev"], false, false),
     ("", "v1", "services", "Service", true, &["svc"], false, true),
     (
         "",
