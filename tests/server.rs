@@ -397,6 +397,48 @@ fn immutable_configmaps_and_statefulset_specs() {
 }
 
 #[test]
+fn controllers_are_simulated_in_status() {
+    let api = ApiServer::new();
+    let d = create(&api, DEPLOYS, &deployment("web", "a:1"));
+    let conds = d["status"]["conditions"].as_array().unwrap();
+    assert!(
+        conds
+            .iter()
+            .any(|c| c["type"] == "Available" && c["status"] == "True")
+    );
+    assert_eq!(d["status"]["observedGeneration"], 1);
+    // A patch that changes nothing keeps the resourceVersion.
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/web"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":1}}"#,
+    );
+    assert_eq!(
+        r.body["metadata"]["resourceVersion"],
+        d["metadata"]["resourceVersion"]
+    );
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}}});
+    let j = create(&api, "/apis/batch/v1/namespaces/default/jobs", &job);
+    assert_eq!(j["status"]["succeeded"], 1);
+    assert!(
+        j["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Complete")
+    );
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let p = create(&api, "/api/v1/namespaces/default/pods", &pod);
+    assert_eq!(p["status"]["phase"], "Running");
+    assert_eq!(p["spec"]["serviceAccountName"], "default");
+}
+
+#[test]
 fn strict_field_validation() {
     let api = ApiServer::new();
     let mut d = deployment("web", "nginx:1");

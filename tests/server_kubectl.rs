@@ -181,6 +181,14 @@ fn reference_walkthrough() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    let out = c.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/nginx-deployment",
+        "--timeout=20s",
+    ]);
+    assert!(out.contains("condition met"), "{out}");
+
     assert!(
         c.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
             .contains("scaled")
