@@ -285,6 +285,8 @@ case("error-retainkeys-not-listed", deployment(), {"spec": {"strategy": {"$retai
 case("error-order-mismatch", deployment(), tpl({
     "$setElementOrder/containers": [{"name": "nginx"}],
     "containers": [{"name": "other", "image": "o"}]}))
+case("error-uncomparable-merge-key", deployment(), tpl({"containers": [{"name": {"a": 1}}, {"name": {"a": 1}}]}),
+     note="merge keys that are maps cannot be compared (apimachinery panics; the server answers 500)")
 
 # -- JSON merge patch (custom resources) ---------------------------------------
 cr = {"apiVersion": "demo.kapply.dev/v1", "kind": "Widget",

@@ -384,7 +384,7 @@ fn merge_ordered_lists(
         };
 
         let (patch_items, server_only) = if merge_key.is_empty() {
-            partition_primitives(merged, &order)
+            partition_primitives(merged, &order, &here)?
         } else {
             partition_maps(merged, &order, &merge_key, &here)?
         };
@@ -452,11 +452,23 @@ fn validate_order(patch_list: &[Value], order: &[Value], merge_key: &str, at: &s
 
 fn merge_key_equal(left: &Value, right: &Value, merge_key: &str, at: &str) -> Result<bool> {
     if merge_key.is_empty() {
-        return Ok(left == right);
+        return go_eq(left, right, at);
     }
     let l = key_of(left, merge_key, at)?;
     let r = key_of(right, merge_key, at)?;
-    Ok(l == r)
+    go_eq(l, r, at)
+}
+
+/// Go's `==` on decoded JSON values: two maps or two lists cannot be
+/// compared (apimachinery panics, the API server answers with an error).
+fn go_eq(a: &Value, b: &Value, at: &str) -> Result<bool> {
+    match (a, b) {
+        (Value::Object(_), Value::Object(_)) | (Value::Array(_), Value::Array(_)) => Err(invalid(
+            at,
+            "a merge key or list value is a map or list, which cannot be compared",
+        )),
+        _ => Ok(a == b),
+    }
 }
 
 /// The merge key value of a list element; an error when it has none.
@@ -515,7 +527,7 @@ fn merge_slice_vec(
         both.extend(patch.iter().cloned());
         let merged = deduplicate_scalars(both);
         let (patch_items, server_only) = if merge_key.is_empty() {
-            partition_primitives(merged, &patch)
+            partition_primitives(merged, &patch, at)?
         } else {
             partition_maps(merged, &patch, merge_key, at)?
         };
@@ -646,7 +658,9 @@ fn find_by_key(list: &[Value], merge_key: &str, value: &Value, at: &str) -> Resu
         let Value::Object(m) = v else {
             return Err(invalid(at, format!("list element {i} is not a map")));
         };
-        if m.get(merge_key) == Some(value) {
+        if let Some(k) = m.get(merge_key)
+            && go_eq(k, value, at)?
+        {
             return Ok(Some(i));
         }
     }
@@ -725,8 +739,16 @@ fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
     s
 }
 
-fn partition_primitives(merged: Vec<Value>, by: &[Value]) -> (Vec<Value>, Vec<Value>) {
-    merged.into_iter().partition(|v| by.contains(v))
+fn partition_primitives(
+    merged: Vec<Value>,
+    by: &[Value],
+    at: &str,
+) -> Result<(Vec<Value>, Vec<Value>)> {
+    // Go builds a set of `by`: maps and lists cannot be set members.
+    if by.iter().any(|v| v.is_object() || v.is_array()) {
+        return Err(invalid(at, "a primitive list's order holds maps or lists"));
+    }
+    Ok(merged.into_iter().partition(|v| by.contains(v)))
 }
 
 fn partition_maps(
@@ -761,13 +783,7 @@ fn normalize_element_order(
 ) -> Result<Vec<Value>> {
     let patch = normalize_slice_order(patch, patch_order, merge_key, kind, at)?;
     let server_only = normalize_slice_order(server_only, server_order, merge_key, kind, at)?;
-    Ok(merge_sorted(
-        server_only,
-        patch,
-        server_order,
-        merge_key,
-        kind,
-    ))
+    merge_sorted(server_only, patch, server_order, merge_key, kind, at)
 }
 
 fn merge_sorted(
@@ -776,7 +792,8 @@ fn merge_sorted(
     server_order: &[Value],
     merge_key: &str,
     kind: TypeClass,
-) -> Vec<Value> {
+    at: &str,
+) -> Result<Vec<Value>> {
     let mut out = Vec::with_capacity(left.len() + right.len());
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
@@ -786,32 +803,43 @@ fn merge_sorted(
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (Some(l), Some(r)) => {
-                let li = index_of(server_order, l, merge_key, kind);
-                let ri = index_of(server_order, r, merge_key, kind);
+                let li = index_of(server_order, l, merge_key, kind, at)?;
+                let ri = index_of(server_order, r, merge_key, kind, at)?;
                 matches!((li, ri), (Some(li), Some(ri)) if li < ri)
             }
         };
         let next = if take_left { left.next() } else { right.next() };
         out.extend(next);
     }
-    out
+    Ok(out)
 }
 
 /// Position of an item in a list: by merge key for maps, by value otherwise.
-fn index_of(list: &[Value], item: &Value, merge_key: &str, kind: TypeClass) -> Option<usize> {
-    if kind == TypeClass::Map {
-        // A missing key compares like Go's nil map lookup.
-        let key = |v: &Value| -> Option<Value> {
-            match v {
-                Value::Object(m) => m.get(merge_key).filter(|k| !k.is_null()).cloned(),
-                _ => None,
+fn index_of(
+    list: &[Value],
+    item: &Value,
+    merge_key: &str,
+    kind: TypeClass,
+    at: &str,
+) -> Result<Option<usize>> {
+    // For maps compare merge key values; a missing key (or a non-map item)
+    // reads as Go's nil, like a null.
+    let key = |v: &Value| -> Value {
+        match v {
+            Value::Object(m) if kind == TypeClass::Map => {
+                m.get(merge_key).cloned().unwrap_or(Value::Null)
             }
-        };
-        let wanted = key(item);
-        list.iter().position(|v| key(v) == wanted)
-    } else {
-        list.iter().position(|v| v == item)
+            _ if kind == TypeClass::Map => Value::Null,
+            other => other.clone(),
+        }
+    };
+    let wanted = key(item);
+    for (i, v) in list.iter().enumerate() {
+        if go_eq(&key(v), &wanted, at)? {
+            return Ok(Some(i));
+        }
     }
+    Ok(None)
 }
 
 fn normalize_slice_order(
@@ -821,7 +849,7 @@ fn normalize_slice_order(
     kind: TypeClass,
     at: &str,
 ) -> Result<Vec<Value>> {
-    let (mut to_sort, to_delete) = if kind == TypeClass::Map {
+    let (to_sort, to_delete) = if kind == TypeClass::Map {
         for v in to_sort.iter().chain(order.iter()) {
             key_of(v, merge_key, at)?;
         }
@@ -831,19 +859,24 @@ fn normalize_slice_order(
     } else {
         (to_sort, Vec::new())
     };
-    // The comparator is not a strict order (unknown items compare "less"),
-    // so the result depends on the algorithm: use Go's stable sort.
-    let less = |a: &Value, b: &Value| -> bool {
-        if let Some(ia) = index_of(order, a, merge_key, kind)
-            && let Some(ib) = index_of(order, b, merge_key, kind)
-        {
-            return ia < ib;
+    // The comparator only depends on each item's position in `order`.
+    let mut keyed = Vec::with_capacity(to_sort.len());
+    for v in to_sort {
+        let pos = index_of(order, &v, merge_key, kind, at)?;
+        keyed.push((pos, v));
+    }
+    // It is not a strict order (unknown items compare "less"), so the result
+    // depends on the algorithm: use Go's stable sort.
+    let less = |a: &(Option<usize>, Value), b: &(Option<usize>, Value)| -> bool {
+        match (a.0, b.0) {
+            (Some(ia), Some(ib)) => ia < ib,
+            _ => true,
         }
-        true
     };
-    go_stable_sort(&mut to_sort, &less);
-    to_sort.extend(to_delete);
-    Ok(to_sort)
+    go_stable_sort(&mut keyed, &less);
+    let mut sorted: Vec<Value> = keyed.into_iter().map(|(_, v)| v).collect();
+    sorted.extend(to_delete);
+    Ok(sorted)
 }
 
 /// Go's `sort.SliceStable`: insertion sort on blocks of 20, then
