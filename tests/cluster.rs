@@ -1474,6 +1474,35 @@ async fn allowlist_prune_decides_what_kubectl_decides() {
     );
     let planned = e.plan_with(&prune).await;
     assert!(pruned_names(&planned).is_empty());
+
+    // kubectl's default allowlist, on both sides: a Secret and a Service this time.
+    e.write(
+        "more.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: demo\n  labels:\n    app: demo\ndata:\n  k: dg==\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: demo\n  labels:\n    app: demo\nspec:\n  ports:\n  - port: 80\n",
+    );
+    let plan = e.plan().await;
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    e.remove("more.yaml");
+    let defaults = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec![],
+        },
+    };
+    let planned = e.plan_with(&defaults).await;
+    assert_eq!(pruned_names(&planned), ["Secret s", "Service svc"]);
+    let (code, out, err) = e
+        .kubectl(&["apply", "-f", dir, "--prune", "-l", "app=demo"], &[])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("secret/s pruned") && out.contains("service/svc pruned"),
+        "{out}"
+    );
+    assert_eq!(out.matches("pruned").count(), 2, "{out}");
 }
 
 #[tokio::test]
