@@ -855,6 +855,26 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             .any(|f| f.path == image && f.action == FieldAction::Set),
         "{dep:#?}"
     );
+
+    // An object that does not exist cannot be applied in part.
+    e.write(
+        "new.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\ndata:\n  a: \"1\"\n",
+    );
+    let plan = e.plan().await;
+    let results = e
+        .session
+        .apply(
+            vec![ApplyItem {
+                plan: find(&plan, "ConfigMap", "fresh").clone(),
+                accepted_fields: Some(vec!["data.a".into()]),
+            }],
+            &ApplyOptions::default(),
+        )
+        .await;
+    assert!(!results[0].ok);
+    assert!(results[0].message.contains("apply it whole"), "{results:?}");
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/fresh").is_none());
 }
 
 #[tokio::test]

@@ -352,7 +352,14 @@ impl Session {
         }
         let config = match (&item.accepted_fields, &live) {
             (Some(paths), Some(l)) => partial_config(&config, last_applied_of(l).as_ref(), paths),
-            (Some(paths), None) => partial_config(&config, None, paths),
+            // Half an object cannot be created: its required fields may be
+            // among the skipped ones.
+            (Some(_), None) => {
+                return Prepared::Done(fail(
+                    name,
+                    "does not exist: a partial apply needs the live object; apply it whole".into(),
+                ));
+            }
             (None, _) => config,
         };
         let Some(live) = live else {
