@@ -1571,6 +1571,8 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
         "ConfigMap"
     );
     let one = find(&plan, "ConfigMap", "one").clone();
+    // The TUI holds it as a trait object.
+    let engine: Arc<dyn Engine> = Arc::new(engine);
     let results = engine.delete(vec![one], Propagation::Orphan).await;
     assert_eq!(results[0].message, "deleted");
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
