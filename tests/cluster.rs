@@ -812,6 +812,12 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             .replace("nginx:1.14.2", "nginx:1.16.1")
             .replace("replicas: 2", "replicas: 5"),
     );
+    // Someone scaled it meanwhile: live drifted from last-applied.
+    let mut live = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    live["spec"]["replicas"] = json!(4);
+    e.server.api().put_object_as(live, "kubectl-scale").unwrap();
     let plan = e.plan().await;
     let dep = find(&plan, "Deployment", "web").clone();
     let image = dep
@@ -839,7 +845,10 @@ async fn partial_apply_leaves_skipped_changes_pending() {
         live["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.16.1"
     );
-    assert_eq!(live["spec"]["replicas"], 2);
+    assert_eq!(
+        live["spec"]["replicas"], 4,
+        "a skipped change writes nothing"
+    );
     let plan = e.plan().await;
     let dep = find(&plan, "Deployment", "web");
     assert_eq!(dep.action, ObjectAction::Update);

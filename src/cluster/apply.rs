@@ -3,7 +3,7 @@
 //! kubectl does not have.
 
 use super::applyset::ApplySet;
-use super::deps::{creation_body, partial_config, three_way};
+use super::deps::{creation_body, partial_config, partial_from_plan, three_way};
 use super::discovery::ResourceInfo;
 use super::live::{describe_plan, fill_type};
 use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
@@ -351,7 +351,17 @@ impl Session {
             _ => {}
         }
         let config = match (&item.accepted_fields, &live) {
-            (Some(paths), Some(l)) => partial_config(&config, last_applied_of(l).as_ref(), paths),
+            // The plan the user reviewed is at hand (and its live object is
+            // checked unchanged before writing): skipped rows keep their live
+            // value, so nothing but the accepted changes is written.
+            (Some(paths), Some(l)) => match (&plan.live, plan.action) {
+                (Some(_), ObjectAction::Update | ObjectAction::Unchanged) => {
+                    let mut reviewed = plan.clone();
+                    reviewed.config = Some(config.clone());
+                    partial_from_plan(&reviewed, paths).unwrap_or(config)
+                }
+                _ => partial_config(&config, last_applied_of(l).as_ref(), paths),
+            },
             // Half an object cannot be created: its required fields may be
             // among the skipped ones.
             (Some(_), None) => {
