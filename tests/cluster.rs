@@ -650,6 +650,11 @@ spec:
         find(&plan, "Widget", "w2").namespace.as_deref(),
         Some("default")
     );
+    // kubectl agrees, custom kinds included.
+    let dir = e.manifests();
+    if let Some((code, out, err)) = e.kubectl(&["diff", "-f", dir.to_str().unwrap()], &[]).await {
+        assert_eq!(code, 0, "{out}\n{err}");
+    }
 }
 
 #[tokio::test]
