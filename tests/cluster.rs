@@ -650,6 +650,11 @@ spec:
         find(&plan, "Widget", "w2").namespace.as_deref(),
         Some("default")
     );
+    // kubectl agrees, custom kinds included.
+    let dir = e.manifests();
+    if let Some((code, out, err)) = e.kubectl(&["diff", "-f", dir.to_str().unwrap()], &[]).await {
+        assert_eq!(code, 0, "{out}\n{err}");
+    }
 }
 
 #[tokio::test]
@@ -812,6 +817,12 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             .replace("nginx:1.14.2", "nginx:1.16.1")
             .replace("replicas: 2", "replicas: 5"),
     );
+    // Someone scaled it meanwhile: live drifted from last-applied.
+    let mut live = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    live["spec"]["replicas"] = json!(4);
+    e.server.api().put_object_as(live, "kubectl-scale").unwrap();
     let plan = e.plan().await;
     let dep = find(&plan, "Deployment", "web").clone();
     let image = dep
@@ -839,7 +850,10 @@ async fn partial_apply_leaves_skipped_changes_pending() {
         live["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.16.1"
     );
-    assert_eq!(live["spec"]["replicas"], 2);
+    assert_eq!(
+        live["spec"]["replicas"], 4,
+        "a skipped change writes nothing"
+    );
     let plan = e.plan().await;
     let dep = find(&plan, "Deployment", "web");
     assert_eq!(dep.action, ObjectAction::Update);
@@ -855,6 +869,26 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             .any(|f| f.path == image && f.action == FieldAction::Set),
         "{dep:#?}"
     );
+
+    // An object that does not exist cannot be applied in part.
+    e.write(
+        "new.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\ndata:\n  a: \"1\"\n",
+    );
+    let plan = e.plan().await;
+    let results = e
+        .session
+        .apply(
+            vec![ApplyItem {
+                plan: find(&plan, "ConfigMap", "fresh").clone(),
+                accepted_fields: Some(vec!["data.a".into()]),
+            }],
+            &ApplyOptions::default(),
+        )
+        .await;
+    assert!(!results[0].ok);
+    assert!(results[0].message.contains("apply it whole"), "{results:?}");
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/fresh").is_none());
 }
 
 #[tokio::test]
@@ -1474,6 +1508,35 @@ async fn allowlist_prune_decides_what_kubectl_decides() {
     );
     let planned = e.plan_with(&prune).await;
     assert!(pruned_names(&planned).is_empty());
+
+    // kubectl's default allowlist, on both sides: a Secret and a Service this time.
+    e.write(
+        "more.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: demo\n  labels:\n    app: demo\ndata:\n  k: dg==\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: demo\n  labels:\n    app: demo\nspec:\n  ports:\n  - port: 80\n",
+    );
+    let plan = e.plan().await;
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    e.remove("more.yaml");
+    let defaults = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec![],
+        },
+    };
+    let planned = e.plan_with(&defaults).await;
+    assert_eq!(pruned_names(&planned), ["Secret s", "Service svc"]);
+    let (code, out, err) = e
+        .kubectl(&["apply", "-f", dir, "--prune", "-l", "app=demo"], &[])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("secret/s pruned") && out.contains("service/svc pruned"),
+        "{out}"
+    );
+    assert_eq!(out.matches("pruned").count(), 2, "{out}");
 }
 
 #[tokio::test]
@@ -1522,7 +1585,131 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
         "ConfigMap"
     );
     let one = find(&plan, "ConfigMap", "one").clone();
+    // The TUI holds it as a trait object.
+    let engine: Arc<dyn Engine> = Arc::new(engine);
     let results = engine.delete(vec![one], Propagation::Orphan).await;
     assert_eq!(results[0].message, "deleted");
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
+}
+
+#[tokio::test]
+async fn applyset_in_a_namespace_this_apply_creates() {
+    let e = env().await;
+    // -n fresh; the namespace itself is in the manifests.
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        namespace: Some("fresh".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let e = Env { session, ..e };
+    e.write(
+        "all.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n"),
+    );
+    let planned = kapply_apply_set(&e, "myset").await;
+    let set = planned.applyset.unwrap();
+    assert!(
+        set.current_kinds.contains("Widget.demo.kapply.dev"),
+        "{set:?}"
+    );
+    let parent = e.get("/api/v1/namespaces/fresh/secrets/myset").unwrap();
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap,CustomResourceDefinition.apiextensions.k8s.io,Deployment.apps,Namespace,Widget.demo.kapply.dev"
+    );
+    let w = e
+        .get("/apis/demo.kapply.dev/v1/namespaces/fresh/widgets/w")
+        .unwrap();
+    assert_eq!(
+        w["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
+        set.id.as_str()
+    );
+    // Dropping the widget prunes it: its kind was recorded.
+    e.write(
+        "all.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{CRD}"),
+    );
+    let planned = e.plan_with(&applyset("myset")).await;
+    assert_eq!(pruned_names(&planned), ["Widget w"]);
+}
+
+/// A TCP proxy to the embedded server that can be cut, connections and
+/// all (stopping the server itself leaves kept-alive connections served).
+async fn cuttable_proxy(server: &RunningServer) -> (String, tokio::sync::watch::Sender<bool>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = server.url().trim_start_matches("http://").to_string();
+    let (cut, watch) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let mut stop = watch.clone();
+        loop {
+            let accepted = tokio::select! {
+                _ = stop.changed() => return,
+                a = listener.accept() => a,
+            };
+            let Ok((mut inbound, _)) = accepted else {
+                return;
+            };
+            let upstream = upstream.clone();
+            let mut stop = watch.clone();
+            tokio::spawn(async move {
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await else {
+                    return;
+                };
+                tokio::select! {
+                    _ = stop.changed() => {}
+                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), cut)
+}
+
+#[tokio::test]
+async fn a_server_gone_mid_run_is_named_on_every_object() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let (url, cut) = cuttable_proxy(&e.server).await;
+    let path = e.dir.path().join("proxy-kubeconfig");
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&e.kubeconfig)
+            .unwrap()
+            .replace(&e.server.url(), &url),
+    )
+    .unwrap();
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(path),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let loaded = load(&e.load_opts());
+    let plan = session
+        .plan(&loaded, &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
+    cut.send(true).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let results = session.apply(items(&plan), &ApplyOptions::default()).await;
+    assert_eq!(results.len(), 3);
+    for r in &results {
+        assert!(!r.ok, "{r:?}");
+        assert!(
+            r.message
+                .contains(&format!("cannot reach the Kubernetes API server at {url}")),
+            "{r:?}"
+        );
+    }
+    assert!(e.get("/api/v1/namespaces/demo").is_none());
+    let err = session
+        .plan(&loaded, &PruneOptions::default(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains(&url), "{err}");
 }

@@ -181,6 +181,14 @@ fn reference_walkthrough() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    let out = c.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/nginx-deployment",
+        "--timeout=20s",
+    ]);
+    assert!(out.contains("condition met"), "{out}");
+
     assert!(
         c.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
             .contains("scaled")
@@ -328,6 +336,13 @@ fn prune_with_allowlist() {
     assert!(c.get("v1", "ConfigMap", Some("default"), "b").is_none());
     assert!(c.get("v1", "ConfigMap", Some("default"), "a").is_some());
     assert!(c.get("v1", "ConfigMap", Some("default"), "other").is_some());
+
+    // Without --prune-allowlist kubectl lists its default kinds (all served).
+    std::fs::remove_file(c.dir.path().join("p/a.yaml")).unwrap();
+    c.write("p/svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  labels:\n    app: x\nspec:\n  ports:\n  - port: 80\n");
+    let out = c.ok(&["apply", "-f", &dir, "-l", "app=x", "--prune"]);
+    assert!(out.contains("service/s created"), "{out}");
+    assert!(out.contains("configmap/a pruned"), "{out}");
 }
 
 #[test]

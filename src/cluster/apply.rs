@@ -3,7 +3,7 @@
 //! kubectl does not have.
 
 use super::applyset::ApplySet;
-use super::deps::{creation_body, partial_config, three_way};
+use super::deps::{creation_body, partial_config, partial_from_plan, three_way};
 use super::discovery::ResourceInfo;
 use super::live::{describe_plan, fill_type};
 use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
@@ -121,21 +121,39 @@ impl Session {
     pub async fn apply(&self, items: Vec<ApplyItem>, opts: &ApplyOptions) -> Vec<ObjectResult> {
         let items = &items;
         let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
-        if let (Some(set), false) = (&opts.applyset, opts.dry_run) {
-            let (kinds, namespaces) = set.union();
-            if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
-                return items
-                    .iter()
-                    .map(|i| fail(describe_plan(&i.plan), format!("not applied: {e}")))
-                    .collect();
-            }
-        }
         let (first, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| is_first(&items[i].plan));
+        // The ApplySet parent is written before the members, as kubectl does;
+        // after the Namespaces when its own namespace is created by this apply.
+        let parent = opts.applyset.as_ref().filter(|_| !opts.dry_run);
+        let parent_phase = match parent {
+            Some(set)
+                if first.iter().any(|&i| {
+                    let p = &items[i].plan;
+                    p.kind == "Namespace"
+                        && p.action == ObjectAction::Create
+                        && set.namespace.as_deref() == Some(p.name.as_str())
+                }) =>
+            {
+                1
+            }
+            _ => 0,
+        };
         let mut crd_groups: Vec<String> = Vec::new();
         let mut pending_namespaces: Vec<String> = Vec::new();
         let mut pending_groups: Vec<String> = Vec::new();
         for (phase, indices) in [first, rest].into_iter().enumerate() {
+            if let Some(set) = parent.filter(|_| phase == parent_phase) {
+                let (kinds, namespaces) = set.union();
+                if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
+                    for (r, item) in results.iter_mut().zip(items) {
+                        if r.is_none() {
+                            *r = Some(fail(describe_plan(&item.plan), format!("not applied: {e}")));
+                        }
+                    }
+                    break;
+                }
+            }
             // Kinds of CRDs applied in the first phase are discovered again.
             if phase == 1 && opts.dry_run {
                 // Nothing of the first phase exists: what depends on it
@@ -333,8 +351,25 @@ impl Session {
             _ => {}
         }
         let config = match (&item.accepted_fields, &live) {
-            (Some(paths), Some(l)) => partial_config(&config, last_applied_of(l).as_ref(), paths),
-            (Some(paths), None) => partial_config(&config, None, paths),
+            // The plan the user reviewed is at hand (and its live object is
+            // checked unchanged before writing): skipped rows keep their live
+            // value, so nothing but the accepted changes is written.
+            (Some(paths), Some(l)) => match (&plan.live, plan.action) {
+                (Some(_), ObjectAction::Update | ObjectAction::Unchanged) => {
+                    let mut reviewed = plan.clone();
+                    reviewed.config = Some(config.clone());
+                    partial_from_plan(&reviewed, paths).unwrap_or(config)
+                }
+                _ => partial_config(&config, last_applied_of(l).as_ref(), paths),
+            },
+            // Half an object cannot be created: its required fields may be
+            // among the skipped ones.
+            (Some(_), None) => {
+                return Prepared::Done(fail(
+                    name,
+                    "does not exist: a partial apply needs the live object; apply it whole".into(),
+                ));
+            }
             (None, _) => config,
         };
         let Some(live) = live else {

@@ -4,7 +4,7 @@
 
 use super::applyset::{ApplySet, PART_OF_LABEL};
 use super::deps::{Loaded, Manifest, PlanOptions, error_object, plan_object, prune_candidate};
-use super::discovery::ResourceInfo;
+use super::discovery::{ResourceInfo, group_kind};
 use super::selector::LabelSelector;
 use super::{
     CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec, describe, split_api_version,
@@ -306,12 +306,21 @@ impl Session {
             }
             PruneMode::ApplySet { .. } => {
                 if let Some(set) = &mut applyset {
-                    for (i, r) in resources.iter().enumerate() {
-                        if let Ok(info) = r {
-                            set.current_kinds.insert(info.group_kind());
-                            if let Some(ns) = &manifests[i].id.namespace {
-                                set.current_namespaces.insert(ns.clone());
-                            }
+                    // Every manifest counts, served or not yet (a custom
+                    // kind whose CRD this run applies is still a member).
+                    for (m, r) in manifests.iter().zip(&resources) {
+                        set.current_kinds
+                            .insert(group_kind(&m.id.group, &m.id.kind));
+                        let namespaced = match r {
+                            Ok(info) => info.namespaced,
+                            Err(_) => true,
+                        };
+                        if namespaced {
+                            let ns =
+                                m.id.namespace
+                                    .clone()
+                                    .unwrap_or_else(|| self.namespace.clone());
+                            set.current_namespaces.insert(ns);
                         }
                     }
                     if let Some(ns) = &set.namespace {
@@ -397,7 +406,12 @@ impl Session {
             if let Some(t) = &token {
                 query.push(("continue", t));
             }
-            let page = self.call(Method::GET, &path, &query, None, None).await?;
+            let page = match self.call(Method::GET, &path, &query, None, None).await {
+                Ok(p) => p,
+                // A namespace that does not exist (yet) holds nothing.
+                Err(e) if e.code() == 404 && namespace.is_some() && info.namespaced => break,
+                Err(e) => return Err(e),
+            };
             if let Some(list) = page.get("items").and_then(Value::as_array) {
                 for item in list {
                     let mut item = item.clone();

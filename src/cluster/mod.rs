@@ -12,7 +12,23 @@
 //!
 //! Requests are sent raw (`kube::Client::send`) so the wire matches kubectl's
 //! byte for byte in the parts that matter: query parameters, content types,
-//! bodies.
+//! bodies (the tests compare them with real kubectl's).
+//!
+//! A `kapply apply --prune ...` run, as the CLI drives it:
+//!
+//! ```text
+//! let session = Session::connect(&ClusterOptions { kubeconfig, context, namespace }).await?;
+//! // the loader's default namespace is the session's
+//! let loaded = manifest::load(&LoadOptions { default_namespace: session.namespace().into(), .. });
+//! let prune = PruneOptions { mode: PruneMode::ApplySet { parent: "myset".into(), tooling: None } };
+//! let Planned { plan, applyset } = session.plan(&loaded, &prune, Some(progress_tx)).await?;
+//! // apply rows (not prune candidates); ApplyItem { plan, accepted_fields: None }
+//! let applied = session.apply(items, &ApplyOptions { dry_run, applyset: applyset.clone() }).await;
+//! // prune candidates (action Prune); with an ApplySet, call it even with none
+//! let pruned = session.prune(&candidates, applyset.as_ref(), dry_run).await;
+//! ```
+//!
+//! `-l SELECTOR` without `--prune` filters manifests: [`LabelSelector`].
 
 mod apply;
 mod applyset;
@@ -143,9 +159,22 @@ impl Session {
             explicit_namespace: opts.namespace.is_some(),
             discovery: discovery::Discovery::default(),
         };
-        session
-            .call(Method::GET, "/version", &[], None, None)
-            .await?;
+        match session.call(Method::GET, "/version", &[], None, None).await {
+            Ok(_) => {}
+            Err(ClusterError::Api {
+                code,
+                reason,
+                message,
+            }) => {
+                // Name the server: "Unauthorized" alone says too little.
+                return Err(ClusterError::Api {
+                    code,
+                    reason,
+                    message: format!("{}: {message}", session.url),
+                });
+            }
+            Err(e) => return Err(e),
+        }
         Ok(Arc::new(session))
     }
 

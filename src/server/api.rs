@@ -316,6 +316,24 @@ impl ApiServer {
                 Err(e) => error_response(&e),
             };
         }
+        if method == Method::GET
+            && (uri.path() == "/api" || uri.path() == "/apis")
+            && accept.split(',').any(|a| {
+                a.contains("g=apidiscovery.k8s.io")
+                    && a.contains("v=v2;")
+                    && a.contains("as=APIGroupDiscoveryList")
+            })
+        {
+            let resources = self.store.lock().resources();
+            let mut resp = json_response(200, &aggregated(uri.path() == "/api", &resources));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                ),
+            );
+            return resp;
+        }
         let result = self.route(
             method,
             uri.path(),
@@ -638,12 +656,10 @@ impl ApiServer {
                             PatchKind::Apply => {
                                 check_identity(r, ns, name, &patch)?;
                                 let applied = fields::leaves(&patch, schema_of(r));
-                                let base = drop_unowned_apply_fields(
-                                    &old,
-                                    &manager,
-                                    &applied,
-                                    schema_of(r),
-                                );
+                                if query.get("force").is_none_or(|f| f != "true") {
+                                    apply_conflicts(r, &old, &patch, &manager, &applied)?;
+                                }
+                                let base = drop_unowned_apply_fields(&old, &manager, &applied);
                                 (merge_strategic(r, &base, &patch)?, Some(applied))
                             }
                             _ => (apply_patch(r, &kind, &old, &patch)?, None),
@@ -689,7 +705,7 @@ impl ApiServer {
                 let manager = manager.unwrap_or_else(|| "unknown".into());
                 match sub {
                     "scale" if r.scale => {
-                        let current = scale_of(r, &old);
+                        let current = scale_of(&old);
                         let new_scale = match *method {
                             Method::GET => return Ok((200, current)),
                             Method::PUT => json_body(content_type, body)?,
@@ -723,7 +739,7 @@ impl ApiServer {
                             applied: None,
                         };
                         let stored = write(&mut st, r, Some(&old), new, &ctx)?;
-                        Ok((200, scale_of(r, &stored)))
+                        Ok((200, scale_of(&stored)))
                     }
                     "status" if r.status => {
                         let new_status = match *method {
@@ -907,12 +923,7 @@ fn apply_patch(
 
 /// Server-side apply: fields this manager applied before and no longer
 /// applies are removed, unless another manager owns them too.
-fn drop_unowned_apply_fields(
-    old: &Value,
-    manager: &str,
-    applied: &fields::FieldSet,
-    _schema: Option<Schema<'_>>,
-) -> Value {
+fn drop_unowned_apply_fields(old: &Value, manager: &str, applied: &fields::FieldSet) -> Value {
     let entries = old["metadata"]["managedFields"]
         .as_array()
         .cloned()
@@ -944,6 +955,66 @@ fn drop_unowned_apply_fields(
         }
     }
     v
+}
+
+/// Server-side apply without force: a field another manager owns with a
+/// different value is a conflict (409).
+fn apply_conflicts(
+    r: &ResourceInfo,
+    old: &Value,
+    patch: &Value,
+    manager: &str,
+    applied: &fields::FieldSet,
+) -> Result<(), ApiError> {
+    let mut conflicts: Vec<(String, String)> = Vec::new();
+    for e in old["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if e["manager"] == manager && e["operation"] == "Apply" {
+            continue;
+        }
+        let owner = e["manager"].as_str().unwrap_or_default().to_string();
+        let theirs = fields::from_fields_v1(&e["fieldsV1"]);
+        for p in applied.intersection(&theirs) {
+            if p.last().is_some_and(|pe| pe == ".") {
+                continue;
+            }
+            if fields::lookup(old, p) != fields::lookup(patch, p) {
+                conflicts.push((owner.clone(), fields::display(p)));
+            }
+        }
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    let api_version = r.api_version();
+    let lines: Vec<String> = conflicts
+        .iter()
+        .map(|(m, f)| format!("conflict with \"{m}\" using {api_version}: {f}"))
+        .collect();
+    let message = if lines.len() == 1 {
+        format!("Apply failed with 1 conflict: {}", lines[0])
+    } else {
+        format!(
+            "Apply failed with {} conflicts: {}",
+            lines.len(),
+            lines.join("\n")
+        )
+    };
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(m, f)| {
+            json!({"reason": "FieldManagerConflict",
+            "message": format!("conflict with \"{m}\" using {api_version}"), "field": f})
+        })
+        .collect();
+    Err(ApiError {
+        details: Some(json!({"name": old["metadata"]["name"], "group": r.group,
+            "kind": r.plural, "causes": causes})),
+        ..ApiError::new(409, "Conflict", message)
+    })
 }
 
 /// A patch or update that carries metadata.resourceVersion must match.
@@ -1202,13 +1273,24 @@ fn write(
             }
         }
     }
-    if let Some(o) = old {
+    // A request that rewrites managedFields (kubectl's client-side to
+    // server-side apply migration) sets the baseline; otherwise the stored
+    // ones are kept whatever the body says.
+    let baseline = old.map(|o| {
+        let mut o = o.clone();
+        let sent = &new["metadata"]["managedFields"];
+        if sent.is_array() && *sent != o["metadata"]["managedFields"] {
+            o["metadata"]["managedFields"] = sent.clone();
+        }
+        o
+    });
+    if let Some(o) = &baseline {
         new["metadata"]["managedFields"] = o["metadata"]["managedFields"].clone();
     }
     simulate_status(r, &mut new);
     let api_version = r.api_version();
     fields::record(
-        old,
+        baseline.as_ref(),
         &mut new,
         schema,
         &Write {
@@ -1260,13 +1342,99 @@ pub(crate) fn has_generation(r: &ResourceInfo) -> bool {
 /// CRDs as established.
 fn simulate_status(r: &ResourceInfo, o: &mut Value) {
     let generation = o["metadata"]["generation"].clone();
+    let now = store::now();
+    // A condition as a controller would set it; its times stay put while
+    // it holds, so a no-op write changes nothing.
+    let previous = o["status"]["conditions"].clone();
+    let condition = |ty: &str, reason: &str, message: String, times: &[&str]| {
+        let old = previous
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == ty && c["status"] == "True");
+        let mut c = json!({"type": ty, "status": "True", "reason": reason, "message": message});
+        for t in times {
+            c[*t] = old.map(|o| o[*t].clone()).unwrap_or_else(|| json!(now));
+        }
+        c
+    };
     match (r.group.as_str(), r.kind.as_str()) {
+        ("batch", "Job") => {
+            let n = o["spec"]["completions"].as_i64().unwrap_or(1);
+            let start = o["status"]["startTime"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| now.clone());
+            let times = ["lastProbeTime", "lastTransitionTime"];
+            o["status"] = json!({
+                "startTime": start,
+                "completionTime": o["status"]["completionTime"].as_str().unwrap_or(&start),
+                "succeeded": n,
+                "ready": 0,
+                "terminating": 0,
+                "uncountedTerminatedPods": {},
+                "conditions": [
+                    condition("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods".into(), &times),
+                    condition("Complete", "CompletionsReached", "Reached expected number of succeeded pods".into(), &times),
+                ],
+            });
+        }
+        ("", "Pod") => {
+            let times = ["lastProbeTime", "lastTransitionTime"];
+            let statuses: Vec<Value> = o["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    json!({"name": c["name"], "image": c["image"], "ready": true,
+                    "started": true, "restartCount": 0,
+                    "state": {"running": {"startedAt": o["metadata"]["creationTimestamp"]}}})
+                })
+                .collect();
+            let mut conditions = Vec::new();
+            for ty in ["PodScheduled", "Initialized", "ContainersReady", "Ready"] {
+                let mut c = condition(ty, "", String::new(), &times);
+                if let Some(m) = c.as_object_mut() {
+                    m.remove("reason");
+                    m.remove("message");
+                    m.insert("lastProbeTime".into(), Value::Null);
+                }
+                conditions.push(c);
+            }
+            o["status"] = json!({
+                "phase": "Running",
+                "conditions": conditions,
+                "containerStatuses": statuses,
+                "hostIP": "10.0.0.1",
+                "podIP": "10.244.0.10",
+                "qosClass": "BestEffort",
+                "startTime": o["metadata"]["creationTimestamp"],
+            });
+        }
         ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
             let n = o["spec"]["replicas"].as_i64().unwrap_or(1);
             let mut s = json!({"observedGeneration": generation, "replicas": n,
                 "readyReplicas": n, "availableReplicas": n});
             match r.kind.as_str() {
-                "Deployment" => s["updatedReplicas"] = json!(n),
+                "Deployment" => {
+                    s["updatedReplicas"] = json!(n);
+                    let name = o["metadata"]["name"].as_str().unwrap_or_default();
+                    let times = ["lastUpdateTime", "lastTransitionTime"];
+                    s["conditions"] = json!([
+                        condition(
+                            "Available",
+                            "MinimumReplicasAvailable",
+                            "Deployment has minimum availability.".into(),
+                            &times
+                        ),
+                        condition(
+                            "Progressing",
+                            "NewReplicaSetAvailable",
+                            format!("ReplicaSet \"{name}\" has successfully progressed."),
+                            &times
+                        ),
+                    ]);
+                }
                 "StatefulSet" => {
                     s["currentReplicas"] = json!(n);
                     s["updatedReplicas"] = json!(n);
@@ -1276,7 +1444,9 @@ fn simulate_status(r: &ResourceInfo, o: &mut Value) {
             if n == 0 {
                 // Zero counts are omitted by the real server.
                 if let Some(m) = s.as_object_mut() {
-                    m.retain(|k, _| k == "observedGeneration" || k == "replicas");
+                    m.retain(|k, _| {
+                        k == "observedGeneration" || k == "replicas" || k == "conditions"
+                    });
                 }
             }
             o["status"] = s;
@@ -1486,7 +1656,7 @@ fn table(r: &ResourceInfo, list: &Value) -> Value {
     })
 }
 
-fn scale_of(r: &ResourceInfo, o: &Value) -> Value {
+fn scale_of(o: &Value) -> Value {
     let md = &o["metadata"];
     let selector = o["spec"]["selector"]["matchLabels"]
         .as_object()
@@ -1497,7 +1667,6 @@ fn scale_of(r: &ResourceInfo, o: &Value) -> Value {
                 .join(",")
         })
         .unwrap_or_default();
-    let _ = r;
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -1566,6 +1735,68 @@ fn version() -> Value {
         "compiler": "gc",
         "platform": "linux/amd64",
     })
+}
+
+/// A version and its resources' discovery entries.
+type VersionResources = (String, Vec<Value>);
+
+/// Aggregated discovery (`apidiscovery.k8s.io/v2`): every group version
+/// with its resources in one answer; `core`: the legacy group at `/api`.
+fn aggregated(core: bool, resources: &[ResourceInfo]) -> Value {
+    let mut groups: Vec<(String, Vec<VersionResources>)> = Vec::new();
+    for r in resources.iter().filter(|r| r.group.is_empty() == core) {
+        let mut subresources = Vec::new();
+        if r.scale {
+            subresources.push(json!({"subresource": "scale",
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        if r.status {
+            subresources.push(json!({"subresource": "status",
+                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        let main = &resources::api_resources(r)[0];
+        let mut res = json!({
+            "resource": r.plural,
+            "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+            "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+            "singularResource": r.singular,
+            "verbs": main["verbs"],
+        });
+        for k in ["shortNames", "categories"] {
+            if let Some(v) = main.get(k) {
+                res[k] = v.clone();
+            }
+        }
+        if !subresources.is_empty() {
+            res["subresources"] = json!(subresources);
+        }
+        let g = match groups.iter_mut().position(|(g, _)| *g == r.group) {
+            Some(i) => i,
+            None => {
+                groups.push((r.group.clone(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let versions = &mut groups[g].1;
+        match versions.iter_mut().find(|(v, _)| *v == r.version) {
+            Some((_, rs)) => rs.push(res),
+            None => versions.push((r.version.clone(), vec![res])),
+        }
+    }
+    let items: Vec<Value> = groups
+        .into_iter()
+        .map(|(g, versions)| {
+            let versions: Vec<Value> = versions
+                .into_iter()
+                .map(|(v, rs)| json!({"version": v, "resources": rs, "freshness": "Current"}))
+                .collect();
+            json!({"metadata": {"name": g, "creationTimestamp": null}, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {}, "items": items})
 }
 
 fn group_list(resources: &[ResourceInfo]) -> Value {

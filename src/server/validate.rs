@@ -21,6 +21,33 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
     match (api_version, kind) {
         ("apps/v1", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") => {
             workload(new, old, &mut causes);
+            if kind == "StatefulSet"
+                && let Some(old) = old
+            {
+                // Only these may change on a StatefulSet.
+                let mutable = [
+                    "replicas",
+                    "ordinals",
+                    "template",
+                    "updateStrategy",
+                    "persistentVolumeClaimRetentionPolicy",
+                    "minReadySeconds",
+                ];
+                let strip = |v: &Value| {
+                    let mut v = v.clone();
+                    if let Some(m) = v.as_object_mut() {
+                        m.retain(|k, _| !mutable.contains(&k.as_str()));
+                    }
+                    v
+                };
+                if strip(&old["spec"]) != strip(spec) {
+                    causes.push(Cause::new(
+                        "spec",
+                        "FieldValueForbidden",
+                        "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+                    ));
+                }
+            }
             if kind == "Deployment" {
                 let strategy = &spec["strategy"];
                 if strategy["type"] == "Recreate" && !strategy["rollingUpdate"].is_null() {
@@ -55,6 +82,28 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
                         go_value(r)
                     ),
                 ));
+            }
+        }
+        ("v1", "ConfigMap" | "Secret") => {
+            if let Some(old) = old
+                && old["immutable"] == true
+            {
+                for field in ["data", "binaryData"] {
+                    if old[field] != new[field] {
+                        causes.push(Cause::new(
+                            field,
+                            "FieldValueForbidden",
+                            "Forbidden: field is immutable when `immutable` is set",
+                        ));
+                    }
+                }
+                if new["immutable"] != true {
+                    causes.push(Cause::new(
+                        "immutable",
+                        "FieldValueForbidden",
+                        "Forbidden: field is immutable when `immutable` is set",
+                    ));
+                }
             }
         }
         ("batch/v1", "Job") => {
