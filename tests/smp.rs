@@ -513,9 +513,11 @@ fn demo_manifests_read_as_kubectl_reads_them() {
 /// apply sends for the new manifest, applied by kubectl and by kapply.
 #[test]
 fn demo_deployment_walkthrough() {
-    let live = kapply::demo::demo_seed_objects()
-        .into_iter()
-        .find(|o| o["kind"] == "Deployment")
+    let api = kapply::server::ApiServer::new();
+    kapply::demo::seed_api(&api).unwrap();
+    let live = api
+        .store()
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
         .unwrap();
     let patch = json!({
         "metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}\n"}},
