@@ -439,6 +439,40 @@ fn controllers_are_simulated_in_status() {
 }
 
 #[test]
+fn labels_and_data_are_checked() {
+    let api = ApiServer::new();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let bad_label = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "not ok!"}}});
+    let r = call(&api, "POST", cms, JSON, &bad_label.to_string());
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "metadata.labels");
+    let numeric = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"port": 80}});
+    let r = call(&api, "POST", cms, JSON, &numeric.to_string());
+    assert_eq!(r.code, 400);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot unmarshal number"),
+        "{}",
+        r.body
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "not base64!"}});
+    let r = call(
+        &api,
+        "POST",
+        "/api/v1/namespaces/default/secrets",
+        JSON,
+        &secret.to_string(),
+    );
+    assert_eq!(r.code, 400);
+    let ok = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"example.com/app": "web_1.2", "empty": ""}}});
+    create(&api, cms, &ok);
+}
+
+#[test]
 fn strict_field_validation() {
     let api = ApiServer::new();
     let mut d = deployment("web", "nginx:1");

@@ -1218,6 +1218,8 @@ fn write(
             )));
         }
     }
+    // Types the real server decodes strictly: bad values fail decoding (400).
+    decode_errors(r, &new)?;
     // Status belongs to the status subresource: main-resource writes keep it.
     if r.status && ctx.subresource.is_none() {
         match old {
@@ -1331,6 +1333,65 @@ fn write(
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
     st.put(store::key(r, ns.as_deref(), &name), new.clone());
     Ok(out(r, &new))
+}
+
+/// What fails to decode into the Go types before validation even starts.
+fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
+    use base64::Engine;
+    let fail = |detail: String| {
+        Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {detail}",
+            r.kind, r.version, r.kind
+        )))
+    };
+    let md = &o["metadata"];
+    for field in ["labels", "annotations"] {
+        if let Some(m) = md[field].as_object()
+            && let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string())
+        {
+            return fail(format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type string (key {k:?})",
+                json_type(v)
+            ));
+        }
+    }
+    if r.group.is_empty() && r.kind == "Secret" {
+        for field in ["data"] {
+            for (k, v) in o[field].as_object().into_iter().flatten() {
+                let ok = v
+                    .as_str()
+                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
+                if !ok {
+                    return fail(format!("illegal base64 data in data[{k:?}]"));
+                }
+            }
+        }
+    }
+    if r.group.is_empty()
+        && r.kind == "ConfigMap"
+        && let Some((k, v)) = o["data"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(_, v)| !v.is_string())
+    {
+        return fail(format!(
+            "json: cannot unmarshal {} into Go struct field ConfigMap.data of type string (key {k:?})",
+            json_type(v)
+        ));
+    }
+    Ok(())
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// Core and RBAC kinds carry no metadata.generation on a real server.
