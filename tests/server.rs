@@ -955,6 +955,27 @@ fn aggregated_discovery_v2() {
 }
 
 #[test]
+fn request_convenience() {
+    let api = ApiServer::new();
+    let (code, d) = api.request(
+        "POST",
+        &format!("{DEPLOYS}?fieldManager=kubectl-client-side-apply"),
+        JSON,
+        Some(&deployment("web", "a:1")),
+    );
+    assert_eq!(code, 201, "{d}");
+    let (code, s) = api.request(
+        "PATCH",
+        &format!("{DEPLOYS}/web/scale?fieldManager=kubectl-scale"),
+        Some("application/merge-patch+json"),
+        Some(&json!({"spec": {"replicas": 2}})),
+    );
+    assert_eq!(code, 200, "{s}");
+    assert_eq!(s["spec"]["replicas"], 2);
+    assert_eq!(api.request("GET", "not a uri", None, None).0, 400);
+}
+
+#[test]
 fn requests_are_recorded() {
     let api = ApiServer::new();
     call(

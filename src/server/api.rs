@@ -259,6 +259,37 @@ impl ApiServer {
         self.store.put_object(obj)
     }
 
+    /// Convenience over [`ApiServer::handle`] for seeding and tests:
+    /// `request("PATCH", "/apis/apps/v1/namespaces/demo/deployments/web/scale?fieldManager=kubectl-scale",
+    /// Some("application/merge-patch+json"), Some(&json!({"spec": {"replicas": 2}})))`.
+    /// Returns the status code and the JSON body (`Null` if not JSON).
+    pub fn request(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        content_type: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let (Ok(method), Ok(uri)) = (
+            Method::from_bytes(method.as_bytes()),
+            path_and_query.parse::<Uri>(),
+        ) else {
+            let e = ApiError::bad_request(format!("bad request line {method} {path_and_query}"));
+            return (400, e.to_status());
+        };
+        let mut headers = HeaderMap::new();
+        if let Some(ct) = content_type.and_then(|c| header::HeaderValue::from_str(c).ok()) {
+            headers.insert(header::CONTENT_TYPE, ct);
+        }
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let resp = self.handle(&method, &uri, &headers, &bytes);
+        let code = resp.status().as_u16();
+        (
+            code,
+            serde_json::from_slice(resp.body()).unwrap_or(Value::Null),
+        )
+    }
+
     /// Handle one request.
     pub fn handle(
         &self,
