@@ -493,6 +493,25 @@ fn strict_field_validation() {
         "{}",
         r.body
     );
+    // Warn accepts it with a Warning header.
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let mut warned = d.clone();
+    warned["metadata"]["name"] = json!("warned");
+    let resp = api.handle(
+        &Method::POST,
+        &format!("{DEPLOYS}?fieldValidation=Warn").parse().unwrap(),
+        &headers,
+        warned.to_string().as_bytes(),
+    );
+    assert_eq!(resp.status().as_u16(), 201);
+    assert_eq!(
+        resp.headers()[header::WARNING],
+        "299 - \"unknown field \\\"spec.replicaz\\\"\""
+    );
     // Ignore (the default) accepts it.
     assert_eq!(call(&api, "POST", DEPLOYS, JSON, &d.to_string()).code, 201);
 }

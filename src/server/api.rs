@@ -143,6 +143,8 @@ struct WriteCtx<'a> {
     subresource: Option<&'a str>,
     dry_run: bool,
     strict: bool,
+    /// `fieldValidation=Warn`: unknown fields become Warning headers.
+    warn: bool,
     applied: Option<fields::FieldSet>,
 }
 
@@ -173,6 +175,7 @@ impl ApiServer {
                     subresource: None,
                     dry_run: false,
                     strict: false,
+                    warn: false,
                     applied: None,
                 };
                 let r = resources::builtin().remove(0);
@@ -246,6 +249,7 @@ impl ApiServer {
             subresource: None,
             dry_run: false,
             strict: false,
+            warn: false,
             applied: None,
         };
         let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
@@ -365,6 +369,7 @@ impl ApiServer {
             );
             return resp;
         }
+        self.store.lock().warnings.clear();
         let result = self.route(
             method,
             uri.path(),
@@ -374,10 +379,19 @@ impl ApiServer {
             body,
         );
         self.notify();
-        match result {
+        let warnings = std::mem::take(&mut self.store.lock().warnings);
+        let mut resp = match result {
             Ok((code, v)) => json_response(code, &v),
             Err(e) => error_response(&e),
+        };
+        for w in warnings {
+            // RFC 7234 warn-code 299, as kube-apiserver sends them.
+            let text = format!("299 - {}", Value::from(w));
+            if let Ok(v) = header::HeaderValue::from_str(&text) {
+                resp.headers_mut().append(header::WARNING, v);
+            }
         }
+        resp
     }
 
     fn notify(&self) {
@@ -582,6 +596,7 @@ impl ApiServer {
             )));
         }
         let strict = query.get("fieldValidation").is_some_and(|v| v == "Strict");
+        let warn = query.get("fieldValidation").is_some_and(|v| v == "Warn");
         let manager = query.get("fieldManager").cloned();
         match (t.name.as_deref(), t.sub.as_deref()) {
             (None, _) => match *method {
@@ -604,6 +619,7 @@ impl ApiServer {
                         subresource: None,
                         dry_run,
                         strict,
+                        warn,
                         applied: None,
                     };
                     create(&mut st, r, ns, obj, &ctx).map(|o| (201, o))
@@ -646,6 +662,7 @@ impl ApiServer {
                             subresource: None,
                             dry_run,
                             strict,
+                            warn,
                             applied: None,
                         };
                         update(&mut st, r, ns, name, obj, &ctx).map(|o| (200, o))
@@ -673,6 +690,7 @@ impl ApiServer {
                                     subresource: None,
                                     dry_run,
                                     strict,
+                                    warn,
                                     applied: Some(applied),
                                 };
                                 let mut obj = patch;
@@ -701,6 +719,7 @@ impl ApiServer {
                             subresource: None,
                             dry_run,
                             strict,
+                            warn,
                             applied,
                         };
                         precondition(r, name, &old, &new)?;
@@ -767,6 +786,7 @@ impl ApiServer {
                             subresource: Some("scale"),
                             dry_run,
                             strict: false,
+                            warn: false,
                             applied: None,
                         };
                         let stored = write(&mut st, r, Some(&old), new, &ctx)?;
@@ -1231,11 +1251,17 @@ fn write(
         .unwrap_or_default()
         .to_string();
     let schema = schema_of(r);
-    if ctx.strict
+    if (ctx.strict || ctx.warn)
         && let Some(s) = schema
     {
         let unknown = validate::unknown_fields(&new, s);
-        if !unknown.is_empty() {
+        if ctx.warn {
+            st.warnings.extend(
+                unknown
+                    .iter()
+                    .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.'))),
+            );
+        } else if !unknown.is_empty() {
             let list: Vec<String> = unknown
                 .iter()
                 .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.')))
