@@ -644,6 +644,26 @@ fn imperative_creates_and_tables() {
     let s = c.get("v1", "Secret", Some("imp"), "s").unwrap();
     assert_eq!(s["data"]["password"], "aHVudGVyMg==");
     assert_eq!(s["type"], "Opaque");
+    c.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "imp",
+        "--image=nginx:1.25",
+        "--port=80",
+        "--replicas=2",
+    ]);
+    let d = c.get("apps/v1", "Deployment", Some("imp"), "web").unwrap();
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["selector"]["matchLabels"]["app"], "web");
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx:1.25");
+    assert_eq!(container["ports"][0]["containerPort"], 80);
+    assert!(
+        d["spec"].get("minReadySeconds").is_none(),
+        "zero values are omitted"
+    );
     let table = c.ok(&["get", "configmap,secret", "-n", "imp"]);
     assert!(table.contains("DATA"), "{table}");
     assert!(table.contains("configmap/cm"), "{table}");
