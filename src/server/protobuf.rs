@@ -352,6 +352,23 @@ mod tests {
         out
     }
 
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let body = [b"k8s\0".to_vec(), tail].concat();
+            let _ = decode(&body);
+        }
+
+        #[test]
+        fn nested_garbage_never_panics(raw in proptest::collection::vec(proptest::num::u8::ANY, 0..120),
+                                       kind in proptest::sample::select(vec!["Deployment", "ConfigMap", "Secret"])) {
+            let api_version = if kind == "Deployment" { "apps/v1" } else { "v1" };
+            let tm = [field(1, api_version.as_bytes()), field(2, kind.as_bytes())].concat();
+            let body = [b"k8s\0".to_vec(), field(1, &tm), field(2, &raw[..raw.len().min(120)])].concat();
+            let _ = decode(&body);
+        }
+    }
+
     #[test]
     fn decodes_a_configmap() {
         let meta = [
