@@ -439,6 +439,40 @@ fn controllers_are_simulated_in_status() {
 }
 
 #[test]
+fn labels_and_data_are_checked() {
+    let api = ApiServer::new();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let bad_label = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "not ok!"}}});
+    let r = call(&api, "POST", cms, JSON, &bad_label.to_string());
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "metadata.labels");
+    let numeric = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"port": 80}});
+    let r = call(&api, "POST", cms, JSON, &numeric.to_string());
+    assert_eq!(r.code, 400);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot unmarshal number"),
+        "{}",
+        r.body
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "not base64!"}});
+    let r = call(
+        &api,
+        "POST",
+        "/api/v1/namespaces/default/secrets",
+        JSON,
+        &secret.to_string(),
+    );
+    assert_eq!(r.code, 400);
+    let ok = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"example.com/app": "web_1.2", "empty": ""}}});
+    create(&api, cms, &ok);
+}
+
+#[test]
 fn strict_field_validation() {
     let api = ApiServer::new();
     let mut d = deployment("web", "nginx:1");
@@ -458,6 +492,25 @@ fn strict_field_validation() {
             .contains("strict decoding error: unknown field \"spec.replicaz\""),
         "{}",
         r.body
+    );
+    // Warn accepts it with a Warning header.
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let mut warned = d.clone();
+    warned["metadata"]["name"] = json!("warned");
+    let resp = api.handle(
+        &Method::POST,
+        &format!("{DEPLOYS}?fieldValidation=Warn").parse().unwrap(),
+        &headers,
+        warned.to_string().as_bytes(),
+    );
+    assert_eq!(resp.status().as_u16(), 201);
+    assert_eq!(
+        resp.headers()[header::WARNING],
+        "299 - \"unknown field \\\"spec.replicaz\\\"\""
     );
     // Ignore (the default) accepts it.
     assert_eq!(call(&api, "POST", DEPLOYS, JSON, &d.to_string()).code, 201);
@@ -918,6 +971,27 @@ fn aggregated_discovery_v2() {
     // A client asking for plain JSON gets the legacy list.
     let plain = call(&api, "GET", "/apis", None, "");
     assert_eq!(plain.body["kind"], "APIGroupList");
+}
+
+#[test]
+fn request_convenience() {
+    let api = ApiServer::new();
+    let (code, d) = api.request(
+        "POST",
+        &format!("{DEPLOYS}?fieldManager=kubectl-client-side-apply"),
+        JSON,
+        Some(&deployment("web", "a:1")),
+    );
+    assert_eq!(code, 201, "{d}");
+    let (code, s) = api.request(
+        "PATCH",
+        &format!("{DEPLOYS}/web/scale?fieldManager=kubectl-scale"),
+        Some("application/merge-patch+json"),
+        Some(&json!({"spec": {"replicas": 2}})),
+    );
+    assert_eq!(code, 200, "{s}");
+    assert_eq!(s["spec"]["replicas"], 2);
+    assert_eq!(api.request("GET", "not a uri", None, None).0, 400);
 }
 
 #[test]

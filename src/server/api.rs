@@ -143,6 +143,8 @@ struct WriteCtx<'a> {
     subresource: Option<&'a str>,
     dry_run: bool,
     strict: bool,
+    /// `fieldValidation=Warn`: unknown fields become Warning headers.
+    warn: bool,
     applied: Option<fields::FieldSet>,
 }
 
@@ -173,6 +175,7 @@ impl ApiServer {
                     subresource: None,
                     dry_run: false,
                     strict: false,
+                    warn: false,
                     applied: None,
                 };
                 let r = resources::builtin().remove(0);
@@ -246,6 +249,7 @@ impl ApiServer {
             subresource: None,
             dry_run: false,
             strict: false,
+            warn: false,
             applied: None,
         };
         let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
@@ -257,6 +261,37 @@ impl ApiServer {
     /// Seed an object as given: see [`Store::put_object`].
     pub fn put_object(&self, obj: Value) -> Result<Value, ApiError> {
         self.store.put_object(obj)
+    }
+
+    /// Convenience over [`ApiServer::handle`] for seeding and tests:
+    /// `request("PATCH", "/apis/apps/v1/namespaces/demo/deployments/web/scale?fieldManager=kubectl-scale",
+    /// Some("application/merge-patch+json"), Some(&json!({"spec": {"replicas": 2}})))`.
+    /// Returns the status code and the JSON body (`Null` if not JSON).
+    pub fn request(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        content_type: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let (Ok(method), Ok(uri)) = (
+            Method::from_bytes(method.as_bytes()),
+            path_and_query.parse::<Uri>(),
+        ) else {
+            let e = ApiError::bad_request(format!("bad request line {method} {path_and_query}"));
+            return (400, e.to_status());
+        };
+        let mut headers = HeaderMap::new();
+        if let Some(ct) = content_type.and_then(|c| header::HeaderValue::from_str(c).ok()) {
+            headers.insert(header::CONTENT_TYPE, ct);
+        }
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let resp = self.handle(&method, &uri, &headers, &bytes);
+        let code = resp.status().as_u16();
+        (
+            code,
+            serde_json::from_slice(resp.body()).unwrap_or(Value::Null),
+        )
     }
 
     /// Handle one request.
@@ -334,6 +369,7 @@ impl ApiServer {
             );
             return resp;
         }
+        self.store.lock().warnings.clear();
         let result = self.route(
             method,
             uri.path(),
@@ -343,10 +379,19 @@ impl ApiServer {
             body,
         );
         self.notify();
-        match result {
+        let warnings = std::mem::take(&mut self.store.lock().warnings);
+        let mut resp = match result {
             Ok((code, v)) => json_response(code, &v),
             Err(e) => error_response(&e),
+        };
+        for w in warnings {
+            // RFC 7234 warn-code 299, as kube-apiserver sends them.
+            let text = format!("299 - {}", Value::from(w));
+            if let Ok(v) = header::HeaderValue::from_str(&text) {
+                resp.headers_mut().append(header::WARNING, v);
+            }
         }
+        resp
     }
 
     fn notify(&self) {
@@ -551,6 +596,7 @@ impl ApiServer {
             )));
         }
         let strict = query.get("fieldValidation").is_some_and(|v| v == "Strict");
+        let warn = query.get("fieldValidation").is_some_and(|v| v == "Warn");
         let manager = query.get("fieldManager").cloned();
         match (t.name.as_deref(), t.sub.as_deref()) {
             (None, _) => match *method {
@@ -573,6 +619,7 @@ impl ApiServer {
                         subresource: None,
                         dry_run,
                         strict,
+                        warn,
                         applied: None,
                     };
                     create(&mut st, r, ns, obj, &ctx).map(|o| (201, o))
@@ -615,6 +662,7 @@ impl ApiServer {
                             subresource: None,
                             dry_run,
                             strict,
+                            warn,
                             applied: None,
                         };
                         update(&mut st, r, ns, name, obj, &ctx).map(|o| (200, o))
@@ -642,6 +690,7 @@ impl ApiServer {
                                     subresource: None,
                                     dry_run,
                                     strict,
+                                    warn,
                                     applied: Some(applied),
                                 };
                                 let mut obj = patch;
@@ -670,6 +719,7 @@ impl ApiServer {
                             subresource: None,
                             dry_run,
                             strict,
+                            warn,
                             applied,
                         };
                         precondition(r, name, &old, &new)?;
@@ -736,6 +786,7 @@ impl ApiServer {
                             subresource: Some("scale"),
                             dry_run,
                             strict: false,
+                            warn: false,
                             applied: None,
                         };
                         let stored = write(&mut st, r, Some(&old), new, &ctx)?;
@@ -1200,11 +1251,17 @@ fn write(
         .unwrap_or_default()
         .to_string();
     let schema = schema_of(r);
-    if ctx.strict
+    if (ctx.strict || ctx.warn)
         && let Some(s) = schema
     {
         let unknown = validate::unknown_fields(&new, s);
-        if !unknown.is_empty() {
+        if ctx.warn {
+            st.warnings.extend(
+                unknown
+                    .iter()
+                    .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.'))),
+            );
+        } else if !unknown.is_empty() {
             let list: Vec<String> = unknown
                 .iter()
                 .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.')))
@@ -1218,6 +1275,8 @@ fn write(
             )));
         }
     }
+    // Types the real server decodes strictly: bad values fail decoding (400).
+    decode_errors(r, &new)?;
     // Status belongs to the status subresource: main-resource writes keep it.
     if r.status && ctx.subresource.is_none() {
         match old {
@@ -1331,6 +1390,65 @@ fn write(
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
     st.put(store::key(r, ns.as_deref(), &name), new.clone());
     Ok(out(r, &new))
+}
+
+/// What fails to decode into the Go types before validation even starts.
+fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
+    use base64::Engine;
+    let fail = |detail: String| {
+        Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {detail}",
+            r.kind, r.version, r.kind
+        )))
+    };
+    let md = &o["metadata"];
+    for field in ["labels", "annotations"] {
+        if let Some(m) = md[field].as_object()
+            && let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string())
+        {
+            return fail(format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type string (key {k:?})",
+                json_type(v)
+            ));
+        }
+    }
+    if r.group.is_empty() && r.kind == "Secret" {
+        for field in ["data"] {
+            for (k, v) in o[field].as_object().into_iter().flatten() {
+                let ok = v
+                    .as_str()
+                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
+                if !ok {
+                    return fail(format!("illegal base64 data in data[{k:?}]"));
+                }
+            }
+        }
+    }
+    if r.group.is_empty()
+        && r.kind == "ConfigMap"
+        && let Some((k, v)) = o["data"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(_, v)| !v.is_string())
+    {
+        return fail(format!(
+            "json: cannot unmarshal {} into Go struct field ConfigMap.data of type string (key {k:?})",
+            json_type(v)
+        ));
+    }
+    Ok(())
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// Core and RBAC kinds carry no metadata.generation on a real server.

@@ -1,10 +1,25 @@
 //! The embedded Kubernetes API server: in memory, plain http on loopback.
-//! Good enough for the real kubectl and for kube-rs: discovery, OpenAPI v3,
-//! CRUD with strategic/merge/json/apply patches, `/scale`, managedFields,
-//! defaulting and the validation users meet.
+//! Good enough for the real kubectl 1.32 and for kube-rs.
 //!
-//! [`ApiServer::handle`] answers a request without a socket; [`start`]
-//! serves it with hyper.
+//! - [`start`] binds 127.0.0.1 (a free port unless [`ServerOptions::port`])
+//!   and serves on a tokio task; [`RunningServer::write_kubeconfig`] writes
+//!   a kubeconfig (cluster/context/user `kapply-demo`, namespace default).
+//! - [`ApiServer::handle`] answers one request without a socket (tests,
+//!   fuzzing); [`ApiServer::request`] is the short form. Watches answered
+//!   there return their first events as a JSON array; over the socket they
+//!   stream.
+//! - Seeding: [`Store::put_object`] stores an object as given (defaults and
+//!   missing stamps added); [`ApiServer::put_object_as`] writes it as a
+//!   manager would (managedFields recorded).
+//! - Every request is recorded ([`RecordedRequest`]) for tests.
+//!
+//! Served: discovery (legacy and aggregated v2), `/openapi/v3` built from
+//! the patch metadata table, the resources of [`resources::builtin`] plus
+//! those of stored CRDs; GET, LIST (selectors, paging), WATCH, POST, PUT,
+//! PATCH (strategic, merge, json, apply), DELETE, deletecollection,
+//! `dryRun=All`, `/scale`, `/status`; uid, resourceVersion, generation,
+//! managedFields; defaulting and the validation users meet; Status errors
+//! worded as kube-apiserver words them.
 
 mod api;
 mod defaults;

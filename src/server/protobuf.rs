@@ -1,5 +1,5 @@
 //! Just enough of the Kubernetes protobuf encoding to accept what
-//! `kubectl create namespace|configmap|secret|serviceaccount` send: kubectl's
+//! `kubectl create namespace|configmap|secret|serviceaccount|deployment` send: kubectl's
 //! typed clients write `application/vnd.kubernetes.protobuf` and do not fall
 //! back to JSON. Other kinds answer 415.
 
@@ -114,6 +114,133 @@ fn object_meta(b: &[u8]) -> Option<Value> {
     Some(Value::Object(m))
 }
 
+/// What `kubectl create deployment` sets; zero values of non-pointer
+/// fields are dropped as Go's `omitempty` would.
+fn deployment_spec(b: &[u8]) -> Option<Value> {
+    let mut spec = Map::new();
+    for (n, f) in fields(b)? {
+        match (n, f) {
+            (1, Field::Varint(v)) => {
+                spec.insert("replicas".into(), json!(v as i32));
+            }
+            (2, Field::Bytes(x)) => {
+                let mut labels = Map::new();
+                for (ln, lf) in fields(x)? {
+                    if let (1, Field::Bytes(e)) = (ln, lf) {
+                        let (k, v) = entry(e, false)?;
+                        labels.insert(k, v);
+                    }
+                }
+                spec.insert("selector".into(), json!({"matchLabels": labels}));
+            }
+            (3, Field::Bytes(x)) => {
+                let mut t = Map::new();
+                for (tn, tf) in fields(x)? {
+                    match (tn, tf) {
+                        (1, Field::Bytes(m)) => {
+                            t.insert("metadata".into(), object_meta(m)?);
+                        }
+                        (2, Field::Bytes(ps)) => {
+                            t.insert("spec".into(), pod_spec(ps)?);
+                        }
+                        _ => {}
+                    }
+                }
+                spec.insert("template".into(), Value::Object(t));
+            }
+            (4, Field::Bytes(x)) => {
+                let mut st = Map::new();
+                for (sn, sf) in fields(x)? {
+                    if let (1, Field::Bytes(t)) = (sn, sf)
+                        && !t.is_empty()
+                    {
+                        st.insert("type".into(), json!(string(t)?));
+                    }
+                }
+                spec.insert("strategy".into(), Value::Object(st));
+            }
+            (5, Field::Varint(v)) if v != 0 => {
+                spec.insert("minReadySeconds".into(), json!(v as i32));
+            }
+            (6, Field::Varint(v)) => {
+                spec.insert("revisionHistoryLimit".into(), json!(v as i32));
+            }
+            (9, Field::Varint(v)) => {
+                spec.insert("progressDeadlineSeconds".into(), json!(v as i32));
+            }
+            _ => {}
+        }
+    }
+    Some(Value::Object(spec))
+}
+
+fn pod_spec(b: &[u8]) -> Option<Value> {
+    let mut spec = Map::new();
+    let mut containers = Vec::new();
+    for (n, f) in fields(b)? {
+        match (n, f) {
+            (2, Field::Bytes(x)) => containers.push(container(x)?),
+            (3, Field::Bytes(x)) if !x.is_empty() => {
+                spec.insert("restartPolicy".into(), json!(string(x)?));
+            }
+            (6, Field::Bytes(x)) if !x.is_empty() => {
+                spec.insert("dnsPolicy".into(), json!(string(x)?));
+            }
+            _ => {}
+        }
+    }
+    spec.insert("containers".into(), Value::Array(containers));
+    Some(Value::Object(spec))
+}
+
+fn container(b: &[u8]) -> Option<Value> {
+    let mut c = Map::new();
+    let (mut command, mut args, mut ports) = (Vec::new(), Vec::new(), Vec::new());
+    for (n, f) in fields(b)? {
+        let Field::Bytes(x) = f else {
+            continue;
+        };
+        match n {
+            1 => {
+                c.insert("name".into(), json!(string(x)?));
+            }
+            2 if !x.is_empty() => {
+                c.insert("image".into(), json!(string(x)?));
+            }
+            3 => command.push(json!(string(x)?)),
+            4 => args.push(json!(string(x)?)),
+            6 => {
+                let mut p = Map::new();
+                for (pn, pf) in fields(x)? {
+                    match (pn, pf) {
+                        (1, Field::Bytes(s)) if !s.is_empty() => {
+                            p.insert("name".into(), json!(string(s)?));
+                        }
+                        (3, Field::Varint(v)) => {
+                            p.insert("containerPort".into(), json!(v as i32));
+                        }
+                        (4, Field::Bytes(s)) if !s.is_empty() => {
+                            p.insert("protocol".into(), json!(string(s)?));
+                        }
+                        _ => {}
+                    }
+                }
+                ports.push(Value::Object(p));
+            }
+            8 => {
+                c.insert("resources".into(), json!({}));
+            }
+            _ => {}
+        }
+    }
+    for (k, v) in [("command", command), ("args", args), ("ports", ports)] {
+        if !v.is_empty() {
+            c.insert(k.into(), Value::Array(v));
+        }
+    }
+    Some(Value::Object(c))
+}
+
 /// Decode a `k8s\0`-prefixed protobuf object of a supported kind into JSON.
 pub fn decode(body: &[u8]) -> Result<Value, String> {
     let rest = body
@@ -144,6 +271,20 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
     let mut data = Map::new();
     let mut binary = Map::new();
     let mut string_data = Map::new();
+    if (api_version.as_str(), kind.as_str()) == ("apps/v1", "Deployment") {
+        for (n, f) in fields(raw).ok_or_else(bad)? {
+            match (n, f) {
+                (1, Field::Bytes(x)) => {
+                    obj.insert("metadata".into(), object_meta(x).ok_or_else(bad)?);
+                }
+                (2, Field::Bytes(x)) => {
+                    obj.insert("spec".into(), deployment_spec(x).ok_or_else(bad)?);
+                }
+                _ => {}
+            }
+        }
+        return Ok(Value::Object(obj));
+    }
     let supported = matches!(
         (api_version.as_str(), kind.as_str()),
         (
@@ -153,7 +294,7 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
     );
     if !supported {
         return Err(format!(
-            "protobuf is only understood for Namespace, ConfigMap, Secret and ServiceAccount, not {api_version} {kind}; send JSON"
+            "protobuf is only understood for Namespace, ConfigMap, Secret, ServiceAccount and Deployment, not {api_version} {kind}; send JSON"
         ));
     }
     for (n, f) in fields(raw).ok_or_else(bad)? {
@@ -209,6 +350,23 @@ mod tests {
         let mut out = vec![((n << 3) | 2) as u8, b.len() as u8];
         out.extend_from_slice(b);
         out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let body = [b"k8s\0".to_vec(), tail].concat();
+            let _ = decode(&body);
+        }
+
+        #[test]
+        fn nested_garbage_never_panics(raw in proptest::collection::vec(proptest::num::u8::ANY, 0..120),
+                                       kind in proptest::sample::select(vec!["Deployment", "ConfigMap", "Secret"])) {
+            let api_version = if kind == "Deployment" { "apps/v1" } else { "v1" };
+            let tm = [field(1, api_version.as_bytes()), field(2, kind.as_bytes())].concat();
+            let body = [b"k8s\0".to_vec(), field(1, &tm), field(2, &raw[..raw.len().min(120)])].concat();
+            let _ = decode(&body);
+        }
     }
 
     #[test]

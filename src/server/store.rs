@@ -29,6 +29,8 @@ pub struct State {
     pub objects: BTreeMap<Key, Value>,
     pub rv: u64,
     pub events: VecDeque<Event>,
+    /// Warnings of the request being handled (Warning headers).
+    pub warnings: Vec<String>,
     next_ip: u32,
     uid_seq: u64,
 }
