@@ -54,7 +54,7 @@ pub struct Plan {
 use crate::manifest::Manifest;
 use crate::merge::path::{self, Segment};
 use crate::merge::{self, FieldAction, LAST_APPLIED, PatchType};
-use crate::patchmeta::PatchMeta;
+use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
 use serde_json::Map;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -180,9 +180,35 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
                 ObjectAction::Unchanged
             };
             plan.fields = tw.fields;
+            // Name the other writer where managedFields knows it.
+            let owners = field_owners(live);
+            for f in &mut plan.fields {
+                if f.action != FieldAction::Keep {
+                    continue;
+                }
+                let owner = owners
+                    .get(&f.path)
+                    .filter(|o| o.as_str() != "kubectl-client-side-apply");
+                if let Some(owner) = owner {
+                    f.reason = format!(
+                        "live only: owned by another writer, {owner} (not in config or last-applied)"
+                    );
+                }
+            }
             plan.last_applied = Some(tw.last_applied);
             plan.warnings
                 .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));
+            if schema.is_some() {
+                let mut nulls = vec![];
+                explicit_nulls("", &config, &mut nulls);
+                if !nulls.is_empty() {
+                    plan.warnings.push(format!(
+                        "explicit null in the config ({}): kubectl sends it on every apply, \
+                         so this object never reports unchanged",
+                        nulls.join(", ")
+                    ));
+                }
+            }
             plan.patch = tw.patch;
         }
         Err(e) => {
@@ -191,6 +217,28 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
         }
     }
     plan
+}
+
+/// Paths of the explicit nulls in a config (keyed list elements by index).
+fn explicit_nulls(p: &str, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let sub = path::key(p, k);
+                if x.is_null() {
+                    out.push(sub);
+                } else {
+                    explicit_nulls(&sub, x, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                explicit_nulls(&path::index(p, i), x, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether the patch body names the field at `keys` (directives aside).
@@ -565,6 +613,32 @@ pub fn partial_from_rows<'r>(
     out
 }
 
+/// The configuration to apply when only `accepted` rows of an object's plan
+/// (paths of `plan.fields`) are taken: every other change is reverted to
+/// its live value (or dropped when live has none), so applying it changes
+/// nothing else, and the next plan shows the skipped changes again.
+/// Prefer this to [`partial_config`] when the plan is at hand: it also
+/// skips changes where live drifted from last-applied.
+pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value> {
+    let mut out = plan.config.clone()?;
+    let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    for f in &plan.fields {
+        if f.action == FieldAction::Keep
+            || accepted.iter().any(|a| a == &f.path)
+            || f.path == annotation
+            || f.reason.starts_with("element order")
+        {
+            continue;
+        }
+        let segs = path::parse(&f.path);
+        match &f.live {
+            Some(v) => set_path(&mut out, &segs, v.clone()),
+            None => remove_path(&mut out, &segs),
+        }
+    }
+    Some(out)
+}
+
 /// Mask the values of a Secret's `data` and `stringData` (and inside its
 /// last-applied annotation). Other objects are returned unchanged.
 pub fn mask_secret(obj: &Value) -> Value {
@@ -576,18 +650,26 @@ pub fn mask_secret(obj: &Value) -> Value {
     if let Some(ann) = out
         .pointer_mut("/metadata/annotations")
         .and_then(|a| a.get_mut(LAST_APPLIED))
-        && let Some(parsed) = ann
-            .as_str()
-            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        && let Some(text) = ann.as_str()
     {
-        let mut masked = parsed;
-        mask_data(&mut masked);
-        *ann = Value::String(format!("{}\n", merge::go_json(&masked)));
+        *ann = Value::String(mask_recorded(text));
     }
     out
 }
 
 const MASK: &str = "***";
+
+/// A last-applied annotation value with the Secret values masked; text
+/// that is not JSON is masked whole.
+fn mask_recorded(text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut v) => {
+            mask_data(&mut v);
+            format!("{}\n", merge::go_json(&v))
+        }
+        Err(_) => MASK.into(),
+    }
+}
 
 fn mask_data(v: &mut Value) {
     for f in ["data", "stringData"] {
@@ -633,7 +715,15 @@ pub fn mask_plan(p: &ObjectPlan) -> ObjectPlan {
         return p.clone();
     }
     let mut out = p.clone();
+    let annotation_path = path::key("metadata.annotations", LAST_APPLIED);
     for f in &mut out.fields {
+        if f.path == annotation_path {
+            for side in [&mut f.config, &mut f.live, &mut f.last_applied] {
+                if let Some(Value::String(text)) = side {
+                    *text = mask_recorded(text);
+                }
+            }
+        }
         if is_secret_value_path(&f.path) {
             f.config = mask_value(&f.config);
             f.live = mask_value(&f.live);
@@ -687,12 +777,16 @@ pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
     else {
         return out;
     };
+    let schema = match (str_at(live, "/apiVersion"), str_at(live, "/kind")) {
+        (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
+        _ => None,
+    };
     for e in entries {
         let Some(manager) = e.get("manager").and_then(Value::as_str) else {
             continue;
         };
         if let Some(f) = e.get("fieldsV1") {
-            walk_fields_v1("", f, manager, &mut out);
+            walk_fields_v1("", f, schema, manager, &mut out);
         }
     }
     out
@@ -711,7 +805,34 @@ fn record_owner(out: &mut BTreeMap<String, String>, path: &str, manager: &str) {
     }
 }
 
-fn walk_fields_v1(p: &str, node: &Value, manager: &str, out: &mut BTreeMap<String, String>) {
+/// The path of a list element named by its fieldsV1 key (`k:{...}`): by
+/// the patch merge key when the schema has one (as the field plan names
+/// it), else by all its keys.
+fn keyed_element(p: &str, keys: &Map<String, Value>, schema: Option<Schema>) -> String {
+    if let Some(ListStrategy::MergeByKey(mk)) = schema.map(|s| s.list_strategy())
+        && let Some(v) = keys.get(&mk)
+    {
+        return path::element(p, &mk, v);
+    }
+    if keys.len() == 1
+        && let Some((k, v)) = keys.iter().next()
+    {
+        return path::element(p, k, v);
+    }
+    let parts: Vec<String> = keys
+        .iter()
+        .map(|(k, v)| format!("{k}={}", path::element_value(v)))
+        .collect();
+    format!("{p}[{}]", parts.join(","))
+}
+
+fn walk_fields_v1(
+    p: &str,
+    node: &Value,
+    schema: Option<Schema>,
+    manager: &str,
+    out: &mut BTreeMap<String, String>,
+) {
     let Some(m) = node.as_object() else {
         return;
     };
@@ -724,36 +845,23 @@ fn walk_fields_v1(p: &str, node: &Value, manager: &str, out: &mut BTreeMap<Strin
             record_owner(out, p, manager);
             continue;
         }
-        let sub = if let Some(name) = k.strip_prefix("f:") {
-            path::key(p, name)
+        let (sub, sub_schema) = if let Some(name) = k.strip_prefix("f:") {
+            (path::key(p, name), schema.and_then(|s| s.field(name)))
         } else if let Some(keyjson) = k.strip_prefix("k:") {
+            let items = schema.and_then(|s| s.items());
             match serde_json::from_str::<Map<String, Value>>(keyjson) {
-                Ok(keys) if keys.len() == 1 => {
-                    let (kk, kv) = keys
-                        .iter()
-                        .next()
-                        .map(|(a, b)| (a.clone(), b.clone()))
-                        .unwrap_or_default();
-                    path::element(p, &kk, &kv)
-                }
-                Ok(keys) => {
-                    let parts: Vec<String> = keys
-                        .iter()
-                        .map(|(kk, kv)| format!("{kk}={}", path::element_value(kv)))
-                        .collect();
-                    format!("{p}[{}]", parts.join(","))
-                }
-                Err(_) => format!("{p}[{keyjson}]"),
+                Ok(keys) => (keyed_element(p, &keys, schema), items),
+                Err(_) => (format!("{p}[{keyjson}]"), items),
             }
         } else if let Some(val) = k.strip_prefix("v:") {
             let v: Value = serde_json::from_str(val).unwrap_or(Value::String(val.into()));
-            format!("{p}[{}]", path::element_value(&v))
+            (format!("{p}[{}]", path::element_value(&v)), None)
         } else if let Some(i) = k.strip_prefix("i:") {
-            format!("{p}[{i}]")
+            (format!("{p}[{i}]"), schema.and_then(|s| s.items()))
         } else {
-            path::key(p, k)
+            (path::key(p, k), None)
         };
-        walk_fields_v1(&sub, v, manager, out);
+        walk_fields_v1(&sub, v, sub_schema, manager, out);
     }
 }
 

@@ -1,6 +1,6 @@
 //! The plan: verdicts, warnings, partial configs, masking, rendering.
 
-#[path = "common_kubectl.rs"]
+#[path = "common/kubectl.rs"]
 mod common_kubectl;
 
 use kapply::manifest::{Manifest, ObjectId, Source};
@@ -65,7 +65,9 @@ fn scaled_live(la: &Value) -> Value {
         {"manager": "kubectl-client-side-apply", "operation": "Update", "fieldsType": "FieldsV1",
          "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
                       "f:spec": {"f:template": {"f:spec": {"f:containers": {
-                          "k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}},
+                          "k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {},
+                              "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                                  ".": {}, "f:containerPort": {}}}}}}}}}},
         {"manager": "kubectl-scale", "operation": "Update", "subresource": "scale",
          "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}
     ]);
@@ -98,6 +100,15 @@ fn update_unchanged_and_create_verdicts() {
         .map(|f| (f.path.as_str(), f.action))
         .collect();
     assert!(actions.contains(&("spec.replicas", FieldAction::Keep)));
+    let replicas = upd
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.replicas")
+        .unwrap();
+    assert_eq!(
+        replicas.reason,
+        "live only: owned by another writer, kubectl-scale (not in config or last-applied)"
+    );
     assert!(actions.contains(&("spec.minReadySeconds", FieldAction::Clear)));
     assert!(actions.contains(&(
         "spec.template.spec.containers[name=nginx].image",
@@ -414,6 +425,14 @@ fn field_owners_from_managed_fields() {
             .map(String::as_str),
         Some("kubectl-client-side-apply")
     );
+    // Elements keyed by several fields are named by the patch merge key,
+    // as the field plan names them.
+    assert_eq!(
+        owners
+            .get("spec.template.spec.containers[name=nginx].ports[containerPort=80].containerPort")
+            .map(String::as_str),
+        Some("kubectl-client-side-apply")
+    );
     assert_eq!(
         owners
             .get("metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]")
@@ -493,4 +512,156 @@ fn plan_json_contract() {
     let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
     assert_eq!(paused.get("config"), Some(&Value::Null));
     assert_eq!(paused["action"], json!("clear"));
+    let warnings = o["warnings"].as_array().unwrap();
+    assert_eq!(
+        warnings,
+        &vec![json!(
+            "explicit null in the config (spec.paused): kubectl sends it on every apply, \
+             so this object never reports unchanged"
+        )]
+    );
+}
+
+#[test]
+fn order_only_and_annotation_only_updates_are_explained() {
+    // Live has a container the config does not name: kubectl re-sends the
+    // element order on every apply, so the verdict is update.
+    let la = deployment("nginx:1.14.2", None);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "injected", "image": "sidecar:1"}));
+    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    assert_eq!(p.action, ObjectAction::Update);
+    let order = p
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.template.spec.containers")
+        .unwrap();
+    assert!(
+        order.reason.starts_with("element order"),
+        "{}",
+        order.reason
+    );
+    assert_eq!(order.config, Some(json!([{"name": "nginx"}])));
+    assert_eq!(
+        order.live,
+        Some(json!([{"name": "nginx"}, {"name": "injected"}]))
+    );
+
+    // Live already matches the config, but the annotation records an older
+    // config: only the annotation is sent.
+    let old = deployment("nginx:1.13", None);
+    let live = annotated(la.clone(), &old);
+    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    assert_eq!(p.action, ObjectAction::Update);
+    assert_eq!(p.fields.len(), 1, "{:#?}", p.fields);
+    assert_eq!(
+        p.fields[0].path,
+        "metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"
+    );
+
+    // For a Secret that row is masked too.
+    let s_old = secret("b2xk");
+    let s_new = secret("bmV3");
+    let mut live = annotated(s_new.clone(), &s_old);
+    live.as_object_mut().unwrap().remove("stringData");
+    let mut config = s_new.clone();
+    config.as_object_mut().unwrap().remove("stringData");
+    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let shown = render_diff(&Plan { objects: vec![p] }, false);
+    assert!(
+        !shown.contains("b2xk") && !shown.contains("bmV3"),
+        "{shown}"
+    );
+    assert!(shown.contains("last-applied-configuration"), "{shown}");
+}
+
+#[test]
+fn service_type_change_warns_about_type_dependent_defaults() {
+    let svc = |t: &str| {
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "s", "namespace": "default"},
+               "spec": {"type": t, "selector": {"app": "x"}, "ports": [{"port": 80}]}})
+    };
+    let mut live = annotated(svc("NodePort"), &svc("NodePort"));
+    live["spec"]["clusterIP"] = json!("10.0.0.7");
+    live["spec"]["ports"][0]["nodePort"] = json!(30080);
+    let p = plan_object(
+        &manifest(svc("ClusterIP")),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("spec.type changes from NodePort to ClusterIP"));
+    assert!(p.warnings[0].contains("spec.ports[*].nodePort"));
+    // The clusterIP the server allocated is not touched: no immutable warning.
+    assert!(!p.warnings[0].contains("immutable"));
+}
+
+#[test]
+fn partial_from_plan_skips_changes_even_where_live_drifted() {
+    let la = deployment("nginx:1.14.2", Some(5));
+    let mut live = scaled_live(&la);
+    // Another writer changed the image; the config still says 1.14.2.
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:hotfix");
+    let mut config = deployment("nginx:1.14.2", None);
+    config["metadata"]["labels"] = json!({"team": "web"});
+    let p = plan_object(
+        &manifest(config.clone()),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    let paths: Vec<&str> = p
+        .fields
+        .iter()
+        .filter(|f| f.action != FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "metadata.labels.team",
+            "spec.minReadySeconds",
+            "spec.template.spec.containers[name=nginx].image"
+        ]
+    );
+    // Accept only the label.
+    let partial =
+        kapply::plan::partial_from_plan(&p, &["metadata.labels.team".to_string()]).unwrap();
+    let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+    let tw = three_way(&partial, &live, Some(&la), schema).unwrap();
+    if let Some(result) = common_kubectl::kubectl_patch(&live, &tw.patch.unwrap().body, true) {
+        assert_eq!(result["metadata"]["labels"]["team"], json!("web"));
+        assert_eq!(result["spec"]["minReadySeconds"], json!(5));
+        assert_eq!(
+            result["spec"]["template"]["spec"]["containers"][0]["image"],
+            json!("nginx:hotfix")
+        );
+        // Both skipped changes are still pending.
+        let recorded: Value = serde_json::from_str(
+            result["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let again = three_way(&config, &result, Some(&recorded), schema).unwrap();
+        let pending: Vec<(&str, FieldAction)> = again
+            .fields
+            .iter()
+            .filter(|f| f.action != FieldAction::Keep)
+            .map(|f| (f.path.as_str(), f.action))
+            .collect();
+        assert_eq!(
+            pending,
+            [
+                ("spec.minReadySeconds", FieldAction::Clear),
+                (
+                    "spec.template.spec.containers[name=nginx].image",
+                    FieldAction::Set
+                )
+            ]
+        );
+    }
 }

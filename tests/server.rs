@@ -338,6 +338,141 @@ fn immutable_fields_and_bad_requests() {
 }
 
 #[test]
+fn immutable_configmaps_and_statefulset_specs() {
+    let api = ApiServer::new();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"a": "1"}, "immutable": true});
+    create(&api, "/api/v1/namespaces/default/configmaps", &cm);
+    let url = "/api/v1/namespaces/default/configmaps/c";
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"data":{"a":"2"}}"#,
+    );
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "data");
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"metadata":{"labels":{"x":"y"}}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+
+    let mut sts = deployment("db", "postgres:16");
+    sts["kind"] = json!("StatefulSet");
+    sts["spec"]["serviceName"] = json!("db");
+    sts["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    create(&api, "/apis/apps/v1/namespaces/default/statefulsets", &sts);
+    let url = "/apis/apps/v1/namespaces/default/statefulsets/db";
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"serviceName":"other"}}"#,
+    );
+    assert_eq!(r.code, 422);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("updates to statefulset spec for fields other than")
+    );
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":3}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["podManagementPolicy"], "OrderedReady");
+}
+
+#[test]
+fn controllers_are_simulated_in_status() {
+    let api = ApiServer::new();
+    let d = create(&api, DEPLOYS, &deployment("web", "a:1"));
+    let conds = d["status"]["conditions"].as_array().unwrap();
+    assert!(
+        conds
+            .iter()
+            .any(|c| c["type"] == "Available" && c["status"] == "True")
+    );
+    assert_eq!(d["status"]["observedGeneration"], 1);
+    // A patch that changes nothing keeps the resourceVersion.
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/web"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":1}}"#,
+    );
+    assert_eq!(
+        r.body["metadata"]["resourceVersion"],
+        d["metadata"]["resourceVersion"]
+    );
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}}});
+    let j = create(&api, "/apis/batch/v1/namespaces/default/jobs", &job);
+    assert_eq!(j["status"]["succeeded"], 1);
+    assert!(
+        j["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Complete")
+    );
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let p = create(&api, "/api/v1/namespaces/default/pods", &pod);
+    assert_eq!(p["status"]["phase"], "Running");
+    assert_eq!(p["spec"]["serviceAccountName"], "default");
+}
+
+#[test]
+fn labels_and_data_are_checked() {
+    let api = ApiServer::new();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let bad_label = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "not ok!"}}});
+    let r = call(&api, "POST", cms, JSON, &bad_label.to_string());
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "metadata.labels");
+    let numeric = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"port": 80}});
+    let r = call(&api, "POST", cms, JSON, &numeric.to_string());
+    assert_eq!(r.code, 400);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot unmarshal number"),
+        "{}",
+        r.body
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "not base64!"}});
+    let r = call(
+        &api,
+        "POST",
+        "/api/v1/namespaces/default/secrets",
+        JSON,
+        &secret.to_string(),
+    );
+    assert_eq!(r.code, 400);
+    let ok = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"example.com/app": "web_1.2", "empty": ""}}});
+    create(&api, cms, &ok);
+}
+
+#[test]
 fn strict_field_validation() {
     let api = ApiServer::new();
     let mut d = deployment("web", "nginx:1");
@@ -357,6 +492,25 @@ fn strict_field_validation() {
             .contains("strict decoding error: unknown field \"spec.replicaz\""),
         "{}",
         r.body
+    );
+    // Warn accepts it with a Warning header.
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let mut warned = d.clone();
+    warned["metadata"]["name"] = json!("warned");
+    let resp = api.handle(
+        &Method::POST,
+        &format!("{DEPLOYS}?fieldValidation=Warn").parse().unwrap(),
+        &headers,
+        warned.to_string().as_bytes(),
+    );
+    assert_eq!(resp.status().as_u16(), 201);
+    assert_eq!(
+        resp.headers()[header::WARNING],
+        "299 - \"unknown field \\\"spec.replicaz\\\"\""
     );
     // Ignore (the default) accepts it.
     assert_eq!(call(&api, "POST", DEPLOYS, JSON, &d.to_string()).code, 201);
@@ -639,6 +793,37 @@ fn server_side_apply_of_an_applyset_parent() {
     let mf = &r.body["metadata"]["managedFields"][0];
     assert_eq!(mf["manager"], "kubectl-applyset");
     assert_eq!(mf["operation"], "Apply");
+    // Another manager's field with a different value: a conflict, unless forced.
+    let r = call(
+        &api,
+        "PATCH",
+        "/api/v1/namespaces/default/secrets/set?fieldManager=other",
+        Some("application/merge-patch+json"),
+        r#"{"metadata":{"annotations":{"applyset.kubernetes.io/contains-group-kinds":"Service"}}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap"),
+    );
+    assert_eq!(r.code, 409, "{}", r.body);
+    assert_eq!(r.body["reason"], "Conflict");
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        ".metadata.annotations.applyset.kubernetes.io/contains-group-kinds"
+    );
+    let forced = url.replace("force=false", "force=true");
+    let r = call(
+        &api,
+        "PATCH",
+        &forced,
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap"),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
     // Apply without a field manager is refused.
     let r = call(
         &api,
@@ -719,6 +904,97 @@ fn discovery_and_openapi() {
 }
 
 #[test]
+fn watch_without_a_socket_returns_the_first_events() {
+    let api = ApiServer::new();
+    create(&api, DEPLOYS, &deployment("a", "x:1"));
+    let r = call(&api, "GET", &format!("{DEPLOYS}?watch=true"), None, "");
+    assert_eq!(r.body[0]["type"], "ADDED");
+    assert_eq!(r.body[0]["object"]["metadata"]["name"], "a");
+    let rv = r.body[0]["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/a"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":2}}"#,
+    );
+    call(&api, "DELETE", &format!("{DEPLOYS}/a"), None, "");
+    let r = call(
+        &api,
+        "GET",
+        &format!("{DEPLOYS}?watch=1&resourceVersion={rv}"),
+        None,
+        "",
+    );
+    let kinds: Vec<&str> = r
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["MODIFIED", "DELETED"]);
+    assert_eq!(r.body[0]["object"]["spec"]["replicas"], 2);
+}
+
+#[test]
+fn aggregated_discovery_v2() {
+    let api = ApiServer::new();
+    let mut headers = HeaderMap::new();
+    headers.insert(header::ACCEPT, HeaderValue::from_static(
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+    ));
+    let resp = api.handle(&Method::GET, &"/apis".parse().unwrap(), &headers, b"");
+    assert_eq!(
+        resp.headers()[header::CONTENT_TYPE],
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    let v: Value = serde_json::from_slice(resp.body()).unwrap();
+    assert_eq!(v["kind"], "APIGroupDiscoveryList");
+    let apps = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "apps")
+        .unwrap();
+    let deploy = apps["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "deployments")
+        .unwrap();
+    assert_eq!(deploy["scope"], "Namespaced");
+    assert_eq!(deploy["subresources"][0]["subresource"], "scale");
+    // A client asking for plain JSON gets the legacy list.
+    let plain = call(&api, "GET", "/apis", None, "");
+    assert_eq!(plain.body["kind"], "APIGroupList");
+}
+
+#[test]
+fn request_convenience() {
+    let api = ApiServer::new();
+    let (code, d) = api.request(
+        "POST",
+        &format!("{DEPLOYS}?fieldManager=kubectl-client-side-apply"),
+        JSON,
+        Some(&deployment("web", "a:1")),
+    );
+    assert_eq!(code, 201, "{d}");
+    let (code, s) = api.request(
+        "PATCH",
+        &format!("{DEPLOYS}/web/scale?fieldManager=kubectl-scale"),
+        Some("application/merge-patch+json"),
+        Some(&json!({"spec": {"replicas": 2}})),
+    );
+    assert_eq!(code, 200, "{s}");
+    assert_eq!(s["spec"]["replicas"], 2);
+    assert_eq!(api.request("GET", "not a uri", None, None).0, 400);
+}
+
+#[test]
 fn requests_are_recorded() {
     let api = ApiServer::new();
     call(
@@ -793,7 +1069,24 @@ fn arb_path() -> impl Strategy<Value = String> {
         "apiextensions.k8s.io",
         "customresourcedefinitions",
     ]);
-    (prop::collection::vec(seg, 0..7), "[a-z=&%0-9]{0,12}").prop_map(|(segs, q)| {
+    let query = prop_oneof![
+        "[a-z=&%0-9]{0,12}",
+        prop::sample::select(vec![
+            "watch=true",
+            "watch=1&resourceVersion=3",
+            "dryRun=All",
+            "dryRun=Bogus",
+            "fieldValidation=Strict&fieldManager=x",
+            "labelSelector=a%3Db%2Cc+in+%28d%29",
+            "labelSelector=%28%28",
+            "fieldSelector=spec.x%3D1",
+            "limit=1&continue=kapply-1",
+            "limit=-3&continue=zzz",
+            "timeoutSeconds=1&watch=true",
+        ])
+        .prop_map(String::from),
+    ];
+    (prop::collection::vec(seg, 0..7), query).prop_map(|(segs, q)| {
         let p = format!("/{}", segs.join("/"));
         if q.is_empty() { p } else { format!("{p}?{q}") }
     })
@@ -919,7 +1212,13 @@ fn kube_rs_works_against_it() {
             .await
             .unwrap();
         assert_eq!(ssa.metadata.labels.unwrap()["owner"], "ssa");
+        // A watch from the current resourceVersion sees the next change.
+        let rv = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+        let mut events = Box::pin(api.watch(&kube::api::WatchParams::default(), &rv).await.unwrap());
         api.delete("kube", &DeleteParams::default()).await.unwrap();
+        use futures::StreamExt;
+        let ev = events.next().await.unwrap().unwrap();
+        assert!(matches!(ev, kube::api::WatchEvent::Deleted(ref o) if o.metadata.name.as_deref() == Some("kube")), "{ev:?}");
         assert!(api.get_opt("kube").await.unwrap().is_none());
         let missing = api.get("kube").await.unwrap_err();
         assert!(

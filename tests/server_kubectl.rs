@@ -163,6 +163,32 @@ fn reference_walkthrough() {
         assert!(yaml.contains(needle), "{needle} missing from:\n{yaml}");
     }
 
+    // rollout status needs a watch.
+    let out = c.run(
+        &[
+            "rollout",
+            "status",
+            "deployment/nginx-deployment",
+            "--timeout=20s",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("successfully rolled out"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = c.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/nginx-deployment",
+        "--timeout=20s",
+    ]);
+    assert!(out.contains("condition met"), "{out}");
+
     assert!(
         c.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
             .contains("scaled")
@@ -310,6 +336,13 @@ fn prune_with_allowlist() {
     assert!(c.get("v1", "ConfigMap", Some("default"), "b").is_none());
     assert!(c.get("v1", "ConfigMap", Some("default"), "a").is_some());
     assert!(c.get("v1", "ConfigMap", Some("default"), "other").is_some());
+
+    // Without --prune-allowlist kubectl lists its default kinds (all served).
+    std::fs::remove_file(c.dir.path().join("p/a.yaml")).unwrap();
+    c.write("p/svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  labels:\n    app: x\nspec:\n  ports:\n  - port: 80\n");
+    let out = c.ok(&["apply", "-f", &dir, "-l", "app=x", "--prune"]);
+    assert!(out.contains("service/s created"), "{out}");
+    assert!(out.contains("configmap/a pruned"), "{out}");
 }
 
 #[test]
@@ -577,5 +610,172 @@ fn recorded_patches() {
         assert_eq!(saved["patchType"], rec["patchType"], "{}", s.name);
         assert_eq!(saved["config"], rec["config"], "{}", s.name);
         assert_eq!(saved["lastApplied"], rec["lastApplied"], "{}", s.name);
+    }
+}
+
+#[test]
+fn imperative_creates_and_tables() {
+    let Some(c) = Cluster::new() else { return };
+    // kubectl create sends protobuf for these kinds.
+    c.ok(&["create", "namespace", "imp"]);
+    c.ok(&[
+        "create",
+        "configmap",
+        "cm",
+        "-n",
+        "imp",
+        "--from-literal=a=b",
+    ]);
+    c.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "-n",
+        "imp",
+        "--from-literal=password=hunter2",
+    ]);
+    let cm = c.get("v1", "ConfigMap", Some("imp"), "cm").unwrap();
+    assert_eq!(cm["data"], json!({"a": "b"}));
+    assert!(
+        cm["metadata"].get("annotations").is_none(),
+        "no last-applied annotation"
+    );
+    let s = c.get("v1", "Secret", Some("imp"), "s").unwrap();
+    assert_eq!(s["data"]["password"], "aHVudGVyMg==");
+    assert_eq!(s["type"], "Opaque");
+    c.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "imp",
+        "--image=nginx:1.25",
+        "--port=80",
+        "--replicas=2",
+    ]);
+    let d = c.get("apps/v1", "Deployment", Some("imp"), "web").unwrap();
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["selector"]["matchLabels"]["app"], "web");
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx:1.25");
+    assert_eq!(container["ports"][0]["containerPort"], 80);
+    assert!(
+        d["spec"].get("minReadySeconds").is_none(),
+        "zero values are omitted"
+    );
+    let table = c.ok(&["get", "configmap,secret", "-n", "imp"]);
+    assert!(table.contains("DATA"), "{table}");
+    assert!(table.contains("configmap/cm"), "{table}");
+    assert!(table.contains("Opaque"), "{table}");
+    let dep = c.write("d.yaml", SIMPLE);
+    c.ok(&["apply", "-f", &dep]);
+    let table = c.ok(&["get", "deployments"]);
+    assert!(table.contains("READY") && table.contains("1/1"), "{table}");
+}
+
+/// The demo story seeded into the server behaves under real kubectl as
+/// the story says: apply changes the image, clears minReadySeconds, keeps
+/// the scaled replicas; the in-sync objects are unchanged.
+#[test]
+fn demo_story_under_kubectl() {
+    let Some(c) = Cluster::new() else { return };
+    for obj in kapply::demo::demo_seed_objects() {
+        c.server.store().put_object(obj).unwrap();
+    }
+    let dir = c.dir.path().join("demo");
+    kapply::demo::write_demo_manifests(&dir).unwrap();
+    let dir = dir.to_string_lossy().into_owned();
+    let live = c
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert_eq!(c.run(&["diff", "-f", &dir], &[]).status.code(), Some(1));
+    let out = c.ok(&["apply", "-f", &dir]);
+    for line in [
+        "namespace/demo unchanged",
+        "configmap/settings unchanged",
+        "service/nginx unchanged",
+        "deployment.apps/nginx-deployment configured",
+    ] {
+        assert!(out.contains(line), "{line} missing from:\n{out}");
+    }
+    let live = c
+        .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert!(live["spec"].get("minReadySeconds").is_none());
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+    assert_eq!(
+        c.run(&["diff", "-f", &dir], &[]).status.code(),
+        Some(0),
+        "in sync after apply"
+    );
+}
+
+/// Every served kind: apply creates it, a second apply changes nothing,
+/// diff is clean, delete removes it.
+#[test]
+fn every_kind_applies_cleanly() {
+    let Some(c) = Cluster::new() else { return };
+    let pod =
+        "spec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox:1.36\n";
+    let tmpl = |indent: &str| {
+        format!(
+            "{indent}template:\n{indent}  metadata:\n{indent}    labels:\n{indent}      app: k\n{indent}  spec:\n{indent}    restartPolicy: Never\n{indent}    containers:\n{indent}    - name: c\n{indent}      image: busybox:1.36\n"
+        )
+    };
+    let workload_tmpl = tmpl("  ").replace("      restartPolicy: Never\n", "");
+    let docs = vec![
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: k\n".to_string(),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: k\nstringData:\n  a: b\n".to_string(),
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: k\n{pod}"),
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: k\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n".to_string(),
+        "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: k\n".to_string(),
+        format!("apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: k\nspec:\n  serviceName: k\n  selector:\n    matchLabels:\n      app: k\n{workload_tmpl}"),
+        format!("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: k\nspec:\n  selector:\n    matchLabels:\n      app: k\n{workload_tmpl}"),
+        format!("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: k\nspec:\n  selector:\n    matchLabels:\n      app: k\n{workload_tmpl}"),
+        format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: k\nspec:\n{}", tmpl("  ")),
+        format!("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: k\nspec:\n  schedule: \"*/5 * * * *\"\n  jobTemplate:\n    spec:\n{}", tmpl("      ")),
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: k\nspec:\n  rules:\n  - host: k.example.com\n    http:\n      paths:\n      - path: /\n        pathType: Prefix\n        backend:\n          service:\n            name: k\n            port:\n              number: 80\n".to_string(),
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: k\nspec:\n  podSelector: {}\n  policyTypes: [Ingress]\n".to_string(),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: k\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get]\n".to_string(),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: k\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: k\nsubjects:\n- kind: ServiceAccount\n  name: k\n".to_string(),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: kapply-k\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [list]\n".to_string(),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: kapply-k\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: kapply-k\nsubjects:\n- kind: ServiceAccount\n  name: k\n  namespace: default\n".to_string(),
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: k\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: k\n".to_string(),
+    ];
+    for (i, doc) in docs.iter().enumerate() {
+        let kind = doc
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim_start_matches("kind: ")
+            .to_string();
+        let f = c.write(&format!("k{i}.yaml"), doc);
+        let out = c.ok(&["apply", "-f", &f]);
+        assert!(out.contains("created"), "{kind}: {out}");
+        let out = c.ok(&["apply", "-f", &f]);
+        // Secret stringData is folded into data, so it is re-sent every time;
+        // a PDB's selector has patchStrategy replace, so kubectl's patch is
+        // never empty (as against a real server).
+        let expect = if kind == "Secret" || kind == "PodDisruptionBudget" {
+            "configured"
+        } else {
+            "unchanged"
+        };
+        assert!(out.contains(expect), "{kind} second apply: {out}");
+        if kind != "Secret" {
+            assert_eq!(
+                c.run(&["diff", "-f", &f], &[]).status.code(),
+                Some(0),
+                "{kind} diff"
+            );
+        }
+        let out = c.ok(&["delete", "-f", &f]);
+        assert!(out.contains("deleted"), "{kind}: {out}");
     }
 }

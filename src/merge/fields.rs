@@ -1,7 +1,7 @@
 //! The field plan: per leaf (and per keyed list element) what apply does
 //! and why, from the three sides and the computed patch.
 
-use super::strategic::{RETAIN_KEYS, deep_eq, go_string};
+use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq, go_string};
 use super::{FieldAction, FieldChange, LAST_APPLIED, path};
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
@@ -42,6 +42,32 @@ fn row(
         last_applied: a.cloned(),
         action,
         reason: reason.into(),
+    }
+}
+
+/// A list reduced to what `$setElementOrder` shows: merge keys of map
+/// elements (the key taken from the order list), scalars as they are.
+fn key_order(list: &Value, order: &Value) -> Value {
+    let key = order
+        .as_array()
+        .and_then(|o| o.first())
+        .and_then(Value::as_object)
+        .and_then(|m| m.keys().next().cloned());
+    let Some(items) = list.as_array() else {
+        return list.clone();
+    };
+    match key {
+        Some(k) => Value::Array(
+            items
+                .iter()
+                .map(|e| {
+                    let mut m = serde_json::Map::new();
+                    m.insert(k.clone(), e.get(&k).cloned().unwrap_or(Value::Null));
+                    Value::Object(m)
+                })
+                .collect(),
+        ),
+        None => list.clone(),
     }
 }
 
@@ -102,16 +128,13 @@ impl Walker {
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        let mut keys: Vec<&String> = Vec::new();
-        for side in [c, l, a].into_iter().flatten() {
-            if let Some(m) = side.as_object() {
-                for k in m.keys() {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-            }
-        }
+        // Map keys in sorted order, as the objects print.
+        let keys: std::collections::BTreeSet<&String> = [c, l, a]
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+            .flat_map(|m| m.keys())
+            .collect();
         if keys.is_empty() {
             if let (Some(cv), None) = (c, l) {
                 self.rows.push(row(
@@ -157,6 +180,7 @@ impl Walker {
             }
             let sub_schema = schema.and_then(|s| s.field(k));
             let sub_patch = patch.and_then(|pv| pv.get(k));
+            let before = self.rows.len();
             self.walk(
                 &sub,
                 ck.as_ref(),
@@ -165,6 +189,26 @@ impl Walker {
                 sub_schema,
                 sub_patch,
             );
+            // kubectl re-sends the config's element order when it differs
+            // from live's (live-only elements included): say so when that
+            // is all that changes in the list.
+            let order = patch.and_then(|pv| pv.get(format!("{SET_ELEMENT_ORDER}{k}")));
+            let quiet = self.rows[before..]
+                .iter()
+                .all(|r| r.action == FieldAction::Keep);
+            if let (Some(order), true) = (order, quiet)
+                && !self.merge_patch
+            {
+                self.rows.push(row(
+                    sub,
+                    Some(order),
+                    lk.as_ref().map(|l| key_order(l, order)).as_ref(),
+                    ak.as_ref().map(|a| key_order(a, order)).as_ref(),
+                    FieldAction::Set,
+                    "element order: kubectl re-sends the config's order ($setElementOrder), \
+                         live elements the config does not name keep their place",
+                ));
+            }
         }
     }
 
@@ -295,6 +339,30 @@ impl Walker {
         let atomic_list = c.is_some_and(Value::is_array)
             && (self.merge_patch
                 || schema.is_none_or(|s| s.list_strategy() == ListStrategy::Atomic));
+        if self.merge_patch && c.is_some_and(Value::is_null) {
+            // A JSON merge patch sends a config null only while last-applied
+            // does not hold the same null.
+            match (l, a) {
+                (Some(lv), Some(Value::Null)) if !lv.is_null() => self.rows.push(row(
+                    p.into(),
+                    c,
+                    l,
+                    a,
+                    FieldAction::Keep,
+                    "explicit null in config, already in last-applied: the merge patch does not send it again",
+                )),
+                (Some(lv), _) if !lv.is_null() => self.rows.push(row(
+                    p.into(),
+                    c,
+                    l,
+                    a,
+                    FieldAction::Clear,
+                    "explicit null in config",
+                )),
+                _ => {}
+            }
+            return;
+        }
         match (c, l) {
             (Some(Value::Null), Some(lv)) if !lv.is_null() => self.rows.push(row(
                 p.into(),
@@ -310,7 +378,7 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config: not in live, but sent on every apply",
+                "explicit null in config: nothing to clear in live, but kubectl sends it on every apply",
             )),
             (Some(cv), Some(lv)) => {
                 if !deep_eq(cv, lv) {

@@ -19,8 +19,8 @@ pub fn three_way(
         &Value::Object(deletions.clone()),
     ) {
         return Err(MergeError::Invalid {
-            path: String::new(),
-            message: "the deletions and the changes of the merge patch conflict".into(),
+            path: "merge patch".into(),
+            message: "the deletions and the changes conflict".into(),
         });
     }
     let mut patch = deletions;

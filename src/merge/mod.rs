@@ -236,15 +236,54 @@ pub struct ThreeWay {
 }
 
 /// JSON as Go's `encoding/json` writes it: compact, map keys sorted (our
-/// maps are ordered), `<`, `>`, `&`, U+2028 and U+2029 escaped.
+/// maps are ordered), `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in
+/// Go's notation (`1` for 1.0, `1e+21`, `0.000015`).
 pub fn go_json(v: &Value) -> String {
-    let s = v.to_string();
-    if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        return s;
+    let mut out = String::new();
+    write_go_json(v, &mut out);
+    out
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(k, out);
+                out.push(':');
+                write_go_json(x, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => write_go_string(s, out),
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(f) => out.push_str(&go_float_json(f)),
+            None => out.push_str(&n.to_string()),
+        },
+        other => out.push_str(&other.to_string()),
     }
-    // These characters can only occur inside strings in JSON text.
-    let mut out = String::with_capacity(s.len() + 16);
-    for ch in s.chars() {
+}
+
+fn write_go_string(s: &str, out: &mut String) {
+    let quoted = Value::String(s.into()).to_string();
+    if !quoted.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        out.push_str(&quoted);
+        return;
+    }
+    for ch in quoted.chars() {
         match ch {
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
@@ -254,7 +293,34 @@ pub fn go_json(v: &Value) -> String {
             c => out.push(c),
         }
     }
-    out
+}
+
+/// encoding/json's float64: shortest round-trip digits, exponent form
+/// below 1e-6 and from 1e21 on (`1e-7`, `1e+21`).
+fn go_float_json(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = match e.strip_prefix('-') {
+                    Some(d) => ('-', d),
+                    None => ('+', e),
+                };
+                // Go pads positive exponents to two digits, not negative ones.
+                let digits = if sign == '+' && digits.len() < 2 {
+                    format!("0{digits}")
+                } else {
+                    digits.to_string()
+                };
+                format!("{m}e{sign}{digits}")
+            }
+            None => s,
+        }
+    } else {
+        // Display prints the shortest round-trip digits without exponent.
+        format!("{f}")
+    }
 }
 
 /// The config as kubectl records it: the annotation removed from its own
@@ -319,23 +385,19 @@ fn as_map(v: &Value, what: &str) -> Result<Map<String, Value>, MergeError> {
     match v {
         Value::Object(m) => Ok(m.clone()),
         _ => Err(MergeError::Invalid {
-            path: String::new(),
-            message: format!("the {what} is not a JSON object"),
+            path: what.into(),
+            message: "not a JSON object".into(),
         }),
     }
 }
 
-/// kubectl's client-side apply for one existing object: the field plan, the
-/// patch it sends (strategic merge patch for built-in kinds, `schema` Some;
-/// JSON merge patch for custom resources) and the new annotation.
-pub fn three_way(
-    config: &Value,
+fn compute_patch(
+    modified: &Value,
     live: &Value,
     last_applied: Option<&Value>,
     schema: Option<Schema>,
-) -> Result<ThreeWay, MergeError> {
-    let annotation = last_applied_annotation(config);
-    let modified = as_map(&with_annotation(config, &annotation), "config")?;
+) -> Result<Option<Patch>, MergeError> {
+    let modified = as_map(modified, "config")?;
     let current = as_map(live, "live object")?;
     let original = match last_applied {
         Some(v) => as_map(v, "last-applied configuration")?,
@@ -351,10 +413,53 @@ pub fn three_way(
             jsonmerge::three_way(&original, &modified, &current)?,
         ),
     };
-    let patch = (!body.is_empty()).then_some(Patch {
+    Ok((!body.is_empty()).then_some(Patch {
         kind,
         body: Value::Object(body),
-    });
+    }))
+}
+
+/// The dry-run patch `kubectl diff` sends for an existing object: the same
+/// computation without the annotation update, plus the live
+/// `metadata.resourceVersion`. `None`: no difference, nothing is sent.
+pub fn diff_patch(
+    config: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<Option<Patch>, MergeError> {
+    let mut patch = compute_patch(&recorded_config(config), live, last_applied, schema)?;
+    if let (Some(p), Some(rv)) = (
+        patch.as_mut(),
+        live.pointer("/metadata/resourceVersion").cloned(),
+    ) && let Some(body) = p.body.as_object_mut()
+    {
+        let md = body
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(md) = md.as_object_mut() {
+            md.insert("resourceVersion".into(), rv);
+        }
+    }
+    Ok(patch)
+}
+
+/// kubectl's client-side apply for one existing object: the field plan, the
+/// patch it sends (strategic merge patch for built-in kinds, `schema` Some;
+/// JSON merge patch for custom resources) and the new annotation.
+pub fn three_way(
+    config: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<ThreeWay, MergeError> {
+    let annotation = last_applied_annotation(config);
+    let patch = compute_patch(
+        &with_annotation(config, &annotation),
+        live,
+        last_applied,
+        schema,
+    )?;
     let mut walker = fields::Walker {
         rows: Vec::new(),
         merge_patch: schema.is_none(),
@@ -370,6 +475,29 @@ pub fn three_way(
         schema,
         patch.as_ref().map(|p| &p.body),
     );
+    // A patch that changes nothing but the annotation still makes an update.
+    let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
+    if let (Some(p), false) = (&patch, changes) {
+        let old = live
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .cloned();
+        let sent = p
+            .body
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .is_some();
+        if sent {
+            walker.rows.push(FieldChange {
+                path: path::key("metadata.annotations", LAST_APPLIED),
+                config: Some(Value::String(annotation.clone())),
+                live: old,
+                last_applied: None,
+                action: FieldAction::Set,
+                reason: "only the recorded last-applied configuration changes".into(),
+            });
+        }
+    }
     Ok(ThreeWay {
         fields: walker.rows,
         patch,

@@ -791,3 +791,29 @@ fn merge_ordered_list(
     original.insert(list_key.into(), Value::Array(both));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn go_sprint_of_merge_keys() {
+        // Go sorts merge keys by fmt.Sprintf("%v"): "443" < "80" < "8080".
+        let mut v = vec![json!(8080), json!(80), json!(443), json!(9)];
+        sort_scalars(&mut v);
+        assert_eq!(v, vec![json!(443), json!(80), json!(8080), json!(9)]);
+        assert_eq!(go_string(&json!(1000000)), "1e+06");
+        assert_eq!(go_string(&json!(123456)), "123456");
+        assert_eq!(go_string(&json!(0.5)), "0.5");
+        assert_eq!(go_string(&json!(0.00001)), "1e-05");
+        assert_eq!(go_string(&json!("x")), "x");
+    }
+
+    #[test]
+    fn numbers_compare_as_float64() {
+        assert!(deep_eq(&json!(1), &json!(1.0)));
+        assert!(deep_eq(&json!({"a": [1, 2]}), &json!({"a": [1.0, 2.0]})));
+        assert!(!deep_eq(&json!({"a": 1}), &json!({"a": 1, "b": null})));
+    }
+}

@@ -40,6 +40,28 @@ pub struct ApiServer {
     address: Mutex<String>,
 }
 
+/// A watch in progress: what it selects and how far it has got.
+#[derive(Debug)]
+pub struct Watch {
+    resource: ResourceInfo,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    table: bool,
+    /// Events up to this resourceVersion have been sent.
+    pub rv: u64,
+    /// `timeoutSeconds`, capped.
+    pub timeout: std::time::Duration,
+}
+
+/// `?watch=true` (or `1`) on a GET.
+pub fn is_watch(method: &Method, uri: &Uri) -> bool {
+    method == Method::GET
+        && parse_query(uri.query())
+            .get("watch")
+            .is_some_and(|w| w == "true" || w == "1")
+}
+
 type Query = BTreeMap<String, String>;
 
 fn decode(s: &str) -> String {
@@ -121,6 +143,8 @@ struct WriteCtx<'a> {
     subresource: Option<&'a str>,
     dry_run: bool,
     strict: bool,
+    /// `fieldValidation=Warn`: unknown fields become Warning headers.
+    warn: bool,
     applied: Option<fields::FieldSet>,
 }
 
@@ -151,6 +175,7 @@ impl ApiServer {
                     subresource: None,
                     dry_run: false,
                     strict: false,
+                    warn: false,
                     applied: None,
                 };
                 let r = resources::builtin().remove(0);
@@ -224,14 +249,49 @@ impl ApiServer {
             subresource: None,
             dry_run: false,
             strict: false,
+            warn: false,
             applied: None,
         };
-        commit(&mut st, &r, old.as_ref(), obj, &ctx)
+        let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
+        drop(st);
+        self.notify();
+        result
     }
 
-    /// `put_object_as(obj, "kapply-demo")`
+    /// Seed an object as given: see [`Store::put_object`].
     pub fn put_object(&self, obj: Value) -> Result<Value, ApiError> {
-        self.put_object_as(obj, "kapply-demo")
+        self.store.put_object(obj)
+    }
+
+    /// Convenience over [`ApiServer::handle`] for seeding and tests:
+    /// `request("PATCH", "/apis/apps/v1/namespaces/demo/deployments/web/scale?fieldManager=kubectl-scale",
+    /// Some("application/merge-patch+json"), Some(&json!({"spec": {"replicas": 2}})))`.
+    /// Returns the status code and the JSON body (`Null` if not JSON).
+    pub fn request(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        content_type: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let (Ok(method), Ok(uri)) = (
+            Method::from_bytes(method.as_bytes()),
+            path_and_query.parse::<Uri>(),
+        ) else {
+            let e = ApiError::bad_request(format!("bad request line {method} {path_and_query}"));
+            return (400, e.to_status());
+        };
+        let mut headers = HeaderMap::new();
+        if let Some(ct) = content_type.and_then(|c| header::HeaderValue::from_str(c).ok()) {
+            headers.insert(header::CONTENT_TYPE, ct);
+        }
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let resp = self.handle(&method, &uri, &headers, &bytes);
+        let code = resp.status().as_u16();
+        (
+            code,
+            serde_json::from_slice(resp.body()).unwrap_or(Value::Null),
+        )
     }
 
     /// Handle one request.
@@ -284,17 +344,151 @@ impl ApiServer {
                 query.insert("fieldManager".into(), prefix.chars().take(128).collect());
             }
         }
-        match self.route(
+        if is_watch(method, uri) {
+            // Without a socket a watch ends at once: its first events, as a JSON array.
+            return match self.watch_start(uri, headers) {
+                Ok((_, events)) => json_response(200, &Value::Array(events)),
+                Err(e) => error_response(&e),
+            };
+        }
+        if method == Method::GET
+            && (uri.path() == "/api" || uri.path() == "/apis")
+            && accept.split(',').any(|a| {
+                a.contains("g=apidiscovery.k8s.io")
+                    && a.contains("v=v2;")
+                    && a.contains("as=APIGroupDiscoveryList")
+            })
+        {
+            let resources = self.store.lock().resources();
+            let mut resp = json_response(200, &aggregated(uri.path() == "/api", &resources));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                ),
+            );
+            return resp;
+        }
+        self.store.lock().warnings.clear();
+        let result = self.route(
             method,
             uri.path(),
             &query,
             content_type.as_deref(),
             accept,
             body,
-        ) {
+        );
+        self.notify();
+        let warnings = std::mem::take(&mut self.store.lock().warnings);
+        let mut resp = match result {
             Ok((code, v)) => json_response(code, &v),
             Err(e) => error_response(&e),
+        };
+        for w in warnings {
+            // RFC 7234 warn-code 299, as kube-apiserver sends them.
+            let text = format!("299 - {}", Value::from(w));
+            if let Ok(v) = header::HeaderValue::from_str(&text) {
+                resp.headers_mut().append(header::WARNING, v);
+            }
         }
+        resp
+    }
+
+    fn notify(&self) {
+        self.store.notify();
+    }
+
+    /// Wakes up when something changed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.store.subscribe()
+    }
+
+    /// Begin a watch: check the request, and the events to send first
+    /// (ADDED for every matching object, or the changes after the given
+    /// resourceVersion).
+    pub fn watch_start(
+        &self,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(Watch, Vec<Value>), ApiError> {
+        let query = parse_query(uri.query());
+        let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let st = self.store.lock();
+        let resources = st.resources();
+        let t = match segs.as_slice() {
+            ["api", "v1", rest @ ..] => target("", "v1", rest, &resources)?,
+            ["apis", group, version, rest @ ..] => target(group, version, rest, &resources)?,
+            _ => return Err(ApiError::method_not_allowed("WATCH")),
+        };
+        if t.sub.is_some() {
+            return Err(ApiError::method_not_allowed("WATCH"));
+        }
+        let labels = LabelSelector::parse(
+            query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or_default(),
+        )
+        .map_err(ApiError::bad_request)?;
+        let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
+        if let Some(name) = &t.name {
+            if !field_sel.is_empty() {
+                field_sel.push(',');
+            }
+            field_sel.push_str(&format!("metadata.name={name}"));
+        }
+        let fields = FieldSelector::parse(&field_sel).map_err(ApiError::bad_request)?;
+        let timeout = query
+            .get("timeoutSeconds")
+            .and_then(|t| t.parse::<u64>().ok())
+            .unwrap_or(1800)
+            .min(3600);
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let mut w = Watch {
+            resource: t.resource,
+            namespace: t.namespace,
+            labels,
+            fields,
+            table: accept.contains("as=Table"),
+            rv: st.rv,
+            timeout: std::time::Duration::from_secs(timeout),
+        };
+        let since: u64 = query
+            .get("resourceVersion")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if since == 0 {
+            let objects: Vec<Value> = st
+                .objects
+                .iter()
+                .filter(|(k, o)| w.selects(k, o))
+                .map(|(_, o)| w.event("ADDED", o))
+                .collect();
+            return Ok((w, objects));
+        }
+        if st.events.front().is_some_and(|e| e.rv > since + 1) {
+            let gone = ApiError::new(
+                410,
+                "Expired",
+                format!("too old resource version: {since} ({})", st.rv),
+            );
+            return Ok((
+                w,
+                vec![json!({"type": "ERROR", "object": gone.to_status()})],
+            ));
+        }
+        w.rv = since;
+        let events = w.collect(&st);
+        Ok((w, events))
+    }
+
+    /// The events after `w.rv` that it selects.
+    pub fn watch_next(&self, w: &mut Watch) -> Vec<Value> {
+        let st = self.store.lock();
+        w.collect(&st)
     }
 
     fn route(
@@ -402,6 +596,7 @@ impl ApiServer {
             )));
         }
         let strict = query.get("fieldValidation").is_some_and(|v| v == "Strict");
+        let warn = query.get("fieldValidation").is_some_and(|v| v == "Warn");
         let manager = query.get("fieldManager").cloned();
         match (t.name.as_deref(), t.sub.as_deref()) {
             (None, _) => match *method {
@@ -411,7 +606,7 @@ impl ApiServer {
                     }
                     let list = list(&st, r, ns, query)?;
                     if accept.contains("as=Table") {
-                        Ok((200, table(&list)))
+                        Ok((200, table(r, &list)))
                     } else {
                         Ok((200, list))
                     }
@@ -424,6 +619,7 @@ impl ApiServer {
                         subresource: None,
                         dry_run,
                         strict,
+                        warn,
                         applied: None,
                     };
                     create(&mut st, r, ns, obj, &ctx).map(|o| (201, o))
@@ -444,11 +640,20 @@ impl ApiServer {
             (Some(name), None) => {
                 let k = store::key(r, ns, name);
                 match *method {
-                    Method::GET => st
-                        .objects
-                        .get(&k)
-                        .map(|o| (200, out(r, o)))
-                        .ok_or_else(|| ApiError::not_found(r, name)),
+                    Method::GET => {
+                        let o = st
+                            .objects
+                            .get(&k)
+                            .map(|o| out(r, o))
+                            .ok_or_else(|| ApiError::not_found(r, name))?;
+                        if accept.contains("as=Table") {
+                            let list = json!({"metadata": {"resourceVersion": st.rv.to_string()},
+                                "items": [o]});
+                            Ok((200, table(r, &list)))
+                        } else {
+                            Ok((200, o))
+                        }
+                    }
                     Method::PUT => {
                         let obj = json_body(content_type, body)?;
                         let ctx = WriteCtx {
@@ -457,6 +662,7 @@ impl ApiServer {
                             subresource: None,
                             dry_run,
                             strict,
+                            warn,
                             applied: None,
                         };
                         update(&mut st, r, ns, name, obj, &ctx).map(|o| (200, o))
@@ -484,6 +690,7 @@ impl ApiServer {
                                     subresource: None,
                                     dry_run,
                                     strict,
+                                    warn,
                                     applied: Some(applied),
                                 };
                                 let mut obj = patch;
@@ -498,12 +705,10 @@ impl ApiServer {
                             PatchKind::Apply => {
                                 check_identity(r, ns, name, &patch)?;
                                 let applied = fields::leaves(&patch, schema_of(r));
-                                let base = drop_unowned_apply_fields(
-                                    &old,
-                                    &manager,
-                                    &applied,
-                                    schema_of(r),
-                                );
+                                if query.get("force").is_none_or(|f| f != "true") {
+                                    apply_conflicts(r, &old, &patch, &manager, &applied)?;
+                                }
+                                let base = drop_unowned_apply_fields(&old, &manager, &applied);
                                 (merge_strategic(r, &base, &patch)?, Some(applied))
                             }
                             _ => (apply_patch(r, &kind, &old, &patch)?, None),
@@ -514,6 +719,7 @@ impl ApiServer {
                             subresource: None,
                             dry_run,
                             strict,
+                            warn,
                             applied,
                         };
                         precondition(r, name, &old, &new)?;
@@ -549,7 +755,7 @@ impl ApiServer {
                 let manager = manager.unwrap_or_else(|| "unknown".into());
                 match sub {
                     "scale" if r.scale => {
-                        let current = scale_of(r, &old);
+                        let current = scale_of(&old);
                         let new_scale = match *method {
                             Method::GET => return Ok((200, current)),
                             Method::PUT => json_body(content_type, body)?,
@@ -580,10 +786,11 @@ impl ApiServer {
                             subresource: Some("scale"),
                             dry_run,
                             strict: false,
+                            warn: false,
                             applied: None,
                         };
                         let stored = write(&mut st, r, Some(&old), new, &ctx)?;
-                        Ok((200, scale_of(r, &stored)))
+                        Ok((200, scale_of(&stored)))
                     }
                     "status" if r.status => {
                         let new_status = match *method {
@@ -600,7 +807,7 @@ impl ApiServer {
                         new["status"] = new_status;
                         if !dry_run {
                             new["metadata"]["resourceVersion"] = json!(st.next_rv());
-                            st.objects.insert(k, new.clone());
+                            st.put(k, new.clone());
                         }
                         Ok((200, out(r, &new)))
                     }
@@ -608,6 +815,39 @@ impl ApiServer {
                 }
             }
         }
+    }
+}
+
+impl Watch {
+    fn selects(&self, key: &store::Key, o: &Value) -> bool {
+        let r = &self.resource;
+        key.0 == r.group
+            && key.1 == r.plural
+            && self.namespace.as_deref().is_none_or(|n| n == key.2)
+            && self.labels.matches(o)
+            && self.fields.matches(o)
+    }
+
+    fn event(&self, kind: &str, o: &Value) -> Value {
+        let o = out(&self.resource, o);
+        let object = if self.table {
+            let list = json!({"metadata": {"resourceVersion": o["metadata"]["resourceVersion"]}, "items": [o]});
+            table(&self.resource, &list)
+        } else {
+            o
+        };
+        json!({"type": kind, "object": object})
+    }
+
+    fn collect(&mut self, st: &State) -> Vec<Value> {
+        let events = st
+            .events
+            .iter()
+            .filter(|e| e.rv > self.rv && self.selects(&e.key, &e.object))
+            .map(|e| self.event(e.kind, &e.object))
+            .collect();
+        self.rv = st.rv;
+        events
     }
 }
 
@@ -622,6 +862,12 @@ fn json_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError>
     let v = match mime {
         "application/json" | "" | "*/*" => serde_json::from_slice::<Value>(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+        })?,
+        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(body).map_err(|e| {
+            ApiError::unsupported_media(
+                &format!("{mime}: {e}"),
+                &["application/json", "application/yaml"],
+            )
         })?,
         "application/yaml" => {
             yaml_value(body).map_err(|e| ApiError::bad_request(format!("yaml parse error: {e}")))?
@@ -728,12 +974,7 @@ fn apply_patch(
 
 /// Server-side apply: fields this manager applied before and no longer
 /// applies are removed, unless another manager owns them too.
-fn drop_unowned_apply_fields(
-    old: &Value,
-    manager: &str,
-    applied: &fields::FieldSet,
-    _schema: Option<Schema<'_>>,
-) -> Value {
+fn drop_unowned_apply_fields(old: &Value, manager: &str, applied: &fields::FieldSet) -> Value {
     let entries = old["metadata"]["managedFields"]
         .as_array()
         .cloned()
@@ -765,6 +1006,66 @@ fn drop_unowned_apply_fields(
         }
     }
     v
+}
+
+/// Server-side apply without force: a field another manager owns with a
+/// different value is a conflict (409).
+fn apply_conflicts(
+    r: &ResourceInfo,
+    old: &Value,
+    patch: &Value,
+    manager: &str,
+    applied: &fields::FieldSet,
+) -> Result<(), ApiError> {
+    let mut conflicts: Vec<(String, String)> = Vec::new();
+    for e in old["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if e["manager"] == manager && e["operation"] == "Apply" {
+            continue;
+        }
+        let owner = e["manager"].as_str().unwrap_or_default().to_string();
+        let theirs = fields::from_fields_v1(&e["fieldsV1"]);
+        for p in applied.intersection(&theirs) {
+            if p.last().is_some_and(|pe| pe == ".") {
+                continue;
+            }
+            if fields::lookup(old, p) != fields::lookup(patch, p) {
+                conflicts.push((owner.clone(), fields::display(p)));
+            }
+        }
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    let api_version = r.api_version();
+    let lines: Vec<String> = conflicts
+        .iter()
+        .map(|(m, f)| format!("conflict with \"{m}\" using {api_version}: {f}"))
+        .collect();
+    let message = if lines.len() == 1 {
+        format!("Apply failed with 1 conflict: {}", lines[0])
+    } else {
+        format!(
+            "Apply failed with {} conflicts: {}",
+            lines.len(),
+            lines.join("\n")
+        )
+    };
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(m, f)| {
+            json!({"reason": "FieldManagerConflict",
+            "message": format!("conflict with \"{m}\" using {api_version}"), "field": f})
+        })
+        .collect();
+    Err(ApiError {
+        details: Some(json!({"name": old["metadata"]["name"], "group": r.group,
+            "kind": r.plural, "causes": causes})),
+        ..ApiError::new(409, "Conflict", message)
+    })
 }
 
 /// A patch or update that carries metadata.resourceVersion must match.
@@ -950,11 +1251,17 @@ fn write(
         .unwrap_or_default()
         .to_string();
     let schema = schema_of(r);
-    if ctx.strict
+    if (ctx.strict || ctx.warn)
         && let Some(s) = schema
     {
         let unknown = validate::unknown_fields(&new, s);
-        if !unknown.is_empty() {
+        if ctx.warn {
+            st.warnings.extend(
+                unknown
+                    .iter()
+                    .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.'))),
+            );
+        } else if !unknown.is_empty() {
             let list: Vec<String> = unknown
                 .iter()
                 .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.')))
@@ -968,6 +1275,8 @@ fn write(
             )));
         }
     }
+    // Types the real server decodes strictly: bad values fail decoding (400).
+    decode_errors(r, &new)?;
     // Status belongs to the status subresource: main-resource writes keep it.
     if r.status && ctx.subresource.is_none() {
         match old {
@@ -1023,13 +1332,24 @@ fn write(
             }
         }
     }
-    if let Some(o) = old {
+    // A request that rewrites managedFields (kubectl's client-side to
+    // server-side apply migration) sets the baseline; otherwise the stored
+    // ones are kept whatever the body says.
+    let baseline = old.map(|o| {
+        let mut o = o.clone();
+        let sent = &new["metadata"]["managedFields"];
+        if sent.is_array() && *sent != o["metadata"]["managedFields"] {
+            o["metadata"]["managedFields"] = sent.clone();
+        }
+        o
+    });
+    if let Some(o) = &baseline {
         new["metadata"]["managedFields"] = o["metadata"]["managedFields"].clone();
     }
     simulate_status(r, &mut new);
     let api_version = r.api_version();
     fields::record(
-        old,
+        baseline.as_ref(),
         &mut new,
         schema,
         &Write {
@@ -1068,13 +1388,71 @@ fn write(
         m.retain(|_, v| !v.is_null());
     }
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
-    st.objects
-        .insert(store::key(r, ns.as_deref(), &name), new.clone());
+    st.put(store::key(r, ns.as_deref(), &name), new.clone());
     Ok(out(r, &new))
 }
 
+/// What fails to decode into the Go types before validation even starts.
+fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
+    use base64::Engine;
+    let fail = |detail: String| {
+        Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {detail}",
+            r.kind, r.version, r.kind
+        )))
+    };
+    let md = &o["metadata"];
+    for field in ["labels", "annotations"] {
+        if let Some(m) = md[field].as_object()
+            && let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string())
+        {
+            return fail(format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type string (key {k:?})",
+                json_type(v)
+            ));
+        }
+    }
+    if r.group.is_empty() && r.kind == "Secret" {
+        for field in ["data"] {
+            for (k, v) in o[field].as_object().into_iter().flatten() {
+                let ok = v
+                    .as_str()
+                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
+                if !ok {
+                    return fail(format!("illegal base64 data in data[{k:?}]"));
+                }
+            }
+        }
+    }
+    if r.group.is_empty()
+        && r.kind == "ConfigMap"
+        && let Some((k, v)) = o["data"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(_, v)| !v.is_string())
+    {
+        return fail(format!(
+            "json: cannot unmarshal {} into Go struct field ConfigMap.data of type string (key {k:?})",
+            json_type(v)
+        ));
+    }
+    Ok(())
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Core and RBAC kinds carry no metadata.generation on a real server.
-fn has_generation(r: &ResourceInfo) -> bool {
+pub(crate) fn has_generation(r: &ResourceInfo) -> bool {
     !(r.group.is_empty() || r.group == "rbac.authorization.k8s.io")
 }
 
@@ -1082,13 +1460,99 @@ fn has_generation(r: &ResourceInfo) -> bool {
 /// CRDs as established.
 fn simulate_status(r: &ResourceInfo, o: &mut Value) {
     let generation = o["metadata"]["generation"].clone();
+    let now = store::now();
+    // A condition as a controller would set it; its times stay put while
+    // it holds, so a no-op write changes nothing.
+    let previous = o["status"]["conditions"].clone();
+    let condition = |ty: &str, reason: &str, message: String, times: &[&str]| {
+        let old = previous
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == ty && c["status"] == "True");
+        let mut c = json!({"type": ty, "status": "True", "reason": reason, "message": message});
+        for t in times {
+            c[*t] = old.map(|o| o[*t].clone()).unwrap_or_else(|| json!(now));
+        }
+        c
+    };
     match (r.group.as_str(), r.kind.as_str()) {
+        ("batch", "Job") => {
+            let n = o["spec"]["completions"].as_i64().unwrap_or(1);
+            let start = o["status"]["startTime"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| now.clone());
+            let times = ["lastProbeTime", "lastTransitionTime"];
+            o["status"] = json!({
+                "startTime": start,
+                "completionTime": o["status"]["completionTime"].as_str().unwrap_or(&start),
+                "succeeded": n,
+                "ready": 0,
+                "terminating": 0,
+                "uncountedTerminatedPods": {},
+                "conditions": [
+                    condition("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods".into(), &times),
+                    condition("Complete", "CompletionsReached", "Reached expected number of succeeded pods".into(), &times),
+                ],
+            });
+        }
+        ("", "Pod") => {
+            let times = ["lastProbeTime", "lastTransitionTime"];
+            let statuses: Vec<Value> = o["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    json!({"name": c["name"], "image": c["image"], "ready": true,
+                    "started": true, "restartCount": 0,
+                    "state": {"running": {"startedAt": o["metadata"]["creationTimestamp"]}}})
+                })
+                .collect();
+            let mut conditions = Vec::new();
+            for ty in ["PodScheduled", "Initialized", "ContainersReady", "Ready"] {
+                let mut c = condition(ty, "", String::new(), &times);
+                if let Some(m) = c.as_object_mut() {
+                    m.remove("reason");
+                    m.remove("message");
+                    m.insert("lastProbeTime".into(), Value::Null);
+                }
+                conditions.push(c);
+            }
+            o["status"] = json!({
+                "phase": "Running",
+                "conditions": conditions,
+                "containerStatuses": statuses,
+                "hostIP": "10.0.0.1",
+                "podIP": "10.244.0.10",
+                "qosClass": "BestEffort",
+                "startTime": o["metadata"]["creationTimestamp"],
+            });
+        }
         ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
             let n = o["spec"]["replicas"].as_i64().unwrap_or(1);
             let mut s = json!({"observedGeneration": generation, "replicas": n,
                 "readyReplicas": n, "availableReplicas": n});
             match r.kind.as_str() {
-                "Deployment" => s["updatedReplicas"] = json!(n),
+                "Deployment" => {
+                    s["updatedReplicas"] = json!(n);
+                    let name = o["metadata"]["name"].as_str().unwrap_or_default();
+                    let times = ["lastUpdateTime", "lastTransitionTime"];
+                    s["conditions"] = json!([
+                        condition(
+                            "Available",
+                            "MinimumReplicasAvailable",
+                            "Deployment has minimum availability.".into(),
+                            &times
+                        ),
+                        condition(
+                            "Progressing",
+                            "NewReplicaSetAvailable",
+                            format!("ReplicaSet \"{name}\" has successfully progressed."),
+                            &times
+                        ),
+                    ]);
+                }
                 "StatefulSet" => {
                     s["currentReplicas"] = json!(n);
                     s["updatedReplicas"] = json!(n);
@@ -1098,7 +1562,9 @@ fn simulate_status(r: &ResourceInfo, o: &mut Value) {
             if n == 0 {
                 // Zero counts are omitted by the real server.
                 if let Some(m) = s.as_object_mut() {
-                    m.retain(|k, _| k == "observedGeneration" || k == "replicas");
+                    m.retain(|k, _| {
+                        k == "observedGeneration" || k == "replicas" || k == "conditions"
+                    });
                 }
             }
             o["status"] = s;
@@ -1128,26 +1594,29 @@ fn simulate_status(r: &ResourceInfo, o: &mut Value) {
 
 /// Delete an object and whatever dies with it.
 fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &str) {
-    let removed = st.objects.remove(&store::key(r, ns, name));
-    match (r.group.as_str(), r.plural.as_str()) {
-        ("", "namespaces") => st.objects.retain(|(_, _, ons, _), _| ons != name),
+    let removed = st.delete(&store::key(r, ns, name));
+    let doomed: Vec<store::Key> = match (r.group.as_str(), r.plural.as_str()) {
+        ("", "namespaces") => st
+            .objects
+            .keys()
+            .filter(|(_, _, ons, _)| ons == name)
+            .cloned()
+            .collect(),
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            if let Some(crd) = removed {
-                let g = crd["spec"]["group"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let p = crd["spec"]["names"]["plural"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                st.objects
-                    .retain(|(og, op, _, _), _| !(*og == g && *op == p));
-            }
+            let crd = removed.unwrap_or_default();
+            let g = crd["spec"]["group"].as_str().unwrap_or_default();
+            let p = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+            st.objects
+                .keys()
+                .filter(|(og, op, _, _)| og == g && op == p)
+                .cloned()
+                .collect()
         }
-        _ => {}
+        _ => Vec::new(),
+    };
+    for k in doomed {
+        st.delete(&k);
     }
-    st.rv += 1;
 }
 
 fn list(st: &State, r: &ResourceInfo, ns: Option<&str>, query: &Query) -> Result<Value, ApiError> {
@@ -1205,33 +1674,107 @@ fn list(st: &State, r: &ResourceInfo, ns: Option<&str>, query: &Query) -> Result
     }))
 }
 
-/// A minimal `meta.k8s.io/v1` Table (name and age) for `kubectl get`.
-fn table(list: &Value) -> Value {
+/// Human age as kubectl prints it: `45s`, `12m`, `3h`, `2d`.
+fn age(created: &Value) -> String {
+    let Some(t) = created
+        .as_str()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    else {
+        return "<unknown>".into();
+    };
+    let secs = jiff::Timestamp::now().as_second() - t.as_second();
+    match secs.max(0) {
+        s if s < 120 => format!("{s}s"),
+        s if s < 3 * 3600 => format!("{}m", s / 60),
+        s if s < 2 * 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// The extra cells of one row.
+type Cells = fn(&Value) -> Vec<Value>;
+
+/// A `meta.k8s.io/v1` Table for `kubectl get`: the usual columns of the
+/// common kinds, name and age for the others.
+fn table(r: &ResourceInfo, list: &Value) -> Value {
+    let (columns, cells): (Vec<&str>, Cells) = match (r.group.as_str(), r.kind.as_str()) {
+        ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
+            (vec!["Ready", "Up-to-date", "Available"], |o| {
+                let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
+                let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
+                vec![
+                    json!(format!("{ready}/{want}")),
+                    json!(o["status"]["updatedReplicas"].as_i64().unwrap_or(0)),
+                    json!(o["status"]["availableReplicas"].as_i64().unwrap_or(0)),
+                ]
+            })
+        }
+        ("", "Service") => (vec!["Type", "Cluster-IP", "External-IP", "Port(s)"], |o| {
+            let ports: Vec<String> = o["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap_or("TCP")))
+                .collect();
+            vec![
+                o["spec"]["type"].clone(),
+                o["spec"]["clusterIP"].clone(),
+                json!("<none>"),
+                json!(if ports.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    ports.join(",")
+                }),
+            ]
+        }),
+        ("", "Secret") => (vec!["Type", "Data"], |o| {
+            let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0);
+            vec![o["type"].clone(), json!(n)]
+        }),
+        ("", "ConfigMap") => (vec!["Data"], |o| {
+            let n = o["data"].as_object().map(|m| m.len()).unwrap_or(0)
+                + o["binaryData"].as_object().map(|m| m.len()).unwrap_or(0);
+            vec![json!(n)]
+        }),
+        ("", "Namespace") => (vec!["Status"], |o| vec![o["status"]["phase"].clone()]),
+        _ => (vec![], |_| vec![]),
+    };
     let rows: Vec<Value> = list["items"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|o| {
+            let mut c = vec![o["metadata"]["name"].clone()];
+            c.extend(cells(o));
+            c.push(json!(age(&o["metadata"]["creationTimestamp"])));
             json!({
-                "cells": [o["metadata"]["name"], o["metadata"]["creationTimestamp"]],
+                "cells": c,
                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                            "metadata": o["metadata"]},
             })
         })
         .collect();
+    let mut defs = vec![
+        json!({"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}),
+    ];
+    for c in columns {
+        defs.push(
+            json!({"name": c, "type": "string", "format": "", "description": c, "priority": 0}),
+        );
+    }
+    defs.push(
+        json!({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0}),
+    );
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": list["metadata"]["resourceVersion"]},
-        "columnDefinitions": [
-            {"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0},
-            {"name": "Created At", "type": "date", "format": "", "description": "Creation time", "priority": 0},
-        ],
+        "columnDefinitions": defs,
         "rows": rows,
     })
 }
 
-fn scale_of(r: &ResourceInfo, o: &Value) -> Value {
+fn scale_of(o: &Value) -> Value {
     let md = &o["metadata"];
     let selector = o["spec"]["selector"]["matchLabels"]
         .as_object()
@@ -1242,7 +1785,6 @@ fn scale_of(r: &ResourceInfo, o: &Value) -> Value {
                 .join(",")
         })
         .unwrap_or_default();
-    let _ = r;
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -1311,6 +1853,68 @@ fn version() -> Value {
         "compiler": "gc",
         "platform": "linux/amd64",
     })
+}
+
+/// A version and its resources' discovery entries.
+type VersionResources = (String, Vec<Value>);
+
+/// Aggregated discovery (`apidiscovery.k8s.io/v2`): every group version
+/// with its resources in one answer; `core`: the legacy group at `/api`.
+fn aggregated(core: bool, resources: &[ResourceInfo]) -> Value {
+    let mut groups: Vec<(String, Vec<VersionResources>)> = Vec::new();
+    for r in resources.iter().filter(|r| r.group.is_empty() == core) {
+        let mut subresources = Vec::new();
+        if r.scale {
+            subresources.push(json!({"subresource": "scale",
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        if r.status {
+            subresources.push(json!({"subresource": "status",
+                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        let main = &resources::api_resources(r)[0];
+        let mut res = json!({
+            "resource": r.plural,
+            "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+            "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+            "singularResource": r.singular,
+            "verbs": main["verbs"],
+        });
+        for k in ["shortNames", "categories"] {
+            if let Some(v) = main.get(k) {
+                res[k] = v.clone();
+            }
+        }
+        if !subresources.is_empty() {
+            res["subresources"] = json!(subresources);
+        }
+        let g = match groups.iter_mut().position(|(g, _)| *g == r.group) {
+            Some(i) => i,
+            None => {
+                groups.push((r.group.clone(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let versions = &mut groups[g].1;
+        match versions.iter_mut().find(|(v, _)| *v == r.version) {
+            Some((_, rs)) => rs.push(res),
+            None => versions.push((r.version.clone(), vec![res])),
+        }
+    }
+    let items: Vec<Value> = groups
+        .into_iter()
+        .map(|(g, versions)| {
+            let versions: Vec<Value> = versions
+                .into_iter()
+                .map(|(v, rs)| json!({"version": v, "resources": rs, "freshness": "Current"}))
+                .collect();
+            json!({"metadata": {"name": g, "creationTimestamp": null}, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {}, "items": items})
 }
 
 fn group_list(resources: &[ResourceInfo]) -> Value {

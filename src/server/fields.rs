@@ -137,7 +137,7 @@ fn leaf_values(
 }
 
 /// The value at a FieldsV1 path.
-fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
+pub fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
     let mut cur = v;
     for pe in path {
         if let Some(k) = pe.strip_prefix("f:") {
@@ -158,6 +158,26 @@ fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
         }
     }
     Some(cur)
+}
+
+/// A path as the API server prints it in conflicts:
+/// `.spec.template.spec.containers[name="nginx"].image`.
+pub fn display(path: &[String]) -> String {
+    let mut out = String::new();
+    for pe in path {
+        if let Some(k) = pe.strip_prefix("f:") {
+            out.push('.');
+            out.push_str(k);
+        } else if let Some(key) = pe.strip_prefix("k:") {
+            let parts: Vec<String> = serde_json::from_str::<Map<String, Value>>(key)
+                .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                .unwrap_or_default();
+            out.push_str(&format!("[{}]", parts.join(",")));
+        } else if let Some(v) = pe.strip_prefix("v:") {
+            out.push_str(&format!("[={v}]"));
+        }
+    }
+    out
 }
 
 /// FieldsV1 JSON of a set.

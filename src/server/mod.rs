@@ -1,15 +1,31 @@
 //! The embedded Kubernetes API server: in memory, plain http on loopback.
-//! Good enough for the real kubectl and for kube-rs: discovery, OpenAPI v3,
-//! CRUD with strategic/merge/json/apply patches, `/scale`, managedFields,
-//! defaulting and the validation users meet.
+//! Good enough for the real kubectl 1.32 and for kube-rs.
 //!
-//! [`ApiServer::handle`] answers a request without a socket; [`start`]
-//! serves it with hyper.
+//! - [`start`] binds 127.0.0.1 (a free port unless [`ServerOptions::port`])
+//!   and serves on a tokio task; [`RunningServer::write_kubeconfig`] writes
+//!   a kubeconfig (cluster/context/user `kapply-demo`, namespace default).
+//! - [`ApiServer::handle`] answers one request without a socket (tests,
+//!   fuzzing); [`ApiServer::request`] is the short form. Watches answered
+//!   there return their first events as a JSON array; over the socket they
+//!   stream.
+//! - Seeding: [`Store::put_object`] stores an object as given (defaults and
+//!   missing stamps added); [`ApiServer::put_object_as`] writes it as a
+//!   manager would (managedFields recorded).
+//! - Every request is recorded ([`RecordedRequest`]) for tests.
+//!
+//! Served: discovery (legacy and aggregated v2), `/openapi/v3` built from
+//! the patch metadata table, the resources of [`resources::builtin`] plus
+//! those of stored CRDs; GET, LIST (selectors, paging), WATCH, POST, PUT,
+//! PATCH (strategic, merge, json, apply), DELETE, deletecollection,
+//! `dryRun=All`, `/scale`, `/status`; uid, resourceVersion, generation,
+//! managedFields; defaulting and the validation users meet; Status errors
+//! worded as kube-apiserver words them.
 
 mod api;
 mod defaults;
 pub mod fields;
 mod openapi;
+mod protobuf;
 pub mod resources;
 pub mod selector;
 pub mod status;
@@ -88,10 +104,16 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     })
 }
 
+type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+fn full(b: Bytes) -> Body {
+    Full::new(b).boxed()
+}
+
 async fn serve(
-    api: &ApiServer,
+    api: &Arc<ApiServer>,
     req: hyper::Request<hyper::body::Incoming>,
-) -> hyper::Response<Full<Bytes>> {
+) -> hyper::Response<Body> {
     let (parts, body) = req.into_parts();
     let limited = http_body_util::Limited::new(body, MAX_BODY);
     let bytes = match limited.collect().await {
@@ -102,13 +124,68 @@ async fn serve(
                 "RequestEntityTooLarge",
                 "request body too large or unreadable",
             );
-            let mut resp = hyper::Response::new(Full::new(Bytes::from(e.to_status().to_string())));
+            let mut resp = hyper::Response::new(full(Bytes::from(e.to_status().to_string())));
             *resp.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
             return resp;
         }
     };
+    if api::is_watch(&parts.method, &parts.uri) {
+        // Recorded like any other request (and its error, if refused); the
+        // answer streams.
+        let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
+        return match api.watch_start(&parts.uri, &parts.headers) {
+            Ok((w, first)) => watch_response(api.clone(), w, first),
+            Err(_) => resp.map(full),
+        };
+    }
     let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
-    resp.map(Full::new)
+    resp.map(full)
+}
+
+/// A watch: newline-separated events until the timeout or the client leaves.
+fn watch_response(
+    api: Arc<ApiServer>,
+    mut w: api::Watch,
+    first: Vec<serde_json::Value>,
+) -> hyper::Response<Body> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let mut changed = api.subscribe();
+    tokio::spawn(async move {
+        let line = |e: &serde_json::Value| Bytes::from(format!("{e}\n"));
+        for e in &first {
+            if tx.send(line(e)).await.is_err() {
+                return;
+            }
+        }
+        let deadline = tokio::time::sleep(w.timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = tx.closed() => return,
+                r = changed.changed() => if r.is_err() { return },
+            }
+            for e in api.watch_next(&mut w) {
+                if tx.send(line(&e)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| {
+            (
+                Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(b)),
+                rx,
+            )
+        })
+    });
+    let mut resp = hyper::Response::new(http_body_util::StreamBody::new(stream).boxed());
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 impl RunningServer {

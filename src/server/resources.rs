@@ -85,6 +85,28 @@ const BUILTIN: &[Row] = &[
         false,
     ),
     ("", "v1", "secrets", "Secret", true, &[], false, false),
+    ("", "v1", "events", "Event", true, &["ev"], false, false),
+    // kubectl's default prune list names these two: they must be served.
+    (
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        true,
+        &["rc"],
+        true,
+        true,
+    ),
+    (
+        "",
+        "v1",
+        "persistentvolumes",
+        "PersistentVolume",
+        false,
+        &["pv"],
+        false,
+        true,
+    ),
     ("", "v1", "services", "Service", true, &["svc"], false, true),
     (
         "",

@@ -18,9 +18,37 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
     let api_version = new["apiVersion"].as_str().unwrap_or_default();
     let kind = new["kind"].as_str().unwrap_or_default();
     let spec = &new["spec"];
+    labels(&new["metadata"]["labels"], "metadata.labels", &mut causes);
     match (api_version, kind) {
         ("apps/v1", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") => {
             workload(new, old, &mut causes);
+            if kind == "StatefulSet"
+                && let Some(old) = old
+            {
+                // Only these may change on a StatefulSet.
+                let mutable = [
+                    "replicas",
+                    "ordinals",
+                    "template",
+                    "updateStrategy",
+                    "persistentVolumeClaimRetentionPolicy",
+                    "minReadySeconds",
+                ];
+                let strip = |v: &Value| {
+                    let mut v = v.clone();
+                    if let Some(m) = v.as_object_mut() {
+                        m.retain(|k, _| !mutable.contains(&k.as_str()));
+                    }
+                    v
+                };
+                if strip(&old["spec"]) != strip(spec) {
+                    causes.push(Cause::new(
+                        "spec",
+                        "FieldValueForbidden",
+                        "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+                    ));
+                }
+            }
             if kind == "Deployment" {
                 let strategy = &spec["strategy"];
                 if strategy["type"] == "Recreate" && !strategy["rollingUpdate"].is_null() {
@@ -55,6 +83,28 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
                         go_value(r)
                     ),
                 ));
+            }
+        }
+        ("v1", "ConfigMap" | "Secret") => {
+            if let Some(old) = old
+                && old["immutable"] == true
+            {
+                for field in ["data", "binaryData"] {
+                    if old[field] != new[field] {
+                        causes.push(Cause::new(
+                            field,
+                            "FieldValueForbidden",
+                            "Forbidden: field is immutable when `immutable` is set",
+                        ));
+                    }
+                }
+                if new["immutable"] != true {
+                    causes.push(Cause::new(
+                        "immutable",
+                        "FieldValueForbidden",
+                        "Forbidden: field is immutable when `immutable` is set",
+                    ));
+                }
             }
         }
         ("batch/v1", "Job") => {
@@ -100,6 +150,59 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
         _ => {}
     }
     causes
+}
+
+fn label_part(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// Label keys (`[prefix/]name`) and values, as the API server checks them.
+fn labels(labels: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let Some(m) = labels.as_object() else {
+        return;
+    };
+    for (k, v) in m {
+        let (prefix, name) = match k.split_once('/') {
+            Some((p, n)) => (Some(p), n),
+            None => (None, k.as_str()),
+        };
+        let prefix_ok = prefix.is_none_or(|p| {
+            !p.is_empty()
+                && p.len() <= 253
+                && p.split('.').all(|part| {
+                    !part.is_empty()
+                        && part
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                        && !part.starts_with('-')
+                        && !part.ends_with('-')
+                })
+        });
+        if !prefix_ok || !label_part(name) {
+            causes.push(Cause::new(
+                at,
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {k:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+                ),
+            ));
+        }
+        let value = v.as_str().unwrap_or_default();
+        if !value.is_empty() && !label_part(value) {
+            causes.push(Cause::new(
+                at,
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {value:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+                ),
+            ));
+        }
+    }
 }
 
 fn workload(new: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {

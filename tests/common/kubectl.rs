@@ -1,4 +1,4 @@
-// Shared by tests/merge.rs and tests/plan.rs (included with `mod`).
+// Shared by tests/merge.rs and tests/plan.rs (included with `#[path]`).
 // Runs the real kubectl as the oracle for patch semantics, offline.
 
 use serde_json::Value;
