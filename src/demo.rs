@@ -354,7 +354,12 @@ impl<'a> Kubectl<'a> {
         self.send(&what, Method::GET, &object, None, 404)?;
         if let Some(ns) = &m.id.namespace {
             // Its answer does not matter: the POST reports a missing namespace.
-            self.request(&what, &Method::GET, &format!("/api/v1/namespaces/{ns}"), None)?;
+            self.request(
+                &what,
+                &Method::GET,
+                &format!("/api/v1/namespaces/{ns}"),
+                None,
+            )?;
         }
         let body = crate::merge::creation_body(&m.object);
         self.send(

@@ -73,7 +73,14 @@ fn run_story_with_kubectl(bin: &str, server: &RunningServer, dir: &Path) {
     run(&["apply", "-f", &path(&first)]);
     run(&["apply", "-f", &path(&dir.join("07-widget.yaml"))]);
     run(&["create", "-n", "demo", "-f", &path(&flags)]);
-    run(&["label", "configmap", "feature-flags", "-n", "demo", "app=demo"]);
+    run(&[
+        "label",
+        "configmap",
+        "feature-flags",
+        "-n",
+        "demo",
+        "app=demo",
+    ]);
     run(&[
         "scale",
         "deployment",
@@ -144,8 +151,12 @@ fn seed_replays_what_kubectl_does() {
         .enable_all()
         .build()
         .unwrap();
-    let by_kubectl = rt.block_on(kapply::server::start(ServerOptions::default())).unwrap();
-    let by_seed = rt.block_on(kapply::server::start(ServerOptions::default())).unwrap();
+    let by_kubectl = rt
+        .block_on(kapply::server::start(ServerOptions::default()))
+        .unwrap();
+    let by_seed = rt
+        .block_on(kapply::server::start(ServerOptions::default()))
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     run_story_with_kubectl(&bin, &by_kubectl, dir.path());
     rt.block_on(kapply::demo::seed(&by_seed)).unwrap();
@@ -154,7 +165,11 @@ fn seed_replays_what_kubectl_does() {
     let ours = writes(by_seed.requests());
     // Every POST and PATCH: path, query (field managers), content type,
     // User-Agent and body.
-    assert_eq!(ours.len(), theirs.len(), "ours: {ours:#?}\ntheirs: {theirs:#?}");
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "ours: {ours:#?}\ntheirs: {theirs:#?}"
+    );
     for (o, t) in ours.iter().zip(&theirs) {
         assert_eq!(o, t);
     }

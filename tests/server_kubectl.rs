@@ -680,9 +680,7 @@ fn imperative_creates_and_tables() {
 #[test]
 fn demo_story_under_kubectl() {
     let Some(c) = Cluster::new() else { return };
-    for obj in kapply::demo::demo_seed_objects() {
-        c.server.store().put_object(obj).unwrap();
-    }
+    kapply::demo::seed_api(c.server.api()).unwrap();
     let dir = c.dir.path().join("demo");
     kapply::demo::write_demo_manifests(&dir).unwrap();
     let dir = dir.to_string_lossy().into_owned();
