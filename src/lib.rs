@@ -3,6 +3,7 @@
 //! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
+pub mod cli;
 pub mod cluster;
 pub mod demo;
 pub mod highlight;

@@ -1,0 +1,681 @@
+//! Command-line interface: argument parsing and the non-interactive
+//! commands. Context (file:line, object names) is added here, at the edge.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kapply",
+    version,
+    about = "See what kubectl apply will do, field by field, then apply, prune or delete by keystroke",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Open the TUI on these manifests (the default command).
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open the TUI on the manifests (same as running kapply without a command).
+    Tui(TuiArgs),
+    /// Print the per-field three-way diff. Exit 0: no changes, 1: changes, >1: error.
+    Diff(PlanArgs),
+    /// Print the plan as JSON or YAML.
+    Plan(PlanCmd),
+    /// Apply the manifests (asks for confirmation unless --yes).
+    Apply(ApplyArgs),
+    /// Delete the objects named by the manifests (asks unless --yes).
+    Delete(DeleteArgs),
+    /// Run the embedded demo cluster and open the TUI on the demo manifests.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// Namespace for namespaced objects without one (default: the context's, else "default").
+    #[arg(short = 'n', long, global = true)]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct ManifestArgs {
+    /// Manifest files or directories (repeatable).
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub files: Vec<PathBuf>,
+    /// Process directories recursively.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct PruneArgs {
+    /// Delete previously applied objects that are no longer in the manifests.
+    #[arg(long)]
+    pub prune: bool,
+    /// Label selector: with --prune, limits pruning (allowlist mode); without, filters the manifests.
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// With --prune: consider all previously applied objects of the allowlisted kinds.
+    #[arg(long)]
+    pub all: bool,
+    /// GVKs to consider for pruning, e.g. core/v1/ConfigMap (default: kubectl's list).
+    #[arg(long = "prune-allowlist", value_name = "GVK")]
+    pub prune_allowlist: Vec<String>,
+    /// ApplySet parent: NAME (a Secret), configmaps/NAME or RESOURCE.GROUP/NAME.
+    #[arg(long)]
+    pub applyset: Option<String>,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct TuiArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    /// Manifest paths (same as -f).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+    /// Read live objects from these files (e.g. `kubectl get -o yaml` output)
+    /// instead of a cluster.
+    #[arg(long, value_name = "FILE")]
+    pub live: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum Output {
+    #[default]
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanCmd {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Json)]
+    pub output: Output,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum DryRun {
+    None,
+    Server,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+    /// `server`: send everything as a server-side dry run; nothing is written.
+    #[arg(long, value_enum, default_value_t = DryRun::None, num_args = 0..=1, default_missing_value = "server")]
+    pub dry_run: DryRun,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum Cascade {
+    #[default]
+    Background,
+    Foreground,
+    Orphan,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Deletion propagation policy.
+    #[arg(long, value_enum, default_value_t = Cascade::Background)]
+    pub cascade: Cascade,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Only serve the embedded cluster (until Ctrl-C); no TUI.
+    #[arg(long)]
+    pub no_tui: bool,
+    /// Write a kubeconfig for the embedded cluster here, so kubectl can use it.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Port to listen on (default: a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+}
+
+// ---------------------------------------------------------------------------
+// Commands
+
+use crate::cluster::{
+    ApplyOptions, ClusterOptions, DeleteOptions, KubeEngine, LabelSelector, PruneMode,
+    PruneOptions, Session,
+};
+use crate::manifest::{self, LoadOptions, Loaded};
+use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
+use crate::plan::{self, ObjectAction, ObjectPlan, Plan};
+use anyhow::{Context, bail};
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+fn color_enabled(stream_is_tty: bool) -> bool {
+    stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+impl ClusterArgs {
+    fn options(&self) -> ClusterOptions {
+        ClusterOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+}
+
+impl PruneArgs {
+    /// Validate the flag combination as kubectl does.
+    fn options(&self) -> anyhow::Result<PruneOptions> {
+        if let Some(parent) = &self.applyset {
+            if !self.prune {
+                bail!("--applyset requires --prune");
+            }
+            if self.selector.is_some() || self.all || !self.prune_allowlist.is_empty() {
+                bail!("--applyset cannot be combined with -l, --all or --prune-allowlist");
+            }
+            return Ok(PruneOptions {
+                mode: PruneMode::ApplySet {
+                    parent: parent.clone(),
+                    tooling: None,
+                },
+            });
+        }
+        if !self.prune {
+            if self.all || !self.prune_allowlist.is_empty() {
+                bail!("--all and --prune-allowlist need --prune");
+            }
+            return Ok(PruneOptions::default());
+        }
+        if self.selector.is_none() && !self.all {
+            bail!(
+                "--prune needs -l SELECTOR or --all (or --applyset NAME): \
+                 refusing to guess which objects may be deleted"
+            );
+        }
+        if self.selector.is_some() && self.all {
+            bail!("--all and -l cannot be used together");
+        }
+        Ok(PruneOptions {
+            mode: PruneMode::Allowlist {
+                selector: self.selector.clone(),
+                all: self.all,
+                allowlist: self.prune_allowlist.clone(),
+            },
+        })
+    }
+}
+
+fn load_options(
+    m: &ManifestArgs,
+    extra: &[PathBuf],
+    c: &ClusterArgs,
+) -> anyhow::Result<LoadOptions> {
+    let mut paths = m.files.clone();
+    paths.extend(extra.iter().cloned());
+    if paths.is_empty() {
+        bail!("no manifests given: pass -f PATH (a file or a directory)");
+    }
+    Ok(LoadOptions {
+        paths,
+        recursive: m.recursive,
+        namespace: c.namespace.clone(),
+        default_namespace: String::new(),
+    })
+}
+
+/// `-l` without `--prune` filters the manifests, as in kubectl.
+fn filter_by_selector(loaded: &mut Loaded, prune: &PruneArgs) -> anyhow::Result<()> {
+    if let (Some(sel), false) = (&prune.selector, prune.prune) {
+        let sel = LabelSelector::parse(sel).map_err(|e| anyhow::anyhow!("-l: {e}"))?;
+        loaded.manifests.retain(|m| sel.matches(&m.object));
+    }
+    Ok(())
+}
+
+/// Progress on stderr, on one rewritten line, only when it is a terminal.
+fn progress_line() -> Option<tokio::sync::mpsc::UnboundedSender<Progress>> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    tokio::spawn(async move {
+        let mut shown = false;
+        while let Some(p) = rx.recv().await {
+            eprint!(
+                "\r\x1b[2Kreading live state: {}/{} {}",
+                p.done, p.total, p.what
+            );
+            shown = true;
+        }
+        if shown {
+            eprint!("\r\x1b[2K");
+        }
+    });
+    Some(tx)
+}
+
+async fn connect(c: &ClusterArgs) -> anyhow::Result<Arc<Session>> {
+    Ok(Session::connect(&c.options()).await?)
+}
+
+/// Plan against the cluster (or offline against `--live` files).
+async fn make_plan(
+    a: &PlanArgs,
+) -> anyhow::Result<(Plan, Option<(Arc<Session>, crate::cluster::Planned)>)> {
+    let prune = a.prune.options()?;
+    let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
+    if !a.live.is_empty() {
+        if prune.mode != PruneMode::None {
+            bail!("--prune needs a cluster: it cannot be combined with --live");
+        }
+        opts.default_namespace = "default".into();
+        let mut loaded = manifest::load(&opts);
+        filter_by_selector(&mut loaded, &a.prune)?;
+        let live = manifest::load_objects(&a.live).context("--live")?;
+        return Ok((offline_plan(&loaded, &live), None));
+    }
+    let session = connect(&a.cluster).await?;
+    opts.default_namespace = session.namespace().to_string();
+    let mut loaded = manifest::load(&opts);
+    filter_by_selector(&mut loaded, &a.prune)?;
+    let planned = session.plan(&loaded, &prune, progress_line()).await?;
+    Ok((planned.plan.clone(), Some((session, planned))))
+}
+
+/// The plan against live objects read from files: the same rows as
+/// against a cluster, matched by group, kind, namespace and name.
+pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
+    let key = |api_version: &str, kind: &str, ns: Option<&str>, name: &str| {
+        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        (
+            group.to_string(),
+            kind.to_string(),
+            ns.unwrap_or("").to_string(),
+            name.to_string(),
+        )
+    };
+    let index: std::collections::HashMap<_, &serde_json::Value> = live
+        .iter()
+        .map(|o| {
+            let md = &o["metadata"];
+            (
+                key(
+                    o["apiVersion"].as_str().unwrap_or(""),
+                    o["kind"].as_str().unwrap_or(""),
+                    md["namespace"].as_str(),
+                    md["name"].as_str().unwrap_or(""),
+                ),
+                o,
+            )
+        })
+        .collect();
+    let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
+    for m in &loaded.manifests {
+        let k = key(
+            &m.id.api_version(),
+            &m.id.kind,
+            m.id.namespace.as_deref(),
+            &m.id.name,
+        );
+        objects.push(plan::plan_object(
+            m,
+            index.get(&k).copied(),
+            &Default::default(),
+        ));
+    }
+    Plan { objects }
+}
+
+fn load_error_row(e: &manifest::ManifestError) -> ObjectPlan {
+    let source = e.at().map(|s| s.to_string());
+    match e.id() {
+        Some(id) => plan::error_object(
+            &id.api_version(),
+            &id.kind,
+            id.namespace.as_deref(),
+            &id.name,
+            source,
+            e.to_string(),
+        ),
+        None => plan::error_object("", "", None, "", source, e.to_string()),
+    }
+}
+
+fn masked(plan: &Plan) -> Plan {
+    Plan {
+        objects: plan.objects.iter().map(plan::mask_plan).collect(),
+    }
+}
+
+pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
+    let (plan, _) = make_plan(&a).await?;
+    let out = plan::render_diff(&plan, color_enabled(std::io::stdout().is_terminal()));
+    print!("{out}");
+    Ok(if plan.has_errors() {
+        2
+    } else if plan.has_changes() {
+        1
+    } else {
+        0
+    })
+}
+
+pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
+    let (plan, _) = make_plan(&a.plan).await?;
+    let shown = masked(&plan);
+    match a.output {
+        Output::Json => println!("{}", plan::to_json(&shown)),
+        Output::Yaml => print!("{}", crate::yaml::to_yaml(&plan::to_value(&shown))),
+    }
+    Ok(if plan.has_errors() { 2 } else { 0 })
+}
+
+/// Ask y/N on the terminal; with no terminal, refuse.
+fn confirm(question: &str) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        bail!("refusing to proceed without confirmation: stdin is not a terminal (pass --yes)");
+    }
+    eprint!("{question} [y/N] ");
+    std::io::stderr().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+fn print_results(results: &[ObjectResult]) -> usize {
+    let mut failed = 0;
+    for r in results {
+        if r.ok {
+            println!("{} {}", r.object, r.message);
+        } else {
+            failed += 1;
+            eprintln!("error: {}: {}", r.object, r.message);
+        }
+    }
+    failed
+}
+
+fn summary_line(p: &ObjectPlan) -> String {
+    let mark = match p.action {
+        ObjectAction::Create => "+ create",
+        ObjectAction::Update => "~ update",
+        ObjectAction::Unchanged => "= unchanged",
+        ObjectAction::Prune => "- prune",
+        ObjectAction::Error => "! error",
+    };
+    let ns = p
+        .namespace
+        .as_deref()
+        .map(|n| format!("{n}/"))
+        .unwrap_or_default();
+    let extra = match (&p.error, &p.prune_reason) {
+        (Some(e), _) => format!(": {e}"),
+        (None, Some(r)) => format!(" ({r})"),
+        _ if p.action == ObjectAction::Update => format!(
+            " ({} field changes)",
+            p.fields
+                .iter()
+                .filter(|f| f.action != crate::merge::FieldAction::Keep)
+                .count()
+        ),
+        _ => String::new(),
+    };
+    format!("{mark:<12} {} {ns}{}{extra}", p.kind, p.name)
+}
+
+pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
+    let dry_run = a.dry_run == DryRun::Server;
+    let plan_args = PlanArgs {
+        manifests: a.manifests.clone(),
+        cluster: a.cluster.clone(),
+        prune: a.prune.clone(),
+        live: Vec::new(),
+    };
+    let (plan, cluster) = make_plan(&plan_args).await?;
+    let Some((session, planned)) = cluster else {
+        bail!("apply needs a cluster");
+    };
+    for p in &plan.objects {
+        eprintln!("{}", summary_line(p));
+    }
+    let items: Vec<ApplyItem> = plan
+        .objects
+        .iter()
+        .filter(|p| matches!(p.action, ObjectAction::Create | ObjectAction::Update))
+        .map(|p| ApplyItem {
+            plan: p.clone(),
+            accepted_fields: None,
+        })
+        .collect();
+    let candidates: Vec<ObjectPlan> = plan
+        .objects
+        .iter()
+        .filter(|p| p.action == ObjectAction::Prune)
+        .cloned()
+        .collect();
+    let load_errors = plan
+        .objects
+        .iter()
+        .filter(|p| p.action == ObjectAction::Error)
+        .count();
+    // An ApplySet parent is rewritten even when no member changes, as kubectl does.
+    if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
+        eprintln!("nothing to apply");
+        return Ok(if load_errors > 0 { 1 } else { 0 });
+    }
+    if !a.yes && !dry_run {
+        let q = format!(
+            "apply {} object(s){}?",
+            items.len(),
+            if candidates.is_empty() {
+                String::new()
+            } else {
+                format!(" and prune {}", candidates.len())
+            }
+        );
+        if !confirm(&q)? {
+            eprintln!("cancelled: nothing was applied");
+            return Ok(1);
+        }
+    }
+    let results = session
+        .apply(
+            items,
+            &ApplyOptions {
+                dry_run,
+                applyset: planned.applyset.clone(),
+            },
+        )
+        .await;
+    let mut failed = print_results(&results);
+    if planned.applyset.is_some() || !candidates.is_empty() {
+        let pruned = session
+            .prune(&candidates, planned.applyset.as_ref(), dry_run)
+            .await;
+        failed += print_results(&pruned);
+    }
+    if dry_run {
+        eprintln!("(server dry run: nothing was written)");
+    }
+    Ok(if failed + load_errors > 0 { 1 } else { 0 })
+}
+
+pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
+    let plan_args = PlanArgs {
+        manifests: a.manifests.clone(),
+        cluster: a.cluster.clone(),
+        prune: PruneArgs::default(),
+        live: Vec::new(),
+    };
+    let (plan, cluster) = make_plan(&plan_args).await?;
+    let Some((session, _)) = cluster else {
+        bail!("delete needs a cluster");
+    };
+    let targets: Vec<ObjectPlan> = plan
+        .objects
+        .iter()
+        .filter(|p| p.live.is_some())
+        .cloned()
+        .collect();
+    for p in plan.objects.iter().filter(|p| p.live.is_none()) {
+        match &p.error {
+            Some(e) => eprintln!("error: {e}"),
+            None => eprintln!("{} {} not found", p.kind, p.name),
+        }
+    }
+    if targets.is_empty() {
+        eprintln!("nothing to delete");
+        return Ok(0);
+    }
+    for p in &targets {
+        eprintln!(
+            "x delete     {} {}{}",
+            p.kind,
+            p.namespace
+                .as_deref()
+                .map(|n| format!("{n}/"))
+                .unwrap_or_default(),
+            p.name
+        );
+    }
+    if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
+        eprintln!("cancelled: nothing was deleted");
+        return Ok(1);
+    }
+    let propagation = match a.cascade {
+        Cascade::Background => Propagation::Background,
+        Cascade::Foreground => Propagation::Foreground,
+        Cascade::Orphan => Propagation::Orphan,
+    };
+    let results = session
+        .delete(
+            &targets,
+            &DeleteOptions {
+                propagation,
+                dry_run: false,
+            },
+        )
+        .await;
+    Ok(if print_results(&results) > 0 { 1 } else { 0 })
+}
+
+async fn run_tui(
+    session: Arc<Session>,
+    load: LoadOptions,
+    prune: PruneOptions,
+) -> anyhow::Result<u8> {
+    let engine = KubeEngine::new(session, load, prune);
+    let opts = crate::tui::Options {
+        color: color_enabled(true),
+        ..Default::default()
+    };
+    crate::tui::run(Arc::new(engine), opts).await?;
+    Ok(0)
+}
+
+pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
+    let prune = a.prune.options()?;
+    let load = load_options(&a.manifests, &a.paths, &a.cluster)?;
+    if !std::io::stdout().is_terminal() {
+        bail!("the TUI needs a terminal; for scripts use `kapply diff`, `plan` or `apply`");
+    }
+    let session = connect(&a.cluster).await?;
+    run_tui(session, load, prune).await
+}
+
+pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
+    let server = crate::server::start(crate::server::ServerOptions { port: a.port }).await?;
+    crate::demo::seed(&server)
+        .await
+        .context("seeding the demo cluster")?;
+    let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
+    let manifests = dir.path().join("manifests");
+    crate::demo::write_demo_manifests(&manifests)?;
+    let kubeconfig = match &a.kubeconfig_out {
+        Some(p) => p.clone(),
+        None => dir.path().join("kubeconfig"),
+    };
+    server.write_kubeconfig(&kubeconfig)?;
+    if a.no_tui || !std::io::stdout().is_terminal() {
+        println!("kapply demo cluster: {}", server.url());
+        println!("kubeconfig:          {}", kubeconfig.display());
+        println!("manifests:           {}", manifests.display());
+        println!(
+            "try: kubectl --kubeconfig {} get all -n demo",
+            kubeconfig.display()
+        );
+        println!(
+            "     kapply --kubeconfig {} -f {}",
+            kubeconfig.display(),
+            manifests.display()
+        );
+        println!("serving until Ctrl-C");
+        tokio::signal::ctrl_c().await?;
+        return Ok(0);
+    }
+    let cluster = ClusterArgs {
+        kubeconfig: Some(kubeconfig),
+        context: None,
+        namespace: None,
+    };
+    let session = connect(&cluster).await?;
+    let load = LoadOptions {
+        paths: vec![manifests],
+        recursive: false,
+        namespace: None,
+        default_namespace: String::new(),
+    };
+    // The demo's objects carry app=demo, so pruning by that label is safe.
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: Vec::new(),
+        },
+    };
+    let code = run_tui(session, load, prune).await;
+    drop(server);
+    code
+}
