@@ -25,7 +25,10 @@
 //!    applied, so no last-applied annotation; the manifest adds a key.
 //! 4. `kubectl scale deployment nginx-deployment --replicas=2`: the
 //!    manifest now has nginx:1.16.1 and no minReadySeconds, so apply sets
-//!    the image, clears minReadySeconds and keeps replicas.
+//!    the image, clears minReadySeconds and keeps replicas. kubectl scale
+//!    sends no fieldManager, so the server names the writer of
+//!    `spec.replicas` after the User-Agent: manager `kubectl`, subresource
+//!    `scale` (not `kubectl-scale`; recorded from kubectl 1.32).
 //! 5. `kubectl patch widget sprocket --type merge`: another writer sets
 //!    `spec.owner`, which apply keeps; the manifest changes `spec.size`.
 
