@@ -75,6 +75,12 @@ pub struct PruneArgs {
     /// ApplySet parent: NAME (a Secret), configmaps/NAME or RESOURCE.GROUP/NAME.
     #[arg(long)]
     pub applyset: Option<String>,
+    /// The ApplySet parent's tooling annotation (default `kapply/<version>`).
+    /// kubectl refuses to touch a set whose tooling is not kubectl, so for a
+    /// set shared with kubectl pass e.g. `kubectl/v1.32.5`. A parent that
+    /// already names kubectl keeps its value.
+    #[arg(long, value_name = "NAME/VERSION", requires = "applyset")]
+    pub applyset_tooling: Option<String>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -218,7 +224,7 @@ impl PruneArgs {
             return Ok(PruneOptions {
                 mode: PruneMode::ApplySet {
                     parent: parent.clone(),
-                    tooling: None,
+                    tooling: self.applyset_tooling.clone(),
                 },
             });
         }
