@@ -186,13 +186,21 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
                 if f.action != FieldAction::Keep {
                     continue;
                 }
-                let owner = owners
-                    .get(&f.path)
-                    .filter(|o| o.as_str() != "kubectl-client-side-apply");
-                if let Some(owner) = owner {
-                    f.reason = format!(
-                        "live only: owned by another writer, {owner} (not in config or last-applied)"
-                    );
+                match owners.get(&f.path).map(String::as_str) {
+                    // Apply's own manager owns a field last-applied never
+                    // named: the server defaulted it when apply wrote the object.
+                    Some("kubectl-client-side-apply" | "before-first-apply") => {
+                        f.reason =
+                            "live only: defaulted by the server when apply wrote the object \
+                                    (not in config or last-applied)"
+                                .into();
+                    }
+                    Some(owner) => {
+                        f.reason = format!(
+                            "live only: owned by another writer, {owner} (not in config or last-applied)"
+                        );
+                    }
+                    None => {}
                 }
             }
             plan.last_applied = Some(tw.last_applied);
