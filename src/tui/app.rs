@@ -241,6 +241,8 @@ pub struct App {
     pub loading: bool,
     pub progress: Option<Progress>,
     pub rows: Vec<Row>,
+    /// How many objects `rows` shows (kept by `rebuild`, not counted per frame).
+    pub shown: usize,
     pub counts: Counts,
     /// Index into `rows`; always an `Object` row when any exists.
     pub cursor: usize,
@@ -280,6 +282,7 @@ impl App {
             loading: false,
             progress: None,
             rows: Vec::new(),
+            shown: 0,
             counts: Counts::default(),
             cursor: 0,
             list_scroll: 0,
@@ -339,7 +342,6 @@ impl App {
     }
 
     fn matches(&self, o: &ObjectPlan) -> bool {
-        let key = object_key(o);
         let status_ok = match self.filter {
             Filter::All => true,
             Filter::Changes => matches!(
@@ -351,7 +353,7 @@ impl App {
             Filter::InSync => o.action == ObjectAction::Unchanged,
             Filter::Prune => o.action == ObjectAction::Prune,
             Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
-            Filter::Marked => self.marked.contains(&key),
+            Filter::Marked => self.marked.contains(&object_key(o)),
         };
         if !status_ok {
             return false;
@@ -371,7 +373,14 @@ impl App {
 
     /// Rebuild the list rows and counts, keeping the selection on the same object.
     pub fn rebuild(&mut self) {
-        let keep = self.selected().map(object_key);
+        let keep = self.selected().map(|o| {
+            (
+                o.api_version.clone(),
+                o.kind.clone(),
+                o.namespace.clone(),
+                o.name.clone(),
+            )
+        });
         let mut counts = Counts::default();
         for o in &self.plan.objects {
             match o.action {
@@ -384,36 +393,40 @@ impl App {
         }
         self.counts = counts;
         let group = self.group;
-        let group_of = |o: &ObjectPlan| match group {
-            GroupBy::Namespace => o
-                .namespace
-                .clone()
-                .unwrap_or_else(|| "(cluster)".to_string()),
-            GroupBy::Kind => o.kind.clone(),
-        };
-        let mut idx: Vec<(String, usize)> = self
+        fn group_of(group: GroupBy, o: &ObjectPlan) -> &str {
+            match group {
+                GroupBy::Namespace => o.namespace.as_deref().unwrap_or("(cluster)"),
+                GroupBy::Kind => o.kind.as_str(),
+            }
+        }
+        let mut idx: Vec<(&str, usize)> = self
             .plan
             .objects
             .iter()
             .enumerate()
             .filter(|(_, o)| self.matches(o))
-            .map(|(i, o)| (group_of(o), i))
+            .map(|(i, o)| (group_of(group, o), i))
             .collect();
         // Stable: groups sorted, objects in plan order within a group.
-        idx.sort_by(|a, b| a.0.cmp(&b.0));
+        idx.sort_by(|a, b| a.0.cmp(b.0));
         let mut rows = Vec::with_capacity(idx.len() + 8);
         let mut last: Option<&str> = None;
         for (g, i) in &idx {
-            if last != Some(g.as_str()) {
-                rows.push(Row::Group(g.clone()));
-                last = Some(g.as_str());
+            if last != Some(*g) {
+                rows.push(Row::Group(g.to_string()));
+                last = Some(*g);
             }
             rows.push(Row::Object(*i));
         }
+        let shown = idx.len();
+        self.shown = shown;
         self.rows = rows;
-        let found = keep.and_then(|k| {
+        let found = keep.and_then(|(av, kind, ns, name)| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => object_key(&self.plan.objects[*i]) == k,
+                Row::Object(i) => {
+                    let o = &self.plan.objects[*i];
+                    o.name == name && o.kind == kind && o.namespace == ns && o.api_version == av
+                }
                 Row::Group(_) => false,
             })
         });
