@@ -737,3 +737,203 @@ fn mouse_click_and_wheel() {
     }));
     assert_eq!(a.selected().unwrap().name, "thing");
 }
+
+// ---------- the runtime's effect runner, against a fake engine ----------
+
+mod fake {
+    use futures::future::BoxFuture;
+    use kapply::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation};
+    use kapply::plan::{ObjectAction, ObjectPlan, Plan};
+    use std::sync::Mutex;
+
+    /// Applies succeed except for Secrets; what it was sent is recorded.
+    pub struct Engine1 {
+        pub plan: Mutex<Plan>,
+        pub calls: Mutex<Vec<String>>,
+        pub applied: Mutex<Vec<ApplyItem>>,
+    }
+
+    fn name(o: &ObjectPlan) -> String {
+        kapply::tui::app::display_name(o)
+    }
+
+    impl Engine for Engine1 {
+        fn load(
+            &self,
+            progress: tokio::sync::mpsc::UnboundedSender<Progress>,
+        ) -> BoxFuture<'_, Result<Plan, String>> {
+            Box::pin(async move {
+                self.calls.lock().unwrap().push("load".into());
+                let _ = progress.send(Progress {
+                    done: 1,
+                    total: 1,
+                    what: "GET".into(),
+                });
+                Ok(self.plan.lock().unwrap().clone())
+            })
+        }
+        fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("dry_run {}", items.len()));
+                items
+                    .iter()
+                    .map(|i| ObjectResult {
+                        object: name(&i.plan),
+                        ok: true,
+                        message: "configured (server dry run)".into(),
+                    })
+                    .collect()
+            })
+        }
+        fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("apply {}", items.len()));
+                let mut out = Vec::new();
+                let mut plan = self.plan.lock().unwrap();
+                for i in &items {
+                    let ok = i.plan.kind != "Secret";
+                    if ok {
+                        for o in plan.objects.iter_mut().filter(|o| o.name == i.plan.name) {
+                            o.action = ObjectAction::Unchanged;
+                            o.fields.clear();
+                        }
+                    }
+                    out.push(ObjectResult {
+                        object: name(&i.plan),
+                        ok,
+                        message: if ok {
+                            "configured".into()
+                        } else {
+                            "forbidden".into()
+                        },
+                    });
+                }
+                self.applied.lock().unwrap().extend(items);
+                out
+            })
+        }
+        fn delete(
+            &self,
+            objects: Vec<ObjectPlan>,
+            _p: Propagation,
+        ) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("delete {}", objects.len()));
+                Vec::new()
+            })
+        }
+        fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("prune {}", objects.len()));
+                let mut plan = self.plan.lock().unwrap();
+                plan.objects
+                    .retain(|o| !objects.iter().any(|p| p.name == o.name));
+                objects
+                    .iter()
+                    .map(|o| ObjectResult {
+                        object: name(o),
+                        ok: true,
+                        message: "pruned".into(),
+                    })
+                    .collect()
+            })
+        }
+    }
+}
+
+/// Run effects through `runtime::perform` until none are left, like the
+/// runtime's loop does (progress messages included).
+async fn settle(
+    app: &mut App,
+    engine: &std::sync::Arc<dyn kapply::ops::Engine>,
+    mut effects: Vec<Effect>,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    while let Some(e) = effects.pop() {
+        if let Some(msg) = kapply::tui::runtime::perform(e, engine.clone(), tx.clone()).await {
+            while let Ok(p) = rx.try_recv() {
+                effects.extend(app.update(p));
+            }
+            effects.extend(app.update(msg));
+        }
+    }
+}
+
+#[tokio::test]
+async fn apply_then_prune_through_the_engine() {
+    let fake = std::sync::Arc::new(fake::Engine1 {
+        plan: std::sync::Mutex::new(tui_fixture::plan()),
+        calls: Default::default(),
+        applied: Default::default(),
+    });
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> = fake.clone();
+    let mut a = App::new(Options::default());
+    a.clock = || "09:00:00".to_string();
+    a.update(Msg::Resize(80, 24));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    assert_eq!(a.plan.objects.len(), 7);
+
+    select(&mut a, "nginx-deployment");
+    a.update(key(' '));
+    select(&mut a, "db-credentials");
+    a.update(key(' '));
+    let dry = a.update(key('a'));
+    settle(&mut a, &engine, dry).await;
+    assert!(matches!(&a.popup, Some(Popup::ApplyConfirm { dry_run: Some(r), .. }) if r.len() == 2));
+    let apply = a.update(code(KeyCode::Enter));
+    settle(&mut a, &engine, apply).await;
+
+    let calls = fake.calls.lock().unwrap().clone();
+    assert_eq!(calls, ["load", "dry_run 2", "apply 2", "load"]);
+    let sent: Vec<String> = fake
+        .applied
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|i| i.plan.name.clone())
+        .collect();
+    assert_eq!(sent, ["nginx-deployment", "db-credentials"]);
+    // The reloaded plan shows the Deployment in sync; the Secret failed and stays marked.
+    let d = a
+        .plan
+        .objects
+        .iter()
+        .find(|o| o.name == "nginx-deployment")
+        .unwrap();
+    assert_eq!(d.action, kapply::plan::ObjectAction::Unchanged);
+    let texts: Vec<(bool, &str)> = a.log.iter().map(|e| (e.ok, e.text.as_str())).collect();
+    assert_eq!(
+        texts,
+        [
+            (true, "Deployment default/nginx-deployment: configured"),
+            (false, "Secret demo/db-credentials failed: forbidden"),
+        ]
+    );
+    assert_eq!(a.marked.len(), 1);
+    assert!(!a.loading && a.pending.is_empty(), "{:?}", a.pending);
+
+    // Prune the candidate: y, then Enter on the confirm.
+    a.update(key('p'));
+    a.update(key('y'));
+    let prune = a.update(code(KeyCode::Enter));
+    settle(&mut a, &engine, prune).await;
+    assert!(a.plan.objects.iter().all(|o| o.name != "old-config"));
+    assert_eq!(
+        a.log.last().unwrap().text,
+        "ConfigMap default/old-config: pruned"
+    );
+    assert_eq!(fake.calls.lock().unwrap().last().unwrap(), "load");
+}

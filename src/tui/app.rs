@@ -640,24 +640,22 @@ impl App {
                 self.log_entry(false, format!("{} failed: {}", r.object, r.message));
             }
         }
-        // Marks of objects the engine applied are done; failed ones stay marked.
-        if verb == "applied" {
-            let done: BTreeSet<&str> = results
-                .iter()
-                .filter(|r| r.ok)
-                .map(|r| r.object.as_str())
-                .collect();
-            let keys: Vec<String> = self
-                .plan
-                .objects
-                .iter()
-                .filter(|o| done.contains(display_name(o).as_str()))
-                .map(object_key)
-                .collect();
-            for k in keys {
-                self.marked.remove(&k);
-                self.excluded.remove(&k);
-            }
+        // Marks of objects the engine reported done are cleared; failed ones stay.
+        let done: BTreeSet<&str> = results
+            .iter()
+            .filter(|r| r.ok)
+            .map(|r| r.object.as_str())
+            .collect();
+        let keys: Vec<String> = self
+            .plan
+            .objects
+            .iter()
+            .filter(|o| done.contains(display_name(o).as_str()))
+            .map(object_key)
+            .collect();
+        for k in keys {
+            self.marked.remove(&k);
+            self.excluded.remove(&k);
         }
         self.last_result = Some(if failed == 0 {
             format!("{verb} {ok} object(s)")

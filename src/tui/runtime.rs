@@ -108,26 +108,35 @@ fn spawn(effect: Effect, engine: &Arc<dyn Engine>, tx: &mpsc::UnboundedSender<Ms
     let engine = Arc::clone(engine);
     let tx = tx.clone();
     tokio::spawn(async move {
-        let msg = match effect {
-            Effect::Load => {
-                let (ptx, mut prx) = mpsc::unbounded_channel();
-                let ftx = tx.clone();
-                // Progress may trail the result; the app ignores it then.
-                tokio::spawn(async move {
-                    while let Some(p) = prx.recv().await {
-                        let _ = ftx.send(Msg::Progress(p));
-                    }
-                });
-                let r = engine.load(ptx).await;
-                Msg::Loaded(r)
-            }
-            Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
-            Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
-            Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
-            Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
-            Effect::Quit => return,
-        };
-        // The receiver is gone only when the app has quit.
-        let _ = tx.send(msg);
+        if let Some(msg) = perform(effect, engine, tx.clone()).await {
+            // The receiver is gone only when the app has quit.
+            let _ = tx.send(msg);
+        }
     });
+}
+
+/// Run one effect against the engine and return the message that reports
+/// its result (`None` for `Quit`). Load progress is sent on `tx` as it comes.
+pub async fn perform(
+    effect: Effect,
+    engine: Arc<dyn Engine>,
+    tx: mpsc::UnboundedSender<Msg>,
+) -> Option<Msg> {
+    Some(match effect {
+        Effect::Load => {
+            let (ptx, mut prx) = mpsc::unbounded_channel();
+            // Progress may trail the result; the app ignores it then.
+            tokio::spawn(async move {
+                while let Some(p) = prx.recv().await {
+                    let _ = tx.send(Msg::Progress(p));
+                }
+            });
+            Msg::Loaded(engine.load(ptx).await)
+        }
+        Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
+        Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
+        Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
+        Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
+        Effect::Quit => return None,
+    })
 }

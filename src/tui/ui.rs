@@ -59,7 +59,9 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let t = Theme {
         color: app.opts.color,
     };
-    if app.queued_delete.contains(&object_key(o)) {
+    let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
+        if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
+    if in_delete || app.queued_delete.contains(&object_key(o)) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if o.action == ObjectAction::Error {
