@@ -3,6 +3,10 @@
 //! `screenshots/*.png` (resvg). Run: `cargo run --example screenshots`.
 //! The PNGs need DejaVu Sans Mono (Debian: fonts-dejavu-core); set
 //! KAPPLY_FONT_DIR to look elsewhere.
+//!
+//! `cargo run --example screenshots -- --live` runs the real TUI in this
+//! terminal on the same fixture, with a fake engine that answers after a
+//! short delay (to try the keys; the end-to-end tests drive it in tmux).
 
 #[path = "../tests/tui_fixture/mod.rs"]
 mod tui_fixture;
@@ -320,7 +324,127 @@ fn to_png(svg: &str, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+mod live {
+    use super::tui_fixture;
+    use futures::future::BoxFuture;
+    use kapply::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation};
+    use kapply::plan::{ObjectAction, ObjectPlan, Plan};
+    use kapply::tui::app::display_name;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// Answers from the fixture plan after a delay; applies and deletes
+    /// change that plan so a reload shows the result.
+    pub struct FixtureEngine {
+        pub plan: Mutex<Plan>,
+    }
+
+    const DELAY: Duration = Duration::from_millis(400);
+
+    fn results(objs: impl Iterator<Item = String>, message: &str) -> Vec<ObjectResult> {
+        objs.map(|object| ObjectResult {
+            object,
+            ok: true,
+            message: message.to_string(),
+        })
+        .collect()
+    }
+
+    impl FixtureEngine {
+        pub fn new() -> Self {
+            FixtureEngine {
+                plan: Mutex::new(tui_fixture::plan()),
+            }
+        }
+        fn snapshot(&self) -> Plan {
+            self.plan.lock().map(|p| p.clone()).unwrap_or_default()
+        }
+        fn remove(&self, objects: &[ObjectPlan]) {
+            if let Ok(mut p) = self.plan.lock() {
+                p.objects
+                    .retain(|o| !objects.iter().any(|d| display_name(d) == display_name(o)));
+            }
+        }
+    }
+
+    impl Engine for FixtureEngine {
+        fn load(
+            &self,
+            progress: tokio::sync::mpsc::UnboundedSender<Progress>,
+        ) -> BoxFuture<'_, Result<Plan, String>> {
+            Box::pin(async move {
+                // To check that a panic leaves the terminal restored.
+                if std::env::var_os("KAPPLY_FAKE_PANIC").is_some() {
+                    tokio::time::sleep(DELAY).await;
+                    panic!("KAPPLY_FAKE_PANIC is set");
+                }
+                let plan = self.snapshot();
+                let total = plan.objects.len();
+                for (i, o) in plan.objects.iter().enumerate() {
+                    let _ = progress.send(Progress {
+                        done: i + 1,
+                        total,
+                        what: display_name(o),
+                    });
+                    tokio::time::sleep(DELAY / 4).await;
+                }
+                Ok(plan)
+            })
+        }
+        fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                tokio::time::sleep(DELAY).await;
+                results(
+                    items.iter().map(|i| display_name(&i.plan)),
+                    "ok (server dry run)",
+                )
+            })
+        }
+        fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                tokio::time::sleep(DELAY).await;
+                if let Ok(mut p) = self.plan.lock() {
+                    for o in p.objects.iter_mut() {
+                        if items
+                            .iter()
+                            .any(|i| display_name(&i.plan) == display_name(o))
+                        {
+                            o.action = ObjectAction::Unchanged;
+                            o.fields.clear();
+                            o.warnings.clear();
+                        }
+                    }
+                }
+                results(items.iter().map(|i| display_name(&i.plan)), "configured")
+            })
+        }
+        fn delete(
+            &self,
+            objects: Vec<ObjectPlan>,
+            _propagation: Propagation,
+        ) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                tokio::time::sleep(DELAY).await;
+                self.remove(&objects);
+                results(objects.iter().map(display_name), "deleted")
+            })
+        }
+        fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                tokio::time::sleep(DELAY).await;
+                self.remove(&objects);
+                results(objects.iter().map(display_name), "pruned")
+            })
+        }
+    }
+}
+
 fn main() -> anyhow::Result<()> {
+    if std::env::args().any(|a| a == "--live") {
+        let rt = tokio::runtime::Runtime::new()?;
+        let engine = std::sync::Arc::new(live::FixtureEngine::new());
+        return rt.block_on(kapply::tui::run(engine, Options::from_env()));
+    }
     let dir = PathBuf::from("screenshots");
     std::fs::create_dir_all(&dir)?;
     for (name, app) in screens() {

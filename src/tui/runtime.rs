@@ -74,7 +74,8 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
     let mut app = App::new(opts);
     let size = terminal.size()?;
     app.update(Msg::Resize(size.width, size.height));
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    // Err: a task panicked (the hook has restored the terminal): stop.
+    let (tx, mut rx) = mpsc::unbounded_channel::<Result<Msg, String>>();
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(120));
     for e in app.start() {
@@ -91,7 +92,10 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
             },
-            Some(m) = rx.recv() => m,
+            Some(m) = rx.recv() => match m {
+                Ok(m) => m,
+                Err(e) => anyhow::bail!("kapply: a background task failed: {e}"),
+            },
             _ = tick.tick() => Msg::Tick,
         };
         for effect in app.update(msg) {
@@ -104,14 +108,33 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
 }
 
 /// Perform one effect on a task; its result comes back as a message.
-fn spawn(effect: Effect, engine: &Arc<dyn Engine>, tx: &mpsc::UnboundedSender<Msg>) {
+fn spawn(
+    effect: Effect,
+    engine: &Arc<dyn Engine>,
+    tx: &mpsc::UnboundedSender<Result<Msg, String>>,
+) {
     let engine = Arc::clone(engine);
     let tx = tx.clone();
     tokio::spawn(async move {
-        if let Some(msg) = perform(effect, engine, tx.clone()).await {
-            // The receiver is gone only when the app has quit.
-            let _ = tx.send(msg);
+        let (mtx, mut mrx) = mpsc::unbounded_channel();
+        let ftx = tx.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(m) = mrx.recv().await {
+                let _ = ftx.send(Ok(m));
+            }
+        });
+        let work = tokio::spawn(perform(effect, engine, mtx));
+        // The receivers are gone only when the app has quit.
+        match work.await {
+            Ok(Some(msg)) => {
+                let _ = tx.send(Ok(msg));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let _ = tx.send(Err(e.to_string()));
+            }
         }
+        drop(forward);
     });
 }
 
