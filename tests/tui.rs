@@ -937,3 +937,52 @@ async fn apply_then_prune_through_the_engine() {
     );
     assert_eq!(fake.calls.lock().unwrap().last().unwrap(), "load");
 }
+
+#[test]
+fn yaml_scroll_is_clamped() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('y'), code(KeyCode::Tab), key('G')]);
+    let bottom = a.yaml_scroll;
+    assert!(bottom > 0);
+    let s = screen(&a);
+    assert!(
+        s.contains("readyReplicas: 2"),
+        "the end of the YAML shows:\n{s}"
+    );
+    feed(&mut a, [key('k')]);
+    assert_eq!(a.yaml_scroll, bottom - 1);
+    feed(&mut a, [key('G'), key('j'), key('j')]);
+    assert_eq!(a.yaml_scroll, bottom);
+    feed(&mut a, [key('g')]);
+    assert_eq!(a.yaml_scroll, 0);
+}
+
+#[test]
+fn apply_confirm_shows_partial_apply() {
+    let mut a = app(100, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [code(KeyCode::Tab), key(' '), key('a')]);
+    let s = screen(&a);
+    assert!(
+        s.contains("update (PATCH, strategic merge, partial)"),
+        "{s}"
+    );
+    assert!(s.contains("clear spec.minReadySeconds  (excluded)"), "{s}");
+    insta::assert_snapshot!("apply_confirm_partial", s);
+}
+
+#[test]
+fn keep_rows_cannot_be_excluded() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    // Second field: progressDeadlineSeconds, a keep.
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key(' ')]);
+    assert!(a.excluded.is_empty());
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap()
+            .contains("kept fields are not sent")
+    );
+}

@@ -684,7 +684,7 @@ impl App {
                     self.move_cursor(d);
                 } else if inside(a.detail) {
                     if self.yaml {
-                        self.yaml_scroll = (self.yaml_scroll as isize + d).max(0) as usize;
+                        self.scroll_yaml(d);
                     } else {
                         self.move_field(d);
                     }
@@ -821,14 +821,20 @@ impl App {
                     self.move_cursor(d);
                 }
             }
-            Focus::Fields if self.yaml => {
-                self.yaml_scroll = (self.yaml_scroll as isize).saturating_add(d).max(0) as usize;
-                if d.abs() > 1_000_000 && d > 0 {
-                    self.yaml_scroll = usize::MAX / 4;
-                }
-            }
+            Focus::Fields if self.yaml => self.scroll_yaml(d),
             Focus::Fields => self.move_field(d.clamp(-1_000_000, 1_000_000)),
         }
+    }
+
+    /// Scroll the YAML view, clamped to its length (computed only here, on a key).
+    fn scroll_yaml(&mut self, d: isize) {
+        let lines = self.selected().map_or(0, |o| {
+            super::yamlview::diff_lines(o, super::ui::Theme { color: false }).len()
+        });
+        let page = self.areas().detail.height.saturating_sub(2) as usize;
+        let max = lines.saturating_sub(page);
+        let d = d.clamp(-(max as isize) - 1, max as isize + 1);
+        self.yaml_scroll = (self.yaml_scroll as isize + d).clamp(0, max as isize) as usize;
     }
 
     fn toggle_mark(&mut self) {
@@ -848,6 +854,7 @@ impl App {
                 };
                 // Keep rows are not sent: nothing to include or exclude.
                 if f.action == FieldAction::Keep {
+                    self.last_result = Some(format!("{}: kept fields are not sent", f.path));
                     return;
                 }
                 let set = self.excluded.entry(key.clone()).or_default();

@@ -651,7 +651,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("g/G Home/End", "first / last"),
     ("PgUp/PgDn", "page"),
     ("Tab / Enter", "switch pane / open fields"),
-    ("Space", "mark object / include field"),
+    ("Space", "mark object (list) / include change (fields)"),
     ("a", "apply marked (or current)"),
     ("p", "prune mode (y prune, n keep, s skip)"),
     ("D", "delete current or marked"),
@@ -663,6 +663,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("r", "refresh live state"),
     ("l", "toggle log pane"),
     ("?", "this help"),
+    ("Enter / Esc", "confirm / cancel a dialog"),
     ("q / Esc", "quit (Esc closes popups)"),
     ("Ctrl-C", "quit at once"),
     ("mouse", "wheel scrolls, click selects"),
@@ -705,7 +706,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                     ])
                 })
                 .collect();
-            let inner = popup_frame(area, buf, 56, HELP.len() as u16 + 2, "Keys", t);
+            let inner = popup_frame(area, buf, 66, HELP.len() as u16 + 2, "Keys", t);
             Paragraph::new(lines).render(inner, buf);
         }
         Popup::ApplyConfirm {
@@ -725,13 +726,18 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                 let o = &it.plan;
                 let (m, style) = mark(app, o);
                 let partial = if it.accepted_fields.is_some() {
-                    " (partial)"
+                    ", partial"
                 } else {
                     ""
                 };
+                let how = match (&o.patch, o.action) {
+                    (_, ObjectAction::Create) => "POST",
+                    (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
+                    _ => "PATCH, strategic merge",
+                };
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "{m} {}: {}{partial}",
+                        "{m} {}: {} ({how}{partial})",
                         super::app::display_name(o),
                         action_word(o.action)
                     ),
