@@ -986,3 +986,26 @@ fn keep_rows_cannot_be_excluded() {
             .contains("kept fields are not sent")
     );
 }
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    for (w, h) in [
+        (0, 0),
+        (1, 1),
+        (5, 2),
+        (12, 3),
+        (20, 5),
+        (30, 8),
+        (200, 3),
+        (3, 60),
+    ] {
+        for keys_ in ["", "?", "a", "p", "y", "l", "D", "/x"] {
+            let mut a = app(80, 24);
+            select(&mut a, "nginx-deployment");
+            feed(&mut a, keys(keys_));
+            a.update(Msg::Resize(w, h));
+            let s = screen(&a);
+            assert_eq!(s.lines().count(), h as usize);
+        }
+    }
+}

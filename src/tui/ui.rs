@@ -308,15 +308,13 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 let o = &app.plan.objects[*i];
                 let (m, style) = mark(app, o);
                 let key = object_key(o);
-                let sel = if app.marked.contains(&key) {
+                // ◐: some of its changes are excluded (a partial apply).
+                let sel = if app.excluded.contains_key(&key) {
+                    "◐"
+                } else if app.marked.contains(&key) {
                     "●"
                 } else {
                     " "
-                };
-                let partial = if app.excluded.contains_key(&key) {
-                    "◐"
-                } else {
-                    ""
                 };
                 let label = match app.group {
                     GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
@@ -332,7 +330,6 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                     ),
                     Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
                     Span::styled(label, style),
-                    Span::styled(partial, t.fg(Color::Cyan)),
                 ]);
                 if ri == app.cursor {
                     let hl = if app.focus == Focus::List {
@@ -636,8 +633,8 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
 
 /// A centred rectangle of at most `w` x `h`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width.saturating_sub(2)).max(1);
-    let h = h.min(area.height.saturating_sub(2)).max(1);
+    let w = w.min(area.width.saturating_sub(2)).max(1).min(area.width);
+    let h = h.min(area.height.saturating_sub(2)).max(1).min(area.height);
     Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
