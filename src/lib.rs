@@ -3,10 +3,14 @@
 //! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
+pub mod cluster;
+pub mod demo;
+pub mod highlight;
 pub mod manifest;
 pub mod merge;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;
+pub mod server;
 pub mod tui;
 pub mod yaml;

@@ -1,1 +1,870 @@
-//! Manifest loading (owned by the manifest work).
+//! Manifest loading (owned by the manifest work): `-f PATH` files and
+//! directories into objects with their identity, their source `file:line`
+//! and a line for every field.
+//!
+//! What kubectl does, and so what this does:
+//! - directories hold `.yaml`, `.yml` and `.json` files, read in lexical
+//!   order; `recursive` (`-R`) descends into subdirectories at their place in
+//!   that order; a file named explicitly is read whatever its extension;
+//! - multi-document YAML, empty documents skipped; a document with an `items`
+//!   list (`kind: List`, `ConfigMapList`, ...) stands for its items, and an
+//!   item without apiVersion and kind takes the list's (kind minus `List`);
+//! - a namespaced object without a namespace takes `-n`, else the context's
+//!   namespace; a namespace in the file that differs from `-n` is an error
+//!   for that object.
+//!
+//! Errors never stop the load: each names `file:line` and the problem, and
+//! every other object still loads. A file that fails to parse contributes
+//! no object at all, not even the documents before the error: the error may
+//! hide a document boundary or change what the documents mean, so nothing
+//! from such a file may be applied. An object defined twice (same group,
+//! kind, namespace and name) is dropped in every place it appears, as which
+//! of them was meant is unknown.
+
+use crate::patchmeta::PatchMeta;
+use crate::yaml::{self, Node, NodeKind};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// Group/version/kind/namespace/name of an object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId {
+    /// `""` for the core group.
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectId {
+    /// `apps/v1`, or `v1` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The identity of an object as found (a live object, say): apiVersion,
+    /// kind, metadata.namespace (empty = none) and metadata.name.
+    pub fn from_object(obj: &Value) -> Option<ObjectId> {
+        let (group, version) = split_api_version(obj.get("apiVersion")?.as_str()?);
+        let md = obj.get("metadata")?;
+        Some(ObjectId {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: obj.get("kind")?.as_str()?.to_string(),
+            namespace: md
+                .get("namespace")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            name: md.get("name")?.as_str()?.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// `("apps", "v1")` for `apps/v1`, `("", "v1")` for `v1`.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// Where an object (or an error) is in the manifests.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Source {
+    pub file: PathBuf,
+    /// 1-based.
+    pub line: usize,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// One object to apply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub id: ObjectId,
+    /// The object as read, with `metadata.namespace` filled in for
+    /// namespaced kinds.
+    pub object: Value,
+    pub source: Source,
+    /// Field path (`spec.template.spec.containers[name=nginx].image`) ->
+    /// line in `source.file`, for every field written in the file.
+    pub lines: BTreeMap<String, usize>,
+}
+
+impl Manifest {
+    /// Corrects the scope once the cluster knows the kind (kinds neither
+    /// built in nor defined by a loaded CRD are loaded as namespaced, and
+    /// were checked against `-n` as such).
+    /// `default_ns` is what an object without a namespace gets: `-n`, else
+    /// the context's namespace. A namespace written in the file stays in the
+    /// object either way, as kubectl leaves it.
+    pub fn set_scope(&mut self, namespaced: bool, default_ns: &str) {
+        if namespaced {
+            if self.id.namespace.is_none() {
+                self.id.namespace = Some(default_ns.to_string());
+                set_namespace(&mut self.object, default_ns);
+            }
+        } else if self.id.namespace.take().is_some()
+            && !self.lines.contains_key("metadata.namespace")
+        {
+            // The namespace was filled in by the load, not written.
+            if let Some(md) = self
+                .object
+                .get_mut("metadata")
+                .and_then(Value::as_object_mut)
+            {
+                md.remove("namespace");
+            }
+        }
+    }
+}
+
+fn set_namespace(object: &mut Value, ns: &str) {
+    if let Some(md) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        md.insert("namespace".into(), Value::String(ns.to_string()));
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// `-f` paths: files or directories (`-` is standard input).
+    pub paths: Vec<PathBuf>,
+    /// `-R`: descend into subdirectories.
+    pub recursive: bool,
+    /// `-n`: the namespace of objects without one; a different namespace in
+    /// a file is an error.
+    pub namespace: Option<String>,
+    /// The kubeconfig context's namespace, else `default`.
+    pub default_namespace: String,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            paths: Vec::new(),
+            recursive: false,
+            namespace: None,
+            default_namespace: "default".into(),
+        }
+    }
+}
+
+/// The result of a load: the good objects in read order, and the errors.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    pub manifests: Vec<Manifest>,
+    pub errors: Vec<ManifestError>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// A path that cannot be read (missing, unreadable, not UTF-8).
+    #[error("{}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    /// The file is not valid YAML/JSON; none of its objects is loaded.
+    #[error("{at}: {message} (column {col}); no object from this file is loaded")]
+    Parse {
+        at: Source,
+        col: usize,
+        message: String,
+    },
+    /// A required field is absent: `apiVersion`, `kind` or `metadata.name`.
+    #[error("{at}: missing {field}")]
+    Missing { at: Source, field: &'static str },
+    /// A field of the wrong type, a document that is not an object, ...
+    #[error("{at}: {message}")]
+    Invalid { at: Source, message: String },
+    #[error(
+        "{at}: {kind} with metadata.generateName {generate_name:?}: apply needs metadata.name (generateName is not supported)"
+    )]
+    GenerateName {
+        at: Source,
+        kind: String,
+        generate_name: String,
+    },
+    /// The same group/kind/namespace/name twice; `second` is this
+    /// occurrence. Neither is loaded.
+    #[error("{second}: {id} is defined more than once (also at {first})")]
+    Duplicate {
+        id: Box<ObjectId>,
+        first: Source,
+        second: Source,
+    },
+    /// The file names a namespace other than `-n`.
+    #[error("{at}: {id}: the namespace from the provided object {:?} does not match the namespace {namespace:?} given with -n", id.namespace.as_deref().unwrap_or_default())]
+    NamespaceMismatch {
+        at: Source,
+        id: Box<ObjectId>,
+        namespace: String,
+    },
+}
+
+impl ManifestError {
+    /// Where the problem is (`None` for a path that cannot be read).
+    pub fn at(&self) -> Option<&Source> {
+        match self {
+            ManifestError::Read { .. } => None,
+            ManifestError::Parse { at, .. }
+            | ManifestError::Missing { at, .. }
+            | ManifestError::Invalid { at, .. }
+            | ManifestError::GenerateName { at, .. }
+            | ManifestError::NamespaceMismatch { at, .. } => Some(at),
+            ManifestError::Duplicate { second, .. } => Some(second),
+        }
+    }
+
+    /// The object concerned, when it has an identity.
+    pub fn id(&self) -> Option<&ObjectId> {
+        match self {
+            ManifestError::Duplicate { id, .. } | ManifestError::NamespaceMismatch { id, .. } => {
+                Some(&**id)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Built-in scope of a kind: `Some(false)` cluster-scoped, `Some(true)`
+/// namespaced, `None` unknown (custom resources; the cluster knows).
+/// Matched by group and kind, any version.
+pub fn is_namespaced(api_version: &str, kind: &str) -> Option<bool> {
+    let (group, _) = split_api_version(api_version);
+    if CLUSTER_SCOPED.contains(&(group, kind)) {
+        return Some(false);
+    }
+    let builtin = PatchMeta::builtin().kinds.keys().any(|k| {
+        k.rsplit_once('/')
+            .is_some_and(|(av, kd)| kd == kind && split_api_version(av).0 == group)
+    });
+    builtin.then_some(true)
+}
+
+/// Cluster-scoped built-in kinds (group, kind); every other built-in kind
+/// is namespaced.
+const CLUSTER_SCOPED: &[(&str, &str)] = &[
+    ("", "Namespace"),
+    ("", "Node"),
+    ("", "PersistentVolume"),
+    ("", "ComponentStatus"),
+    ("", "APIGroup"),
+    ("", "APIVersions"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("authentication.k8s.io", "TokenReview"),
+    ("authentication.k8s.io", "SelfSubjectReview"),
+    ("authorization.k8s.io", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "SubjectAccessReview"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("internal.apiserver.k8s.io", "StorageVersion"),
+    ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "ServiceCIDR"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "ResourceSlice"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "StorageClass"),
+    ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"),
+    ("storagemigration.k8s.io", "StorageVersionMigration"),
+];
+
+/// One document (or list item) read from a file.
+struct Raw {
+    node: Node,
+    file: PathBuf,
+    /// apiVersion and kind taken from the enclosing list.
+    inferred: Option<(String, String)>,
+}
+
+/// Loads every manifest named by `opts.paths`.
+/// Errors come in reading order: paths that cannot be read first, then by
+/// file and line.
+pub fn load(opts: &LoadOptions) -> Loaded {
+    let mut errors = Vec::new();
+    let mut raws = Vec::new();
+    let files = expand_paths(&opts.paths, opts.recursive, &mut errors);
+    let mut order: HashMap<PathBuf, usize> = HashMap::new();
+    for file in &files {
+        match read_text(file).and_then(|(text, name)| {
+            let n = order.len() + 1;
+            order.entry(name.clone()).or_insert(n);
+            read_docs(&text, &name)
+        }) {
+            Ok(mut r) => raws.append(&mut r),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut loaded = build(raws, opts, errors);
+    loaded.errors.sort_by_key(|e| {
+        e.at().map_or((0, 0), |at| {
+            (order.get(&at.file).copied().unwrap_or(0), at.line)
+        })
+    });
+    loaded
+}
+
+/// Loads the manifests in `text`, as if read from `file`.
+pub fn parse_str(text: &str, file: &Path, opts: &LoadOptions) -> Loaded {
+    match read_docs(text, file) {
+        Ok(raws) => build(raws, opts, Vec::new()),
+        Err(e) => Loaded {
+            manifests: Vec::new(),
+            errors: vec![e],
+        },
+    }
+}
+
+/// Reads live objects saved from a cluster (`kubectl get -o yaml`, lists
+/// flattened) for offline `plan`/`diff`. Directories are read like `-f`
+/// without `-R`. The first problem is the error.
+pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
+    let mut errors = Vec::new();
+    let files = expand_paths(paths, false, &mut errors);
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let (text, name) = read_text(&file)?;
+        for raw in read_docs(&text, &name)? {
+            let at = Source {
+                file: raw.file.clone(),
+                line: raw.node.first_line(),
+            };
+            match object_value(&raw) {
+                Value::Object(m) => out.push(Value::Object(m)),
+                other => {
+                    return Err(ManifestError::Invalid {
+                        at,
+                        message: format!("document is not an object (found {})", type_name(&other)),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The files to read, in kubectl's order.
+fn expand_paths(
+    paths: &[PathBuf],
+    recursive: bool,
+    errors: &mut Vec<ManifestError>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            out.push(p.clone());
+            continue;
+        }
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => walk_dir(p, recursive, &mut out, errors),
+            Ok(_) => out.push(p.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                errors.push(ManifestError::Read {
+                    path: p.clone(),
+                    message: "the path does not exist".into(),
+                })
+            }
+            Err(e) => errors.push(ManifestError::Read {
+                path: p.clone(),
+                message: e.to_string(),
+            }),
+        }
+    }
+    out
+}
+
+fn walk_dir(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>, errors: &mut Vec<ManifestError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
+        Err(e) => Err(e),
+    };
+    let mut entries = match entries {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push(ManifestError::Read {
+                path: dir.to_path_buf(),
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
+    // Lexical by name, directories at their place among the files (Go's
+    // filepath.Walk, which kubectl uses; symlinked directories are not
+    // followed).
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            if recursive {
+                walk_dir(&path, recursive, out, errors);
+            }
+        } else if path
+            .extension()
+            .and_then(|x| x.to_str())
+            .is_some_and(|x| matches!(x, "yaml" | "yml" | "json"))
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// The text of a file and the name its sources carry.
+fn read_text(path: &Path) -> Result<(String, PathBuf), ManifestError> {
+    let read_err = |message: String| ManifestError::Read {
+        path: path.to_path_buf(),
+        message,
+    };
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| read_err(e.to_string()))?;
+        return Ok((text, PathBuf::from("<stdin>")));
+    }
+    let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))?;
+    Ok((text, path.to_path_buf()))
+}
+
+/// Parses a file into documents, lists flattened. Any parse error fails the
+/// whole file.
+fn read_docs(text: &str, file: &Path) -> Result<Vec<Raw>, ManifestError> {
+    let docs = yaml::parse(text).map_err(|e| ManifestError::Parse {
+        at: Source {
+            file: file.to_path_buf(),
+            line: e.line,
+        },
+        col: e.col,
+        message: e.message,
+    })?;
+    let mut out = Vec::new();
+    for doc in docs {
+        flatten(doc, file, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// A document with an `items` list stands for its items (kubectl decodes
+/// any such document as a list). An item without apiVersion and kind takes
+/// the list's apiVersion and its kind without the `List` suffix.
+fn flatten(doc: Node, file: &Path, out: &mut Vec<Raw>) -> Result<(), ManifestError> {
+    let Some(items) = doc.get("items") else {
+        out.push(Raw {
+            node: doc,
+            file: file.to_path_buf(),
+            inferred: None,
+        });
+        return Ok(());
+    };
+    let items_line = doc.entry("items").map_or(doc.line, |e| e.line);
+    let list_av = doc
+        .get("apiVersion")
+        .and_then(scalar_str)
+        .unwrap_or_default();
+    let list_kind = doc.get("kind").and_then(scalar_str).unwrap_or_default();
+    let item_kind = list_kind
+        .strip_suffix("List")
+        .unwrap_or(&list_kind)
+        .to_string();
+    match &items.kind {
+        NodeKind::Scalar(Value::Null) => Ok(()),
+        NodeKind::Seq(list) => {
+            for item in list {
+                let inferred = (item.get("apiVersion").is_none() && item.get("kind").is_none())
+                    .then(|| (list_av.clone(), item_kind.clone()));
+                out.push(Raw {
+                    node: item.clone(),
+                    file: file.to_path_buf(),
+                    inferred,
+                });
+            }
+            Ok(())
+        }
+        _ => Err(ManifestError::Parse {
+            at: Source {
+                file: file.to_path_buf(),
+                line: items_line,
+            },
+            col: 1,
+            message: "`items` of a list must be a list".into(),
+        }),
+    }
+}
+
+fn scalar_str(n: &Node) -> Option<String> {
+    match &n.kind {
+        NodeKind::Scalar(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn object_value(raw: &Raw) -> Value {
+    let mut v = raw.node.to_value();
+    if let (Some((av, kind)), Value::Object(m)) = (&raw.inferred, &mut v) {
+        m.insert("apiVersion".into(), Value::String(av.clone()));
+        m.insert("kind".into(), Value::String(kind.clone()));
+    }
+    v
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Scopes of kinds defined by CRDs among the manifests: (group, kind) ->
+/// namespaced.
+fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
+    let mut out = HashMap::new();
+    for r in raws {
+        let v = object_value(r);
+        let av = v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if v.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
+            || split_api_version(av).0 != "apiextensions.k8s.io"
+        {
+            continue;
+        }
+        let spec = &v["spec"];
+        if let (Some(group), Some(kind), Some(scope)) = (
+            spec["group"].as_str(),
+            spec["names"]["kind"].as_str(),
+            spec["scope"].as_str(),
+        ) {
+            out.insert((group.to_string(), kind.to_string()), scope != "Cluster");
+        }
+    }
+    out
+}
+
+fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {
+    let crds = crd_scopes(&raws);
+    let mut candidates = Vec::new();
+    for raw in &raws {
+        match to_manifest(raw, opts, &crds) {
+            Ok(m) => candidates.push(m),
+            Err(e) => errors.push(e),
+        }
+    }
+    // Duplicates: drop every occurrence, report each one after the first.
+    let key = |m: &Manifest| {
+        (
+            m.id.group.clone(),
+            m.id.kind.clone(),
+            m.id.namespace.clone(),
+            m.id.name.clone(),
+        )
+    };
+    let mut first: HashMap<_, Source> = HashMap::new();
+    let mut duplicated = std::collections::HashSet::new();
+    for m in &candidates {
+        match first.get(&key(m)) {
+            Some(f) => {
+                errors.push(ManifestError::Duplicate {
+                    id: Box::new(m.id.clone()),
+                    first: f.clone(),
+                    second: m.source.clone(),
+                });
+                duplicated.insert(key(m));
+            }
+            None => {
+                first.insert(key(m), m.source.clone());
+            }
+        }
+    }
+    let manifests = candidates
+        .into_iter()
+        .filter(|m| !duplicated.contains(&key(m)))
+        .collect();
+    Loaded { manifests, errors }
+}
+
+fn to_manifest(
+    raw: &Raw,
+    opts: &LoadOptions,
+    crds: &HashMap<(String, String), bool>,
+) -> Result<Manifest, ManifestError> {
+    let node = &raw.node;
+    let at_line = |line: usize| Source {
+        file: raw.file.clone(),
+        line,
+    };
+    let at = at_line(node.first_line());
+    let entry_line = |n: &Node, key: &str| n.entry(key).map_or(n.first_line(), |e| e.line);
+    let mut object = object_value(raw);
+    let Value::Object(top) = &object else {
+        return Err(ManifestError::Invalid {
+            at,
+            message: format!("document is not an object (found {})", type_name(&object)),
+        });
+    };
+    // Lines of fields inferred from a list point at the item.
+    let field_line = |key: &str| {
+        if raw.inferred.is_some() {
+            node.first_line()
+        } else {
+            entry_line(node, key)
+        }
+    };
+    let required_str =
+        |m: &Map<String, Value>, key: &str, field: &'static str, line: usize| match m.get(key) {
+            None | Some(Value::Null) => Err(ManifestError::Missing {
+                at: at_line(line),
+                field,
+            }),
+            Some(Value::String(s)) if s.is_empty() => Err(ManifestError::Missing {
+                at: at_line(line),
+                field,
+            }),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(other) => Err(ManifestError::Invalid {
+                at: at_line(line),
+                message: format!("{field} must be a string, not {}", type_name(other)),
+            }),
+        };
+    let api_version = required_str(top, "apiVersion", "apiVersion", field_line("apiVersion"))?;
+    if api_version.matches('/').count() > 1
+        || api_version.starts_with('/')
+        || api_version.ends_with('/')
+    {
+        return Err(ManifestError::Invalid {
+            at: at_line(field_line("apiVersion")),
+            message: format!("apiVersion {api_version:?} is not group/version"),
+        });
+    }
+    let kind = required_str(top, "kind", "kind", field_line("kind"))?;
+    let md_line = entry_line(node, "metadata");
+    let md_node = node.get("metadata");
+    let md = match top.get("metadata") {
+        None | Some(Value::Null) => {
+            return Err(ManifestError::Missing {
+                at: at.clone(),
+                field: "metadata.name",
+            });
+        }
+        Some(Value::Object(md)) => md,
+        Some(other) => {
+            return Err(ManifestError::Invalid {
+                at: at_line(md_line),
+                message: format!("metadata must be an object, not {}", type_name(other)),
+            });
+        }
+    };
+    let md_field_line =
+        |key: &str| md_node.map_or(md_line, |n| n.entry(key).map_or(md_line, |e| e.line));
+    let name = match required_str(md, "name", "metadata.name", md_line) {
+        Err(ManifestError::Missing { .. }) => {
+            if let Some(Value::String(g)) =
+                md.get("generateName").filter(|g| g.as_str() != Some(""))
+            {
+                return Err(ManifestError::GenerateName {
+                    at: at_line(md_field_line("generateName")),
+                    kind,
+                    generate_name: g.clone(),
+                });
+            }
+            return Err(ManifestError::Missing {
+                at: at_line(md_line),
+                field: "metadata.name",
+            });
+        }
+        Err(ManifestError::Invalid { message, .. }) => {
+            return Err(ManifestError::Invalid {
+                at: at_line(md_field_line("name")),
+                message,
+            });
+        }
+        other => other?,
+    };
+    let file_ns = match md.get("namespace") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(ManifestError::Invalid {
+                at: at_line(md_field_line("namespace")),
+                message: format!(
+                    "metadata.namespace must be a string, not {}",
+                    type_name(other)
+                ),
+            });
+        }
+    };
+    let (group, version) = split_api_version(&api_version);
+    let namespaced = is_namespaced(&api_version, &kind)
+        .or_else(|| crds.get(&(group.to_string(), kind.clone())).copied())
+        .unwrap_or(true);
+    let mut id = ObjectId {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.clone(),
+        namespace: None,
+        name,
+    };
+    if namespaced {
+        if let (Some(f), Some(n)) = (&file_ns, &opts.namespace)
+            && f != n
+        {
+            id.namespace = Some(f.clone());
+            return Err(ManifestError::NamespaceMismatch {
+                at: at_line(md_field_line("namespace")),
+                id: Box::new(id),
+                namespace: n.clone(),
+            });
+        }
+        let ns = file_ns
+            .or_else(|| opts.namespace.clone())
+            .unwrap_or_else(|| opts.default_namespace.clone());
+        set_namespace(&mut object, &ns);
+        id.namespace = Some(ns);
+    }
+    let lines = yaml::line_map(node, PatchMeta::builtin().root(&api_version, &kind));
+    Ok(Manifest {
+        id,
+        object,
+        source: at,
+        lines,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn load_text(text: &str, opts: &LoadOptions) -> Loaded {
+        parse_str(text, Path::new("m.yaml"), opts)
+    }
+
+    #[test]
+    fn identity_and_display() {
+        let id = ObjectId::from_object(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "nginx", "namespace": "default"}}))
+        .unwrap();
+        assert_eq!(id.api_version(), "apps/v1");
+        assert_eq!(id.to_string(), "Deployment default/nginx");
+        let ns = ObjectId::from_object(&json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "demo"}}))
+        .unwrap();
+        assert_eq!(
+            (ns.group.as_str(), ns.api_version()),
+            ("", "v1".to_string())
+        );
+        assert_eq!(ns.to_string(), "Namespace demo");
+    }
+
+    #[test]
+    fn scopes() {
+        assert_eq!(is_namespaced("v1", "Namespace"), Some(false));
+        assert_eq!(
+            is_namespaced("rbac.authorization.k8s.io/v1", "ClusterRole"),
+            Some(false)
+        );
+        assert_eq!(
+            is_namespaced("rbac.authorization.k8s.io/v1", "Role"),
+            Some(true)
+        );
+        assert_eq!(is_namespaced("apps/v1", "Deployment"), Some(true));
+        assert_eq!(is_namespaced("v1", "ConfigMap"), Some(true));
+        assert_eq!(is_namespaced("example.com/v1", "Widget"), None);
+        // Every cluster-scoped entry names a kind the table knows.
+        for (g, k) in CLUSTER_SCOPED {
+            let known = PatchMeta::builtin().kinds.keys().any(|key| {
+                key.rsplit_once('/')
+                    .is_some_and(|(av, kd)| kd == *k && split_api_version(av).0 == *g)
+            });
+            assert!(known, "{g}/{k}");
+        }
+    }
+
+    #[test]
+    fn namespace_defaulting_and_scope_correction() {
+        let text = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\n\
+                    apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n";
+        let opts = LoadOptions {
+            default_namespace: "ctx".into(),
+            ..Default::default()
+        };
+        let mut l = load_text(text, &opts);
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        assert_eq!(l.manifests[0].id.namespace.as_deref(), Some("ctx"));
+        assert_eq!(l.manifests[0].object["metadata"]["namespace"], "ctx");
+        assert_eq!(l.manifests[1].id.namespace, None);
+        assert!(l.manifests[1].object["metadata"].get("namespace").is_none());
+        // The cluster says Widget is cluster-scoped.
+        l.manifests[0].set_scope(false, "ctx");
+        assert_eq!(l.manifests[0].id.namespace, None);
+        assert!(l.manifests[0].object["metadata"].get("namespace").is_none());
+        l.manifests[0].set_scope(true, "other");
+        assert_eq!(l.manifests[0].object["metadata"]["namespace"], "other");
+    }
+
+    #[test]
+    fn crd_in_manifests_gives_scope() {
+        let text = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n\
+                    spec:\n  group: example.com\n  scope: Cluster\n  names:\n    kind: Widget\n---\n\
+                    apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
+        let l = load_text(text, &LoadOptions::default());
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        assert_eq!(l.manifests[1].id.namespace, None);
+        assert_eq!(l.manifests[1].source.line, 11);
+    }
+}

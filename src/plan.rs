@@ -50,3 +50,793 @@ pub struct ObjectPlan {
 pub struct Plan {
     pub objects: Vec<ObjectPlan>,
 }
+
+use crate::manifest::Manifest;
+use crate::merge::path::{self, Segment};
+use crate::merge::{self, FieldAction, LAST_APPLIED, PatchType};
+use crate::patchmeta::PatchMeta;
+use serde_json::Map;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Options for planning one object.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Labels kubectl adds to every object before applying (the ApplySet
+    /// `applyset.kubernetes.io/part-of` label); they end up in the
+    /// annotation too.
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Plan {
+    /// Whether applying (or pruning) would change anything: drives
+    /// `kapply diff`'s exit code 1.
+    pub fn has_changes(&self) -> bool {
+        self.objects.iter().any(|o| {
+            matches!(
+                o.action,
+                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+            )
+        })
+    }
+
+    /// Whether some object could not be planned.
+    pub fn has_errors(&self) -> bool {
+        self.objects.iter().any(|o| o.action == ObjectAction::Error)
+    }
+}
+
+fn str_at<'v>(v: &'v Value, ptr: &str) -> Option<&'v str> {
+    v.pointer(ptr).and_then(Value::as_str)
+}
+
+fn base_plan(config: &Value, source: Option<String>, action: ObjectAction) -> ObjectPlan {
+    ObjectPlan {
+        api_version: str_at(config, "/apiVersion").unwrap_or_default().into(),
+        kind: str_at(config, "/kind").unwrap_or_default().into(),
+        namespace: str_at(config, "/metadata/namespace").map(String::from),
+        name: str_at(config, "/metadata/name").unwrap_or_default().into(),
+        source,
+        action,
+        fields: vec![],
+        patch: None,
+        last_applied: None,
+        warnings: vec![],
+        error: None,
+        prune_reason: None,
+        config: None,
+        live: None,
+    }
+}
+
+/// The last-applied configuration recorded on a live object: `Ok(None)`
+/// when the annotation is absent.
+pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
+    let Some(raw) = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+    else {
+        return Ok(None);
+    };
+    serde_json::from_str(raw)
+        .map(Some)
+        .map_err(|e| format!("the {LAST_APPLIED} annotation is not valid JSON: {e}"))
+}
+
+/// Plan one manifest against its live object (`None`: it does not exist).
+pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> ObjectPlan {
+    let mut config = m.object.clone();
+    if !opts.labels.is_empty()
+        && let Some(md) = config.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        let labels = md
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !labels.is_object() {
+            *labels = Value::Object(Map::new());
+        }
+        if let Some(l) = labels.as_object_mut() {
+            for (k, v) in &opts.labels {
+                l.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    let api_version = m.id.api_version();
+    let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
+    let source = Some(m.source.to_string());
+    let mut plan = base_plan(&config, source, ObjectAction::Create);
+    plan.api_version = api_version;
+    plan.kind = m.id.kind.clone();
+    plan.namespace = m.id.namespace.clone();
+    plan.name = m.id.name.clone();
+    plan.config = Some(config.clone());
+    let Some(live) = live else {
+        plan.fields = merge::create_fields(&config, schema);
+        plan.last_applied = serde_json::from_str(&merge::last_applied_annotation(&config)).ok();
+        return plan;
+    };
+    plan.live = Some(live.clone());
+    let last_applied = match recorded_last_applied(live) {
+        Ok(v) => v,
+        Err(e) => {
+            plan.action = ObjectAction::Error;
+            plan.error = Some(format!("{}: {e}", m.id));
+            return plan;
+        }
+    };
+    if last_applied.is_none() {
+        plan.warnings.push(format!(
+            "{LAST_APPLIED} annotation is missing: the object was created imperatively \
+             (kubectl create/replace), so apply cannot clear what it never recorded; \
+             nothing will be deleted and the annotation will be added"
+        ));
+    }
+    match merge::three_way(&config, live, last_applied.as_ref(), schema) {
+        Ok(tw) => {
+            plan.action = if tw.patch.is_some() {
+                ObjectAction::Update
+            } else {
+                ObjectAction::Unchanged
+            };
+            plan.fields = tw.fields;
+            plan.last_applied = Some(tw.last_applied);
+            plan.warnings
+                .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));
+            plan.patch = tw.patch;
+        }
+        Err(e) => {
+            plan.action = ObjectAction::Error;
+            plan.error = Some(format!("{}: {e}", m.id));
+        }
+    }
+    plan
+}
+
+/// Whether the patch body names the field at `keys` (directives aside).
+fn patch_touches(body: &Value, keys: &[&str]) -> bool {
+    let mut cur = body;
+    for k in keys {
+        match cur.get(*k) {
+            Some(v) => cur = v,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Warnings for hazards kubectl does not tell about before the server
+/// rejects the patch or silently keeps stale defaults.
+fn hazards(
+    kind: &str,
+    config: &Value,
+    live: &Value,
+    patch: Option<&crate::merge::Patch>,
+) -> Vec<String> {
+    let mut w = vec![];
+    let Some(patch) = patch else {
+        return w;
+    };
+    let body = &patch.body;
+    let touches = |keys: &[&str]| patch_touches(body, keys);
+    // (i) server-defaulted fields whose default depends on a changed field.
+    if kind == "Deployment" {
+        let ctype = str_at(config, "/spec/strategy/type");
+        let ltype = str_at(live, "/spec/strategy/type");
+        let live_ru = live.pointer("/spec/strategy/rollingUpdate").is_some();
+        if ctype == Some("Recreate") && ltype != Some("Recreate") && live_ru {
+            let retained = body
+                .pointer("/spec/strategy/$retainKeys")
+                .and_then(Value::as_array);
+            let clears = retained.is_some_and(|r| !r.iter().any(|k| k == "rollingUpdate"))
+                || body.pointer("/spec/strategy/rollingUpdate") == Some(&Value::Null);
+            if config
+                .pointer("/spec/strategy/rollingUpdate")
+                .is_some_and(|v| !v.is_null())
+            {
+                w.push(
+                    "spec.strategy.type is Recreate but the config sets spec.strategy.rollingUpdate: \
+                     the server will reject it (422)"
+                        .into(),
+                );
+            } else if clears {
+                w.push(
+                    "spec.strategy.type changes to Recreate while live has the server-defaulted \
+                     spec.strategy.rollingUpdate: $retainKeys clears it, so the change succeeds"
+                        .into(),
+                );
+            } else {
+                w.push(
+                    "spec.strategy.type changes to Recreate while live has the server-defaulted \
+                     spec.strategy.rollingUpdate, which the patch keeps: the server will reject it \
+                     (422); set spec.strategy.rollingUpdate: null in the config"
+                        .into(),
+                );
+            }
+        }
+    }
+    if kind == "StatefulSet" {
+        let ctype = str_at(config, "/spec/updateStrategy/type");
+        let live_ru = live.pointer("/spec/updateStrategy/rollingUpdate").is_some();
+        let cleared = body.pointer("/spec/updateStrategy/rollingUpdate") == Some(&Value::Null);
+        if ctype == Some("OnDelete") && live_ru && !cleared {
+            w.push(
+                "spec.updateStrategy.type changes to OnDelete while live has the server-defaulted \
+                 spec.updateStrategy.rollingUpdate, which the patch keeps: the server will reject \
+                 it (422); set spec.updateStrategy.rollingUpdate: null in the config"
+                    .into(),
+            );
+        }
+    }
+    if kind == "Service" {
+        let ctype = str_at(config, "/spec/type");
+        let ltype = str_at(live, "/spec/type").unwrap_or("ClusterIP");
+        if let Some(ct) = ctype
+            && ct != ltype
+        {
+            let mut defaulted = vec![];
+            if live.pointer("/spec/clusterIP").is_some() && ct == "ExternalName" {
+                defaulted.push("spec.clusterIP(s)");
+            }
+            let node_ports = live
+                .pointer("/spec/ports")
+                .and_then(Value::as_array)
+                .is_some_and(|ps| ps.iter().any(|p| p.get("nodePort").is_some()));
+            if node_ports && (ct == "ClusterIP" || ct == "ExternalName") {
+                defaulted.push("spec.ports[*].nodePort");
+            }
+            if live.pointer("/spec/healthCheckNodePort").is_some() {
+                defaulted.push("spec.healthCheckNodePort");
+            }
+            let extra = if defaulted.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; live has server-defaulted {} that the patch does not clear",
+                    defaulted.join(", ")
+                )
+            };
+            w.push(format!(
+                "spec.type changes from {ltype} to {ct}: fields defaulted for the old type \
+                     stay unless the server drops them{extra}"
+            ));
+        }
+    }
+    // (ii) immutable fields.
+    let immutable = |w: &mut Vec<String>, field: &str| {
+        w.push(format!(
+            "{field} is immutable: the server will reject this change (422)"
+        ));
+    };
+    match kind {
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job"
+            if touches(&["spec", "selector"]) =>
+        {
+            immutable(&mut w, "spec.selector");
+        }
+        _ => {}
+    }
+    if kind == "Job" && touches(&["spec", "template"]) {
+        w.push(
+            "spec.template of a Job is immutable (except scheduling directives of a suspended \
+             Job): the server will likely reject this change (422)"
+                .into(),
+        );
+    }
+    if kind == "Service" {
+        for f in ["clusterIP", "clusterIPs"] {
+            if touches(&["spec", f]) && live.pointer(&format!("/spec/{f}")).is_some() {
+                let ctype = str_at(config, "/spec/type");
+                if ctype != Some("ExternalName") {
+                    immutable(&mut w, &format!("spec.{f}"));
+                }
+            }
+        }
+    }
+    if kind == "StatefulSet" {
+        for f in ["volumeClaimTemplates", "serviceName", "podManagementPolicy"] {
+            if touches(&["spec", f]) {
+                immutable(&mut w, &format!("spec.{f}"));
+            }
+        }
+    }
+    if kind == "PersistentVolumeClaim"
+        && let Some(spec) = body.get("spec").and_then(Value::as_object)
+    {
+        for (k, v) in spec {
+            if k.starts_with('$') {
+                continue;
+            }
+            if k == "resources" {
+                let others = v
+                    .as_object()
+                    .is_some_and(|r| r.keys().any(|rk| rk != "requests" && !rk.starts_with('$')));
+                if others || !v.is_object() {
+                    immutable(&mut w, "spec.resources (except requests)");
+                }
+                continue;
+            }
+            if k == "volumeAttributesClassName" {
+                continue;
+            }
+            immutable(&mut w, &format!("spec.{k} of a PersistentVolumeClaim"));
+        }
+    }
+    if (kind == "ConfigMap" || kind == "Secret")
+        && live.get("immutable") == Some(&Value::Bool(true))
+    {
+        for f in ["data", "binaryData", "stringData", "immutable"] {
+            if touches(&[f]) {
+                w.push(format!(
+                    "{kind} is immutable (immutable: true): the server will reject the change of {f} (422); \
+                     delete and recreate it"
+                ));
+            }
+        }
+    }
+    if patch.kind == PatchType::Merge {
+        // Nothing kind-specific is known about custom resources.
+    }
+    w
+}
+
+/// A live object that apply would delete with `--prune`.
+pub fn prune_candidate(live: &Value, reason: String) -> ObjectPlan {
+    let mut plan = base_plan(live, None, ObjectAction::Prune);
+    plan.prune_reason = Some(reason);
+    plan.live = Some(live.clone());
+    plan
+}
+
+/// An object that could not be planned (load error, cluster error).
+pub fn error_object(
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+    source: Option<String>,
+    error: String,
+) -> ObjectPlan {
+    let mut plan = base_plan(&Value::Null, source, ObjectAction::Error);
+    plan.api_version = api_version.into();
+    plan.kind = kind.into();
+    plan.namespace = namespace.map(String::from);
+    plan.name = name.into();
+    plan.error = Some(error);
+    plan
+}
+
+fn element_matches(v: &Value, key: &str, want: &str) -> bool {
+    v.get(key).is_some_and(|k| path::element_value(k) == want)
+}
+
+fn get_path<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
+    let mut cur = v;
+    for s in segs {
+        cur = match s {
+            Segment::Key(k) => cur.get(k)?,
+            Segment::Index(i) => cur.get(*i)?,
+            Segment::Element(k, want) => cur
+                .as_array()?
+                .iter()
+                .find(|e| element_matches(e, k, want))?,
+        };
+    }
+    Some(cur)
+}
+
+fn remove_path(v: &mut Value, segs: &[Segment]) {
+    let Some((last, parent)) = segs.split_last() else {
+        return;
+    };
+    let mut cur = v;
+    for s in parent {
+        let next = match s {
+            Segment::Key(k) => cur.get_mut(k),
+            Segment::Index(i) => cur.get_mut(*i),
+            Segment::Element(k, want) => cur
+                .as_array_mut()
+                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Segment::Key(k) => {
+            if let Some(m) = cur.as_object_mut() {
+                m.remove(k);
+            }
+        }
+        Segment::Index(i) => {
+            if let Some(a) = cur.as_array_mut()
+                && *i < a.len()
+            {
+                a.remove(*i);
+            }
+        }
+        Segment::Element(k, want) => {
+            if let Some(a) = cur.as_array_mut() {
+                a.retain(|e| !element_matches(e, k, want));
+            }
+        }
+    }
+}
+
+fn set_path(v: &mut Value, segs: &[Segment], value: Value) {
+    let Some((last, parent)) = segs.split_last() else {
+        *v = value;
+        return;
+    };
+    let mut cur = v;
+    for s in parent {
+        let next = match s {
+            Segment::Key(k) => {
+                if !cur.is_object() {
+                    *cur = Value::Object(Map::new());
+                }
+                cur.as_object_mut().map(|m| {
+                    m.entry(k.clone())
+                        .or_insert_with(|| Value::Object(Map::new()))
+                })
+            }
+            Segment::Index(i) => cur.get_mut(*i),
+            Segment::Element(k, want) => cur
+                .as_array_mut()
+                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Segment::Key(k) => {
+            if !cur.is_object() {
+                *cur = Value::Object(Map::new());
+            }
+            if let Some(m) = cur.as_object_mut() {
+                m.insert(k.clone(), value);
+            }
+        }
+        Segment::Index(i) => {
+            if let Some(slot) = cur.get_mut(*i) {
+                *slot = value;
+            }
+        }
+        Segment::Element(k, want) => {
+            if cur.is_null() {
+                *cur = Value::Array(vec![]);
+            }
+            if let Some(a) = cur.as_array_mut() {
+                match a.iter_mut().find(|e| element_matches(e, k, want)) {
+                    Some(slot) => *slot = value,
+                    None => a.push(value),
+                }
+            }
+        }
+    }
+}
+
+/// A configuration that applies only the accepted field changes: the
+/// config with every change that was not accepted reverted to its
+/// last-applied state, so skipped changes stay pending for the next apply
+/// (the annotation records this configuration).
+pub fn partial_config(config: &Value, last_applied: Option<&Value>, accepted: &[String]) -> Value {
+    let live = Value::Object(Map::new());
+    let schema = match (str_at(config, "/apiVersion"), str_at(config, "/kind")) {
+        (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
+        _ => None,
+    };
+    // The rows that apply could take, live aside: every difference between
+    // config and last-applied.
+    let rows = match merge::three_way(config, last_applied.unwrap_or(&live), last_applied, schema) {
+        Ok(tw) => tw.fields,
+        Err(_) => merge::create_fields(config, schema),
+    };
+    partial_from_rows(
+        config,
+        last_applied,
+        accepted,
+        rows.iter().map(|r| r.path.as_str()),
+    )
+}
+
+/// [`partial_config`] over the paths of a plan's rows: every path not in
+/// `accepted` is reverted to its last-applied value (or removed).
+pub fn partial_from_rows<'r>(
+    config: &Value,
+    last_applied: Option<&Value>,
+    accepted: &[String],
+    rows: impl Iterator<Item = &'r str>,
+) -> Value {
+    let mut out = config.clone();
+    for p in rows {
+        if accepted.iter().any(|a| a == p) {
+            continue;
+        }
+        let segs = path::parse(p);
+        match last_applied.and_then(|la| get_path(la, &segs)) {
+            Some(v) => set_path(&mut out, &segs, v.clone()),
+            None => remove_path(&mut out, &segs),
+        }
+    }
+    out
+}
+
+/// Mask the values of a Secret's `data` and `stringData` (and inside its
+/// last-applied annotation). Other objects are returned unchanged.
+pub fn mask_secret(obj: &Value) -> Value {
+    if obj.get("kind").and_then(Value::as_str) != Some("Secret") {
+        return obj.clone();
+    }
+    let mut out = obj.clone();
+    mask_data(&mut out);
+    if let Some(ann) = out
+        .pointer_mut("/metadata/annotations")
+        .and_then(|a| a.get_mut(LAST_APPLIED))
+        && let Some(text) = ann.as_str()
+    {
+        *ann = Value::String(mask_recorded(text));
+    }
+    out
+}
+
+const MASK: &str = "***";
+
+/// A last-applied annotation value with the Secret values masked; text
+/// that is not JSON is masked whole.
+fn mask_recorded(text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut v) => {
+            mask_data(&mut v);
+            format!("{}\n", merge::go_json(&v))
+        }
+        Err(_) => MASK.into(),
+    }
+}
+
+fn mask_data(v: &mut Value) {
+    for f in ["data", "stringData"] {
+        if let Some(m) = v.get_mut(f).and_then(Value::as_object_mut) {
+            for val in m.values_mut() {
+                if !val.is_null() {
+                    *val = Value::String(MASK.into());
+                }
+            }
+        }
+    }
+}
+
+fn is_secret_value_path(p: &str) -> bool {
+    ["data", "stringData"]
+        .iter()
+        .any(|f| p == *f || p.starts_with(&format!("{f}.")) || p.starts_with(&format!("{f}[")))
+}
+
+fn mask_value(v: &Option<Value>) -> Option<Value> {
+    v.as_ref().map(|v| match v {
+        Value::Null => Value::Null,
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| {
+                    let masked = if x.is_null() {
+                        Value::Null
+                    } else {
+                        Value::String(MASK.into())
+                    };
+                    (k.clone(), masked)
+                })
+                .collect(),
+        ),
+        _ => Value::String(MASK.into()),
+    })
+}
+
+/// A copy of the object plan safe to show: Secret values masked in the
+/// field rows, the patch body, the last-applied and the objects.
+pub fn mask_plan(p: &ObjectPlan) -> ObjectPlan {
+    if p.kind != "Secret" {
+        return p.clone();
+    }
+    let mut out = p.clone();
+    let annotation_path = path::key("metadata.annotations", LAST_APPLIED);
+    for f in &mut out.fields {
+        if f.path == annotation_path {
+            for side in [&mut f.config, &mut f.live, &mut f.last_applied] {
+                if let Some(Value::String(text)) = side {
+                    *text = mask_recorded(text);
+                }
+            }
+        }
+        if is_secret_value_path(&f.path) {
+            f.config = mask_value(&f.config);
+            f.live = mask_value(&f.live);
+            f.last_applied = mask_value(&f.last_applied);
+        }
+    }
+    if let Some(patch) = &mut out.patch {
+        let mut body = patch.body.clone();
+        if let Some(m) = body.as_object_mut() {
+            m.insert("kind".into(), Value::String("Secret".into()));
+            let mut masked = mask_secret(&Value::Object(m.clone()));
+            if let Some(mm) = masked.as_object_mut()
+                && p.patch.as_ref().and_then(|x| x.body.get("kind")).is_none()
+            {
+                mm.remove("kind");
+            }
+            body = masked;
+        }
+        patch.body = body;
+    }
+    out.last_applied = out.last_applied.as_ref().map(|v| {
+        let mut v = v.clone();
+        mask_data(&mut v);
+        v
+    });
+    out.config = out.config.as_ref().map(mask_secret);
+    out.live = out.live.as_ref().map(mask_secret);
+    out
+}
+
+/// The plan as shown to scripts (`kapply plan -o json`), Secrets masked.
+pub fn to_value(plan: &Plan) -> Value {
+    let masked = Plan {
+        objects: plan.objects.iter().map(mask_plan).collect(),
+    };
+    serde_json::to_value(&masked).unwrap_or(Value::Null)
+}
+
+/// `kapply plan -o json`.
+pub fn to_json(plan: &Plan) -> String {
+    serde_json::to_string_pretty(&to_value(plan)).unwrap_or_default()
+}
+
+/// Which manager owns which field, from `metadata.managedFields`
+/// (fieldsV1): path -> manager (several managers joined by ", ").
+pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let Some(entries) = live
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
+        return out;
+    };
+    for e in entries {
+        let Some(manager) = e.get("manager").and_then(Value::as_str) else {
+            continue;
+        };
+        if let Some(f) = e.get("fieldsV1") {
+            walk_fields_v1("", f, manager, &mut out);
+        }
+    }
+    out
+}
+
+fn record_owner(out: &mut BTreeMap<String, String>, path: &str, manager: &str) {
+    if path.is_empty() {
+        return;
+    }
+    let entry = out.entry(path.into()).or_default();
+    if entry.is_empty() {
+        *entry = manager.into();
+    } else if !entry.split(", ").any(|x| x == manager) {
+        entry.push_str(", ");
+        entry.push_str(manager);
+    }
+}
+
+fn walk_fields_v1(p: &str, node: &Value, manager: &str, out: &mut BTreeMap<String, String>) {
+    let Some(m) = node.as_object() else {
+        return;
+    };
+    if m.is_empty() {
+        record_owner(out, p, manager);
+        return;
+    }
+    for (k, v) in m {
+        if k == "." {
+            record_owner(out, p, manager);
+            continue;
+        }
+        let sub = if let Some(name) = k.strip_prefix("f:") {
+            path::key(p, name)
+        } else if let Some(keyjson) = k.strip_prefix("k:") {
+            match serde_json::from_str::<Map<String, Value>>(keyjson) {
+                Ok(keys) if keys.len() == 1 => {
+                    let (kk, kv) = keys
+                        .iter()
+                        .next()
+                        .map(|(a, b)| (a.clone(), b.clone()))
+                        .unwrap_or_default();
+                    path::element(p, &kk, &kv)
+                }
+                Ok(keys) => {
+                    let parts: Vec<String> = keys
+                        .iter()
+                        .map(|(kk, kv)| format!("{kk}={}", path::element_value(kv)))
+                        .collect();
+                    format!("{p}[{}]", parts.join(","))
+                }
+                Err(_) => format!("{p}[{keyjson}]"),
+            }
+        } else if let Some(val) = k.strip_prefix("v:") {
+            let v: Value = serde_json::from_str(val).unwrap_or(Value::String(val.into()));
+            format!("{p}[{}]", path::element_value(&v))
+        } else if let Some(i) = k.strip_prefix("i:") {
+            format!("{p}[{i}]")
+        } else {
+            path::key(p, k)
+        };
+        walk_fields_v1(&sub, v, manager, out);
+    }
+}
+
+fn show(v: &Option<Value>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) => merge::go_json(v),
+    }
+}
+
+/// `kapply diff` output: per object a header, then per field its action,
+/// path, the three sides (last-applied | live | config; `-` = absent) and
+/// the reason. ANSI colours when `color`.
+pub fn render_diff(plan: &Plan, color: bool) -> String {
+    const RESET: &str = "\x1b[0m";
+    let paint = |code: &str, s: &str| -> String {
+        if color {
+            format!("\x1b[{code}m{s}{RESET}")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    for obj in &plan.objects {
+        let obj = mask_plan(obj);
+        let (sym, word, code) = match obj.action {
+            ObjectAction::Create => ("+", "create", "32"),
+            ObjectAction::Update => ("~", "update", "33"),
+            ObjectAction::Unchanged => ("=", "unchanged", "2"),
+            ObjectAction::Prune => ("-", "prune", "31"),
+            ObjectAction::Error => ("!", "error", "31;1"),
+        };
+        let id = match &obj.namespace {
+            Some(ns) => format!("{} {}/{}", obj.kind, ns, obj.name),
+            None => format!("{} {}", obj.kind, obj.name),
+        };
+        let mut header = format!("{sym} {id} ({word})");
+        if let Some(src) = &obj.source {
+            let _ = write!(header, "  {src}");
+        }
+        if let Some(r) = &obj.prune_reason {
+            let _ = write!(header, "  {r}");
+        }
+        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
+        if let Some(e) = &obj.error {
+            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
+        }
+        for w in &obj.warnings {
+            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
+        }
+        for f in &obj.fields {
+            let (word, code) = match f.action {
+                FieldAction::Set if f.live.is_none() => ("set  ", "32"),
+                FieldAction::Set => ("set  ", "33"),
+                FieldAction::Clear => ("clear", "31"),
+                FieldAction::Keep => ("keep ", "2;34"),
+            };
+            let line = format!(
+                "{word} {}  last-applied: {} | live: {} | config: {}  ({})",
+                f.path,
+                show(&f.last_applied),
+                show(&f.live),
+                show(&f.config),
+                f.reason
+            );
+            let _ = writeln!(out, "    {}", paint(code, &line));
+        }
+    }
+    out
+}

@@ -1,1 +1,1412 @@
-//! The one YAML module (owned by the manifest work).
+//! The one YAML module (owned by the manifest work): every YAML crate is used
+//! here and nowhere else.
+//!
+//! Reading: saphyr's event parser gives every node its line, and scalars are
+//! resolved the way kubectl reads them (go-yaml v2, YAML 1.1, then converted
+//! to JSON by sigs.k8s.io/yaml): unquoted `yes`/`no`/`on`/`off`/`y`/`n` are
+//! booleans, also as keys (`y:` is the key `"true"`), `0644` is octal (420),
+//! `0x1F` hex, `~`/`null`/empty are null, quoted and block scalars are always
+//! strings, core tags (`!!str`, `!!int`, ...) are honoured, anchors, aliases
+//! and merge keys (`<<`, with go-yaml v2's precedence) work. Numbers then take the form kubectl's JSON
+//! round trip gives them: a float with an integral value becomes an integer
+//! (`1.0` -> `1`), and `.inf`/`.nan` are errors, because JSON cannot hold
+//! them.
+//!
+//! Writing: [`to_yaml`] renders a JSON value as block YAML in kubectl's
+//! style, quoting every string that would otherwise be read back as
+//! something else.
+
+use crate::merge::path;
+use crate::patchmeta::{ListStrategy, Schema};
+use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
+use serde_json::{Map, Number, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// A parse or conversion error at a place in the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line} column {col}: {message}")]
+pub struct YamlError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    pub message: String,
+}
+
+impl YamlError {
+    fn at(line: usize, col: usize, message: impl Into<String>) -> Self {
+        YamlError {
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+}
+
+/// A node of a parsed document with its place in the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// 1-based line where the node starts.
+    pub line: usize,
+    /// 1-based column where the node starts.
+    pub col: usize,
+    pub kind: NodeKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// A resolved scalar (never an array or object).
+    Scalar(Value),
+    Seq(Vec<Node>),
+    /// Entries in document order; keys are unique (a repeated key keeps the
+    /// last value, as go-yaml does).
+    Map(Vec<Entry>),
+}
+
+/// One key of a mapping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    /// Line of the key (the line a field path points at).
+    pub line: usize,
+    pub value: Node,
+}
+
+impl Node {
+    fn scalar(line: usize, col: usize, v: Value) -> Node {
+        Node {
+            line,
+            col,
+            kind: NodeKind::Scalar(v),
+        }
+    }
+
+    /// The JSON value of this node.
+    pub fn to_value(&self) -> Value {
+        match &self.kind {
+            NodeKind::Scalar(v) => v.clone(),
+            NodeKind::Seq(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            NodeKind::Map(entries) => {
+                let mut m = Map::new();
+                for e in entries {
+                    m.insert(e.key.clone(), e.value.to_value());
+                }
+                Value::Object(m)
+            }
+        }
+    }
+
+    /// The entry of a mapping node by key.
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        match &self.kind {
+            NodeKind::Map(entries) => entries.iter().find(|e| e.key == key),
+            _ => None,
+        }
+    }
+
+    /// The value of a mapping node's key.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    /// The line of the first key of a mapping (where a reader sees the
+    /// object begin), else the node's own line.
+    pub fn first_line(&self) -> usize {
+        match &self.kind {
+            NodeKind::Map(entries) => entries.first().map_or(self.line, |e| e.line),
+            _ => self.line,
+        }
+    }
+
+    /// Number of nodes and height (a scalar is 1), for the alias guards.
+    /// Recursion is bounded: every tree built here is at most `MAX_DEPTH`
+    /// deep.
+    fn measure(&self) -> (usize, usize) {
+        let children: Box<dyn Iterator<Item = &Node>> = match &self.kind {
+            NodeKind::Scalar(_) => Box::new(std::iter::empty()),
+            NodeKind::Seq(items) => Box::new(items.iter()),
+            NodeKind::Map(entries) => Box::new(entries.iter().map(|e| &e.value)),
+        };
+        children.fold((1, 1), |(size, height), c| {
+            let (s, h) = c.measure();
+            (size + s, height.max(h + 1))
+        })
+    }
+}
+
+/// Maximum nesting of collections; far beyond any Kubernetes object, and it
+/// keeps the recursive walks over the tree safe.
+const MAX_DEPTH: usize = 256;
+/// Nodes that aliases may add to one document (a guard against "billion
+/// laughs" documents).
+const MAX_ALIAS_NODES: usize = 1_000_000;
+
+/// Parses a YAML stream, or a JSON stream when the text starts with `{` (as
+/// kubectl decides), into documents. Empty documents (nothing, only comments,
+/// or null) are skipped.
+pub fn parse(text: &str) -> Result<Vec<Node>, YamlError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim_start().starts_with('{') {
+        parse_json(text)
+    } else {
+        parse_yaml(text)
+    }
+}
+
+/// Parses a YAML stream into documents, skipping empty ones.
+pub fn parse_yaml(text: &str) -> Result<Vec<Node>, YamlError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut b = Builder::default();
+    for ev in Parser::new_from_str(text) {
+        let (event, span) = ev.map_err(|e| {
+            YamlError::at(
+                e.marker().line().max(1),
+                e.marker().col() + 1,
+                e.info().to_string(),
+            )
+        })?;
+        b.event(event, span)?;
+    }
+    Ok(b.docs)
+}
+
+/// Parses a stream of JSON values. Values come from serde_json (JSON
+/// semantics, its error positions); lines come from reading the same text as
+/// YAML, which JSON nearly always is. Where that fails every node gets the
+/// line its document starts on.
+pub fn parse_json(text: &str) -> Result<Vec<Node>, YamlError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut docs = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut start = 0;
+    while let Some(item) = stream.next() {
+        let end = stream.byte_offset();
+        let value =
+            item.map_err(|e| YamlError::at(e.line().max(1), e.column().max(1), e.to_string()))?;
+        let value = normalize_json(value);
+        // Position of the value's first character.
+        let lead = text[start..end].len() - text[start..end].trim_start().len();
+        let first = start + lead;
+        let line = 1 + text[..first].matches('\n').count();
+        let col = 1 + text[..first]
+            .rsplit('\n')
+            .next()
+            .map_or(0, |s| s.chars().count());
+        let located = parse_yaml(&text[first..end])
+            .ok()
+            .and_then(|mut d| (d.len() == 1).then(|| d.remove(0)))
+            .filter(|n| n.to_value() == value)
+            .map(|n| shift_lines(n, line - 1));
+        let node = located.unwrap_or_else(|| from_value(&value, line, col));
+        if !value.is_null() {
+            docs.push(node);
+        }
+        start = end;
+    }
+    Ok(docs)
+}
+
+/// Numbers as kubectl's JSON round trip leaves them: floats with an
+/// integral value become integers (`1.0` is written `1` and read back as an
+/// integer), integers beyond int64 become floats.
+fn normalize_json(v: Value) -> Value {
+    match v {
+        // Beyond int64, kubectl's JSON reader falls back to a float.
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() || (n.is_u64() && n.as_i64().is_none()) => {
+                float_value(f).unwrap_or(Value::Number(n))
+            }
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(normalize_json).collect()),
+        Value::Object(m) => {
+            Value::Object(m.into_iter().map(|(k, v)| (k, normalize_json(v))).collect())
+        }
+        other => other,
+    }
+}
+
+fn shift_lines(mut n: Node, by: usize) -> Node {
+    fn walk(n: &mut Node, by: usize) {
+        n.line += by;
+        match &mut n.kind {
+            NodeKind::Scalar(_) => {}
+            NodeKind::Seq(items) => items.iter_mut().for_each(|i| walk(i, by)),
+            NodeKind::Map(entries) => entries.iter_mut().for_each(|e| {
+                e.line += by;
+                walk(&mut e.value, by);
+            }),
+        }
+    }
+    walk(&mut n, by);
+    n
+}
+
+/// A tree for a value with no better position than one line.
+fn from_value(v: &Value, line: usize, col: usize) -> Node {
+    let kind = match v {
+        Value::Array(items) => {
+            NodeKind::Seq(items.iter().map(|i| from_value(i, line, col)).collect())
+        }
+        Value::Object(m) => NodeKind::Map(
+            m.iter()
+                .map(|(k, v)| Entry {
+                    key: k.clone(),
+                    line,
+                    value: from_value(v, line, col),
+                })
+                .collect(),
+        ),
+        other => NodeKind::Scalar(other.clone()),
+    };
+    Node { line, col, kind }
+}
+
+/// Field path -> line for every node of an object: map keys at the line of
+/// the key, list elements at the element's line. Elements of lists that
+/// merge by key (per `schema`, the object's patch metadata; `None` for
+/// custom resources) are named by key (`containers[name=nginx]`), other
+/// elements by index (`args[0]`).
+pub fn line_map(root: &Node, schema: Option<Schema<'_>>) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    walk_lines(root, "", schema, &mut out);
+    out
+}
+
+fn walk_lines(
+    node: &Node,
+    at: &str,
+    schema: Option<Schema<'_>>,
+    out: &mut BTreeMap<String, usize>,
+) {
+    match &node.kind {
+        NodeKind::Scalar(_) => {}
+        NodeKind::Map(entries) => {
+            for e in entries {
+                let p = path::key(at, &e.key);
+                out.insert(p.clone(), e.line);
+                walk_lines(&e.value, &p, schema.and_then(|s| s.field(&e.key)), out);
+            }
+        }
+        NodeKind::Seq(items) => {
+            let merge_key = schema.and_then(|s| match s.list_strategy() {
+                ListStrategy::MergeByKey(k) => Some(k),
+                _ => None,
+            });
+            let item_schema = schema.and_then(|s| s.items());
+            for (i, item) in items.iter().enumerate() {
+                let keyed = merge_key.as_deref().and_then(|k| {
+                    item.get(k).and_then(|v| match &v.kind {
+                        NodeKind::Scalar(s) if !s.is_null() => Some(path::element(at, k, s)),
+                        _ => None,
+                    })
+                });
+                let p = keyed.unwrap_or_else(|| path::index(at, i));
+                out.insert(p.clone(), item.line);
+                walk_lines(item, &p, item_schema, out);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Building the tree from parser events
+
+enum Pending {
+    Key(String, usize),
+    Merge(usize, usize),
+}
+
+enum Frame {
+    Seq {
+        line: usize,
+        col: usize,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        line: usize,
+        col: usize,
+        anchor: usize,
+        entries: Vec<Entry>,
+        index: HashMap<String, usize>,
+        pending: Option<Pending>,
+    },
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    /// Anchor id -> (node, its size, its height).
+    anchors: HashMap<usize, (Node, usize, usize)>,
+    docs: Vec<Node>,
+    alias_nodes: usize,
+}
+
+fn pos(span: &Span) -> (usize, usize) {
+    (span.start.line().max(1), span.start.col() + 1)
+}
+
+impl Builder {
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), YamlError> {
+        let (line, col) = pos(&span);
+        match event {
+            Event::DocumentStart(_) => {
+                self.alias_nodes = 0;
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = tag.as_deref().map(tag_name);
+                if self.expecting_key() {
+                    let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<"
+                        || tag.as_deref() == Some("tag:yaml.org,2002:merge");
+                    let pending = if merge {
+                        Pending::Merge(line, col)
+                    } else {
+                        let key = key_string(resolve(&text, style, tag.as_deref()), &text)
+                            .map_err(|m| YamlError::at(line, col, m))?;
+                        Pending::Key(key, line)
+                    };
+                    if anchor > 0 {
+                        let v = scalar_value(resolve(&text, style, tag.as_deref()), &text)
+                            .map_err(|m| YamlError::at(line, col, m))?;
+                        self.anchors
+                            .insert(anchor, (Node::scalar(line, col, v), 1, 1));
+                    }
+                    self.set_pending(pending);
+                } else {
+                    let v = scalar_value(resolve(&text, style, tag.as_deref()), &text)
+                        .map_err(|m| YamlError::at(line, col, m))?;
+                    let node = Node::scalar(line, col, v);
+                    if anchor > 0 {
+                        self.anchors.insert(anchor, (node.clone(), 1, 1));
+                    }
+                    self.complete(node)?;
+                }
+            }
+            Event::Alias(id) => {
+                let (anchored, size, height) = self
+                    .anchors
+                    .get(&id)
+                    .ok_or_else(|| YamlError::at(line, col, "unknown anchor"))?;
+                self.alias_nodes += size;
+                if self.alias_nodes > MAX_ALIAS_NODES {
+                    return Err(YamlError::at(
+                        line,
+                        col,
+                        "document expands aliases too much",
+                    ));
+                }
+                // Aliases nest whole trees: keep the result within the depth
+                // limit too.
+                if self.stack.len() + height > MAX_DEPTH {
+                    return Err(YamlError::at(line, col, "nesting too deep"));
+                }
+                let node = anchored.clone();
+                if self.expecting_key() {
+                    let key = match &node.kind {
+                        NodeKind::Scalar(v) => value_key(v),
+                        _ => None,
+                    }
+                    .ok_or_else(|| {
+                        YamlError::at(
+                            line,
+                            col,
+                            "unsupported map key (an alias to a collection or null)",
+                        )
+                    })?;
+                    self.set_pending(Pending::Key(key, line));
+                } else {
+                    self.complete(node)?;
+                }
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.expecting_key() {
+                    return Err(YamlError::at(
+                        line,
+                        col,
+                        "unsupported map key (a mapping or sequence)",
+                    ));
+                }
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(YamlError::at(line, col, "nesting too deep"));
+                }
+                let frame = if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        line,
+                        col,
+                        anchor,
+                        items: Vec::new(),
+                    }
+                } else {
+                    Frame::Map {
+                        line,
+                        col,
+                        anchor,
+                        entries: Vec::new(),
+                        index: HashMap::new(),
+                        pending: None,
+                    }
+                };
+                self.stack.push(frame);
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = self.stack.pop() else {
+                    return Err(YamlError::at(line, col, "unbalanced collection end"));
+                };
+                let (node, anchor) = match frame {
+                    Frame::Seq {
+                        line,
+                        col,
+                        anchor,
+                        items,
+                    } => (
+                        Node {
+                            line,
+                            col,
+                            kind: NodeKind::Seq(items),
+                        },
+                        anchor,
+                    ),
+                    Frame::Map {
+                        line,
+                        col,
+                        anchor,
+                        entries,
+                        ..
+                    } => (
+                        Node {
+                            line,
+                            col,
+                            kind: NodeKind::Map(entries),
+                        },
+                        anchor,
+                    ),
+                };
+                if anchor > 0 {
+                    let (size, height) = node.measure();
+                    self.anchors.insert(anchor, (node.clone(), size, height));
+                }
+                self.complete(node)?;
+            }
+            Event::DocumentEnd | Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+        }
+        Ok(())
+    }
+
+    fn expecting_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Map { pending: None, .. }))
+    }
+
+    fn set_pending(&mut self, p: Pending) {
+        if let Some(Frame::Map { pending, .. }) = self.stack.last_mut() {
+            *pending = Some(p);
+        }
+    }
+
+    fn complete(&mut self, node: Node) -> Result<(), YamlError> {
+        match self.stack.last_mut() {
+            None => {
+                if !matches!(node.kind, NodeKind::Scalar(Value::Null)) {
+                    self.docs.push(node);
+                }
+            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries,
+                index,
+                pending,
+                ..
+            }) => match pending.take() {
+                Some(Pending::Key(key, line)) => set_entry(
+                    entries,
+                    index,
+                    Entry {
+                        key,
+                        line,
+                        value: node,
+                    },
+                ),
+                Some(Pending::Merge(line, col)) => {
+                    let ok = match &node.kind {
+                        NodeKind::Map(_) => true,
+                        NodeKind::Seq(items) => {
+                            items.iter().all(|i| matches!(i.kind, NodeKind::Map(_)))
+                        }
+                        NodeKind::Scalar(_) => false,
+                    };
+                    if !ok {
+                        return Err(YamlError::at(
+                            line,
+                            col,
+                            "map merge requires map or sequence of maps as the value",
+                        ));
+                    }
+                    // go-yaml v2 (so kubectl): merged keys overwrite keys
+                    // set before the `<<`, later keys overwrite them, and in
+                    // a list of maps the earlier map wins.
+                    let sources = match node.kind {
+                        NodeKind::Map(e) => vec![e],
+                        NodeKind::Seq(items) => items
+                            .into_iter()
+                            .rev()
+                            .filter_map(|i| match i.kind {
+                                NodeKind::Map(e) => Some(e),
+                                _ => None,
+                            })
+                            .collect(),
+                        NodeKind::Scalar(_) => Vec::new(),
+                    };
+                    for e in sources.into_iter().flatten() {
+                        set_entry(entries, index, e);
+                    }
+                }
+                // A value arrives only after its key; the parser guarantees it.
+                None => {
+                    return Err(YamlError::at(
+                        node.line,
+                        node.col,
+                        "mapping value without key",
+                    ));
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+/// Inserts or overwrites a key (a repeated key keeps the last value).
+fn set_entry(entries: &mut Vec<Entry>, index: &mut HashMap<String, usize>, e: Entry) {
+    match index.get(&e.key) {
+        Some(&i) => entries[i] = e,
+        None => {
+            index.insert(e.key.clone(), entries.len());
+            entries.push(e);
+        }
+    }
+}
+
+/// `!!str` -> `tag:yaml.org,2002:str`; local tags keep their `!`.
+fn tag_name(t: &Tag) -> String {
+    format!("{}{}", t.handle, t.suffix)
+}
+
+// ---------------------------------------------------------------------------
+// Scalar resolution, following go-yaml v2's resolve()
+
+/// A scalar as go-yaml v2 decodes it into `interface{}`.
+#[derive(Debug, Clone, PartialEq)]
+enum Scalar {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Float(f64),
+    Str(String),
+    Error(String),
+}
+
+const CORE: &str = "tag:yaml.org,2002:";
+
+fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Scalar {
+    let Some(tag) = tag else {
+        return if style == ScalarStyle::Plain {
+            resolve_plain(text)
+        } else {
+            Scalar::Str(text.to_string())
+        };
+    };
+    let Some(core) = tag.strip_prefix(CORE) else {
+        // Local and unknown tags: go-yaml keeps the text.
+        return Scalar::Str(text.to_string());
+    };
+    let implicit = resolve_plain(text);
+    let mismatch =
+        |found: &str| Scalar::Error(format!("cannot decode !!{found} `{text}` as a !!{core}"));
+    match core {
+        "str" => Scalar::Str(text.to_string()),
+        "binary" => {
+            use base64::Engine as _;
+            let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            match base64::engine::general_purpose::STANDARD.decode(clean) {
+                Ok(bytes) => Scalar::Str(String::from_utf8_lossy(&bytes).into_owned()),
+                Err(_) => Scalar::Error("!!binary value contains invalid base64 data".into()),
+            }
+        }
+        "null" => match implicit {
+            Scalar::Null => Scalar::Null,
+            other => mismatch(short_tag(&other)),
+        },
+        "bool" => match implicit {
+            Scalar::Bool(b) => Scalar::Bool(b),
+            other => mismatch(short_tag(&other)),
+        },
+        "int" => match implicit {
+            s @ (Scalar::Int(_) | Scalar::Uint(_)) => s,
+            other => mismatch(short_tag(&other)),
+        },
+        "float" => match implicit {
+            Scalar::Int(i) => Scalar::Float(i as f64),
+            Scalar::Uint(u) => Scalar::Float(u as f64),
+            s @ Scalar::Float(_) => s,
+            other => mismatch(short_tag(&other)),
+        },
+        // go-yaml hands timestamps to interface{} as their text.
+        "timestamp" if looks_like_timestamp(text) => Scalar::Str(text.to_string()),
+        "timestamp" => mismatch(short_tag(&implicit)),
+        _ => Scalar::Str(text.to_string()),
+    }
+}
+
+fn short_tag(s: &Scalar) -> &'static str {
+    match s {
+        Scalar::Null => "null",
+        Scalar::Bool(_) => "bool",
+        Scalar::Int(_) | Scalar::Uint(_) => "int",
+        Scalar::Float(_) => "float",
+        Scalar::Str(_) | Scalar::Error(_) => "str",
+    }
+}
+
+fn looks_like_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 8 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+}
+
+/// Plain (unquoted, untagged) scalar resolution: the YAML 1.1 table of
+/// go-yaml v2, then integers (Go `ParseInt(s, 0, 64)`: octal `0644`, `0x`,
+/// `0o`, `0b`, underscores dropped), then floats.
+fn resolve_plain(s: &str) -> Scalar {
+    let hint = match s.as_bytes().first() {
+        None => b'M',
+        Some(b'+' | b'-') => b'S',
+        Some(b'0'..=b'9') => b'D',
+        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
+        Some(b'.') => b'.',
+        _ => return Scalar::Str(s.to_string()),
+    };
+    match s {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Scalar::Bool(true);
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Scalar::Bool(false);
+        }
+        "" | "~" | "null" | "Null" | "NULL" => return Scalar::Null,
+        ".nan" | ".NaN" | ".NAN" => return Scalar::Float(f64::NAN),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Scalar::Float(f64::INFINITY);
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Scalar::Float(f64::NEG_INFINITY),
+        _ => {}
+    }
+    match hint {
+        b'.' => {
+            if let Some(f) = go_parse_float(s) {
+                return Scalar::Float(f);
+            }
+        }
+        b'D' | b'S' => {
+            let plain: String = s.chars().filter(|&c| c != '_').collect();
+            if let Some(i) = go_parse_int(&plain) {
+                return Scalar::Int(i);
+            }
+            if let Some(u) = go_parse_uint(&plain) {
+                return Scalar::Uint(u);
+            }
+            if let Some(f) = go_parse_float(&plain) {
+                return Scalar::Float(f);
+            }
+        }
+        _ => {}
+    }
+    Scalar::Str(s.to_string())
+}
+
+/// go-yaml's `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_yaml_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if i < b.len() && b[i] == b'.' {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Go's `ParseFloat` on text that matches [`is_yaml_float`]; out of range
+/// is an error there, so the scalar stays a string.
+fn go_parse_float(s: &str) -> Option<f64> {
+    if !is_yaml_float(s) {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// Magnitude and base per Go's base-0 prefix rules; `None` when malformed.
+fn go_magnitude(digits: &str) -> Option<u64> {
+    let (radix, body) = if let Some(r) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        (16, r)
+    } else if let Some(r) = digits
+        .strip_prefix("0o")
+        .or_else(|| digits.strip_prefix("0O"))
+    {
+        (8, r)
+    } else if let Some(r) = digits
+        .strip_prefix("0b")
+        .or_else(|| digits.strip_prefix("0B"))
+    {
+        (2, r)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(body, radix).ok()
+}
+
+/// Go `strconv.ParseInt(s, 0, 64)`.
+fn go_parse_int(s: &str) -> Option<i64> {
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let m = go_magnitude(digits)?;
+    if neg {
+        if m <= i64::MAX as u64 + 1 {
+            Some((m as i64).wrapping_neg())
+        } else {
+            None
+        }
+    } else {
+        i64::try_from(m).ok()
+    }
+}
+
+/// Go `strconv.ParseUint(s, 0, 64)`: no sign.
+fn go_parse_uint(s: &str) -> Option<u64> {
+    go_magnitude(s)
+}
+
+/// A float as the JSON round trip leaves it: integral values print without
+/// a fraction and come back as integers.
+fn float_value(f: f64) -> Option<Value> {
+    if !f.is_finite() {
+        return None;
+    }
+    let shown = format!("{f}");
+    if let Ok(i) = shown.parse::<i64>() {
+        return Some(Value::from(i));
+    }
+    Number::from_f64(f).map(Value::Number)
+}
+
+fn scalar_value(s: Scalar, text: &str) -> Result<Value, String> {
+    Ok(match s {
+        Scalar::Null => Value::Null,
+        Scalar::Bool(b) => Value::Bool(b),
+        Scalar::Int(i) => Value::from(i),
+        // JSON readers in kubectl take numbers beyond int64 as floats.
+        Scalar::Uint(u) => i64::try_from(u).map_or_else(
+            |_| float_value(u as f64).unwrap_or(Value::Null),
+            Value::from,
+        ),
+        Scalar::Float(f) => float_value(f)
+            .ok_or_else(|| format!("`{text}` (infinity or NaN) cannot be represented in JSON"))?,
+        Scalar::Str(s) => Value::String(s),
+        Scalar::Error(m) => return Err(m),
+    })
+}
+
+/// A mapping key as sigs.k8s.io/yaml turns it into a JSON key.
+fn key_string(s: Scalar, text: &str) -> Result<String, String> {
+    match s {
+        Scalar::Str(s) => Ok(s),
+        Scalar::Bool(b) => Ok(b.to_string()),
+        Scalar::Int(i) => Ok(i.to_string()),
+        Scalar::Float(f) => Ok(go_float32_g(f)),
+        Scalar::Null => Err(format!("unsupported map key `{text}` (null)")),
+        Scalar::Uint(_) => Err(format!("unsupported map key `{text}` (out of int64 range)")),
+        Scalar::Error(m) => Err(m),
+    }
+}
+
+/// A key reached through an alias (its value is already JSON).
+fn value_key(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => go_float32_g(n.as_f64()?),
+        }),
+        _ => None,
+    }
+}
+
+/// Go `strconv.FormatFloat(f, 'g', -1, 32)` with go-yaml's spellings of the
+/// specials: how sigs.k8s.io/yaml names a float key.
+fn go_float32_g(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    let x = f as f32;
+    if x.is_infinite() {
+        // Beyond float32: Go prints +Inf, which go-yaml spells .inf.
+        return if x > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // Shortest digits of the float32, as d.ddd e exp.
+    let e = format!("{:e}", x.abs());
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let sign = if x < 0.0 { "-" } else { "" };
+    if !(-4..6).contains(&exp) {
+        let rest = &digits[1..];
+        let dot = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{}{dot}e{esign}{:02}", &digits[..1], exp.abs());
+    }
+    let n = digits.len() as i32;
+    let dp = exp + 1; // digits before the decimal point
+    let body = if dp <= 0 {
+        format!("0.{}{digits}", "0".repeat((-dp) as usize))
+    } else if dp >= n {
+        format!("{digits}{}", "0".repeat((dp - n) as usize))
+    } else {
+        format!("{}.{}", &digits[..dp as usize], &digits[dp as usize..])
+    };
+    format!("{sign}{body}")
+}
+
+// ---------------------------------------------------------------------------
+// Writing
+
+/// Renders a value as block YAML for display, in kubectl's layout (list
+/// items at their key's indentation). Strings that YAML 1.1 would read back
+/// as something else (`"yes"`, `"0644"`, `"null"`, ...) are quoted, so the
+/// text parses back to the same value.
+pub fn to_yaml(value: &Value) -> String {
+    let mut out = String::new();
+    match value {
+        Value::Object(m) if !m.is_empty() => write_map(&mut out, m, 0),
+        Value::Array(a) if !a.is_empty() => write_seq(&mut out, a, 0),
+        other => {
+            out.push_str(&inline_scalar(other, 0));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// [`to_yaml`] plus the line of every field path in the text (1-based), so
+/// a display can point at `spec.template.spec.containers[name=nginx].image`.
+/// `schema` names keyed list elements as in [`line_map`].
+pub fn to_yaml_with_lines(
+    value: &Value,
+    schema: Option<Schema<'_>>,
+) -> (String, BTreeMap<String, usize>) {
+    let text = to_yaml(value);
+    // The text parses back to the value (see the round-trip test), so its
+    // tree has the lines.
+    let lines = match parse_yaml(&text) {
+        Ok(docs) => docs
+            .first()
+            .map(|d| line_map(d, schema))
+            .unwrap_or_default(),
+        Err(_) => BTreeMap::new(),
+    };
+    (text, lines)
+}
+
+fn write_map(out: &mut String, m: &Map<String, Value>, indent: usize) {
+    let pad = " ".repeat(indent);
+    for (k, v) in m {
+        let _ = write!(out, "{pad}{}:", quote_if_needed(k));
+        write_value_after_key(out, v, indent);
+    }
+}
+
+fn write_value_after_key(out: &mut String, v: &Value, indent: usize) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            out.push('\n');
+            write_map(out, m, indent + 2);
+        }
+        // kubectl style: list items at the key's indentation.
+        Value::Array(a) if !a.is_empty() => {
+            out.push('\n');
+            write_seq(out, a, indent);
+        }
+        other => {
+            out.push(' ');
+            out.push_str(&inline_scalar(other, indent + 2));
+            out.push('\n');
+        }
+    }
+}
+
+fn write_seq(out: &mut String, a: &[Value], indent: usize) {
+    let pad = " ".repeat(indent);
+    for v in a {
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                // First key on the dash line, the rest aligned under it.
+                let mut first = true;
+                for (k, v) in m {
+                    if first {
+                        let _ = write!(out, "{pad}- {}:", quote_if_needed(k));
+                        first = false;
+                    } else {
+                        let _ = write!(out, "{pad}  {}:", quote_if_needed(k));
+                    }
+                    write_value_after_key(out, v, indent + 2);
+                }
+            }
+            Value::Array(inner) if !inner.is_empty() => {
+                let _ = writeln!(out, "{pad}-");
+                write_seq(out, inner, indent + 2);
+            }
+            other => {
+                let _ = writeln!(out, "{pad}- {}", inline_scalar(other, indent + 2));
+            }
+        }
+    }
+}
+
+/// A scalar (or empty collection) on one line; multi-line strings become a
+/// literal block indented at `indent`.
+fn inline_scalar(v: &Value, indent: usize) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        Value::String(s) => {
+            if let Some(block) = literal_block(s, indent) {
+                block
+            } else {
+                quote_if_needed(s)
+            }
+        }
+    }
+}
+
+fn literal_block(s: &str, indent: usize) -> Option<String> {
+    if !s.contains('\n')
+        || s.trim().is_empty()
+        || s.chars().any(|c| c != '\n' && c != '\t' && c.is_control())
+    {
+        return None;
+    }
+    let body = s.trim_end_matches('\n');
+    let trailing = s.len() - body.len();
+    // Lines ending in blanks or starting with a blank first line do not
+    // survive a literal block; quote those.
+    if body.lines().any(|l| l.ends_with([' ', '\t'])) || body.starts_with([' ', '\t', '\n']) {
+        return None;
+    }
+    let chomp = match trailing {
+        0 => "-",
+        1 => "",
+        _ => "+",
+    };
+    let pad = " ".repeat(indent.max(1));
+    let mut out = format!("|{chomp}");
+    for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
+        out.push('\n');
+        if !line.is_empty() {
+            out.push_str(&pad);
+            out.push_str(line);
+        }
+    }
+    Some(out)
+}
+
+/// The string as a plain scalar when that reads back as the same string,
+/// else double-quoted.
+fn quote_if_needed(s: &str) -> String {
+    if plain_safe(s) {
+        s.to_string()
+    } else {
+        double_quoted(s)
+    }
+}
+
+fn plain_safe(s: &str) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    if !matches!(resolve_plain(s), Scalar::Str(_)) || s == "<<" {
+        return false;
+    }
+    if "-?:,[]{}#&*!|>'\"%@`".contains(first)
+        && !(matches!(first, '-' | '?' | ':') && s.len() > 1 && !s[1..].starts_with(' '))
+    {
+        return false;
+    }
+    if s.starts_with(' ') || s.ends_with(' ') || s.ends_with(':') {
+        return false;
+    }
+    // Flow indicators are safe in block context except where they end a
+    // plain scalar; keep it simple and quote them too.
+    if s.contains(": ")
+        || s.contains(" #")
+        || s.contains(['\t', '\n', '\r', ',', '[', ']', '{', '}'])
+    {
+        return false;
+    }
+    if s == "-" || s.starts_with("---") || s.starts_with("...") {
+        return false;
+    }
+    !s.chars().any(|c| {
+        c.is_control() || c == '\u{feff}' || c == '\u{85}' || c == '\u{2028}' || c == '\u{2029}'
+    })
+}
+
+fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}') => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patchmeta::PatchMeta;
+    use serde_json::json;
+
+    fn one(text: &str) -> Value {
+        let docs = parse(text).unwrap();
+        assert_eq!(docs.len(), 1, "{text}");
+        docs[0].to_value()
+    }
+
+    #[test]
+    fn yaml11_scalars() {
+        let v = one(
+            "a: yes\nb: No\nc: on\nd: OFF\ne: y\nf: n\ng: True\nh: tRUE\ni: 0644\nj: 0x1F\nk: ~\nl:\nm: null\n\
+             nn: 1.0\no: 1.5\np: '0644'\nq: \"yes\"\nr: 1_000\ns: 0b101\nt: 0o17\nu: -0644\nv: 08\nw: 1e3\n\
+             x: 2001-12-14\nyy: .5\nz: 1e400\n",
+        );
+        assert_eq!(
+            v,
+            json!({"a": true, "b": false, "c": true, "d": false, "e": true, "f": false, "g": true,
+                   "h": "tRUE", "i": 420, "j": 31, "k": null, "l": null, "m": null, "nn": 1, "o": 1.5,
+                   "p": "0644", "q": "yes", "r": 1000, "s": 5, "t": 15, "u": -420, "v": 8, "w": 1000,
+                   "x": "2001-12-14", "yy": 0.5, "z": "1e400"})
+        );
+    }
+
+    #[test]
+    fn keys_resolve_too() {
+        let v = one("y: 1\nn: 2\n0644: 3\n1.5: 4\n\"y\": 5\n1000000.0: 6\n");
+        assert_eq!(
+            v,
+            json!({"true": 1, "false": 2, "420": 3, "1.5": 4, "y": 5, "1e+06": 6})
+        );
+        assert!(parse("~: 1\n").is_err());
+    }
+
+    #[test]
+    fn tags_and_blocks() {
+        let v = one(
+            "a: !!str 0644\nb: !!int \"12\"\nc: !!float 1\nd: !custom yes\ne: |\n  x\n  y\nf: >-\n  yes\n\
+             g: !!binary aGVsbG8=\nh: !!bool \"on\"\n",
+        );
+        assert_eq!(
+            v,
+            json!({"a": "0644", "b": 12, "c": 1, "d": "yes", "e": "x\ny\n", "f": "yes", "g": "hello", "h": true})
+        );
+        let err = parse("a: !!int abc\n").unwrap_err();
+        assert_eq!((err.line, err.col), (1, 4));
+        assert!(err.message.contains("!!int"), "{err}");
+    }
+
+    #[test]
+    fn infinity_is_an_error() {
+        let err = parse("a: 1\nb: .inf\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(parse("a: .nan\n").is_err());
+        assert_eq!(one("a: .iNf\n"), json!({"a": ".iNf"}));
+    }
+
+    #[test]
+    fn anchors_aliases_merge() {
+        let v = one(
+            "base: &b\n  x: 1\n  w: 2\nother: &o {z: 3, x: 9}\nm:\n  <<: [*b, *o]\n  w: 5\nlist: &l [1, 2]\nl2: *l\n\
+             before:\n  w: 0\n  <<: *b\ntwice:\n  <<: *b\n  <<: *o\n",
+        );
+        assert_eq!(v["m"], json!({"x": 1, "w": 5, "z": 3}));
+        // As kubectl (go-yaml v2) reads them: a merge overwrites earlier keys.
+        assert_eq!(v["before"], json!({"x": 1, "w": 2}));
+        assert_eq!(v["twice"], json!({"x": 9, "w": 2, "z": 3}));
+        assert_eq!(v["l2"], json!([1, 2]));
+        assert!(parse("a: &a 1\nb:\n  <<: *a\n").is_err());
+    }
+
+    #[test]
+    fn alias_bombs_are_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let p = i - 1;
+            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("aliases"), "{err}");
+    }
+
+    #[test]
+    fn nesting_is_bounded_through_aliases_too() {
+        let deep = format!("a: {}1{}\n", "[".repeat(300), "]".repeat(300));
+        // saphyr's own limit or ours, either way an error.
+        let err = parse(&deep).unwrap_err();
+        assert!(
+            err.message.contains("too deep") || err.message.contains("recursion limit"),
+            "{err}"
+        );
+        // Each anchor nests the previous one 100 levels deeper.
+        let mut text = format!("a0: &a0 {}1{}\n", "[".repeat(100), "]".repeat(100));
+        for i in 1..5 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} {}*a{p}{}\n",
+                "[".repeat(100),
+                "]".repeat(100)
+            ));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("too deep"), "{err}");
+        assert_eq!(err.line, 3);
+    }
+
+    #[test]
+    fn documents_and_lines() {
+        let text = "# c\n---\n---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\n---\n~\n---\nkind: B\n";
+        let docs = parse(text).unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].first_line(), 6);
+        assert_eq!(docs[1].first_line(), 11);
+    }
+
+    #[test]
+    fn crlf_and_bom() {
+        let docs = parse("\u{feff}a: yes\r\nb: |\r\n  x\r\n---\r\nc: 1\r\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].to_value(), json!({"a": true, "b": "x\n"}));
+        assert_eq!(docs[1].entry("c").unwrap().line, 5);
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let err = parse("a: 1\nb: 2\nc: d: e\n").unwrap_err();
+        assert_eq!((err.line, err.col), (3, 5), "{err:?}");
+        assert!(err.message.contains("mapping values"), "{err:?}");
+        let err = parse("a: 1\nb: *nope\n").unwrap_err();
+        assert_eq!(err.line, 2, "{err:?}");
+    }
+
+    #[test]
+    fn json_streams() {
+        let docs = parse("{\"a\": 1.0,\n \"b\": \"yes\"}\n{\"c\": null}\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].to_value(), json!({"a": 1, "b": "yes"}));
+        assert_eq!(docs[0].entry("b").unwrap().line, 2);
+        assert_eq!(docs[1].line, 3);
+        let err = parse("{\"a\": 1,\n \"b\": }\n").unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn json_floats_are_exact() {
+        // serde_json's default float parsing is not always correctly
+        // rounded; kapply enables float_roundtrip so JSON and YAML agree.
+        for f in [
+            "5e35",
+            "4.35",
+            "0.1",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+        ] {
+            let j = parse(&format!("{{\"a\": {f}}}")).unwrap()[0].to_value();
+            let y = parse(&format!("a: {f}")).unwrap()[0].to_value();
+            assert_eq!(j, y, "{f}");
+            assert_eq!(j["a"].as_f64(), f.parse::<f64>().ok(), "{f}");
+        }
+    }
+
+    #[test]
+    fn line_map_uses_merge_keys() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1\n        args: [a, b]\n";
+        let docs = parse(text).unwrap();
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let lines = line_map(&docs[0], schema);
+        assert_eq!(lines["spec.template.spec.containers[name=nginx].image"], 10);
+        assert_eq!(lines["spec.template.spec.containers[name=nginx]"], 9);
+        assert_eq!(
+            lines["spec.template.spec.containers[name=nginx].args[1]"],
+            11
+        );
+        assert_eq!(lines["metadata.name"], 4);
+        // Without a schema, lists are indexed.
+        let lines = line_map(&docs[0], None);
+        assert_eq!(lines["spec.template.spec.containers[0].image"], 10);
+    }
+
+    #[test]
+    fn float_keys_like_go() {
+        assert_eq!(go_float32_g(1.5), "1.5");
+        assert_eq!(go_float32_g(100000.0), "100000");
+        assert_eq!(go_float32_g(1e6), "1e+06");
+        assert_eq!(go_float32_g(0.0001), "0.0001");
+        assert_eq!(go_float32_g(0.00001), "1e-05");
+        assert_eq!(go_float32_g(-2.5e-7), "-2.5e-07");
+        assert_eq!(go_float32_g(1e39), ".inf");
+        assert_eq!(go_float32_g(-1e39), "-.inf");
+    }
+
+    #[test]
+    fn to_yaml_quotes_what_would_change() {
+        let v = json!({"a": "yes", "b": "0644", "c": "y", "d": "null", "e": "", "f": "plain text",
+                       "g": "multi\nline\n", "h": "- x", "i": "a: b", "j": 1.5, "k": [], "l": {},
+                       "y": {"n": ["on", 1, null, true]}, "m": [{"name": "x", "ports": [{"p": 1}]}],
+                       "o": "#x", "p": " lead", "q": "tab\there", "r": "no newline\nend"});
+        let text = to_yaml(&v);
+        assert!(text.contains("a: \"yes\"\n"), "{text}");
+        assert!(text.contains("\"y\":\n"), "{text}");
+        assert!(text.contains("f: plain text\n"), "{text}");
+        assert!(text.contains("g: |\n  multi\n  line\n"), "{text}");
+        assert!(
+            text.contains("m:\n- name: x\n  ports:\n  - p: 1\n"),
+            "{text}"
+        );
+        assert_eq!(one(&text), v);
+    }
+
+    #[test]
+    fn rendered_yaml_has_a_line_map() {
+        let v = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": "a", "image": "x"}, {"name": "nginx", "image": "nginx:1", "args": ["a\nb\n"]}]}}}});
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let (text, lines) = to_yaml_with_lines(&v, schema);
+        let line_of = |l: usize| {
+            text.lines()
+                .nth(l - 1)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        assert_eq!(
+            line_of(lines["spec.template.spec.containers[name=nginx].image"]),
+            "image: nginx:1"
+        );
+        assert_eq!(line_of(lines["metadata.name"]), "name: web");
+        // A block scalar list item starts at its first content line.
+        assert_eq!(
+            line_of(lines["spec.template.spec.containers[name=nginx].args[0]"]),
+            "a"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn to_yaml_round_trips(v in arb_value()) {
+            let text = to_yaml(&v);
+            let back = parse(&text).map(|d| d.first().map(Node::to_value).unwrap_or(Value::Null));
+            proptest::prop_assert_eq!(back, Ok(v), "{}", text);
+        }
+    }
+
+    fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let word = prop_oneof![
+            Just("yes".to_string()),
+            Just("0644".to_string()),
+            Just("~".to_string()),
+            Just("<<".to_string()),
+            Just("- a".to_string()),
+            Just("a\nb\n\n".to_string()),
+            "[ -~]{0,8}",
+            "[a-z\\n:#'\"\\\\ ]{0,12}",
+            "[ a\\n\\t-]{0,6}",
+            "\\PC{0,6}",
+            any::<String>(),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1.0e6f64..1.0e6).prop_filter_map("integral", float_value),
+            word.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(word.clone(), inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+}

@@ -124,6 +124,65 @@ pub mod path {
         format!("{parent}[{i}]")
     }
 
+    /// One step of a parsed path.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Segment {
+        /// A map key or struct field.
+        Key(String),
+        /// A keyed list element: merge key and the key value as written
+        /// (strings bare, other scalars as JSON).
+        Element(String, String),
+        /// A list index.
+        Index(usize),
+    }
+
+    /// Parse a path written by [`key`], [`element`] and [`index`].
+    pub fn parse(path: &str) -> Vec<Segment> {
+        let mut out = Vec::new();
+        let mut rest = path;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix('.') {
+                rest = r;
+                continue;
+            }
+            if let Some(r) = rest.strip_prefix('[') {
+                if r.starts_with('"') {
+                    // A quoted key: a JSON string, then `]`.
+                    let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
+                    if let Some(Ok(k)) = de.next() {
+                        let used = de.byte_offset();
+                        out.push(Segment::Key(k));
+                        rest = r[used..].strip_prefix(']').unwrap_or(&r[used..]);
+                        continue;
+                    }
+                }
+                let end = r.find(']').unwrap_or(r.len());
+                let inner = &r[..end];
+                match inner.split_once('=') {
+                    Some((k, v)) => out.push(Segment::Element(k.into(), v.into())),
+                    None => match inner.parse() {
+                        Ok(i) => out.push(Segment::Index(i)),
+                        Err(_) => out.push(Segment::Key(inner.into())),
+                    },
+                }
+                rest = r.get(end + 1..).unwrap_or("");
+                continue;
+            }
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            out.push(Segment::Key(rest[..end].into()));
+            rest = &rest[end..];
+        }
+        out
+    }
+
+    /// The key value of a list element as [`element`] writes it.
+    pub fn element_value(value: &serde_json::Value) -> String {
+        match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
@@ -139,6 +198,258 @@ pub mod path {
                 "metadata.annotations[\"example.com/x\"]"
             );
             assert_eq!(index("args", 2), "args[2]");
+            assert_eq!(
+                parse("spec.containers[name=nginx].ports[0][\"a.b/c\"]"),
+                vec![
+                    Segment::Key("spec".into()),
+                    Segment::Key("containers".into()),
+                    Segment::Element("name".into(), "nginx".into()),
+                    Segment::Key("ports".into()),
+                    Segment::Index(0),
+                    Segment::Key("a.b/c".into()),
+                ]
+            );
         }
     }
+}
+
+mod fields;
+mod jsonmerge;
+mod strategic;
+
+pub use strategic::deep_eq;
+
+use crate::patchmeta::Schema;
+use serde_json::Map;
+
+/// The result of the three-way merge for one object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreeWay {
+    /// Per leaf / keyed element: the three sides, the action and why.
+    pub fields: Vec<FieldChange>,
+    /// `None`: kubectl would send nothing (the patch is `{}`).
+    pub patch: Option<Patch>,
+    /// The new last-applied configuration (the annotation, parsed).
+    pub last_applied: Value,
+    /// The new annotation value, exactly as kubectl writes it.
+    pub annotation: String,
+}
+
+/// JSON as Go's `encoding/json` writes it: compact, map keys sorted (our
+/// maps are ordered), `<`, `>`, `&`, U+2028 and U+2029 escaped.
+pub fn go_json(v: &Value) -> String {
+    let s = v.to_string();
+    if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        return s;
+    }
+    // These characters can only occur inside strings in JSON text.
+    let mut out = String::with_capacity(s.len() + 16);
+    for ch in s.chars() {
+        match ch {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The config as kubectl records it: the annotation removed from its own
+/// value, and `annotations: {}` when no other annotation is left.
+fn recorded_config(config: &Value) -> Value {
+    let mut v = config.clone();
+    if let Some(md) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        let ann = md
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !ann.is_object() {
+            *ann = Value::Object(Map::new());
+        }
+        if let Some(a) = ann.as_object_mut() {
+            a.remove(LAST_APPLIED);
+        }
+    }
+    v
+}
+
+/// The last-applied-configuration annotation value kubectl writes for this
+/// config: compact JSON, keys sorted, trailing newline.
+pub fn last_applied_annotation(config: &Value) -> String {
+    let mut s = go_json(&recorded_config(config));
+    s.push('\n');
+    s
+}
+
+/// The config with the new annotation set (kubectl's "modified").
+fn with_annotation(config: &Value, annotation: &str) -> Value {
+    let mut v = recorded_config(config);
+    if let Some(a) = v
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+        .and_then(Value::as_object_mut)
+    {
+        a.insert(LAST_APPLIED.into(), Value::String(annotation.into()));
+    }
+    v
+}
+
+/// The POST body kubectl sends to create the object: the manifest with the
+/// annotation, null values dropped (kubectl 1.31+; they stay in the
+/// annotation).
+pub fn creation_body(config: &Value) -> Value {
+    fn drop_nulls(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.retain(|_, x| !x.is_null());
+                m.values_mut().for_each(drop_nulls);
+            }
+            Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+            _ => {}
+        }
+    }
+    let mut body = with_annotation(config, &last_applied_annotation(config));
+    drop_nulls(&mut body);
+    body
+}
+
+fn as_map(v: &Value, what: &str) -> Result<Map<String, Value>, MergeError> {
+    match v {
+        Value::Object(m) => Ok(m.clone()),
+        _ => Err(MergeError::Invalid {
+            path: String::new(),
+            message: format!("the {what} is not a JSON object"),
+        }),
+    }
+}
+
+fn compute_patch(
+    modified: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<Option<Patch>, MergeError> {
+    let modified = as_map(modified, "config")?;
+    let current = as_map(live, "live object")?;
+    let original = match last_applied {
+        Some(v) => as_map(v, "last-applied configuration")?,
+        None => Map::new(),
+    };
+    let (kind, body) = match schema {
+        Some(s) => (
+            PatchType::Strategic,
+            strategic::three_way(&original, &modified, &current, Some(s))?,
+        ),
+        None => (
+            PatchType::Merge,
+            jsonmerge::three_way(&original, &modified, &current)?,
+        ),
+    };
+    Ok((!body.is_empty()).then_some(Patch {
+        kind,
+        body: Value::Object(body),
+    }))
+}
+
+/// The dry-run patch `kubectl diff` sends for an existing object: the same
+/// computation without the annotation update, plus the live
+/// `metadata.resourceVersion`. `None`: no difference, nothing is sent.
+pub fn diff_patch(
+    config: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<Option<Patch>, MergeError> {
+    let mut patch = compute_patch(&recorded_config(config), live, last_applied, schema)?;
+    if let (Some(p), Some(rv)) = (
+        patch.as_mut(),
+        live.pointer("/metadata/resourceVersion").cloned(),
+    ) && let Some(body) = p.body.as_object_mut()
+    {
+        let md = body
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(md) = md.as_object_mut() {
+            md.insert("resourceVersion".into(), rv);
+        }
+    }
+    Ok(patch)
+}
+
+/// kubectl's client-side apply for one existing object: the field plan, the
+/// patch it sends (strategic merge patch for built-in kinds, `schema` Some;
+/// JSON merge patch for custom resources) and the new annotation.
+pub fn three_way(
+    config: &Value,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<ThreeWay, MergeError> {
+    let annotation = last_applied_annotation(config);
+    let patch = compute_patch(
+        &with_annotation(config, &annotation),
+        live,
+        last_applied,
+        schema,
+    )?;
+    let mut walker = fields::Walker {
+        rows: Vec::new(),
+        merge_patch: schema.is_none(),
+    };
+    // Walk the config as recorded (with `annotations: {}`), as the patch
+    // was computed from it.
+    let recorded = recorded_config(config);
+    walker.walk(
+        "",
+        Some(&recorded),
+        Some(live),
+        last_applied,
+        schema,
+        patch.as_ref().map(|p| &p.body),
+    );
+    // A patch that changes nothing but the annotation still makes an update.
+    let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
+    if let (Some(p), false) = (&patch, changes) {
+        let old = live
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .cloned();
+        let sent = p
+            .body
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .is_some();
+        if sent {
+            walker.rows.push(FieldChange {
+                path: path::key("metadata.annotations", LAST_APPLIED),
+                config: Some(Value::String(annotation.clone())),
+                live: old,
+                last_applied: None,
+                action: FieldAction::Set,
+                reason: "only the recorded last-applied configuration changes".into(),
+            });
+        }
+    }
+    Ok(ThreeWay {
+        fields: walker.rows,
+        patch,
+        last_applied: recorded,
+        annotation,
+    })
+}
+
+/// The field plan for an object that does not exist yet: every leaf of the
+/// config is set.
+pub fn create_fields(config: &Value, schema: Option<Schema>) -> Vec<FieldChange> {
+    let mut walker = fields::Walker {
+        rows: Vec::new(),
+        merge_patch: schema.is_none(),
+    };
+    walker.walk("", Some(config), None, None, schema, None);
+    for row in &mut walker.rows {
+        row.reason = "new object: created with this value".into();
+    }
+    walker.rows
 }

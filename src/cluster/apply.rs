@@ -1,0 +1,573 @@
+//! Applying, deleting and pruning, object by object, as kubectl does on the
+//! wire; with a server-side dry run first and an optimistic-concurrency check
+//! kubectl does not have.
+
+use super::applyset::ApplySet;
+use super::deps::{creation_body, partial_config, three_way};
+use super::discovery::ResourceInfo;
+use super::live::{describe_plan, fill_type};
+use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
+use crate::merge::{LAST_APPLIED, Patch};
+use crate::ops::{ApplyItem, ObjectResult, Propagation};
+use crate::patchmeta::PatchMeta;
+use crate::plan::{ObjectAction, ObjectPlan};
+use futures::StreamExt;
+use http::Method;
+use serde_json::{Value, json};
+
+/// How to apply.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyOptions {
+    /// Only the server-side dry run (`--dry-run=server`): nothing is written.
+    pub dry_run: bool,
+    /// The ApplySet the plan was made for ([`super::Planned::applyset`]): its
+    /// parent is written (recorded kinds + current ones) before the members.
+    pub applyset: Option<ApplySet>,
+}
+
+/// How to delete.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    pub propagation: Propagation,
+    pub dry_run: bool,
+}
+
+/// One prepared write.
+enum Write {
+    Create {
+        path: String,
+        body: Value,
+    },
+    Patch {
+        path: String,
+        patch: Patch,
+        rv: Option<String>,
+        get: String,
+    },
+}
+
+/// What an item turned into before any request.
+enum Prepared {
+    Done(ObjectResult),
+    Send(Write),
+}
+
+fn ok(object: String, message: &str) -> ObjectResult {
+    ObjectResult {
+        object,
+        ok: true,
+        message: message.to_string(),
+    }
+}
+
+fn fail(object: String, message: String) -> ObjectResult {
+    ObjectResult {
+        object,
+        ok: false,
+        message,
+    }
+}
+
+fn created_meanwhile() -> String {
+    "created by someone else since the plan; re-plan and review again".into()
+}
+
+fn is_first(p: &ObjectPlan) -> bool {
+    (p.api_version == "v1" && p.kind == "Namespace")
+        || (p.api_version.starts_with("apiextensions.k8s.io/")
+            && p.kind == "CustomResourceDefinition")
+}
+
+fn last_applied_of(live: &Value) -> Option<Value> {
+    live.pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+        .and_then(|s| serde_json::from_str(s).ok())
+}
+
+fn resource_version(live: &Value) -> Option<String> {
+    live.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+fn delete_body(propagation: Propagation, typed: bool) -> Value {
+    let policy = match propagation {
+        Propagation::Background => "Background",
+        Propagation::Foreground => "Foreground",
+        Propagation::Orphan => "Orphan",
+    };
+    if typed {
+        json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": policy})
+    } else {
+        json!({"propagationPolicy": policy})
+    }
+}
+
+impl Session {
+    /// Apply items: Namespaces and CustomResourceDefinitions first, then the
+    /// rest in the order given. Each phase is first sent as a server-side dry
+    /// run (`dryRun=All`); objects the server rejects there are reported and
+    /// not written. Create = POST of the config with the last-applied
+    /// annotation; update = PATCH with the plan's patch,
+    /// `fieldManager=kubectl-client-side-apply&fieldValidation=Strict`.
+    /// Before each PATCH the object is read again: if its resourceVersion
+    /// changed since the plan, it is not written and the result says so.
+    /// One result per item, in the order given; a failure never stops the others.
+    ///
+    /// With `dry_run`, nothing is written; objects in a Namespace (or of a
+    /// custom kind) that this apply would create first cannot be checked by
+    /// the server and say `not checked: ...` (ok, since nothing failed).
+    pub async fn apply(&self, items: Vec<ApplyItem>, opts: &ApplyOptions) -> Vec<ObjectResult> {
+        let items = &items;
+        let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
+        if let (Some(set), false) = (&opts.applyset, opts.dry_run) {
+            let (kinds, namespaces) = set.union();
+            if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
+                return items
+                    .iter()
+                    .map(|i| fail(describe_plan(&i.plan), format!("not applied: {e}")))
+                    .collect();
+            }
+        }
+        let (first, rest): (Vec<usize>, Vec<usize>) =
+            (0..items.len()).partition(|&i| is_first(&items[i].plan));
+        let mut crd_groups: Vec<String> = Vec::new();
+        let mut pending_namespaces: Vec<String> = Vec::new();
+        let mut pending_groups: Vec<String> = Vec::new();
+        for (phase, indices) in [first, rest].into_iter().enumerate() {
+            // Kinds of CRDs applied in the first phase are discovered again.
+            if phase == 1 && opts.dry_run {
+                // Nothing of the first phase exists: what depends on it
+                // cannot be checked by the server.
+                for (item, r) in items.iter().zip(&results) {
+                    let Some(r) = r.as_ref().filter(|r| r.ok) else {
+                        continue;
+                    };
+                    if r.message != "created (server dry run)" {
+                        continue;
+                    }
+                    if item.plan.kind == "Namespace" {
+                        pending_namespaces.push(item.plan.name.clone());
+                    } else if let Some(g) = item
+                        .plan
+                        .config
+                        .as_ref()
+                        .and_then(|c| c.pointer("/spec/group"))
+                        .and_then(Value::as_str)
+                    {
+                        pending_groups.push(g.to_string());
+                    }
+                }
+            }
+            if phase == 1 && !opts.dry_run {
+                crd_groups = items
+                    .iter()
+                    .zip(&results)
+                    .filter(|(item, r)| {
+                        item.plan.kind == "CustomResourceDefinition"
+                            && r.as_ref().is_some_and(|r| r.ok)
+                    })
+                    .filter_map(|(item, _)| {
+                        item.plan
+                            .config
+                            .as_ref()?
+                            .pointer("/spec/group")?
+                            .as_str()
+                            .map(str::to_string)
+                    })
+                    .collect();
+                if !crd_groups.is_empty() {
+                    self.rediscover();
+                }
+            }
+            let crd_groups = &crd_groups;
+            let prepared = futures::stream::iter(collect_vec(
+                indices
+                    .iter()
+                    .map(|&i| async move { (i, self.prepare(&items[i], crd_groups).await) }),
+            ))
+            .buffered(CONCURRENCY)
+            .collect::<Vec<_>>()
+            .await;
+            let mut writes = Vec::new();
+            for (i, p) in prepared {
+                match p {
+                    Prepared::Done(r)
+                        if !r.ok
+                            && r.message.contains("is not served by the cluster")
+                            && pending_groups.iter().any(|g| {
+                                *g == super::split_api_version(&items[i].plan.api_version).0
+                            }) =>
+                    {
+                        results[i] = Some(ok(
+                            r.object,
+                            "not checked: its CustomResourceDefinition is created by this apply (server dry run)",
+                        ));
+                    }
+                    Prepared::Done(r) => results[i] = Some(r),
+                    Prepared::Send(w) => writes.push((i, w)),
+                }
+            }
+            // The dry run of the same requests.
+            let checked =
+                futures::stream::iter(collect_vec(writes.into_iter().map(|(i, w)| async move {
+                    let r = self.send_write(&w, true).await;
+                    (i, w, r)
+                })))
+                .buffered(CONCURRENCY)
+                .collect::<Vec<_>>()
+                .await;
+            let mut real = Vec::new();
+            for (i, w, r) in checked {
+                let name = describe_plan(&items[i].plan);
+                match r {
+                    Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
+                        results[i] = Some(fail(name, created_meanwhile()))
+                    }
+                    Err(e)
+                        if e.code() == 404
+                            && items[i]
+                                .plan
+                                .namespace
+                                .as_ref()
+                                .is_some_and(|ns| pending_namespaces.contains(ns)) =>
+                    {
+                        let ns = items[i].plan.namespace.clone().unwrap_or_default();
+                        results[i] = Some(ok(
+                            name,
+                            &format!(
+                                "not checked: namespace {ns} is created by this apply (server dry run)"
+                            ),
+                        ));
+                    }
+                    Err(e) => results[i] = Some(fail(name, e.to_string())),
+                    Ok(()) if opts.dry_run => {
+                        let m = match w {
+                            Write::Create { .. } => "created (server dry run)",
+                            Write::Patch { .. } => "configured (server dry run)",
+                        };
+                        results[i] = Some(ok(name, m));
+                    }
+                    Ok(()) => real.push((i, w)),
+                }
+            }
+            let written =
+                futures::stream::iter(collect_vec(real.into_iter().map(|(i, w)| async move {
+                    (i, self.write_checked(&items[i].plan, &w).await)
+                })))
+                .buffered(CONCURRENCY)
+                .collect::<Vec<_>>()
+                .await;
+            for (i, r) in written {
+                results[i] = Some(r);
+            }
+        }
+        results
+            .into_iter()
+            .zip(items)
+            .map(|(r, item)| {
+                r.unwrap_or_else(|| fail(describe_plan(&item.plan), "not applied".into()))
+            })
+            .collect()
+    }
+
+    /// Turn a plan row into the request to send (or a result without one).
+    async fn prepare(&self, item: &ApplyItem, crd_groups: &[String]) -> Prepared {
+        let plan = &item.plan;
+        let name = describe_plan(plan);
+        let Some(config) = plan.config.as_ref() else {
+            return Prepared::Done(fail(
+                name,
+                plan.error
+                    .clone()
+                    .unwrap_or_else(|| "no configuration to apply".into()),
+            ));
+        };
+        let info = match self
+            .resource_waiting(&plan.api_version, &plan.kind, crd_groups)
+            .await
+        {
+            Ok(i) => i,
+            Err(e) => return Prepared::Done(fail(name, e.to_string())),
+        };
+        // A custom kind of unknown scope was planned without a namespace.
+        let mut config = config.clone();
+        let ns_owned = match (&plan.namespace, info.namespaced) {
+            (Some(ns), true) => Some(ns.clone()),
+            (None, true) => {
+                if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("namespace".into(), Value::String(self.namespace.clone()));
+                }
+                Some(self.namespace.clone())
+            }
+            (_, false) => None,
+        };
+        let ns = ns_owned.as_deref();
+        let mut live = plan.live.clone();
+        match plan.action {
+            ObjectAction::Prune => {
+                return Prepared::Done(fail(
+                    name,
+                    "a prune candidate is pruned, not applied".into(),
+                ));
+            }
+            ObjectAction::Error => {
+                // A row that failed planning may be applicable now (its CRD
+                // was just applied): read it and plan it again.
+                if plan
+                    .error
+                    .as_deref()
+                    .is_some_and(|e| !e.contains("is not served by the cluster"))
+                {
+                    return Prepared::Done(fail(name, plan.error.clone().unwrap_or_default()));
+                }
+                match self.get_live(&info, ns, &plan.name).await {
+                    Ok(l) => live = l,
+                    Err(e) => return Prepared::Done(fail(name, e.to_string())),
+                }
+            }
+            ObjectAction::Unchanged if item.accepted_fields.is_none() => {
+                return Prepared::Done(ok(name, "unchanged"));
+            }
+            _ => {}
+        }
+        let config = match (&item.accepted_fields, &live) {
+            (Some(paths), Some(l)) => partial_config(&config, last_applied_of(l).as_ref(), paths),
+            (Some(paths), None) => partial_config(&config, None, paths),
+            (None, _) => config,
+        };
+        let Some(live) = live else {
+            return Prepared::Send(Write::Create {
+                path: info.collection_path(ns),
+                body: creation_body(&config),
+            });
+        };
+        let patch = if item.accepted_fields.is_none() && plan.action == ObjectAction::Update {
+            plan.patch.clone()
+        } else {
+            let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
+            match three_way(&config, &live, last_applied_of(&live).as_ref(), schema) {
+                Ok(t) => t.patch,
+                Err(e) => return Prepared::Done(fail(name, e.to_string())),
+            }
+        };
+        match patch {
+            None => Prepared::Done(ok(name, "unchanged")),
+            Some(patch) => Prepared::Send(Write::Patch {
+                path: info.object_path(ns, &plan.name),
+                patch,
+                rv: resource_version(&live),
+                get: info.object_path(ns, &plan.name),
+            }),
+        }
+    }
+
+    /// Resolve a kind; when its group's CRD was applied in this run, give
+    /// the server a few seconds to start serving it (a real API server
+    /// serves a new CRD only once it is Established).
+    async fn resource_waiting(
+        &self,
+        api_version: &str,
+        kind: &str,
+        crd_groups: &[String],
+    ) -> Result<ResourceInfo, ClusterError> {
+        let group = super::split_api_version(api_version).0;
+        let mut tries = 0;
+        loop {
+            match self.resource(api_version, kind).await {
+                Err(ClusterError::NotServed(_))
+                    if tries < 20 && crd_groups.iter().any(|g| g == group) =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                    self.discovery.forget(api_version);
+                }
+                r => return r,
+            }
+        }
+    }
+
+    async fn get_live(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ClusterError> {
+        match self
+            .call(Method::GET, &info.object_path(ns, name), &[], None, None)
+            .await
+        {
+            Ok(mut v) => {
+                fill_type(&mut v, info);
+                Ok(Some(v))
+            }
+            Err(e) if e.code() == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn send_write(&self, w: &Write, dry_run: bool) -> Result<(), ClusterError> {
+        let mut query = vec![
+            ("fieldManager", FIELD_MANAGER),
+            ("fieldValidation", "Strict"),
+        ];
+        if dry_run {
+            query.push(("dryRun", "All"));
+        }
+        match w {
+            Write::Create { path, body } => {
+                self.call(Method::POST, path, &query, None, Some(body))
+                    .await
+            }
+            Write::Patch { path, patch, .. } => {
+                self.call(
+                    Method::PATCH,
+                    path,
+                    &query,
+                    Some(patch.kind.content_type()),
+                    Some(&patch.body),
+                )
+                .await
+            }
+        }
+        .map(|_| ())
+    }
+
+    /// The real write, after checking the object did not change since the plan.
+    async fn write_checked(&self, plan: &ObjectPlan, w: &Write) -> ObjectResult {
+        let name = describe_plan(plan);
+        match w {
+            Write::Create { .. } => match self.send_write(w, false).await {
+                Ok(()) => ok(name, "created"),
+                Err(e) if e.code() == 409 => fail(name, created_meanwhile()),
+                Err(e) => fail(name, e.to_string()),
+            },
+            Write::Patch { rv, get, .. } => {
+                let now = match self.call(Method::GET, get, &[], None, None).await {
+                    Ok(v) => v,
+                    Err(e) if e.code() == 404 => {
+                        return fail(
+                            name,
+                            "deleted since the plan; re-plan and review again".into(),
+                        );
+                    }
+                    Err(e) => return fail(name, e.to_string()),
+                };
+                let current = resource_version(&now);
+                if rv.is_some() && current != *rv {
+                    return fail(
+                        name,
+                        self.replanned_message(plan, &now, rv.as_deref(), current.as_deref()),
+                    );
+                }
+                match self.send_write(w, false).await {
+                    Ok(()) => ok(name, "configured"),
+                    Err(e) => fail(name, e.to_string()),
+                }
+            }
+        }
+    }
+
+    /// Re-plan an object that changed since the plan, and say what it means.
+    fn replanned_message(
+        &self,
+        plan: &ObjectPlan,
+        live: &Value,
+        was: Option<&str>,
+        now: Option<&str>,
+    ) -> String {
+        let head = format!(
+            "changed since the plan (resourceVersion {} -> {}); re-planned, review again",
+            was.unwrap_or("?"),
+            now.unwrap_or("?")
+        );
+        let Some(config) = &plan.config else {
+            return head;
+        };
+        let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
+        match three_way(config, live, last_applied_of(live).as_ref(), schema) {
+            Ok(t) if t.patch.is_none() => format!("{head}: now nothing to change"),
+            Ok(t) => format!(
+                "{head}: {} field change(s) pending",
+                t.fields
+                    .iter()
+                    .filter(|f| f.action != crate::merge::FieldAction::Keep)
+                    .count()
+            ),
+            Err(e) => format!("{head}: {e}"),
+        }
+    }
+
+    /// Delete objects (`kubectl delete -f`): DELETE with the propagation
+    /// policy (Background by default). Results say `deleted` or the server's message.
+    pub async fn delete(&self, objects: &[ObjectPlan], opts: &DeleteOptions) -> Vec<ObjectResult> {
+        self.delete_each(objects, opts.propagation, opts.dry_run, false)
+            .await
+    }
+
+    /// Delete prune candidates (results say `pruned`), then, for an
+    /// ApplySet, record only the current kinds on the parent, as kubectl
+    /// does after pruning (only when every prune succeeded, so a failed one
+    /// is still found next time). Call it after [`Session::apply`] even with
+    /// no candidates, so the parent is brought up to date.
+    pub async fn prune(
+        &self,
+        candidates: &[ObjectPlan],
+        applyset: Option<&ApplySet>,
+        dry_run: bool,
+    ) -> Vec<ObjectResult> {
+        let results = self
+            .delete_each(candidates, Propagation::Background, dry_run, true)
+            .await;
+        if let (Some(set), false) = (applyset, dry_run)
+            && results.iter().all(|r| r.ok)
+            && let Err(e) = self
+                .write_applyset_parent(set, &set.current_kinds, &set.current_namespaces)
+                .await
+        {
+            let mut results = results;
+            results.push(fail(format!("ApplySet {}", set.reference()), e.to_string()));
+            return results;
+        }
+        results
+    }
+
+    async fn delete_each(
+        &self,
+        objects: &[ObjectPlan],
+        propagation: Propagation,
+        dry_run: bool,
+        prune: bool,
+    ) -> Vec<ObjectResult> {
+        let body = delete_body(propagation, prune);
+        let body = &body;
+        futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
+            let name = describe_plan(p);
+            let info = match self.resource(&p.api_version, &p.kind).await {
+                Ok(i) => i,
+                Err(e) => return fail(name, e.to_string()),
+            };
+            let path = info.object_path(p.namespace.as_deref(), &p.name);
+            let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
+            match self
+                .call(Method::DELETE, &path, query, None, Some(body))
+                .await
+            {
+                Ok(_) => {
+                    let m = match (prune, dry_run) {
+                        (true, false) => "pruned",
+                        (false, false) => "deleted",
+                        (true, true) => "pruned (server dry run)",
+                        (false, true) => "deleted (server dry run)",
+                    };
+                    ok(name, m)
+                }
+                Err(e) => fail(name, e.to_string()),
+            }
+        })))
+        .buffered(CONCURRENCY)
+        .collect()
+        .await
+    }
+}

@@ -1,0 +1,5 @@
+//! What the cluster layer uses from the manifest and merge/plan work, in one place.
+
+pub use crate::manifest::{LoadOptions, Loaded, Manifest, load};
+pub use crate::merge::{creation_body, three_way};
+pub use crate::plan::{PlanOptions, error_object, partial_config, plan_object, prune_candidate};

@@ -1,0 +1,298 @@
+//! Discovery, cached for the run: group/version -> its resources. Only the
+//! group versions the manifests name are asked for (one request each), so a
+//! plan costs a handful of discovery requests, not a walk of every group.
+
+use super::{ClusterError, Session, split_api_version};
+use http::Method;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A served resource: what a kind maps to on the server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourceInfo {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// The plural resource name in URLs: `deployments`.
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+impl ResourceInfo {
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// `Deployment.apps`, `ConfigMap`: how ApplySet parents record kinds.
+    pub fn group_kind(&self) -> String {
+        group_kind(&self.group, &self.kind)
+    }
+
+    /// The collection URL, in `namespace` when namespaced (`None`: all namespaces).
+    pub fn collection_path(&self, namespace: Option<&str>) -> String {
+        let base = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match namespace {
+            Some(ns) if self.namespaced => format!("{base}/namespaces/{ns}/{}", self.plural),
+            _ => format!("{base}/{}", self.plural),
+        }
+    }
+
+    pub fn object_path(&self, namespace: Option<&str>, name: &str) -> String {
+        format!("{}/{name}", self.collection_path(namespace))
+    }
+}
+
+pub(crate) fn group_kind(group: &str, kind: &str) -> String {
+    if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    }
+}
+
+/// `Widget.demo.kapply.dev/v1`, `Pod/v1`: how a not-served kind is named.
+pub(crate) fn kind_label(api_version: &str, kind: &str) -> String {
+    let (group, version) = split_api_version(api_version);
+    format!("{}/{version}", group_kind(group, kind))
+}
+
+type GroupVersion = Option<Arc<Vec<ResourceInfo>>>;
+
+#[derive(Default)]
+pub(crate) struct Discovery {
+    /// groupVersion -> resources; `None`: the server does not serve it.
+    versions: Mutex<HashMap<String, GroupVersion>>,
+    /// group -> preferred version (for ApplySet kinds recorded as `Kind.group`).
+    preferred: Mutex<HashMap<String, Option<String>>>,
+}
+
+impl Discovery {
+    pub(crate) fn clear(&self) {
+        if let Ok(mut v) = self.versions.lock() {
+            v.clear();
+        }
+        if let Ok(mut p) = self.preferred.lock() {
+            p.clear();
+        }
+    }
+
+    /// Forget one group version, so the next lookup asks the server again.
+    pub(crate) fn forget(&self, api_version: &str) {
+        if let Ok(mut v) = self.versions.lock() {
+            v.remove(api_version);
+        }
+    }
+
+    async fn group_version(
+        &self,
+        session: &Session,
+        api_version: &str,
+    ) -> Result<GroupVersion, ClusterError> {
+        if let Some(hit) = self
+            .versions
+            .lock()
+            .ok()
+            .and_then(|v| v.get(api_version).cloned())
+        {
+            return Ok(hit);
+        }
+        let path = if api_version.contains('/') {
+            format!("/apis/{api_version}")
+        } else {
+            format!("/api/{api_version}")
+        };
+        let (group, version) = split_api_version(api_version);
+        let entry = match session.call(Method::GET, &path, &[], None, None).await {
+            Ok(list) => Some(Arc::new(parse_resources(&list, group, version))),
+            Err(e) if e.code() == 404 => None,
+            Err(e) => return Err(e),
+        };
+        if let Ok(mut v) = self.versions.lock() {
+            v.insert(api_version.to_string(), entry.clone());
+        }
+        Ok(entry)
+    }
+
+    pub(crate) async fn resolve(
+        &self,
+        session: &Session,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<ResourceInfo, ClusterError> {
+        let not_served = || ClusterError::NotServed(kind_label(api_version, kind));
+        let resources = self
+            .group_version(session, api_version)
+            .await?
+            .ok_or_else(not_served)?;
+        resources
+            .iter()
+            .find(|r| r.kind == kind)
+            .cloned()
+            .ok_or_else(not_served)
+    }
+
+    /// Resolve `Kind.group` (no version) through the group's preferred version.
+    pub(crate) async fn resolve_group_kind(
+        &self,
+        session: &Session,
+        group: &str,
+        kind: &str,
+    ) -> Result<ResourceInfo, ClusterError> {
+        let version = self.preferred_version(session, group).await?;
+        match version {
+            Some(v) => {
+                let api_version = if group.is_empty() {
+                    v
+                } else {
+                    format!("{group}/{v}")
+                };
+                self.resolve(session, &api_version, kind).await
+            }
+            None => Err(ClusterError::NotServed(group_kind(group, kind))),
+        }
+    }
+
+    /// Resolve `RESOURCE.GROUP` (plural name) through the preferred version.
+    pub(crate) async fn resolve_plural(
+        &self,
+        session: &Session,
+        group: &str,
+        plural: &str,
+    ) -> Result<ResourceInfo, ClusterError> {
+        let label = if group.is_empty() {
+            plural.to_string()
+        } else {
+            format!("{plural}.{group}")
+        };
+        let version = self
+            .preferred_version(session, group)
+            .await?
+            .ok_or_else(|| ClusterError::NotServed(label.clone()))?;
+        let api_version = if group.is_empty() {
+            version
+        } else {
+            format!("{group}/{version}")
+        };
+        let resources = self
+            .group_version(session, &api_version)
+            .await?
+            .ok_or_else(|| ClusterError::NotServed(label.clone()))?;
+        resources
+            .iter()
+            .find(|r| r.plural == plural)
+            .cloned()
+            .ok_or(ClusterError::NotServed(label))
+    }
+
+    async fn preferred_version(
+        &self,
+        session: &Session,
+        group: &str,
+    ) -> Result<Option<String>, ClusterError> {
+        if group.is_empty() {
+            return Ok(Some("v1".to_string()));
+        }
+        if let Some(hit) = self
+            .preferred
+            .lock()
+            .ok()
+            .and_then(|p| p.get(group).cloned())
+        {
+            return Ok(hit);
+        }
+        let found = match session
+            .call(Method::GET, &format!("/apis/{group}"), &[], None, None)
+            .await
+        {
+            Ok(g) => g
+                .pointer("/preferredVersion/version")
+                .and_then(Value::as_str)
+                .or_else(|| g.pointer("/versions/0/version").and_then(Value::as_str))
+                .map(str::to_string),
+            Err(e) if e.code() == 404 => None,
+            Err(e) => return Err(e),
+        };
+        if let Ok(mut p) = self.preferred.lock() {
+            p.insert(group.to_string(), found.clone());
+        }
+        Ok(found)
+    }
+}
+
+/// An `APIResourceList` into resources, subresources (`pods/status`) left out.
+fn parse_resources(list: &Value, group: &str, version: &str) -> Vec<ResourceInfo> {
+    list.get("resources")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|r| {
+                    let plural = r.get("name")?.as_str()?;
+                    if plural.contains('/') {
+                        return None;
+                    }
+                    Some(ResourceInfo {
+                        group: group.to_string(),
+                        version: version.to_string(),
+                        kind: r.get("kind")?.as_str()?.to_string(),
+                        plural: plural.to_string(),
+                        namespaced: r
+                            .get("namespaced")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resource_lists_skip_subresources() {
+        let list = json!({"kind":"APIResourceList","groupVersion":"apps/v1","resources":[
+            {"name":"deployments","kind":"Deployment","namespaced":true},
+            {"name":"deployments/status","kind":"Deployment","namespaced":true}]});
+        let r = parse_resources(&list, "apps", "v1");
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            r[0].collection_path(Some("demo")),
+            "/apis/apps/v1/namespaces/demo/deployments"
+        );
+        assert_eq!(
+            r[0].object_path(Some("demo"), "web"),
+            "/apis/apps/v1/namespaces/demo/deployments/web"
+        );
+        assert_eq!(r[0].group_kind(), "Deployment.apps");
+    }
+
+    #[test]
+    fn cluster_scoped_paths_ignore_namespace() {
+        let ns = ResourceInfo {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Namespace".into(),
+            plural: "namespaces".into(),
+            namespaced: false,
+        };
+        assert_eq!(ns.object_path(Some("x"), "demo"), "/api/v1/namespaces/demo");
+        assert_eq!(ns.group_kind(), "Namespace");
+        assert_eq!(
+            kind_label("demo.kapply.dev/v1", "Widget"),
+            "Widget.demo.kapply.dev/v1"
+        );
+    }
+}

@@ -1,0 +1,635 @@
+//! Reading live state and building the plan: one LIST per (resource,
+//! namespace) the manifests touch, paged and run a few at a time, falling
+//! back to one GET per object where LIST is forbidden; then prune candidates.
+
+use super::applyset::{ApplySet, PART_OF_LABEL};
+use super::deps::{Loaded, Manifest, PlanOptions, error_object, plan_object, prune_candidate};
+use super::discovery::ResourceInfo;
+use super::selector::LabelSelector;
+use super::{
+    CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec, describe, split_api_version,
+};
+use crate::merge::LAST_APPLIED;
+use crate::ops::Progress;
+use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use futures::StreamExt;
+use http::Method;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// What to prune, as kubectl's flags say it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PruneOptions {
+    pub mode: PruneMode,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum PruneMode {
+    /// No pruning.
+    #[default]
+    None,
+    /// `--prune -l SELECTOR` or `--prune --all`, with `--prune-allowlist`
+    /// (`group/version/Kind`, `core/v1/ConfigMap`; empty: kubectl's default list).
+    /// The selector also filters the manifests, as `-l` does in kubectl.
+    Allowlist {
+        selector: Option<String>,
+        all: bool,
+        allowlist: Vec<String>,
+    },
+    /// `--prune --applyset [RESOURCE.GROUP/]NAME` (default a Secret).
+    /// `tooling`: see [`Session::applyset`] (`None`: `kapply/v<version>`,
+    /// or kubectl's value on a parent kubectl manages).
+    ApplySet {
+        parent: String,
+        tooling: Option<String>,
+    },
+}
+
+/// kubectl's default `--prune-allowlist`.
+pub fn default_prune_allowlist() -> Vec<String> {
+    [
+        "core/v1/ConfigMap",
+        "core/v1/Endpoints",
+        "core/v1/PersistentVolumeClaim",
+        "core/v1/Pod",
+        "core/v1/ReplicationController",
+        "core/v1/Secret",
+        "core/v1/Service",
+        "batch/v1/Job",
+        "batch/v1/CronJob",
+        "networking.k8s.io/v1/Ingress",
+        "apps/v1/DaemonSet",
+        "apps/v1/Deployment",
+        "apps/v1/ReplicaSet",
+        "apps/v1/StatefulSet",
+        "core/v1/Namespace",
+        "core/v1/PersistentVolume",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// A plan, plus the ApplySet it belongs to (pass it to apply and prune).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub plan: Plan,
+    pub applyset: Option<ApplySet>,
+}
+
+/// Identity of an object across versions: (group, kind, namespace, name).
+type Key = (String, String, Option<String>, String);
+
+/// (apiVersion, plural, namespace) -> the resource and the manifests in it.
+type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
+
+fn key_of(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Key {
+    let (group, _) = split_api_version(api_version);
+    (
+        group.to_string(),
+        kind.to_string(),
+        namespace.filter(|n| !n.is_empty()).map(str::to_string),
+        name.to_string(),
+    )
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+/// An error row for one object; the config is kept so a later apply can
+/// retry it (a custom kind whose CRD is applied in the same run).
+pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
+    ObjectPlan {
+        api_version: m.id.api_version(),
+        kind: m.id.kind.clone(),
+        namespace: m.id.namespace.clone(),
+        name: m.id.name.clone(),
+        source: Some(m.source.to_string()),
+        action: ObjectAction::Error,
+        fields: Vec::new(),
+        patch: None,
+        last_applied: None,
+        warnings: Vec::new(),
+        error: Some(message),
+        prune_reason: None,
+        config: Some(m.object.clone()),
+        live: None,
+    }
+}
+
+impl Session {
+    /// Build the plan for `loaded` against live state.
+    ///
+    /// Costs: one discovery request per group version named, one LIST (paged
+    /// by [`PAGE_SIZE`]) per (resource, namespace) group, [`CONCURRENCY`] at a
+    /// time; a GET per object only where LIST answers 403. Progress goes to
+    /// `progress` as objects are fetched. Per-object problems (a kind not
+    /// served, a forbidden GET, a merge error) become `error` rows; only a
+    /// failure of the whole run (unreachable server, bad prune options) is `Err`.
+    pub async fn plan(
+        &self,
+        loaded: &Loaded,
+        prune: &PruneOptions,
+        progress: Option<UnboundedSender<Progress>>,
+    ) -> Result<Planned, ClusterError> {
+        let mut manifests: Vec<Manifest> = loaded.manifests.clone();
+        let mut applyset = None;
+        match &prune.mode {
+            PruneMode::None => {}
+            PruneMode::Allowlist { selector, all, .. } => match selector {
+                Some(s) => {
+                    let sel =
+                        LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
+                    manifests.retain(|m| sel.matches(&m.object));
+                }
+                None if *all => {}
+                None => {
+                    return Err(ClusterError::Other(
+                        "--prune needs -l SELECTOR or --all (or --applyset)".into(),
+                    ));
+                }
+            },
+            PruneMode::ApplySet { parent, tooling } => {
+                let set = self.applyset(parent, tooling.as_deref()).await?;
+                for m in &mut manifests {
+                    set_label(&mut m.object, PART_OF_LABEL, &set.id);
+                }
+                applyset = Some(set);
+            }
+        }
+
+        // Discovery, and the namespace filled in where the kind is namespaced.
+        let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
+            Vec::with_capacity(manifests.len());
+        for m in &mut manifests {
+            let r = self.resource(&m.id.api_version(), &m.id.kind).await;
+            if let Err(e @ ClusterError::Unreachable { .. }) = &r {
+                return Err(e.clone());
+            }
+            if let Ok(info) = &r {
+                if info.namespaced && m.id.namespace.is_none() {
+                    m.id.namespace = Some(self.namespace.clone());
+                    if let Some(meta) = m.object.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        meta.insert("namespace".into(), Value::String(self.namespace.clone()));
+                    }
+                } else if !info.namespaced {
+                    m.id.namespace = None;
+                }
+            }
+            resources.push(r);
+        }
+
+        // Group by (resource, namespace).
+        let mut groups: Groups = BTreeMap::new();
+        for (i, r) in resources.iter().enumerate() {
+            if let Ok(info) = r {
+                let ns = if info.namespaced {
+                    manifests[i].id.namespace.clone()
+                } else {
+                    None
+                };
+                groups
+                    .entry((info.api_version(), info.plural.clone(), ns))
+                    .or_insert_with(|| (info.clone(), Vec::new()))
+                    .1
+                    .push(i);
+            }
+        }
+        let total = manifests.len();
+        let send = |done: usize, what: String| {
+            if let Some(tx) = &progress {
+                let _ = tx.send(Progress { done, total, what });
+            }
+        };
+        send(0, "reading live state".into());
+        let mut live: Vec<Option<Result<Option<Value>, ClusterError>>> =
+            vec![None; manifests.len()];
+        let manifests_ref = &manifests;
+        let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
+            |((_, _, ns), (info, idx))| async move {
+                let names: Vec<String> = idx
+                    .iter()
+                    .map(|&i| manifests_ref[i].id.name.clone())
+                    .collect();
+                let found = self.fetch_group(&info, ns.as_deref(), &names).await;
+                (info, ns, idx, found)
+            },
+        )))
+        .buffer_unordered(super::CONCURRENCY);
+        let mut done = 0;
+        while let Some((info, ns, idx, found)) = stream.next().await {
+            match found {
+                Ok(mut by_name) => {
+                    for i in &idx {
+                        live[*i] = Some(by_name.remove(&manifests[*i].id.name).unwrap_or(Ok(None)));
+                    }
+                }
+                Err(e) => {
+                    if let ClusterError::Unreachable { .. } = e {
+                        return Err(e);
+                    }
+                    for i in &idx {
+                        live[*i] = Some(Err(e.clone()));
+                    }
+                }
+            }
+            done += idx.len();
+            send(
+                done,
+                format!(
+                    "{} in {}",
+                    info.plural,
+                    ns.as_deref().unwrap_or("the cluster")
+                ),
+            );
+        }
+        drop(stream);
+
+        let mut objects: Vec<ObjectPlan> = loaded
+            .errors
+            .iter()
+            .map(|e| {
+                error_object(
+                    "",
+                    "",
+                    None,
+                    "",
+                    e.at().map(|s| s.to_string()),
+                    e.to_string(),
+                )
+            })
+            .collect();
+        let opts = PlanOptions::default();
+        for (i, m) in manifests.iter().enumerate() {
+            let plan = match (&resources[i], live[i].take()) {
+                (Err(e), _) => error_plan(m, e.to_string()),
+                (Ok(_), Some(Err(e))) => error_plan(m, format!("{}: {e}", m.id)),
+                (Ok(_), Some(Ok(l))) => plan_object(m, l.as_ref(), &opts),
+                (Ok(_), None) => plan_object(m, None, &opts),
+            };
+            objects.push(plan);
+        }
+
+        // Prune candidates.
+        let in_manifests: HashSet<Key> = manifests
+            .iter()
+            .map(|m| {
+                key_of(
+                    &m.id.api_version(),
+                    &m.id.kind,
+                    m.id.namespace.as_deref(),
+                    &m.id.name,
+                )
+            })
+            .collect();
+        let namespaces: BTreeSet<String> = manifests
+            .iter()
+            .filter_map(|m| m.id.namespace.clone())
+            .collect();
+        match &prune.mode {
+            PruneMode::None => {}
+            PruneMode::Allowlist {
+                selector,
+                allowlist,
+                ..
+            } => {
+                let mut visited = namespaces.clone();
+                if self.explicit_namespace {
+                    visited.insert(self.namespace.clone());
+                }
+                let candidates = self
+                    .allowlist_candidates(selector.as_deref(), allowlist, &visited, &in_manifests)
+                    .await?;
+                objects.extend(candidates);
+            }
+            PruneMode::ApplySet { .. } => {
+                if let Some(set) = &mut applyset {
+                    for (i, r) in resources.iter().enumerate() {
+                        if let Ok(info) = r {
+                            set.current_kinds.insert(info.group_kind());
+                            if let Some(ns) = &manifests[i].id.namespace {
+                                set.current_namespaces.insert(ns.clone());
+                            }
+                        }
+                    }
+                    if let Some(ns) = &set.namespace {
+                        set.current_namespaces.insert(ns.clone());
+                    }
+                    objects.extend(self.applyset_candidates(set, &in_manifests).await?);
+                }
+            }
+        }
+        Ok(Planned {
+            plan: Plan { objects },
+            applyset,
+        })
+    }
+
+    /// The live objects of one group by name. LIST (paged); on 403, GET each.
+    async fn fetch_group(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        names: &[String],
+    ) -> Result<HashMap<String, Result<Option<Value>, ClusterError>>, ClusterError> {
+        match self.list_all(info, namespace, None).await {
+            Ok(items) => {
+                let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
+                Ok(items
+                    .into_iter()
+                    .filter_map(|item| {
+                        let name = str_at(&item, "/metadata/name")?.to_string();
+                        wanted
+                            .contains(name.as_str())
+                            .then_some((name, Ok(Some(item))))
+                    })
+                    .collect())
+            }
+            Err(e) if e.code() == 403 => {
+                let gets =
+                    futures::stream::iter(collect_vec(names.iter().map(|name| async move {
+                        let path = info.object_path(namespace, name);
+                        let r = match self.call(Method::GET, &path, &[], None, None).await {
+                            Ok(mut v) => {
+                                fill_type(&mut v, info);
+                                Ok(Some(v))
+                            }
+                            Err(e) if e.code() == 404 => Ok(None),
+                            Err(e) => Err(e),
+                        };
+                        (name.clone(), r)
+                    })))
+                    .buffer_unordered(CONCURRENCY)
+                    .collect::<Vec<_>>()
+                    .await;
+                if let Some((_, Err(e @ ClusterError::Unreachable { .. }))) = gets
+                    .iter()
+                    .find(|(_, r)| matches!(r, Err(ClusterError::Unreachable { .. })))
+                {
+                    return Err(e.clone());
+                }
+                Ok(gets.into_iter().collect())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every object of a resource in a namespace (or cluster-wide), paged
+    /// with `limit`/`continue`; items get their apiVersion and kind back
+    /// (list items of built-in kinds come without them).
+    pub(crate) async fn list_all(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let path = info.collection_path(namespace);
+        let limit = PAGE_SIZE.to_string();
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut query: Vec<(&str, &str)> = vec![("limit", &limit)];
+            if let Some(s) = selector {
+                query.push(("labelSelector", s));
+            }
+            if let Some(t) = &token {
+                query.push(("continue", t));
+            }
+            let page = self.call(Method::GET, &path, &query, None, None).await?;
+            if let Some(list) = page.get("items").and_then(Value::as_array) {
+                for item in list {
+                    let mut item = item.clone();
+                    fill_type(&mut item, info);
+                    items.push(item);
+                }
+            }
+            match str_at(&page, "/metadata/continue") {
+                Some(t) if !t.is_empty() => token = Some(t.to_string()),
+                _ => break,
+            }
+        }
+        Ok(items)
+    }
+
+    async fn allowlist_candidates(
+        &self,
+        selector: Option<&str>,
+        allowlist: &[String],
+        namespaces: &BTreeSet<String>,
+        in_manifests: &HashSet<Key>,
+    ) -> Result<Vec<ObjectPlan>, ClusterError> {
+        let defaulted = allowlist.is_empty();
+        let list = if defaulted {
+            default_prune_allowlist()
+        } else {
+            allowlist.to_vec()
+        };
+        let mut lists = Vec::new();
+        for gvk in &list {
+            let parts: Vec<&str> = gvk.split('/').collect();
+            let (group, version, kind) = match parts.as_slice() {
+                [g, v, k] => (if *g == "core" { "" } else { *g }, *v, *k),
+                [v, k] => ("", *v, *k),
+                _ => {
+                    return Err(ClusterError::Other(format!(
+                        "invalid --prune-allowlist entry {gvk:?}: expected group/version/Kind (core/v1/ConfigMap)"
+                    )));
+                }
+            };
+            let api_version = if group.is_empty() {
+                version.to_string()
+            } else {
+                format!("{group}/{version}")
+            };
+            let info = match self.resource(&api_version, kind).await {
+                Ok(i) => i,
+                // The default list names kinds a small cluster may not serve.
+                Err(ClusterError::NotServed(_)) if defaulted => continue,
+                Err(e) => return Err(e),
+            };
+            if info.namespaced {
+                for ns in namespaces {
+                    lists.push((info.clone(), Some(ns.clone())));
+                }
+            } else {
+                lists.push((info, None));
+            }
+        }
+        let matched = match selector {
+            Some(s) => format!("matches -l {s}"),
+            None => "selected by --all".to_string(),
+        };
+        let results = futures::stream::iter(collect_vec(lists.into_iter().map(
+            |(info, ns)| async move {
+                let r = self.list_all(&info, ns.as_deref(), selector).await;
+                (info, r)
+            },
+        )))
+        .buffered(CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await;
+        let mut out = Vec::new();
+        for (info, r) in results {
+            for item in r? {
+                let has_annotation = item
+                    .pointer("/metadata/annotations")
+                    .and_then(|a| a.get(LAST_APPLIED))
+                    .is_some();
+                if !has_annotation || in_manifests.contains(&item_key(&item)) {
+                    continue;
+                }
+                let reason = format!(
+                    "has last-applied annotation, {matched}, kind {} in prune allowlist, not in manifests",
+                    info.group_kind()
+                );
+                out.push(prune_candidate(&item, reason));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn applyset_candidates(
+        &self,
+        set: &ApplySet,
+        in_manifests: &HashSet<Key>,
+    ) -> Result<Vec<ObjectPlan>, ClusterError> {
+        let selector = format!("{PART_OF_LABEL}={}", set.id);
+        let namespaces: BTreeSet<String> = set
+            .recorded_namespaces
+            .union(&set.current_namespaces)
+            .cloned()
+            .collect();
+        let mut lists = Vec::new();
+        for gk in &set.recorded_kinds {
+            let (kind, group) = gk.split_once('.').unwrap_or((gk.as_str(), ""));
+            let info = match self.discovery.resolve_group_kind(self, group, kind).await {
+                Ok(i) => i,
+                // A recorded kind no longer served has no objects to prune.
+                Err(ClusterError::NotServed(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            if info.namespaced {
+                for ns in &namespaces {
+                    lists.push((info.clone(), Some(ns.clone())));
+                }
+            } else {
+                lists.push((info, None));
+            }
+        }
+        let selector_ref = selector.as_str();
+        let results = futures::stream::iter(collect_vec(lists.into_iter().map(
+            |(info, ns)| async move {
+                let r = self
+                    .list_all(&info, ns.as_deref(), Some(selector_ref))
+                    .await;
+                (info, r)
+            },
+        )))
+        .buffered(CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await;
+        let mut out = Vec::new();
+        for (info, r) in results {
+            for item in r? {
+                if in_manifests.contains(&item_key(&item)) {
+                    continue;
+                }
+                let reason = format!(
+                    "labelled {PART_OF_LABEL}={} (ApplySet {}), kind {} recorded on the parent, not in manifests",
+                    set.id,
+                    set.reference(),
+                    info.group_kind()
+                );
+                out.push(prune_candidate(&item, reason));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn item_key(item: &Value) -> Key {
+    key_of(
+        str_at(item, "/apiVersion").unwrap_or_default(),
+        str_at(item, "/kind").unwrap_or_default(),
+        str_at(item, "/metadata/namespace"),
+        str_at(item, "/metadata/name").unwrap_or_default(),
+    )
+}
+
+/// Put apiVersion and kind on an object read from a list.
+pub(crate) fn fill_type(item: &mut Value, info: &ResourceInfo) {
+    if let Some(obj) = item.as_object_mut() {
+        obj.entry("apiVersion")
+            .or_insert_with(|| Value::String(info.api_version()));
+        obj.entry("kind")
+            .or_insert_with(|| Value::String(info.kind.clone()));
+    }
+}
+
+/// Set `metadata.labels[key] = value`, creating the maps as needed.
+pub(crate) fn set_label(object: &mut Value, key: &str, value: &str) {
+    let Some(obj) = object.as_object_mut() else {
+        return;
+    };
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    let labels = meta
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !labels.is_object() {
+        *labels = Value::Object(Default::default());
+    }
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert(key.to_string(), Value::String(value.to_string()));
+    }
+}
+
+/// `Deployment demo/web` for a plan row.
+pub(crate) fn describe_plan(p: &ObjectPlan) -> String {
+    describe(&p.kind, p.namespace.as_deref(), &p.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn labels_are_added_to_configs() {
+        let mut o = json!({"metadata": {"name": "x"}});
+        set_label(&mut o, PART_OF_LABEL, "applyset-abc-v1");
+        assert_eq!(o["metadata"]["labels"][PART_OF_LABEL], "applyset-abc-v1");
+        let mut o = json!({"metadata": {"name": "x", "labels": {"app": "a"}}});
+        set_label(&mut o, PART_OF_LABEL, "id");
+        assert_eq!(
+            o["metadata"]["labels"],
+            json!({"app": "a", PART_OF_LABEL: "id"})
+        );
+    }
+
+    #[test]
+    fn identity_ignores_version() {
+        assert_eq!(
+            key_of("apps/v1", "Deployment", Some("d"), "w"),
+            key_of("apps/v1beta1", "Deployment", Some("d"), "w")
+        );
+        assert_ne!(
+            key_of("v1", "Namespace", None, "a"),
+            key_of("v1", "Namespace", Some(""), "b")
+        );
+    }
+
+    #[test]
+    fn default_allowlist_is_kubectls() {
+        let l = default_prune_allowlist();
+        assert_eq!(l.len(), 16);
+        assert!(l.contains(&"apps/v1/Deployment".to_string()));
+        assert!(l.contains(&"core/v1/PersistentVolume".to_string()));
+    }
+}

@@ -1,0 +1,333 @@
+//! The cluster layer: talks to a Kubernetes API server through kube-rs and
+//! turns manifests plus live state into a plan, then applies, deletes and
+//! prunes exactly as `kubectl apply` would (same requests, same annotation,
+//! same prune decisions; see `/work/shared/reference/kubectl-apply-facts.md`).
+//!
+//! Entry points (used by the CLI and, through [`KubeEngine`], by the TUI):
+//! - [`Session::connect`]: read the kubeconfig like kubectl and probe the server.
+//! - [`Session::plan`]: discovery, one LIST per (resource, namespace), the plan,
+//!   prune candidates ([`PruneOptions`]).
+//! - [`Session::apply`]: server-side dry run, then create/patch per object.
+//! - [`Session::delete`] and [`Session::prune`].
+//!
+//! Requests are sent raw (`kube::Client::send`) so the wire matches kubectl's
+//! byte for byte in the parts that matter: query parameters, content types,
+//! bodies.
+
+mod apply;
+mod applyset;
+mod deps;
+mod discovery;
+mod engine;
+mod live;
+mod selector;
+
+pub use apply::{ApplyOptions, DeleteOptions};
+pub use applyset::{ApplySet, applyset_id};
+pub use discovery::ResourceInfo;
+pub use engine::KubeEngine;
+pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
+pub use selector::{LabelSelector, SelectorError};
+
+use http::{Method, Request};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How many requests run at once while reading live state.
+pub const CONCURRENCY: usize = 8;
+/// Page size of LIST requests (`limit`), continued with `continue`.
+pub const PAGE_SIZE: usize = 500;
+/// The field manager kubectl's client-side apply uses; kapply uses the same
+/// so the two tools stay interchangeable on the same objects.
+pub const FIELD_MANAGER: &str = "kubectl-client-side-apply";
+
+/// Where and how to connect, as kubectl's flags say it.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterOptions {
+    /// `--kubeconfig`; else `KUBECONFIG` (several files merged); else `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`; else the current context.
+    pub context: Option<String>,
+    /// `-n`; else the context's namespace; else `default`.
+    pub namespace: Option<String>,
+}
+
+/// Errors of the cluster layer. Messages name the server or the object.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum ClusterError {
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(String),
+    #[error("cannot reach the Kubernetes API server at {url}: {message}")]
+    Unreachable { url: String, message: String },
+    /// The server answered with an error `Status`.
+    #[error("{message}")]
+    Api {
+        code: u16,
+        reason: String,
+        message: String,
+    },
+    /// A kind the cluster does not serve (yet): an error on that object alone.
+    #[error("{0} is not served by the cluster: apply its CustomResourceDefinition first")]
+    NotServed(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ClusterError {
+    /// The HTTP status code of an API error, 0 otherwise.
+    pub fn code(&self) -> u16 {
+        match self {
+            ClusterError::Api { code, .. } => *code,
+            _ => 0,
+        }
+    }
+}
+
+/// A connection to one cluster, with discovery cached for the run.
+pub struct Session {
+    client: kube::Client,
+    url: String,
+    namespace: String,
+    explicit_namespace: bool,
+    discovery: discovery::Discovery,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("url", &self.url)
+            .field("namespace", &self.namespace)
+            .finish()
+    }
+}
+
+impl Session {
+    /// Read the kubeconfig as kubectl does and check that the server
+    /// answers (`GET /version`). An unreachable server is an error naming
+    /// its URL.
+    pub async fn connect(opts: &ClusterOptions) -> Result<Arc<Session>, ClusterError> {
+        use kube::config::{KubeConfigOptions, Kubeconfig};
+        let kubeconfig = match &opts.kubeconfig {
+            Some(path) => Kubeconfig::read_from(path)
+                .map_err(|e| ClusterError::Kubeconfig(format!("{}: {e}", path.display())))?,
+            None => Kubeconfig::read().map_err(|e| ClusterError::Kubeconfig(e.to_string()))?,
+        };
+        let kopts = KubeConfigOptions {
+            context: opts.context.clone(),
+            ..Default::default()
+        };
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kopts)
+            .await
+            .map_err(|e| ClusterError::Kubeconfig(e.to_string()))?;
+        // Retries would only delay the error a user needs to see.
+        config.default_retry = false;
+        let url = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        let namespace = opts
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
+        let client = kube::Client::try_from(config).map_err(|e| ClusterError::Unreachable {
+            url: url.clone(),
+            message: error_chain(&e),
+        })?;
+        let session = Session {
+            client,
+            url,
+            namespace,
+            explicit_namespace: opts.namespace.is_some(),
+            discovery: discovery::Discovery::default(),
+        };
+        session
+            .call(Method::GET, "/version", &[], None, None)
+            .await?;
+        Ok(Arc::new(session))
+    }
+
+    /// The server URL from the kubeconfig.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The namespace in effect: `-n`, else the context's, else `default`.
+    /// Pass it to the manifest loader as its default namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Forget what discovery learned (after a CustomResourceDefinition was
+    /// applied, so its kinds are looked up again).
+    pub fn rediscover(&self) {
+        self.discovery.clear();
+    }
+
+    /// Resolve a kind to its resource through the cached discovery.
+    pub async fn resource(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<ResourceInfo, ClusterError> {
+        self.discovery.resolve(self, api_version, kind).await
+    }
+
+    /// One raw request. `Ok` carries the decoded JSON body (Null when empty);
+    /// an error status becomes [`ClusterError::Api`] with the server's message.
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        content_type: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<Value, ClusterError> {
+        let mut uri = path.to_string();
+        for (i, (k, v)) in query.iter().enumerate() {
+            uri.push(if i == 0 { '?' } else { '&' });
+            uri.push_str(k);
+            uri.push('=');
+            uri.push_str(&encode_query(v));
+        }
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(&uri)
+            .header(http::header::ACCEPT, "application/json");
+        let bytes = match body {
+            Some(b) => {
+                builder = builder.header(
+                    http::header::CONTENT_TYPE,
+                    content_type.unwrap_or("application/json"),
+                );
+                serde_json::to_vec(b).map_err(|e| ClusterError::Other(e.to_string()))?
+            }
+            None => Vec::new(),
+        };
+        let request = builder
+            .body(kube::client::Body::from(bytes))
+            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
+        let response = self
+            .client
+            .send(request)
+            .await
+            .map_err(|e| ClusterError::Unreachable {
+                url: self.url.clone(),
+                message: error_chain(&e),
+            })?;
+        let status = response.status();
+        let collected = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ClusterError::Unreachable {
+                url: self.url.clone(),
+                message: error_chain(&e),
+            })?
+            .to_bytes();
+        let value: Value = if collected.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&collected)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&collected).into_owned()))
+        };
+        if status.is_success() {
+            return Ok(value);
+        }
+        let message = match value.get("message").and_then(Value::as_str) {
+            Some(m) => m.to_string(),
+            None => match &value {
+                Value::String(s) if !s.trim().is_empty() => s.trim().to_string(),
+                _ => format!(
+                    "{} {}",
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or("")
+                ),
+            },
+        };
+        Err(ClusterError::Api {
+            code: status.as_u16(),
+            reason: value
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            message,
+        })
+    }
+}
+
+/// The error and its sources, so "connection refused" is not hidden behind
+/// a generic "client error".
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// Percent-encode a query value (label selectors, continue tokens).
+fn encode_query(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `Deployment demo/nginx`, `Namespace demo`: how results name objects.
+pub(crate) fn describe(kind: &str, namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
+        _ => format!("{kind} {name}"),
+    }
+}
+
+/// `(group, version)` of an apiVersion: `apps/v1` -> (`apps`, `v1`), `v1` -> (``, `v1`).
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+/// Collect futures before streaming them: keeps closures out of the
+/// stream's type, which the `Send` bound of boxed futures needs.
+pub(crate) fn collect_vec<T>(it: impl Iterator<Item = T>) -> Vec<T> {
+    it.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_encoded() {
+        assert_eq!(encode_query("app=demo,tier!=x"), "app%3Ddemo%2Ctier%21%3Dx");
+        assert_eq!(encode_query("abc-1.2_~"), "abc-1.2_~");
+    }
+
+    #[test]
+    fn objects_are_named_like_kubectl() {
+        assert_eq!(
+            describe("Deployment", Some("demo"), "web"),
+            "Deployment demo/web"
+        );
+        assert_eq!(describe("Namespace", None, "demo"), "Namespace demo");
+        assert_eq!(split_api_version("apps/v1"), ("apps", "v1"));
+        assert_eq!(split_api_version("v1"), ("", "v1"));
+    }
+}

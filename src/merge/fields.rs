@@ -1,0 +1,393 @@
+//! The field plan: per leaf (and per keyed list element) what apply does
+//! and why, from the three sides and the computed patch.
+
+use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq, go_string};
+use super::{FieldAction, FieldChange, LAST_APPLIED, path};
+use crate::patchmeta::{ListStrategy, Schema};
+use serde_json::Value;
+
+/// Paths that are bookkeeping of the server or of apply itself, never shown.
+fn noise(p: &str) -> bool {
+    const SKIP: [&str; 8] = [
+        "status",
+        "metadata.managedFields",
+        "metadata.resourceVersion",
+        "metadata.uid",
+        "metadata.generation",
+        "metadata.creationTimestamp",
+        "metadata.selfLink",
+        "metadata.deletionTimestamp",
+    ];
+    SKIP.contains(&p) || p == path::key("metadata.annotations", LAST_APPLIED)
+}
+
+pub(crate) struct Walker {
+    pub rows: Vec<FieldChange>,
+    /// Custom resources: lists are replaced whole.
+    pub merge_patch: bool,
+}
+
+fn row(
+    path: String,
+    c: Option<&Value>,
+    l: Option<&Value>,
+    a: Option<&Value>,
+    action: FieldAction,
+    reason: &str,
+) -> FieldChange {
+    FieldChange {
+        path,
+        config: c.cloned(),
+        live: l.cloned(),
+        last_applied: a.cloned(),
+        action,
+        reason: reason.into(),
+    }
+}
+
+/// A list reduced to what `$setElementOrder` shows: merge keys of map
+/// elements (the key taken from the order list), scalars as they are.
+fn key_order(list: &Value, order: &Value) -> Value {
+    let key = order
+        .as_array()
+        .and_then(|o| o.first())
+        .and_then(Value::as_object)
+        .and_then(|m| m.keys().next().cloned());
+    let Some(items) = list.as_array() else {
+        return list.clone();
+    };
+    match key {
+        Some(k) => Value::Array(
+            items
+                .iter()
+                .map(|e| {
+                    let mut m = serde_json::Map::new();
+                    m.insert(k.clone(), e.get(&k).cloned().unwrap_or(Value::Null));
+                    Value::Object(m)
+                })
+                .collect(),
+        ),
+        None => list.clone(),
+    }
+}
+
+const LIVE_ONLY: &str = "live only: owned by another writer (not in config or last-applied)";
+const REMOVED: &str = "in last-applied, removed from config";
+
+impl Walker {
+    pub fn walk(
+        &mut self,
+        p: &str,
+        c: Option<&Value>,
+        l: Option<&Value>,
+        a: Option<&Value>,
+        schema: Option<Schema<'_>>,
+        patch: Option<&Value>,
+    ) {
+        if noise(p) || (c.is_none() && l.is_none() && a.is_none()) {
+            return;
+        }
+        let obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
+        let removed_whole = c.is_none() && a.is_some();
+        let replace = schema.is_some_and(|s| s.replace());
+        if obj(c) && obj(l) && obj(a) && !removed_whole && !replace {
+            self.walk_map(p, c, l, a, schema, patch);
+            return;
+        }
+        let arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
+        if arr(c) && arr(l) && arr(a) && !removed_whole && !self.merge_patch {
+            match schema.map(|s| s.list_strategy()) {
+                Some(ListStrategy::MergeByKey(k)) => {
+                    let all_maps = [c, l, a]
+                        .iter()
+                        .flatten()
+                        .filter_map(|v| v.as_array())
+                        .flatten()
+                        .all(Value::is_object);
+                    if all_maps {
+                        self.walk_keyed(p, c, l, a, &k, schema.and_then(|s| s.items()), patch);
+                        return;
+                    }
+                }
+                Some(ListStrategy::MergePrimitive) => {
+                    self.primitive_list(p, c, l, a);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.leaf(p, c, l, a, schema);
+    }
+
+    fn walk_map(
+        &mut self,
+        p: &str,
+        c: Option<&Value>,
+        l: Option<&Value>,
+        a: Option<&Value>,
+        schema: Option<Schema<'_>>,
+        patch: Option<&Value>,
+    ) {
+        let mut keys: Vec<&String> = Vec::new();
+        for side in [c, l, a].into_iter().flatten() {
+            if let Some(m) = side.as_object() {
+                for k in m.keys() {
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+            }
+        }
+        if keys.is_empty() {
+            if let (Some(cv), None) = (c, l) {
+                self.rows.push(row(
+                    p.into(),
+                    Some(cv),
+                    None,
+                    a,
+                    FieldAction::Set,
+                    "in config, not in live",
+                ));
+            }
+            return;
+        }
+        let retain: Option<Vec<&str>> = patch
+            .and_then(|p| p.get(RETAIN_KEYS))
+            .and_then(Value::as_array)
+            .map(|v| v.iter().filter_map(Value::as_str).collect());
+        let get = |v: Option<&'_ Value>, k: &str| v.and_then(|v| v.get(k)).cloned();
+        for k in keys {
+            let (ck, lk, ak) = (get(c, k), get(l, k), get(a, k));
+            let sub = path::key(p, k);
+            if noise(&sub) {
+                continue;
+            }
+            if let Some(retain) = &retain
+                && ck.is_none()
+                && ak.is_none()
+                && !retain.contains(&k.as_str())
+            {
+                if let Some(lv) = &lk
+                    && !lv.is_null()
+                {
+                    self.rows.push(row(
+                        sub,
+                        None,
+                        Some(lv),
+                        None,
+                        FieldAction::Clear,
+                        "not in config: $retainKeys makes the server drop it",
+                    ));
+                }
+                continue;
+            }
+            let sub_schema = schema.and_then(|s| s.field(k));
+            let sub_patch = patch.and_then(|pv| pv.get(k));
+            let before = self.rows.len();
+            self.walk(
+                &sub,
+                ck.as_ref(),
+                lk.as_ref(),
+                ak.as_ref(),
+                sub_schema,
+                sub_patch,
+            );
+            // kubectl re-sends the config's element order when it differs
+            // from live's (live-only elements included): say so when that
+            // is all that changes in the list.
+            let order = patch.and_then(|pv| pv.get(format!("{SET_ELEMENT_ORDER}{k}")));
+            let quiet = self.rows[before..]
+                .iter()
+                .all(|r| r.action == FieldAction::Keep);
+            if let (Some(order), true) = (order, quiet) {
+                if !self.merge_patch {
+                    self.rows.push(row(
+                        sub,
+                        Some(order),
+                        lk.as_ref().map(|l| key_order(l, order)).as_ref(),
+                        ak.as_ref().map(|a| key_order(a, order)).as_ref(),
+                        FieldAction::Set,
+                        "element order: kubectl re-sends the config's order ($setElementOrder), \
+                         live elements the config does not name keep their place",
+                    ));
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk_keyed(
+        &mut self,
+        p: &str,
+        c: Option<&Value>,
+        l: Option<&Value>,
+        a: Option<&Value>,
+        merge_key: &str,
+        items: Option<Schema<'_>>,
+        patch: Option<&Value>,
+    ) {
+        let list = |v: Option<&Value>| -> Vec<Value> {
+            v.and_then(Value::as_array).cloned().unwrap_or_default()
+        };
+        let (cl, ll, al) = (list(c), list(l), list(a));
+        let key_of = |v: &Value| v.get(merge_key).cloned().unwrap_or(Value::Null);
+        let mut keys: Vec<Value> = Vec::new();
+        for v in cl.iter().chain(&ll).chain(&al) {
+            let k = key_of(v);
+            if !keys
+                .iter()
+                .any(|x| deep_eq(x, &k) && go_string(x) == go_string(&k))
+            {
+                keys.push(k);
+            }
+        }
+        let find = |list: &[Value], k: &Value| -> Option<Value> {
+            list.iter()
+                .find(|v| {
+                    let vk = key_of(v);
+                    deep_eq(&vk, k) && go_string(&vk) == go_string(k)
+                })
+                .cloned()
+        };
+        let patch_list = patch.and_then(Value::as_array).cloned().unwrap_or_default();
+        for k in keys {
+            let (ce, le, ae) = (find(&cl, &k), find(&ll, &k), find(&al, &k));
+            let ep = path::element(p, merge_key, &k);
+            match (&ce, &le, &ae) {
+                (Some(cv), None, _) => self.rows.push(row(
+                    ep,
+                    Some(cv),
+                    None,
+                    ae.as_ref(),
+                    FieldAction::Set,
+                    "new element: in config, not in live",
+                )),
+                (Some(_), Some(_), _) => {
+                    let pe = find(&patch_list, &k);
+                    self.walk(
+                        &ep,
+                        ce.as_ref(),
+                        le.as_ref(),
+                        ae.as_ref(),
+                        items,
+                        pe.as_ref(),
+                    );
+                }
+                (None, Some(lv), Some(av)) => self.rows.push(row(
+                    ep,
+                    None,
+                    Some(lv),
+                    Some(av),
+                    FieldAction::Clear,
+                    "in last-applied, removed from config: deleted with $patch: delete",
+                )),
+                (None, Some(lv), None) => self.rows.push(row(
+                    ep,
+                    None,
+                    Some(lv),
+                    None,
+                    FieldAction::Keep,
+                    "live only: element owned by another writer (not in config or last-applied)",
+                )),
+                (None, None, _) => {}
+            }
+        }
+    }
+
+    /// Merge lists of scalars (finalizers): a union, values removed from
+    /// the config are deleted, other writers' values stay.
+    fn primitive_list(&mut self, p: &str, c: Option<&Value>, l: Option<&Value>, a: Option<&Value>) {
+        let items = |v: Option<&Value>| -> Vec<Value> {
+            v.and_then(Value::as_array).cloned().unwrap_or_default()
+        };
+        let (cl, ll, al) = (items(c), items(l), items(a));
+        let has = |list: &[Value], v: &Value| list.iter().any(|x| deep_eq(x, v));
+        match c {
+            Some(_) => {
+                let missing = cl.iter().any(|v| !has(&ll, v));
+                let removed = al.iter().any(|v| !has(&cl, v) && has(&ll, v));
+                if missing || removed {
+                    self.rows.push(row(
+                        p.into(),
+                        c,
+                        l,
+                        a,
+                        FieldAction::Set,
+                        "merge list: config values added, values removed from config deleted, others kept",
+                    ));
+                }
+            }
+            None => {
+                if a.is_some() {
+                    if l.is_some() {
+                        self.rows
+                            .push(row(p.into(), None, l, a, FieldAction::Clear, REMOVED));
+                    }
+                } else if l.is_some_and(|v| !v.is_null()) {
+                    self.rows
+                        .push(row(p.into(), None, l, None, FieldAction::Keep, LIVE_ONLY));
+                }
+            }
+        }
+    }
+
+    fn leaf(
+        &mut self,
+        p: &str,
+        c: Option<&Value>,
+        l: Option<&Value>,
+        a: Option<&Value>,
+        schema: Option<Schema<'_>>,
+    ) {
+        let atomic_list = c.is_some_and(Value::is_array)
+            && (self.merge_patch
+                || schema.is_none_or(|s| s.list_strategy() == ListStrategy::Atomic));
+        match (c, l) {
+            (Some(Value::Null), Some(lv)) if !lv.is_null() => self.rows.push(row(
+                p.into(),
+                c,
+                l,
+                a,
+                FieldAction::Clear,
+                "explicit null in config",
+            )),
+            (Some(Value::Null), _) => self.rows.push(row(
+                p.into(),
+                c,
+                l,
+                a,
+                FieldAction::Clear,
+                "explicit null in config: not in live, but sent on every apply",
+            )),
+            (Some(cv), Some(lv)) => {
+                if !deep_eq(cv, lv) {
+                    let reason = if atomic_list {
+                        "config differs from live: the list is replaced whole"
+                    } else {
+                        "config differs from live"
+                    };
+                    self.rows
+                        .push(row(p.into(), c, l, a, FieldAction::Set, reason));
+                }
+            }
+            (Some(_), None) => self.rows.push(row(
+                p.into(),
+                c,
+                None,
+                a,
+                FieldAction::Set,
+                "in config, not in live",
+            )),
+            (None, Some(lv)) => {
+                if a.is_some() {
+                    self.rows
+                        .push(row(p.into(), None, l, a, FieldAction::Clear, REMOVED));
+                } else if !lv.is_null() {
+                    self.rows
+                        .push(row(p.into(), None, l, None, FieldAction::Keep, LIVE_ONLY));
+                }
+            }
+            (None, None) => {}
+        }
+    }
+}

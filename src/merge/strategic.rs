@@ -1,0 +1,793 @@
+//! Three-way strategic merge patch, the way kubectl's client-side apply
+//! computes it (apimachinery `strategicpatch.CreateThreeWayMergePatch`):
+//! the additions and changes from live to config, plus the deletions from
+//! last-applied to config, merged into one patch.
+//!
+//! Go decodes JSON into `map[string]interface{}` with float64 numbers and
+//! compares with `reflect.DeepEqual`; the helpers here mirror that.
+
+use super::MergeError;
+use crate::patchmeta::{ListStrategy, Schema};
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+
+pub(crate) const RETAIN_KEYS: &str = "$retainKeys";
+pub(crate) const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
+pub(crate) const DELETE_FROM_PRIMITIVE: &str = "$deleteFromPrimitiveList/";
+pub(crate) const DIRECTIVE: &str = "$patch";
+
+#[derive(Clone, Copy, Default)]
+struct Opts {
+    ignore_deletions: bool,
+    ignore_changes: bool,
+    retain_keys: bool,
+}
+
+/// Compute the patch. `original` is last-applied (empty when absent),
+/// `modified` the config with the new annotation, `current` the live object.
+pub fn three_way(
+    original: &Map<String, Value>,
+    modified: &Map<String, Value>,
+    current: &Map<String, Value>,
+    schema: Option<Schema<'_>>,
+) -> Result<Map<String, Value>, MergeError> {
+    let delta = diff_maps(
+        "",
+        current,
+        modified,
+        schema,
+        Opts {
+            ignore_deletions: true,
+            ..Opts::default()
+        },
+    )?;
+    let mut deletions = diff_maps(
+        "",
+        original,
+        modified,
+        schema,
+        Opts {
+            ignore_changes: true,
+            ..Opts::default()
+        },
+    )?;
+    merge_maps("", &mut deletions, delta, schema)?;
+    Ok(deletions)
+}
+
+/// Go's `reflect.DeepEqual` over JSON-decoded values (numbers are float64).
+pub fn deep_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| deep_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The Go dynamic type of a decoded JSON value.
+pub(crate) fn type_tag(v: &Value) -> u8 {
+    match v {
+        Value::Null => 0,
+        Value::Bool(_) => 1,
+        Value::Number(_) => 2,
+        Value::String(_) => 3,
+        Value::Array(_) => 4,
+        Value::Object(_) => 5,
+    }
+}
+
+/// `fmt.Sprintf("%v", v)` for the scalars that appear as merge keys and in
+/// primitive lists; Go sorts and matches list elements by this string.
+pub(crate) fn go_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => go_float(f),
+            None => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// Go's `%v` for float64: `%g` with the shortest digits, exponent form
+/// when the decimal exponent is < -4 or >= 6 (`fmt.Sprint(1e6)` is `1e+06`).
+fn go_float(f: f64) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    let exp = f.abs().log10().floor() as i32;
+    if !(-4..6).contains(&exp) {
+        let s = format!("{f:e}");
+        // Rust: 1e21 / 1.5e-5; Go: 1e+21 / 1.5e-05
+        match s.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = match e.strip_prefix('-') {
+                    Some(d) => ('-', d),
+                    None => ('+', e),
+                };
+                let digits = if digits.len() < 2 {
+                    format!("0{digits}")
+                } else {
+                    digits.to_string()
+                };
+                format!("{m}e{sign}{digits}")
+            }
+            None => s,
+        }
+    } else if f.fract() == 0.0 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+fn child(path: &str, key: &str) -> String {
+    super::path::key(path, key)
+}
+
+fn field_schema<'a>(schema: Option<Schema<'a>>, key: &str) -> Option<Schema<'a>> {
+    schema.and_then(|s| s.field(key))
+}
+
+fn diff_maps(
+    path: &str,
+    original: &Map<String, Value>,
+    modified: &Map<String, Value>,
+    schema: Option<Schema<'_>>,
+    opts: Opts,
+) -> Result<Map<String, Value>, MergeError> {
+    let mut patch = Map::new();
+    let mut retain: Vec<Value> = Vec::new();
+    for (key, mv) in modified {
+        if opts.retain_keys && !mv.is_null() {
+            retain.push(Value::String(key.clone()));
+        }
+        let Some(ov) = original.get(key) else {
+            if !opts.ignore_changes {
+                patch.insert(key.clone(), mv.clone());
+            }
+            continue;
+        };
+        if key == DIRECTIVE {
+            if let (Value::String(o), Value::String(m)) = (ov, mv) {
+                if o != m {
+                    patch.insert(key.clone(), mv.clone());
+                }
+                continue;
+            }
+            return Err(MergeError::Invalid {
+                path: child(path, key),
+                message: "invalid value for $patch".into(),
+            });
+        }
+        if type_tag(ov) != type_tag(mv) {
+            if !opts.ignore_changes {
+                patch.insert(key.clone(), mv.clone());
+            }
+            continue;
+        }
+        let sub = field_schema(schema, key);
+        match (ov, mv) {
+            (Value::Object(o), Value::Object(m)) => {
+                let replace = sub.is_some_and(|s| s.replace());
+                if replace {
+                    if !opts.ignore_changes && !deep_eq(ov, mv) {
+                        patch.insert(key.clone(), mv.clone());
+                    }
+                    continue;
+                }
+                let sub_opts = Opts {
+                    retain_keys: sub.is_some_and(|s| s.retain_keys()),
+                    ..opts
+                };
+                let p = diff_maps(&child(path, key), o, m, sub, sub_opts)?;
+                if !p.is_empty() {
+                    patch.insert(key.clone(), Value::Object(p));
+                }
+            }
+            (Value::Array(o), Value::Array(m)) => {
+                slice_diff(path, key, o, m, &mut patch, sub, opts)?;
+            }
+            _ => {
+                if !opts.ignore_changes && !deep_eq(ov, mv) {
+                    patch.insert(key.clone(), mv.clone());
+                }
+            }
+        }
+    }
+    if !opts.ignore_deletions {
+        for key in original.keys() {
+            if !modified.contains_key(key) {
+                patch.insert(key.clone(), Value::Null);
+            }
+        }
+    }
+    let additional = original
+        .iter()
+        .any(|(k, v)| !v.is_null() && !modified.contains_key(k));
+    if !retain.is_empty() && (!patch.is_empty() || additional) {
+        sort_scalars(&mut retain);
+        patch.insert(RETAIN_KEYS.into(), Value::Array(retain));
+    }
+    Ok(patch)
+}
+
+fn sort_scalars(v: &mut [Value]) {
+    v.sort_by_cached_key(go_string);
+}
+
+fn slice_diff(
+    path: &str,
+    key: &str,
+    original: &[Value],
+    modified: &[Value],
+    patch: &mut Map<String, Value>,
+    schema: Option<Schema<'_>>,
+    opts: Opts,
+) -> Result<(), MergeError> {
+    let strategy = schema.map(|s| s.list_strategy());
+    let merge_key = match strategy {
+        Some(ListStrategy::MergeByKey(k)) => k,
+        Some(ListStrategy::MergePrimitive) => String::new(),
+        _ => {
+            if !opts.ignore_changes && !deep_eq_slices(original, modified) {
+                patch.insert(key.into(), Value::Array(modified.to_vec()));
+            }
+            return Ok(());
+        }
+    };
+    let sub_opts = Opts {
+        retain_keys: schema.is_some_and(|s| s.retain_keys()),
+        ..opts
+    };
+    let items = schema.and_then(|s| s.items());
+    let lpath = child(path, key);
+    let (add, del, order) = diff_lists(&lpath, original, modified, items, &merge_key, sub_opts)?;
+    if !add.is_empty() {
+        patch.insert(key.into(), Value::Array(add));
+    }
+    if !del.is_empty() {
+        patch.insert(format!("{DELETE_FROM_PRIMITIVE}{key}"), Value::Array(del));
+    }
+    if !order.is_empty() {
+        patch.insert(format!("{SET_ELEMENT_ORDER}{key}"), Value::Array(order));
+    }
+    Ok(())
+}
+
+fn deep_eq_slices(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| deep_eq(x, y))
+}
+
+/// The element kind of one or more lists; lists of lists and mixed lists
+/// are errors, as in Go.
+fn element_kind(path: &str, lists: &[&[Value]]) -> Result<Option<u8>, MergeError> {
+    let mut kind = None;
+    for list in lists {
+        for v in *list {
+            let t = type_tag(v);
+            if t == 4 {
+                return Err(MergeError::Invalid {
+                    path: path.into(),
+                    message: "lists of lists are not supported".into(),
+                });
+            }
+            match kind {
+                None => kind = Some(t),
+                Some(k) if k != t => {
+                    return Err(MergeError::Invalid {
+                        path: path.into(),
+                        message: "list elements have different types".into(),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(kind)
+}
+
+type Lists = (Vec<Value>, Vec<Value>, Vec<Value>);
+
+fn diff_lists(
+    path: &str,
+    original: &[Value],
+    modified: &[Value],
+    items: Option<Schema<'_>>,
+    merge_key: &str,
+    opts: Opts,
+) -> Result<Lists, MergeError> {
+    if original.is_empty() {
+        if modified.is_empty() || opts.ignore_changes {
+            return Ok((vec![], vec![], vec![]));
+        }
+        return Ok((modified.to_vec(), vec![], vec![]));
+    }
+    let kind = element_kind(path, &[original, modified])?;
+    if kind == Some(5) {
+        let (mut patch_list, deletes) =
+            diff_lists_of_maps(path, original, modified, items, merge_key, opts)?;
+        normalize_order(path, &mut patch_list, modified, merge_key, true)?;
+        let order_same = original.len() == modified.len()
+            && original.iter().zip(modified).all(|(o, m)| {
+                key_value(o, merge_key)
+                    .zip(key_value(m, merge_key))
+                    .is_some_and(|(a, b)| go_eq(a, b))
+            });
+        patch_list.extend(deletes);
+        let mut order = vec![];
+        if (!opts.ignore_changes && (!patch_list.is_empty() || !order_same))
+            || (!opts.ignore_deletions && !patch_list.is_empty())
+        {
+            for m in modified {
+                let mut e = Map::new();
+                e.insert(
+                    merge_key.into(),
+                    key_value(m, merge_key).cloned().unwrap_or(Value::Null),
+                );
+                order.push(Value::Object(e));
+            }
+        }
+        Ok((patch_list, vec![], order))
+    } else {
+        let (mut add, del) = diff_lists_of_scalars(original, modified, opts);
+        normalize_order(path, &mut add, modified, merge_key, false)?;
+        let mut order = vec![];
+        if (!opts.ignore_deletions && !del.is_empty())
+            || (!opts.ignore_changes && !deep_eq_slices(original, modified))
+        {
+            order = modified.to_vec();
+        }
+        Ok((add, del, order))
+    }
+}
+
+fn key_value<'v>(v: &'v Value, merge_key: &str) -> Option<&'v Value> {
+    v.as_object().and_then(|m| m.get(merge_key))
+}
+
+/// Go's `==` on two interface values holding scalars.
+fn go_eq(a: &Value, b: &Value) -> bool {
+    type_tag(a) == type_tag(b) && deep_eq(a, b)
+}
+
+fn no_merge_key(path: &str, merge_key: &str) -> MergeError {
+    MergeError::Invalid {
+        path: path.into(),
+        message: format!("list element has no merge key {merge_key:?}"),
+    }
+}
+
+fn sorted_by_key<'v>(
+    path: &str,
+    list: &'v [Value],
+    merge_key: &str,
+) -> Result<Vec<(String, &'v Value)>, MergeError> {
+    let mut out = Vec::with_capacity(list.len());
+    for v in list {
+        let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
+        out.push((go_string(k), v));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+fn diff_lists_of_maps(
+    path: &str,
+    original: &[Value],
+    modified: &[Value],
+    items: Option<Schema<'_>>,
+    merge_key: &str,
+    opts: Opts,
+) -> Result<(Vec<Value>, Vec<Value>), MergeError> {
+    let os = sorted_by_key(path, original, merge_key)?;
+    let ms = sorted_by_key(path, modified, merge_key)?;
+    let (mut i, mut j) = (0, 0);
+    let mut patch = vec![];
+    let mut deletes = vec![];
+    while i < os.len() || j < ms.len() {
+        let cmp = match (os.get(i), ms.get(j)) {
+            (Some(o), Some(m)) => o.0.cmp(&m.0),
+            (None, Some(_)) => Ordering::Greater,
+            _ => Ordering::Less,
+        };
+        match cmp {
+            Ordering::Equal => {
+                let (o, m) = (os[i].1, ms[j].1);
+                if let (Value::Object(om), Value::Object(mm)) = (o, m) {
+                    let mut p = diff_maps(path, om, mm, items, opts)?;
+                    if !p.is_empty() {
+                        let kv = mm.get(merge_key).cloned().unwrap_or(Value::Null);
+                        p.insert(merge_key.into(), kv);
+                        patch.push(Value::Object(p));
+                    }
+                }
+                i += 1;
+                j += 1;
+            }
+            Ordering::Greater => {
+                if !opts.ignore_changes {
+                    patch.push(ms[j].1.clone());
+                }
+                j += 1;
+            }
+            Ordering::Less => {
+                if !opts.ignore_deletions {
+                    let mut d = Map::new();
+                    d.insert(DIRECTIVE.into(), Value::String("delete".into()));
+                    let kv = key_value(os[i].1, merge_key)
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    d.insert(merge_key.into(), kv);
+                    deletes.push(Value::Object(d));
+                }
+                i += 1;
+            }
+        }
+    }
+    Ok((patch, deletes))
+}
+
+fn diff_lists_of_scalars(
+    original: &[Value],
+    modified: &[Value],
+    opts: Opts,
+) -> (Vec<Value>, Vec<Value>) {
+    let mut os = original.to_vec();
+    let mut ms = modified.to_vec();
+    sort_scalars(&mut os);
+    sort_scalars(&mut ms);
+    let (mut i, mut j) = (0, 0);
+    let mut add = vec![];
+    let mut del: Vec<Value> = vec![];
+    while i < os.len() || j < ms.len() {
+        let cmp = match (os.get(i), ms.get(j)) {
+            (Some(o), Some(m)) => go_string(o).cmp(&go_string(m)),
+            (None, Some(_)) => Ordering::Greater,
+            _ => Ordering::Less,
+        };
+        match cmp {
+            Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+            Ordering::Less => {
+                if !opts.ignore_deletions {
+                    del.push(os[i].clone());
+                }
+                i += 1;
+            }
+            Ordering::Greater => {
+                if !opts.ignore_changes {
+                    add.push(ms[j].clone());
+                }
+                j += 1;
+            }
+        }
+    }
+    (add, dedup_scalars(del))
+}
+
+/// Go's `deduplicateScalars`: a duplicate is replaced by the last element.
+fn dedup_scalars(mut s: Vec<Value>) -> Vec<Value> {
+    let mut i = 0;
+    while i < s.len() {
+        let mut j = i + 1;
+        while j < s.len() {
+            if go_eq(&s[i], &s[j]) {
+                s.swap_remove(j);
+            } else {
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    s
+}
+
+fn index_in(order: &[Value], v: &Value, merge_key: &str, maps: bool) -> Option<usize> {
+    let get = |x: &Value| -> Option<Value> {
+        if maps {
+            key_value(x, merge_key).cloned()
+        } else {
+            Some(x.clone())
+        }
+    };
+    let want = get(v);
+    order.iter().position(|o| match (&want, get(o)) {
+        (Some(a), Some(b)) => go_eq(a, &b),
+        (None, None) => true,
+        _ => false,
+    })
+}
+
+fn is_delete_directive(v: &Value) -> bool {
+    v.get(DIRECTIVE).and_then(Value::as_str) == Some("delete")
+}
+
+/// `normalizeSliceOrder`: stable sort by position in `order`, delete
+/// directives last.
+fn normalize_order(
+    path: &str,
+    list: &mut Vec<Value>,
+    order: &[Value],
+    merge_key: &str,
+    maps: bool,
+) -> Result<(), MergeError> {
+    let mut deletes = vec![];
+    if maps {
+        for v in list.iter().chain(order) {
+            if key_value(v, merge_key).is_none() {
+                return Err(no_merge_key(path, merge_key));
+            }
+        }
+        let (keep, del): (Vec<Value>, Vec<Value>) = std::mem::take(list)
+            .into_iter()
+            .partition(|v| !is_delete_directive(v));
+        *list = keep;
+        deletes = del;
+    }
+    let mut keyed: Vec<(usize, Value)> = std::mem::take(list)
+        .into_iter()
+        .map(|v| {
+            (
+                index_in(order, &v, merge_key, maps).unwrap_or(usize::MAX),
+                v,
+            )
+        })
+        .collect();
+    keyed.sort_by_key(|(i, _)| *i);
+    *list = keyed.into_iter().map(|(_, v)| v).collect();
+    list.extend(deletes);
+    Ok(())
+}
+
+/// `mergeMap` with `MergeOptions{}`, restricted to what merging the delta
+/// patch into the deletions patch needs.
+fn merge_maps(
+    path: &str,
+    original: &mut Map<String, Value>,
+    patch: Map<String, Value>,
+    schema: Option<Schema<'_>>,
+) -> Result<(), MergeError> {
+    let mut patch = patch;
+    let orders: Vec<(String, Value)> = patch
+        .iter()
+        .filter(|(k, _)| k.starts_with(SET_ELEMENT_ORDER))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, order) in &orders {
+        let list_key = &k[SET_ELEMENT_ORDER.len()..];
+        let order_list = order.as_array().cloned().unwrap_or_default();
+        merge_ordered_list(path, original, &mut patch, list_key, &order_list, schema)?;
+    }
+    let mut rest = Map::new();
+    for (k, v) in patch {
+        if k == RETAIN_KEYS || k.starts_with(SET_ELEMENT_ORDER) {
+            if let Some(o) = original.get(&k) {
+                if !deep_eq(o, &v) {
+                    return Err(MergeError::Invalid {
+                        path: child(path, &k),
+                        message: "directive differs between the deletions and the changes".into(),
+                    });
+                }
+            } else {
+                original.insert(k, v);
+            }
+        } else {
+            rest.insert(k, v);
+        }
+    }
+    for (k, pv) in rest {
+        if k.starts_with(DELETE_FROM_PRIMITIVE) || pv.is_null() {
+            original.insert(k, pv);
+            continue;
+        }
+        let sub = field_schema(schema, &k);
+        let Some(ov) = original.get_mut(&k) else {
+            original.insert(k, pv);
+            continue;
+        };
+        if type_tag(ov) != type_tag(&pv) {
+            *ov = pv;
+            continue;
+        }
+        match (ov, pv) {
+            (Value::Object(o), Value::Object(p)) => {
+                if sub.is_some_and(|s| s.replace()) {
+                    *o = p;
+                } else {
+                    merge_maps(&child(path, &k), o, p, sub)?;
+                }
+            }
+            (Value::Array(o), Value::Array(p)) => {
+                let strategy = sub.map(|s| s.list_strategy());
+                match strategy {
+                    Some(ListStrategy::MergeByKey(mk)) => {
+                        let items = sub.and_then(|s| s.items());
+                        let merged = merge_slice(&child(path, &k), o, p, &mk, items)?;
+                        *o = merged;
+                    }
+                    Some(ListStrategy::MergePrimitive) => {
+                        let merged = merge_slice(&child(path, &k), o, p, "", None)?;
+                        *o = merged;
+                    }
+                    _ => *o = p,
+                }
+            }
+            (ov, pv) => *ov = pv,
+        }
+    }
+    Ok(())
+}
+
+fn merge_slice(
+    path: &str,
+    original: &[Value],
+    patch: Vec<Value>,
+    merge_key: &str,
+    items: Option<Schema<'_>>,
+) -> Result<Vec<Value>, MergeError> {
+    if original.is_empty() && patch.is_empty() {
+        return Ok(vec![]);
+    }
+    let kind = element_kind(path, &[original, &patch])?;
+    let maps = kind == Some(5);
+    let mut merged: Vec<Value> = original.to_vec();
+    if !maps {
+        merged.extend(patch.iter().cloned());
+        merged = dedup_scalars(merged);
+    } else {
+        if merge_key.is_empty() {
+            return Err(MergeError::Invalid {
+                path: path.into(),
+                message: "cannot merge lists without merge key".into(),
+            });
+        }
+        for pe in &patch {
+            let kv = key_value(pe, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
+            let found = merged
+                .iter()
+                .position(|m| key_value(m, merge_key).is_some_and(|k| go_eq(k, kv)));
+            match (found, pe) {
+                (Some(i), Value::Object(p)) => {
+                    if let Value::Object(o) = &mut merged[i] {
+                        merge_maps(path, o, p.clone(), items)?;
+                    }
+                }
+                _ => merged.push(pe.clone()),
+            }
+        }
+    }
+    let in_patch = |v: &Value| -> bool {
+        if maps {
+            let kv = key_value(v, merge_key);
+            patch.iter().any(|p| match (kv, key_value(p, merge_key)) {
+                (Some(a), Some(b)) => go_eq(a, b),
+                _ => false,
+            })
+        } else {
+            patch.iter().any(|p| go_eq(p, v))
+        }
+    };
+    let (patch_items, server_only): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|v| in_patch(v));
+    normalize_element_order(
+        path,
+        patch_items,
+        server_only,
+        &patch,
+        original,
+        merge_key,
+        maps,
+    )
+}
+
+/// `normalizeElementOrder`: patch items in `patch_order`, server-only items
+/// in `server_order`, then `mergeSortedSlice` interleaves them, ordered by
+/// `server_order` where both are found in it.
+fn normalize_element_order(
+    path: &str,
+    mut patch_items: Vec<Value>,
+    mut server_only: Vec<Value>,
+    patch_order: &[Value],
+    server_order: &[Value],
+    merge_key: &str,
+    maps: bool,
+) -> Result<Vec<Value>, MergeError> {
+    normalize_order(path, &mut patch_items, patch_order, merge_key, maps)?;
+    normalize_order(path, &mut server_only, server_order, merge_key, maps)?;
+    let mut out = Vec::with_capacity(patch_items.len() + server_only.len());
+    let mut left = server_only.into_iter().peekable();
+    let mut right = patch_items.into_iter().peekable();
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => matches!(
+                (
+                    index_in(server_order, l, merge_key, maps),
+                    index_in(server_order, r, merge_key, maps),
+                ),
+                (Some(li), Some(ri)) if li < ri
+            ),
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        out.extend(next);
+    }
+    Ok(out)
+}
+
+/// `mergePatchIntoOriginal`: a list with a `$setElementOrder` directive in
+/// the changes is merged with its counterpart in the deletions and put in
+/// the directive's order, the deletions' other items interleaved.
+fn merge_ordered_list(
+    path: &str,
+    original: &mut Map<String, Value>,
+    patch: &mut Map<String, Value>,
+    list_key: &str,
+    order: &[Value],
+    schema: Option<Schema<'_>>,
+) -> Result<(), MergeError> {
+    let sub = field_schema(schema, list_key);
+    let merge_key = match sub.map(|s| s.list_strategy()) {
+        Some(ListStrategy::MergeByKey(k)) => Some(k),
+        Some(ListStrategy::MergePrimitive) => Some(String::new()),
+        _ => None,
+    };
+    let ol: Vec<Value> = original
+        .get(list_key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let found_original = original.get(list_key).is_some_and(Value::is_array);
+    let pl = patch.remove(list_key);
+    let lpath = child(path, list_key);
+    let merged: Vec<Value> = match (found_original, pl) {
+        (false, None) => return Ok(()),
+        (true, None) => ol.clone(),
+        (false, Some(Value::Array(p))) => p,
+        (true, Some(Value::Array(p))) => match &merge_key {
+            Some(mk) => {
+                let items = sub.and_then(|s| s.items());
+                merge_slice(&lpath, &ol, p, mk, items)?
+            }
+            None => p,
+        },
+        (_, Some(other)) => {
+            original.insert(list_key.into(), other);
+            return Ok(());
+        }
+    };
+    let mk = merge_key.unwrap_or_default();
+    let maps = element_kind(&lpath, &[&ol, &merged])? == Some(5);
+    let in_order = |v: &Value| -> bool {
+        if maps && !mk.is_empty() {
+            let kv = key_value(v, &mk);
+            order.iter().any(|o| match (kv, key_value(o, &mk)) {
+                (Some(a), Some(b)) => go_eq(a, b),
+                _ => false,
+            })
+        } else {
+            order.iter().any(|o| go_eq(o, v))
+        }
+    };
+    let (patch_items, server_only): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|v| in_order(v));
+    let both = normalize_element_order(&lpath, patch_items, server_only, order, &ol, &mk, maps)?;
+    original.insert(list_key.into(), Value::Array(both));
+    Ok(())
+}

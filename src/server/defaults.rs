@@ -1,0 +1,325 @@
+//! Defaulting, as the API server does after every write: only fields that
+//! are unset get a value.
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+/// Set `obj[key]` when it is absent or null.
+fn default(obj: &mut Map<String, Value>, key: &str, value: Value) {
+    if obj.get(key).is_none_or(Value::is_null) {
+        obj.insert(key.to_string(), value);
+    }
+}
+
+/// The map at `obj[key]`, created when absent; `None` when it holds a non-map.
+fn child<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    if obj.get(key).is_none_or(Value::is_null) {
+        obj.insert(key.to_string(), Value::Object(Map::new()));
+    }
+    obj.get_mut(key).and_then(Value::as_object_mut)
+}
+
+fn existing<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    obj.get_mut(key).and_then(Value::as_object_mut)
+}
+
+/// Apply the defaults of `kind` (group-qualified kinds are matched by kind
+/// and apiVersion). `next_ip` hands out Service cluster IPs.
+pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
+    let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
+    let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+    let Some(o) = obj.as_object_mut() else {
+        return;
+    };
+    match (api_version.as_str(), kind.as_str()) {
+        ("apps/v1", "Deployment") => deployment(o),
+        ("apps/v1", "StatefulSet") => statefulset(o),
+        ("apps/v1", "DaemonSet") => daemonset(o),
+        ("apps/v1", "ReplicaSet") => {
+            if let Some(spec) = child(o, "spec") {
+                default(spec, "replicas", json!(1));
+                template(spec, true);
+            }
+        }
+        ("batch/v1", "Job") => {
+            if let Some(spec) = child(o, "spec") {
+                job(spec);
+            }
+        }
+        ("batch/v1", "CronJob") => {
+            if let Some(spec) = child(o, "spec") {
+                default(spec, "concurrencyPolicy", json!("Allow"));
+                default(spec, "suspend", json!(false));
+                default(spec, "successfulJobsHistoryLimit", json!(3));
+                default(spec, "failedJobsHistoryLimit", json!(1));
+                if let Some(jt) = existing(spec, "jobTemplate")
+                    && let Some(js) = existing(jt, "spec")
+                {
+                    job(js);
+                }
+            }
+        }
+        ("v1", "Pod") => {
+            if let Some(spec) = existing(o, "spec") {
+                pod_spec(spec, true);
+                default(spec, "enableServiceLinks", json!(true));
+                default(spec, "serviceAccountName", json!("default"));
+                default(spec, "serviceAccount", json!("default"));
+                default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
+                default(spec, "priority", json!(0));
+            }
+            if let Some(status) = child(o, "status") {
+                default(status, "phase", json!("Pending"));
+                default(status, "qosClass", json!("BestEffort"));
+            }
+        }
+        ("v1", "Service") => service(o, next_ip),
+        ("v1", "Secret") => secret(o),
+        ("v1", "Namespace") => {
+            let name = o
+                .get("metadata")
+                .and_then(|m| m["name"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            if let Some(md) = child(o, "metadata")
+                && let Some(labels) = child(md, "labels")
+            {
+                default(labels, "kubernetes.io/metadata.name", json!(name));
+            }
+            if let Some(spec) = child(o, "spec") {
+                default(spec, "finalizers", json!(["kubernetes"]));
+            }
+            if let Some(status) = child(o, "status") {
+                default(status, "phase", json!("Active"));
+            }
+        }
+        ("v1", "PersistentVolumeClaim") => {
+            if let Some(spec) = child(o, "spec") {
+                default(spec, "volumeMode", json!("Filesystem"));
+            }
+            if let Some(status) = child(o, "status") {
+                default(status, "phase", json!("Pending"));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn deployment(o: &mut Map<String, Value>) {
+    let Some(spec) = child(o, "spec") else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    default(spec, "revisionHistoryLimit", json!(10));
+    default(spec, "progressDeadlineSeconds", json!(600));
+    if let Some(strategy) = child(spec, "strategy") {
+        default(strategy, "type", json!("RollingUpdate"));
+        if strategy["type"] == "RollingUpdate"
+            && let Some(ru) = child(strategy, "rollingUpdate")
+        {
+            default(ru, "maxUnavailable", json!("25%"));
+            default(ru, "maxSurge", json!("25%"));
+        }
+    }
+    template(spec, true);
+}
+
+fn statefulset(o: &mut Map<String, Value>) {
+    let Some(spec) = child(o, "spec") else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    default(spec, "revisionHistoryLimit", json!(10));
+    default(spec, "podManagementPolicy", json!("OrderedReady"));
+    if let Some(us) = child(spec, "updateStrategy") {
+        default(us, "type", json!("RollingUpdate"));
+        if us["type"] == "RollingUpdate"
+            && let Some(ru) = child(us, "rollingUpdate")
+        {
+            default(ru, "partition", json!(0));
+        }
+    }
+    if let Some(p) = child(spec, "persistentVolumeClaimRetentionPolicy") {
+        default(p, "whenDeleted", json!("Retain"));
+        default(p, "whenScaled", json!("Retain"));
+    }
+    template(spec, true);
+}
+
+fn daemonset(o: &mut Map<String, Value>) {
+    let Some(spec) = child(o, "spec") else {
+        return;
+    };
+    default(spec, "revisionHistoryLimit", json!(10));
+    if let Some(us) = child(spec, "updateStrategy") {
+        default(us, "type", json!("RollingUpdate"));
+        if us["type"] == "RollingUpdate"
+            && let Some(ru) = child(us, "rollingUpdate")
+        {
+            default(ru, "maxUnavailable", json!(1));
+            default(ru, "maxSurge", json!(0));
+        }
+    }
+    template(spec, true);
+}
+
+fn job(spec: &mut Map<String, Value>) {
+    default(spec, "backoffLimit", json!(6));
+    default(spec, "completionMode", json!("NonIndexed"));
+    default(spec, "suspend", json!(false));
+    default(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
+    if spec.get("completions").is_none() && spec.get("parallelism").is_none() {
+        spec.insert("completions".into(), json!(1));
+    }
+    default(spec, "parallelism", json!(1));
+    // Jobs must choose OnFailure or Never themselves: no restartPolicy default.
+    template(spec, false);
+}
+
+fn template(spec: &mut Map<String, Value>, restart_always: bool) {
+    if let Some(t) = existing(spec, "template")
+        && let Some(ps) = existing(t, "spec")
+    {
+        pod_spec(ps, restart_always);
+    }
+}
+
+fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
+    if restart_always {
+        default(ps, "restartPolicy", json!("Always"));
+    }
+    default(ps, "dnsPolicy", json!("ClusterFirst"));
+    default(ps, "schedulerName", json!("default-scheduler"));
+    default(ps, "terminationGracePeriodSeconds", json!(30));
+    default(ps, "securityContext", json!({}));
+    for list in ["containers", "initContainers"] {
+        if let Some(cs) = ps.get_mut(list).and_then(Value::as_array_mut) {
+            for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                container(c);
+            }
+        }
+    }
+}
+
+fn container(c: &mut Map<String, Value>) {
+    let image = c.get("image").and_then(Value::as_str).unwrap_or_default();
+    // The tag is what follows the last ':' after the last '/', digests aside.
+    let last = image.rsplit('/').next().unwrap_or_default();
+    let tag = if image.contains('@') {
+        Some("digest")
+    } else {
+        last.split_once(':').map(|(_, t)| t)
+    };
+    let policy = match tag {
+        None | Some("latest") => "Always",
+        Some(_) => "IfNotPresent",
+    };
+    default(c, "imagePullPolicy", json!(policy));
+    default(c, "terminationMessagePath", json!("/dev/termination-log"));
+    default(c, "terminationMessagePolicy", json!("File"));
+    default(c, "resources", json!({}));
+    if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            default(p, "protocol", json!("TCP"));
+        }
+    }
+}
+
+fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
+    let Some(spec) = child(o, "spec") else {
+        return;
+    };
+    default(spec, "type", json!("ClusterIP"));
+    default(spec, "sessionAffinity", json!("None"));
+    let ty = spec["type"].as_str().unwrap_or_default().to_string();
+    if ty != "ExternalName" {
+        if spec.get("clusterIP").is_none_or(|v| v.is_null() || v == "") {
+            spec.insert("clusterIP".into(), json!(next_ip()));
+        }
+        let ip = spec["clusterIP"].clone();
+        default(spec, "clusterIPs", json!([ip]));
+        default(spec, "ipFamilies", json!(["IPv4"]));
+        default(spec, "ipFamilyPolicy", json!("SingleStack"));
+        default(spec, "internalTrafficPolicy", json!("Cluster"));
+    }
+    if matches!(ty.as_str(), "NodePort" | "LoadBalancer") {
+        default(spec, "externalTrafficPolicy", json!("Cluster"));
+    }
+    if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            default(p, "protocol", json!("TCP"));
+            if let Some(port) = p.get("port").cloned() {
+                default(p, "targetPort", port);
+            }
+        }
+    }
+    if let Some(status) = child(o, "status") {
+        default(status, "loadBalancer", json!({}));
+    }
+}
+
+fn secret(o: &mut Map<String, Value>) {
+    default(o, "type", json!("Opaque"));
+    // stringData is write-only: folded into data, never stored.
+    if let Some(Value::Object(sd)) = o.remove("stringData") {
+        let engine = base64::engine::general_purpose::STANDARD;
+        if let Some(data) = child(o, "data") {
+            for (k, v) in sd {
+                let s = match v {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                data.insert(k, json!(engine.encode(s)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployment_defaults() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "n"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": "a", "image": "nginx:1.14.2", "ports": [{"containerPort": 80}]},
+                {"name": "b", "image": "reg:5000/x"}]}}}});
+        apply(&mut d, &mut || "10.96.0.1".into());
+        assert_eq!(d["spec"]["replicas"], 1);
+        assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let c = &d["spec"]["template"]["spec"]["containers"];
+        assert_eq!(c[0]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(c[1]["imagePullPolicy"], "Always");
+        assert_eq!(c[0]["ports"][0]["protocol"], "TCP");
+        assert_eq!(d["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+    }
+
+    #[test]
+    fn recreate_gets_no_rolling_update() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "spec": {"strategy": {"type": "Recreate"}}});
+        apply(&mut d, &mut || "10.96.0.1".into());
+        assert!(d["spec"]["strategy"].get("rollingUpdate").is_none());
+    }
+
+    #[test]
+    fn secret_string_data_folds() {
+        let mut s = json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"a": "b"}});
+        apply(&mut s, &mut || String::new());
+        assert_eq!(s["data"]["a"], "Yg==");
+        assert!(s.get("stringData").is_none());
+        assert_eq!(s["type"], "Opaque");
+    }
+
+    #[test]
+    fn service_defaults() {
+        let mut s = json!({"apiVersion": "v1", "kind": "Service",
+            "spec": {"ports": [{"port": 80}]}});
+        apply(&mut s, &mut || "10.96.0.7".into());
+        assert_eq!(s["spec"]["clusterIP"], "10.96.0.7");
+        assert_eq!(s["spec"]["clusterIPs"], json!(["10.96.0.7"]));
+        assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
+    }
+}

@@ -1,0 +1,327 @@
+//! managedFields: which manager wrote which fields, in the FieldsV1 format
+//! (`{"f:spec":{"f:replicas":{}}}`, keyed list elements as
+//! `k:{"name":"nginx"}`).
+
+use crate::patchmeta::{ListStrategy, Schema, Shape};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+
+/// A field path as FieldsV1 path elements (`f:spec`, `k:{"name":"a"}`).
+pub type FieldPath = Vec<String>;
+pub type FieldSet = BTreeSet<FieldPath>;
+
+/// Metadata fields the server owns, never attributed to a manager.
+const SYSTEM_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generateName",
+];
+
+fn skip(path: &[String], key: &str) -> bool {
+    match path.len() {
+        0 => matches!(key, "apiVersion" | "kind" | "status"),
+        1 => path[0] == "f:metadata" && SYSTEM_METADATA.contains(&key),
+        _ => false,
+    }
+}
+
+/// The key element of a list item when the list merges by key.
+fn element_key(item: &Value, schema: Option<Schema<'_>>) -> Option<String> {
+    let s = schema?;
+    let keys: Vec<String> = match &s.node().lk {
+        Some(lk) if !lk.is_empty() => lk.clone(),
+        _ => match s.list_strategy() {
+            ListStrategy::MergeByKey(k) => vec![k],
+            _ => return None,
+        },
+    };
+    let obj = item.as_object()?;
+    let mut m = Map::new();
+    for k in keys {
+        if let Some(v) = obj.get(&k) {
+            m.insert(k, v.clone());
+        }
+    }
+    if m.is_empty() {
+        return None;
+    }
+    Some(format!("k:{}", Value::Object(m)))
+}
+
+fn is_set_list(schema: Option<Schema<'_>>) -> bool {
+    schema.is_some_and(|s| {
+        s.list_strategy() == ListStrategy::MergePrimitive || s.node().lt.as_deref() == Some("set")
+    })
+}
+
+/// All leaf paths of `v`.
+pub fn leaves(v: &Value, schema: Option<Schema<'_>>) -> FieldSet {
+    let mut out = FieldSet::new();
+    walk(v, schema, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut FieldSet) {
+    match v {
+        Value::Object(m) if !m.is_empty() && schema.is_none_or(|s| s.shape() != Shape::Scalar) => {
+            for (k, child) in m {
+                if skip(path, k) {
+                    continue;
+                }
+                path.push(format!("f:{k}"));
+                walk(child, schema.and_then(|s| s.field(k)), path, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let item_schema = schema.and_then(|s| s.items());
+            let keyed: Option<Vec<String>> = items.iter().map(|i| element_key(i, schema)).collect();
+            if let Some(keys) = keyed {
+                for (item, key) in items.iter().zip(keys) {
+                    path.push(key);
+                    // The element itself is owned too (".").
+                    path.push(".".into());
+                    out.insert(path.clone());
+                    path.pop();
+                    walk(item, item_schema, path, out);
+                    path.pop();
+                }
+            } else if is_set_list(schema) {
+                for item in items {
+                    path.push(format!("v:{item}"));
+                    out.insert(path.clone());
+                    path.pop();
+                }
+            } else {
+                out.insert(path.clone());
+            }
+        }
+        _ => {
+            if !path.is_empty() {
+                out.insert(path.clone());
+            }
+        }
+    }
+}
+
+/// Leaf paths of `new` whose value differs from `old` (new or changed).
+pub fn changed(old: &Value, new: &Value, schema: Option<Schema<'_>>) -> FieldSet {
+    let before = leaf_values(old, schema);
+    let after = leaf_values(new, schema);
+    after
+        .into_iter()
+        .filter(|(p, v)| before.get(p) != Some(v))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+fn leaf_values(
+    v: &Value,
+    schema: Option<Schema<'_>>,
+) -> std::collections::BTreeMap<FieldPath, Value> {
+    let set = leaves(v, schema);
+    set.into_iter()
+        .map(|p| {
+            let val = lookup(v, &p).cloned().unwrap_or(Value::Null);
+            (p, val)
+        })
+        .collect()
+}
+
+/// The value at a FieldsV1 path.
+fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
+    let mut cur = v;
+    for pe in path {
+        if let Some(k) = pe.strip_prefix("f:") {
+            cur = cur.get(k)?;
+        } else if let Some(key) = pe.strip_prefix("k:") {
+            let key: Map<String, Value> = serde_json::from_str(key).ok()?;
+            cur = cur
+                .as_array()?
+                .iter()
+                .find(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))?;
+        } else if let Some(val) = pe.strip_prefix("v:") {
+            let val: Value = serde_json::from_str(val).ok()?;
+            cur = cur.as_array()?.iter().find(|item| **item == val)?;
+        } else if pe == "." {
+            // The element itself.
+        } else {
+            return None;
+        }
+    }
+    Some(cur)
+}
+
+/// FieldsV1 JSON of a set.
+pub fn to_fields_v1(set: &FieldSet) -> Value {
+    let mut root = Map::new();
+    for path in set {
+        let mut cur = &mut root;
+        for pe in path {
+            let entry = cur.entry(pe.clone()).or_insert_with(|| json!({}));
+            match entry.as_object_mut() {
+                Some(m) => cur = m,
+                None => break,
+            }
+        }
+    }
+    Value::Object(root)
+}
+
+/// The leaf paths of a FieldsV1 value.
+pub fn from_fields_v1(v: &Value) -> FieldSet {
+    let mut out = FieldSet::new();
+    fn rec(v: &Value, path: &mut FieldPath, out: &mut FieldSet) {
+        match v.as_object() {
+            Some(m) if !m.is_empty() => {
+                for (k, child) in m {
+                    path.push(k.clone());
+                    rec(child, path, out);
+                    path.pop();
+                }
+            }
+            _ => {
+                if !path.is_empty() {
+                    out.insert(path.clone());
+                }
+            }
+        }
+    }
+    rec(v, &mut Vec::new(), &mut out);
+    out
+}
+
+/// How a write is recorded.
+pub struct Write<'a> {
+    pub manager: &'a str,
+    /// `Update` or `Apply`
+    pub operation: &'a str,
+    pub subresource: Option<&'a str>,
+    pub api_version: &'a str,
+    pub time: &'a str,
+    /// For Apply: the fields of the applied configuration.
+    pub applied: Option<FieldSet>,
+}
+
+/// Recompute `new.metadata.managedFields` from `old`'s entries and this write.
+pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, w: &Write<'_>) {
+    let empty = json!({});
+    let old_v = old.unwrap_or(&empty);
+    let present = leaves(new, schema);
+    let owned = match &w.applied {
+        Some(set) => set.clone(),
+        None => changed(old_v, new, schema),
+    };
+    let mut entries: Vec<Value> = old
+        .and_then(|o| o["metadata"]["managedFields"].as_array().cloned())
+        .unwrap_or_default();
+    let mut found = false;
+    let mut out = Vec::new();
+    for mut e in entries.drain(..) {
+        let mut set = from_fields_v1(&e["fieldsV1"]);
+        let mine = e["manager"] == w.manager
+            && e["operation"] == w.operation
+            && e["subresource"].as_str() == w.subresource;
+        if mine {
+            found = true;
+            if w.applied.is_some() {
+                set = owned.clone();
+            } else {
+                set.extend(owned.iter().cloned());
+            }
+            if !owned.is_empty() || w.applied.is_some() {
+                e["time"] = json!(w.time);
+                e["apiVersion"] = json!(w.api_version);
+            }
+        } else {
+            set.retain(|p| !owned.contains(p));
+        }
+        set.retain(|p| present.contains(p));
+        if set.is_empty() {
+            continue;
+        }
+        e["fieldsV1"] = to_fields_v1(&set);
+        out.push(e);
+    }
+    if !found {
+        let mut set = owned;
+        set.retain(|p| present.contains(p));
+        if !set.is_empty() {
+            let mut e = json!({
+                "manager": w.manager,
+                "operation": w.operation,
+                "apiVersion": w.api_version,
+                "time": w.time,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": to_fields_v1(&set),
+            });
+            if let Some(sub) = w.subresource {
+                e["subresource"] = json!(sub);
+            }
+            out.push(e);
+        }
+    }
+    if let Some(md) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+        if out.is_empty() {
+            md.remove("managedFields");
+        } else {
+            md.insert("managedFields".into(), Value::Array(out));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patchmeta::PatchMeta;
+
+    #[test]
+    fn scale_then_apply_keeps_owner() {
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let w = |m: &'static str, sub: Option<&'static str>| Write {
+            manager: m,
+            operation: "Update",
+            subresource: sub,
+            api_version: "apps/v1",
+            time: "t",
+            applied: None,
+        };
+        let mut v1 = json!({"metadata": {"name": "d", "labels": {"a": "b"}},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+        record(None, &mut v1, schema, &w("kubectl-client-side-apply", None));
+        let mf = &v1["metadata"]["managedFields"][0]["fieldsV1"];
+        assert_eq!(mf["f:spec"]["f:replicas"], json!({}));
+        assert!(
+            mf["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"c\"}"]["f:image"]
+                .is_object()
+        );
+        assert!(mf["f:metadata"].get("f:name").is_none());
+
+        let mut v2 = v1.clone();
+        v2["spec"]["replicas"] = json!(2);
+        record(
+            Some(&v1),
+            &mut v2,
+            schema,
+            &w("kubectl-scale", Some("scale")),
+        );
+        let entries = v2["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        assert!(entries[0]["fieldsV1"]["f:spec"].get("f:replicas").is_none());
+        assert_eq!(entries[1]["manager"], "kubectl-scale");
+        assert_eq!(entries[1]["subresource"], "scale");
+        assert_eq!(
+            entries[1]["fieldsV1"],
+            json!({"f:spec": {"f:replicas": {}}})
+        );
+        assert_eq!(from_fields_v1(&entries[1]["fieldsV1"]).len(), 1);
+    }
+}

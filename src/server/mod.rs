@@ -1,0 +1,247 @@
+//! The embedded Kubernetes API server: in memory, plain http on loopback.
+//! Good enough for the real kubectl and for kube-rs: discovery, OpenAPI v3,
+//! CRUD with strategic/merge/json/apply patches, `/scale`, managedFields,
+//! defaulting and the validation users meet.
+//!
+//! [`ApiServer::handle`] answers a request without a socket; [`start`]
+//! serves it with hyper.
+
+mod api;
+mod defaults;
+pub mod fields;
+mod openapi;
+mod protobuf;
+pub mod resources;
+pub mod selector;
+pub mod status;
+pub mod store;
+mod validate;
+
+pub use api::{ApiServer, RecordedRequest};
+pub use status::ApiError;
+pub use store::Store;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// The Kubernetes version the server claims (kubectl's dispatcher picks
+/// kubectl 1.32 from it).
+pub const GIT_VERSION: &str = "v1.32.5";
+
+/// Requests larger than this are refused (413).
+const MAX_BODY: usize = 8 << 20;
+
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// None: any free port.
+    pub port: Option<u16>,
+}
+
+/// A server running on a tokio task until [`RunningServer::shutdown`] (or drop).
+pub struct RunningServer {
+    api: Arc<ApiServer>,
+    addr: std::net::SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+/// Bind 127.0.0.1 and serve in the background.
+pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
+    let listener = TcpListener::bind(("127.0.0.1", opts.port.unwrap_or(0))).await?;
+    let addr = listener.local_addr()?;
+    let api = Arc::new(ApiServer::new());
+    api.set_address(&addr.to_string());
+    let (stop, mut stopped) = oneshot::channel::<()>();
+    let served = api.clone();
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                _ = &mut stopped => break,
+                a = listener.accept() => a,
+            };
+            let Ok((stream, _)) = accepted else {
+                continue;
+            };
+            let api = served.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let api = api.clone();
+                    async move { Ok::<_, std::convert::Infallible>(serve(&api, req).await) }
+                });
+                // Connection errors (client went away) concern only that client.
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(RunningServer {
+        api,
+        addr,
+        stop: Some(stop),
+    })
+}
+
+type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+fn full(b: Bytes) -> Body {
+    Full::new(b).boxed()
+}
+
+async fn serve(
+    api: &Arc<ApiServer>,
+    req: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    let (parts, body) = req.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_BODY);
+    let bytes = match limited.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(_) => {
+            let e = ApiError::new(
+                413,
+                "RequestEntityTooLarge",
+                "request body too large or unreadable",
+            );
+            let mut resp = hyper::Response::new(full(Bytes::from(e.to_status().to_string())));
+            *resp.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
+            return resp;
+        }
+    };
+    if api::is_watch(&parts.method, &parts.uri) {
+        // Recorded like any other request (and its error, if refused); the
+        // answer streams.
+        let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
+        return match api.watch_start(&parts.uri, &parts.headers) {
+            Ok((w, first)) => watch_response(api.clone(), w, first),
+            Err(_) => resp.map(full),
+        };
+    }
+    let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
+    resp.map(full)
+}
+
+/// A watch: newline-separated events until the timeout or the client leaves.
+fn watch_response(
+    api: Arc<ApiServer>,
+    mut w: api::Watch,
+    first: Vec<serde_json::Value>,
+) -> hyper::Response<Body> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let mut changed = api.subscribe();
+    tokio::spawn(async move {
+        let line = |e: &serde_json::Value| Bytes::from(format!("{e}\n"));
+        for e in &first {
+            if tx.send(line(e)).await.is_err() {
+                return;
+            }
+        }
+        let deadline = tokio::time::sleep(w.timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = tx.closed() => return,
+                r = changed.changed() => if r.is_err() { return },
+            }
+            for e in api.watch_next(&mut w) {
+                if tx.send(line(&e)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| {
+            (
+                Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(b)),
+                rx,
+            )
+        })
+    });
+    let mut resp = hyper::Response::new(http_body_util::StreamBody::new(stream).boxed());
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+impl RunningServer {
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// A kubeconfig whose current context `kapply-demo` points at this
+    /// server (namespace default, no credentials).
+    pub fn write_kubeconfig(&self, path: &Path) -> io::Result<()> {
+        let text = format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: kapply-demo
+  cluster:
+    server: {url}
+contexts:
+- name: kapply-demo
+  context:
+    cluster: kapply-demo
+    user: kapply-demo
+    namespace: default
+current-context: kapply-demo
+users:
+- name: kapply-demo
+  user:
+    token: kapply-demo
+preferences: {{}}
+",
+            url = self.url()
+        );
+        std::fs::write(path, text)
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.api.requests()
+    }
+
+    pub fn clear_requests(&self) {
+        self.api.clear_requests()
+    }
+
+    /// The handler (also for requests without the socket, and for seeding
+    /// with `put_object`).
+    pub fn api(&self) -> &ApiServer {
+        &self.api
+    }
+
+    pub fn store(&self) -> &Store {
+        self.api.store()
+    }
+
+    /// Stop accepting connections.
+    pub fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            // The accept loop may already be gone; nothing to do then.
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Validation the real API server performs that kubectl users meet:
+//! immutable fields, the Recreate/rollingUpdate rule, required names,
+//! selectors matching templates.
+
+use super::status::Cause;
+use serde_json::Value;
+
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// Check `new` (after defaulting); `old` is the stored object on updates.
+pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let api_version = new["apiVersion"].as_str().unwrap_or_default();
+    let kind = new["kind"].as_str().unwrap_or_default();
+    let spec = &new["spec"];
+    match (api_version, kind) {
+        ("apps/v1", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") => {
+            workload(new, old, &mut causes);
+            if kind == "Deployment" {
+                let strategy = &spec["strategy"];
+                if strategy["type"] == "Recreate" && !strategy["rollingUpdate"].is_null() {
+                    causes.push(Cause::new(
+                        "spec.strategy.rollingUpdate",
+                        "FieldValueForbidden",
+                        "Forbidden: may not be specified when strategy `type` is 'Recreate'",
+                    ));
+                }
+                if let Some(t) = strategy["type"].as_str()
+                    && t != "Recreate"
+                    && t != "RollingUpdate"
+                {
+                    causes.push(Cause::new(
+                        "spec.strategy.type",
+                        "FieldValueNotSupported",
+                        format!(
+                            "Unsupported value: {}: supported values: \"Recreate\", \"RollingUpdate\"",
+                            go_value(&strategy["type"])
+                        ),
+                    ));
+                }
+            }
+            if let Some(r) = spec.get("replicas")
+                && r.as_i64().is_some_and(|r| r < 0)
+            {
+                causes.push(Cause::new(
+                    "spec.replicas",
+                    "FieldValueInvalid",
+                    format!(
+                        "Invalid value: {}: must be greater than or equal to 0",
+                        go_value(r)
+                    ),
+                ));
+            }
+        }
+        ("batch/v1", "Job") => {
+            containers(&spec["template"]["spec"], "spec.template.spec", &mut causes);
+            if let Some(old) = old
+                && old["spec"]["template"] != spec["template"]
+            {
+                causes.push(Cause::new(
+                    "spec.template",
+                    "FieldValueInvalid",
+                    format!("Invalid value: {}: field is immutable", spec["template"]),
+                ));
+            }
+        }
+        ("v1", "Pod") => containers(spec, "spec", &mut causes),
+        ("v1", "Service") => {
+            if let Some(old) = old {
+                let before = &old["spec"]["clusterIP"];
+                let after = &spec["clusterIP"];
+                if !before.is_null() && before != after {
+                    causes.push(Cause::new(
+                        "spec.clusterIPs[0]",
+                        "FieldValueInvalid",
+                        format!(
+                            "Invalid value: []string{{{}}}: may not change once set",
+                            go_value(after)
+                        ),
+                    ));
+                }
+            }
+            if let Some(ports) = spec["ports"].as_array() {
+                for (i, p) in ports.iter().enumerate() {
+                    if p["port"].is_null() {
+                        causes.push(Cause::new(
+                            format!("spec.ports[{i}].port"),
+                            "FieldValueRequired",
+                            "Required value",
+                        ));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    causes
+}
+
+fn workload(new: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+    let spec = &new["spec"];
+    let selector = &spec["selector"];
+    if selector.is_null() {
+        causes.push(Cause::new(
+            "spec.selector",
+            "FieldValueRequired",
+            "Required value",
+        ));
+    } else if let Some(ml) = selector["matchLabels"].as_object() {
+        let labels = &spec["template"]["metadata"]["labels"];
+        let ok = ml.iter().all(|(k, v)| &labels[k] == v);
+        if !ok {
+            causes.push(Cause::new(
+                "spec.template.metadata.labels",
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {}: `selector` does not match template `labels`",
+                    labels
+                ),
+            ));
+        }
+    }
+    if let Some(old) = old
+        && old["spec"]["selector"] != *selector
+    {
+        causes.push(Cause::new(
+            "spec.selector",
+            "FieldValueInvalid",
+            format!("Invalid value: {selector}: field is immutable"),
+        ));
+    }
+    containers(&spec["template"]["spec"], "spec.template.spec", causes);
+}
+
+fn containers(pod_spec: &Value, at: &str, causes: &mut Vec<Cause>) {
+    match pod_spec["containers"].as_array() {
+        Some(cs) if !cs.is_empty() => {
+            for (i, c) in cs.iter().enumerate() {
+                for field in ["name", "image"] {
+                    if c[field].as_str().is_none_or(str::is_empty) {
+                        causes.push(Cause::new(
+                            format!("{at}.containers[{i}].{field}"),
+                            "FieldValueRequired",
+                            "Required value",
+                        ));
+                    }
+                }
+            }
+        }
+        _ => causes.push(Cause::new(
+            format!("{at}.containers"),
+            "FieldValueRequired",
+            "Required value",
+        )),
+    }
+}
+
+/// Unknown fields of a built-in kind, for `fieldValidation=Strict`
+/// (`.spec.foo`-style paths as the real server reports them).
+pub fn unknown_fields(obj: &Value, schema: crate::patchmeta::Schema<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    walk_unknown(obj, schema, "", &mut out);
+    out
+}
+
+fn walk_unknown(v: &Value, schema: crate::patchmeta::Schema<'_>, at: &str, out: &mut Vec<String>) {
+    use crate::patchmeta::Shape;
+    match (v, schema.shape()) {
+        (Value::Object(m), Shape::Struct) => {
+            for (k, child) in m {
+                let path = format!("{at}.{k}");
+                match schema.field(k) {
+                    Some(s) => walk_unknown(child, s, &path, out),
+                    None => out.push(path),
+                }
+            }
+        }
+        (Value::Object(m), Shape::Map) => {
+            for (k, child) in m {
+                if let Some(s) = schema.field(k) {
+                    walk_unknown(child, s, &format!("{at}.{k}"), out);
+                }
+            }
+        }
+        (Value::Array(items), Shape::List) => {
+            if let Some(s) = schema.items() {
+                for (i, item) in items.iter().enumerate() {
+                    walk_unknown(item, s, &format!("{at}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dep(strategy: Value) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "strategy": strategy,
+                "template": {"metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    }
+
+    #[test]
+    fn recreate_with_rolling_update_is_forbidden() {
+        let c = validate(
+            &dep(json!({"type": "Recreate", "rollingUpdate": {"maxSurge": 1}})),
+            None,
+        );
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].field, "spec.strategy.rollingUpdate");
+        assert!(validate(&dep(json!({"type": "Recreate"})), None).is_empty());
+    }
+
+    #[test]
+    fn selector_is_immutable() {
+        let old = dep(json!({}));
+        let mut new = old.clone();
+        new["spec"]["selector"]["matchLabels"]["app"] = json!("y");
+        new["spec"]["template"]["metadata"]["labels"]["app"] = json!("y");
+        let c = validate(&new, Some(&old));
+        assert_eq!(c[0].field, "spec.selector");
+        assert!(c[0].detail.ends_with("field is immutable"));
+    }
+
+    #[test]
+    fn strict_finds_unknown_fields() {
+        let meta = crate::patchmeta::PatchMeta::builtin();
+        let schema = meta.root("apps/v1", "Deployment").unwrap();
+        let mut d = dep(json!({}));
+        d["spec"]["bogus"] = json!(1);
+        d["spec"]["template"]["spec"]["containers"][0]["imag"] = json!("x");
+        let u = unknown_fields(&d, schema);
+        assert_eq!(
+            u,
+            vec![".spec.bogus", ".spec.template.spec.containers[0].imag"]
+        );
+    }
+}

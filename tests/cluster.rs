@@ -1,0 +1,1528 @@
+//! End-to-end tests of the cluster layer against the embedded API server,
+//! with the real kubectl for interop where noted.
+
+use kapply::cluster::{
+    ApplyOptions, ClusterError, ClusterOptions, DeleteOptions, Planned, PruneMode, PruneOptions,
+    Session, applyset_id,
+};
+use kapply::manifest::{LoadOptions, load};
+use kapply::merge::{FieldAction, LAST_APPLIED};
+use kapply::ops::{ApplyItem, ObjectResult, Progress, Propagation};
+use kapply::plan::{ObjectAction, ObjectPlan, Plan};
+use kapply::server::{RecordedRequest, RunningServer, ServerOptions, start};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::process::Command;
+
+struct Env {
+    server: RunningServer,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    session: Arc<Session>,
+}
+
+async fn env() -> Env {
+    let server = start(ServerOptions::default()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    std::fs::create_dir(dir.path().join("m")).unwrap();
+    Env {
+        server,
+        dir,
+        kubeconfig,
+        session,
+    }
+}
+
+impl Env {
+    fn manifests(&self) -> PathBuf {
+        self.dir.path().join("m")
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.manifests().join(file), text).unwrap();
+    }
+
+    fn remove(&self, file: &str) {
+        std::fs::remove_file(self.manifests().join(file)).unwrap();
+    }
+
+    fn load_opts(&self) -> LoadOptions {
+        LoadOptions {
+            paths: vec![self.manifests()],
+            recursive: true,
+            namespace: None,
+            default_namespace: self.session.namespace().to_string(),
+        }
+    }
+
+    async fn plan_with(&self, prune: &PruneOptions) -> Planned {
+        let loaded = load(&self.load_opts());
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        self.session.plan(&loaded, prune, None).await.unwrap()
+    }
+
+    async fn plan(&self) -> Plan {
+        self.plan_with(&PruneOptions::default()).await.plan
+    }
+
+    async fn apply_all(&self, plan: &Plan) -> Vec<ObjectResult> {
+        self.session
+            .apply(items(plan), &ApplyOptions::default())
+            .await
+    }
+
+    /// Read an object straight from the store (no request recorded).
+    fn get(&self, path: &str) -> Option<Value> {
+        let uri: http::Uri = path.parse().unwrap();
+        let resp = self.server.api().handle(
+            &http::Method::GET,
+            &uri,
+            &http::HeaderMap::new(),
+            &bytes::Bytes::new(),
+        );
+        if resp.status() != 200 {
+            return None;
+        }
+        Some(serde_json::from_slice(resp.body()).unwrap())
+    }
+
+    /// Run kubectl against the server; `None` when kubectl is missing
+    /// (an error under `KAPPLY_CI`).
+    async fn kubectl(&self, args: &[&str], env: &[(&str, &str)]) -> Option<(i32, String, String)> {
+        // Async: the embedded server runs on this test's runtime.
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        match cmd.output().await {
+            Ok(o) => Some((
+                o.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )),
+            Err(e) => {
+                assert!(
+                    std::env::var_os("KAPPLY_CI").is_none(),
+                    "kubectl is required in CI: {e}"
+                );
+                eprintln!("kubectl not available ({e}); skipping the kubectl part");
+                None
+            }
+        }
+    }
+}
+
+fn items(plan: &Plan) -> Vec<ApplyItem> {
+    plan.objects
+        .iter()
+        .filter(|o| o.action != ObjectAction::Prune)
+        .map(|o| ApplyItem {
+            plan: o.clone(),
+            accepted_fields: None,
+        })
+        .collect()
+}
+
+fn find<'a>(plan: &'a Plan, kind: &str, name: &str) -> &'a ObjectPlan {
+    plan.objects
+        .iter()
+        .find(|o| o.kind == kind && o.name == name)
+        .unwrap_or_else(|| panic!("{kind} {name} not in plan: {plan:#?}"))
+}
+
+fn result<'a>(results: &'a [ObjectResult], object: &str) -> &'a ObjectResult {
+    results
+        .iter()
+        .find(|r| r.object == object)
+        .unwrap_or_else(|| panic!("no result for {object}: {results:#?}"))
+}
+
+fn is_list(r: &RecordedRequest) -> bool {
+    r.method == "GET" && r.query.contains_key("limit")
+}
+
+fn pruned_names(planned: &Planned) -> Vec<String> {
+    let mut names: Vec<_> = planned
+        .plan
+        .objects
+        .iter()
+        .filter(|o| o.action == ObjectAction::Prune)
+        .map(|o| format!("{} {}", o.kind, o.name))
+        .collect();
+    names.sort();
+    names
+}
+
+const BASIC: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: demo
+  labels:
+    app: demo
+data:
+  color: blue
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: demo
+  labels:
+    app: demo
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.14.2
+        ports:
+        - containerPort: 80
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: demo
+";
+
+#[tokio::test]
+async fn unreachable_server_is_named() {
+    // A port nobody listens on: bind, note it, close.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user: {{}}\n"
+        ),
+    )
+    .unwrap();
+    let err = Session::connect(&ClusterOptions {
+        kubeconfig: Some(path),
+        ..Default::default()
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("http://127.0.0.1:{port}")),
+        "message names the server: {text}"
+    );
+}
+
+#[tokio::test]
+async fn context_and_namespace_come_from_the_kubeconfig() {
+    let e = env().await;
+    assert_eq!(e.session.namespace(), "default");
+    let s = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        context: Some("kapply-demo".into()),
+        namespace: Some("other".into()),
+    })
+    .await
+    .unwrap();
+    assert_eq!(s.namespace(), "other");
+    let err = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        context: Some("nope".into()),
+        namespace: None,
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClusterError::Kubeconfig(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let loaded = load(&e.load_opts());
+    let plan = e
+        .session
+        .plan(&loaded, &PruneOptions::default(), Some(tx))
+        .await
+        .unwrap()
+        .plan;
+    let mut last = None;
+    while let Ok(p) = rx.try_recv() {
+        last = Some(p);
+    }
+    let last = last.expect("progress messages");
+    assert_eq!((last.done, last.total), (3, 3));
+    for o in &plan.objects {
+        assert_eq!(o.action, ObjectAction::Create, "{o:?}");
+    }
+
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert_eq!(result(&results, "Namespace demo").message, "created");
+    assert_eq!(result(&results, "Deployment demo/web").message, "created");
+    // Results come back in the order given.
+    assert_eq!(results[0].object, "ConfigMap demo/settings");
+
+    let posts: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    // Namespace first: its dry run and its write precede everything else.
+    assert_eq!(posts[0].path, "/api/v1/namespaces");
+    assert_eq!(
+        posts[0].query.get("dryRun").map(String::as_str),
+        Some("All")
+    );
+    assert_eq!(posts[1].path, "/api/v1/namespaces");
+    assert!(!posts[1].query.contains_key("dryRun"));
+    // Then the dry runs of the rest, before any of their writes.
+    let first_real = posts
+        .iter()
+        .skip(2)
+        .position(|r| !r.query.contains_key("dryRun"))
+        .unwrap();
+    assert_eq!(first_real, 2, "both dry runs before the writes: {posts:#?}");
+    for p in &posts {
+        assert_eq!(p.query["fieldManager"], "kubectl-client-side-apply");
+        let body = p.body.as_ref().unwrap();
+        let annotation = body["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap();
+        assert!(
+            annotation.ends_with('\n'),
+            "annotation as kubectl writes it"
+        );
+    }
+
+    let live = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.14.2"
+    );
+
+    let again = e.plan().await;
+    for o in &again.objects {
+        assert_eq!(o.action, ObjectAction::Unchanged, "{o:#?}");
+    }
+    let results = e.apply_all(&again).await;
+    assert!(
+        results.iter().all(|r| r.ok && r.message == "unchanged"),
+        "{results:#?}"
+    );
+}
+
+#[tokio::test]
+async fn update_sends_the_engines_patch_like_kubectl() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("nginx:1.14.2", "nginx:1.16.1")
+            .replace("color: blue", "color: red"),
+    );
+    let plan = e.plan().await;
+    let dep = find(&plan, "Deployment", "web");
+    assert_eq!(dep.action, ObjectAction::Update);
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert_eq!(
+        result(&results, "Deployment demo/web").message,
+        "configured"
+    );
+    assert_eq!(
+        result(&results, "ConfigMap demo/settings").message,
+        "configured"
+    );
+    assert_eq!(result(&results, "Namespace demo").message, "unchanged");
+    let patches: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" && !r.query.contains_key("dryRun"))
+        .collect();
+    assert_eq!(patches.len(), 2);
+    for p in &patches {
+        assert_eq!(p.query["fieldManager"], "kubectl-client-side-apply");
+        assert_eq!(p.query["fieldValidation"], "Strict");
+        assert_eq!(
+            p.content_type.as_deref(),
+            Some("application/strategic-merge-patch+json")
+        );
+    }
+    let body = patches
+        .iter()
+        .find(|p| p.path.ends_with("/deployments/web"))
+        .unwrap()
+        .body
+        .clone()
+        .unwrap();
+    assert_eq!(Some(&body), dep.patch.as_ref().map(|p| &p.body));
+    let live = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+}
+
+#[tokio::test]
+async fn kubectl_finds_nothing_to_change_after_kapply_and_the_reverse() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    let dir = e.manifests();
+    let dir = dir.to_str().unwrap();
+    let Some((code, out, err)) = e.kubectl(&["diff", "-f", dir], &[]).await else {
+        return;
+    };
+    assert_eq!(code, 0, "kubectl diff after kapply apply:\n{out}\n{err}");
+    let (code, out, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("unchanged").count(), 3, "{out}");
+
+    // The reverse: kubectl applies a change, kapply sees nothing to do.
+    // kapply's planned patch for the change is the one kubectl sends.
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("color: blue", "color: green")
+            .replace("containerPort: 80", "containerPort: 8080"),
+    );
+    let planned = e.plan().await;
+    e.server.clear_requests();
+    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    let kubectl_patches: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH")
+        .collect();
+    assert_eq!(kubectl_patches.len(), 2, "{kubectl_patches:#?}");
+    for k in &kubectl_patches {
+        let name = k.path.rsplit('/').next().unwrap();
+        let o = planned.objects.iter().find(|o| o.name == name).unwrap();
+        let patch = o.patch.as_ref().unwrap();
+        assert_eq!(k.body.as_ref(), Some(&patch.body), "{name}");
+        assert_eq!(k.content_type.as_deref(), Some(patch.kind.content_type()));
+        assert_eq!(k.query["fieldManager"], "kubectl-client-side-apply");
+        assert_eq!(k.query["fieldValidation"], "Strict");
+    }
+    let plan = e.plan().await;
+    for o in &plan.objects {
+        assert_eq!(o.action, ObjectAction::Unchanged, "{o:#?}");
+    }
+
+    // Creation: kubectl's POST and kapply's carry the same query and body.
+    e.write(
+        "new.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\ndata:\n  a: \"1\"\n",
+    );
+    let plan = e.plan().await;
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert_eq!(result(&results, "ConfigMap demo/fresh").message, "created");
+    let post = |reqs: Vec<RecordedRequest>| {
+        reqs.into_iter()
+            .find(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
+            .unwrap()
+    };
+    let ours = post(e.server.requests());
+    e.session
+        .delete(
+            &[find(&plan, "ConfigMap", "fresh").clone()],
+            &DeleteOptions::default(),
+        )
+        .await;
+    e.server.clear_requests();
+    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    let theirs = post(e.server.requests());
+    assert_eq!(ours.path, theirs.path);
+    assert_eq!(ours.query, theirs.query);
+    assert_eq!(ours.body, theirs.body);
+}
+
+#[tokio::test]
+async fn planning_costs_one_list_per_group_not_a_get_per_object() {
+    let e = env().await;
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n",
+    );
+    for i in 0..10 {
+        for ns in ["a", "b"] {
+            text.push_str(&format!(
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n  namespace: {ns}\ndata:\n  i: \"{i}\"\n"
+            ));
+        }
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s{i}\n  namespace: a\ndata:\n  k: dg==\n"
+        ));
+    }
+    e.write("many.yaml", &text);
+    let plan = e.plan().await;
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+
+    // A fresh session: its discovery cache is empty.
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    e.server.clear_requests();
+    let plan = session
+        .plan(&load(&e.load_opts()), &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
+    assert_eq!(plan.objects.len(), 32);
+    assert!(
+        plan.objects
+            .iter()
+            .all(|o| o.action == ObjectAction::Unchanged),
+        "{plan:#?}"
+    );
+    let reqs = e.server.requests();
+    let lists: Vec<_> = reqs.iter().filter(|r| is_list(r)).collect();
+    // Groups: namespaces (cluster), configmaps in a, configmaps in b, secrets in a.
+    assert_eq!(lists.len(), 4, "{lists:#?}");
+    let discovery: Vec<_> = reqs.iter().filter(|r| !is_list(r)).collect();
+    assert_eq!(discovery.len(), 1, "one group version: {discovery:#?}");
+    assert_eq!(discovery[0].path, "/api/v1");
+}
+
+#[tokio::test]
+async fn lists_are_paged() {
+    let e = env().await;
+    let mut text = String::from("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: big\n");
+    for i in 0..520 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n  namespace: big\n"
+        ));
+    }
+    e.write("big.yaml", &text);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    e.server.clear_requests();
+    let plan = e.plan().await;
+    assert!(
+        plan.objects
+            .iter()
+            .all(|o| o.action == ObjectAction::Unchanged),
+        "every object found across pages"
+    );
+    let pages: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/namespaces/big/configmaps")
+        .collect();
+    assert_eq!(pages.len(), 2);
+    assert_eq!(pages[0].query["limit"], "500");
+    assert!(pages[1].query.contains_key("continue"));
+}
+
+const CRD: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.demo.kapply.dev
+spec:
+  group: demo.kapply.dev
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+#[tokio::test]
+async fn custom_kind_not_served_is_an_error_on_that_object_until_its_crd_is_applied() {
+    let e = env().await;
+    let widget = "\
+apiVersion: demo.kapply.dev/v1
+kind: Widget
+metadata:
+  name: w1
+  namespace: default
+spec:
+  size: 3
+";
+    // w2 has no namespace: its scope is unknown until the CRD is served.
+    e.write(
+        "a-widget.yaml",
+        &format!("{widget}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 1\n"),
+    );
+    e.write(
+        "b-cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: default\n",
+    );
+    let plan = e.plan().await;
+    let w = find(&plan, "Widget", "w1");
+    assert_eq!(w.action, ObjectAction::Error);
+    assert_eq!(
+        w.error.as_deref(),
+        Some(
+            "Widget.demo.kapply.dev/v1 is not served by the cluster: apply its CustomResourceDefinition first"
+        )
+    );
+    let results = e.apply_all(&plan).await;
+    assert!(!result(&results, "Widget default/w1").ok);
+    assert!(
+        result(&results, "Widget default/w1")
+            .message
+            .contains("is not served")
+    );
+    assert_eq!(
+        result(&results, "ConfigMap default/plain").message,
+        "created"
+    );
+
+    // With its CRD in the same run (after it in file order), the CRD goes first.
+    e.write("c-crd.yaml", CRD);
+    let plan = e.plan().await;
+    assert_eq!(find(&plan, "Widget", "w1").action, ObjectAction::Error);
+    let results = e.apply_all(&plan).await;
+    assert_eq!(
+        result(&results, "CustomResourceDefinition widgets.demo.kapply.dev").message,
+        "created"
+    );
+    assert_eq!(
+        result(&results, "Widget default/w1").message,
+        "created",
+        "{results:#?}"
+    );
+    let live = e
+        .get("/apis/demo.kapply.dev/v1/namespaces/default/widgets/w1")
+        .unwrap();
+    assert_eq!(live["spec"]["size"], 3);
+    assert!(
+        e.get("/apis/demo.kapply.dev/v1/namespaces/default/widgets/w2")
+            .is_some(),
+        "{results:#?}"
+    );
+    let plan = e.plan().await;
+    assert_eq!(find(&plan, "Widget", "w1").action, ObjectAction::Unchanged);
+    assert_eq!(find(&plan, "Widget", "w2").action, ObjectAction::Unchanged);
+    assert_eq!(
+        find(&plan, "Widget", "w2").namespace.as_deref(),
+        Some("default")
+    );
+}
+
+#[tokio::test]
+async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("color: blue", "color: red")
+            .replace("replicas: 2", "replicas: 3"),
+    );
+    let plan = e.plan().await;
+    // Someone else writes the ConfigMap between plan and apply.
+    let mut cm = e
+        .get("/api/v1/namespaces/demo/configmaps/settings")
+        .unwrap();
+    cm["data"]["extra"] = json!("x");
+    e.server.api().put_object_as(cm, "someone").unwrap();
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "ConfigMap demo/settings");
+    assert!(!r.ok);
+    assert!(
+        r.message.contains("changed since the plan") && r.message.contains("review again"),
+        "{r:?}"
+    );
+    let live = e
+        .get("/api/v1/namespaces/demo/configmaps/settings")
+        .unwrap();
+    assert_eq!(live["data"]["color"], "blue", "not overwritten");
+    assert_eq!(
+        result(&results, "Deployment demo/web").message,
+        "configured"
+    );
+
+    // A create whose object appeared meanwhile: 409 from the server.
+    e.write(
+        "new.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\n",
+    );
+    let plan = e.plan().await;
+    assert_eq!(
+        find(&plan, "ConfigMap", "fresh").action,
+        ObjectAction::Create
+    );
+    e.server
+        .api()
+        .put_object(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fresh","namespace":"demo"}}))
+        .unwrap();
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "ConfigMap demo/fresh");
+    assert!(!r.ok);
+    assert!(r.message.contains("since the plan"), "{r:?}");
+}
+
+#[tokio::test]
+async fn invalid_change_fails_in_the_dry_run_alone() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    // The selector of a Deployment is immutable: 422.
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("app: web", "app: web2")
+            .replace("color: blue", "color: red"),
+    );
+    let plan = e.plan().await;
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "Deployment demo/web");
+    assert!(!r.ok);
+    assert!(r.message.contains("field is immutable"), "{r:?}");
+    assert!(r.message.contains("web"), "names the object: {r:?}");
+    assert_eq!(
+        result(&results, "ConfigMap demo/settings").message,
+        "configured"
+    );
+    let real_deploy_writes = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|q| {
+            q.method == "PATCH" && q.path.contains("deployments") && !q.query.contains_key("dryRun")
+        })
+        .count();
+    assert_eq!(
+        real_deploy_writes, 0,
+        "rejected in the dry run, never written"
+    );
+}
+
+#[tokio::test]
+async fn server_dry_run_writes_nothing() {
+    let e = env().await;
+    e.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\n",
+    );
+    let plan = e.plan().await;
+    let results = e
+        .session
+        .apply(
+            items(&plan),
+            &ApplyOptions {
+                dry_run: true,
+                applyset: None,
+            },
+        )
+        .await;
+    assert_eq!(results[0].message, "created (server dry run)");
+    assert!(e.get("/api/v1/namespaces/default/configmaps/x").is_none());
+
+    // A new namespace and its contents: the contents cannot be checked.
+    e.write("app.yaml", BASIC);
+    e.write("widgets.yaml", &format!("{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n"));
+    let plan = e.plan().await;
+    let results = e
+        .session
+        .apply(
+            items(&plan),
+            &ApplyOptions {
+                dry_run: true,
+                applyset: None,
+            },
+        )
+        .await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert_eq!(
+        result(&results, "Namespace demo").message,
+        "created (server dry run)"
+    );
+    assert_eq!(
+        result(&results, "Deployment demo/web").message,
+        "not checked: namespace demo is created by this apply (server dry run)"
+    );
+    assert_eq!(
+        result(&results, "Widget default/w").message,
+        "not checked: its CustomResourceDefinition is created by this apply (server dry run)"
+    );
+    assert_eq!(
+        result(&results, "ConfigMap default/x").message,
+        "created (server dry run)"
+    );
+    assert!(e.get("/api/v1/namespaces/demo").is_none());
+}
+
+#[tokio::test]
+async fn partial_apply_leaves_skipped_changes_pending() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("nginx:1.14.2", "nginx:1.16.1")
+            .replace("replicas: 2", "replicas: 5"),
+    );
+    let plan = e.plan().await;
+    let dep = find(&plan, "Deployment", "web").clone();
+    let image = dep
+        .fields
+        .iter()
+        .find(|f| f.path.ends_with("image"))
+        .unwrap()
+        .path
+        .clone();
+    let results = e
+        .session
+        .apply(
+            vec![ApplyItem {
+                plan: dep,
+                accepted_fields: Some(vec![image.clone()]),
+            }],
+            &ApplyOptions::default(),
+        )
+        .await;
+    assert_eq!(results[0].message, "configured", "{results:?}");
+    let live = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+    assert_eq!(live["spec"]["replicas"], 2);
+    let plan = e.plan().await;
+    let dep = find(&plan, "Deployment", "web");
+    assert_eq!(dep.action, ObjectAction::Update);
+    assert!(
+        dep.fields
+            .iter()
+            .any(|f| f.path == "spec.replicas" && f.action == FieldAction::Set),
+        "{dep:#?}"
+    );
+    assert!(
+        !dep.fields
+            .iter()
+            .any(|f| f.path == image && f.action == FieldAction::Set),
+        "{dep:#?}"
+    );
+}
+
+#[tokio::test]
+async fn delete_uses_background_propagation_by_default() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    let plan = e.plan().await;
+    let cm = find(&plan, "ConfigMap", "settings").clone();
+    let dep = find(&plan, "Deployment", "web").clone();
+    e.server.clear_requests();
+    let results = e
+        .session
+        .delete(std::slice::from_ref(&cm), &DeleteOptions::default())
+        .await;
+    assert_eq!(results[0].message, "deleted");
+    let results = e
+        .session
+        .delete(
+            &[dep],
+            &DeleteOptions {
+                propagation: Propagation::Foreground,
+                dry_run: false,
+            },
+        )
+        .await;
+    assert!(results[0].ok, "{results:?}");
+    let deletes: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "DELETE")
+        .collect();
+    assert_eq!(
+        deletes[0].body,
+        Some(json!({"propagationPolicy": "Background"}))
+    );
+    assert_eq!(
+        deletes[1].body,
+        Some(json!({"propagationPolicy": "Foreground"}))
+    );
+    assert!(
+        e.get("/api/v1/namespaces/demo/configmaps/settings")
+            .is_none()
+    );
+    // Deleting what is gone reports the server's NotFound on that object.
+    let results = e.session.delete(&[cm], &DeleteOptions::default()).await;
+    assert!(!results[0].ok);
+    assert!(results[0].message.contains("not found"), "{results:?}");
+}
+
+#[tokio::test]
+async fn allowlist_prune_matches_kubectls_decisions() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    e.write(
+        "extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n  namespace: demo\n  labels:\n    app: demo\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-app\n  namespace: demo\n  labels:\n    app: other\n",
+    );
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    // Not applied with kapply/kubectl apply: no annotation, never pruned.
+    e.server
+        .api()
+        .put_object(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"manual","namespace":"demo","labels":{"app":"demo"}}}))
+        .unwrap();
+    e.remove("extra.yaml");
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec![],
+        },
+    };
+    let planned = e.plan_with(&prune).await;
+    let candidates: Vec<ObjectPlan> = planned
+        .plan
+        .objects
+        .iter()
+        .filter(|o| o.action == ObjectAction::Prune)
+        .cloned()
+        .collect();
+    assert_eq!(candidates.len(), 1, "{candidates:#?}");
+    assert_eq!(candidates[0].name, "old");
+    assert_eq!(
+        candidates[0].prune_reason.as_deref(),
+        Some(
+            "has last-applied annotation, matches -l app=demo, kind ConfigMap in prune allowlist, not in manifests"
+        )
+    );
+    // The Namespace has no app=demo label: -l filters it out of the manifests.
+    assert!(!planned.plan.objects.iter().any(|o| o.kind == "Namespace"));
+
+    e.server.clear_requests();
+    let results = e.session.prune(&candidates, None, false).await;
+    assert_eq!(results[0].message, "pruned");
+    let delete = e
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "DELETE")
+        .unwrap();
+    assert_eq!(delete.body, Some(prune_delete_body()));
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/old").is_none());
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/manual").is_some());
+    assert!(
+        e.get("/api/v1/namespaces/demo/configmaps/other-app")
+            .is_some()
+    );
+
+    // Without -l or --all, prune is refused.
+    let err = e
+        .session
+        .plan(
+            &load(&e.load_opts()),
+            &PruneOptions {
+                mode: PruneMode::Allowlist {
+                    selector: None,
+                    all: false,
+                    allowlist: vec![],
+                },
+            },
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("--all"), "{err}");
+}
+
+fn applyset(parent: &str) -> PruneOptions {
+    PruneOptions {
+        mode: PruneMode::ApplySet {
+            parent: parent.into(),
+            tooling: None,
+        },
+    }
+}
+
+/// An environment whose session namespace is `demo` (`-n demo`), with the
+/// namespace created.
+async fn demo_env() -> Env {
+    let e = env().await;
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(e.kubeconfig.clone()),
+        namespace: Some("demo".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    e.server
+        .api()
+        .put_object(json!({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"demo"}}))
+        .unwrap();
+    Env { session, ..e }
+}
+
+const SET: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: one
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: nginx
+        image: nginx
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: two
+";
+
+/// Plan, apply and prune with an ApplySet, as `kapply apply --prune --applyset` does.
+async fn kapply_apply_set(e: &Env, parent: &str) -> Planned {
+    kapply_apply_set_with(e, &applyset(parent)).await
+}
+
+async fn kapply_apply_set_with(e: &Env, prune: &PruneOptions) -> Planned {
+    let planned = e.plan_with(prune).await;
+    let results = e
+        .session
+        .apply(
+            items(&planned.plan),
+            &ApplyOptions {
+                dry_run: false,
+                applyset: planned.applyset.clone(),
+            },
+        )
+        .await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    let candidates: Vec<_> = planned
+        .plan
+        .objects
+        .iter()
+        .filter(|o| o.action == ObjectAction::Prune)
+        .cloned()
+        .collect();
+    let results = e
+        .session
+        .prune(&candidates, planned.applyset.as_ref(), false)
+        .await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    planned
+}
+
+#[tokio::test]
+async fn applyset_parent_labels_and_prune() {
+    let e = demo_env().await;
+    e.write("set.yaml", SET);
+    let planned = kapply_apply_set(&e, "myset").await;
+    let id = applyset_id("myset", "demo", "Secret", "");
+    assert_eq!(planned.applyset.as_ref().unwrap().id, id);
+    let parent = e.get("/api/v1/namespaces/demo/secrets/myset").unwrap();
+    assert_eq!(
+        parent["metadata"]["labels"]["applyset.kubernetes.io/id"],
+        id.as_str()
+    );
+    let ann = &parent["metadata"]["annotations"];
+    assert_eq!(
+        ann["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap,Deployment.apps"
+    );
+    assert_eq!(ann["applyset.kubernetes.io/additional-namespaces"], "");
+    assert!(
+        ann["applyset.kubernetes.io/tooling"]
+            .as_str()
+            .unwrap()
+            .starts_with("kapply/")
+    );
+    let cm = e.get("/api/v1/namespaces/demo/configmaps/one").unwrap();
+    assert_eq!(
+        cm["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
+        id.as_str()
+    );
+    let annotation: Value = serde_json::from_str(
+        cm["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        annotation["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
+        id.as_str(),
+        "the label is in the last-applied configuration, like kubectl"
+    );
+
+    // Keep only ConfigMap one: ConfigMap two and the Deployment kind go.
+    e.write(
+        "set.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
+    let planned = e.plan_with(&applyset("myset")).await;
+    assert_eq!(pruned_names(&planned), ["ConfigMap two", "Deployment web"]);
+    let reason = find(&planned.plan, "ConfigMap", "two")
+        .prune_reason
+        .clone()
+        .unwrap();
+    assert!(
+        reason.contains(&id) && reason.contains("secrets/myset"),
+        "{reason}"
+    );
+    kapply_apply_set(&e, "myset").await;
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/two").is_none());
+    assert!(
+        e.get("/apis/apps/v1/namespaces/demo/deployments/web")
+            .is_none()
+    );
+    let parent = e.get("/api/v1/namespaces/demo/secrets/myset").unwrap();
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap",
+        "after pruning only the current kinds are recorded"
+    );
+}
+
+#[tokio::test]
+async fn kubectl_prunes_a_set_kapply_applied_and_the_reverse() {
+    let e = demo_env().await;
+    e.write("set.yaml", SET);
+    e.server.clear_requests();
+    // kubectl refuses a parent whose tooling names another tool, so a set
+    // meant for both tools is written with kubectl's tooling value.
+    kapply_apply_set_with(
+        &e,
+        &PruneOptions {
+            mode: PruneMode::ApplySet {
+                parent: "configmaps/myset".into(),
+                tooling: Some("kubectl/v1.32.5".into()),
+            },
+        },
+    )
+    .await;
+    let parent_writes = |reqs: Vec<RecordedRequest>| -> Vec<RecordedRequest> {
+        reqs.into_iter()
+            .filter(|r| r.method == "PATCH" && r.path == "/api/v1/namespaces/demo/configmaps/myset")
+            .collect()
+    };
+    let kapply_writes = parent_writes(e.server.requests());
+    let dir = e.manifests();
+    let dir = dir.to_str().unwrap();
+    e.write(
+        "set.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
+    e.server.clear_requests();
+    let args = [
+        "apply",
+        "-n",
+        "demo",
+        "--prune",
+        "--applyset=configmaps/myset",
+        "-f",
+        dir,
+    ];
+    let Some((code, out, err)) = e.kubectl(&args, &[("KUBECTL_APPLYSET", "true")]).await else {
+        return;
+    };
+    assert_eq!(code, 0, "kubectl on kapply's set:\n{out}\n{err}");
+    // The parent is written the same way by both: before (recorded + new
+    // kinds) and after pruning (current kinds), same query and content type.
+    let kubectl_writes = parent_writes(e.server.requests());
+    assert_eq!(kapply_writes.len(), 2, "{kapply_writes:#?}");
+    assert_eq!(kubectl_writes.len(), 2, "{kubectl_writes:#?}");
+    for (a, k) in kapply_writes.iter().zip(&kubectl_writes) {
+        assert_eq!(a.query, k.query);
+        assert_eq!(a.content_type, k.content_type);
+        let keys = |r: &RecordedRequest| {
+            let b = r.body.clone().unwrap();
+            (
+                b["metadata"]["labels"].clone(),
+                b["metadata"]["annotations"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(keys(a), keys(k));
+    }
+    let kinds = |r: &RecordedRequest| {
+        r.body.clone().unwrap()["metadata"]["annotations"]
+            ["applyset.kubernetes.io/contains-group-kinds"]
+            .clone()
+    };
+    assert_eq!(kinds(&kubectl_writes[0]), "ConfigMap,Deployment.apps");
+    assert_eq!(kinds(&kubectl_writes[1]), "ConfigMap");
+    assert!(
+        e.get("/api/v1/namespaces/demo/configmaps/two").is_none(),
+        "{out}"
+    );
+    assert!(
+        e.get("/apis/apps/v1/namespaces/demo/deployments/web")
+            .is_none(),
+        "{out}"
+    );
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_some());
+
+    // The reverse: kubectl grows the set, kapply prunes it.
+    e.write("set.yaml", &SET.replace("name: one", "name: three"));
+    e.write(
+        "one.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
+    let (code, out, err) = e
+        .kubectl(&args, &[("KUBECTL_APPLYSET", "true")])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    e.remove("set.yaml");
+    let planned = e.plan_with(&applyset("configmaps/myset")).await;
+    assert_eq!(
+        pruned_names(&planned),
+        ["ConfigMap three", "ConfigMap two", "Deployment web"]
+    );
+    // And kapply sees kubectl's member as unchanged.
+    assert_eq!(
+        find(&planned.plan, "ConfigMap", "one").action,
+        ObjectAction::Unchanged
+    );
+    kapply_apply_set(&e, "configmaps/myset").await;
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/three").is_none());
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_some());
+    // kapply kept kubectl's tooling, so kubectl still manages the set.
+    let parent = e.get("/api/v1/namespaces/demo/configmaps/myset").unwrap();
+    let tool = parent["metadata"]["annotations"]["applyset.kubernetes.io/tooling"]
+        .as_str()
+        .unwrap();
+    assert!(tool.starts_with("kubectl/"), "{tool}");
+    let (code, out, err) = e
+        .kubectl(&args, &[("KUBECTL_APPLYSET", "true")])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("unchanged"), "{out}");
+}
+
+/// A server in front of the embedded one that answers 403 to LIST of
+/// configmaps (RBAC allowing get but not list) and forwards the rest.
+async fn forbidding_proxy(server: &RunningServer) -> String {
+    use http_body_util::{BodyExt, Full};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = server.url();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let upstream = upstream.clone();
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let bytes = body
+                                .collect()
+                                .await
+                                .map(|c| c.to_bytes())
+                                .unwrap_or_default();
+                            if parts.method == http::Method::GET
+                                && parts.uri.path().ends_with("/configmaps")
+                            {
+                                let status = json!({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,
+                                    "message": "configmaps is forbidden: User \"test\" cannot list resource \"configmaps\""});
+                                let mut resp = hyper::Response::new(Full::new(bytes::Bytes::from(
+                                    status.to_string(),
+                                )));
+                                *resp.status_mut() = http::StatusCode::FORBIDDEN;
+                                return Ok::<_, std::convert::Infallible>(resp);
+                            }
+                            Ok(forward(&upstream, parts, bytes).await)
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+async fn forward(
+    upstream: &str,
+    parts: http::request::Parts,
+    body: bytes::Bytes,
+) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
+    use http_body_util::{BodyExt, Full};
+    let authority = upstream.trim_start_matches("http://").to_string();
+    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let mut req = hyper::Request::from_parts(parts, Full::new(body));
+    req.headers_mut()
+        .insert(http::header::HOST, authority.parse().unwrap());
+    let resp = sender.send_request(req).await.unwrap();
+    let (parts, body) = resp.into_parts();
+    let bytes = body.collect().await.unwrap().to_bytes();
+    hyper::Response::from_parts(parts, Full::new(bytes))
+}
+
+#[tokio::test]
+async fn forbidden_list_falls_back_to_get() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    e.write(
+        "more.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: missing\n  namespace: demo\n",
+    );
+    let url = forbidding_proxy(&e.server).await;
+    let path = e.dir.path().join("proxy-kubeconfig");
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&e.kubeconfig)
+            .unwrap()
+            .replace(&e.server.url(), &url),
+    )
+    .unwrap();
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(path),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    e.server.clear_requests();
+    let plan = session
+        .plan(&load(&e.load_opts()), &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
+    assert_eq!(
+        find(&plan, "ConfigMap", "settings").action,
+        ObjectAction::Unchanged
+    );
+    assert_eq!(
+        find(&plan, "ConfigMap", "missing").action,
+        ObjectAction::Create
+    );
+    assert_eq!(
+        find(&plan, "Deployment", "web").action,
+        ObjectAction::Unchanged
+    );
+    let gets: Vec<_> = e
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET" && r.path.starts_with("/api/v1/namespaces/demo/configmaps/"))
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(gets.len(), 2, "one GET per ConfigMap: {gets:?}");
+}
+
+/// Names of the objects of `kind` in namespace demo, straight from the store.
+fn names_in_demo(e: &Env, path: &str) -> Vec<String> {
+    let list = e.get(path).unwrap();
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn prune_delete_body() -> Value {
+    json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})
+}
+
+#[tokio::test]
+async fn allowlist_prune_decides_what_kubectl_decides() {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    e.write(
+        "extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n  namespace: demo\n  labels:\n    app: demo\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-app\n  namespace: demo\n  labels:\n    app: other\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: old-web\n  namespace: demo\n  labels:\n    app: demo\nspec:\n  selector:\n    matchLabels:\n      app: old\n  template:\n    metadata:\n      labels:\n        app: old\n    spec:\n      containers:\n      - name: c\n        image: busybox\n",
+    );
+    let plan = e.plan().await;
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    e.server
+        .api()
+        .put_object(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"manual","namespace":"demo","labels":{"app":"demo"}}}))
+        .unwrap();
+    e.remove("extra.yaml");
+    e.server.clear_requests();
+    // An explicit allowlist: the embedded server does not serve every kind
+    // of kubectl's default list, and kubectl fails on the ones it lacks.
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec!["core/v1/ConfigMap".into(), "apps/v1/Deployment".into()],
+        },
+    };
+    let planned = e.plan_with(&prune).await;
+    assert_eq!(
+        pruned_names(&planned),
+        ["ConfigMap old", "Deployment old-web"]
+    );
+    let dir = e.manifests();
+    let dir = dir.to_str().unwrap();
+    let Some((code, out, err)) = e
+        .kubectl(
+            &[
+                "apply",
+                "-f",
+                dir,
+                "--prune",
+                "-l",
+                "app=demo",
+                "--prune-allowlist=core/v1/ConfigMap",
+                "--prune-allowlist=apps/v1/Deployment",
+            ],
+            &[],
+        )
+        .await
+    else {
+        return;
+    };
+    assert_eq!(code, 0, "{out}\n{err}");
+    for r in e.server.requests().iter().filter(|r| r.method == "DELETE") {
+        assert_eq!(r.body, Some(prune_delete_body()), "kubectl's prune DELETE");
+    }
+    // kubectl deleted exactly kapply's candidates.
+    assert_eq!(
+        names_in_demo(&e, "/api/v1/namespaces/demo/configmaps"),
+        ["manual", "other-app", "settings"],
+        "{out}"
+    );
+    assert_eq!(
+        names_in_demo(&e, "/apis/apps/v1/namespaces/demo/deployments"),
+        ["web"],
+        "{out}"
+    );
+    let planned = e.plan_with(&prune).await;
+    assert!(pruned_names(&planned).is_empty());
+}
+
+#[tokio::test]
+async fn the_engine_seam_plans_applies_prunes_and_deletes() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::Engine;
+    let e = demo_env().await;
+    e.write("set.yaml", SET);
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), applyset("myset"));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    assert!(rx.try_recv().is_ok(), "progress was reported");
+    assert_eq!(plan.objects.len(), 3);
+    let dry = engine.dry_run(items(&plan)).await;
+    assert!(
+        dry.iter()
+            .all(|r| r.ok && r.message.ends_with("(server dry run)")),
+        "{dry:#?}"
+    );
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
+    let results = engine.apply(items(&plan)).await;
+    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(e.get("/api/v1/namespaces/demo/secrets/myset").is_some());
+
+    e.write(
+        "set.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+    );
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    let candidates: Vec<ObjectPlan> = plan
+        .objects
+        .iter()
+        .filter(|o| o.action == ObjectAction::Prune)
+        .cloned()
+        .collect();
+    assert_eq!(candidates.len(), 2);
+    let results = engine.prune(candidates).await;
+    assert!(
+        results.iter().all(|r| r.ok && r.message == "pruned"),
+        "{results:#?}"
+    );
+    let parent = e.get("/api/v1/namespaces/demo/secrets/myset").unwrap();
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap"
+    );
+    let one = find(&plan, "ConfigMap", "one").clone();
+    let results = engine.delete(vec![one], Propagation::Orphan).await;
+    assert_eq!(results[0].message, "deleted");
+    assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
+}

@@ -1,0 +1,997 @@
+//! The three-way merge engine against the reference's examples, with the
+//! real kubectl applying kapply's patches as the oracle.
+
+#[path = "common/kubectl.rs"]
+mod common_kubectl;
+
+use common_kubectl::kubectl_patch;
+use kapply::merge::{
+    self, FieldAction, FieldChange, LAST_APPLIED, PatchType, creation_body,
+    last_applied_annotation, three_way,
+};
+use kapply::patchmeta::PatchMeta;
+use serde_json::{Value, json};
+
+fn deployment_schema() -> Option<kapply::patchmeta::Schema<'static>> {
+    PatchMeta::builtin().root("apps/v1", "Deployment")
+}
+
+fn field<'a>(fields: &'a [FieldChange], path: &str) -> &'a FieldChange {
+    fields
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("no field {path} in {fields:#?}"))
+}
+
+fn no_field(fields: &[FieldChange], path: &str) {
+    assert!(
+        fields.iter().all(|f| f.path != path),
+        "unexpected field {path}: {fields:#?}"
+    );
+}
+
+/// A live object carrying the annotation for `last_applied`.
+fn with_annotation(mut live: Value, last_applied: &Value) -> Value {
+    live["metadata"]["annotations"][LAST_APPLIED] = json!(last_applied_annotation(last_applied));
+    live
+}
+
+fn simple_deployment(image: &str, min_ready: Option<i64>) -> Value {
+    let mut v = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "nginx-deployment", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {
+                "metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{
+                    "name": "nginx", "image": image,
+                    "ports": [{"containerPort": 80}]
+                }]}
+            }
+        }
+    });
+    if let Some(m) = min_ready {
+        v["spec"]["minReadySeconds"] = json!(m);
+    }
+    v
+}
+
+/// The live Deployment as the server holds it after `kubectl apply` of
+/// simple_deployment.yaml and `kubectl scale --replicas=2`.
+fn nginx_live() -> Value {
+    let la = simple_deployment("nginx:1.14.2", Some(5));
+    with_annotation(
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "nginx-deployment", "namespace": "default",
+                "uid": "6b1f0c1e-0000-4000-8000-000000000001",
+                "resourceVersion": "1207", "generation": 2,
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "annotations": {"deployment.kubernetes.io/revision": "1"},
+                "managedFields": [
+                    {"manager": "kubectl-client-side-apply", "operation": "Update",
+                     "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:spec": {"f:minReadySeconds": {}, "f:template": {"f:spec": {
+                        "f:containers": {"k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}},
+                    {"manager": "kubectl-scale", "operation": "Update", "subresource": "scale",
+                     "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+                ]
+            },
+            "spec": {
+                "replicas": 2,
+                "minReadySeconds": 5,
+                "progressDeadlineSeconds": 600,
+                "revisionHistoryLimit": 10,
+                "selector": {"matchLabels": {"app": "nginx"}},
+                "strategy": {"type": "RollingUpdate",
+                             "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+                "template": {
+                    "metadata": {"creationTimestamp": null, "labels": {"app": "nginx"}},
+                    "spec": {
+                        "containers": [{
+                            "name": "nginx", "image": "nginx:1.14.2",
+                            "imagePullPolicy": "IfNotPresent",
+                            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                            "resources": {},
+                            "terminationMessagePath": "/dev/termination-log",
+                            "terminationMessagePolicy": "File"
+                        }],
+                        "dnsPolicy": "ClusterFirst",
+                        "restartPolicy": "Always",
+                        "schedulerName": "default-scheduler",
+                        "securityContext": {},
+                        "terminationGracePeriodSeconds": 30
+                    }
+                }
+            },
+            "status": {"replicas": 2, "readyReplicas": 2}
+        }),
+        &la,
+    )
+}
+
+/// `kubectl patch --local` drops status and managedFields from its output.
+fn strip_status(mut v: Value) -> Value {
+    if let Some(m) = v.as_object_mut() {
+        m.remove("status");
+    }
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
+    }
+    v
+}
+
+#[test]
+fn nginx_walkthrough_scale_image_and_min_ready_seconds() {
+    let config = simple_deployment("nginx:1.16.1", None);
+    let live = nginx_live();
+    let la = simple_deployment("nginx:1.14.2", Some(5));
+    let tw = three_way(&config, &live, Some(&la), deployment_schema()).unwrap();
+
+    // The field plan.
+    let replicas = field(&tw.fields, "spec.replicas");
+    assert_eq!(replicas.action, FieldAction::Keep);
+    assert_eq!(replicas.live, Some(json!(2)));
+    assert_eq!(replicas.config, None);
+    assert_eq!(replicas.last_applied, None);
+    assert!(
+        replicas.reason.contains("another writer"),
+        "{}",
+        replicas.reason
+    );
+    let image = field(
+        &tw.fields,
+        "spec.template.spec.containers[name=nginx].image",
+    );
+    assert_eq!(image.action, FieldAction::Set);
+    assert_eq!(image.config, Some(json!("nginx:1.16.1")));
+    assert_eq!(image.live, Some(json!("nginx:1.14.2")));
+    assert_eq!(image.last_applied, Some(json!("nginx:1.14.2")));
+    let mrs = field(&tw.fields, "spec.minReadySeconds");
+    assert_eq!(mrs.action, FieldAction::Clear);
+    assert_eq!(mrs.reason, "in last-applied, removed from config");
+    assert_eq!(mrs.last_applied, Some(json!(5)));
+    // Unchanged fields and metadata noise are not listed.
+    no_field(&tw.fields, "spec.selector.matchLabels.app");
+    no_field(&tw.fields, "metadata.resourceVersion");
+    no_field(&tw.fields, "metadata.managedFields");
+    no_field(&tw.fields, "status.replicas");
+    assert!(tw.fields.iter().all(|f| !f.path.starts_with("status")));
+
+    // The patch, exactly as kubectl 1.32 sends it.
+    let patch = tw.patch.expect("a patch");
+    assert_eq!(patch.kind, PatchType::Strategic);
+    let annotation = last_applied_annotation(&config);
+    assert_eq!(
+        patch.body,
+        json!({
+            "metadata": {"annotations": {LAST_APPLIED: annotation}},
+            "spec": {
+                "minReadySeconds": null,
+                "template": {"spec": {
+                    "$setElementOrder/containers": [{"name": "nginx"}],
+                    "containers": [{"image": "nginx:1.16.1", "name": "nginx"}]
+                }}
+            }
+        })
+    );
+    assert_eq!(
+        annotation,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"nginx-deployment\",\"namespace\":\"default\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"nginx\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"nginx\"}},\"spec\":{\"containers\":[{\"image\":\"nginx:1.16.1\",\"name\":\"nginx\",\"ports\":[{\"containerPort\":80}]}]}}}}\n"
+    );
+
+    // Kubernetes' own code applies it: replicas 2 kept, image set,
+    // minReadySeconds cleared, annotation updated.
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        let mut expected = strip_status(live.clone());
+        expected["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("minReadySeconds");
+        expected["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16.1");
+        expected["metadata"]["annotations"][LAST_APPLIED] = json!(annotation);
+        assert_eq!(strip_status(result), expected);
+    }
+}
+
+fn pod_with_containers(containers: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": containers}
+    })
+}
+
+#[test]
+fn containers_are_merged_by_name() {
+    let la = pod_with_containers(json!([
+        {"name": "nginx", "image": "nginx:1.16"},
+        {"name": "nginx-helper-a", "image": "helper:1.3"},
+        {"name": "nginx-helper-b", "image": "helper:1.3"}
+    ]));
+    let config = pod_with_containers(json!([
+        {"name": "nginx", "image": "nginx:1.16"},
+        {"name": "nginx-helper-b", "image": "helper:1.3"},
+        {"name": "nginx-helper-c", "image": "helper:1.3"}
+    ]));
+    let live = with_annotation(
+        pod_with_containers(json!([
+            {"name": "nginx", "image": "nginx:1.16"},
+            {"name": "nginx-helper-a", "image": "helper:1.3"},
+            {"name": "nginx-helper-b", "image": "helper:1.3", "args": ["run"]},
+            {"name": "nginx-helper-d", "image": "helper:1.3"}
+        ])),
+        &la,
+    );
+    let schema = PatchMeta::builtin().root("v1", "Pod");
+    let tw = three_way(&config, &live, Some(&la), schema).unwrap();
+
+    let a = field(&tw.fields, "spec.containers[name=nginx-helper-a]");
+    assert_eq!(a.action, FieldAction::Clear);
+    let b_args = field(&tw.fields, "spec.containers[name=nginx-helper-b].args");
+    assert_eq!(b_args.action, FieldAction::Keep);
+    assert_eq!(b_args.live, Some(json!(["run"])));
+    let c = field(&tw.fields, "spec.containers[name=nginx-helper-c]");
+    assert_eq!(c.action, FieldAction::Set);
+    assert_eq!(c.live, None);
+    let d = field(&tw.fields, "spec.containers[name=nginx-helper-d]");
+    assert_eq!(d.action, FieldAction::Keep);
+
+    let patch = tw.patch.unwrap();
+    assert_eq!(
+        patch.body["spec"],
+        json!({
+            "$setElementOrder/containers": [
+                {"name": "nginx"}, {"name": "nginx-helper-b"}, {"name": "nginx-helper-c"}
+            ],
+            "containers": [
+                {"image": "helper:1.3", "name": "nginx-helper-c"},
+                {"$patch": "delete", "name": "nginx-helper-a"}
+            ]
+        })
+    );
+    // The reference lists helper-c before helper-d; the real merge keeps
+    // the server-only helper-d in its position and appends the new helper-c.
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert_eq!(
+            result["spec"]["containers"],
+            json!([
+                {"name": "nginx", "image": "nginx:1.16"},
+                {"name": "nginx-helper-b", "image": "helper:1.3", "args": ["run"]},
+                {"name": "nginx-helper-d", "image": "helper:1.3"},
+                {"name": "nginx-helper-c", "image": "helper:1.3"}
+            ])
+        );
+    }
+}
+
+#[test]
+fn args_are_replaced_whole() {
+    let mk =
+        |args: Value| pod_with_containers(json!([{"name": "app", "image": "app:1", "args": args}]));
+    let la = mk(json!(["a", "b"]));
+    let config = mk(json!(["a", "c"]));
+    let live = with_annotation(mk(json!(["a", "b", "d"])), &la);
+    let tw = three_way(
+        &config,
+        &live,
+        Some(&la),
+        PatchMeta::builtin().root("v1", "Pod"),
+    )
+    .unwrap();
+    let args = field(&tw.fields, "spec.containers[name=app].args");
+    assert_eq!(args.action, FieldAction::Set);
+    assert_eq!(args.live, Some(json!(["a", "b", "d"])));
+    let patch = tw.patch.unwrap();
+    assert_eq!(
+        patch.body["spec"]["containers"],
+        json!([{"args": ["a", "c"], "name": "app"}])
+    );
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert_eq!(result["spec"]["containers"][0]["args"], json!(["a", "c"]));
+    }
+}
+
+#[test]
+fn explicit_null_clears_and_is_always_sent() {
+    // replicas owned by another writer (not in last-applied): null clears it.
+    let mut config = simple_deployment("nginx:1.14.2", Some(5));
+    config["spec"]["replicas"] = Value::Null;
+    let la_before = simple_deployment("nginx:1.14.2", Some(5));
+    let live = nginx_live();
+    let tw = three_way(&config, &live, Some(&la_before), deployment_schema()).unwrap();
+    let r = field(&tw.fields, "spec.replicas");
+    assert_eq!(r.action, FieldAction::Clear);
+    assert_eq!(r.reason, "explicit null in config");
+    assert_eq!(r.config, Some(Value::Null));
+    let patch = tw.patch.unwrap();
+    assert_eq!(patch.body["spec"], json!({"replicas": null}));
+    // The null stays in the annotation.
+    assert!(tw.annotation.contains("\"replicas\":null"));
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert!(result["spec"].get("replicas").is_none());
+    }
+
+    // Applying the same config again still sends the null: never unchanged.
+    let mut live2 = with_annotation(live.clone(), &config);
+    live2["spec"].as_object_mut().unwrap().remove("replicas");
+    let tw2 = three_way(&config, &live2, Some(&config), deployment_schema()).unwrap();
+    let patch2 = tw2.patch.expect("explicit nulls are sent on every apply");
+    assert_eq!(patch2.body, json!({"spec": {"replicas": null}}));
+}
+
+#[test]
+fn strategy_recreate_over_defaulted_rolling_update_uses_retain_keys() {
+    let la = simple_deployment("nginx:1.14.2", None);
+    let mut config = la.clone();
+    config["spec"]["strategy"] = json!({"type": "Recreate"});
+    let mut live = nginx_live();
+    live = with_annotation(live, &la);
+    live["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    let tw = three_way(&config, &live, Some(&la), deployment_schema()).unwrap();
+    let t = field(&tw.fields, "spec.strategy.type");
+    assert_eq!(t.action, FieldAction::Set);
+    let ru = field(&tw.fields, "spec.strategy.rollingUpdate");
+    assert_eq!(ru.action, FieldAction::Clear);
+    assert!(ru.reason.contains("$retainKeys"), "{}", ru.reason);
+    let patch = tw.patch.unwrap();
+    assert_eq!(
+        patch.body["spec"],
+        json!({"strategy": {"$retainKeys": ["type"], "type": "Recreate"}})
+    );
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert_eq!(result["spec"]["strategy"], json!({"type": "Recreate"}));
+    }
+}
+
+#[test]
+fn missing_annotation_deletes_nothing() {
+    let config = simple_deployment("nginx:1.16.1", None);
+    let mut live = nginx_live();
+    live["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap()
+        .remove(LAST_APPLIED);
+    let tw = three_way(&config, &live, None, deployment_schema()).unwrap();
+    let mrs = field(&tw.fields, "spec.minReadySeconds");
+    assert_eq!(mrs.action, FieldAction::Keep);
+    let patch = tw.patch.unwrap();
+    assert!(patch.body["spec"].get("minReadySeconds").is_none());
+    assert_eq!(
+        patch.body["metadata"]["annotations"][LAST_APPLIED],
+        json!(last_applied_annotation(&config))
+    );
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert_eq!(result["spec"]["minReadySeconds"], json!(5));
+        assert_eq!(
+            result["spec"]["template"]["spec"]["containers"][0]["image"],
+            json!("nginx:1.16.1")
+        );
+    }
+}
+
+fn widget(spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget",
+           "metadata": {"name": "w", "namespace": "default"}, "spec": spec})
+}
+
+#[test]
+fn custom_resources_get_a_json_merge_patch_with_lists_replaced() {
+    let la = widget(json!({"size": 1, "color": "red",
+                           "items": [{"name": "a", "v": 1}, {"name": "b", "v": 2}]}));
+    let config = widget(json!({"size": 2, "items": [{"name": "a", "v": 1}]}));
+    let mut live = with_annotation(la.clone(), &la);
+    live["spec"]["owner"] = json!("controller");
+    live["spec"]["items"][0]["extra"] = json!(true);
+    let tw = three_way(&config, &live, Some(&la), None).unwrap();
+    let patch = tw.patch.unwrap();
+    assert_eq!(patch.kind, PatchType::Merge);
+    assert_eq!(
+        patch.body,
+        json!({
+            "metadata": {"annotations": {LAST_APPLIED: last_applied_annotation(&config)}},
+            "spec": {"size": 2, "color": null, "items": [{"name": "a", "v": 1}]}
+        })
+    );
+    assert_eq!(field(&tw.fields, "spec.items").action, FieldAction::Set);
+    assert_eq!(field(&tw.fields, "spec.color").action, FieldAction::Clear);
+    assert_eq!(field(&tw.fields, "spec.owner").action, FieldAction::Keep);
+    if let Some(result) = kubectl_patch(&live, &patch.body, false) {
+        assert_eq!(
+            result["spec"],
+            json!({"size": 2, "owner": "controller", "items": [{"name": "a", "v": 1}]})
+        );
+    }
+}
+
+#[test]
+fn unchanged_sends_nothing() {
+    let config = simple_deployment("nginx:1.14.2", Some(5));
+    let live = nginx_live();
+    let tw = three_way(&config, &live, Some(&config), deployment_schema()).unwrap();
+    assert_eq!(tw.patch, None);
+    // Only other writers' fields remain in the plan, as keep.
+    assert!(tw.fields.iter().all(|f| f.action == FieldAction::Keep));
+    assert_eq!(field(&tw.fields, "spec.replicas").live, Some(json!(2)));
+
+    let crd = widget(json!({"size": 1}));
+    let live = with_annotation(crd.clone(), &crd);
+    let tw = three_way(&crd, &live, Some(&crd), None).unwrap();
+    assert_eq!(tw.patch, None);
+}
+
+#[test]
+fn annotation_is_written_as_kubectl_writes_it() {
+    let config = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default",
+                     "annotations": {"a": "x<y>&z", LAST_APPLIED: "stale"}},
+        "data": {"k": "v", "empty": null}
+    });
+    assert_eq!(
+        last_applied_annotation(&config),
+        "{\"apiVersion\":\"v1\",\"data\":{\"empty\":null,\"k\":\"v\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{\"a\":\"x\\u003cy\\u003e\\u0026z\"},\"name\":\"c\",\"namespace\":\"default\"}}\n"
+    );
+    let body = creation_body(&config);
+    assert_eq!(body["data"], json!({"k": "v"}));
+    assert_eq!(body["metadata"]["annotations"]["a"], json!("x<y>&z"));
+    assert_eq!(
+        body["metadata"]["annotations"][LAST_APPLIED],
+        json!(last_applied_annotation(&config))
+    );
+    let plain = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}});
+    assert_eq!(
+        creation_body(&plain),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo",
+               "annotations": {LAST_APPLIED: "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"annotations\":{},\"name\":\"demo\"}}\n"}}})
+    );
+}
+
+#[test]
+fn finalizers_use_delete_from_primitive_list() {
+    let mk = |f: Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "c", "namespace": "default", "finalizers": f}})
+    };
+    let la = mk(json!(["a/x", "b/y"]));
+    let config = mk(json!(["b/y", "c/z"]));
+    let live = with_annotation(mk(json!(["a/x", "b/y", "other/w"])), &la);
+    let tw = three_way(
+        &config,
+        &live,
+        Some(&la),
+        PatchMeta::builtin().root("v1", "ConfigMap"),
+    )
+    .unwrap();
+    let patch = tw.patch.unwrap();
+    assert_eq!(
+        patch.body["metadata"]["$deleteFromPrimitiveList/finalizers"],
+        json!(["a/x"])
+    );
+    assert_eq!(patch.body["metadata"]["finalizers"], json!(["c/z"]));
+    assert_eq!(
+        patch.body["metadata"]["$setElementOrder/finalizers"],
+        json!(["b/y", "c/z"])
+    );
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert_eq!(
+            result["metadata"]["finalizers"],
+            json!(["b/y", "c/z", "other/w"])
+        );
+    }
+}
+
+#[test]
+fn atomic_lists_replace_other_writers_entries() {
+    let mk = |t: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+               "spec": {"containers": [{"name": "a", "image": "a"}], "tolerations": t}})
+    };
+    let la = mk(json!([{"key": "k1", "operator": "Exists"}]));
+    let config = la.clone();
+    let live = with_annotation(
+        mk(json!([{"key": "k1", "operator": "Exists"},
+                  {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}])),
+        &la,
+    );
+    let tw = three_way(
+        &config,
+        &live,
+        Some(&la),
+        PatchMeta::builtin().root("v1", "Pod"),
+    )
+    .unwrap();
+    let patch = tw.patch.unwrap();
+    assert_eq!(
+        patch.body["spec"]["tolerations"],
+        json!([{"key": "k1", "operator": "Exists"}])
+    );
+    assert_eq!(
+        field(&tw.fields, "spec.tolerations").action,
+        FieldAction::Set
+    );
+}
+
+#[test]
+fn volumes_retain_keys_per_element() {
+    let mk = |v: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+               "spec": {"containers": [{"name": "a", "image": "a"}], "volumes": v}})
+    };
+    let la = mk(json!([{"name": "data", "emptyDir": {}}]));
+    let config = mk(json!([{"name": "data", "hostPath": {"path": "/tmp"}}]));
+    let live = with_annotation(la.clone(), &la);
+    let tw = three_way(
+        &config,
+        &live,
+        Some(&la),
+        PatchMeta::builtin().root("v1", "Pod"),
+    )
+    .unwrap();
+    let patch = tw.patch.unwrap();
+    if let Some(result) = kubectl_patch(&live, &patch.body, true) {
+        assert_eq!(
+            result["spec"]["volumes"],
+            json!([{"name": "data", "hostPath": {"path": "/tmp"}}])
+        );
+    }
+    assert_eq!(
+        patch.body["spec"]["volumes"],
+        json!([{"$retainKeys": ["hostPath", "name"], "emptyDir": null,
+                "hostPath": {"path": "/tmp"}, "name": "data"}])
+    );
+}
+
+#[test]
+fn create_fields_list_every_leaf_as_set() {
+    let config = simple_deployment("nginx:1.16.1", None);
+    let rows = merge::create_fields(&config, deployment_schema());
+    assert!(
+        rows.iter()
+            .all(|f| f.action == FieldAction::Set && f.live.is_none())
+    );
+    assert_eq!(
+        field(&rows, "spec.selector.matchLabels.app").config,
+        Some(json!("nginx"))
+    );
+    assert!(
+        rows.iter()
+            .any(|f| f.path == "spec.template.spec.containers[name=nginx]")
+    );
+}
+
+mod props {
+    //! Random config / live / last-applied for Deployment-like objects; the
+    //! real kubectl applies kapply's patch to live.
+    use super::common_kubectl::kubectl_patch;
+    use kapply::merge::{LAST_APPLIED, deep_eq, last_applied_annotation, three_way};
+    use kapply::patchmeta::{ListStrategy, PatchMeta, Schema};
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    #[derive(Debug, Clone)]
+    struct C {
+        present: bool,
+        image: u8,
+        args: Option<Vec<&'static str>>,
+        env: Option<Vec<(&'static str, u8)>>,
+        null_command: bool,
+    }
+
+    fn container() -> impl Strategy<Value = C> {
+        (
+            any::<bool>(),
+            0u8..2,
+            prop::option::of(prop::sample::subsequence(vec!["x", "y", "z"], 0..=3)),
+            prop::option::of(prop::sample::subsequence(
+                vec![("A", 0u8), ("B", 1), ("C", 0)],
+                1..=3,
+            )),
+            prop::bool::weighted(0.1),
+        )
+            .prop_map(|(present, image, args, env, null_command)| C {
+                present,
+                image,
+                args,
+                env,
+                null_command,
+            })
+    }
+
+    fn side(config: bool) -> impl Strategy<Value = Value> {
+        let names = ["a", "b", "c", "d"];
+        (
+            prop::option::of(prop::sample::subsequence(
+                vec![("l1", "1"), ("l2", "2"), ("l3", "3")],
+                0..=3,
+            )),
+            prop::option::of(1i64..4),
+            prop::option::of(1i64..4),
+            0u8..5,
+            prop::collection::vec(container(), 4).prop_shuffle(),
+            prop::bool::weighted(0.15),
+            prop::option::of(prop::sample::subsequence(vec!["f/a", "f/b", "f/c"], 1..=3)),
+        )
+            .prop_map(
+                move |(labels, replicas, min_ready, strategy, mut cs, nulls, finalizers)| {
+                    if cs.iter().all(|c| !c.present) {
+                        cs[0].present = true;
+                    }
+                    let mut md = json!({"name": "d", "namespace": "default"});
+                    if let Some(l) = labels {
+                        md["labels"] = l
+                            .into_iter()
+                            .map(|(k, v)| (k.to_string(), json!(v)))
+                            .collect::<Map<_, _>>()
+                            .into();
+                    }
+                    if let Some(f) = finalizers {
+                        md["finalizers"] = json!(f);
+                    }
+                    let containers: Vec<Value> = cs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| c.present)
+                        .map(|(i, c)| {
+                            // names follow the shuffled position's identity
+                            let name = names[(i + c.image as usize) % 4];
+                            let mut v = json!({"name": name, "image": format!("img:{}", c.image)});
+                            if let Some(a) = &c.args {
+                                v["args"] = json!(a);
+                            }
+                            if let Some(e) = &c.env {
+                                v["env"] = e
+                                    .iter()
+                                    .map(|(n, x)| json!({"name": n, "value": x.to_string()}))
+                                    .collect();
+                            }
+                            if config && c.null_command {
+                                v["command"] = Value::Null;
+                            }
+                            v
+                        })
+                        .collect();
+                    // unique names
+                    let mut seen = vec![];
+                    let containers: Vec<Value> = containers
+                        .into_iter()
+                        .filter(|c| {
+                            let n = c["name"].clone();
+                            let fresh = !seen.contains(&n);
+                            seen.push(n);
+                            fresh
+                        })
+                        .collect();
+                    let mut spec = json!({
+                        "selector": {"matchLabels": {"app": "x"}},
+                        "template": {"metadata": {"labels": {"app": "x"}},
+                                     "spec": {"containers": containers}}
+                    });
+                    if let Some(r) = replicas {
+                        spec["replicas"] = json!(r);
+                    }
+                    if let Some(m) = min_ready {
+                        spec["minReadySeconds"] = json!(m);
+                    }
+                    if config && nulls {
+                        spec["minReadySeconds"] = Value::Null;
+                    }
+                    match (config, strategy) {
+                        (false, 0..=2) => {
+                            spec["strategy"] = json!({"type": "RollingUpdate",
+                                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+                        }
+                        (false, _) => spec["strategy"] = json!({"type": "Recreate"}),
+                        (true, 0) => spec["strategy"] = json!({"type": "Recreate"}),
+                        (true, 1) => {
+                            spec["strategy"] = json!({"type": "RollingUpdate",
+                                "rollingUpdate": {"maxSurge": 1}})
+                        }
+                        (true, 2) => spec["strategy"] = json!({"type": "RollingUpdate"}),
+                        _ => {}
+                    }
+                    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                           "metadata": md, "spec": spec})
+                },
+            )
+    }
+
+    fn merge_key(schema: Option<Schema>) -> Option<String> {
+        match schema.map(|s| s.list_strategy()) {
+            Some(ListStrategy::MergeByKey(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    fn find<'v>(list: &'v Value, key: &str, want: &Value) -> Option<&'v Value> {
+        list.as_array()?.iter().find(|e| e.get(key) == Some(want))
+    }
+
+    /// Every config field has its config value; explicit nulls are gone.
+    fn check_config(p: &str, result: &Value, config: &Value, schema: Option<Schema>) {
+        let Some(cm) = config.as_object() else {
+            assert!(deep_eq(result, config), "{p}: {result} != {config}");
+            return;
+        };
+        for (k, cv) in cm {
+            let sub = schema.and_then(|s| s.field(k));
+            let path = format!("{p}.{k}");
+            match cv {
+                // A new element keeps its explicit null; the server's typed
+                // decoding drops it.
+                Value::Null => assert!(
+                    result.get(k).is_none_or(Value::is_null),
+                    "{path} not cleared"
+                ),
+                Value::Object(_) => {
+                    let r = result.get(k).unwrap_or_else(|| panic!("{path} missing"));
+                    check_config(&path, r, cv, sub);
+                }
+                Value::Array(items) => {
+                    let r = result.get(k).unwrap_or_else(|| panic!("{path} missing"));
+                    let primitive =
+                        sub.is_some_and(|s| s.list_strategy() == ListStrategy::MergePrimitive);
+                    match merge_key(sub).or(primitive.then(String::new)) {
+                        Some(mk) if !mk.is_empty() && items.iter().all(Value::is_object) => {
+                            for e in items {
+                                let re = find(r, &mk, &e[&mk])
+                                    .unwrap_or_else(|| panic!("{path}[{}] missing", e[&mk]));
+                                check_config(&path, re, e, sub.and_then(|s| s.items()));
+                            }
+                        }
+                        Some(_) => {
+                            for e in items {
+                                assert!(r.as_array().unwrap().contains(e), "{path}: {e} missing");
+                            }
+                        }
+                        None => assert!(deep_eq(r, cv), "{path}: {r} != {cv}"),
+                    }
+                }
+                _ => assert!(
+                    result.get(k).is_some_and(|r| deep_eq(r, cv)),
+                    "{path}: {:?} != {cv}",
+                    result.get(k)
+                ),
+            }
+        }
+    }
+
+    /// Fields in last-applied and gone from the config are gone from live;
+    /// live-only fields named by neither are kept.
+    fn check_rest(
+        p: &str,
+        result: &Value,
+        live: &Value,
+        config: &Value,
+        la: Option<&Value>,
+        schema: Option<Schema>,
+    ) {
+        let (Some(lm), Some(cm)) = (live.as_object(), config.as_object()) else {
+            return;
+        };
+        let retain = schema.is_some_and(|s| s.retain_keys());
+        if let Some(am) = la.and_then(Value::as_object) {
+            for k in am.keys() {
+                if !cm.contains_key(k) {
+                    assert!(
+                        result.get(k).is_none(),
+                        "{p}.{k}: removed from config, still live"
+                    );
+                }
+            }
+        }
+        for (k, lv) in lm {
+            let path = format!("{p}.{k}");
+            let in_la = la.and_then(|a| a.get(k));
+            let sub = schema.and_then(|s| s.field(k));
+            match cm.get(k) {
+                None if in_la.is_none() && !retain => {
+                    assert_eq!(result.get(k), Some(lv), "{path}: live-only field not kept")
+                }
+                Some(cv @ Value::Object(_)) => {
+                    check_rest(&path, &result[k], lv, cv, in_la, sub);
+                }
+                Some(Value::Array(items)) => {
+                    if let Some(mk) = merge_key(sub) {
+                        for le in lv.as_array().into_iter().flatten() {
+                            let key = &le[&mk];
+                            let in_config = items.iter().find(|e| &e[&mk] == key);
+                            let in_la = in_la.and_then(|l| find(l, &mk, key));
+                            match (in_config, in_la) {
+                                (None, None) => assert!(
+                                    find(&result[k], &mk, key) == Some(le),
+                                    "{path}[{key}]: live-only element not kept"
+                                ),
+                                (None, Some(_)) => assert!(
+                                    find(&result[k], &mk, key).is_none(),
+                                    "{path}[{key}]: removed element still live"
+                                ),
+                                (Some(ce), _) => {
+                                    let re = find(&result[k], &mk, key).unwrap();
+                                    check_rest(
+                                        &path,
+                                        re,
+                                        le,
+                                        ce,
+                                        in_la,
+                                        sub.and_then(|s| s.items()),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+        use kapply::merge::path::{Segment, element_value, parse};
+        let mut cur = v;
+        for seg in parse(path) {
+            cur = match seg {
+                Segment::Key(k) => cur.get(&k)?,
+                Segment::Index(i) => cur.get(i)?,
+                Segment::Element(k, want) => cur
+                    .as_array()?
+                    .iter()
+                    .find(|e| e.get(&k).is_some_and(|x| element_value(x) == want))?,
+            };
+        }
+        Some(cur)
+    }
+
+    /// The field plan tells the truth: after the patch, set fields hold the
+    /// config value, cleared ones are gone, kept ones hold the live value.
+    fn check_field_plan(
+        result: &Value,
+        fields: &[kapply::merge::FieldChange],
+        schema: Option<Schema>,
+    ) {
+        use kapply::merge::FieldAction;
+        for f in fields {
+            let got = at(result, &f.path);
+            match f.action {
+                FieldAction::Set => {
+                    let want = f.config.as_ref().unwrap();
+                    let got = got.unwrap_or_else(|| panic!("set {} missing", f.path));
+                    if f.reason.starts_with("merge list") || f.reason.starts_with("element order") {
+                        continue;
+                    }
+                    if let Some(m) = want.as_object() {
+                        // A new keyed element: its scalar config fields are
+                        // there (nested lists may carry directives that the
+                        // deletions of last-applied put in, as with kubectl).
+                        for (k, v) in m.iter().filter(|(_, v)| !v.is_object() && !v.is_array()) {
+                            let g = got.get(k);
+                            if v.is_null() {
+                                assert!(g.is_none_or(Value::is_null), "{}.{k}", f.path);
+                            } else {
+                                assert!(g.is_some_and(|g| deep_eq(g, v)), "{}.{k}", f.path);
+                            }
+                        }
+                    } else {
+                        assert!(deep_eq(got, want), "set {}: {got} != {want}", f.path);
+                    }
+                }
+                FieldAction::Clear => assert!(
+                    got.is_none_or(Value::is_null),
+                    "clear {}: still {got:?}",
+                    f.path
+                ),
+                FieldAction::Keep => assert_eq!(got, f.live.as_ref(), "keep {}", f.path),
+            }
+        }
+        let _ = schema;
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+        #[test]
+        fn kubectl_applies_kapply_patch_as_apply_promises(
+            config in side(true),
+            mut live in side(false),
+            la in prop::option::of(side(true)),
+        ) {
+            if let Some(la) = &la {
+                live["metadata"]["annotations"] = json!({LAST_APPLIED: last_applied_annotation(la)});
+            }
+            let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+            let tw = three_way(&config, &live, la.as_ref(), schema).unwrap();
+            let patch = tw.patch.expect("the annotation always changes here or nulls are sent");
+            let Some(result) = kubectl_patch(&live, &patch.body, true) else {
+                return Ok(());
+            };
+            check_config("", &result, &config, schema);
+            let la_value = la.as_ref().map(|_| serde_json::from_str::<Value>(&last_applied_annotation(la.as_ref().unwrap())).unwrap());
+            // The config as kubectl records it (`annotations: {}` added).
+            let recorded: Value = serde_json::from_str(&tw.annotation).unwrap();
+            // The annotation itself is checked below.
+            let mut live_rest = live.clone();
+            if let Some(a) = live_rest["metadata"]["annotations"].as_object_mut() {
+                a.remove(LAST_APPLIED);
+            }
+            check_rest("", &result, &live_rest, &recorded, la_value.as_ref(), schema);
+            check_field_plan(&result, &tw.fields, schema);
+            prop_assert_eq!(
+                result["metadata"]["annotations"][LAST_APPLIED].as_str(),
+                Some(tw.annotation.as_str())
+            );
+        }
+    }
+}
+
+/// Writes kapply's patch for every case generated by
+/// tests/fixtures/merge/oracle/compare.sh, which compares them with the
+/// patches real `kubectl apply` sent. Run through that script.
+#[test]
+#[ignore = "driven by tests/fixtures/merge/oracle/compare.sh"]
+fn kubectl_apply_oracle() {
+    let dir = std::env::var("ORACLE_DIR").expect("ORACLE_DIR");
+    let n: usize = std::env::var("ORACLE_N")
+        .expect("ORACLE_N")
+        .parse()
+        .unwrap();
+    for i in 0..n {
+        let read = |name: &str| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{name}{i}.json")).unwrap())
+                .unwrap()
+        };
+        let (live, config) = (read("live"), read("cfg"));
+        let la = kapply::plan::recorded_last_applied(&live).unwrap();
+        let schema = PatchMeta::builtin().root(
+            config["apiVersion"].as_str().unwrap(),
+            config["kind"].as_str().unwrap(),
+        );
+        let out = match three_way(&config, &live, la.as_ref(), schema) {
+            Ok(tw) => tw
+                .patch
+                .map(|p| merge::go_json(&p.body))
+                .unwrap_or_default(),
+            Err(e) => format!("ERROR {e}"),
+        };
+        std::fs::write(format!("{dir}/mine{i}.json"), out).unwrap();
+    }
+}
+
+#[test]
+fn kubectl_diff_dry_run_patch_has_no_annotation_and_the_resource_version() {
+    // Recorded from kubectl 1.32 `kubectl diff` against a recording server.
+    let config = simple_deployment("nginx:1.16.1", None);
+    let la = simple_deployment("nginx:1.14.2", Some(5));
+    let live = nginx_live();
+    let patch = merge::diff_patch(&config, &live, Some(&la), deployment_schema())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        merge::go_json(&patch.body),
+        r#"{"metadata":{"resourceVersion":"1207"},"spec":{"minReadySeconds":null,"template":{"spec":{"$setElementOrder/containers":[{"name":"nginx"}],"containers":[{"image":"nginx:1.16.1","name":"nginx"}]}}}}"#
+    );
+    // No difference: nothing is sent.
+    assert_eq!(
+        merge::diff_patch(&la, &live, Some(&la), deployment_schema()).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn creation_body_matches_kubectl_post() {
+    // Recorded from kubectl 1.32 `kubectl apply` creating this ConfigMap
+    // (`n: null` in YAML 1.1 is the key "false").
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default", "labels": {"a": "1"}},
+        "data": {"k": "x<y>&z", "false": null}});
+    assert_eq!(
+        merge::go_json(&creation_body(&config)),
+        r#"{"apiVersion":"v1","data":{"k":"x\u003cy\u003e\u0026z"},"kind":"ConfigMap","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"v1\",\"data\":{\"false\":null,\"k\":\"x\\u003cy\\u003e\\u0026z\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"labels\":{\"a\":\"1\"},\"name\":\"c\",\"namespace\":\"default\"}}\n"},"labels":{"a":"1"},"name":"c","namespace":"default"}}"#
+    );
+}

@@ -1,0 +1,552 @@
+//! The plan: verdicts, warnings, partial configs, masking, rendering.
+
+#[path = "common/kubectl.rs"]
+mod common_kubectl;
+
+use kapply::manifest::{Manifest, ObjectId, Source};
+use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_way};
+use kapply::patchmeta::PatchMeta;
+use kapply::plan::{
+    ObjectAction, Plan, PlanOptions, error_object, field_owners, mask_secret, partial_config,
+    plan_object, prune_candidate, render_diff, to_json,
+};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+fn manifest(object: Value) -> Manifest {
+    let api = object["apiVersion"].as_str().unwrap().to_string();
+    let (group, version) = match api.split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (String::new(), api.clone()),
+    };
+    Manifest {
+        id: ObjectId {
+            group,
+            version,
+            kind: object["kind"].as_str().unwrap().into(),
+            namespace: object["metadata"]["namespace"].as_str().map(String::from),
+            name: object["metadata"]["name"].as_str().unwrap().into(),
+        },
+        object,
+        source: Source {
+            file: "app.yaml".into(),
+            line: 1,
+        },
+        lines: BTreeMap::new(),
+    }
+}
+
+fn annotated(mut live: Value, last_applied: &Value) -> Value {
+    live["metadata"]["annotations"][LAST_APPLIED] = json!(last_applied_annotation(last_applied));
+    live
+}
+
+fn deployment(image: &str, min_ready: Option<i64>) -> Value {
+    let mut v = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "nginx-deployment", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {"metadata": {"labels": {"app": "nginx"}},
+                         "spec": {"containers": [{"name": "nginx", "image": image}]}}
+        }
+    });
+    if let Some(m) = min_ready {
+        v["spec"]["minReadySeconds"] = json!(m);
+    }
+    v
+}
+
+fn scaled_live(la: &Value) -> Value {
+    let mut live = annotated(la.clone(), la);
+    live["spec"]["replicas"] = json!(2);
+    live["spec"]["strategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}});
+    live["metadata"]["managedFields"] = json!([
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
+                      "f:spec": {"f:template": {"f:spec": {"f:containers": {
+                          "k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}},
+        {"manager": "kubectl-scale", "operation": "Update", "subresource": "scale",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+    ]);
+    live
+}
+
+#[test]
+fn update_unchanged_and_create_verdicts() {
+    let la = deployment("nginx:1.14.2", Some(5));
+    let live = scaled_live(&la);
+    let opts = PlanOptions::default();
+
+    let upd = plan_object(
+        &manifest(deployment("nginx:1.16.1", None)),
+        Some(&live),
+        &opts,
+    );
+    assert_eq!(upd.action, ObjectAction::Update);
+    assert_eq!(upd.source.as_deref(), Some("app.yaml:1"));
+    assert!(upd.warnings.is_empty(), "{:?}", upd.warnings);
+    let patch = upd.patch.as_ref().unwrap();
+    assert_eq!(patch.body["spec"]["minReadySeconds"], Value::Null);
+    assert_eq!(
+        upd.last_applied.as_ref().unwrap()["spec"]["template"]["spec"]["containers"][0]["image"],
+        json!("nginx:1.16.1")
+    );
+    let actions: Vec<(&str, FieldAction)> = upd
+        .fields
+        .iter()
+        .map(|f| (f.path.as_str(), f.action))
+        .collect();
+    assert!(actions.contains(&("spec.replicas", FieldAction::Keep)));
+    assert!(actions.contains(&("spec.minReadySeconds", FieldAction::Clear)));
+    assert!(actions.contains(&(
+        "spec.template.spec.containers[name=nginx].image",
+        FieldAction::Set
+    )));
+
+    let same = plan_object(&manifest(la.clone()), Some(&live), &opts);
+    assert_eq!(same.action, ObjectAction::Unchanged);
+    assert_eq!(same.patch, None);
+
+    let new = plan_object(&manifest(la.clone()), None, &opts);
+    assert_eq!(new.action, ObjectAction::Create);
+    assert_eq!(new.patch, None);
+    assert!(new.fields.iter().all(|f| f.action == FieldAction::Set));
+    assert_eq!(
+        new.last_applied.as_ref().unwrap()["metadata"]["annotations"],
+        json!({})
+    );
+
+    let plan = Plan {
+        objects: vec![same.clone()],
+    };
+    assert!(!plan.has_changes());
+    let plan = Plan {
+        objects: vec![same, upd],
+    };
+    assert!(plan.has_changes());
+}
+
+#[test]
+fn applyset_labels_are_added_to_the_config() {
+    let la = deployment("nginx:1.14.2", None);
+    let mut opts = PlanOptions::default();
+    opts.labels.insert(
+        "applyset.kubernetes.io/part-of".into(),
+        "applyset-abc-v1".into(),
+    );
+    let p = plan_object(&manifest(la.clone()), None, &opts);
+    assert_eq!(
+        p.last_applied.unwrap()["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
+        json!("applyset-abc-v1")
+    );
+}
+
+#[test]
+fn missing_annotation_warns_and_deletes_nothing() {
+    let mut live = deployment("nginx:1.14.2", Some(5));
+    live["spec"]["replicas"] = json!(3);
+    let p = plan_object(
+        &manifest(deployment("nginx:1.16.1", None)),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert_eq!(p.action, ObjectAction::Update);
+    assert_eq!(p.warnings.len(), 1);
+    assert!(p.warnings[0].contains("created imperatively"));
+    assert!(p.warnings[0].contains("apply cannot clear what it never recorded"));
+    assert!(p.fields.iter().all(|f| f.action != FieldAction::Clear));
+    assert!(
+        p.patch.as_ref().unwrap().body["spec"]
+            .get("minReadySeconds")
+            .is_none()
+    );
+}
+
+#[test]
+fn strategy_recreate_warning_says_retain_keys_clears_rolling_update() {
+    let la = deployment("nginx:1.14.2", None);
+    let live = scaled_live(&la);
+    let mut config = la.clone();
+    config["spec"]["strategy"] = json!({"type": "Recreate"});
+    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("$retainKeys clears it"));
+
+    // With rollingUpdate also in the config the server rejects it.
+    let mut bad = la.clone();
+    bad["spec"]["strategy"] = json!({"type": "Recreate", "rollingUpdate": {"maxSurge": 1}});
+    let p = plan_object(&manifest(bad), Some(&live), &PlanOptions::default());
+    assert!(p.warnings.iter().any(|w| w.contains("will reject")));
+}
+
+#[test]
+fn immutable_field_changes_are_warned() {
+    // Deployment selector
+    let la = deployment("nginx:1.14.2", None);
+    let live = scaled_live(&la);
+    let mut config = la.clone();
+    config["spec"]["selector"]["matchLabels"]["tier"] = json!("web");
+    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.starts_with("spec.selector is immutable")),
+        "{:?}",
+        p.warnings
+    );
+
+    // Service clusterIP
+    let svc = |ip: &str| {
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "s", "namespace": "default"},
+               "spec": {"clusterIP": ip, "ports": [{"port": 80}]}})
+    };
+    let live = annotated(svc("10.0.0.1"), &svc("10.0.0.1"));
+    let p = plan_object(
+        &manifest(svc("10.0.0.2")),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("spec.clusterIP is immutable")),
+        "{:?}",
+        p.warnings
+    );
+
+    // ConfigMap with immutable: true
+    let cm = |v: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "immutable": true,
+               "metadata": {"name": "c", "namespace": "default"}, "data": {"k": v}})
+    };
+    let live = annotated(cm("1"), &cm("1"));
+    let p = plan_object(&manifest(cm("2")), Some(&live), &PlanOptions::default());
+    assert!(p.warnings.iter().any(|w| w.contains("immutable: true")));
+
+    // PVC storage class vs requests
+    let pvc = |class: &str, size: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+               "metadata": {"name": "d", "namespace": "default"},
+               "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": size}}}})
+    };
+    let live = annotated(pvc("fast", "1Gi"), &pvc("fast", "1Gi"));
+    let grow = plan_object(
+        &manifest(pvc("fast", "2Gi")),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert!(grow.warnings.is_empty(), "{:?}", grow.warnings);
+    let class = plan_object(
+        &manifest(pvc("slow", "1Gi")),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert!(
+        class
+            .warnings
+            .iter()
+            .any(|w| w.contains("spec.storageClassName")),
+        "{:?}",
+        class.warnings
+    );
+
+    // StatefulSet volumeClaimTemplates
+    let sts = |size: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+               "metadata": {"name": "db", "namespace": "default"},
+               "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                        "template": {"metadata": {"labels": {"app": "db"}},
+                                     "spec": {"containers": [{"name": "db", "image": "db"}]}},
+                        "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                            "spec": {"resources": {"requests": {"storage": size}}}}]}})
+    };
+    let live = annotated(sts("1Gi"), &sts("1Gi"));
+    let p = plan_object(&manifest(sts("2Gi")), Some(&live), &PlanOptions::default());
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("spec.volumeClaimTemplates is immutable"))
+    );
+}
+
+#[test]
+fn invalid_annotation_is_an_error_object() {
+    let mut live = deployment("nginx:1.14.2", None);
+    live["metadata"]["annotations"] = json!({LAST_APPLIED: "{not json"});
+    let p = plan_object(
+        &manifest(deployment("nginx:1.16.1", None)),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert_eq!(p.action, ObjectAction::Error);
+    assert!(
+        p.error
+            .as_deref()
+            .unwrap()
+            .starts_with("Deployment default/nginx-deployment: ")
+    );
+}
+
+#[test]
+fn prune_and_error_objects() {
+    let live = annotated(deployment("x", None), &deployment("x", None));
+    let p = prune_candidate(&live, "not in the manifests; has the annotation".into());
+    assert_eq!(p.action, ObjectAction::Prune);
+    assert_eq!(p.kind, "Deployment");
+    assert_eq!(p.namespace.as_deref(), Some("default"));
+    assert_eq!(p.source, None);
+    let e = error_object(
+        "apps/v1",
+        "Deployment",
+        Some("default"),
+        "x",
+        Some("a.yaml:3".into()),
+        "boom".into(),
+    );
+    assert_eq!(e.action, ObjectAction::Error);
+    let json: Value = serde_json::from_str(&to_json(&Plan {
+        objects: vec![p, e],
+    }))
+    .unwrap();
+    assert_eq!(json["objects"][0]["action"], json!("prune"));
+    assert_eq!(json["objects"][1]["error"], json!("boom"));
+    assert_eq!(json["objects"][1]["source"], json!("a.yaml:3"));
+}
+
+#[test]
+fn partial_config_applies_only_accepted_changes() {
+    let la = deployment("nginx:1.14.2", Some(5));
+    let live = scaled_live(&la);
+    let config = deployment("nginx:1.16.1", None);
+    let accepted = vec!["spec.template.spec.containers[name=nginx].image".to_string()];
+    let partial = partial_config(&config, Some(&la), &accepted);
+    assert_eq!(partial["spec"]["minReadySeconds"], json!(5));
+    assert_eq!(
+        partial["spec"]["template"]["spec"]["containers"][0]["image"],
+        json!("nginx:1.16.1")
+    );
+    let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+    let tw = three_way(&partial, &live, Some(&la), schema).unwrap();
+    let body = tw.patch.unwrap().body;
+    assert!(body["spec"].get("minReadySeconds").is_none());
+    if let Some(result) = common_kubectl::kubectl_patch(&live, &body, true) {
+        assert_eq!(result["spec"]["minReadySeconds"], json!(5));
+        assert_eq!(
+            result["spec"]["template"]["spec"]["containers"][0]["image"],
+            json!("nginx:1.16.1")
+        );
+        // The skipped change stays pending for the next apply.
+        let recorded: Value = serde_json::from_str(
+            result["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let next = three_way(&config, &result, Some(&recorded), schema).unwrap();
+        assert!(
+            next.fields
+                .iter()
+                .any(|f| f.path == "spec.minReadySeconds" && f.action == FieldAction::Clear)
+        );
+    }
+
+    // Skipping a new keyed element and accepting nothing else.
+    let mut two = deployment("nginx:1.14.2", Some(5));
+    two["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "sidecar", "image": "s:1"}));
+    let partial = partial_config(&two, Some(&la), &[]);
+    assert_eq!(partial, la);
+}
+
+fn secret(v: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+           "metadata": {"name": "db", "namespace": "default"},
+           "data": {"password": v}, "stringData": {"token": "plain-token"}})
+}
+
+#[test]
+fn secrets_are_masked_everywhere_shown() {
+    let masked = mask_secret(&annotated(secret("c2VjcmV0"), &secret("c2VjcmV0")));
+    let text = masked.to_string();
+    assert!(!text.contains("c2VjcmV0"), "{text}");
+    assert!(!text.contains("plain-token"), "{text}");
+    assert_eq!(masked["data"]["password"], json!("***"));
+
+    let live = annotated(secret("b2xk"), &secret("b2xk"));
+    let p = plan_object(
+        &manifest(secret("bmV3")),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    assert_eq!(p.action, ObjectAction::Update);
+    // The plan itself keeps the real patch (it is sent) ...
+    assert!(p.patch.as_ref().unwrap().body.to_string().contains("bmV3"));
+    let plan = Plan { objects: vec![p] };
+    // ... but nothing shown contains a value.
+    for shown in [
+        to_json(&plan),
+        render_diff(&plan, false),
+        render_diff(&plan, true),
+    ] {
+        for secret_value in ["bmV3", "b2xk", "plain-token"] {
+            assert!(!shown.contains(secret_value), "{secret_value} in {shown}");
+        }
+    }
+    assert!(render_diff(&plan, false).contains("data.password"));
+}
+
+#[test]
+fn field_owners_from_managed_fields() {
+    let live = scaled_live(&deployment("nginx:1.14.2", None));
+    let owners = field_owners(&live);
+    assert_eq!(
+        owners.get("spec.replicas").map(String::as_str),
+        Some("kubectl-scale")
+    );
+    assert_eq!(
+        owners
+            .get("spec.template.spec.containers[name=nginx].image")
+            .map(String::as_str),
+        Some("kubectl-client-side-apply")
+    );
+    assert_eq!(
+        owners
+            .get("metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]")
+            .map(String::as_str),
+        Some("kubectl-client-side-apply")
+    );
+}
+
+#[test]
+fn render_diff_plain_and_coloured() {
+    let la = deployment("nginx:1.14.2", Some(5));
+    let live = scaled_live(&la);
+    let p = plan_object(
+        &manifest(deployment("nginx:1.16.1", None)),
+        Some(&live),
+        &PlanOptions::default(),
+    );
+    let plan = Plan { objects: vec![p] };
+    let plain = render_diff(&plan, false);
+    assert!(
+        plain.starts_with("~ Deployment default/nginx-deployment (update)  app.yaml:1\n"),
+        "{plain}"
+    );
+    assert!(plain.contains(
+        "set   spec.template.spec.containers[name=nginx].image  last-applied: \"nginx:1.14.2\" | live: \"nginx:1.14.2\" | config: \"nginx:1.16.1\"  (config differs from live)"
+    ), "{plain}");
+    assert!(plain.contains(
+        "clear spec.minReadySeconds  last-applied: 5 | live: 5 | config: -  (in last-applied, removed from config)"
+    ), "{plain}");
+    assert!(
+        plain.contains("keep  spec.replicas  last-applied: - | live: 2 | config: -"),
+        "{plain}"
+    );
+    assert!(!plain.contains('\x1b'));
+    let colour = render_diff(&plan, true);
+    assert!(
+        colour.contains("\x1b[31mclear spec.minReadySeconds"),
+        "{colour}"
+    );
+    assert!(colour.contains("\x1b[33mset   spec.template"), "{colour}");
+}
+
+#[test]
+fn plan_json_contract() {
+    let la = deployment("nginx:1.14.2", Some(5));
+    let live = scaled_live(&la);
+    let mut config = deployment("nginx:1.16.1", None);
+    config["spec"]["paused"] = Value::Null;
+    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let json: Value = serde_json::from_str(&to_json(&Plan { objects: vec![p] })).unwrap();
+    let o = &json["objects"][0];
+    for key in [
+        "apiVersion",
+        "kind",
+        "namespace",
+        "name",
+        "source",
+        "action",
+        "fields",
+        "patch",
+        "lastApplied",
+        "warnings",
+    ] {
+        assert!(o.get(key).is_some(), "missing {key} in {o}");
+    }
+    assert!(o.get("error").is_none());
+    assert_eq!(o["patch"]["type"], json!("strategic"));
+    let fields = o["fields"].as_array().unwrap();
+    let replicas = fields
+        .iter()
+        .find(|f| f["path"] == "spec.replicas")
+        .unwrap();
+    // A side with no value omits its key; an explicit null stays.
+    assert!(replicas.get("config").is_none());
+    assert!(replicas.get("lastApplied").is_none());
+    assert_eq!(replicas["action"], json!("keep"));
+    let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
+    assert_eq!(paused.get("config"), Some(&Value::Null));
+    assert_eq!(paused["action"], json!("clear"));
+}
+
+#[test]
+fn order_only_and_annotation_only_updates_are_explained() {
+    // Live has a container the config does not name: kubectl re-sends the
+    // element order on every apply, so the verdict is update.
+    let la = deployment("nginx:1.14.2", None);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "injected", "image": "sidecar:1"}));
+    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    assert_eq!(p.action, ObjectAction::Update);
+    let order = p
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.template.spec.containers")
+        .unwrap();
+    assert!(
+        order.reason.starts_with("element order"),
+        "{}",
+        order.reason
+    );
+    assert_eq!(order.config, Some(json!([{"name": "nginx"}])));
+    assert_eq!(
+        order.live,
+        Some(json!([{"name": "nginx"}, {"name": "injected"}]))
+    );
+
+    // Live already matches the config, but the annotation records an older
+    // config: only the annotation is sent.
+    let old = deployment("nginx:1.13", None);
+    let live = annotated(la.clone(), &old);
+    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    assert_eq!(p.action, ObjectAction::Update);
+    assert_eq!(p.fields.len(), 1, "{:#?}", p.fields);
+    assert_eq!(
+        p.fields[0].path,
+        "metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"
+    );
+
+    // For a Secret that row is masked too.
+    let s_old = secret("b2xk");
+    let s_new = secret("bmV3");
+    let mut live = annotated(s_new.clone(), &s_old);
+    live.as_object_mut().unwrap().remove("stringData");
+    let mut config = s_new.clone();
+    config.as_object_mut().unwrap().remove("stringData");
+    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let shown = render_diff(&Plan { objects: vec![p] }, false);
+    assert!(
+        !shown.contains("b2xk") && !shown.contains("bmV3"),
+        "{shown}"
+    );
+    assert!(shown.contains("last-applied-configuration"), "{shown}");
+}

@@ -1,0 +1,974 @@
+//! The embedded API server through its socket-less handler
+//! (`ApiServer::handle`), plus kube-rs against the real socket.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response, Uri, header};
+use kapply::server::{ApiServer, ServerOptions};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+struct Reply {
+    code: u16,
+    body: Value,
+}
+
+fn call(api: &ApiServer, method: &str, uri: &str, ct: Option<&str>, body: &str) -> Reply {
+    let mut headers = HeaderMap::new();
+    if let Some(ct) = ct {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+    }
+    let method = Method::from_bytes(method.as_bytes()).unwrap();
+    let uri: Uri = uri.parse().unwrap();
+    let resp: Response<Bytes> = api.handle(&method, &uri, &headers, body.as_bytes());
+    Reply {
+        code: resp.status().as_u16(),
+        body: serde_json::from_slice(resp.body()).unwrap_or(Value::Null),
+    }
+}
+
+const JSON: Option<&str> = Some("application/json");
+const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+fn deployment(name: &str, image: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"selector": {"matchLabels": {"app": name}}, "minReadySeconds": 5,
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "nginx", "image": image,
+                    "ports": [{"containerPort": 80}]}]}}}})
+}
+
+fn create(api: &ApiServer, collection: &str, obj: &Value) -> Value {
+    let r = call(api, "POST", collection, JSON, &obj.to_string());
+    assert_eq!(r.code, 201, "{}", r.body);
+    r.body
+}
+
+#[test]
+fn create_defaults_and_stamps() {
+    let api = ApiServer::new();
+    let d = create(&api, DEPLOYS, &deployment("web", "nginx:1.14.2"));
+    assert_eq!(d["metadata"]["generation"], 1);
+    assert!(d["metadata"]["uid"].as_str().is_some_and(|u| u.len() == 36));
+    assert!(d["metadata"]["resourceVersion"].as_str().is_some());
+    assert!(
+        d["metadata"]["creationTimestamp"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
+    assert_eq!(d["spec"]["replicas"], 1);
+    assert_eq!(d["spec"]["revisionHistoryLimit"], 10);
+    assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
+    assert_eq!(
+        d["spec"]["strategy"],
+        json!({"type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+    );
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Always");
+    assert_eq!(pod["schedulerName"], "default-scheduler");
+    let c = &pod["containers"][0];
+    assert_eq!(c["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(c["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(c["ports"][0]["protocol"], "TCP");
+    let mf = &d["metadata"]["managedFields"][0];
+    assert_eq!(mf["operation"], "Update");
+    assert!(mf["fieldsV1"]["f:spec"]["f:minReadySeconds"].is_object());
+
+    // 409 on a second create, with kubectl's wording.
+    let r = call(
+        &api,
+        "POST",
+        DEPLOYS,
+        JSON,
+        &deployment("web", "x").to_string(),
+    );
+    assert_eq!(r.code, 409);
+    assert_eq!(r.body["reason"], "AlreadyExists");
+    assert_eq!(r.body["message"], "deployments.apps \"web\" already exists");
+}
+
+#[test]
+fn put_conflicts_on_stale_resource_version() {
+    let api = ApiServer::new();
+    let d = create(&api, DEPLOYS, &deployment("web", "nginx:1"));
+    let mut stale = d.clone();
+    stale["metadata"]["resourceVersion"] = json!("1");
+    let r = call(
+        &api,
+        "PUT",
+        &format!("{DEPLOYS}/web"),
+        JSON,
+        &stale.to_string(),
+    );
+    assert_eq!(r.code, 409);
+    assert_eq!(r.body["reason"], "Conflict");
+
+    let mut fresh = d.clone();
+    fresh["spec"]["replicas"] = json!(3);
+    let r = call(
+        &api,
+        "PUT",
+        &format!("{DEPLOYS}/web?fieldManager=me"),
+        JSON,
+        &fresh.to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["metadata"]["generation"], 2);
+    assert_ne!(
+        r.body["metadata"]["resourceVersion"],
+        d["metadata"]["resourceVersion"]
+    );
+    let entries = r.body["metadata"]["managedFields"].as_array().unwrap();
+    let me = entries.iter().find(|e| e["manager"] == "me").unwrap();
+    assert_eq!(me["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+}
+
+#[test]
+fn patches_of_every_kind() {
+    let api = ApiServer::new();
+    create(&api, DEPLOYS, &deployment("web", "nginx:1"));
+    let url = format!("{DEPLOYS}/web?fieldManager=kubectl-client-side-apply");
+    // Strategic: containers merge by name, explicit null clears.
+    let smp = json!({"spec": {"minReadySeconds": null, "template": {"spec": {
+        "$setElementOrder/containers": [{"name": "nginx"}, {"name": "side"}],
+        "containers": [{"name": "side", "image": "busybox"}]}}}});
+    let r = call(
+        &api,
+        "PATCH",
+        &url,
+        Some("application/strategic-merge-patch+json"),
+        &smp.to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    let cs = &r.body["spec"]["template"]["spec"]["containers"];
+    assert_eq!(cs.as_array().unwrap().len(), 2);
+    assert_eq!(cs[0]["image"], "nginx:1");
+    assert_eq!(cs[1]["imagePullPolicy"], "Always");
+    assert!(r.body["spec"].get("minReadySeconds").is_none());
+
+    // Merge patch replaces the list whole.
+    let mp =
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "only", "image": "a:1"}]}}}});
+    let r = call(
+        &api,
+        "PATCH",
+        &url,
+        Some("application/merge-patch+json"),
+        &mp.to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // JSON patch.
+    let jp = json!([{"op": "replace", "path": "/spec/replicas", "value": 4}]);
+    let r = call(
+        &api,
+        "PATCH",
+        &url,
+        Some("application/json-patch+json"),
+        &jp.to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["replicas"], 4);
+    let bad = json!([{"op": "remove", "path": "/spec/nope"}]);
+    assert_eq!(
+        call(
+            &api,
+            "PATCH",
+            &url,
+            Some("application/json-patch+json"),
+            &bad.to_string()
+        )
+        .code,
+        422
+    );
+
+    // A resourceVersion in the patch is a precondition.
+    let pre = json!({"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 1}});
+    let r = call(
+        &api,
+        "PATCH",
+        &url,
+        Some("application/strategic-merge-patch+json"),
+        &pre.to_string(),
+    );
+    assert_eq!(r.code, 409);
+
+    // Unknown patch type: 415.
+    let r = call(&api, "PATCH", &url, Some("text/plain"), "{}");
+    assert_eq!(r.code, 415);
+    assert_eq!(r.body["reason"], "UnsupportedMediaType");
+    // Missing object: 404.
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/nope"),
+        Some("application/merge-patch+json"),
+        "{}",
+    );
+    assert_eq!(r.code, 404);
+    assert_eq!(r.body["message"], "deployments.apps \"nope\" not found");
+}
+
+#[test]
+fn recreate_strategy_needs_retain_keys() {
+    let api = ApiServer::new();
+    create(&api, DEPLOYS, &deployment("web", "nginx:1"));
+    let url = format!("{DEPLOYS}/web");
+    let plain = json!({"spec": {"strategy": {"type": "Recreate"}}});
+    let r = call(
+        &api,
+        "PATCH",
+        &url,
+        Some("application/merge-patch+json"),
+        &plain.to_string(),
+    );
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["reason"], "Invalid");
+    assert_eq!(
+        r.body["message"],
+        "Deployment.apps \"web\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"
+    );
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        "spec.strategy.rollingUpdate"
+    );
+    let retain = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
+    let r = call(
+        &api,
+        "PATCH",
+        &url,
+        Some("application/strategic-merge-patch+json"),
+        &retain.to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["strategy"], json!({"type": "Recreate"}));
+}
+
+#[test]
+fn immutable_fields_and_bad_requests() {
+    let api = ApiServer::new();
+    create(&api, DEPLOYS, &deployment("web", "nginx:1"));
+    let sel = json!({"spec": {"selector": {"matchLabels": {"app": "other"}},
+        "template": {"metadata": {"labels": {"app": "other"}}}}});
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/web"),
+        Some("application/merge-patch+json"),
+        &sel.to_string(),
+    );
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "spec.selector");
+
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    let s = create(&api, "/api/v1/namespaces/default/services", &svc);
+    let ip = s["spec"]["clusterIP"].as_str().unwrap();
+    assert!(ip.starts_with("10.96."));
+    assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
+    assert_eq!(s["spec"]["clusterIPs"], json!([ip]));
+    let r = call(
+        &api,
+        "PATCH",
+        "/api/v1/namespaces/default/services/s",
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"clusterIP":"10.96.9.9"}}"#,
+    );
+    assert_eq!(r.code, 422);
+
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}}});
+    create(&api, "/apis/batch/v1/namespaces/default/jobs", &job);
+    let r = call(
+        &api,
+        "PATCH",
+        "/apis/batch/v1/namespaces/default/jobs/j",
+        Some("application/strategic-merge-patch+json"),
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"alpine"}]}}}}"#,
+    );
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "spec.template");
+
+    // Namespace in the body differs from the URL: 400.
+    let mut other = deployment("x", "a:1");
+    other["metadata"]["namespace"] = json!("kube-system");
+    assert_eq!(
+        call(&api, "POST", DEPLOYS, JSON, &other.to_string()).code,
+        400
+    );
+    // Missing name: 422.
+    let mut nameless = deployment("x", "a:1");
+    nameless["metadata"].as_object_mut().unwrap().remove("name");
+    let r = call(&api, "POST", DEPLOYS, JSON, &nameless.to_string());
+    assert_eq!(r.code, 422);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "metadata.name");
+    // Malformed JSON: 400. Unknown resource: 404. Unknown namespace: 404.
+    assert_eq!(call(&api, "POST", DEPLOYS, JSON, "{not json").code, 400);
+    assert_eq!(
+        call(
+            &api,
+            "GET",
+            "/apis/apps/v1/namespaces/default/widgets",
+            None,
+            ""
+        )
+        .code,
+        404
+    );
+    let r = call(
+        &api,
+        "POST",
+        "/apis/apps/v1/namespaces/nope/deployments",
+        JSON,
+        &deployment("x", "a:1").to_string(),
+    );
+    assert_eq!(r.code, 404);
+    assert_eq!(r.body["message"], "namespaces \"nope\" not found");
+    // Method not allowed.
+    assert_eq!(call(&api, "DELETE", "/version", None, "").code, 405);
+}
+
+#[test]
+fn strict_field_validation() {
+    let api = ApiServer::new();
+    let mut d = deployment("web", "nginx:1");
+    d["spec"]["replicaz"] = json!(2);
+    let r = call(
+        &api,
+        "POST",
+        &format!("{DEPLOYS}?fieldValidation=Strict"),
+        JSON,
+        &d.to_string(),
+    );
+    assert_eq!(r.code, 400);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("strict decoding error: unknown field \"spec.replicaz\""),
+        "{}",
+        r.body
+    );
+    // Ignore (the default) accepts it.
+    assert_eq!(call(&api, "POST", DEPLOYS, JSON, &d.to_string()).code, 201);
+}
+
+#[test]
+fn list_selectors_and_paging() {
+    let api = ApiServer::new();
+    for (name, tier) in [("a", "web"), ("b", "db"), ("c", "web"), ("d", "cache")] {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"tier": tier}}});
+        create(&api, "/api/v1/namespaces/default/configmaps", &cm);
+    }
+    create(
+        &api,
+        "/api/v1/namespaces",
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}),
+    );
+    create(
+        &api,
+        "/api/v1/namespaces/other/configmaps",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "e"}}),
+    );
+    let names = |uri: &str| -> Vec<String> {
+        let r = call(&api, "GET", uri, None, "");
+        assert_eq!(r.code, 200, "{uri}: {}", r.body);
+        r.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let base = "/api/v1/namespaces/default/configmaps";
+    assert_eq!(
+        names(&format!("{base}?labelSelector=tier%3Dweb")),
+        ["a", "c"]
+    );
+    assert_eq!(
+        names(&format!("{base}?labelSelector=tier+in+%28db%2Ccache%29")),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(&format!("{base}?labelSelector=tier%21%3Dweb")),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(&format!("{base}?labelSelector=%21tier")),
+        Vec::<String>::new()
+    );
+    assert_eq!(names("/api/v1/configmaps?labelSelector=%21tier"), ["e"]);
+    assert_eq!(
+        names("/api/v1/configmaps?fieldSelector=metadata.namespace%3Dother"),
+        ["e"]
+    );
+    assert_eq!(
+        names(&format!("{base}?fieldSelector=metadata.name%3Db")),
+        ["b"]
+    );
+    assert_eq!(
+        call(
+            &api,
+            "GET",
+            &format!("{base}?labelSelector=a+in+%28"),
+            None,
+            ""
+        )
+        .code,
+        400
+    );
+
+    let r = call(&api, "GET", &format!("{base}?limit=3"), None, "");
+    assert_eq!(r.body["items"].as_array().unwrap().len(), 3);
+    assert_eq!(r.body["kind"], "ConfigMapList");
+    assert_eq!(r.body["metadata"]["remainingItemCount"], 1);
+    let cont = r.body["metadata"]["continue"].as_str().unwrap().to_string();
+    assert_eq!(names(&format!("{base}?limit=3&continue={cont}")), ["d"]);
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let api = ApiServer::new();
+    let r = call(
+        &api,
+        "POST",
+        &format!("{DEPLOYS}?dryRun=All"),
+        JSON,
+        &deployment("web", "a:1").to_string(),
+    );
+    assert_eq!(r.code, 201);
+    assert_eq!(r.body["spec"]["replicas"], 1);
+    assert_eq!(
+        call(&api, "GET", &format!("{DEPLOYS}/web"), None, "").code,
+        404
+    );
+    create(&api, DEPLOYS, &deployment("web", "a:1"));
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/web?dryRun=All"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":5}}"#,
+    );
+    assert_eq!(r.body["spec"]["replicas"], 5);
+    assert_eq!(
+        call(
+            &api,
+            "DELETE",
+            &format!("{DEPLOYS}/web?dryRun=All"),
+            None,
+            ""
+        )
+        .code,
+        200
+    );
+    let r = call(&api, "GET", &format!("{DEPLOYS}/web"), None, "");
+    assert_eq!(r.body["spec"]["replicas"], 1);
+}
+
+#[test]
+fn scale_subresource_records_its_manager() {
+    let api = ApiServer::new();
+    create(
+        &api,
+        &format!("{DEPLOYS}?fieldManager=kubectl-client-side-apply"),
+        &deployment("web", "a:1"),
+    );
+    let r = call(&api, "GET", &format!("{DEPLOYS}/web/scale"), None, "");
+    assert_eq!(r.body["kind"], "Scale");
+    assert_eq!(r.body["spec"]["replicas"], 1);
+    assert_eq!(r.body["status"]["selector"], "app=web");
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/web/scale?fieldManager=kubectl-scale"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":2}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["replicas"], 2);
+    let d = call(&api, "GET", &format!("{DEPLOYS}/web"), None, "").body;
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["metadata"]["generation"], 2);
+    let entries = d["metadata"]["managedFields"].as_array().unwrap();
+    let scale = entries
+        .iter()
+        .find(|e| e["manager"] == "kubectl-scale")
+        .unwrap();
+    assert_eq!(scale["subresource"], "scale");
+    assert_eq!(scale["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    let csa = entries
+        .iter()
+        .find(|e| e["manager"] == "kubectl-client-side-apply")
+        .unwrap();
+    assert!(csa["fieldsV1"]["f:spec"].get("f:replicas").is_none());
+}
+
+#[test]
+fn namespace_delete_cascades_and_crds_serve_kinds() {
+    let api = ApiServer::new();
+    create(
+        &api,
+        "/api/v1/namespaces",
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tmp"}}),
+    );
+    create(
+        &api,
+        "/api/v1/namespaces/tmp/configmaps",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+    );
+    let ns = call(&api, "GET", "/api/v1/namespaces/tmp", None, "").body;
+    assert_eq!(ns["status"]["phase"], "Active");
+    assert_eq!(
+        call(
+            &api,
+            "DELETE",
+            "/api/v1/namespaces/tmp",
+            JSON,
+            r#"{"propagationPolicy":"Background"}"#
+        )
+        .code,
+        200
+    );
+    assert_eq!(
+        call(&api, "GET", "/api/v1/namespaces/tmp/configmaps/x", None, "").code,
+        404
+    );
+
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    assert_eq!(
+        call(&api, "GET", "/apis/example.com/v1", None, "").code,
+        404
+    );
+    create(
+        &api,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &crd,
+    );
+    let groups = call(&api, "GET", "/apis", None, "").body;
+    assert!(
+        groups["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == "example.com")
+    );
+    let rl = call(&api, "GET", "/apis/example.com/v1", None, "").body;
+    assert_eq!(rl["resources"][0]["kind"], "Widget");
+    let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"items": [{"name": "a"}, {"name": "b"}]}});
+    create(&api, "/apis/example.com/v1/namespaces/default/widgets", &w);
+    // Custom resources take merge patches, not strategic ones.
+    let url = "/apis/example.com/v1/namespaces/default/widgets/w";
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/strategic-merge-patch+json"),
+        "{}",
+    );
+    assert_eq!(r.code, 415);
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"items":[{"name":"c"}]}}"#,
+    );
+    assert_eq!(r.body["spec"]["items"], json!([{"name": "c"}]));
+    assert_eq!(r.body["metadata"]["generation"], 2);
+    call(
+        &api,
+        "DELETE",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+        None,
+        "",
+    );
+    assert_eq!(call(&api, "GET", url, None, "").code, 404);
+    assert_eq!(
+        call(&api, "GET", "/apis/example.com/v1", None, "").code,
+        404
+    );
+}
+
+#[test]
+fn server_side_apply_of_an_applyset_parent() {
+    let api = ApiServer::new();
+    let url = "/api/v1/namespaces/default/secrets/set?fieldManager=kubectl-applyset&force=false";
+    let parent = |kinds: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: set\n  namespace: default\n  labels:\n    applyset.kubernetes.io/id: applyset-x-v1\n  annotations:\n    applyset.kubernetes.io/contains-group-kinds: {kinds}\n"
+        )
+    };
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap,Deployment.apps"),
+    );
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["type"], "Opaque");
+    let r = call(
+        &api,
+        "PATCH",
+        url,
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap"),
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap"
+    );
+    let mf = &r.body["metadata"]["managedFields"][0];
+    assert_eq!(mf["manager"], "kubectl-applyset");
+    assert_eq!(mf["operation"], "Apply");
+    // Apply without a field manager is refused.
+    let r = call(
+        &api,
+        "PATCH",
+        "/api/v1/namespaces/default/secrets/set",
+        Some("application/apply-patch+yaml"),
+        &parent("ConfigMap"),
+    );
+    assert_eq!(r.code, 400);
+}
+
+#[test]
+fn discovery_and_openapi() {
+    let api = ApiServer::new();
+    let v = call(&api, "GET", "/version", None, "").body;
+    assert!(v["gitVersion"].as_str().unwrap().starts_with("v1.32."));
+    let core = call(&api, "GET", "/api/v1", None, "").body;
+    let names: Vec<&str> = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "namespaces",
+        "configmaps",
+        "secrets",
+        "services",
+        "serviceaccounts",
+        "pods",
+        "endpoints",
+        "persistentvolumeclaims",
+    ] {
+        assert!(names.contains(&n), "{n}");
+    }
+    let apps = call(&api, "GET", "/apis/apps/v1", None, "").body;
+    assert!(
+        apps["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "deployments/scale")
+    );
+    let index = call(&api, "GET", "/openapi/v3", None, "").body;
+    let url = index["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let doc = call(&api, "GET", &url, None, "").body;
+    let patch = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
+    assert_eq!(
+        patch["x-kubernetes-group-version-kind"]["kind"],
+        "Deployment"
+    );
+    assert!(
+        patch["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "fieldValidation")
+    );
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"][0]["kind"],
+        "Deployment"
+    );
+    let containers = &schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
+    assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
+    assert_eq!(containers["x-kubernetes-patch-strategy"], "merge");
+    assert_eq!(
+        schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["strategy"]["x-kubernetes-patch-strategy"],
+        "retainKeys"
+    );
+    assert_eq!(
+        call(&api, "GET", "/openapi/v3/apis/nope/v1", None, "").code,
+        404
+    );
+}
+
+#[test]
+fn watch_without_a_socket_returns_the_first_events() {
+    let api = ApiServer::new();
+    create(&api, DEPLOYS, &deployment("a", "x:1"));
+    let r = call(&api, "GET", &format!("{DEPLOYS}?watch=true"), None, "");
+    assert_eq!(r.body[0]["type"], "ADDED");
+    assert_eq!(r.body[0]["object"]["metadata"]["name"], "a");
+    let rv = r.body[0]["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/a"),
+        Some("application/merge-patch+json"),
+        r#"{"spec":{"replicas":2}}"#,
+    );
+    call(&api, "DELETE", &format!("{DEPLOYS}/a"), None, "");
+    let r = call(
+        &api,
+        "GET",
+        &format!("{DEPLOYS}?watch=1&resourceVersion={rv}"),
+        None,
+        "",
+    );
+    let kinds: Vec<&str> = r
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["MODIFIED", "DELETED"]);
+    assert_eq!(r.body[0]["object"]["spec"]["replicas"], 2);
+}
+
+#[test]
+fn requests_are_recorded() {
+    let api = ApiServer::new();
+    call(
+        &api,
+        "POST",
+        &format!("{DEPLOYS}?fieldManager=x"),
+        JSON,
+        &deployment("web", "a:1").to_string(),
+    );
+    let reqs = api.requests();
+    let r = reqs.last().unwrap();
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.path, DEPLOYS);
+    assert_eq!(r.query.get("fieldManager").map(String::as_str), Some("x"));
+    assert_eq!(r.content_type.as_deref(), Some("application/json"));
+    assert_eq!(r.body.as_ref().unwrap()["metadata"]["name"], "web");
+    api.clear_requests();
+    assert!(api.requests().is_empty());
+}
+
+#[test]
+fn seeding_through_put_object() {
+    let api = ApiServer::new();
+    let s = api
+        .put_object(
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "stringData": {"password": "hunter2"}}),
+        )
+        .unwrap();
+    assert_eq!(s["data"]["password"], "aHVudGVyMg==");
+    assert!(s.get("stringData").is_none());
+    assert_eq!(s["metadata"]["namespace"], "default");
+    let got = api
+        .store()
+        .get("v1", "Secret", Some("default"), "s")
+        .unwrap();
+    assert_eq!(got["metadata"]["uid"], s["metadata"]["uid"]);
+    assert!(
+        api.put_object(json!({"apiVersion": "x/v1", "kind": "Nope", "metadata": {"name": "n"}}))
+            .is_err()
+    );
+}
+
+fn arb_method() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
+    ])
+    .prop_map(String::from)
+}
+
+fn arb_path() -> impl Strategy<Value = String> {
+    let seg = prop::sample::select(vec![
+        "api",
+        "apis",
+        "v1",
+        "apps",
+        "namespaces",
+        "default",
+        "deployments",
+        "web",
+        "scale",
+        "status",
+        "configmaps",
+        "openapi",
+        "v3",
+        "version",
+        "nope",
+        "",
+        "..",
+        "%zz",
+        "services",
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+    ]);
+    (prop::collection::vec(seg, 0..7), "[a-z=&%0-9]{0,12}").prop_map(|(segs, q)| {
+        let p = format!("/{}", segs.join("/"));
+        if q.is_empty() { p } else { format!("{p}?{q}") }
+    })
+}
+
+fn arb_body() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just(deployment("web", "a:1").to_string()),
+        Just(r#"{"spec":{"replicas":"x","template":null}}"#.to_string()),
+        Just(r#"[{"op":"add","path":"/metadata/labels/x","value":"y"}]"#.to_string()),
+        Just(r#"{"metadata":{"name":5},"apiVersion":7}"#.to_string()),
+        Just("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n".to_string()),
+        ".{0,40}",
+        any::<Vec<u8>>().prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+    ]
+}
+
+fn arb_ct() -> impl Strategy<Value = Option<String>> {
+    prop::option::of(
+        prop::sample::select(vec![
+            "application/json",
+            "application/yaml",
+            "application/strategic-merge-patch+json",
+            "application/merge-patch+json",
+            "application/json-patch+json",
+            "application/apply-patch+yaml",
+            "text/plain",
+            "application/vnd.kubernetes.protobuf",
+        ])
+        .prop_map(String::from),
+    )
+}
+
+proptest! {
+    // 256 cases by default; PROPTEST_CASES=N for a longer run.
+    #[test]
+    fn handler_never_panics(reqs in prop::collection::vec((arb_method(), arb_path(), arb_ct(), arb_body()), 1..8)) {
+        let api = ApiServer::new();
+        // A known object so item paths hit something.
+        call(&api, "POST", DEPLOYS, JSON, &deployment("web", "a:1").to_string());
+        for (m, p, ct, body) in reqs {
+            let Ok(uri) = p.parse::<Uri>() else { continue };
+            let mut headers = HeaderMap::new();
+            if let Some(ct) = &ct {
+                headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+            }
+            let resp = api.handle(&Method::from_bytes(m.as_bytes()).unwrap(), &uri, &headers, body.as_bytes());
+            let code = resp.status().as_u16();
+            prop_assert!(code < 500, "{m} {p}: {code}");
+            let v: Value = serde_json::from_slice(resp.body()).expect("responses are JSON");
+            if code >= 400 {
+                prop_assert_eq!(&v["kind"], "Status");
+                prop_assert_eq!(v["code"].as_u64(), Some(code as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_bodies_are_bad_requests(body in "[^{\\[]{1,40}") {
+        let api = ApiServer::new();
+        let r = call(&api, "POST", DEPLOYS, JSON, &body);
+        // Unparsable or non-object bodies: 400, never a write.
+        prop_assert_eq!(r.code, 400);
+        let r = call(&api, "GET", DEPLOYS, None, "");
+        prop_assert_eq!(r.body["items"].as_array().map(Vec::len), Some(0));
+    }
+}
+
+#[test]
+fn kube_rs_works_against_it() {
+    use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    use kube::core::GroupVersionKind;
+    use kube::discovery::Discovery;
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = kapply::server::start(ServerOptions::default())
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        server.write_kubeconfig(&path).unwrap();
+        let kc = Kubeconfig::read_from(&path).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(config.default_namespace, "default");
+        let client = kube::Client::try_from(config).unwrap();
+        let discovery = Discovery::new(client.clone()).run().await.unwrap();
+        let (ar, caps) = discovery
+            .resolve_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment"))
+            .expect("deployments discovered");
+        assert!(matches!(caps.scope, kube::discovery::Scope::Namespaced));
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+        let obj: DynamicObject = serde_json::from_value(deployment("kube", "nginx:1")).unwrap();
+        let created = api.create(&PostParams::default(), &obj).await.unwrap();
+        assert_eq!(created.data["spec"]["replicas"], 1);
+        let got = api.get("kube").await.unwrap();
+        assert_eq!(got.metadata.uid, created.metadata.uid);
+        let listed = api
+            .list(&ListParams::default().labels("app=kube"))
+            .await
+            .unwrap();
+        assert_eq!(listed.items.len(), 1);
+        let patched = api
+            .patch(
+                "kube",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": 3}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(patched.data["spec"]["replicas"], 3);
+        let ssa = api
+            .patch(
+                "kube",
+                &PatchParams::apply("kapply-test"),
+                &Patch::Apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "kube", "labels": {"owner": "ssa"}}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(ssa.metadata.labels.unwrap()["owner"], "ssa");
+        // A watch from the current resourceVersion sees the next change.
+        let rv = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+        let mut events = Box::pin(api.watch(&kube::api::WatchParams::default(), &rv).await.unwrap());
+        api.delete("kube", &DeleteParams::default()).await.unwrap();
+        use futures::StreamExt;
+        let ev = events.next().await.unwrap().unwrap();
+        assert!(matches!(ev, kube::api::WatchEvent::Deleted(ref o) if o.metadata.name.as_deref() == Some("kube")), "{ev:?}");
+        assert!(api.get_opt("kube").await.unwrap().is_none());
+        let missing = api.get("kube").await.unwrap_err();
+        assert!(
+            matches!(missing, kube::Error::Api(ref s) if s.code == 404),
+            "{missing:?}"
+        );
+        server.shutdown();
+    });
+}
