@@ -2,7 +2,6 @@
 //! built, so a frame costs the same with ten objects or ten thousand.
 
 use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
-use super::fallback::{self, MASK};
 use super::yamlview;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
@@ -12,6 +11,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TRow, Table, Widget, Wrap};
 use serde_json::Value;
+
+/// What Secret values show as (as `plan::mask_secret` writes them).
+const MASK: &str = "***";
 
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -431,7 +433,11 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(rest, buf);
         return;
     }
-    let owners = o.live.as_ref().map(fallback::owners).unwrap_or_default();
+    let owners = o
+        .live
+        .as_ref()
+        .map(crate::plan::field_owners)
+        .unwrap_or_default();
     // The selected field's full values go in a box under the table.
     let detail_h = if rest.height >= 10 { 4 } else { 0 };
     let table_area = Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h);
