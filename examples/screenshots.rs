@@ -96,6 +96,9 @@ fn screens() -> Vec<(&'static str, App)> {
     select(&mut a, "nginx-deployment");
     a.update(key('y'));
     a.update(code(KeyCode::Tab));
+    for _ in 0..6 {
+        a.update(key('j'));
+    }
     out.push(("yaml", a));
 
     let mut a = app(Options::default(), w, h);
