@@ -7,6 +7,8 @@
 //! `cargo run --example screenshots -- --live` runs the real TUI in this
 //! terminal on the same fixture, with a fake engine that answers after a
 //! short delay (to try the keys; the end-to-end tests drive it in tmux).
+//! `-- --demo` runs it against the embedded API server seeded with the demo
+//! story (the real cluster engine, prune by `-l app=demo`).
 
 #[path = "../tests/tui_fixture/mod.rs"]
 mod tui_fixture;
@@ -442,7 +444,53 @@ mod live {
     }
 }
 
+/// The TUI on the embedded server with the demo story, through the real engine.
+async fn demo() -> anyhow::Result<()> {
+    use kapply::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
+    let server = kapply::server::start(kapply::server::ServerOptions { port: None }).await?;
+    for obj in kapply::demo::demo_seed_objects() {
+        server
+            .store()
+            .put_object(obj)
+            .map_err(|e| anyhow::anyhow!("seeding: {e:?}"))?;
+    }
+    let dir = tempfile::tempdir()?;
+    let manifests = dir.path().join("manifests");
+    kapply::demo::write_demo_manifests(&manifests)?;
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig)?;
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig),
+        context: None,
+        namespace: None,
+    })
+    .await?;
+    let load = kapply::manifest::LoadOptions {
+        paths: vec![manifests],
+        ..Default::default()
+    };
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".to_string()),
+            all: false,
+            allowlist: Vec::new(),
+        },
+    };
+    let engine = std::sync::Arc::new(KubeEngine::new(session, load, prune));
+    let r = kapply::tui::run(engine, Options::from_env()).await;
+    // What the cluster holds afterwards, for the end-to-end check.
+    if let Some(out) = std::env::var_os("KAPPLY_DEMO_DUMP") {
+        std::fs::write(out, serde_json::to_string_pretty(&server.store().all())?)?;
+    }
+    server.shutdown();
+    r
+}
+
 fn main() -> anyhow::Result<()> {
+    if std::env::args().any(|a| a == "--demo") {
+        let rt = tokio::runtime::Runtime::new()?;
+        return rt.block_on(demo());
+    }
     if std::env::args().any(|a| a == "--live") {
         let rt = tokio::runtime::Runtime::new()?;
         let engine = std::sync::Arc::new(live::FixtureEngine::new());

@@ -225,9 +225,9 @@ pub fn object_key(o: &ObjectPlan) -> String {
 
 /// `Deployment default/nginx`, `Namespace demo`, as results name objects.
 pub fn display_name(o: &ObjectPlan) -> String {
-    match &o.namespace {
-        Some(ns) => format!("{} {}/{}", o.kind, ns, o.name),
-        None => format!("{} {}", o.kind, o.name),
+    match o.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{} {}/{}", o.kind, ns, o.name),
+        _ => format!("{} {}", o.kind, o.name),
     }
 }
 
@@ -612,10 +612,12 @@ impl App {
             }
             Msg::DryRunDone(results) => {
                 if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
-                    // Only results for this dialog's objects (a stale run is dropped).
+                    // A stale run (for a dialog closed since) names none of
+                    // this dialog's objects: drop it. Anything else is shown
+                    // whole, so the dialog never waits for a result that came.
                     let names: Vec<String> = items.iter().map(|i| display_name(&i.plan)).collect();
-                    let same = results.len() == names.len()
-                        && results.iter().all(|r| names.contains(&r.object));
+                    let same =
+                        results.is_empty() || results.iter().any(|r| names.contains(&r.object));
                     if same && dry_run.is_none() {
                         *dry_run = Some(results);
                     }
