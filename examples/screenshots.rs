@@ -82,14 +82,14 @@ fn screens() -> Vec<(&'static str, App)> {
 
     let mut a = app(Options::default(), w, h);
     select(&mut a, "nginx-deployment");
-    for m in [code(KeyCode::Tab), key('j'), key('j')] {
+    for m in [code(KeyCode::Tab), key('j'), key('j'), key('j')] {
         a.update(m);
     }
     out.push(("fields", a));
 
     let mut a = app(Options::default(), w, h);
     select(&mut a, "nginx-deployment");
-    for m in [code(KeyCode::Tab), key('G'), key(' '), key('k'), key('k')] {
+    for m in [code(KeyCode::Tab), key('j'), key(' '), key('j'), key('j')] {
         a.update(m);
     }
     out.push(("partial", a));

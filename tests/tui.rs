@@ -167,13 +167,14 @@ fn field_view_with_excluded_change() {
     let mut a = app(140, 30);
     select(&mut a, "nginx-deployment");
     // Tab into the field pane, go to the image change and exclude it.
-    feed(&mut a, [code(KeyCode::Tab), key('G'), key(' ')]);
+    // Changes come first: row 1 is the image (row 0 the minReadySeconds clear).
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key(' ')]);
     let s = screen(&a);
     assert!(s.contains("kept: owned by kubectl-scale"), "{s}");
     assert!(s.contains("□ …tainers[name=nginx].image"), "{s}");
     insta::assert_snapshot!("fields_excluded", s);
     // The box under the table shows the selected field whole.
-    feed(&mut a, [key('g'), key('j')]);
+    feed(&mut a, [key('g'), key('j'), key('j')]);
     let s = screen(&a);
     assert!(s.contains("keep spec.progressDeadlineSeconds"), "{s}");
     assert!(s.contains("kept: owned by kube-controller-manager "), "{s}");
@@ -183,7 +184,7 @@ fn field_view_with_excluded_change() {
 fn field_view_80x24() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
-    feed(&mut a, [code(KeyCode::Enter), key('j'), key('j')]);
+    feed(&mut a, [code(KeyCode::Enter), key('j'), key('j'), key('j')]);
     insta::assert_snapshot!("fields_80x24", screen(&a));
 }
 
@@ -973,11 +974,30 @@ fn apply_confirm_shows_partial_apply() {
 }
 
 #[test]
+fn changes_are_listed_before_kept_fields() {
+    let o = tui_fixture::deployment();
+    let rows: Vec<&str> = kapply::tui::app::field_rows(&o)
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "spec.minReadySeconds",
+            "spec.template.spec.containers[name=nginx].image",
+            "spec.progressDeadlineSeconds",
+            "spec.replicas",
+            "spec.revisionHistoryLimit",
+        ]
+    );
+}
+
+#[test]
 fn keep_rows_cannot_be_excluded() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
-    // Second field: progressDeadlineSeconds, a keep.
-    feed(&mut a, [code(KeyCode::Tab), key('j'), key(' ')]);
+    // Third row: progressDeadlineSeconds, the first keep (changes come first).
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key('j'), key(' ')]);
     assert!(a.excluded.is_empty());
     assert!(
         a.last_result

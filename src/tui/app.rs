@@ -231,6 +231,15 @@ pub fn display_name(o: &ObjectPlan) -> String {
     }
 }
 
+/// The field table's rows: the changes apply sends (set, clear) first, then
+/// the kept fields, each group in plan order.
+pub fn field_rows(o: &ObjectPlan) -> Vec<&crate::merge::FieldChange> {
+    let (mut rows, keeps): (Vec<_>, Vec<_>) =
+        o.fields.iter().partition(|f| f.action != FieldAction::Keep);
+    rows.extend(keeps);
+    rows
+}
+
 fn real_clock() -> String {
     jiff::Zoned::now().strftime("%H:%M:%S").to_string()
 }
@@ -851,7 +860,8 @@ impl App {
                 }
             }
             Focus::Fields => {
-                let Some(f) = o.fields.get(self.field_cursor) else {
+                let rows = field_rows(&o);
+                let Some(f) = rows.get(self.field_cursor) else {
                     return;
                 };
                 // Keep rows are not sent: nothing to include or exclude.

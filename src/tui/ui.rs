@@ -448,9 +448,9 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     } else if rows_h > 0 && app.field_cursor >= top + rows_h {
         top = app.field_cursor + 1 - rows_h;
     }
-    let reasons: Vec<String> = o.fields.iter().map(|f| reason(f, &owners)).collect();
-    let cells: Vec<[String; 4]> = o
-        .fields
+    let fields = super::app::field_rows(o);
+    let reasons: Vec<String> = fields.iter().map(|f| reason(f, &owners)).collect();
+    let cells: Vec<[String; 4]> = fields
         .iter()
         .map(|f| {
             [
@@ -462,8 +462,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         })
         .collect();
     let w = column_widths(&cells, &reasons, table_area.width);
-    let rows: Vec<TRow> = o
-        .fields
+    let rows: Vec<TRow> = fields
         .iter()
         .enumerate()
         .skip(top)
@@ -518,7 +517,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         buf,
     );
     if detail_h > 0
-        && let Some(f) = o.fields.get(app.field_cursor)
+        && let Some(f) = fields.get(app.field_cursor)
     {
         let d = Rect::new(
             rest.x,
