@@ -1029,3 +1029,33 @@ fn tiny_terminals_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn object_with_every_change_excluded_is_not_sent() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    // Exclude both changes (rows 0 and 1), then apply.
+    let eff = feed(
+        &mut a,
+        [code(KeyCode::Tab), key(' '), key('j'), key(' '), key('a')],
+    );
+    assert!(eff.is_empty(), "{eff:?}");
+    assert!(a.popup.is_none());
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap()
+            .starts_with("nothing to apply")
+    );
+    // Including one again makes it applicable, with just that change.
+    feed(&mut a, [key(' ')]);
+    feed(&mut a, [key('a')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Apply(items)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    assert_eq!(
+        items[0].accepted_fields.as_deref(),
+        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+    );
+}

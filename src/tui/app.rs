@@ -933,13 +933,17 @@ impl App {
                     accepted_fields,
                 }
             })
+            // Every change excluded: nothing of this object is to be sent.
+            .filter(|i: &ApplyItem| i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty()))
             .collect()
     }
 
     fn open_apply(&mut self) -> Vec<Effect> {
         let items = self.apply_items();
         if items.is_empty() {
-            self.last_result = Some("nothing to apply (select a create or update)".to_string());
+            self.last_result = Some(
+                "nothing to apply (select a create or update with included changes)".to_string(),
+            );
             return Vec::new();
         }
         self.popup = Some(Popup::ApplyConfirm {
