@@ -773,8 +773,8 @@ impl App {
                 let p = self.page();
                 self.move_in_focus(-p)
             }
-            KeyCode::Char('g') | KeyCode::Home => self.move_in_focus(-(isize::MAX / 2)),
-            KeyCode::Char('G') | KeyCode::End => self.move_in_focus(isize::MAX / 2),
+            KeyCode::Char('g') | KeyCode::Home => self.jump(false),
+            KeyCode::Char('G') | KeyCode::End => self.jump(true),
             KeyCode::Char(' ') => self.toggle_mark(),
             KeyCode::Char('y') => {
                 self.yaml = !self.yaml;
@@ -818,22 +818,34 @@ impl App {
 
     fn move_in_focus(&mut self, d: isize) {
         match self.focus {
-            Focus::List => {
-                if d.abs() > 1_000_000 {
-                    let pos = if d > 0 {
-                        self.rows.len().saturating_sub(1)
-                    } else {
-                        0
-                    };
-                    self.set_cursor(pos);
-                    self.snap_cursor(d < 0);
-                    self.scroll_to_cursor();
-                } else {
-                    self.move_cursor(d);
-                }
-            }
+            Focus::List => self.move_cursor(d),
             Focus::Fields if self.yaml => self.scroll_yaml(d),
-            Focus::Fields => self.move_field(d.clamp(-1_000_000, 1_000_000)),
+            Focus::Fields => self.move_field(d),
+        }
+    }
+
+    /// `g` / `G`: the first or last row of the focused pane.
+    fn jump(&mut self, to_end: bool) {
+        match self.focus {
+            Focus::List => {
+                let pos = if to_end {
+                    self.rows.len().saturating_sub(1)
+                } else {
+                    0
+                };
+                self.set_cursor(pos);
+                self.snap_cursor(!to_end);
+                self.scroll_to_cursor();
+            }
+            Focus::Fields if self.yaml => self.scroll_yaml(if to_end {
+                isize::MAX / 2
+            } else {
+                isize::MIN / 2
+            }),
+            Focus::Fields => {
+                let n = self.field_count() as isize;
+                self.move_field(if to_end { n } else { -n })
+            }
         }
     }
 
