@@ -1059,3 +1059,25 @@ fn object_with_every_change_excluded_is_not_sent() {
         Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
     );
 }
+
+#[test]
+fn reload_during_prune_mode_keeps_the_right_objects() {
+    let mut plan = tui_fixture::plan();
+    let mut second = tui_fixture::prune_candidate();
+    second.name = "older-config".to_string();
+    plan.objects.push(second);
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(plan.clone())));
+    feed(&mut a, [key('p'), key('y')]);
+    // A reload lands (from an earlier action) with the objects in another order.
+    plan.objects.reverse();
+    a.update(Msg::Loaded(Ok(plan)));
+    assert_eq!(a.selected().unwrap().name, "older-config");
+    feed(&mut a, [key('n')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Prune(objs)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    let names: Vec<&str> = objs.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["old-config"]);
+}

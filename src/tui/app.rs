@@ -144,7 +144,8 @@ pub enum Popup {
         typed: String,
     },
     PruneStep {
-        candidates: Vec<usize>,
+        /// Copies, not indices: a reload while stepping must not shift them.
+        candidates: Vec<ObjectPlan>,
         pos: usize,
         choices: Vec<PruneChoice>,
     },
@@ -211,6 +212,8 @@ pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
         status,
     }
 }
+
+type ObjectId = (String, String, Option<String>, String);
 
 /// A stable identity for an object across reloads.
 pub fn object_key(o: &ObjectPlan) -> String {
@@ -382,14 +385,24 @@ impl App {
 
     /// Rebuild the list rows and counts, keeping the selection on the same object.
     pub fn rebuild(&mut self) {
-        let keep = self.selected().map(|o| {
+        let keep = self.selected_id();
+        self.rebuild_keeping(keep);
+    }
+
+    /// Identity of the selected object (apiVersion, kind, namespace, name).
+    fn selected_id(&self) -> Option<ObjectId> {
+        self.selected().map(|o| {
             (
                 o.api_version.clone(),
                 o.kind.clone(),
                 o.namespace.clone(),
                 o.name.clone(),
             )
-        });
+        })
+    }
+
+    /// Rebuild with the cursor on `keep` when it is still listed.
+    fn rebuild_keeping(&mut self, keep: Option<ObjectId>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
             match o.action {
@@ -603,14 +616,21 @@ impl App {
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
+                        // Rows index the old plan: take the selection first.
+                        let keep = self.selected_id();
                         self.plan = plan;
                         // Forget marks and exclusions of objects that are gone.
                         let keys: BTreeSet<String> =
                             self.plan.objects.iter().map(object_key).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
-                        self.queued_delete.clear();
-                        self.rebuild();
+                        if !matches!(
+                            self.popup,
+                            Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
+                        ) {
+                            self.queued_delete.clear();
+                        }
+                        self.rebuild_keeping(keep);
                     }
                     Err(e) => {
                         self.log_entry(false, format!("load failed: {e}"));
@@ -993,20 +1013,19 @@ impl App {
     }
 
     fn open_prune(&mut self) {
-        let candidates: Vec<usize> = self
+        let candidates: Vec<ObjectPlan> = self
             .plan
             .objects
             .iter()
-            .enumerate()
-            .filter(|(_, o)| o.action == ObjectAction::Prune)
-            .map(|(i, _)| i)
+            .filter(|o| o.action == ObjectAction::Prune)
+            .cloned()
             .collect();
-        if candidates.is_empty() {
+        let Some(first) = candidates.first() else {
             self.last_result = Some("no prune candidates".to_string());
             return;
-        }
+        };
         self.queued_delete.clear();
-        self.select_object(candidates[0]);
+        self.select_object(&object_key(first));
         self.popup = Some(Popup::PruneStep {
             candidates,
             pos: 0,
@@ -1014,8 +1033,13 @@ impl App {
         });
     }
 
-    fn select_object(&mut self, idx: usize) {
-        if let Some(p) = self.rows.iter().position(|r| *r == Row::Object(idx)) {
+    /// Put the cursor on the object with this key, if it is listed.
+    fn select_object(&mut self, key: &str) {
+        let found = self.rows.iter().position(|r| match r {
+            Row::Object(i) => object_key(&self.plan.objects[*i]) == key,
+            Row::Group(_) => false,
+        });
+        if let Some(p) = found {
             self.set_cursor(p);
         }
     }
@@ -1105,14 +1129,14 @@ impl App {
                     }
                 };
                 if choice == PruneChoice::Prune
-                    && let Some(o) = self.plan.objects.get(candidates[pos])
+                    && let Some(o) = candidates.get(pos)
                 {
                     self.queued_delete.insert(object_key(o));
                 }
                 choices.push(choice);
                 let pos = pos + 1;
-                if pos < candidates.len() {
-                    self.select_object(candidates[pos]);
+                if let Some(next) = candidates.get(pos) {
+                    self.select_object(&object_key(next));
                     self.popup = Some(Popup::PruneStep {
                         candidates,
                         pos,
@@ -1120,10 +1144,10 @@ impl App {
                     });
                 } else {
                     let objects: Vec<ObjectPlan> = candidates
-                        .iter()
+                        .into_iter()
                         .zip(&choices)
                         .filter(|(_, c)| **c == PruneChoice::Prune)
-                        .filter_map(|(i, _)| self.plan.objects.get(*i).cloned())
+                        .map(|(o, _)| o)
                         .collect();
                     if objects.is_empty() {
                         self.last_result = Some("prune: nothing queued".to_string());

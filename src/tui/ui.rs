@@ -845,7 +845,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
             choices,
         } => {
             let mut lines = Vec::new();
-            if let Some(o) = candidates.get(*pos).and_then(|i| app.plan.objects.get(*i)) {
+            if let Some(o) = candidates.get(*pos) {
                 lines.push(Line::from(Span::styled(
                     format!(
                         "Candidate {}/{}: {}",
