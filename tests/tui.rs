@@ -167,13 +167,14 @@ fn field_view_with_excluded_change() {
     let mut a = app(140, 30);
     select(&mut a, "nginx-deployment");
     // Tab into the field pane, go to the image change and exclude it.
-    feed(&mut a, [code(KeyCode::Tab), key('G'), key(' ')]);
+    // Changes come first: row 1 is the image (row 0 the minReadySeconds clear).
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key(' ')]);
     let s = screen(&a);
     assert!(s.contains("kept: owned by kubectl-scale"), "{s}");
     assert!(s.contains("□ …tainers[name=nginx].image"), "{s}");
     insta::assert_snapshot!("fields_excluded", s);
     // The box under the table shows the selected field whole.
-    feed(&mut a, [key('g'), key('j')]);
+    feed(&mut a, [key('g'), key('j'), key('j')]);
     let s = screen(&a);
     assert!(s.contains("keep spec.progressDeadlineSeconds"), "{s}");
     assert!(s.contains("kept: owned by kube-controller-manager "), "{s}");
@@ -183,7 +184,7 @@ fn field_view_with_excluded_change() {
 fn field_view_80x24() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
-    feed(&mut a, [code(KeyCode::Enter), key('j'), key('j')]);
+    feed(&mut a, [code(KeyCode::Enter), key('j'), key('j'), key('j')]);
     insta::assert_snapshot!("fields_80x24", screen(&a));
 }
 
@@ -736,4 +737,347 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     }));
     assert_eq!(a.selected().unwrap().name, "thing");
+}
+
+// ---------- the runtime's effect runner, against a fake engine ----------
+
+mod fake {
+    use futures::future::BoxFuture;
+    use kapply::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation};
+    use kapply::plan::{ObjectAction, ObjectPlan, Plan};
+    use std::sync::Mutex;
+
+    /// Applies succeed except for Secrets; what it was sent is recorded.
+    pub struct Engine1 {
+        pub plan: Mutex<Plan>,
+        pub calls: Mutex<Vec<String>>,
+        pub applied: Mutex<Vec<ApplyItem>>,
+    }
+
+    fn name(o: &ObjectPlan) -> String {
+        kapply::tui::app::display_name(o)
+    }
+
+    impl Engine for Engine1 {
+        fn load(
+            &self,
+            progress: tokio::sync::mpsc::UnboundedSender<Progress>,
+        ) -> BoxFuture<'_, Result<Plan, String>> {
+            Box::pin(async move {
+                self.calls.lock().unwrap().push("load".into());
+                let _ = progress.send(Progress {
+                    done: 1,
+                    total: 1,
+                    what: "GET".into(),
+                });
+                Ok(self.plan.lock().unwrap().clone())
+            })
+        }
+        fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("dry_run {}", items.len()));
+                items
+                    .iter()
+                    .map(|i| ObjectResult {
+                        object: name(&i.plan),
+                        ok: true,
+                        message: "configured (server dry run)".into(),
+                    })
+                    .collect()
+            })
+        }
+        fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("apply {}", items.len()));
+                let mut out = Vec::new();
+                let mut plan = self.plan.lock().unwrap();
+                for i in &items {
+                    let ok = i.plan.kind != "Secret";
+                    if ok {
+                        for o in plan.objects.iter_mut().filter(|o| o.name == i.plan.name) {
+                            o.action = ObjectAction::Unchanged;
+                            o.fields.clear();
+                        }
+                    }
+                    out.push(ObjectResult {
+                        object: name(&i.plan),
+                        ok,
+                        message: if ok {
+                            "configured".into()
+                        } else {
+                            "forbidden".into()
+                        },
+                    });
+                }
+                self.applied.lock().unwrap().extend(items);
+                out
+            })
+        }
+        fn delete(
+            &self,
+            objects: Vec<ObjectPlan>,
+            _p: Propagation,
+        ) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("delete {}", objects.len()));
+                Vec::new()
+            })
+        }
+        fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
+            Box::pin(async move {
+                self.calls
+                    .lock()
+                    .unwrap()
+                    .push(format!("prune {}", objects.len()));
+                let mut plan = self.plan.lock().unwrap();
+                plan.objects
+                    .retain(|o| !objects.iter().any(|p| p.name == o.name));
+                objects
+                    .iter()
+                    .map(|o| ObjectResult {
+                        object: name(o),
+                        ok: true,
+                        message: "pruned".into(),
+                    })
+                    .collect()
+            })
+        }
+    }
+}
+
+/// Run effects through `runtime::perform` until none are left, like the
+/// runtime's loop does (progress messages included).
+async fn settle(
+    app: &mut App,
+    engine: &std::sync::Arc<dyn kapply::ops::Engine>,
+    mut effects: Vec<Effect>,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    while let Some(e) = effects.pop() {
+        if let Some(msg) = kapply::tui::runtime::perform(e, engine.clone(), tx.clone()).await {
+            while let Ok(p) = rx.try_recv() {
+                effects.extend(app.update(p));
+            }
+            effects.extend(app.update(msg));
+        }
+    }
+}
+
+#[tokio::test]
+async fn apply_then_prune_through_the_engine() {
+    let fake = std::sync::Arc::new(fake::Engine1 {
+        plan: std::sync::Mutex::new(tui_fixture::plan()),
+        calls: Default::default(),
+        applied: Default::default(),
+    });
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> = fake.clone();
+    let mut a = App::new(Options::default());
+    a.clock = || "09:00:00".to_string();
+    a.update(Msg::Resize(80, 24));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    assert_eq!(a.plan.objects.len(), 7);
+
+    select(&mut a, "nginx-deployment");
+    a.update(key(' '));
+    select(&mut a, "db-credentials");
+    a.update(key(' '));
+    let dry = a.update(key('a'));
+    settle(&mut a, &engine, dry).await;
+    assert!(matches!(&a.popup, Some(Popup::ApplyConfirm { dry_run: Some(r), .. }) if r.len() == 2));
+    let apply = a.update(code(KeyCode::Enter));
+    settle(&mut a, &engine, apply).await;
+
+    let calls = fake.calls.lock().unwrap().clone();
+    assert_eq!(calls, ["load", "dry_run 2", "apply 2", "load"]);
+    let sent: Vec<String> = fake
+        .applied
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|i| i.plan.name.clone())
+        .collect();
+    assert_eq!(sent, ["nginx-deployment", "db-credentials"]);
+    // The reloaded plan shows the Deployment in sync; the Secret failed and stays marked.
+    let d = a
+        .plan
+        .objects
+        .iter()
+        .find(|o| o.name == "nginx-deployment")
+        .unwrap();
+    assert_eq!(d.action, kapply::plan::ObjectAction::Unchanged);
+    let texts: Vec<(bool, &str)> = a.log.iter().map(|e| (e.ok, e.text.as_str())).collect();
+    assert_eq!(
+        texts,
+        [
+            (true, "Deployment default/nginx-deployment: configured"),
+            (false, "Secret demo/db-credentials failed: forbidden"),
+        ]
+    );
+    assert_eq!(a.marked.len(), 1);
+    assert!(!a.loading && a.pending.is_empty(), "{:?}", a.pending);
+
+    // Prune the candidate: y, then Enter on the confirm.
+    a.update(key('p'));
+    a.update(key('y'));
+    let prune = a.update(code(KeyCode::Enter));
+    settle(&mut a, &engine, prune).await;
+    assert!(a.plan.objects.iter().all(|o| o.name != "old-config"));
+    assert_eq!(
+        a.log.last().unwrap().text,
+        "ConfigMap default/old-config: pruned"
+    );
+    assert_eq!(fake.calls.lock().unwrap().last().unwrap(), "load");
+}
+
+#[test]
+fn yaml_scroll_is_clamped() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('y'), code(KeyCode::Tab), key('G')]);
+    let bottom = a.yaml_scroll;
+    assert!(bottom > 0);
+    let s = screen(&a);
+    assert!(
+        s.contains("readyReplicas: 2"),
+        "the end of the YAML shows:\n{s}"
+    );
+    feed(&mut a, [key('k')]);
+    assert_eq!(a.yaml_scroll, bottom - 1);
+    feed(&mut a, [key('G'), key('j'), key('j')]);
+    assert_eq!(a.yaml_scroll, bottom);
+    feed(&mut a, [key('g')]);
+    assert_eq!(a.yaml_scroll, 0);
+}
+
+#[test]
+fn apply_confirm_shows_partial_apply() {
+    let mut a = app(100, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [code(KeyCode::Tab), key(' '), key('a')]);
+    let s = screen(&a);
+    assert!(
+        s.contains("update (PATCH, strategic merge, partial)"),
+        "{s}"
+    );
+    assert!(s.contains("clear spec.minReadySeconds  (excluded)"), "{s}");
+    insta::assert_snapshot!("apply_confirm_partial", s);
+}
+
+#[test]
+fn changes_are_listed_before_kept_fields() {
+    let o = tui_fixture::deployment();
+    let rows: Vec<&str> = kapply::tui::app::field_rows(&o)
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "spec.minReadySeconds",
+            "spec.template.spec.containers[name=nginx].image",
+            "spec.progressDeadlineSeconds",
+            "spec.replicas",
+            "spec.revisionHistoryLimit",
+        ]
+    );
+}
+
+#[test]
+fn keep_rows_cannot_be_excluded() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    // Third row: progressDeadlineSeconds, the first keep (changes come first).
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key('j'), key(' ')]);
+    assert!(a.excluded.is_empty());
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap()
+            .contains("kept fields are not sent")
+    );
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    for (w, h) in [
+        (0, 0),
+        (1, 1),
+        (5, 2),
+        (12, 3),
+        (20, 5),
+        (30, 8),
+        (200, 3),
+        (3, 60),
+    ] {
+        for keys_ in ["", "?", "a", "p", "y", "l", "D", "/x"] {
+            let mut a = app(80, 24);
+            select(&mut a, "nginx-deployment");
+            feed(&mut a, keys(keys_));
+            a.update(Msg::Resize(w, h));
+            let s = screen(&a);
+            assert_eq!(s.lines().count(), h as usize);
+        }
+    }
+}
+
+#[test]
+fn object_with_every_change_excluded_is_not_sent() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    // Exclude both changes (rows 0 and 1), then apply.
+    let eff = feed(
+        &mut a,
+        [code(KeyCode::Tab), key(' '), key('j'), key(' '), key('a')],
+    );
+    assert!(eff.is_empty(), "{eff:?}");
+    assert!(a.popup.is_none());
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap()
+            .starts_with("nothing to apply")
+    );
+    // Including one again makes it applicable, with just that change.
+    feed(&mut a, [key(' ')]);
+    feed(&mut a, [key('a')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Apply(items)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    assert_eq!(
+        items[0].accepted_fields.as_deref(),
+        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+    );
+}
+
+#[test]
+fn reload_during_prune_mode_keeps_the_right_objects() {
+    let mut plan = tui_fixture::plan();
+    let mut second = tui_fixture::prune_candidate();
+    second.name = "older-config".to_string();
+    plan.objects.push(second);
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(plan.clone())));
+    feed(&mut a, [key('p'), key('y')]);
+    // A reload lands (from an earlier action) with the objects in another order.
+    plan.objects.reverse();
+    a.update(Msg::Loaded(Ok(plan)));
+    assert_eq!(a.selected().unwrap().name, "older-config");
+    feed(&mut a, [key('n')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Prune(objs)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    let names: Vec<&str> = objs.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["old-config"]);
 }

@@ -144,7 +144,8 @@ pub enum Popup {
         typed: String,
     },
     PruneStep {
-        candidates: Vec<usize>,
+        /// Copies, not indices: a reload while stepping must not shift them.
+        candidates: Vec<ObjectPlan>,
         pos: usize,
         choices: Vec<PruneChoice>,
     },
@@ -212,6 +213,8 @@ pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
     }
 }
 
+type ObjectId = (String, String, Option<String>, String);
+
 /// A stable identity for an object across reloads.
 pub fn object_key(o: &ObjectPlan) -> String {
     format!(
@@ -225,10 +228,19 @@ pub fn object_key(o: &ObjectPlan) -> String {
 
 /// `Deployment default/nginx`, `Namespace demo`, as results name objects.
 pub fn display_name(o: &ObjectPlan) -> String {
-    match &o.namespace {
-        Some(ns) => format!("{} {}/{}", o.kind, ns, o.name),
-        None => format!("{} {}", o.kind, o.name),
+    match o.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{} {}/{}", o.kind, ns, o.name),
+        _ => format!("{} {}", o.kind, o.name),
     }
+}
+
+/// The field table's rows: the changes apply sends (set, clear) first, then
+/// the kept fields, each group in plan order.
+pub fn field_rows(o: &ObjectPlan) -> Vec<&crate::merge::FieldChange> {
+    let (mut rows, keeps): (Vec<_>, Vec<_>) =
+        o.fields.iter().partition(|f| f.action != FieldAction::Keep);
+    rows.extend(keeps);
+    rows
 }
 
 fn real_clock() -> String {
@@ -241,6 +253,8 @@ pub struct App {
     pub loading: bool,
     pub progress: Option<Progress>,
     pub rows: Vec<Row>,
+    /// How many objects `rows` shows (kept by `rebuild`, not counted per frame).
+    pub shown: usize,
     pub counts: Counts,
     /// Index into `rows`; always an `Object` row when any exists.
     pub cursor: usize,
@@ -280,6 +294,7 @@ impl App {
             loading: false,
             progress: None,
             rows: Vec::new(),
+            shown: 0,
             counts: Counts::default(),
             cursor: 0,
             list_scroll: 0,
@@ -339,7 +354,6 @@ impl App {
     }
 
     fn matches(&self, o: &ObjectPlan) -> bool {
-        let key = object_key(o);
         let status_ok = match self.filter {
             Filter::All => true,
             Filter::Changes => matches!(
@@ -351,7 +365,7 @@ impl App {
             Filter::InSync => o.action == ObjectAction::Unchanged,
             Filter::Prune => o.action == ObjectAction::Prune,
             Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
-            Filter::Marked => self.marked.contains(&key),
+            Filter::Marked => self.marked.contains(&object_key(o)),
         };
         if !status_ok {
             return false;
@@ -371,7 +385,24 @@ impl App {
 
     /// Rebuild the list rows and counts, keeping the selection on the same object.
     pub fn rebuild(&mut self) {
-        let keep = self.selected().map(object_key);
+        let keep = self.selected_id();
+        self.rebuild_keeping(keep);
+    }
+
+    /// Identity of the selected object (apiVersion, kind, namespace, name).
+    fn selected_id(&self) -> Option<ObjectId> {
+        self.selected().map(|o| {
+            (
+                o.api_version.clone(),
+                o.kind.clone(),
+                o.namespace.clone(),
+                o.name.clone(),
+            )
+        })
+    }
+
+    /// Rebuild with the cursor on `keep` when it is still listed.
+    fn rebuild_keeping(&mut self, keep: Option<ObjectId>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
             match o.action {
@@ -384,36 +415,40 @@ impl App {
         }
         self.counts = counts;
         let group = self.group;
-        let group_of = |o: &ObjectPlan| match group {
-            GroupBy::Namespace => o
-                .namespace
-                .clone()
-                .unwrap_or_else(|| "(cluster)".to_string()),
-            GroupBy::Kind => o.kind.clone(),
-        };
-        let mut idx: Vec<(String, usize)> = self
+        fn group_of(group: GroupBy, o: &ObjectPlan) -> &str {
+            match group {
+                GroupBy::Namespace => o.namespace.as_deref().unwrap_or("(cluster)"),
+                GroupBy::Kind => o.kind.as_str(),
+            }
+        }
+        let mut idx: Vec<(&str, usize)> = self
             .plan
             .objects
             .iter()
             .enumerate()
             .filter(|(_, o)| self.matches(o))
-            .map(|(i, o)| (group_of(o), i))
+            .map(|(i, o)| (group_of(group, o), i))
             .collect();
         // Stable: groups sorted, objects in plan order within a group.
-        idx.sort_by(|a, b| a.0.cmp(&b.0));
+        idx.sort_by(|a, b| a.0.cmp(b.0));
         let mut rows = Vec::with_capacity(idx.len() + 8);
         let mut last: Option<&str> = None;
         for (g, i) in &idx {
-            if last != Some(g.as_str()) {
-                rows.push(Row::Group(g.clone()));
-                last = Some(g.as_str());
+            if last != Some(*g) {
+                rows.push(Row::Group(g.to_string()));
+                last = Some(*g);
             }
             rows.push(Row::Object(*i));
         }
+        let shown = idx.len();
+        self.shown = shown;
         self.rows = rows;
-        let found = keep.and_then(|k| {
+        let found = keep.and_then(|(av, kind, ns, name)| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => object_key(&self.plan.objects[*i]) == k,
+                Row::Object(i) => {
+                    let o = &self.plan.objects[*i];
+                    o.name == name && o.kind == kind && o.namespace == ns && o.api_version == av
+                }
                 Row::Group(_) => false,
             })
         });
@@ -581,14 +616,21 @@ impl App {
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
+                        // Rows index the old plan: take the selection first.
+                        let keep = self.selected_id();
                         self.plan = plan;
                         // Forget marks and exclusions of objects that are gone.
                         let keys: BTreeSet<String> =
                             self.plan.objects.iter().map(object_key).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
-                        self.queued_delete.clear();
-                        self.rebuild();
+                        if !matches!(
+                            self.popup,
+                            Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
+                        ) {
+                            self.queued_delete.clear();
+                        }
+                        self.rebuild_keeping(keep);
                     }
                     Err(e) => {
                         self.log_entry(false, format!("load failed: {e}"));
@@ -599,10 +641,12 @@ impl App {
             }
             Msg::DryRunDone(results) => {
                 if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
-                    // Only results for this dialog's objects (a stale run is dropped).
+                    // A stale run (for a dialog closed since) names none of
+                    // this dialog's objects: drop it. Anything else is shown
+                    // whole, so the dialog never waits for a result that came.
                     let names: Vec<String> = items.iter().map(|i| display_name(&i.plan)).collect();
-                    let same = results.len() == names.len()
-                        && results.iter().all(|r| names.contains(&r.object));
+                    let same =
+                        results.is_empty() || results.iter().any(|r| names.contains(&r.object));
                     if same && dry_run.is_none() {
                         *dry_run = Some(results);
                     }
@@ -627,24 +671,22 @@ impl App {
                 self.log_entry(false, format!("{} failed: {}", r.object, r.message));
             }
         }
-        // Marks of objects the engine applied are done; failed ones stay marked.
-        if verb == "applied" {
-            let done: BTreeSet<&str> = results
-                .iter()
-                .filter(|r| r.ok)
-                .map(|r| r.object.as_str())
-                .collect();
-            let keys: Vec<String> = self
-                .plan
-                .objects
-                .iter()
-                .filter(|o| done.contains(display_name(o).as_str()))
-                .map(object_key)
-                .collect();
-            for k in keys {
-                self.marked.remove(&k);
-                self.excluded.remove(&k);
-            }
+        // Marks of objects the engine reported done are cleared; failed ones stay.
+        let done: BTreeSet<&str> = results
+            .iter()
+            .filter(|r| r.ok)
+            .map(|r| r.object.as_str())
+            .collect();
+        let keys: Vec<String> = self
+            .plan
+            .objects
+            .iter()
+            .filter(|o| done.contains(display_name(o).as_str()))
+            .map(object_key)
+            .collect();
+        for k in keys {
+            self.marked.remove(&k);
+            self.excluded.remove(&k);
         }
         self.last_result = Some(if failed == 0 {
             format!("{verb} {ok} object(s)")
@@ -673,7 +715,7 @@ impl App {
                     self.move_cursor(d);
                 } else if inside(a.detail) {
                     if self.yaml {
-                        self.yaml_scroll = (self.yaml_scroll as isize + d).max(0) as usize;
+                        self.scroll_yaml(d);
                     } else {
                         self.move_field(d);
                     }
@@ -751,8 +793,8 @@ impl App {
                 let p = self.page();
                 self.move_in_focus(-p)
             }
-            KeyCode::Char('g') | KeyCode::Home => self.move_in_focus(-(isize::MAX / 2)),
-            KeyCode::Char('G') | KeyCode::End => self.move_in_focus(isize::MAX / 2),
+            KeyCode::Char('g') | KeyCode::Home => self.jump(false),
+            KeyCode::Char('G') | KeyCode::End => self.jump(true),
             KeyCode::Char(' ') => self.toggle_mark(),
             KeyCode::Char('y') => {
                 self.yaml = !self.yaml;
@@ -796,28 +838,46 @@ impl App {
 
     fn move_in_focus(&mut self, d: isize) {
         match self.focus {
-            Focus::List => {
-                if d.abs() > 1_000_000 {
-                    let pos = if d > 0 {
-                        self.rows.len().saturating_sub(1)
-                    } else {
-                        0
-                    };
-                    self.set_cursor(pos);
-                    self.snap_cursor(d < 0);
-                    self.scroll_to_cursor();
-                } else {
-                    self.move_cursor(d);
-                }
-            }
-            Focus::Fields if self.yaml => {
-                self.yaml_scroll = (self.yaml_scroll as isize).saturating_add(d).max(0) as usize;
-                if d.abs() > 1_000_000 && d > 0 {
-                    self.yaml_scroll = usize::MAX / 4;
-                }
-            }
-            Focus::Fields => self.move_field(d.clamp(-1_000_000, 1_000_000)),
+            Focus::List => self.move_cursor(d),
+            Focus::Fields if self.yaml => self.scroll_yaml(d),
+            Focus::Fields => self.move_field(d),
         }
+    }
+
+    /// `g` / `G`: the first or last row of the focused pane.
+    fn jump(&mut self, to_end: bool) {
+        match self.focus {
+            Focus::List => {
+                let pos = if to_end {
+                    self.rows.len().saturating_sub(1)
+                } else {
+                    0
+                };
+                self.set_cursor(pos);
+                self.snap_cursor(!to_end);
+                self.scroll_to_cursor();
+            }
+            Focus::Fields if self.yaml => self.scroll_yaml(if to_end {
+                isize::MAX / 2
+            } else {
+                isize::MIN / 2
+            }),
+            Focus::Fields => {
+                let n = self.field_count() as isize;
+                self.move_field(if to_end { n } else { -n })
+            }
+        }
+    }
+
+    /// Scroll the YAML view, clamped to its length (computed only here, on a key).
+    fn scroll_yaml(&mut self, d: isize) {
+        let lines = self.selected().map_or(0, |o| {
+            super::yamlview::diff_lines(o, super::ui::Theme { color: false }).len()
+        });
+        let page = self.areas().detail.height.saturating_sub(2) as usize;
+        let max = lines.saturating_sub(page);
+        let d = d.clamp(-(max as isize) - 1, max as isize + 1);
+        self.yaml_scroll = (self.yaml_scroll as isize + d).clamp(0, max as isize) as usize;
     }
 
     fn toggle_mark(&mut self) {
@@ -832,11 +892,13 @@ impl App {
                 }
             }
             Focus::Fields => {
-                let Some(f) = o.fields.get(self.field_cursor) else {
+                let rows = field_rows(&o);
+                let Some(f) = rows.get(self.field_cursor) else {
                     return;
                 };
                 // Keep rows are not sent: nothing to include or exclude.
                 if f.action == FieldAction::Keep {
+                    self.last_result = Some(format!("{}: kept fields are not sent", f.path));
                     return;
                 }
                 let set = self.excluded.entry(key.clone()).or_default();
@@ -903,13 +965,17 @@ impl App {
                     accepted_fields,
                 }
             })
+            // Every change excluded: nothing of this object is to be sent.
+            .filter(|i: &ApplyItem| i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty()))
             .collect()
     }
 
     fn open_apply(&mut self) -> Vec<Effect> {
         let items = self.apply_items();
         if items.is_empty() {
-            self.last_result = Some("nothing to apply (select a create or update)".to_string());
+            self.last_result = Some(
+                "nothing to apply (select a create or update with included changes)".to_string(),
+            );
             return Vec::new();
         }
         self.popup = Some(Popup::ApplyConfirm {
@@ -947,20 +1013,19 @@ impl App {
     }
 
     fn open_prune(&mut self) {
-        let candidates: Vec<usize> = self
+        let candidates: Vec<ObjectPlan> = self
             .plan
             .objects
             .iter()
-            .enumerate()
-            .filter(|(_, o)| o.action == ObjectAction::Prune)
-            .map(|(i, _)| i)
+            .filter(|o| o.action == ObjectAction::Prune)
+            .cloned()
             .collect();
-        if candidates.is_empty() {
+        let Some(first) = candidates.first() else {
             self.last_result = Some("no prune candidates".to_string());
             return;
-        }
+        };
         self.queued_delete.clear();
-        self.select_object(candidates[0]);
+        self.select_object(&object_key(first));
         self.popup = Some(Popup::PruneStep {
             candidates,
             pos: 0,
@@ -968,8 +1033,13 @@ impl App {
         });
     }
 
-    fn select_object(&mut self, idx: usize) {
-        if let Some(p) = self.rows.iter().position(|r| *r == Row::Object(idx)) {
+    /// Put the cursor on the object with this key, if it is listed.
+    fn select_object(&mut self, key: &str) {
+        let found = self.rows.iter().position(|r| match r {
+            Row::Object(i) => object_key(&self.plan.objects[*i]) == key,
+            Row::Group(_) => false,
+        });
+        if let Some(p) = found {
             self.set_cursor(p);
         }
     }
@@ -1059,14 +1129,14 @@ impl App {
                     }
                 };
                 if choice == PruneChoice::Prune
-                    && let Some(o) = self.plan.objects.get(candidates[pos])
+                    && let Some(o) = candidates.get(pos)
                 {
                     self.queued_delete.insert(object_key(o));
                 }
                 choices.push(choice);
                 let pos = pos + 1;
-                if pos < candidates.len() {
-                    self.select_object(candidates[pos]);
+                if let Some(next) = candidates.get(pos) {
+                    self.select_object(&object_key(next));
                     self.popup = Some(Popup::PruneStep {
                         candidates,
                         pos,
@@ -1074,10 +1144,10 @@ impl App {
                     });
                 } else {
                     let objects: Vec<ObjectPlan> = candidates
-                        .iter()
+                        .into_iter()
                         .zip(&choices)
                         .filter(|(_, c)| **c == PruneChoice::Prune)
-                        .filter_map(|(i, _)| self.plan.objects.get(*i).cloned())
+                        .map(|(o, _)| o)
                         .collect();
                     if objects.is_empty() {
                         self.last_result = Some("prune: nothing queued".to_string());

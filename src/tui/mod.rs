@@ -4,7 +4,6 @@
 //! [`Engine`](crate::ops::Engine), feeding results back as messages.
 
 pub mod app;
-pub mod fallback;
 pub mod runtime;
 pub mod ui;
 pub mod yamlview;

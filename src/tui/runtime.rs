@@ -74,7 +74,8 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
     let mut app = App::new(opts);
     let size = terminal.size()?;
     app.update(Msg::Resize(size.width, size.height));
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    // Err: a task panicked (the hook has restored the terminal): stop.
+    let (tx, mut rx) = mpsc::unbounded_channel::<Result<Msg, String>>();
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(120));
     for e in app.start() {
@@ -91,7 +92,10 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
             },
-            Some(m) = rx.recv() => m,
+            Some(m) = rx.recv() => match m {
+                Ok(m) => m,
+                Err(e) => anyhow::bail!("kapply: a background task failed: {e}"),
+            },
             _ = tick.tick() => Msg::Tick,
         };
         for effect in app.update(msg) {
@@ -104,30 +108,58 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
 }
 
 /// Perform one effect on a task; its result comes back as a message.
-fn spawn(effect: Effect, engine: &Arc<dyn Engine>, tx: &mpsc::UnboundedSender<Msg>) {
+fn spawn(
+    effect: Effect,
+    engine: &Arc<dyn Engine>,
+    tx: &mpsc::UnboundedSender<Result<Msg, String>>,
+) {
     let engine = Arc::clone(engine);
     let tx = tx.clone();
     tokio::spawn(async move {
-        let msg = match effect {
-            Effect::Load => {
-                let (ptx, mut prx) = mpsc::unbounded_channel();
-                let ftx = tx.clone();
-                // Progress may trail the result; the app ignores it then.
-                tokio::spawn(async move {
-                    while let Some(p) = prx.recv().await {
-                        let _ = ftx.send(Msg::Progress(p));
-                    }
-                });
-                let r = engine.load(ptx).await;
-                Msg::Loaded(r)
+        let (mtx, mut mrx) = mpsc::unbounded_channel();
+        let ftx = tx.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(m) = mrx.recv().await {
+                let _ = ftx.send(Ok(m));
             }
-            Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
-            Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
-            Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
-            Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
-            Effect::Quit => return,
-        };
-        // The receiver is gone only when the app has quit.
-        let _ = tx.send(msg);
+        });
+        let work = tokio::spawn(perform(effect, engine, mtx));
+        // The receivers are gone only when the app has quit.
+        match work.await {
+            Ok(Some(msg)) => {
+                let _ = tx.send(Ok(msg));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let _ = tx.send(Err(e.to_string()));
+            }
+        }
+        drop(forward);
     });
+}
+
+/// Run one effect against the engine and return the message that reports
+/// its result (`None` for `Quit`). Load progress is sent on `tx` as it comes.
+pub async fn perform(
+    effect: Effect,
+    engine: Arc<dyn Engine>,
+    tx: mpsc::UnboundedSender<Msg>,
+) -> Option<Msg> {
+    Some(match effect {
+        Effect::Load => {
+            let (ptx, mut prx) = mpsc::unbounded_channel();
+            // Progress may trail the result; the app ignores it then.
+            tokio::spawn(async move {
+                while let Some(p) = prx.recv().await {
+                    let _ = tx.send(Msg::Progress(p));
+                }
+            });
+            Msg::Loaded(engine.load(ptx).await)
+        }
+        Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
+        Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
+        Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
+        Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
+        Effect::Quit => return None,
+    })
 }

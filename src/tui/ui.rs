@@ -2,7 +2,6 @@
 //! built, so a frame costs the same with ten objects or ten thousand.
 
 use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
-use super::fallback::{self, MASK};
 use super::yamlview;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
@@ -12,6 +11,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TRow, Table, Widget, Wrap};
 use serde_json::Value;
+
+/// What Secret values show as (as `plan::mask_secret` writes them).
+const MASK: &str = "***";
 
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -59,7 +61,9 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let t = Theme {
         color: app.opts.color,
     };
-    if app.queued_delete.contains(&object_key(o)) {
+    let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
+        if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
+    if in_delete || app.queued_delete.contains(&object_key(o)) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if o.action == ObjectAction::Error {
@@ -306,15 +310,13 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 let o = &app.plan.objects[*i];
                 let (m, style) = mark(app, o);
                 let key = object_key(o);
-                let sel = if app.marked.contains(&key) {
+                // ◐: some of its changes are excluded (a partial apply).
+                let sel = if app.excluded.contains_key(&key) {
+                    "◐"
+                } else if app.marked.contains(&key) {
                     "●"
                 } else {
                     " "
-                };
-                let partial = if app.excluded.contains_key(&key) {
-                    "◐"
-                } else {
-                    ""
                 };
                 let label = match app.group {
                     GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
@@ -330,7 +332,6 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                     ),
                     Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
                     Span::styled(label, style),
-                    Span::styled(partial, t.fg(Color::Cyan)),
                 ]);
                 if ri == app.cursor {
                     let hl = if app.focus == Focus::List {
@@ -432,7 +433,11 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(rest, buf);
         return;
     }
-    let owners = o.live.as_ref().map(fallback::owners).unwrap_or_default();
+    let owners = o
+        .live
+        .as_ref()
+        .map(crate::plan::field_owners)
+        .unwrap_or_default();
     // The selected field's full values go in a box under the table.
     let detail_h = if rest.height >= 10 { 4 } else { 0 };
     let table_area = Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h);
@@ -443,9 +448,9 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     } else if rows_h > 0 && app.field_cursor >= top + rows_h {
         top = app.field_cursor + 1 - rows_h;
     }
-    let reasons: Vec<String> = o.fields.iter().map(|f| reason(f, &owners)).collect();
-    let cells: Vec<[String; 4]> = o
-        .fields
+    let fields = super::app::field_rows(o);
+    let reasons: Vec<String> = fields.iter().map(|f| reason(f, &owners)).collect();
+    let cells: Vec<[String; 4]> = fields
         .iter()
         .map(|f| {
             [
@@ -457,8 +462,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         })
         .collect();
     let w = column_widths(&cells, &reasons, table_area.width);
-    let rows: Vec<TRow> = o
-        .fields
+    let rows: Vec<TRow> = fields
         .iter()
         .enumerate()
         .skip(top)
@@ -513,7 +517,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         buf,
     );
     if detail_h > 0
-        && let Some(f) = o.fields.get(app.field_cursor)
+        && let Some(f) = fields.get(app.field_cursor)
     {
         let d = Rect::new(
             rest.x,
@@ -634,8 +638,8 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
 
 /// A centred rectangle of at most `w` x `h`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width.saturating_sub(2)).max(1);
-    let h = h.min(area.height.saturating_sub(2)).max(1);
+    let w = w.min(area.width.saturating_sub(2)).max(1).min(area.width);
+    let h = h.min(area.height.saturating_sub(2)).max(1).min(area.height);
     Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -649,7 +653,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("g/G Home/End", "first / last"),
     ("PgUp/PgDn", "page"),
     ("Tab / Enter", "switch pane / open fields"),
-    ("Space", "mark object / include field"),
+    ("Space", "mark object (list) / include change (fields)"),
     ("a", "apply marked (or current)"),
     ("p", "prune mode (y prune, n keep, s skip)"),
     ("D", "delete current or marked"),
@@ -661,6 +665,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("r", "refresh live state"),
     ("l", "toggle log pane"),
     ("?", "this help"),
+    ("Enter / Esc", "confirm / cancel a dialog"),
     ("q / Esc", "quit (Esc closes popups)"),
     ("Ctrl-C", "quit at once"),
     ("mouse", "wheel scrolls, click selects"),
@@ -703,7 +708,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                     ])
                 })
                 .collect();
-            let inner = popup_frame(area, buf, 56, HELP.len() as u16 + 2, "Keys", t);
+            let inner = popup_frame(area, buf, 66, HELP.len() as u16 + 2, "Keys", t);
             Paragraph::new(lines).render(inner, buf);
         }
         Popup::ApplyConfirm {
@@ -723,13 +728,18 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                 let o = &it.plan;
                 let (m, style) = mark(app, o);
                 let partial = if it.accepted_fields.is_some() {
-                    " (partial)"
+                    ", partial"
                 } else {
                     ""
                 };
+                let how = match (&o.patch, o.action) {
+                    (_, ObjectAction::Create) => "POST",
+                    (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
+                    _ => "PATCH, strategic merge",
+                };
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "{m} {}: {}{partial}",
+                        "{m} {}: {} ({how}{partial})",
                         super::app::display_name(o),
                         action_word(o.action)
                     ),
@@ -835,7 +845,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
             choices,
         } => {
             let mut lines = Vec::new();
-            if let Some(o) = candidates.get(*pos).and_then(|i| app.plan.objects.get(*i)) {
+            if let Some(o) = candidates.get(*pos) {
                 lines.push(Line::from(Span::styled(
                     format!(
                         "Candidate {}/{}: {}",

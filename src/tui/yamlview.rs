@@ -1,9 +1,14 @@
 //! The YAML view: the live object against the result of the apply, as a
 //! line diff with word-level emphasis, unchanged lines syntax-highlighted.
 
-use super::fallback;
 use super::ui::Theme;
+use crate::highlight::{Rgb, highlight_yaml};
+use crate::merge::PatchType;
+use crate::merge::apply::{apply_merge, apply_strategic};
+use crate::patchmeta::PatchMeta;
+use crate::plan::mask_secret;
 use crate::plan::{ObjectAction, ObjectPlan};
+use crate::yaml::to_yaml;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -11,11 +16,24 @@ use similar::{ChangeTag, TextDiff};
 
 /// The live object as shown: without managedFields (noise), Secret data masked.
 fn shown(v: &Value) -> Value {
-    let mut v = fallback::mask_secret(v);
+    let mut v = mask_secret(v);
     if let Some(Value::Object(meta)) = v.get_mut("metadata") {
         meta.remove("managedFields");
     }
     v
+}
+
+/// The live object with the plan's patch applied, as the server would
+/// store it. A patch the merge code rejects shows the config instead.
+fn merged(o: &ObjectPlan, live: &Value, patch: &crate::merge::Patch) -> Value {
+    match patch.kind {
+        PatchType::Merge => apply_merge(live, &patch.body),
+        PatchType::Strategic => {
+            let schema = PatchMeta::builtin().root(&o.api_version, &o.kind);
+            apply_strategic(live, &patch.body, schema)
+                .unwrap_or_else(|_| o.config.clone().unwrap_or_else(|| live.clone()))
+        }
+    }
 }
 
 /// (before, after) YAML texts for an object.
@@ -26,12 +44,12 @@ pub fn texts(o: &ObjectPlan) -> (String, String) {
         ObjectAction::Prune => None,
         ObjectAction::Unchanged => live.clone(),
         ObjectAction::Update | ObjectAction::Error => match (&o.live, &o.patch) {
-            (Some(l), Some(p)) => Some(shown(&fallback::apply_patch(l, &p.body))),
+            (Some(l), Some(p)) => Some(shown(&merged(o, l, p))),
             (Some(_), None) => live.clone(),
             (None, _) => o.config.as_ref().map(shown),
         },
     };
-    let y = |v: Option<Value>| v.map(|v| fallback::to_yaml(&v)).unwrap_or_default();
+    let y = |v: Option<Value>| v.map(|v| to_yaml(&v)).unwrap_or_default();
     (y(live), y(after))
 }
 
@@ -43,7 +61,7 @@ pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
             t.fg(Color::DarkGray),
         ))];
     }
-    let highlighted = fallback::highlight_yaml(&after);
+    let highlighted = highlight_yaml(&after);
     let diff = TextDiff::from_lines(&before, &after);
     let mut out = Vec::new();
     for op in diff.ops() {
@@ -53,7 +71,7 @@ pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
                 let mut spans = vec![Span::raw("  ")];
                 match change.new_index().and_then(|i| highlighted.get(i)) {
                     Some(hl) => {
-                        for ((r, g, b), s) in hl {
+                        for (Rgb(r, g, b), s) in hl {
                             spans.push(Span::styled(s.clone(), t.fg(Color::Rgb(*r, *g, *b))));
                         }
                     }
