@@ -451,11 +451,6 @@ fn summary_line(p: &ObjectPlan) -> String {
         ObjectAction::Prune => "- prune",
         ObjectAction::Error => "! error",
     };
-    let ns = p
-        .namespace
-        .as_deref()
-        .map(|n| format!("{n}/"))
-        .unwrap_or_default();
     let extra = match (&p.error, &p.prune_reason) {
         (Some(e), _) => format!(": {e}"),
         (None, Some(r)) => format!(" ({r})"),
@@ -468,7 +463,28 @@ fn summary_line(p: &ObjectPlan) -> String {
         ),
         _ => String::new(),
     };
-    format!("{mark:<12} {} {ns}{}{extra}", p.kind, p.name)
+    format!("{mark:<12} {}{extra}", object_name(p))
+}
+
+/// `Deployment default/nginx`, `Namespace demo`: as the apply results name objects.
+fn object_name(p: &ObjectPlan) -> String {
+    match &p.namespace {
+        Some(ns) => format!("{} {ns}/{}", p.kind, p.name),
+        None => format!("{} {}", p.kind, p.name),
+    }
+}
+
+/// Unchanged objects get a result line on stdout too (as kubectl prints
+/// `unchanged`), so stdout accounts for every object of the run.
+fn print_unchanged(plan: &Plan, dry_run: bool) {
+    for p in plan
+        .objects
+        .iter()
+        .filter(|p| p.action == ObjectAction::Unchanged)
+    {
+        let suffix = if dry_run { " (server dry run)" } else { "" };
+        println!("{} unchanged{suffix}", object_name(p));
+    }
 }
 
 pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
@@ -508,6 +524,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         .count();
     // An ApplySet parent is rewritten even when no member changes, as kubectl does.
     if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
+        print_unchanged(&plan, dry_run);
         eprintln!("nothing to apply");
         return Ok(if load_errors > 0 { 1 } else { 0 });
     }
@@ -536,6 +553,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         )
         .await;
     let mut failed = print_results(&results);
+    print_unchanged(&plan, dry_run);
     if planned.applyset.is_some() || !candidates.is_empty() {
         let pruned = session
             .prune(&candidates, planned.applyset.as_ref(), dry_run)
@@ -565,26 +583,24 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         .filter(|p| p.live.is_some())
         .cloned()
         .collect();
+    // Objects that could not be read or looked up make the run fail, as
+    // kubectl's does, though the others are still deleted.
+    let mut errors = 0;
     for p in plan.objects.iter().filter(|p| p.live.is_none()) {
         match &p.error {
-            Some(e) => eprintln!("error: {e}"),
-            None => eprintln!("{} {} not found", p.kind, p.name),
+            Some(e) => {
+                errors += 1;
+                eprintln!("error: {e}");
+            }
+            None => eprintln!("{} not found", object_name(p)),
         }
     }
     if targets.is_empty() {
         eprintln!("nothing to delete");
-        return Ok(0);
+        return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        eprintln!(
-            "x delete     {} {}{}",
-            p.kind,
-            p.namespace
-                .as_deref()
-                .map(|n| format!("{n}/"))
-                .unwrap_or_default(),
-            p.name
-        );
+        eprintln!("x delete     {}", object_name(p));
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
         eprintln!("cancelled: nothing was deleted");
@@ -604,7 +620,11 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
             },
         )
         .await;
-    Ok(if print_results(&results) > 0 { 1 } else { 0 })
+    Ok(if print_results(&results) + errors > 0 {
+        1
+    } else {
+        0
+    })
 }
 
 async fn run_tui(

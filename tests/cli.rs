@@ -1,0 +1,1175 @@
+//! End-to-end tests of the real `kapply` binary: offline plans against
+//! `--live` files (the reference walk-through), and apply / prune / delete
+//! against the embedded API server, with the real kubectl for interop.
+//!
+//! Tests that need kubectl skip that part without it, unless `KAPPLY_CI` is
+//! set: then they fail.
+
+use base64::Engine as _;
+use kapply::server::{RecordedRequest, RunningServer, ServerOptions};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+// ---------------------------------------------------------------------------
+// Running things
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn run(cmd: &mut Command) -> Out {
+    let o = cmd.output().expect("spawn");
+    Out {
+        code: o.status.code(),
+        stdout: String::from_utf8(o.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// `kapply ARGS` in `dir`, stdin not a terminal, no ambient kubeconfig or NO_COLOR.
+fn kapply(dir: &Path, args: &[&str]) -> Out {
+    run(Command::new(KAPPLY)
+        .current_dir(dir)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null()))
+}
+
+/// The kubectl binary, or None (then the caller skips its kubectl part)
+/// when it is absent and KAPPLY_CI is unset.
+fn kubectl() -> Option<&'static str> {
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("KAPPLY_CI").is_none(),
+            "kubectl is required when KAPPLY_CI is set"
+        );
+        eprintln!("kubectl not found: skipping the kubectl part");
+        return None;
+    }
+    Some("kubectl")
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn json_out(out: &Out) -> Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"))
+}
+
+// ---------------------------------------------------------------------------
+// The reference walk-through (declarative-management.md)
+
+const UPDATE_DEPLOYMENT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nginx-deployment
+spec:
+  selector:
+    matchLabels:
+      app: nginx
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.16.1 # update the image
+        ports:
+        - containerPort: 80
+";
+
+/// simple_deployment.yaml applied, then `kubectl scale --replicas=2`, as
+/// `kubectl get deployment nginx-deployment -o yaml` prints it.
+const LIVE_DEPLOYMENT: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  annotations:
+    deployment.kubernetes.io/revision: "1"
+    kubectl.kubernetes.io/last-applied-configuration: |
+      {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},"spec":{"minReadySeconds":5,"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.14.2","name":"nginx","ports":[{"containerPort":80}]}]}}}}
+  creationTimestamp: "2026-11-22T20:00:00Z"
+  generation: 2
+  name: nginx-deployment
+  namespace: default
+  resourceVersion: "1234"
+  uid: 5f0c1a2e-0000-4000-8000-000000000001
+spec:
+  minReadySeconds: 5
+  progressDeadlineSeconds: 600
+  replicas: 2
+  revisionHistoryLimit: 10
+  selector:
+    matchLabels:
+      app: nginx
+  strategy:
+    rollingUpdate:
+      maxSurge: 25%
+      maxUnavailable: 25%
+    type: RollingUpdate
+  template:
+    metadata:
+      creationTimestamp: null
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - image: nginx:1.14.2
+        imagePullPolicy: IfNotPresent
+        name: nginx
+        ports:
+        - containerPort: 80
+          protocol: TCP
+        resources: {}
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+      dnsPolicy: ClusterFirst
+      restartPolicy: Always
+      schedulerName: default-scheduler
+      securityContext: {}
+      terminationGracePeriodSeconds: 30
+status:
+  availableReplicas: 2
+  observedGeneration: 2
+  readyReplicas: 2
+  replicas: 2
+  updatedReplicas: 2
+"#;
+
+/// The same object inside a `kind: List`, as `kubectl get -o yaml` prints
+/// a list.
+fn live_as_list(item: &str) -> String {
+    let mut out = String::from("apiVersion: v1\nitems:\n");
+    for (i, line) in item.lines().enumerate() {
+        let prefix = if i == 0 { "- " } else { "  " };
+        out.push_str(prefix);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+    out
+}
+
+fn live_value() -> Value {
+    serde_saphyr::from_str(LIVE_DEPLOYMENT).unwrap()
+}
+
+/// update_deployment.yaml as kubectl records it in the annotation.
+fn update_last_applied() -> Value {
+    json!({"apiVersion":"apps/v1","kind":"Deployment",
+        "metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},
+        "spec":{"selector":{"matchLabels":{"app":"nginx"}},
+            "template":{"metadata":{"labels":{"app":"nginx"}},
+                "spec":{"containers":[{"image":"nginx:1.16.1","name":"nginx",
+                    "ports":[{"containerPort":80}]}]}}}})
+}
+
+/// Compact JSON, keys sorted, trailing newline: the annotation's text.
+fn annotation(v: &Value) -> String {
+    format!("{}\n", serde_json::to_string(v).unwrap())
+}
+
+/// A temp dir holding `cfg/update_deployment.yaml`.
+fn walkthrough_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("cfg/update_deployment.yaml"),
+        UPDATE_DEPLOYMENT,
+    );
+    dir
+}
+
+fn field<'p>(obj: &'p Value, path: &str) -> &'p Value {
+    obj["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("no field {path} in {obj:#}"))
+}
+
+fn keys(v: &Value) -> BTreeSet<&str> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The plan JSON contract: exact keys per object and per field.
+fn assert_contract(plan: &Value) {
+    assert_eq!(keys(plan), BTreeSet::from(["objects"]));
+    for o in plan["objects"].as_array().unwrap() {
+        let mut expected = BTreeSet::from([
+            "apiVersion",
+            "kind",
+            "namespace",
+            "name",
+            "source",
+            "action",
+            "fields",
+            "patch",
+            "lastApplied",
+            "warnings",
+        ]);
+        if o["action"] == "error" {
+            expected.insert("error");
+            assert!(o["error"].is_string(), "{o:#}");
+        }
+        assert_eq!(keys(o), expected, "{o:#}");
+        assert!(
+            ["create", "update", "unchanged", "prune", "error"]
+                .contains(&o["action"].as_str().unwrap())
+        );
+        assert!(o["warnings"].is_array());
+        if !o["patch"].is_null() {
+            assert_eq!(keys(&o["patch"]), BTreeSet::from(["type", "body"]));
+            assert!(["strategic", "merge"].contains(&o["patch"]["type"].as_str().unwrap()));
+        }
+        for f in o["fields"].as_array().unwrap() {
+            let k = keys(f);
+            for required in ["path", "action", "reason"] {
+                assert!(k.contains(required), "{f}");
+            }
+            let allowed =
+                BTreeSet::from(["path", "config", "live", "lastApplied", "action", "reason"]);
+            assert!(k.is_subset(&allowed), "{f}");
+            assert!(["set", "clear", "keep"].contains(&f["action"].as_str().unwrap()));
+            assert!(!f["reason"].as_str().unwrap().is_empty());
+        }
+    }
+}
+
+#[test]
+fn plan_json_on_the_reference_walkthrough() {
+    let dir = walkthrough_dir();
+    let d = dir.path();
+    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
+    write(&d.join("list.yaml"), &live_as_list(LIVE_DEPLOYMENT));
+    write(
+        &d.join("live.json"),
+        &serde_json::to_string_pretty(&live_value()).unwrap(),
+    );
+
+    let out = kapply(
+        d,
+        &["plan", "-f", "cfg", "--live", "live.yaml", "-o", "json"],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let plan = json_out(&out);
+    assert_contract(&plan);
+
+    let objects = plan["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 1);
+    let o = &objects[0];
+    assert_eq!(o["apiVersion"], "apps/v1");
+    assert_eq!(o["kind"], "Deployment");
+    assert_eq!(o["namespace"], "default");
+    assert_eq!(o["name"], "nginx-deployment");
+    assert_eq!(o["source"], "cfg/update_deployment.yaml:1");
+    assert_eq!(o["action"], "update");
+    assert_eq!(o["warnings"], json!([]));
+
+    // replicas: set by kubectl scale, absent from config and last-applied.
+    let replicas = field(o, "spec.replicas");
+    assert_eq!(replicas["action"], "keep");
+    assert_eq!(replicas["live"], 2);
+    assert_eq!(
+        keys(replicas),
+        BTreeSet::from(["path", "live", "action", "reason"])
+    );
+
+    // minReadySeconds: in last-applied, removed from the config.
+    let mrs = field(o, "spec.minReadySeconds");
+    assert_eq!(mrs["action"], "clear");
+    assert_eq!(mrs["live"], 5);
+    assert_eq!(mrs["lastApplied"], 5);
+    assert!(mrs.get("config").is_none(), "{mrs}");
+
+    let image = field(o, "spec.template.spec.containers[name=nginx].image");
+    assert_eq!(image["action"], "set");
+    assert_eq!(image["config"], "nginx:1.16.1");
+    assert_eq!(image["live"], "nginx:1.14.2");
+    assert_eq!(image["lastApplied"], "nginx:1.14.2");
+
+    // Only those two fields change; the rest are other writers' and kept.
+    let changing: Vec<&str> = o["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["action"] != "keep")
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        changing,
+        [
+            "spec.minReadySeconds",
+            "spec.template.spec.containers[name=nginx].image"
+        ]
+    );
+
+    // The patch kubectl 1.32 sends for this step.
+    let expected_la = update_last_applied();
+    assert_eq!(o["lastApplied"], expected_la);
+    assert_eq!(
+        o["patch"],
+        json!({"type": "strategic", "body": {
+            "metadata": {"annotations": {LAST_APPLIED: annotation(&expected_la)}},
+            "spec": {
+                "minReadySeconds": null,
+                "template": {"spec": {
+                    "$setElementOrder/containers": [{"name": "nginx"}],
+                    "containers": [{"image": "nginx:1.16.1", "name": "nginx"}]
+                }}
+            }
+        }})
+    );
+
+    // The same live object inside a kind: List, or as JSON, plans the same.
+    for live in ["list.yaml", "live.json"] {
+        let other = kapply(d, &["plan", "-f", "cfg", "--live", live, "-o", "json"]);
+        assert_eq!(other.code, Some(0), "{other:?}");
+        assert_eq!(json_out(&other), plan, "--live {live}");
+    }
+
+    // -o yaml is the same document.
+    let yaml = kapply(
+        d,
+        &["plan", "-f", "cfg", "--live", "list.yaml", "-o", "yaml"],
+    );
+    assert_eq!(yaml.code, Some(0), "{yaml:?}");
+    let back: Value = serde_saphyr::from_str(&yaml.stdout)
+        .unwrap_or_else(|e| panic!("plan -o yaml does not parse ({e}): {yaml:?}"));
+    assert_eq!(back, plan);
+}
+
+/// The live object after the update was applied: what a second diff sees.
+fn applied_live() -> Value {
+    let mut live = live_value();
+    live["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16.1");
+    live["metadata"]["annotations"][LAST_APPLIED] = json!(annotation(&update_last_applied()));
+    live
+}
+
+#[test]
+fn diff_exit_codes_and_plain_output() {
+    let dir = walkthrough_dir();
+    let d = dir.path();
+    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
+    write(
+        &d.join("applied.json"),
+        &serde_json::to_string(&applied_live()).unwrap(),
+    );
+
+    // Changes: exit 1, piped output is plain text naming the object and fields.
+    let out = kapply(d, &["diff", "-f", "cfg", "--live", "live.yaml"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(!out.stdout.contains('\x1b'), "colour on a pipe: {out:?}");
+    assert!(
+        out.stdout.contains(
+            "~ Deployment default/nginx-deployment (update)  cfg/update_deployment.yaml:1"
+        ),
+        "{out:?}"
+    );
+    let line = |path: &str| -> String {
+        out.stdout
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(path))
+            .unwrap_or_else(|| panic!("no line for {path}: {out:?}"))
+            .trim()
+            .to_string()
+    };
+    assert!(line("spec.minReadySeconds").starts_with("clear "));
+    assert!(line("spec.replicas").starts_with("keep "));
+    let image = line("spec.template.spec.containers[name=nginx].image");
+    assert!(image.starts_with("set "), "{image}");
+    assert!(image.contains("\"nginx:1.16.1\""), "{image}");
+
+    // In sync: the live object the apply produced. Exit 0, unchanged.
+    let same = kapply(d, &["diff", "-f", "cfg", "--live", "applied.json"]);
+    assert_eq!(same.code, Some(0), "{same:?}");
+    assert!(
+        same.stdout
+            .contains("= Deployment default/nginx-deployment (unchanged)"),
+        "{same:?}"
+    );
+    let plan = json_out(&kapply(d, &["plan", "-f", "cfg", "--live", "applied.json"]));
+    assert_eq!(plan["objects"][0]["action"], "unchanged");
+    assert_eq!(plan["objects"][0]["patch"], Value::Null);
+
+    // No manifests at all: an error, exit 2.
+    let none = kapply(d, &["diff", "--live", "live.yaml"]);
+    assert_eq!(none.code, Some(2), "{none:?}");
+    assert!(none.stderr.contains("-f"), "{none:?}");
+}
+
+#[test]
+fn diff_reports_malformed_yaml_and_still_shows_the_rest() {
+    let dir = walkthrough_dir();
+    let d = dir.path();
+    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
+    // Line 6 is not valid YAML.
+    write(
+        &d.join("cfg/b-broken.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  key: a: b\n",
+    );
+    write(
+        &d.join("cfg/c-after.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\ndata:\n  k: v\n",
+    );
+
+    let out = kapply(d, &["diff", "-f", "cfg", "--live", "live.yaml"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stdout.contains("cfg/b-broken.yaml:6"), "{out:?}");
+    assert!(
+        out.stdout
+            .contains("~ Deployment default/nginx-deployment (update)"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("+ ConfigMap default/after (create)"),
+        "{out:?}"
+    );
+
+    let plan = kapply(d, &["plan", "-f", "cfg", "--live", "live.yaml"]);
+    assert_eq!(plan.code, Some(2), "{plan:?}");
+    let plan = json_out(&plan);
+    assert_contract(&plan);
+    let objects = plan["objects"].as_array().unwrap();
+    let err = objects
+        .iter()
+        .find(|o| o["action"] == "error")
+        .expect("an error row");
+    assert_eq!(err["source"], "cfg/b-broken.yaml:6");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap()
+            .contains("cfg/b-broken.yaml:6"),
+        "{err}"
+    );
+    let names: BTreeSet<&str> = objects
+        .iter()
+        .filter(|o| o["action"] != "error")
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["nginx-deployment", "after"]));
+}
+
+/// Run through a pseudo-terminal (util-linux `script`), so stdout is a tty.
+fn on_tty(dir: &Path, shell_cmd: &str, no_color: bool) -> Option<Out> {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("util-linux script not found: skipping the terminal part");
+        return None;
+    }
+    let mut cmd = Command::new("script");
+    cmd.current_dir(dir)
+        .args(["-qec", shell_cmd, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null());
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    Some(run(&mut cmd))
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let dir = walkthrough_dir();
+    let d = dir.path();
+    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
+    let cmd = format!("'{KAPPLY}' diff -f cfg --live live.yaml");
+
+    let piped = kapply(d, &["diff", "-f", "cfg", "--live", "live.yaml"]);
+    assert_eq!(piped.code, Some(1));
+    assert!(!piped.stdout.contains('\x1b'), "{piped:?}");
+
+    if let Some(tty) = on_tty(d, &cmd, false) {
+        assert_eq!(tty.code, Some(1), "{tty:?}");
+        assert!(tty.stdout.contains("\x1b["), "no colour on a tty: {tty:?}");
+        let plain = on_tty(d, &cmd, true).unwrap();
+        assert_eq!(plain.code, Some(1), "{plain:?}");
+        assert!(plain.stdout.contains("nginx-deployment"), "{plain:?}");
+        assert!(
+            !plain.stdout.contains('\x1b'),
+            "NO_COLOR ignored: {plain:?}"
+        );
+    }
+}
+
+#[test]
+fn secret_values_are_masked_in_diff_and_plan() {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let secrets = [
+        "supersecret123",
+        "oldpassword",
+        "oldsecretvalue",
+        "extralive",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("sec/secret.yaml"),
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: {}\nstringData:\n  token: plaintexttoken42\n",
+            b64("supersecret123")
+        ),
+    );
+    let recorded = json!({"apiVersion":"v1","data":{"old":b64("oldsecretvalue"),"password":b64("oldpassword")},
+        "kind":"Secret","metadata":{"annotations":{},"name":"creds","namespace":"default"}});
+    let live = json!({"apiVersion":"v1","kind":"Secret",
+        "metadata":{"name":"creds","namespace":"default","annotations":{LAST_APPLIED: annotation(&recorded)}},
+        "data":{"old":b64("oldsecretvalue"),"password":b64("oldpassword"),"extra":b64("extralive")},
+        "type":"Opaque"});
+    write(&d.join("live.json"), &live.to_string());
+    // Something else, so the Secret is planned as a create.
+    write(&d.join("other.yaml"), LIVE_DEPLOYMENT);
+
+    let mut shown = Vec::new();
+    for live_file in ["live.json", "other.yaml"] {
+        let diff = kapply(d, &["diff", "-f", "sec", "--live", live_file]);
+        assert_eq!(diff.code, Some(1), "{diff:?}");
+        assert!(diff.stdout.contains("Secret default/creds"), "{diff:?}");
+        let json = kapply(d, &["plan", "-f", "sec", "--live", live_file]);
+        assert_eq!(json.code, Some(0), "{json:?}");
+        let plan = json_out(&json);
+        assert_contract(&plan);
+        let yaml = kapply(d, &["plan", "-f", "sec", "--live", live_file, "-o", "yaml"]);
+        assert_eq!(yaml.code, Some(0), "{yaml:?}");
+        shown.extend([diff.stdout, json.stdout, yaml.stdout]);
+    }
+    let update = json_out(&Out {
+        code: Some(0),
+        stdout: shown[1].clone(),
+        stderr: String::new(),
+    });
+    assert_eq!(update["objects"][0]["action"], "update");
+    assert_eq!(field(&update["objects"][0], "data.old")["action"], "clear");
+    assert_eq!(
+        field(&update["objects"][0], "data.password")["config"],
+        "***"
+    );
+
+    for text in &shown {
+        assert!(text.contains("***"), "nothing masked?\n{text}");
+        for s in secrets.iter().chain(&["plaintexttoken42"]) {
+            assert!(!text.contains(s), "{s} shown:\n{text}");
+            assert!(!text.contains(&b64(s)), "base64 of {s} shown:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn kubectl_applies_the_planned_patch_to_the_in_sync_result() {
+    let Some(kubectl) = kubectl() else { return };
+    let dir = walkthrough_dir();
+    let d = dir.path();
+    write(
+        &d.join("live.json"),
+        &serde_json::to_string(&live_value()).unwrap(),
+    );
+    let plan = json_out(&kapply(d, &["plan", "-f", "cfg", "--live", "live.json"]));
+    let patch = plan["objects"][0]["patch"]["body"].to_string();
+    let patched = run(Command::new(kubectl)
+        .current_dir(d)
+        .args([
+            "patch",
+            "--local",
+            "-f",
+            "live.json",
+            "--type",
+            "strategic",
+            "-p",
+        ])
+        .arg(&patch)
+        .args(["-o", "json"]));
+    assert_eq!(patched.code, Some(0), "{patched:?}");
+    let result = json_out(&patched);
+    assert_eq!(result["spec"]["replicas"], 2);
+    assert!(result["spec"].get("minReadySeconds").is_none());
+    assert_eq!(
+        result["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+    assert_eq!(result, applied_live());
+    write(&d.join("after.json"), &patched.stdout);
+    let again = kapply(d, &["diff", "-f", "cfg", "--live", "after.json"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Against the embedded API server
+
+struct Cluster {
+    // Dropped before the runtime that serves it.
+    server: RunningServer,
+    _rt: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt
+            .block_on(kapply::server::start(ServerOptions { port: None }))
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        std::fs::create_dir(dir.path().join("m")).unwrap();
+        Cluster {
+            server,
+            _rt: rt,
+            dir,
+            kubeconfig,
+        }
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        write(&self.dir.path().join("m").join(file), text);
+    }
+
+    fn remove(&self, file: &str) {
+        std::fs::remove_file(self.dir.path().join("m").join(file)).unwrap();
+    }
+
+    /// `kapply ARGS --kubeconfig K` in the temp dir (manifests under `m`).
+    fn kapply(&self, args: &[&str]) -> Out {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--kubeconfig");
+        all.push(self.kubeconfig.to_str().unwrap());
+        kapply(self.dir.path(), &all)
+    }
+
+    fn kubectl(&self, kubectl: &str, args: &[&str]) -> Out {
+        run(Command::new(kubectl)
+            .current_dir(self.dir.path())
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args))
+    }
+
+    fn get(&self, api_version: &str, kind: &str, ns: Option<&str>, name: &str) -> Option<Value> {
+        self.server.store().get(api_version, kind, ns, name)
+    }
+
+    fn configmap(&self, ns: &str, name: &str) -> Option<Value> {
+        self.get("v1", "ConfigMap", Some(ns), name)
+    }
+
+    /// Requests that could have changed something.
+    fn writes(&self) -> Vec<RecordedRequest> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| matches!(r.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE"))
+            .collect()
+    }
+}
+
+fn configmap(name: &str, labels: &str, data: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {labels}\ndata: {data}\n"
+    )
+}
+
+fn deployment(name: &str, app: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  selector:
+    matchLabels:
+      app: {app}
+  template:
+    metadata:
+      labels:
+        app: {app}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.16.1
+"
+    )
+}
+
+#[test]
+fn apply_kubectl_diff_reapply_dry_run_and_delete() {
+    let c = Cluster::start();
+    c.write(
+        "a-settings.yaml",
+        &configmap("settings", "{app: x}", "{color: blue}"),
+    );
+    c.write("b-web.yaml", &deployment("web", "web"));
+
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains("ConfigMap default/settings created"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("Deployment default/web created"),
+        "{out:?}"
+    );
+    let cm = c.configmap("default", "settings").expect("created");
+    assert_eq!(cm["data"], json!({"color": "blue"}));
+    assert_eq!(
+        cm["metadata"]["annotations"][LAST_APPLIED],
+        annotation(
+            &json!({"apiVersion":"v1","data":{"color":"blue"},"kind":"ConfigMap",
+            "metadata":{"annotations":{},"labels":{"app":"x"},"name":"settings","namespace":"default"}})
+        )
+    );
+    // Over the API too.
+    let (code, web) = c.server.api().request(
+        "GET",
+        "/apis/apps/v1/namespaces/default/deployments/web",
+        None,
+        None,
+    );
+    assert_eq!(code, 200, "{web}");
+    assert!(web["metadata"]["annotations"][LAST_APPLIED].is_string());
+
+    // Interop: kubectl sees nothing to change.
+    if let Some(kubectl) = kubectl() {
+        let d = c.kubectl(kubectl, &["diff", "-f", "m"]);
+        assert_eq!(d.code, Some(0), "kubectl diff after kapply apply: {d:?}");
+    }
+
+    // Again: unchanged, nothing written.
+    c.server.clear_requests();
+    let again = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(
+        again
+            .stdout
+            .contains("ConfigMap default/settings unchanged"),
+        "{again:?}"
+    );
+    assert!(
+        again.stdout.contains("Deployment default/web unchanged"),
+        "{again:?}"
+    );
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    let diff = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(diff.code, Some(0), "{diff:?}");
+
+    // A server-side dry run of a change sends it, marked dryRun, and writes nothing.
+    c.write(
+        "a-settings.yaml",
+        &configmap("settings", "{app: x}", "{color: red}"),
+    );
+    let diff = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(diff.code, Some(1), "{diff:?}");
+    c.server.clear_requests();
+    let dry = c.kapply(&["apply", "-f", "m", "--dry-run=server", "--yes"]);
+    assert_eq!(dry.code, Some(0), "{dry:?}");
+    assert!(dry.stderr.contains("nothing was written"), "{dry:?}");
+    let writes = c.writes();
+    assert!(!writes.is_empty(), "the dry run sent nothing");
+    for w in &writes {
+        assert_eq!(
+            w.query.get("dryRun").map(String::as_str),
+            Some("All"),
+            "{w:?}"
+        );
+    }
+    assert_eq!(
+        c.configmap("default", "settings").unwrap()["data"]["color"],
+        "blue"
+    );
+
+    // Delete.
+    let del = c.kapply(&["delete", "-f", "m", "--yes"]);
+    assert_eq!(del.code, Some(0), "{del:?}");
+    assert!(
+        del.stdout.contains("ConfigMap default/settings deleted"),
+        "{del:?}"
+    );
+    assert!(
+        del.stdout.contains("Deployment default/web deleted"),
+        "{del:?}"
+    );
+    assert!(c.configmap("default", "settings").is_none());
+    assert!(
+        c.get("apps/v1", "Deployment", Some("default"), "web")
+            .is_none()
+    );
+    // Deleting again finds nothing, and says so.
+    let del = c.kapply(&["delete", "-f", "m", "--yes"]);
+    assert_eq!(del.code, Some(0), "{del:?}");
+    assert!(
+        del.stderr.contains("ConfigMap default/settings not found"),
+        "{del:?}"
+    );
+}
+
+#[test]
+fn without_yes_and_no_terminal_nothing_is_written() {
+    let c = Cluster::start();
+    c.write(
+        "settings.yaml",
+        &configmap("settings", "{app: x}", "{color: blue}"),
+    );
+
+    let out = c.kapply(&["apply", "-f", "m"]);
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.contains("--yes"), "{out:?}");
+    assert!(out.stderr.contains("not a terminal"), "{out:?}");
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    assert!(c.configmap("default", "settings").is_none());
+
+    // Same for delete.
+    let created = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(created.code, Some(0), "{created:?}");
+    c.server.clear_requests();
+    let del = c.kapply(&["delete", "-f", "m"]);
+    assert_ne!(del.code, Some(0), "{del:?}");
+    assert!(del.stderr.contains("--yes"), "{del:?}");
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    assert!(c.configmap("default", "settings").is_some());
+}
+
+#[test]
+fn prune_by_label() {
+    let c = Cluster::start();
+    c.write("one.yaml", &configmap("one", "{app: x}", "{k: v}"));
+    c.write("two.yaml", &configmap("two", "{app: x}", "{k: v}"));
+    // Applied by kapply too, but with another label: never pruned by -l app=x.
+    let other = c.dir.path().join("bystander.yaml");
+    write(&other, &configmap("bystander", "{app: other}", "{k: v}"));
+    let b = c.kapply(&["apply", "-f", other.to_str().unwrap(), "--yes"]);
+    assert_eq!(b.code, Some(0), "{b:?}");
+
+    let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(c.configmap("default", "two").is_some());
+
+    c.remove("two.yaml");
+    // --prune alone is refused before anything is sent.
+    c.server.clear_requests();
+    let refused = c.kapply(&["apply", "-f", "m", "--prune", "--yes"]);
+    assert_eq!(refused.code, Some(2), "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("--prune needs -l SELECTOR or --all"),
+        "{refused:?}"
+    );
+    assert!(c.server.requests().is_empty(), "{:?}", c.server.requests());
+    assert!(c.configmap("default", "two").is_some());
+
+    let pruned = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
+    assert_eq!(pruned.code, Some(0), "{pruned:?}");
+    assert!(
+        pruned.stderr.contains("- prune      ConfigMap default/two"),
+        "{pruned:?}"
+    );
+    assert!(
+        pruned.stdout.contains("ConfigMap default/two pruned"),
+        "{pruned:?}"
+    );
+    assert!(c.configmap("default", "two").is_none());
+    assert!(c.configmap("default", "one").is_some());
+    assert!(c.configmap("default", "bystander").is_some());
+}
+
+#[test]
+fn applyset_parent_and_prune() {
+    let c = Cluster::start();
+    c.server
+        .api()
+        .put_object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}))
+        .unwrap();
+    c.write("keep.yaml", &configmap("keep", "{app: x}", "{k: v}"));
+    c.write("gone.yaml", &configmap("gone", "{app: x}", "{k: v}"));
+    let args = [
+        "apply",
+        "-f",
+        "m",
+        "--prune",
+        "--applyset",
+        "myset",
+        "-n",
+        "apps",
+        "--yes",
+    ];
+
+    let out = c.kapply(&args);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // ID as kubectl computes it for a Secret parent myset in namespace apps.
+    let digest = Sha256::digest(b"myset.apps.Secret.");
+    let id = format!(
+        "applyset-{}-v1",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+    );
+    let parent = c
+        .get("v1", "Secret", Some("apps"), "myset")
+        .expect("parent Secret created");
+    assert_eq!(
+        parent["metadata"]["labels"]["applyset.kubernetes.io/id"],
+        id
+    );
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap"
+    );
+    for name in ["keep", "gone"] {
+        let cm = c.configmap("apps", name).expect("member created");
+        assert_eq!(
+            cm["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
+            id
+        );
+    }
+    // The parent is written by server-side apply, as kubectl does.
+    assert!(
+        c.server.requests().iter().any(|r| r.method == "PATCH"
+            && r.path == "/api/v1/namespaces/apps/secrets/myset"
+            && r.content_type.as_deref() == Some("application/apply-patch+yaml")),
+        "{:?}",
+        c.server.requests()
+    );
+
+    c.remove("gone.yaml");
+    let second = c.kapply(&args);
+    assert_eq!(second.code, Some(0), "{second:?}");
+    assert!(
+        second.stdout.contains("ConfigMap apps/gone pruned"),
+        "{second:?}"
+    );
+    assert!(c.configmap("apps", "gone").is_none());
+    assert!(c.configmap("apps", "keep").is_some());
+    assert!(c.get("v1", "Secret", Some("apps"), "myset").is_some());
+}
+
+#[test]
+fn unreachable_server_is_named() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = format!("http://127.0.0.1:{port}");
+    write(
+        &d.join("kubeconfig"),
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: {url}\n\
+             contexts:\n- name: x\n  context:\n    cluster: x\n    user: x\n\
+             current-context: x\nusers:\n- name: x\n  user: {{}}\n"
+        ),
+    );
+    write(
+        &d.join("m/settings.yaml"),
+        &configmap("settings", "{app: x}", "{k: v}"),
+    );
+    for args in [
+        &["apply", "-f", "m", "--yes"][..],
+        &["diff", "-f", "m"],
+        &["delete", "-f", "m", "--yes"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--kubeconfig", "kubeconfig"]);
+        let out = kapply(d, &all);
+        assert_ne!(out.code, Some(0), "{args:?}: {out:?}");
+        assert!(
+            out.stderr.contains(&url),
+            "{args:?} does not name {url}: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn invalid_object_is_reported_while_the_others_apply() {
+    let c = Cluster::start();
+    c.write("web.yaml", &deployment("web", "web"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // The selector is immutable: 422 for the Deployment only.
+    c.write("web.yaml", &deployment("web", "web2"));
+    c.write("extra.yaml", &configmap("extra", "{app: x}", "{k: v}"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let err = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: Deployment default/web:"))
+        .unwrap_or_else(|| panic!("no error line for the Deployment: {out:?}"));
+    assert!(err.contains("immutable"), "{err}");
+    assert!(
+        out.stdout.contains("ConfigMap default/extra created"),
+        "{out:?}"
+    );
+    assert!(c.configmap("default", "extra").is_some());
+    let web = c
+        .get("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(web["spec"]["selector"]["matchLabels"]["app"], "web");
+
+    // delete -f with an unreadable file: the readable objects are deleted,
+    // the file is named, and the run fails.
+    c.write(
+        "zz-broken.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n",
+    );
+    let del = c.kapply(&["delete", "-f", "m", "--yes"]);
+    assert_eq!(del.code, Some(1), "{del:?}");
+    assert!(del.stderr.contains("m/zz-broken.yaml:"), "{del:?}");
+    assert!(c.configmap("default", "extra").is_none());
+    assert!(
+        c.get("apps/v1", "Deployment", Some("default"), "web")
+            .is_none()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// kapply demo
+
+/// Kills the child if the test fails before it stops it.
+struct Reaper(Option<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn demo_serves_until_interrupted() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("demo-kubeconfig");
+    let child = Command::new(KAPPLY)
+        .args([
+            "demo",
+            "--no-tui",
+            "--port",
+            &port.to_string(),
+            "--kubeconfig-out",
+        ])
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reaper = Reaper(Some(child));
+    let stdout = reaper.0.as_mut().unwrap().stdout.take().unwrap();
+
+    // Read stdout on a thread, so a hung child fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut banner = Vec::new();
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(line) => {
+                let done = line.contains("serving until Ctrl-C");
+                banner.push(line);
+                if done {
+                    break;
+                }
+            }
+            Err(e) => {
+                let mut err = String::new();
+                if let Some(s) = reaper.0.as_mut().unwrap().stderr.as_mut() {
+                    let _ = s.read_to_string(&mut err);
+                }
+                panic!("kapply demo did not start ({e}): {banner:?}\n{err}");
+            }
+        }
+    }
+    let url = format!("http://127.0.0.1:{port}");
+    assert!(banner.iter().any(|l| l.contains(&url)), "{banner:?}");
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(text.contains(&format!("server: {url}")), "{text}");
+
+    // Plain HTTP, no kubectl needed: the seeded Deployment is there.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET /apis/apps/v1/namespaces/demo/deployments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    assert!(resp.contains("\"nginx-deployment\""), "{resp}");
+
+    if let Some(kubectl) = kubectl() {
+        let out = run(Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["get", "deploy", "-n", "demo"]));
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert!(out.stdout.contains("nginx-deployment"), "{out:?}");
+    }
+
+    // Ctrl-C ends it cleanly.
+    let mut child = reaper.0.take().unwrap();
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "kapply demo after SIGINT: {status}");
+}
