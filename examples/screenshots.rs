@@ -448,12 +448,7 @@ mod live {
 async fn demo() -> anyhow::Result<()> {
     use kapply::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
     let server = kapply::server::start(kapply::server::ServerOptions { port: None }).await?;
-    for obj in kapply::demo::demo_seed_objects() {
-        server
-            .store()
-            .put_object(obj)
-            .map_err(|e| anyhow::anyhow!("seeding: {e:?}"))?;
-    }
+    kapply::demo::seed(&server).await?;
     let dir = tempfile::tempdir()?;
     let manifests = dir.path().join("manifests");
     kapply::demo::write_demo_manifests(&manifests)?;
@@ -486,6 +481,60 @@ async fn demo() -> anyhow::Result<()> {
     r
 }
 
+/// Frames of the real demo: the embedded server seeded with the story, the
+/// plan loaded through the real cluster engine, the Deployment selected.
+async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
+    use kapply::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
+    use kapply::ops::Engine;
+    let server = kapply::server::start(kapply::server::ServerOptions { port: None }).await?;
+    kapply::demo::seed(&server).await?;
+    let dir = tempfile::tempdir()?;
+    let manifests = dir.path().join("manifests");
+    kapply::demo::write_demo_manifests(&manifests)?;
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig)?;
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig),
+        ..Default::default()
+    })
+    .await?;
+    let load = kapply::manifest::LoadOptions {
+        paths: vec![manifests],
+        recursive: false,
+        namespace: None,
+        default_namespace: String::new(),
+    };
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".to_string()),
+            all: false,
+            allowlist: Vec::new(),
+        },
+    };
+    let engine = KubeEngine::new(session, load, prune);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.map_err(|e| anyhow::anyhow!(e))?;
+    let mut out = Vec::new();
+    for (name, w, h, keys) in [
+        ("demo", 132u16, 34u16, ""),
+        ("demo-yaml", 132, 34, "y"),
+        ("demo-prune", 132, 34, "p"),
+    ] {
+        let mut app = App::new(Options::default());
+        app.clock = || "14:02:37".to_string();
+        app.update(Msg::Resize(w, h));
+        app.start();
+        app.update(Msg::Loaded(Ok(plan.clone())));
+        select(&mut app, "nginx-deployment");
+        for c in keys.chars() {
+            app.update(key(c));
+        }
+        out.push((name, app));
+    }
+    server.shutdown();
+    Ok(out)
+}
+
 fn main() -> anyhow::Result<()> {
     if std::env::args().any(|a| a == "--demo") {
         let rt = tokio::runtime::Runtime::new()?;
@@ -498,7 +547,10 @@ fn main() -> anyhow::Result<()> {
     }
     let dir = PathBuf::from("screenshots");
     std::fs::create_dir_all(&dir)?;
-    for (name, app) in screens() {
+    let rt = tokio::runtime::Runtime::new()?;
+    let mut all = rt.block_on(demo_screens())?;
+    all.extend(screens());
+    for (name, app) in all {
         let (w, h) = (app.size.width, app.size.height);
         let mut term = Terminal::new(TestBackend::new(w, h))?;
         term.draw(|f| f.render_widget(&app, f.area()))?;

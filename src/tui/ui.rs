@@ -187,6 +187,11 @@ pub fn reason(f: &FieldChange, owners: &std::collections::BTreeMap<String, Strin
     if f.action == FieldAction::Keep
         && let Some(owner) = owner_of(&f.path, owners)
     {
+        // Apply's own manager on a field last-applied never named: the
+        // server defaulted it (the plan's reason says so at length).
+        if matches!(owner, "kubectl-client-side-apply" | "before-first-apply") {
+            return "kept: server default".to_string();
+        }
         return format!("kept: owned by {owner}");
     }
     f.reason.clone()
