@@ -446,72 +446,25 @@ mod live {
 
 /// The TUI on the embedded server with the demo story, through the real engine.
 async fn demo() -> anyhow::Result<()> {
-    use kapply::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
-    let server = kapply::server::start(kapply::server::ServerOptions { port: None }).await?;
-    kapply::demo::seed(&server).await?;
-    let dir = tempfile::tempdir()?;
-    let manifests = dir.path().join("manifests");
-    kapply::demo::write_demo_manifests(&manifests)?;
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig)?;
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(kubeconfig),
-        context: None,
-        namespace: None,
-    })
-    .await?;
-    let load = kapply::manifest::LoadOptions {
-        paths: vec![manifests],
-        ..Default::default()
-    };
-    let prune = PruneOptions {
-        mode: PruneMode::Allowlist {
-            selector: Some("app=demo".to_string()),
-            all: false,
-            allowlist: Vec::new(),
-        },
-    };
-    let engine = std::sync::Arc::new(KubeEngine::new(session, load, prune));
+    let demo = kapply::demo::Demo::start(None, None).await?;
+    let engine = std::sync::Arc::new(demo.engine().await?);
     let r = kapply::tui::run(engine, Options::from_env()).await;
     // What the cluster holds afterwards, for the end-to-end check.
     if let Some(out) = std::env::var_os("KAPPLY_DEMO_DUMP") {
-        std::fs::write(out, serde_json::to_string_pretty(&server.store().all())?)?;
+        std::fs::write(
+            out,
+            serde_json::to_string_pretty(&demo.server.store().all())?,
+        )?;
     }
-    server.shutdown();
     r
 }
 
 /// Frames of the real demo: the embedded server seeded with the story, the
 /// plan loaded through the real cluster engine, the Deployment selected.
 async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
-    use kapply::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
     use kapply::ops::Engine;
-    let server = kapply::server::start(kapply::server::ServerOptions { port: None }).await?;
-    kapply::demo::seed(&server).await?;
-    let dir = tempfile::tempdir()?;
-    let manifests = dir.path().join("manifests");
-    kapply::demo::write_demo_manifests(&manifests)?;
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig)?;
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(kubeconfig),
-        ..Default::default()
-    })
-    .await?;
-    let load = kapply::manifest::LoadOptions {
-        paths: vec![manifests],
-        recursive: false,
-        namespace: None,
-        default_namespace: String::new(),
-    };
-    let prune = PruneOptions {
-        mode: PruneMode::Allowlist {
-            selector: Some("app=demo".to_string()),
-            all: false,
-            allowlist: Vec::new(),
-        },
-    };
-    let engine = KubeEngine::new(session, load, prune);
+    let demo = kapply::demo::Demo::start(None, None).await?;
+    let engine = demo.engine().await?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.map_err(|e| anyhow::anyhow!(e))?;
     let mut out = Vec::new();
@@ -531,7 +484,6 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
         }
         out.push((name, app));
     }
-    server.shutdown();
     Ok(out)
 }
 

@@ -632,7 +632,10 @@ async fn run_tui(
     load: LoadOptions,
     prune: PruneOptions,
 ) -> anyhow::Result<u8> {
-    let engine = KubeEngine::new(session, load, prune);
+    run_engine(KubeEngine::new(session, load, prune)).await
+}
+
+async fn run_engine(engine: KubeEngine) -> anyhow::Result<u8> {
     let opts = crate::tui::Options {
         color: color_enabled(true),
         ..Default::default()
@@ -652,56 +655,18 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let server = crate::server::start(crate::server::ServerOptions { port: a.port }).await?;
-    crate::demo::seed(&server)
-        .await
-        .context("seeding the demo cluster")?;
-    let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
-    let manifests = dir.path().join("manifests");
-    crate::demo::write_demo_manifests(&manifests)?;
-    let kubeconfig = match &a.kubeconfig_out {
-        Some(p) => p.clone(),
-        None => dir.path().join("kubeconfig"),
-    };
-    server.write_kubeconfig(&kubeconfig)?;
+    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone()).await?;
+    let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
-        println!("kapply demo cluster: {}", server.url());
-        println!("kubeconfig:          {}", kubeconfig.display());
-        println!("manifests:           {}", manifests.display());
-        println!(
-            "try: kubectl --kubeconfig {} get all -n demo",
-            kubeconfig.display()
-        );
-        println!(
-            "     kapply --kubeconfig {} -f {}",
-            kubeconfig.display(),
-            manifests.display()
-        );
+        println!("kapply demo cluster: {}", demo.server.url());
+        println!("kubeconfig:          {kubeconfig}");
+        println!("manifests:           {manifests}");
+        println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
+        println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
         println!("serving until Ctrl-C");
         tokio::signal::ctrl_c().await?;
         return Ok(0);
     }
-    let cluster = ClusterArgs {
-        kubeconfig: Some(kubeconfig),
-        context: None,
-        namespace: None,
-    };
-    let session = connect(&cluster).await?;
-    let load = LoadOptions {
-        paths: vec![manifests],
-        recursive: false,
-        namespace: None,
-        default_namespace: String::new(),
-    };
-    // The demo's objects carry app=demo, so pruning by that label is safe.
-    let prune = PruneOptions {
-        mode: PruneMode::Allowlist {
-            selector: Some("app=demo".into()),
-            all: false,
-            allowlist: Vec::new(),
-        },
-    };
-    let code = run_tui(session, load, prune).await;
-    drop(server);
-    code
+    let engine = demo.engine().await?;
+    run_engine(engine).await
 }

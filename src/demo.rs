@@ -116,6 +116,68 @@ pub fn write_demo_manifests(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// A running demo cluster: the seeded embedded server, the manifest
+/// directory the user reviews, and a kubeconfig for kubectl and kapply.
+pub struct Demo {
+    pub server: crate::server::RunningServer,
+    pub manifests: std::path::PathBuf,
+    pub kubeconfig: std::path::PathBuf,
+    /// Holds the manifests (and the kubeconfig unless written elsewhere).
+    _dir: tempfile::TempDir,
+}
+
+impl Demo {
+    /// Start the server on `port` (a free one when `None`), seed the story,
+    /// write the manifests to a temporary directory and the kubeconfig to
+    /// `kubeconfig_out` (default: beside the manifests).
+    pub async fn start(
+        port: Option<u16>,
+        kubeconfig_out: Option<std::path::PathBuf>,
+    ) -> anyhow::Result<Demo> {
+        use anyhow::Context;
+        let server = crate::server::start(crate::server::ServerOptions { port }).await?;
+        seed(&server).await.context("seeding the demo cluster")?;
+        let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
+        let manifests = dir.path().join("manifests");
+        write_demo_manifests(&manifests)?;
+        let kubeconfig = kubeconfig_out.unwrap_or_else(|| dir.path().join("kubeconfig"));
+        server
+            .write_kubeconfig(&kubeconfig)
+            .with_context(|| format!("writing {}", kubeconfig.display()))?;
+        Ok(Demo {
+            server,
+            manifests,
+            kubeconfig,
+            _dir: dir,
+        })
+    }
+
+    /// The engine the TUI uses on the demo: the demo manifests, pruning by
+    /// `app=demo` (every demo object carries it, so that is safe).
+    pub async fn engine(&self) -> anyhow::Result<crate::cluster::KubeEngine> {
+        use crate::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
+        let session = Session::connect(&ClusterOptions {
+            kubeconfig: Some(self.kubeconfig.clone()),
+            ..Default::default()
+        })
+        .await?;
+        let load = crate::manifest::LoadOptions {
+            paths: vec![self.manifests.clone()],
+            recursive: false,
+            namespace: None,
+            default_namespace: String::new(),
+        };
+        let prune = PruneOptions {
+            mode: PruneMode::Allowlist {
+                selector: Some("app=demo".into()),
+                all: false,
+                allowlist: Vec::new(),
+            },
+        };
+        Ok(KubeEngine::new(session, load, prune))
+    }
+}
+
 /// Replay the story's history into a freshly started server. Fails, naming
 /// the object and the request, on any answer kubectl would have reported as
 /// an error (e.g. when the server already holds a demo object).
