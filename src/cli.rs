@@ -463,16 +463,10 @@ fn summary_line(p: &ObjectPlan) -> String {
         ),
         _ => String::new(),
     };
-    format!("{mark:<12} {}{extra}", object_name(p))
+    format!("{mark:<12} {}{extra}", p.display_name())
 }
 
 /// `Deployment default/nginx`, `Namespace demo`: as the apply results name objects.
-fn object_name(p: &ObjectPlan) -> String {
-    match &p.namespace {
-        Some(ns) => format!("{} {ns}/{}", p.kind, p.name),
-        None => format!("{} {}", p.kind, p.name),
-    }
-}
 
 /// Unchanged objects get a result line on stdout too (as kubectl prints
 /// `unchanged`), so stdout accounts for every object of the run.
@@ -483,7 +477,7 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
         .filter(|p| p.action == ObjectAction::Unchanged)
     {
         let suffix = if dry_run { " (server dry run)" } else { "" };
-        println!("{} unchanged{suffix}", object_name(p));
+        println!("{} unchanged{suffix}", p.display_name());
     }
 }
 
@@ -592,7 +586,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
                 errors += 1;
                 eprintln!("error: {e}");
             }
-            None => eprintln!("{} not found", object_name(p)),
+            None => eprintln!("{} not found", p.display_name()),
         }
     }
     if targets.is_empty() {
@@ -600,7 +594,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        eprintln!("x delete     {}", object_name(p));
+        eprintln!("x delete     {}", p.display_name());
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
         eprintln!("cancelled: nothing was deleted");

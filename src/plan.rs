@@ -45,6 +45,18 @@ pub struct ObjectPlan {
     pub live: Option<Value>,
 }
 
+impl ObjectPlan {
+    /// `Deployment demo/nginx`, `Namespace demo`; a manifest that could not
+    /// be read has no identity and says so.
+    pub fn display_name(&self) -> String {
+        match (&self.namespace, self.kind.is_empty()) {
+            (_, true) => "(unreadable manifest)".to_string(),
+            (Some(ns), false) => format!("{} {ns}/{}", self.kind, self.name),
+            (None, false) => format!("{} {}", self.kind, self.name),
+        }
+    }
+}
+
 /// The whole plan, in manifest order, prune candidates last.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -902,10 +914,7 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
             ObjectAction::Prune => ("-", "prune", "31"),
             ObjectAction::Error => ("!", "error", "31;1"),
         };
-        let id = match &obj.namespace {
-            Some(ns) => format!("{} {}/{}", obj.kind, ns, obj.name),
-            None => format!("{} {}", obj.kind, obj.name),
-        };
+        let id = obj.display_name();
         let mut header = format!("{sym} {id} ({word})");
         if let Some(src) = &obj.source {
             let _ = write!(header, "  {src}");
