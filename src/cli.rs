@@ -146,6 +146,13 @@ pub struct ApplyArgs {
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Apply only what this plan lists (a `kapply plan -o json` output,
+    /// possibly edited): objects missing from it are skipped, and of the
+    /// others only the field changes it lists are applied (partial apply:
+    /// the rest stays pending). The plan is recomputed against live state
+    /// first; the file only selects.
+    #[arg(long = "plan", value_name = "FILE")]
+    pub plan_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -481,6 +488,74 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
     }
 }
 
+/// What a plan file selects: per object, the paths of its field changes.
+type Selection = std::collections::HashMap<(String, String, String, String), Vec<String>>;
+
+/// Objects are matched by group, kind, namespace and name (the version may
+/// differ between the file and the fresh plan).
+fn selection_key(p: &ObjectPlan) -> (String, String, String, String) {
+    let group = p.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    (
+        group.to_string(),
+        p.kind.clone(),
+        p.namespace.clone().unwrap_or_default(),
+        p.name.clone(),
+    )
+}
+
+fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("--plan {}", path.display()))?;
+    let plan: Plan = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "--plan {}: not a kapply plan (kapply plan -o json)",
+            path.display()
+        )
+    })?;
+    Ok(plan
+        .objects
+        .iter()
+        .map(|p| {
+            let paths = p
+                .fields
+                .iter()
+                .filter(|f| f.action != crate::merge::FieldAction::Keep)
+                .map(|f| f.path.clone())
+                .collect();
+            (selection_key(p), paths)
+        })
+        .collect())
+}
+
+/// The item to apply for `p` under a selection: skipped when the file does
+/// not list the object or none of its changes; partial when it lists only some.
+fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
+    let listed = sel.get(&selection_key(p))?;
+    let changes: Vec<&str> = p
+        .fields
+        .iter()
+        .filter(|f| f.action != crate::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    let accepted: Vec<String> = changes
+        .iter()
+        .filter(|c| listed.iter().any(|l| l == *c))
+        .map(|c| c.to_string())
+        .collect();
+    if accepted.is_empty() && !changes.is_empty() {
+        eprintln!(
+            "skipped      {}: the plan file lists none of its changes",
+            p.display_name()
+        );
+        return None;
+    }
+    let whole = accepted.len() == changes.len();
+    Some(ApplyItem {
+        plan: p.clone(),
+        accepted_fields: (!whole).then_some(accepted),
+    })
+}
+
 pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     let dry_run = a.dry_run == DryRun::Server;
     let plan_args = PlanArgs {
@@ -496,19 +571,31 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     for p in &plan.objects {
         eprintln!("{}", summary_line(p));
     }
+    let chosen = match &a.plan_file {
+        Some(path) => Some(read_selection(path)?),
+        None => None,
+    };
     let items: Vec<ApplyItem> = plan
         .objects
         .iter()
         .filter(|p| matches!(p.action, ObjectAction::Create | ObjectAction::Update))
-        .map(|p| ApplyItem {
-            plan: p.clone(),
-            accepted_fields: None,
+        .filter_map(|p| match &chosen {
+            None => Some(ApplyItem {
+                plan: p.clone(),
+                accepted_fields: None,
+            }),
+            Some(sel) => select_item(p, sel),
         })
         .collect();
     let candidates: Vec<ObjectPlan> = plan
         .objects
         .iter()
         .filter(|p| p.action == ObjectAction::Prune)
+        .filter(|p| {
+            chosen
+                .as_ref()
+                .is_none_or(|sel| sel.contains_key(&selection_key(p)))
+        })
         .cloned()
         .collect();
     let load_errors = plan
