@@ -406,6 +406,43 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
     }
 }
 
+/// `kubectl diff -f` of one demo manifest exits 0 (no differences). Without
+/// kubectl the check is skipped, unless `KAPPLY_CI` is set: then it fails.
+fn kubectl_diff_is_empty(t: &Tmux, kubeconfig: &Path, manifest: &str) {
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("KAPPLY_CI").is_none(),
+            "kubectl is required when KAPPLY_CI is set"
+        );
+        eprintln!("kubectl not found: skipping the kubectl diff check");
+        return;
+    }
+    let (_, text) = kapply::demo::DEMO_FILES
+        .iter()
+        .find(|(name, _)| *name == manifest)
+        .unwrap();
+    let file = t.path(manifest);
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["diff", "-f"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "kubectl diff after kapply applied {manifest}:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/demo/deployments/nginx-deployment";
 
 #[test]
@@ -525,6 +562,9 @@ fn the_reference_story_by_keystroke() {
             "\n"
         )
     );
+
+    // And the real kubectl, given the same manifest, finds nothing to change.
+    kubectl_diff_is_empty(&t, &kubeconfig, "04-simple_deployment.yaml");
 
     // Prune mode: the candidate, why, then confirm.
     t.keys(&["p"]);
