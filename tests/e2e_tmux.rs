@@ -1,0 +1,722 @@
+//! End to end: the real `kapply` binary in a real terminal (tmux), against
+//! the embedded demo cluster (`kapply demo --kubeconfig-out FILE`). The test
+//! walks the reference page's story by keystroke, reads the screen with
+//! `tmux capture-pane`, and checks the cluster with plain HTTP GETs through
+//! the kubeconfig the demo wrote.
+//!
+//! Without tmux the tests skip, unless `KAPPLY_CI` is set: then they fail.
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// How long one screen state may take to appear. Generous: CI machines are
+/// shared, and a debug build seeds the demo and loads the plan first.
+const TIMEOUT: Duration = Duration::from_secs(60);
+const PROMPT: &str = "kapply-e2e$";
+
+fn tmux_available() -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("KAPPLY_CI").is_none(),
+            "tmux is required when KAPPLY_CI is set (.ci/run installs it)"
+        );
+        eprintln!("skipping: tmux not found");
+    }
+    found
+}
+
+/// One tmux server on its own socket, running an interactive shell in a
+/// window of a fixed size. Dropping it kills the server (and with it the
+/// shell and kapply), also when a test fails.
+struct Tmux {
+    socket: String,
+    /// The socket file, which tmux leaves behind when its server is killed.
+    socket_path: Option<PathBuf>,
+    dir: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(name: &str, width: u16, height: u16) -> Tmux {
+        let dir = tempfile::Builder::new()
+            .prefix("kapply-e2e-")
+            .tempdir()
+            .unwrap();
+        // No user configuration, no status line: the pane is the whole window.
+        let conf = dir.path().join("tmux.conf");
+        std::fs::write(&conf, "set -g status off\n").unwrap();
+        let mut t = Tmux {
+            socket: format!("kapply-e2e-{}-{name}", std::process::id()),
+            socket_path: None,
+            dir,
+        };
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&t.socket)
+            .arg("-f")
+            .arg(&conf)
+            .args(["new-session", "-d", "-s", "e2e", "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .arg(format!("env PS1='{PROMPT} ' sh"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        t.socket_path = Some(PathBuf::from(t.display("#{socket_path}")));
+        t
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// Key names as tmux knows them: `j`, `Enter`, `Escape`, `Tab`.
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Text typed as is (no key-name lookup).
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "e2e", "-l", text]);
+    }
+
+    /// The pane's text, one string per screen line.
+    fn screen(&self) -> String {
+        String::from_utf8(self.tmux(&["capture-pane", "-p", "-t", "e2e"]).stdout).unwrap()
+    }
+
+    /// The pane with its attributes as escape sequences.
+    fn screen_with_attributes(&self) -> String {
+        String::from_utf8(self.tmux(&["capture-pane", "-p", "-e", "-t", "e2e"]).stdout).unwrap()
+    }
+
+    fn display(&self, format: &str) -> String {
+        let out = self.tmux(&["display-message", "-p", "-t", "e2e", format]);
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// Poll the pane until `ok` holds; fail with the last screen otherwise.
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            if start.elapsed() > TIMEOUT {
+                panic!("timed out waiting for {what}; the screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Wait until `text` shows anywhere on the screen.
+    fn wait_for(&self, text: &str) -> String {
+        self.wait_until(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    /// Wait until some pane cell (text between box borders, trimmed) is exactly `text`.
+    fn wait_for_cell(&self, text: &str) -> String {
+        self.wait_until(&format!("a cell {text:?}"), |s| has_cell(s, text))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+        if let Some(p) = &self.socket_path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// The texts between the box-drawing borders of every screen line, trimmed.
+fn cells(screen: &str) -> impl Iterator<Item = &str> {
+    screen
+        .lines()
+        .flat_map(|l| l.split('│'))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+}
+
+fn has_cell(screen: &str, text: &str) -> bool {
+    cells(screen).any(|c| c == text)
+}
+
+/// The cells right after the cell `head`, e.g. the detail lines below the
+/// selected field's heading.
+fn cells_after<'a>(screen: &'a str, head: &str, n: usize) -> Vec<&'a str> {
+    // Cells of the list pane interleave with the detail pane's, so take the
+    // next cells of the same column: those at the same offset in later lines.
+    let (line_no, col) = screen
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| {
+            l.split('│')
+                .position(|c| c.trim() == head)
+                .map(|col| (i, col))
+        })
+        .unwrap_or_else(|| panic!("no cell {head:?} on the screen:\n{screen}"));
+    screen
+        .lines()
+        .skip(line_no + 1)
+        .take(n)
+        .map(|l| l.split('│').nth(col).map_or("", str::trim))
+        .collect()
+}
+
+/// The heading of the field detail (`keep spec.replicas`), if shown.
+fn field_heading(screen: &str) -> Option<String> {
+    cells(screen)
+        .find(|c| {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            words.len() == 2 && ["set", "clear", "keep"].contains(&words[0])
+        })
+        .map(str::to_string)
+}
+
+/// Move the field cursor (the field pane has focus) down to the field with
+/// this detail heading, one awaited `j` at a time, and return the screen
+/// showing it. Only moves forward: callers visit fields in table order.
+fn select_field(t: &Tmux, heading: &str) -> String {
+    let mut screen = t.wait_until("a field detail", |s| field_heading(s).is_some());
+    for _ in 0..60 {
+        let current = field_heading(&screen);
+        if current.as_deref() == Some(heading) {
+            return screen;
+        }
+        t.keys(&["j"]);
+        screen = t.wait_until(
+            &format!("the field cursor to move on to {heading:?}"),
+            |s| field_heading(s) != current,
+        );
+    }
+    panic!("no field {heading:?}:\n{screen}");
+}
+
+/// The width of the object list pane: it narrows while the field pane has
+/// focus, which is how a screen shows where the keys go.
+fn list_width(screen: &str) -> usize {
+    screen
+        .lines()
+        .find(|l| l.starts_with("┌ Objects"))
+        .and_then(|l| l.chars().position(|c| c == '┐'))
+        .map_or(0, |p| p + 1)
+}
+
+/// Tab, and wait until the focus has moved (the list pane changed width).
+fn switch_focus(t: &Tmux) -> String {
+    let before = list_width(&t.screen());
+    t.keys(&["Tab"]);
+    t.wait_until("the focus to switch panes", |s| {
+        let w = list_width(s);
+        w != 0 && w != before
+    })
+}
+
+/// Start `kapply demo` in the shell, with the environment in `env`.
+fn start_demo(t: &Tmux, env: &str) -> PathBuf {
+    let kubeconfig = t.path("kubeconfig");
+    let script = t.path("run.sh");
+    let bin = env!("CARGO_BIN_EXE_kapply");
+    // After kapply exits: its exit code, and whether the terminal is back in
+    // cooked mode with echo (raw mode turns both off).
+    std::fs::write(
+        &script,
+        format!(
+            "{env} '{bin}' demo --kubeconfig-out '{}'\n\
+             echo \"KAPPLY-EXIT=$?\"\n\
+             stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo \
+             | tr '\\n' ' ' | sed 's/^/TTY: /'\n\
+             echo\n",
+            kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    t.wait_for(PROMPT);
+    t.type_text(&format!("sh '{}'", script.display()));
+    t.keys(&["Enter"]);
+    kubeconfig
+}
+
+/// Quit with `q` and check that the shell is back: exit code 0, the main
+/// screen, and the terminal out of raw mode.
+fn quit_and_check_restored(t: &Tmux) {
+    t.keys(&["q"]);
+    let screen = t.wait_for("KAPPLY-EXIT=");
+    assert!(
+        screen.contains("KAPPLY-EXIT=0"),
+        "kapply exited with an error:\n{screen}"
+    );
+    let screen = t.wait_until("the shell prompt after kapply", |s| {
+        s.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.trim() == PROMPT)
+    });
+    let tty = screen
+        .lines()
+        .find(|l| l.starts_with("TTY: "))
+        .unwrap_or_else(|| panic!("no stty line:\n{screen}"));
+    let flags: Vec<&str> = tty["TTY: ".len()..].split_whitespace().collect();
+    assert!(
+        flags.contains(&"icanon") && flags.contains(&"echo"),
+        "the terminal was left in raw mode ({tty}):\n{screen}"
+    );
+    // The TUI drew on the alternate screen; leaving it shows the shell again.
+    assert_eq!(
+        t.display("#{alternate_on}"),
+        "0",
+        "still on the alternate screen"
+    );
+    assert!(
+        !screen.contains("Objects"),
+        "the TUI is still on screen:\n{screen}"
+    );
+}
+
+/// The API server named by the demo's kubeconfig.
+struct Cluster {
+    addr: String,
+    token: String,
+}
+
+impl Cluster {
+    fn from_kubeconfig(path: &Path) -> Cluster {
+        let text = std::fs::read_to_string(path).unwrap();
+        let config: Value = serde_saphyr::from_str(&text).unwrap();
+        let server = config["clusters"][0]["cluster"]["server"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let addr = server
+            .strip_prefix("http://")
+            .unwrap_or_else(|| panic!("the demo serves plain HTTP, not {server}"))
+            .trim_end_matches('/')
+            .to_string();
+        let token = config["users"][0]["user"]["token"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        Cluster { addr, token }
+    }
+
+    /// GET `path`: the status code and the JSON body.
+    fn get(&self, path: &str) -> (u16, Value) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+             Accept: application/json\r\nConnection: close\r\n\r\n",
+            self.addr, self.token
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("an HTTP response");
+        let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+        let mut body = raw[split + 4..].to_vec();
+        if head.contains("transfer-encoding: chunked") {
+            body = dechunk(&body);
+        }
+        let status: u16 = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line: {head}"));
+        let json = serde_json::from_slice(&body)
+            .unwrap_or_else(|e| panic!("GET {path}: {e}: {}", String::from_utf8_lossy(&body)));
+        (status, json)
+    }
+
+    fn object(&self, path: &str) -> Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    fn assert_gone(&self, path: &str) {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 404, "GET {path} should be NotFound: {body}");
+        assert_eq!(body["reason"], "NotFound");
+    }
+
+    fn names(&self, path: &str) -> Vec<String> {
+        let list = self.object(path);
+        let mut names: Vec<String> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size_text = String::from_utf8_lossy(&body[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[..size]);
+        body = &body[size + 2..];
+    }
+}
+
+/// `kubectl diff -f` of one demo manifest exits 0 (no differences). Without
+/// kubectl the check is skipped, unless `KAPPLY_CI` is set: then it fails.
+fn kubectl_diff_is_empty(t: &Tmux, kubeconfig: &Path, manifest: &str) {
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("KAPPLY_CI").is_none(),
+            "kubectl is required when KAPPLY_CI is set"
+        );
+        eprintln!("kubectl not found: skipping the kubectl diff check");
+        return;
+    }
+    let (_, text) = kapply::demo::DEMO_FILES
+        .iter()
+        .find(|(name, _)| *name == manifest)
+        .unwrap();
+    let file = t.path(manifest);
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["diff", "-f"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "kubectl diff after kapply applied {manifest}:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/demo/deployments/nginx-deployment";
+
+#[test]
+fn the_reference_story_by_keystroke() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("story", 160, 45);
+    let kubeconfig = start_demo(&t, "");
+    let screen = t.wait_for_cell("- ConfigMap/old-settings");
+    assert!(screen.contains("-1 prune"), "{screen}");
+    let cluster = Cluster::from_kubeconfig(&kubeconfig);
+
+    // Before: the live Deployment as the story left it.
+    let before = cluster.object(DEPLOYMENT);
+    assert_eq!(before["spec"]["replicas"], 2);
+    assert_eq!(before["spec"]["minReadySeconds"], 5);
+
+    // Find the Deployment by search, then clear the search.
+    t.keys(&["/"]);
+    t.type_text("nginx-deployment");
+    t.keys(&["Enter"]);
+    t.wait_for("Objects 1/9");
+    t.keys(&["Escape"]);
+    let screen = t.wait_for("Objects 9/9");
+    assert!(
+        screen.contains("Deployment demo/nginx-deployment · fields"),
+        "{screen}"
+    );
+    assert!(
+        has_cell(&screen, "~ Deployment/nginx-deployment"),
+        "{screen}"
+    );
+    assert!(screen.contains("strategic merge patch"), "{screen}");
+
+    // The three fields of the story, each with its detail lines, in table order.
+    let screen = switch_focus(&t);
+    assert!(
+        list_width(&screen) < 48,
+        "the field pane has focus:\n{screen}"
+    );
+    let screen = select_field(&t, "clear spec.minReadySeconds");
+    assert_eq!(
+        cells_after(&screen, "clear spec.minReadySeconds", 2),
+        [
+            "last-applied 5 · live 5 · config —",
+            "in last-applied, removed from config"
+        ],
+        "{screen}"
+    );
+    let screen = select_field(&t, "keep spec.replicas");
+    assert_eq!(
+        cells_after(&screen, "keep spec.replicas", 2),
+        [
+            "last-applied — · live 2 · config —",
+            "kept: owned by kubectl"
+        ],
+        "replicas belongs to another writer (kubectl scale):\n{screen}"
+    );
+    let image = "set spec.template.spec.containers[name=nginx].image";
+    let screen = select_field(&t, image);
+    assert_eq!(
+        cells_after(&screen, image, 2),
+        [
+            "last-applied \"nginx:1.14.2\" · live \"nginx:1.14.2\" · config \"nginx:1.16.1\"",
+            "config differs from live"
+        ],
+        "{screen}"
+    );
+    switch_focus(&t);
+
+    // Apply: the confirm popup lists what is sent, then the server dry run.
+    t.keys(&["a"]);
+    let screen = t.wait_for("✓ Deployment demo/nginx-deployment: configured (server dry run)");
+    assert!(screen.contains("Confirm apply"), "{screen}");
+    assert!(
+        has_cell(&screen, "~ Deployment demo/nginx-deployment: update"),
+        "{screen}"
+    );
+    assert!(has_cell(&screen, "clear spec.minReadySeconds"), "{screen}");
+    assert!(
+        has_cell(
+            &screen,
+            "set   spec.template.spec.containers[name=nginx].image = \"nginx:1.16.1\""
+        ),
+        "{screen}"
+    );
+    // The dry run wrote nothing.
+    assert_eq!(cluster.object(DEPLOYMENT)["spec"]["minReadySeconds"], 5);
+    t.keys(&["Enter"]);
+    let screen = t.wait_for_cell("= Deployment/nginx-deployment");
+    assert!(screen.contains("applied 1 object(s)"), "{screen}");
+
+    let after = cluster.object(DEPLOYMENT);
+    assert_eq!(
+        after["spec"]["replicas"], 2,
+        "kept: scaled by another writer"
+    );
+    assert!(
+        after["spec"].get("minReadySeconds").is_none(),
+        "minReadySeconds cleared: {}",
+        after["spec"]
+    );
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16.1"
+    );
+    // The annotation exactly as kubectl writes it for the new manifest.
+    assert_eq!(
+        after["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
+        concat!(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"#,
+            r#""labels":{"app":"demo"},"name":"nginx-deployment","namespace":"demo"},"#,
+            r#""spec":{"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":"#,
+            r#"{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.16.1","#,
+            r#""name":"nginx","ports":[{"containerPort":80}]}]}}}}"#,
+            "\n"
+        )
+    );
+
+    // And the real kubectl, given the same manifest, finds nothing to change.
+    kubectl_diff_is_empty(&t, &kubeconfig, "04-simple_deployment.yaml");
+
+    // Prune mode: the candidate, why, then confirm.
+    t.keys(&["p"]);
+    let screen = t.wait_for("Candidate 1/1: ConfigMap demo/old-settings");
+    assert!(
+        screen.contains("why: has last-applied annotation, matches -l app=demo"),
+        "{screen}"
+    );
+    assert!(
+        has_cell(
+            &screen,
+            "prune: has last-applied annotation, matches -l app=demo, kind ConfigMap in \
+             prune allowlist, not in manifests"
+        ),
+        "the selected candidate's reason in the detail pane:\n{screen}"
+    );
+    t.keys(&["y"]);
+    let screen = t.wait_for("Confirm prune");
+    assert!(
+        has_cell(&screen, "x ConfigMap demo/old-settings"),
+        "{screen}"
+    );
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("pruned 1 object(s)");
+    let screen = if screen.contains("-0 prune") {
+        screen
+    } else {
+        t.wait_for("-0 prune")
+    };
+    assert!(!screen.contains("old-settings"), "{screen}");
+    cluster.assert_gone("/api/v1/namespaces/demo/configmaps/old-settings");
+
+    // Delete ConfigMap settings: select it, D, confirm.
+    t.keys(&["/"]);
+    t.type_text("configmap demo/settings");
+    t.keys(&["Enter"]);
+    // Typed a key at a time: only the whole name leaves one object.
+    t.wait_until("the search to leave ConfigMap demo/settings", |s| {
+        s.contains("Objects 1/8") && s.contains("ConfigMap demo/settings · fields")
+    });
+    t.keys(&["D"]);
+    let screen = t.wait_for("Confirm delete");
+    assert!(has_cell(&screen, "x ConfigMap demo/settings"), "{screen}");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("deleted 1 object(s)");
+    // Its manifest is still there, so it is now to be created.
+    let screen = if has_cell(&screen, "+ ConfigMap/settings") {
+        screen
+    } else {
+        t.wait_for_cell("+ ConfigMap/settings")
+    };
+    assert!(screen.contains("+1 create"), "{screen}");
+    cluster.assert_gone("/api/v1/namespaces/demo/configmaps/settings");
+    t.keys(&["Escape"]);
+    t.wait_for("Objects 8/8");
+
+    // The cluster afterwards: only what the walk touched changed.
+    assert_eq!(
+        cluster.names("/api/v1/namespaces/demo/configmaps"),
+        ["feature-flags"]
+    );
+    assert_eq!(
+        cluster.names("/apis/apps/v1/namespaces/demo/deployments"),
+        ["nginx-deployment"]
+    );
+    assert_eq!(cluster.names("/api/v1/namespaces/demo/services"), ["nginx"]);
+    assert_eq!(
+        cluster.names("/api/v1/namespaces/demo/secrets"),
+        ["db-credentials"]
+    );
+    // Not applied: the Widget keeps the size of its last apply.
+    let widget = cluster.object("/apis/demo.kapply.dev/v1/namespaces/demo/widgets/sprocket");
+    assert_eq!(widget["spec"]["size"], 3);
+    cluster.object("/api/v1/namespaces/demo");
+
+    quit_and_check_restored(&t);
+}
+
+/// Whether any SGR sequence in `text` sets a foreground or background colour.
+fn sets_a_colour(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(start) = rest.find("\x1b[") {
+        let seq = &rest[start + 2..];
+        let end = seq
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':'))
+            .unwrap_or(seq.len());
+        let (params, tail) = seq.split_at(end);
+        rest = tail;
+        if !tail.starts_with('m') {
+            continue;
+        }
+        for p in params.split(';') {
+            let first = p.split(':').next().unwrap_or("");
+            if let Ok(n) = first.parse::<u16>() {
+                // 39/49 are the defaults; everything else in these ranges is a colour.
+                let colour = matches!(n, 30..=38 | 40..=48 | 90..=97 | 100..=107);
+                if colour {
+                    return Some(format!("\\e[{params}m"));
+                }
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_color_at_80x24_renders_and_quits() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("nocolor", 80, 24);
+    start_demo(&t, "NO_COLOR=1");
+    let screen = t.wait_for("Objects 9/9");
+    assert!(screen.contains("? help"), "{screen}");
+    assert_eq!(screen.lines().count(), 24, "{screen}");
+    // Walk through the screens a small terminal has to fit: the help, the
+    // field pane, the YAML view, the apply and prune popups.
+    // An Escape is sent on its own and awaited: followed at once by another
+    // key it would read as Alt+key, as in any terminal.
+    type Check = fn(&str) -> bool;
+    let steps: [(&[&str], &str, Check); 10] = [
+        (&["?"], "the help", |s| s.contains("┌ Keys")),
+        (&["Escape"], "the help to close", |s| !s.contains("┌ Keys")),
+        (&["j", "j", "j", "j"], "the Deployment", |s| {
+            s.contains("Deployment demo/nginx-depl")
+        }),
+        (&["Tab"], "the field pane to take focus", |s| {
+            list_width(s) == 20 && field_heading(s).is_some()
+        }),
+        (&["y"], "the YAML view", |s| s.contains("yaml: live")),
+        (&["y"], "the field view", |s| !s.contains("yaml: live")),
+        (&["Tab", "a"], "the apply popup with the dry run", |s| {
+            s.contains("Confirm apply") && s.contains("(server dry run)")
+        }),
+        (&["Escape"], "the apply popup to close", |s| {
+            !s.contains("Confirm apply")
+        }),
+        (&["p"], "the prune popup", |s| s.contains("Candidate 1/1")),
+        (&["Escape"], "the prune popup to close", |s| {
+            !s.contains("Candidate 1/1")
+        }),
+    ];
+    for (keys, what, check) in steps {
+        t.keys(keys);
+        let screen = t.wait_until(what, check);
+        if let Some(sgr) = sets_a_colour(&t.screen_with_attributes()) {
+            panic!("NO_COLOR is set, yet {sgr} sets a colour:\n{screen}");
+        }
+    }
+    // Marks still show without colour.
+    let screen = t.screen();
+    assert!(screen.contains("~ Deployment/"), "{screen}");
+    assert!(screen.contains("- ConfigMap/old-settings"), "{screen}");
+    quit_and_check_restored(&t);
+}
