@@ -1173,3 +1173,89 @@ fn demo_serves_until_interrupted() {
     let status = child.wait().unwrap();
     assert!(status.success(), "kapply demo after SIGINT: {status}");
 }
+
+/// `apply --plan FILE` applies only what the (edited) plan lists: a change
+/// removed from the file stays pending, an object missing from it is skipped.
+#[test]
+fn apply_with_an_edited_plan_applies_only_what_it_lists() {
+    let c = Cluster::start();
+    c.write(
+        "a-settings.yaml",
+        &configmap("settings", "{app: x}", "{color: blue, size: big}"),
+    );
+    c.write("b-other.yaml", &configmap("other", "{app: x}", "{k: v}"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // Two changes to settings, one to other.
+    c.write(
+        "a-settings.yaml",
+        &configmap("settings", "{app: x}", "{color: green}"),
+    );
+    c.write("b-other.yaml", &configmap("other", "{app: x}", "{k: w}"));
+    let mut plan = json_out(&c.kapply(&["plan", "-f", "m"]));
+    // Keep only settings, and of it only the color change.
+    let objects = plan["objects"].as_array_mut().unwrap();
+    objects.retain(|o| o["name"] == "settings");
+    let fields = objects[0]["fields"].as_array_mut().unwrap();
+    assert!(
+        fields
+            .iter()
+            .any(|f| f["path"] == "data.size" && f["action"] == "clear")
+    );
+    fields.retain(|f| f["path"] == "data.color");
+    let file = c.dir.path().join("selected.json");
+    std::fs::write(&file, serde_json::to_string(&plan).unwrap()).unwrap();
+
+    let out = c.kapply(&[
+        "apply",
+        "-f",
+        "m",
+        "--plan",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let settings = c.configmap("default", "settings").unwrap();
+    assert_eq!(settings["data"], json!({"color": "green", "size": "big"}));
+    let other = c.configmap("default", "other").unwrap();
+    assert_eq!(
+        other["data"],
+        json!({"k": "v"}),
+        "not in the plan file: skipped"
+    );
+
+    // The skipped changes are still pending.
+    let plan = json_out(&c.kapply(&["plan", "-f", "m"]));
+    let pending: Vec<(String, String)> = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| {
+            o["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["action"] != "keep")
+                .map(|f| {
+                    (
+                        o["name"].as_str().unwrap().to_string(),
+                        f["path"].as_str().unwrap().to_string(),
+                    )
+                })
+        })
+        .filter(|(_, p)| !p.starts_with("metadata"))
+        .collect();
+    assert!(
+        pending.contains(&("settings".into(), "data.size".into())),
+        "{pending:?}"
+    );
+    assert!(
+        pending.contains(&("other".into(), "data.k".into())),
+        "{pending:?}"
+    );
+    assert!(
+        !pending.contains(&("settings".into(), "data.color".into())),
+        "{pending:?}"
+    );
+}
