@@ -473,8 +473,6 @@ fn summary_line(p: &ObjectPlan) -> String {
     format!("{mark:<12} {}{extra}", p.display_name())
 }
 
-/// `Deployment default/nginx`, `Namespace demo`: as the apply results name objects.
-
 /// Unchanged objects get a result line on stdout too (as kubectl prints
 /// `unchanged`), so stdout accounts for every object of the run.
 fn print_unchanged(plan: &Plan, dry_run: bool) {
