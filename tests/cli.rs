@@ -5,13 +5,19 @@
 //! Tests that need kubectl skip that part without it, unless `KAPPLY_CI` is
 //! set: then they fail.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/server.rs"]
+mod server;
+
 use base64::Engine as _;
-use kapply::server::{RecordedRequest, RunningServer, ServerOptions};
+use kubectl::Kubectl;
 use serde_json::{Value, json};
+use server::Cluster;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
@@ -53,24 +59,6 @@ fn kapply(dir: &Path, args: &[&str]) -> Out {
         .env_remove("KUBECONFIG")
         .env_remove("NO_COLOR")
         .stdin(Stdio::null()))
-}
-
-/// The kubectl binary, or None (then the caller skips its kubectl part)
-/// when it is absent and KAPPLY_CI is unset.
-fn kubectl() -> Option<&'static str> {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("KAPPLY_CI").is_none(),
-            "kubectl is required when KAPPLY_CI is set"
-        );
-        eprintln!("kubectl not found: skipping the kubectl part");
-        return None;
-    }
-    Some("kubectl")
 }
 
 fn write(path: &Path, text: &str) {
@@ -598,7 +586,9 @@ fn secret_values_are_masked_in_diff_and_plan() {
 
 #[test]
 fn kubectl_applies_the_planned_patch_to_the_in_sync_result() {
-    let Some(kubectl) = kubectl() else { return };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
     let dir = walkthrough_dir();
     let d = dir.path();
     write(
@@ -607,21 +597,12 @@ fn kubectl_applies_the_planned_patch_to_the_in_sync_result() {
     );
     let plan = json_out(&kapply(d, &["plan", "-f", "cfg", "--live", "live.json"]));
     let patch = plan["objects"][0]["patch"]["body"].to_string();
-    let patched = run(Command::new(kubectl)
-        .current_dir(d)
-        .args([
-            "patch",
-            "--local",
-            "-f",
-            "live.json",
-            "--type",
-            "strategic",
-            "-p",
-        ])
-        .arg(&patch)
-        .args(["-o", "json"]));
-    assert_eq!(patched.code, Some(0), "{patched:?}");
-    let result = json_out(&patched);
+    let result = kubectl::patch_file(
+        &bin,
+        &d.join("live.json"),
+        &["--type", "strategic", "-p", &patch],
+    )
+    .unwrap_or_else(|e| panic!("kubectl patch: {e}"));
     assert_eq!(result["spec"]["replicas"], 2);
     assert!(result["spec"].get("minReadySeconds").is_none());
     assert_eq!(
@@ -629,7 +610,7 @@ fn kubectl_applies_the_planned_patch_to_the_in_sync_result() {
         "nginx:1.16.1"
     );
     assert_eq!(result, applied_live());
-    write(&d.join("after.json"), &patched.stdout);
+    write(&d.join("after.json"), &result.to_string());
     let again = kapply(d, &["diff", "-f", "cfg", "--live", "after.json"]);
     assert_eq!(again.code, Some(0), "{again:?}");
 }
@@ -637,45 +618,10 @@ fn kubectl_applies_the_planned_patch_to_the_in_sync_result() {
 // ---------------------------------------------------------------------------
 // Against the embedded API server
 
-struct Cluster {
-    // Dropped before the runtime that serves it.
-    server: RunningServer,
-    _rt: tokio::runtime::Runtime,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-}
-
+// The shared `Cluster` as these tests use it: manifests under `m/`, kapply
+// and kubectl run in the scratch directory.
 impl Cluster {
-    fn start() -> Cluster {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt
-            .block_on(kapply::server::start(ServerOptions { port: None }))
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        std::fs::create_dir(dir.path().join("m")).unwrap();
-        Cluster {
-            server,
-            _rt: rt,
-            dir,
-            kubeconfig,
-        }
-    }
-
-    fn write(&self, file: &str, text: &str) {
-        write(&self.dir.path().join("m").join(file), text);
-    }
-
-    fn remove(&self, file: &str) {
-        std::fs::remove_file(self.dir.path().join("m").join(file)).unwrap();
-    }
-
-    /// `kapply ARGS --kubeconfig K` in the temp dir (manifests under `m`).
+    /// `kapply ARGS --kubeconfig K` in the scratch directory.
     fn kapply(&self, args: &[&str]) -> Out {
         let mut all: Vec<&str> = args.to_vec();
         all.push("--kubeconfig");
@@ -683,29 +629,8 @@ impl Cluster {
         kapply(self.dir.path(), &all)
     }
 
-    fn kubectl(&self, kubectl: &str, args: &[&str]) -> Out {
-        run(Command::new(kubectl)
-            .current_dir(self.dir.path())
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args))
-    }
-
-    fn get(&self, api_version: &str, kind: &str, ns: Option<&str>, name: &str) -> Option<Value> {
-        self.server.store().get(api_version, kind, ns, name)
-    }
-
     fn configmap(&self, ns: &str, name: &str) -> Option<Value> {
         self.get("v1", "ConfigMap", Some(ns), name)
-    }
-
-    /// Requests that could have changed something.
-    fn writes(&self) -> Vec<RecordedRequest> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| matches!(r.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE"))
-            .collect()
     }
 }
 
@@ -744,7 +669,7 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
         "a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: blue}"),
     );
-    c.write("b-web.yaml", &deployment("web", "web"));
+    c.write("m/b-web.yaml", &deployment("web", "web"));
 
     let out = c.kapply(&["apply", "-f", "m", "--yes"]);
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -776,8 +701,8 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
     assert!(web["metadata"]["annotations"][LAST_APPLIED].is_string());
 
     // Interop: kubectl sees nothing to change.
-    if let Some(kubectl) = kubectl() {
-        let d = c.kubectl(kubectl, &["diff", "-f", "m"]);
+    if let Some(k) = Kubectl::find(&c.kubeconfig) {
+        let d = run(&mut k.command(&["diff", "-f", "m"]));
         assert_eq!(d.code, Some(0), "kubectl diff after kapply apply: {d:?}");
     }
 
@@ -878,8 +803,8 @@ fn without_yes_and_no_terminal_nothing_is_written() {
 #[test]
 fn prune_by_label() {
     let c = Cluster::start();
-    c.write("one.yaml", &configmap("one", "{app: x}", "{k: v}"));
-    c.write("two.yaml", &configmap("two", "{app: x}", "{k: v}"));
+    c.write("m/one.yaml", &configmap("one", "{app: x}", "{k: v}"));
+    c.write("m/two.yaml", &configmap("two", "{app: x}", "{k: v}"));
     // Applied by kapply too, but with another label: never pruned by -l app=x.
     let other = c.dir.path().join("bystander.yaml");
     write(&other, &configmap("bystander", "{app: other}", "{k: v}"));
@@ -890,7 +815,7 @@ fn prune_by_label() {
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(c.configmap("default", "two").is_some());
 
-    c.remove("two.yaml");
+    c.remove("m/two.yaml");
     // --prune alone is refused before anything is sent.
     c.server.clear_requests();
     let refused = c.kapply(&["apply", "-f", "m", "--prune", "--yes"]);
@@ -926,8 +851,8 @@ fn applyset_parent_and_prune() {
         .api()
         .put_object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}))
         .unwrap();
-    c.write("keep.yaml", &configmap("keep", "{app: x}", "{k: v}"));
-    c.write("gone.yaml", &configmap("gone", "{app: x}", "{k: v}"));
+    c.write("m/keep.yaml", &configmap("keep", "{app: x}", "{k: v}"));
+    c.write("m/gone.yaml", &configmap("gone", "{app: x}", "{k: v}"));
     let args = [
         "apply",
         "-f",
@@ -975,7 +900,7 @@ fn applyset_parent_and_prune() {
         c.server.requests()
     );
 
-    c.remove("gone.yaml");
+    c.remove("m/gone.yaml");
     let second = c.kapply(&args);
     assert_eq!(second.code, Some(0), "{second:?}");
     assert!(
@@ -989,21 +914,11 @@ fn applyset_parent_and_prune() {
 
 #[test]
 fn unreachable_server_is_named() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = server::unused_port();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let url = format!("http://127.0.0.1:{port}");
-    write(
-        &d.join("kubeconfig"),
-        &format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: {url}\n\
-             contexts:\n- name: x\n  context:\n    cluster: x\n    user: x\n\
-             current-context: x\nusers:\n- name: x\n  user: {{}}\n"
-        ),
-    );
+    server::write_kubeconfig_for(&d.join("kubeconfig"), &url);
     write(
         &d.join("m/settings.yaml"),
         &configmap("settings", "{app: x}", "{k: v}"),
@@ -1027,13 +942,13 @@ fn unreachable_server_is_named() {
 #[test]
 fn invalid_object_is_reported_while_the_others_apply() {
     let c = Cluster::start();
-    c.write("web.yaml", &deployment("web", "web"));
+    c.write("m/web.yaml", &deployment("web", "web"));
     let out = c.kapply(&["apply", "-f", "m", "--yes"]);
     assert_eq!(out.code, Some(0), "{out:?}");
 
     // The selector is immutable: 422 for the Deployment only.
-    c.write("web.yaml", &deployment("web", "web2"));
-    c.write("extra.yaml", &configmap("extra", "{app: x}", "{k: v}"));
+    c.write("m/web.yaml", &deployment("web", "web2"));
+    c.write("m/extra.yaml", &configmap("extra", "{app: x}", "{k: v}"));
     let out = c.kapply(&["apply", "-f", "m", "--yes"]);
     assert_eq!(out.code, Some(1), "{out:?}");
     let err = out
@@ -1085,10 +1000,7 @@ impl Drop for Reaper {
 
 #[test]
 fn demo_serves_until_interrupted() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = server::unused_port();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("demo-kubeconfig");
     let child = Command::new(KAPPLY)
@@ -1154,11 +1066,8 @@ fn demo_serves_until_interrupted() {
     assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
     assert!(resp.contains("\"nginx-deployment\""), "{resp}");
 
-    if let Some(kubectl) = kubectl() {
-        let out = run(Command::new(kubectl)
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(["get", "deploy", "-n", "demo"]));
+    if let Some(k) = Kubectl::find(&kubeconfig) {
+        let out = run(&mut k.command(&["get", "deploy", "-n", "demo"]));
         assert_eq!(out.code, Some(0), "{out:?}");
         assert!(out.stdout.contains("nginx-deployment"), "{out:?}");
     }
@@ -1183,7 +1092,7 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
         "a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: blue, size: big}"),
     );
-    c.write("b-other.yaml", &configmap("other", "{app: x}", "{k: v}"));
+    c.write("m/b-other.yaml", &configmap("other", "{app: x}", "{k: v}"));
     let out = c.kapply(&["apply", "-f", "m", "--yes"]);
     assert_eq!(out.code, Some(0), "{out:?}");
 
@@ -1192,7 +1101,7 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
         "a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: green}"),
     );
-    c.write("b-other.yaml", &configmap("other", "{app: x}", "{k: w}"));
+    c.write("m/b-other.yaml", &configmap("other", "{app: x}", "{k: w}"));
     let mut plan = json_out(&c.kapply(&["plan", "-f", "m"]));
     // Keep only settings, and of it only the color change.
     let objects = plan["objects"].as_array_mut().unwrap();

@@ -1,6 +1,11 @@
 //! End-to-end tests of the cluster layer against the embedded API server,
 //! with the real kubectl for interop where noted.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/server.rs"]
+mod server;
+
 use kapply::cluster::{
     ApplyOptions, ClusterError, ClusterOptions, DeleteOptions, Planned, PruneMode, PruneOptions,
     Session, applyset_id,
@@ -9,7 +14,8 @@ use kapply::manifest::{LoadOptions, load};
 use kapply::merge::{FieldAction, LAST_APPLIED};
 use kapply::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use kapply::plan::{ObjectAction, ObjectPlan, Plan};
-use kapply::server::{RecordedRequest, RunningServer, ServerOptions, start};
+use kapply::server::{RecordedRequest, RunningServer};
+use kubectl::Kubectl;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,10 +29,7 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let server = start(ServerOptions::default()).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
     let session = Session::connect(&ClusterOptions {
         kubeconfig: Some(kubeconfig.clone()),
         ..Default::default()
@@ -98,27 +101,15 @@ impl Env {
     /// Run kubectl against the server; `None` when kubectl is missing
     /// (an error under `KAPPLY_CI`).
     async fn kubectl(&self, args: &[&str], env: &[(&str, &str)]) -> Option<(i32, String, String)> {
+        let k = Kubectl::find(&self.kubeconfig)?;
         // Async: the embedded server runs on this test's runtime.
-        let mut cmd = Command::new("kubectl");
-        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        match cmd.output().await {
-            Ok(o) => Some((
-                o.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&o.stdout).into_owned(),
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-            )),
-            Err(e) => {
-                assert!(
-                    std::env::var_os("KAPPLY_CI").is_none(),
-                    "kubectl is required in CI: {e}"
-                );
-                eprintln!("kubectl not available ({e}); skipping the kubectl part");
-                None
-            }
-        }
+        let mut cmd = Command::from(k.command(args));
+        let o = cmd.envs(env.iter().copied()).output().await.unwrap();
+        Some((
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ))
     }
 }
 
@@ -205,20 +196,10 @@ metadata:
 
 #[tokio::test]
 async fn unreachable_server_is_named() {
-    // A port nobody listens on: bind, note it, close.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = server::unused_port();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user: {{}}\n"
-        ),
-    )
-    .unwrap();
+    server::write_kubeconfig_for(&path, &format!("http://127.0.0.1:{port}"));
     let err = Session::connect(&ClusterOptions {
         kubeconfig: Some(path),
         ..Default::default()

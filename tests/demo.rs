@@ -4,34 +4,21 @@
 //!
 //! Without kubectl the test skips, unless `KAPPLY_CI` is set: then it fails.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/server.rs"]
+mod server;
+
 use kapply::server::{RecordedRequest, RunningServer, ServerOptions};
+use kubectl::Kubectl;
 use serde_json::Value;
+use server::Cluster;
 use std::path::Path;
-use std::process::Command;
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
-fn kubectl_bin() -> Option<String> {
-    let bin = std::env::var("KAPPLY_KUBECTL").unwrap_or_else(|_| "kubectl".to_string());
-    let found = Command::new(&bin)
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some(bin);
-    }
-    assert!(
-        std::env::var_os("KAPPLY_CI").is_none(),
-        "kubectl ({bin}) is required when KAPPLY_CI is set"
-    );
-    eprintln!("skipping: kubectl ({bin}) not found");
-    None
-}
-
 /// The story as a person at a terminal runs it (see src/demo.rs).
-fn run_story_with_kubectl(bin: &str, server: &RunningServer, dir: &Path) {
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+fn run_story_with_kubectl(kubectl: &Kubectl, dir: &Path) {
     let first = dir.join("first");
     std::fs::create_dir_all(&first).unwrap();
     for (name, text) in &kapply::demo::DEMO_FILES[..4] {
@@ -45,28 +32,10 @@ fn run_story_with_kubectl(bin: &str, server: &RunningServer, dir: &Path) {
         };
         std::fs::write(target, text).unwrap();
     }
-    let run = |args: &[&str]| {
-        let out = Command::new(bin)
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .arg("--cache-dir")
-            .arg(dir.join("cache"))
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .env_remove("KUBECTL_APPLYSET")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let path = |p: &Path| p.to_string_lossy().into_owned();
-    run(&["apply", "-f", &path(&first)]);
-    run(&["apply", "-f", &path(&dir.join("07-widget.yaml"))]);
-    run(&[
+    kubectl.ok(&["apply", "-f", &path(&first)]);
+    kubectl.ok(&["apply", "-f", &path(&dir.join("07-widget.yaml"))]);
+    kubectl.ok(&[
         "create",
         "configmap",
         "feature-flags",
@@ -75,7 +44,7 @@ fn run_story_with_kubectl(bin: &str, server: &RunningServer, dir: &Path) {
         "--from-literal=beta=true",
         "--from-literal=legacy-ui=on",
     ]);
-    run(&[
+    kubectl.ok(&[
         "label",
         "configmap",
         "feature-flags",
@@ -83,7 +52,7 @@ fn run_story_with_kubectl(bin: &str, server: &RunningServer, dir: &Path) {
         "demo",
         "app=demo",
     ]);
-    run(&[
+    kubectl.ok(&[
         "scale",
         "deployment",
         "nginx-deployment",
@@ -91,7 +60,7 @@ fn run_story_with_kubectl(bin: &str, server: &RunningServer, dir: &Path) {
         "demo",
         "--replicas=2",
     ]);
-    run(&[
+    kubectl.ok(&[
         "patch",
         "widget",
         "sprocket",
@@ -162,21 +131,17 @@ fn drop_times(v: &mut Value) {
 
 #[test]
 fn seed_replays_what_kubectl_does() {
-    let Some(bin) = kubectl_bin() else { return };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let by_kubectl = rt
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    // Both servers on the runtime of the one kubectl talks to.
+    let c = Cluster::start();
+    let by_seed = c
         .block_on(kapply::server::start(ServerOptions::default()))
         .unwrap();
-    let by_seed = rt
-        .block_on(kapply::server::start(ServerOptions::default()))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    run_story_with_kubectl(&bin, &by_kubectl, dir.path());
-    rt.block_on(kapply::demo::seed(&by_seed)).unwrap();
+    run_story_with_kubectl(&Kubectl::new(bin, &c.kubeconfig), c.dir.path());
+    c.block_on(kapply::demo::seed(&by_seed)).unwrap();
+    let by_kubectl = &c.server;
 
     let theirs = writes(by_kubectl.requests());
     let ours = writes(by_seed.requests());
@@ -202,7 +167,7 @@ fn seed_replays_what_kubectl_does() {
             assert_eq!(o, t);
         }
     }
-    let (ours, theirs) = (objects(&by_seed), objects(&by_kubectl));
+    let (ours, theirs) = (objects(&by_seed), objects(by_kubectl));
     assert_eq!(ours.len(), theirs.len());
     for (o, t) in ours.iter().zip(&theirs) {
         assert_eq!(o, t, "\nours: {o:#}\ntheirs: {t:#}");

@@ -6,6 +6,10 @@
 //!
 //! Without tmux the tests skip, unless `KAPPLY_CI` is set: then they fail.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+
+use kubectl::Kubectl;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -409,28 +413,17 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
 /// `kubectl diff -f` of one demo manifest exits 0 (no differences). Without
 /// kubectl the check is skipped, unless `KAPPLY_CI` is set: then it fails.
 fn kubectl_diff_is_empty(t: &Tmux, kubeconfig: &Path, manifest: &str) {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("KAPPLY_CI").is_none(),
-            "kubectl is required when KAPPLY_CI is set"
-        );
-        eprintln!("kubectl not found: skipping the kubectl diff check");
+    let Some(kubectl) = Kubectl::find(kubeconfig) else {
         return;
-    }
+    };
     let (_, text) = kapply::demo::DEMO_FILES
         .iter()
         .find(|(name, _)| *name == manifest)
         .unwrap();
     let file = t.path(manifest);
     std::fs::write(&file, text).unwrap();
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["diff", "-f"])
+    let out = kubectl
+        .command(&["diff", "-f"])
         .arg(&file)
         .output()
         .unwrap();

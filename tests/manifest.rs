@@ -1,9 +1,11 @@
 //! Manifest loading against the fixtures in tests/fixtures/manifests.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+
 use kapply::manifest::{self, LoadOptions, ManifestError};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -127,29 +129,10 @@ fn yaml_1_1_scalars_as_kubectl_reads_them() {
 fn scalars_match_kubectl() {
     for name in ["scalars.yaml", "numbers.json"] {
         let file = fixture(name);
-        let out = Command::new("kubectl")
-            .args([
-                "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
-            ])
-            .arg(&file)
-            .output();
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                assert!(
-                    std::env::var_os("KAPPLY_CI").is_none(),
-                    "kubectl is required under KAPPLY_CI: {e}"
-                );
-                eprintln!("kubectl not found, skipping: {e}");
-                return;
-            }
+        let Some(theirs) = kubectl_reads(&file) else {
+            return;
         };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let theirs = theirs.unwrap_or_else(|e| panic!("{name}: {e}"));
         let text = std::fs::read_to_string(&file).unwrap();
         let ours = kapply::yaml::parse(&text).unwrap()[0].to_value();
         assert_eq!(ours, theirs, "{name}");
@@ -318,24 +301,7 @@ fn live_objects_flatten_lists() {
 /// Runs `kubectl patch --local` on a file and returns what kubectl read, or
 /// `None` when kubectl is not installed (a failure under `KAPPLY_CI`).
 fn kubectl_reads(file: &Path) -> Option<Result<Value, String>> {
-    let out = Command::new("kubectl")
-        .args([
-            "patch", "--local", "--type", "merge", "-p", "{}", "-o", "json", "-f",
-        ])
-        .arg(file)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => Some(Ok(serde_json::from_slice(&o.stdout).unwrap())),
-        Ok(o) => Some(Err(String::from_utf8_lossy(&o.stderr).into_owned())),
-        Err(e) => {
-            assert!(
-                std::env::var_os("KAPPLY_CI").is_none(),
-                "kubectl is required under KAPPLY_CI: {e}"
-            );
-            eprintln!("kubectl not found, skipping: {e}");
-            None
-        }
-    }
+    Some(kubectl::reads(&kubectl::kubectl()?, file))
 }
 
 /// Random plain scalars built from the characters that decide YAML 1.1

@@ -2,14 +2,14 @@
 //! real kubectl applying kapply's patches as the oracle.
 
 #[path = "common/kubectl.rs"]
-mod common_kubectl;
+mod kubectl;
 
-use common_kubectl::kubectl_patch;
 use kapply::merge::{
     self, FieldAction, FieldChange, LAST_APPLIED, PatchType, creation_body,
     last_applied_annotation, three_way,
 };
 use kapply::patchmeta::PatchMeta;
+use kubectl::kubectl_patch;
 use serde_json::{Value, json};
 
 fn deployment_schema() -> Option<kapply::patchmeta::Schema<'static>> {
@@ -571,7 +571,7 @@ fn create_fields_list_every_leaf_as_set() {
 mod props {
     //! Random config / live / last-applied for Deployment-like objects; the
     //! real kubectl applies kapply's patch to live.
-    use super::common_kubectl::kubectl_patch;
+    use super::kubectl::kubectl_patch;
     use kapply::merge::{LAST_APPLIED, deep_eq, last_applied_annotation, three_way};
     use kapply::patchmeta::{ListStrategy, PatchMeta, Schema};
     use proptest::prelude::*;

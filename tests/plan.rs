@@ -1,7 +1,7 @@
 //! The plan: verdicts, warnings, partial configs, masking, rendering.
 
 #[path = "common/kubectl.rs"]
-mod common_kubectl;
+mod kubectl;
 
 use kapply::manifest::{Manifest, ObjectId, Source};
 use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_way};
@@ -343,7 +343,7 @@ fn partial_config_applies_only_accepted_changes() {
     let tw = three_way(&partial, &live, Some(&la), schema).unwrap();
     let body = tw.patch.unwrap().body;
     assert!(body["spec"].get("minReadySeconds").is_none());
-    if let Some(result) = common_kubectl::kubectl_patch(&live, &body, true) {
+    if let Some(result) = kubectl::kubectl_patch(&live, &body, true) {
         assert_eq!(result["spec"]["minReadySeconds"], json!(5));
         assert_eq!(
             result["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -632,7 +632,7 @@ fn partial_from_plan_skips_changes_even_where_live_drifted() {
         kapply::plan::partial_from_plan(&p, &["metadata.labels.team".to_string()]).unwrap();
     let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
     let tw = three_way(&partial, &live, Some(&la), schema).unwrap();
-    if let Some(result) = common_kubectl::kubectl_patch(&live, &tw.patch.unwrap().body, true) {
+    if let Some(result) = kubectl::kubectl_patch(&live, &tw.patch.unwrap().body, true) {
         assert_eq!(result["metadata"]["labels"]["team"], json!("web"));
         assert_eq!(result["spec"]["minReadySeconds"], json!(5));
         assert_eq!(

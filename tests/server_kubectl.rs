@@ -7,102 +7,22 @@
 //! cross-check. `KAPPLY_RECORD=1 cargo test --test server_kubectl recorded`
 //! re-records them; otherwise the test checks kubectl still sends the same.
 
-use kapply::server::{RunningServer, ServerOptions};
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/server.rs"]
+mod server;
+
+use kubectl::Kubectl;
 use serde_json::{Value, json};
+use server::Cluster;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn kubectl_bin() -> Option<String> {
-    let bin = std::env::var("KAPPLY_KUBECTL").unwrap_or_else(|_| "kubectl".to_string());
-    let found = Command::new(&bin)
-        .args(["version", "--client"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if found {
-        return Some(bin);
-    }
-    if std::env::var_os("KAPPLY_CI").is_some() {
-        panic!("kubectl ({bin}) is required when KAPPLY_CI is set");
-    }
-    eprintln!("skipping: kubectl ({bin}) not found");
-    None
-}
-
-/// A server on its own runtime, a kubeconfig and a scratch directory.
-struct Cluster {
-    bin: String,
-    server: RunningServer,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    _rt: tokio::runtime::Runtime,
-}
-
-impl Cluster {
-    fn new() -> Option<Cluster> {
-        let bin = kubectl_bin()?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt
-            .block_on(kapply::server::start(ServerOptions::default()))
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        Some(Cluster {
-            bin,
-            server,
-            dir,
-            kubeconfig,
-            _rt: rt,
-        })
-    }
-
-    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(&self.bin);
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .env_remove("KUBECTL_APPLYSET");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.output().expect("run kubectl")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        self.ok_env(args, &[])
-    }
-
-    fn ok_env(&self, args: &[&str], env: &[(&str, &str)]) -> String {
-        let out = self.run(args, env);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn write(&self, name: &str, content: &str) -> String {
-        let path = self.dir.path().join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap();
-        }
-        std::fs::write(&path, content).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-
-    fn get(&self, api_version: &str, kind: &str, ns: Option<&str>, name: &str) -> Option<Value> {
-        self.server.store().get(api_version, kind, ns, name)
-    }
+/// The embedded server, and kubectl configured for it; `None` when kubectl
+/// is absent (a failure under `KAPPLY_CI`).
+fn setup() -> Option<(Kubectl, Cluster)> {
+    let bin = kubectl::kubectl()?;
+    let c = Cluster::start();
+    Some((Kubectl::new(bin, &c.kubeconfig), c))
 }
 
 const SIMPLE: &str = "apiVersion: apps/v1
@@ -134,18 +54,18 @@ fn update_yaml() -> String {
 
 #[test]
 fn reference_walkthrough() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     let simple = c.write("simple_deployment.yaml", SIMPLE);
     let update = c.write("update_deployment.yaml", &update_yaml());
 
     // diff before anything exists: differences, exit 1.
-    assert_eq!(c.run(&["diff", "-f", &simple], &[]).status.code(), Some(1));
-    let out = c.ok(&["apply", "-f", &simple]);
+    assert_eq!(k.run(&["diff", "-f", &simple], &[]).status.code(), Some(1));
+    let out = k.ok(&["apply", "-f", &simple]);
     assert_eq!(out.trim(), "deployment.apps/nginx-deployment created");
-    assert_eq!(c.run(&["diff", "-f", &simple], &[]).status.code(), Some(0));
+    assert_eq!(k.run(&["diff", "-f", &simple], &[]).status.code(), Some(0));
 
     // get -o yaml shows what the server defaulted.
-    let yaml = c.ok(&["get", "-f", &simple, "-o", "yaml"]);
+    let yaml = k.ok(&["get", "-f", &simple, "-o", "yaml"]);
     for needle in [
         "kubectl.kubernetes.io/last-applied-configuration",
         "replicas: 1",
@@ -164,7 +84,7 @@ fn reference_walkthrough() {
     }
 
     // rollout status needs a watch.
-    let out = c.run(
+    let out = k.run(
         &[
             "rollout",
             "status",
@@ -181,7 +101,7 @@ fn reference_walkthrough() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let out = c.ok(&[
+    let out = k.ok(&[
         "wait",
         "--for=condition=Available",
         "deployment/nginx-deployment",
@@ -190,7 +110,7 @@ fn reference_walkthrough() {
     assert!(out.contains("condition met"), "{out}");
 
     assert!(
-        c.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
+        k.ok(&["scale", "deployment/nginx-deployment", "--replicas=2"])
             .contains("scaled")
     );
     let live = c
@@ -209,9 +129,9 @@ fn reference_walkthrough() {
     assert_eq!(owner["manager"], "kubectl");
     assert_eq!(owner["subresource"], "scale");
 
-    assert_eq!(c.run(&["diff", "-f", &update], &[]).status.code(), Some(1));
+    assert_eq!(k.run(&["diff", "-f", &update], &[]).status.code(), Some(1));
     assert_eq!(
-        c.ok(&["apply", "-f", &update]).trim(),
+        k.ok(&["apply", "-f", &update]).trim(),
         "deployment.apps/nginx-deployment configured"
     );
     let live = c
@@ -240,20 +160,20 @@ fn reference_walkthrough() {
         "nginx:1.16.1"
     );
     assert!(annotation["spec"].get("minReadySeconds").is_none());
-    assert_eq!(c.run(&["diff", "-f", &update], &[]).status.code(), Some(0));
+    assert_eq!(k.run(&["diff", "-f", &update], &[]).status.code(), Some(0));
     assert_eq!(
-        c.ok(&["apply", "-f", &update]).trim(),
+        k.ok(&["apply", "-f", &update]).trim(),
         "deployment.apps/nginx-deployment unchanged"
     );
 
     // kubectl delete -f, then the object is gone.
-    let out = c.ok(&["delete", "-f", &update]);
+    let out = k.ok(&["delete", "-f", &update]);
     assert!(out.contains("deleted"), "{out}");
     assert!(
         c.get("apps/v1", "Deployment", Some("default"), "nginx-deployment")
             .is_none()
     );
-    let out = c.run(&["get", "-f", &update], &[]);
+    let out = k.run(&["get", "-f", &update], &[]);
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("NotFound")
@@ -263,11 +183,11 @@ fn reference_walkthrough() {
 
 #[test]
 fn recreate_strategy_through_apply_and_patch() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     let simple = c.write("d.yaml", SIMPLE);
-    c.ok(&["apply", "-f", &simple]);
+    k.ok(&["apply", "-f", &simple]);
     // A merge patch of the type alone keeps the defaulted rollingUpdate: 422.
-    let out = c.run(
+    let out = k.run(
         &[
             "patch",
             "deployment",
@@ -291,7 +211,7 @@ fn recreate_strategy_through_apply_and_patch() {
         "  minReadySeconds: 5\n  strategy:\n    type: Recreate\n",
     );
     let file = c.write("d.yaml", &recreate);
-    c.ok(&["apply", "-f", &file]);
+    k.ok(&["apply", "-f", &file]);
     let live = c
         .get("apps/v1", "Deployment", Some("default"), "nginx-deployment")
         .unwrap();
@@ -300,7 +220,7 @@ fn recreate_strategy_through_apply_and_patch() {
 
 #[test]
 fn prune_with_allowlist() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     let cm = |name: &str| {
         format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n    app: x\ndata:\n  k: v\n"
@@ -308,13 +228,13 @@ fn prune_with_allowlist() {
     };
     c.write("p/a.yaml", &cm("a"));
     c.write("p/b.yaml", &cm("b"));
-    let dir = c.dir.path().join("p").to_string_lossy().into_owned();
+    let dir = c.path("p").to_string_lossy().into_owned();
     // Applied without the label: not a prune candidate.
     let other = c.write(
         "other.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
     );
-    c.ok(&["apply", "-f", &other]);
+    k.ok(&["apply", "-f", &other]);
     let args = [
         "apply",
         "-f",
@@ -324,13 +244,13 @@ fn prune_with_allowlist() {
         "--prune",
         "--prune-allowlist=core/v1/ConfigMap",
     ];
-    let out = c.ok(&args);
+    let out = k.ok(&args);
     assert!(
         out.contains("configmap/a created") && out.contains("configmap/b created"),
         "{out}"
     );
-    std::fs::remove_file(c.dir.path().join("p/b.yaml")).unwrap();
-    let out = c.ok(&args);
+    c.remove("p/b.yaml");
+    let out = k.ok(&args);
     assert!(out.contains("configmap/b pruned"), "{out}");
     assert!(out.contains("configmap/a unchanged"), "{out}");
     assert!(c.get("v1", "ConfigMap", Some("default"), "b").is_none());
@@ -338,26 +258,26 @@ fn prune_with_allowlist() {
     assert!(c.get("v1", "ConfigMap", Some("default"), "other").is_some());
 
     // Without --prune-allowlist kubectl lists its default kinds (all served).
-    std::fs::remove_file(c.dir.path().join("p/a.yaml")).unwrap();
+    c.remove("p/a.yaml");
     c.write("p/svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  labels:\n    app: x\nspec:\n  ports:\n  - port: 80\n");
-    let out = c.ok(&["apply", "-f", &dir, "-l", "app=x", "--prune"]);
+    let out = k.ok(&["apply", "-f", &dir, "-l", "app=x", "--prune"]);
     assert!(out.contains("service/s created"), "{out}");
     assert!(out.contains("configmap/a pruned"), "{out}");
 }
 
 #[test]
 fn applyset_prunes_removed_members() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     let ns = c.write(
         "ns.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n",
     );
-    c.ok(&["apply", "-f", &ns]);
+    k.ok(&["apply", "-f", &ns]);
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\ndata:\n  k: v\n";
     let dep = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - {name: c, image: nginx}\n";
     c.write("set/cm.yaml", cm);
     c.write("set/dep.yaml", dep);
-    let dir = c.dir.path().join("set").to_string_lossy().into_owned();
+    let dir = c.path("set").to_string_lossy().into_owned();
     let env = [("KUBECTL_APPLYSET", "true")];
     let args = [
         "apply",
@@ -368,7 +288,7 @@ fn applyset_prunes_removed_members() {
         "-f",
         &dir,
     ];
-    let out = c.ok_env(&args, &env);
+    let out = k.ok_env(&args, &env);
     assert!(out.contains("deployment.apps/web created"), "{out}");
     let parent = c
         .get("v1", "Secret", Some("demo"), "myset")
@@ -388,8 +308,8 @@ fn applyset_prunes_removed_members() {
         id.as_str()
     );
 
-    std::fs::remove_file(c.dir.path().join("set/dep.yaml")).unwrap();
-    let out = c.ok_env(&args, &env);
+    c.remove("set/dep.yaml");
+    let out = k.ok_env(&args, &env);
     assert!(out.contains("deployment.apps/web pruned"), "{out}");
     assert!(
         c.get("apps/v1", "Deployment", Some("demo"), "web")
@@ -531,13 +451,13 @@ fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded")
 }
 
-fn record(c: &Cluster, s: &Scenario) -> Value {
+fn record(k: &Kubectl, c: &Cluster, s: &Scenario) -> Value {
     for (i, obj) in s.setup.iter().enumerate() {
         let f = c.write(&format!("{}-setup-{i}.json", s.name), &obj.to_string());
-        c.ok(&["apply", "-f", &f]);
+        k.ok(&["apply", "-f", &f]);
     }
     for cmd in &s.between {
-        c.ok(cmd);
+        k.ok(cmd);
     }
     let api_version = s.config["apiVersion"].as_str().unwrap();
     let kind = s.config["kind"].as_str().unwrap();
@@ -551,7 +471,7 @@ fn record(c: &Cluster, s: &Scenario) -> Value {
             .map(|s| serde_json::from_str(s).unwrap());
     let f = c.write(&format!("{}-config.json", s.name), &s.config.to_string());
     c.server.clear_requests();
-    c.ok(&["apply", "-f", &f]);
+    k.ok(&["apply", "-f", &f]);
     let patches: Vec<_> = c
         .server
         .requests()
@@ -589,12 +509,12 @@ fn record(c: &Cluster, s: &Scenario) -> Value {
 
 #[test]
 fn recorded_patches() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     let rerecord = std::env::var_os("KAPPLY_RECORD").is_some();
     let dir = fixture_dir();
     std::fs::create_dir_all(&dir).unwrap();
     for s in scenarios() {
-        let rec = record(&c, &s);
+        let rec = record(&k, &c, &s);
         let path = dir.join(format!("{}.json", s.name));
         if rerecord || !path.exists() {
             std::fs::write(&path, serde_json::to_string_pretty(&rec).unwrap() + "\n").unwrap();
@@ -615,10 +535,10 @@ fn recorded_patches() {
 
 #[test]
 fn imperative_creates_and_tables() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     // kubectl create sends protobuf for these kinds.
-    c.ok(&["create", "namespace", "imp"]);
-    c.ok(&[
+    k.ok(&["create", "namespace", "imp"]);
+    k.ok(&[
         "create",
         "configmap",
         "cm",
@@ -626,7 +546,7 @@ fn imperative_creates_and_tables() {
         "imp",
         "--from-literal=a=b",
     ]);
-    c.ok(&[
+    k.ok(&[
         "create",
         "secret",
         "generic",
@@ -644,7 +564,7 @@ fn imperative_creates_and_tables() {
     let s = c.get("v1", "Secret", Some("imp"), "s").unwrap();
     assert_eq!(s["data"]["password"], "aHVudGVyMg==");
     assert_eq!(s["type"], "Opaque");
-    c.ok(&[
+    k.ok(&[
         "create",
         "deployment",
         "web",
@@ -664,13 +584,13 @@ fn imperative_creates_and_tables() {
         d["spec"].get("minReadySeconds").is_none(),
         "zero values are omitted"
     );
-    let table = c.ok(&["get", "configmap,secret", "-n", "imp"]);
+    let table = k.ok(&["get", "configmap,secret", "-n", "imp"]);
     assert!(table.contains("DATA"), "{table}");
     assert!(table.contains("configmap/cm"), "{table}");
     assert!(table.contains("Opaque"), "{table}");
     let dep = c.write("d.yaml", SIMPLE);
-    c.ok(&["apply", "-f", &dep]);
-    let table = c.ok(&["get", "deployments"]);
+    k.ok(&["apply", "-f", &dep]);
+    let table = k.ok(&["get", "deployments"]);
     assert!(table.contains("READY") && table.contains("1/1"), "{table}");
 }
 
@@ -679,17 +599,17 @@ fn imperative_creates_and_tables() {
 /// the scaled replicas; the in-sync objects are unchanged.
 #[test]
 fn demo_story_under_kubectl() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     kapply::demo::seed_api(c.server.api()).unwrap();
-    let dir = c.dir.path().join("demo");
+    let dir = c.path("demo");
     kapply::demo::write_demo_manifests(&dir).unwrap();
     let dir = dir.to_string_lossy().into_owned();
     let live = c
         .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
         .unwrap();
     assert_eq!(live["spec"]["replicas"], 2);
-    assert_eq!(c.run(&["diff", "-f", &dir], &[]).status.code(), Some(1));
-    let out = c.ok(&["apply", "-f", &dir]);
+    assert_eq!(k.run(&["diff", "-f", &dir], &[]).status.code(), Some(1));
+    let out = k.ok(&["apply", "-f", &dir]);
     for line in [
         "namespace/demo unchanged",
         "configmap/settings unchanged",
@@ -708,7 +628,7 @@ fn demo_story_under_kubectl() {
         "nginx:1.16.1"
     );
     assert_eq!(
-        c.run(&["diff", "-f", &dir], &[]).status.code(),
+        k.run(&["diff", "-f", &dir], &[]).status.code(),
         Some(0),
         "in sync after apply"
     );
@@ -718,7 +638,7 @@ fn demo_story_under_kubectl() {
 /// diff is clean, delete removes it.
 #[test]
 fn every_kind_applies_cleanly() {
-    let Some(c) = Cluster::new() else { return };
+    let Some((k, c)) = setup() else { return };
     let pod =
         "spec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox:1.36\n";
     let tmpl = |indent: &str| {
@@ -754,9 +674,9 @@ fn every_kind_applies_cleanly() {
             .trim_start_matches("kind: ")
             .to_string();
         let f = c.write(&format!("k{i}.yaml"), doc);
-        let out = c.ok(&["apply", "-f", &f]);
+        let out = k.ok(&["apply", "-f", &f]);
         assert!(out.contains("created"), "{kind}: {out}");
-        let out = c.ok(&["apply", "-f", &f]);
+        let out = k.ok(&["apply", "-f", &f]);
         // Secret stringData is folded into data, so it is re-sent every time;
         // a PDB's selector has patchStrategy replace, so kubectl's patch is
         // never empty (as against a real server).
@@ -768,12 +688,12 @@ fn every_kind_applies_cleanly() {
         assert!(out.contains(expect), "{kind} second apply: {out}");
         if kind != "Secret" {
             assert_eq!(
-                c.run(&["diff", "-f", &f], &[]).status.code(),
+                k.run(&["diff", "-f", &f], &[]).status.code(),
                 Some(0),
                 "{kind} diff"
             );
         }
-        let out = c.ok(&["delete", "-f", &f]);
+        let out = k.ok(&["delete", "-f", &f]);
         assert!(out.contains("deleted"), "{kind}: {out}");
     }
 }

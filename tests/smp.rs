@@ -7,59 +7,25 @@
 //!
 //! Without kubectl these tests skip, unless `KAPPLY_CI` is set: then they fail.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+
 use kapply::merge::apply::{apply_merge, apply_strategic};
 use kapply::patchmeta::PatchMeta;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// The kubectl binary, or `None` (skip) when it is absent outside CI.
-fn kubectl() -> Option<String> {
-    let bin = std::env::var("KAPPLY_KUBECTL").unwrap_or_else(|_| "kubectl".to_string());
-    let found = Command::new(&bin)
-        .args(["version", "--client"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if found {
-        return Some(bin);
-    }
-    if std::env::var_os("KAPPLY_CI").is_some() {
-        panic!("kubectl ({bin}) is required when KAPPLY_CI is set");
-    }
-    eprintln!("skipping: kubectl ({bin}) not found");
-    None
-}
 
 /// kubectl's result: `Ok(object)` or `Err(stderr)`.
 fn kubectl_patch(bin: &str, live: &Value, patch: &Value, kind: &str) -> Result<Value, String> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("live.json");
-    std::fs::write(&file, serde_json::to_vec(live).unwrap()).unwrap();
-    let out = Command::new(bin)
-        // Never talk to whatever cluster the developer has configured.
-        .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
-        .args([
-            "patch",
-            "--local",
-            "--show-managed-fields",
-            "-o",
-            "json",
-            "--type",
-            kind,
-            "-f",
-        ])
-        .arg(&file)
-        .arg("-p")
-        .arg(patch.to_string())
-        .output()
-        .expect("run kubectl");
-    if out.status.success() {
-        Ok(serde_json::from_slice(&out.stdout).expect("kubectl prints JSON"))
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
+    let args = [
+        "--show-managed-fields",
+        "--type",
+        kind,
+        "-p",
+        &patch.to_string(),
+    ];
+    kubectl::patch_object(bin, live, &args)
 }
 
 /// kubectl prints directive keys that were copied whole from the patch into
@@ -155,7 +121,9 @@ fn fixtures() -> Vec<(String, Value)> {
 
 #[test]
 fn corpus_matches_kubectl() {
-    let Some(bin) = kubectl() else { return };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
     let cases = fixtures();
     assert!(cases.len() >= 20, "corpus has {} cases", cases.len());
     // kubectl runs are independent: a few threads keep this quick.
@@ -459,7 +427,9 @@ fn build(p: &RandomPatch) -> Value {
 
 #[test]
 fn random_deployment_patches_match_kubectl() {
-    let Some(bin) = kubectl() else { return };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
     let live = live_deployment();
     let config = ProptestConfig {
         // Each case runs kubectl once; KAPPLY_SMP_CASES raises it for a
@@ -486,25 +456,15 @@ fn random_deployment_patches_match_kubectl() {
 /// parsing (YAML 1.1 booleans, octal and the like would show here).
 #[test]
 fn demo_manifests_read_as_kubectl_reads_them() {
-    let Some(bin) = kubectl() else { return };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     kapply::demo::write_demo_manifests(dir.path()).unwrap();
     for (name, text) in kapply::demo::DEMO_FILES {
         let ours: Value = serde_saphyr::from_str(text).unwrap();
-        let out = Command::new(&bin)
-            .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
-            .args([
-                "patch", "--local", "-o", "json", "--type", "merge", "-p", "{}", "-f",
-            ])
-            .arg(dir.path().join(name))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let theirs =
+            kubectl::reads(&bin, &dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(ours, theirs, "{name}");
     }
 }
@@ -532,7 +492,7 @@ fn demo_deployment_walkthrough() {
     let c = &out["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(c["image"], "nginx:1.16.1");
     assert_eq!(c["imagePullPolicy"], "IfNotPresent", "server default kept");
-    if let Some(bin) = kubectl() {
+    if let Some(bin) = kubectl::kubectl() {
         assert_eq!(
             check(&bin, "demo-deployment", &live, &patch, "strategic"),
             None
@@ -624,7 +584,9 @@ fn arbitrary_patches_never_panic() {
 
 #[test]
 fn arbitrary_patches_match_kubectl() {
-    let Some(bin) = kubectl() else { return };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
     let config = ProptestConfig {
         cases: std::env::var("KAPPLY_SMP_CASES")
             .ok()
