@@ -666,7 +666,7 @@ spec:
 fn apply_kubectl_diff_reapply_dry_run_and_delete() {
     let c = Cluster::start();
     c.write(
-        "a-settings.yaml",
+        "m/a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: blue}"),
     );
     c.write("m/b-web.yaml", &deployment("web", "web"));
@@ -726,7 +726,7 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
 
     // A server-side dry run of a change sends it, marked dryRun, and writes nothing.
     c.write(
-        "a-settings.yaml",
+        "m/a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: red}"),
     );
     let diff = c.kapply(&["diff", "-f", "m"]);
@@ -778,7 +778,7 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
 fn without_yes_and_no_terminal_nothing_is_written() {
     let c = Cluster::start();
     c.write(
-        "settings.yaml",
+        "m/settings.yaml",
         &configmap("settings", "{app: x}", "{color: blue}"),
     );
 
@@ -970,7 +970,7 @@ fn invalid_object_is_reported_while_the_others_apply() {
     // delete -f with an unreadable file: the readable objects are deleted,
     // the file is named, and the run fails.
     c.write(
-        "zz-broken.yaml",
+        "m/zz-broken.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n",
     );
     let del = c.kapply(&["delete", "-f", "m", "--yes"]);
@@ -1089,7 +1089,7 @@ fn demo_serves_until_interrupted() {
 fn apply_with_an_edited_plan_applies_only_what_it_lists() {
     let c = Cluster::start();
     c.write(
-        "a-settings.yaml",
+        "m/a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: blue, size: big}"),
     );
     c.write("m/b-other.yaml", &configmap("other", "{app: x}", "{k: v}"));
@@ -1098,7 +1098,7 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
 
     // Two changes to settings, one to other.
     c.write(
-        "a-settings.yaml",
+        "m/a-settings.yaml",
         &configmap("settings", "{app: x}", "{color: green}"),
     );
     c.write("m/b-other.yaml", &configmap("other", "{app: x}", "{k: w}"));

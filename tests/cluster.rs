@@ -17,7 +17,7 @@ use kapply::plan::{ObjectAction, ObjectPlan, Plan};
 use kapply::server::{RecordedRequest, RunningServer};
 use kubectl::Kubectl;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::process::Command;
 
@@ -30,12 +30,7 @@ struct Env {
 
 async fn env() -> Env {
     let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(kubeconfig.clone()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let session = connect(&kubeconfig, None).await;
     std::fs::create_dir(dir.path().join("m")).unwrap();
     Env {
         server,
@@ -43,6 +38,26 @@ async fn env() -> Env {
         kubeconfig,
         session,
     }
+}
+
+/// A session through `kubeconfig`, in `namespace` or the context's.
+async fn connect(kubeconfig: &Path, namespace: Option<&str>) -> Arc<Session> {
+    Session::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        namespace: namespace.map(String::from),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// An environment where BASIC is applied.
+async fn basic_env() -> Env {
+    let e = env().await;
+    e.write("app.yaml", BASIC);
+    let plan = e.plan().await;
+    e.apply_all(&plan).await;
+    e
 }
 
 impl Env {
@@ -75,6 +90,30 @@ impl Env {
 
     async fn plan(&self) -> Plan {
         self.plan_with(&PruneOptions::default()).await.plan
+    }
+
+    /// The plan of the manifests by another session (no prune).
+    async fn plan_by(&self, session: &Session) -> Plan {
+        let loaded = load(&self.load_opts());
+        session
+            .plan(&loaded, &PruneOptions::default(), None)
+            .await
+            .unwrap()
+            .plan
+    }
+
+    /// A session through a copy of the kubeconfig that names `url` (a
+    /// proxy in front of the server) instead of the server.
+    async fn connect_via(&self, url: &str) -> Arc<Session> {
+        let path = self.dir.path().join("proxy-kubeconfig");
+        let text = std::fs::read_to_string(&self.kubeconfig).unwrap();
+        std::fs::write(&path, text.replace(&self.server.url(), url)).unwrap();
+        connect(&path, None).await
+    }
+
+    /// The requests recorded so far that `keep` keeps.
+    fn requests(&self, keep: impl Fn(&RecordedRequest) -> bool) -> Vec<RecordedRequest> {
+        self.server.requests().into_iter().filter(keep).collect()
     }
 
     async fn apply_all(&self, plan: &Plan) -> Vec<ObjectResult> {
@@ -266,12 +305,7 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
     // Results come back in the order given.
     assert_eq!(results[0].object, "ConfigMap demo/settings");
 
-    let posts: Vec<_> = e
-        .server
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "POST")
-        .collect();
+    let posts: Vec<_> = e.requests(|r| r.method == "POST");
     // Namespace first: its dry run and its write precede everything else.
     assert_eq!(posts[0].path, "/api/v1/namespaces");
     assert_eq!(
@@ -320,10 +354,7 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
 
 #[tokio::test]
 async fn update_sends_the_engines_patch_like_kubectl() {
-    let e = env().await;
-    e.write("app.yaml", BASIC);
-    let plan = e.plan().await;
-    e.apply_all(&plan).await;
+    let e = basic_env().await;
     e.write(
         "app.yaml",
         &BASIC
@@ -344,12 +375,7 @@ async fn update_sends_the_engines_patch_like_kubectl() {
         "configured"
     );
     assert_eq!(result(&results, "Namespace demo").message, "unchanged");
-    let patches: Vec<_> = e
-        .server
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "PATCH" && !r.query.contains_key("dryRun"))
-        .collect();
+    let patches: Vec<_> = e.requests(|r| r.method == "PATCH" && !r.query.contains_key("dryRun"));
     assert_eq!(patches.len(), 2);
     for p in &patches {
         assert_eq!(p.query["fieldManager"], "kubectl-client-side-apply");
@@ -405,12 +431,7 @@ async fn kubectl_finds_nothing_to_change_after_kapply_and_the_reverse() {
     e.server.clear_requests();
     let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
     assert_eq!(code, 0, "{err}");
-    let kubectl_patches: Vec<_> = e
-        .server
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "PATCH")
-        .collect();
+    let kubectl_patches: Vec<_> = e.requests(|r| r.method == "PATCH");
     assert_eq!(kubectl_patches.len(), 2, "{kubectl_patches:#?}");
     for k in &kubectl_patches {
         let name = k.path.rsplit('/').next().unwrap();
@@ -478,18 +499,9 @@ async fn planning_costs_one_list_per_group_not_a_get_per_object() {
     assert!(results.iter().all(|r| r.ok), "{results:#?}");
 
     // A fresh session: its discovery cache is empty.
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(e.kubeconfig.clone()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let session = connect(&e.kubeconfig, None).await;
     e.server.clear_requests();
-    let plan = session
-        .plan(&load(&e.load_opts()), &PruneOptions::default(), None)
-        .await
-        .unwrap()
-        .plan;
+    let plan = e.plan_by(&session).await;
     assert_eq!(plan.objects.len(), 32);
     assert!(
         plan.objects
@@ -526,12 +538,7 @@ async fn lists_are_paged() {
             .all(|o| o.action == ObjectAction::Unchanged),
         "every object found across pages"
     );
-    let pages: Vec<_> = e
-        .server
-        .requests()
-        .into_iter()
-        .filter(|r| r.path == "/api/v1/namespaces/big/configmaps")
-        .collect();
+    let pages: Vec<_> = e.requests(|r| r.path == "/api/v1/namespaces/big/configmaps");
     assert_eq!(pages.len(), 2);
     assert_eq!(pages[0].query["limit"], "500");
     assert!(pages[1].query.contains_key("continue"));
@@ -640,10 +647,7 @@ spec:
 
 #[tokio::test]
 async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
-    let e = env().await;
-    e.write("app.yaml", BASIC);
-    let plan = e.plan().await;
-    e.apply_all(&plan).await;
+    let e = basic_env().await;
     e.write(
         "app.yaml",
         &BASIC
@@ -695,10 +699,7 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
 
 #[tokio::test]
 async fn invalid_change_fails_in_the_dry_run_alone() {
-    let e = env().await;
-    e.write("app.yaml", BASIC);
-    let plan = e.plan().await;
-    e.apply_all(&plan).await;
+    let e = basic_env().await;
     // The selector of a Deployment is immutable: 422.
     e.write(
         "app.yaml",
@@ -718,13 +719,10 @@ async fn invalid_change_fails_in_the_dry_run_alone() {
         "configured"
     );
     let real_deploy_writes = e
-        .server
-        .requests()
-        .into_iter()
-        .filter(|q| {
+        .requests(|q| {
             q.method == "PATCH" && q.path.contains("deployments") && !q.query.contains_key("dryRun")
         })
-        .count();
+        .len();
     assert_eq!(
         real_deploy_writes, 0,
         "rejected in the dry run, never written"
@@ -788,10 +786,7 @@ async fn server_dry_run_writes_nothing() {
 
 #[tokio::test]
 async fn partial_apply_leaves_skipped_changes_pending() {
-    let e = env().await;
-    e.write("app.yaml", BASIC);
-    let plan = e.plan().await;
-    e.apply_all(&plan).await;
+    let e = basic_env().await;
     e.write(
         "app.yaml",
         &BASIC
@@ -874,10 +869,7 @@ async fn partial_apply_leaves_skipped_changes_pending() {
 
 #[tokio::test]
 async fn delete_uses_background_propagation_by_default() {
-    let e = env().await;
-    e.write("app.yaml", BASIC);
-    let plan = e.plan().await;
-    e.apply_all(&plan).await;
+    let e = basic_env().await;
     let plan = e.plan().await;
     let cm = find(&plan, "ConfigMap", "settings").clone();
     let dep = find(&plan, "Deployment", "web").clone();
@@ -898,12 +890,7 @@ async fn delete_uses_background_propagation_by_default() {
         )
         .await;
     assert!(results[0].ok, "{results:?}");
-    let deletes: Vec<_> = e
-        .server
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "DELETE")
-        .collect();
+    let deletes: Vec<_> = e.requests(|r| r.method == "DELETE");
     assert_eq!(
         deletes[0].body,
         Some(json!({"propagationPolicy": "Background"}))
@@ -1013,13 +1000,7 @@ fn applyset(parent: &str) -> PruneOptions {
 /// namespace created.
 async fn demo_env() -> Env {
     let e = env().await;
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(e.kubeconfig.clone()),
-        namespace: Some("demo".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let session = connect(&e.kubeconfig, Some("demo")).await;
     e.server
         .api()
         .put_object(json!({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"demo"}}))
@@ -1353,35 +1334,15 @@ async fn forward(
 
 #[tokio::test]
 async fn forbidden_list_falls_back_to_get() {
-    let e = env().await;
-    e.write("app.yaml", BASIC);
-    let plan = e.plan().await;
-    e.apply_all(&plan).await;
+    let e = basic_env().await;
     e.write(
         "more.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: missing\n  namespace: demo\n",
     );
     let url = forbidding_proxy(&e.server).await;
-    let path = e.dir.path().join("proxy-kubeconfig");
-    std::fs::write(
-        &path,
-        std::fs::read_to_string(&e.kubeconfig)
-            .unwrap()
-            .replace(&e.server.url(), &url),
-    )
-    .unwrap();
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(path),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let session = e.connect_via(&url).await;
     e.server.clear_requests();
-    let plan = session
-        .plan(&load(&e.load_opts()), &PruneOptions::default(), None)
-        .await
-        .unwrap()
-        .plan;
+    let plan = e.plan_by(&session).await;
     assert_eq!(
         find(&plan, "ConfigMap", "settings").action,
         ObjectAction::Unchanged
@@ -1395,10 +1356,10 @@ async fn forbidden_list_falls_back_to_get() {
         ObjectAction::Unchanged
     );
     let gets: Vec<_> = e
-        .server
-        .requests()
+        .requests(|r| {
+            r.method == "GET" && r.path.starts_with("/api/v1/namespaces/demo/configmaps/")
+        })
         .into_iter()
-        .filter(|r| r.method == "GET" && r.path.starts_with("/api/v1/namespaces/demo/configmaps/"))
         .map(|r| r.path)
         .collect();
     assert_eq!(gets.len(), 2, "one GET per ConfigMap: {gets:?}");
@@ -1577,13 +1538,7 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
 async fn applyset_in_a_namespace_this_apply_creates() {
     let e = env().await;
     // -n fresh; the namespace itself is in the manifests.
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(e.kubeconfig.clone()),
-        namespace: Some("fresh".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let session = connect(&e.kubeconfig, Some("fresh")).await;
     let e = Env { session, ..e };
     e.write(
         "all.yaml",
@@ -1654,26 +1609,9 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
     let e = env().await;
     e.write("app.yaml", BASIC);
     let (url, cut) = cuttable_proxy(&e.server).await;
-    let path = e.dir.path().join("proxy-kubeconfig");
-    std::fs::write(
-        &path,
-        std::fs::read_to_string(&e.kubeconfig)
-            .unwrap()
-            .replace(&e.server.url(), &url),
-    )
-    .unwrap();
-    let session = Session::connect(&ClusterOptions {
-        kubeconfig: Some(path),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let session = e.connect_via(&url).await;
     let loaded = load(&e.load_opts());
-    let plan = session
-        .plan(&loaded, &PruneOptions::default(), None)
-        .await
-        .unwrap()
-        .plan;
+    let plan = e.plan_by(&session).await;
     cut.send(true).unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let results = session.apply(items(&plan), &ApplyOptions::default()).await;

@@ -26,6 +26,15 @@ fn call(api: &ApiServer, method: &str, uri: &str, ct: Option<&str>, body: &str) 
     }
 }
 
+fn get(api: &ApiServer, uri: &str) -> Reply {
+    call(api, "GET", uri, None, "")
+}
+
+/// Whether some element of the array `list` has this `name`.
+fn has_name(list: &Value, name: &str) -> bool {
+    list.as_array().unwrap().iter().any(|e| e["name"] == name)
+}
+
 const JSON: Option<&str> = Some("application/json");
 const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
 
@@ -314,14 +323,7 @@ fn immutable_fields_and_bad_requests() {
     // Malformed JSON: 400. Unknown resource: 404. Unknown namespace: 404.
     assert_eq!(call(&api, "POST", DEPLOYS, JSON, "{not json").code, 400);
     assert_eq!(
-        call(
-            &api,
-            "GET",
-            "/apis/apps/v1/namespaces/default/widgets",
-            None,
-            ""
-        )
-        .code,
+        get(&api, "/apis/apps/v1/namespaces/default/widgets").code,
         404
     );
     let r = call(
@@ -535,7 +537,7 @@ fn list_selectors_and_paging() {
         &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "e"}}),
     );
     let names = |uri: &str| -> Vec<String> {
-        let r = call(&api, "GET", uri, None, "");
+        let r = get(&api, uri);
         assert_eq!(r.code, 200, "{uri}: {}", r.body);
         r.body["items"]
             .as_array()
@@ -571,18 +573,11 @@ fn list_selectors_and_paging() {
         ["b"]
     );
     assert_eq!(
-        call(
-            &api,
-            "GET",
-            &format!("{base}?labelSelector=a+in+%28"),
-            None,
-            ""
-        )
-        .code,
+        get(&api, &format!("{base}?labelSelector=a+in+%28")).code,
         400
     );
 
-    let r = call(&api, "GET", &format!("{base}?limit=3"), None, "");
+    let r = get(&api, &format!("{base}?limit=3"));
     assert_eq!(r.body["items"].as_array().unwrap().len(), 3);
     assert_eq!(r.body["kind"], "ConfigMapList");
     assert_eq!(r.body["metadata"]["remainingItemCount"], 1);
@@ -602,10 +597,7 @@ fn dry_run_writes_nothing() {
     );
     assert_eq!(r.code, 201);
     assert_eq!(r.body["spec"]["replicas"], 1);
-    assert_eq!(
-        call(&api, "GET", &format!("{DEPLOYS}/web"), None, "").code,
-        404
-    );
+    assert_eq!(get(&api, &format!("{DEPLOYS}/web")).code, 404);
     create(&api, DEPLOYS, &deployment("web", "a:1"));
     let r = call(
         &api,
@@ -626,7 +618,7 @@ fn dry_run_writes_nothing() {
         .code,
         200
     );
-    let r = call(&api, "GET", &format!("{DEPLOYS}/web"), None, "");
+    let r = get(&api, &format!("{DEPLOYS}/web"));
     assert_eq!(r.body["spec"]["replicas"], 1);
 }
 
@@ -638,7 +630,7 @@ fn scale_subresource_records_its_manager() {
         &format!("{DEPLOYS}?fieldManager=kubectl-client-side-apply"),
         &deployment("web", "a:1"),
     );
-    let r = call(&api, "GET", &format!("{DEPLOYS}/web/scale"), None, "");
+    let r = get(&api, &format!("{DEPLOYS}/web/scale"));
     assert_eq!(r.body["kind"], "Scale");
     assert_eq!(r.body["spec"]["replicas"], 1);
     assert_eq!(r.body["status"]["selector"], "app=web");
@@ -651,7 +643,7 @@ fn scale_subresource_records_its_manager() {
     );
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.body["spec"]["replicas"], 2);
-    let d = call(&api, "GET", &format!("{DEPLOYS}/web"), None, "").body;
+    let d = get(&api, &format!("{DEPLOYS}/web")).body;
     assert_eq!(d["spec"]["replicas"], 2);
     assert_eq!(d["metadata"]["generation"], 2);
     let entries = d["metadata"]["managedFields"].as_array().unwrap();
@@ -681,7 +673,7 @@ fn namespace_delete_cascades_and_crds_serve_kinds() {
         "/api/v1/namespaces/tmp/configmaps",
         &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
     );
-    let ns = call(&api, "GET", "/api/v1/namespaces/tmp", None, "").body;
+    let ns = get(&api, "/api/v1/namespaces/tmp").body;
     assert_eq!(ns["status"]["phase"], "Active");
     assert_eq!(
         call(
@@ -694,10 +686,7 @@ fn namespace_delete_cascades_and_crds_serve_kinds() {
         .code,
         200
     );
-    assert_eq!(
-        call(&api, "GET", "/api/v1/namespaces/tmp/configmaps/x", None, "").code,
-        404
-    );
+    assert_eq!(get(&api, "/api/v1/namespaces/tmp/configmaps/x").code, 404);
 
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
@@ -705,24 +694,15 @@ fn namespace_delete_cascades_and_crds_serve_kinds() {
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
             "versions": [{"name": "v1", "served": true, "storage": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
-    assert_eq!(
-        call(&api, "GET", "/apis/example.com/v1", None, "").code,
-        404
-    );
+    assert_eq!(get(&api, "/apis/example.com/v1").code, 404);
     create(
         &api,
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
         &crd,
     );
-    let groups = call(&api, "GET", "/apis", None, "").body;
-    assert!(
-        groups["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|g| g["name"] == "example.com")
-    );
-    let rl = call(&api, "GET", "/apis/example.com/v1", None, "").body;
+    let groups = get(&api, "/apis").body;
+    assert!(has_name(&groups["groups"], "example.com"));
+    let rl = get(&api, "/apis/example.com/v1").body;
     assert_eq!(rl["resources"][0]["kind"], "Widget");
     let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
         "spec": {"items": [{"name": "a"}, {"name": "b"}]}});
@@ -753,11 +733,8 @@ fn namespace_delete_cascades_and_crds_serve_kinds() {
         None,
         "",
     );
-    assert_eq!(call(&api, "GET", url, None, "").code, 404);
-    assert_eq!(
-        call(&api, "GET", "/apis/example.com/v1", None, "").code,
-        404
-    );
+    assert_eq!(get(&api, url).code, 404);
+    assert_eq!(get(&api, "/apis/example.com/v1").code, 404);
 }
 
 #[test]
@@ -838,9 +815,9 @@ fn server_side_apply_of_an_applyset_parent() {
 #[test]
 fn discovery_and_openapi() {
     let api = ApiServer::new();
-    let v = call(&api, "GET", "/version", None, "").body;
+    let v = get(&api, "/version").body;
     assert!(v["gitVersion"].as_str().unwrap().starts_with("v1.32."));
-    let core = call(&api, "GET", "/api/v1", None, "").body;
+    let core = get(&api, "/api/v1").body;
     let names: Vec<&str> = core["resources"]
         .as_array()
         .unwrap()
@@ -859,32 +836,20 @@ fn discovery_and_openapi() {
     ] {
         assert!(names.contains(&n), "{n}");
     }
-    let apps = call(&api, "GET", "/apis/apps/v1", None, "").body;
-    assert!(
-        apps["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["name"] == "deployments/scale")
-    );
-    let index = call(&api, "GET", "/openapi/v3", None, "").body;
+    let apps = get(&api, "/apis/apps/v1").body;
+    assert!(has_name(&apps["resources"], "deployments/scale"));
+    let index = get(&api, "/openapi/v3").body;
     let url = index["paths"]["apis/apps/v1"]["serverRelativeURL"]
         .as_str()
         .unwrap()
         .to_string();
-    let doc = call(&api, "GET", &url, None, "").body;
+    let doc = get(&api, &url).body;
     let patch = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
     assert_eq!(
         patch["x-kubernetes-group-version-kind"]["kind"],
         "Deployment"
     );
-    assert!(
-        patch["parameters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p["name"] == "fieldValidation")
-    );
+    assert!(has_name(&patch["parameters"], "fieldValidation"));
     let schemas = &doc["components"]["schemas"];
     assert_eq!(
         schemas["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"][0]["kind"],
@@ -897,17 +862,14 @@ fn discovery_and_openapi() {
         schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["strategy"]["x-kubernetes-patch-strategy"],
         "retainKeys"
     );
-    assert_eq!(
-        call(&api, "GET", "/openapi/v3/apis/nope/v1", None, "").code,
-        404
-    );
+    assert_eq!(get(&api, "/openapi/v3/apis/nope/v1").code, 404);
 }
 
 #[test]
 fn watch_without_a_socket_returns_the_first_events() {
     let api = ApiServer::new();
     create(&api, DEPLOYS, &deployment("a", "x:1"));
-    let r = call(&api, "GET", &format!("{DEPLOYS}?watch=true"), None, "");
+    let r = get(&api, &format!("{DEPLOYS}?watch=true"));
     assert_eq!(r.body[0]["type"], "ADDED");
     assert_eq!(r.body[0]["object"]["metadata"]["name"], "a");
     let rv = r.body[0]["object"]["metadata"]["resourceVersion"]
@@ -922,13 +884,7 @@ fn watch_without_a_socket_returns_the_first_events() {
         r#"{"spec":{"replicas":2}}"#,
     );
     call(&api, "DELETE", &format!("{DEPLOYS}/a"), None, "");
-    let r = call(
-        &api,
-        "GET",
-        &format!("{DEPLOYS}?watch=1&resourceVersion={rv}"),
-        None,
-        "",
-    );
+    let r = get(&api, &format!("{DEPLOYS}?watch=1&resourceVersion={rv}"));
     let kinds: Vec<&str> = r
         .body
         .as_array()
@@ -969,7 +925,7 @@ fn aggregated_discovery_v2() {
     assert_eq!(deploy["scope"], "Namespaced");
     assert_eq!(deploy["subresources"][0]["subresource"], "scale");
     // A client asking for plain JSON gets the legacy list.
-    let plain = call(&api, "GET", "/apis", None, "");
+    let plain = get(&api, "/apis");
     assert_eq!(plain.body["kind"], "APIGroupList");
 }
 
@@ -1151,7 +1107,7 @@ proptest! {
         let r = call(&api, "POST", DEPLOYS, JSON, &body);
         // Unparsable or non-object bodies: 400, never a write.
         prop_assert_eq!(r.code, 400);
-        let r = call(&api, "GET", DEPLOYS, None, "");
+        let r = get(&api, DEPLOYS);
         prop_assert_eq!(r.body["items"].as_array().map(Vec::len), Some(0));
     }
 }
