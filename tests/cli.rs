@@ -42,6 +42,18 @@ impl std::fmt::Debug for Out {
     }
 }
 
+impl Out {
+    /// Asserts that stdout contains `text`; the whole output on failure.
+    fn assert_stdout(&self, text: &str) {
+        assert!(self.stdout.contains(text), "{text:?} not in {self:?}");
+    }
+
+    /// Asserts that stderr contains `text`; the whole output on failure.
+    fn assert_stderr(&self, text: &str) {
+        assert!(self.stderr.contains(text), "{text:?} not in {self:?}");
+    }
+}
+
 fn run(cmd: &mut Command) -> Out {
     let o = cmd.output().expect("spawn");
     Out {
@@ -386,11 +398,8 @@ fn diff_exit_codes_and_plain_output() {
     let out = kapply(d, &["diff", "-f", "cfg", "--live", "live.yaml"]);
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(!out.stdout.contains('\x1b'), "colour on a pipe: {out:?}");
-    assert!(
-        out.stdout.contains(
-            "~ Deployment default/nginx-deployment (update)  cfg/update_deployment.yaml:1"
-        ),
-        "{out:?}"
+    out.assert_stdout(
+        "~ Deployment default/nginx-deployment (update)  cfg/update_deployment.yaml:1",
     );
     let line = |path: &str| -> String {
         out.stdout
@@ -409,11 +418,7 @@ fn diff_exit_codes_and_plain_output() {
     // In sync: the live object the apply produced. Exit 0, unchanged.
     let same = kapply(d, &["diff", "-f", "cfg", "--live", "applied.json"]);
     assert_eq!(same.code, Some(0), "{same:?}");
-    assert!(
-        same.stdout
-            .contains("= Deployment default/nginx-deployment (unchanged)"),
-        "{same:?}"
-    );
+    same.assert_stdout("= Deployment default/nginx-deployment (unchanged)");
     let plan = json_out(&kapply(d, &["plan", "-f", "cfg", "--live", "applied.json"]));
     assert_eq!(plan["objects"][0]["action"], "unchanged");
     assert_eq!(plan["objects"][0]["patch"], Value::Null);
@@ -421,7 +426,7 @@ fn diff_exit_codes_and_plain_output() {
     // No manifests at all: an error, exit 2.
     let none = kapply(d, &["diff", "--live", "live.yaml"]);
     assert_eq!(none.code, Some(2), "{none:?}");
-    assert!(none.stderr.contains("-f"), "{none:?}");
+    none.assert_stderr("-f");
 }
 
 #[test]
@@ -441,16 +446,9 @@ fn diff_reports_malformed_yaml_and_still_shows_the_rest() {
 
     let out = kapply(d, &["diff", "-f", "cfg", "--live", "live.yaml"]);
     assert_eq!(out.code, Some(2), "{out:?}");
-    assert!(out.stdout.contains("cfg/b-broken.yaml:6"), "{out:?}");
-    assert!(
-        out.stdout
-            .contains("~ Deployment default/nginx-deployment (update)"),
-        "{out:?}"
-    );
-    assert!(
-        out.stdout.contains("+ ConfigMap default/after (create)"),
-        "{out:?}"
-    );
+    out.assert_stdout("cfg/b-broken.yaml:6");
+    out.assert_stdout("~ Deployment default/nginx-deployment (update)");
+    out.assert_stdout("+ ConfigMap default/after (create)");
 
     let plan = kapply(d, &["plan", "-f", "cfg", "--live", "live.yaml"]);
     assert_eq!(plan.code, Some(2), "{plan:?}");
@@ -514,7 +512,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         assert!(tty.stdout.contains("\x1b["), "no colour on a tty: {tty:?}");
         let plain = on_tty(d, &cmd, true).unwrap();
         assert_eq!(plain.code, Some(1), "{plain:?}");
-        assert!(plain.stdout.contains("nginx-deployment"), "{plain:?}");
+        plain.assert_stdout("nginx-deployment");
         assert!(
             !plain.stdout.contains('\x1b'),
             "NO_COLOR ignored: {plain:?}"
@@ -554,7 +552,7 @@ fn secret_values_are_masked_in_diff_and_plan() {
     for live_file in ["live.json", "other.yaml"] {
         let diff = kapply(d, &["diff", "-f", "sec", "--live", live_file]);
         assert_eq!(diff.code, Some(1), "{diff:?}");
-        assert!(diff.stdout.contains("Secret default/creds"), "{diff:?}");
+        diff.assert_stdout("Secret default/creds");
         let json = kapply(d, &["plan", "-f", "sec", "--live", live_file]);
         assert_eq!(json.code, Some(0), "{json:?}");
         let plan = json_out(&json);
@@ -673,14 +671,8 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
 
     let out = c.kapply(&["apply", "-f", "m", "--yes"]);
     assert_eq!(out.code, Some(0), "{out:?}");
-    assert!(
-        out.stdout.contains("ConfigMap default/settings created"),
-        "{out:?}"
-    );
-    assert!(
-        out.stdout.contains("Deployment default/web created"),
-        "{out:?}"
-    );
+    out.assert_stdout("ConfigMap default/settings created");
+    out.assert_stdout("Deployment default/web created");
     let cm = c.configmap("default", "settings").expect("created");
     assert_eq!(cm["data"], json!({"color": "blue"}));
     assert_eq!(
@@ -710,16 +702,8 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
     c.server.clear_requests();
     let again = c.kapply(&["apply", "-f", "m", "--yes"]);
     assert_eq!(again.code, Some(0), "{again:?}");
-    assert!(
-        again
-            .stdout
-            .contains("ConfigMap default/settings unchanged"),
-        "{again:?}"
-    );
-    assert!(
-        again.stdout.contains("Deployment default/web unchanged"),
-        "{again:?}"
-    );
+    again.assert_stdout("ConfigMap default/settings unchanged");
+    again.assert_stdout("Deployment default/web unchanged");
     assert!(c.writes().is_empty(), "{:?}", c.writes());
     let diff = c.kapply(&["diff", "-f", "m"]);
     assert_eq!(diff.code, Some(0), "{diff:?}");
@@ -734,7 +718,7 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
     c.server.clear_requests();
     let dry = c.kapply(&["apply", "-f", "m", "--dry-run=server", "--yes"]);
     assert_eq!(dry.code, Some(0), "{dry:?}");
-    assert!(dry.stderr.contains("nothing was written"), "{dry:?}");
+    dry.assert_stderr("nothing was written");
     let writes = c.writes();
     assert!(!writes.is_empty(), "the dry run sent nothing");
     for w in &writes {
@@ -752,14 +736,8 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
     // Delete.
     let del = c.kapply(&["delete", "-f", "m", "--yes"]);
     assert_eq!(del.code, Some(0), "{del:?}");
-    assert!(
-        del.stdout.contains("ConfigMap default/settings deleted"),
-        "{del:?}"
-    );
-    assert!(
-        del.stdout.contains("Deployment default/web deleted"),
-        "{del:?}"
-    );
+    del.assert_stdout("ConfigMap default/settings deleted");
+    del.assert_stdout("Deployment default/web deleted");
     assert!(c.configmap("default", "settings").is_none());
     assert!(
         c.get("apps/v1", "Deployment", Some("default"), "web")
@@ -768,10 +746,7 @@ fn apply_kubectl_diff_reapply_dry_run_and_delete() {
     // Deleting again finds nothing, and says so.
     let del = c.kapply(&["delete", "-f", "m", "--yes"]);
     assert_eq!(del.code, Some(0), "{del:?}");
-    assert!(
-        del.stderr.contains("ConfigMap default/settings not found"),
-        "{del:?}"
-    );
+    del.assert_stderr("ConfigMap default/settings not found");
 }
 
 #[test]
@@ -784,8 +759,8 @@ fn without_yes_and_no_terminal_nothing_is_written() {
 
     let out = c.kapply(&["apply", "-f", "m"]);
     assert_ne!(out.code, Some(0), "{out:?}");
-    assert!(out.stderr.contains("--yes"), "{out:?}");
-    assert!(out.stderr.contains("not a terminal"), "{out:?}");
+    out.assert_stderr("--yes");
+    out.assert_stderr("not a terminal");
     assert!(c.writes().is_empty(), "{:?}", c.writes());
     assert!(c.configmap("default", "settings").is_none());
 
@@ -795,7 +770,7 @@ fn without_yes_and_no_terminal_nothing_is_written() {
     c.server.clear_requests();
     let del = c.kapply(&["delete", "-f", "m"]);
     assert_ne!(del.code, Some(0), "{del:?}");
-    assert!(del.stderr.contains("--yes"), "{del:?}");
+    del.assert_stderr("--yes");
     assert!(c.writes().is_empty(), "{:?}", c.writes());
     assert!(c.configmap("default", "settings").is_some());
 }
@@ -820,25 +795,14 @@ fn prune_by_label() {
     c.server.clear_requests();
     let refused = c.kapply(&["apply", "-f", "m", "--prune", "--yes"]);
     assert_eq!(refused.code, Some(2), "{refused:?}");
-    assert!(
-        refused
-            .stderr
-            .contains("--prune needs -l SELECTOR or --all"),
-        "{refused:?}"
-    );
+    refused.assert_stderr("--prune needs -l SELECTOR or --all");
     assert!(c.server.requests().is_empty(), "{:?}", c.server.requests());
     assert!(c.configmap("default", "two").is_some());
 
     let pruned = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
     assert_eq!(pruned.code, Some(0), "{pruned:?}");
-    assert!(
-        pruned.stderr.contains("- prune      ConfigMap default/two"),
-        "{pruned:?}"
-    );
-    assert!(
-        pruned.stdout.contains("ConfigMap default/two pruned"),
-        "{pruned:?}"
-    );
+    pruned.assert_stderr("- prune      ConfigMap default/two");
+    pruned.assert_stdout("ConfigMap default/two pruned");
     assert!(c.configmap("default", "two").is_none());
     assert!(c.configmap("default", "one").is_some());
     assert!(c.configmap("default", "bystander").is_some());
@@ -903,10 +867,7 @@ fn applyset_parent_and_prune() {
     c.remove("m/gone.yaml");
     let second = c.kapply(&args);
     assert_eq!(second.code, Some(0), "{second:?}");
-    assert!(
-        second.stdout.contains("ConfigMap apps/gone pruned"),
-        "{second:?}"
-    );
+    second.assert_stdout("ConfigMap apps/gone pruned");
     assert!(c.configmap("apps", "gone").is_none());
     assert!(c.configmap("apps", "keep").is_some());
     assert!(c.get("v1", "Secret", Some("apps"), "myset").is_some());
@@ -957,10 +918,7 @@ fn invalid_object_is_reported_while_the_others_apply() {
         .find(|l| l.starts_with("error: Deployment default/web:"))
         .unwrap_or_else(|| panic!("no error line for the Deployment: {out:?}"));
     assert!(err.contains("immutable"), "{err}");
-    assert!(
-        out.stdout.contains("ConfigMap default/extra created"),
-        "{out:?}"
-    );
+    out.assert_stdout("ConfigMap default/extra created");
     assert!(c.configmap("default", "extra").is_some());
     let web = c
         .get("apps/v1", "Deployment", Some("default"), "web")
@@ -975,7 +933,7 @@ fn invalid_object_is_reported_while_the_others_apply() {
     );
     let del = c.kapply(&["delete", "-f", "m", "--yes"]);
     assert_eq!(del.code, Some(1), "{del:?}");
-    assert!(del.stderr.contains("m/zz-broken.yaml:"), "{del:?}");
+    del.assert_stderr("m/zz-broken.yaml:");
     assert!(c.configmap("default", "extra").is_none());
     assert!(
         c.get("apps/v1", "Deployment", Some("default"), "web")
@@ -1069,7 +1027,7 @@ fn demo_serves_until_interrupted() {
     if let Some(k) = Kubectl::find(&kubeconfig) {
         let out = run(&mut k.command(&["get", "deploy", "-n", "demo"]));
         assert_eq!(out.code, Some(0), "{out:?}");
-        assert!(out.stdout.contains("nginx-deployment"), "{out:?}");
+        out.assert_stdout("nginx-deployment");
     }
 
     // Ctrl-C ends it cleanly.

@@ -122,6 +122,14 @@ impl Env {
             .await
     }
 
+    async fn dry_run_all(&self, plan: &Plan) -> Vec<ObjectResult> {
+        let opts = ApplyOptions {
+            dry_run: true,
+            applyset: None,
+        };
+        self.session.apply(items(plan), &opts).await
+    }
+
     /// Read an object straight from the store (no request recorded).
     fn get(&self, path: &str) -> Option<Value> {
         let uri: http::Uri = path.parse().unwrap();
@@ -737,16 +745,7 @@ async fn server_dry_run_writes_nothing() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\n",
     );
     let plan = e.plan().await;
-    let results = e
-        .session
-        .apply(
-            items(&plan),
-            &ApplyOptions {
-                dry_run: true,
-                applyset: None,
-            },
-        )
-        .await;
+    let results = e.dry_run_all(&plan).await;
     assert_eq!(results[0].message, "created (server dry run)");
     assert!(e.get("/api/v1/namespaces/default/configmaps/x").is_none());
 
@@ -754,16 +753,7 @@ async fn server_dry_run_writes_nothing() {
     e.write("app.yaml", BASIC);
     e.write("widgets.yaml", &format!("{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n"));
     let plan = e.plan().await;
-    let results = e
-        .session
-        .apply(
-            items(&plan),
-            &ApplyOptions {
-                dry_run: true,
-                applyset: None,
-            },
-        )
-        .await;
+    let results = e.dry_run_all(&plan).await;
     assert!(results.iter().all(|r| r.ok), "{results:#?}");
     assert_eq!(
         result(&results, "Namespace demo").message,
@@ -1099,12 +1089,7 @@ async fn applyset_parent_labels_and_prune() {
         cm["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
         id.as_str()
     );
-    let annotation: Value = serde_json::from_str(
-        cm["metadata"]["annotations"][LAST_APPLIED]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let annotation = kubectl::last_applied(&cm).unwrap();
     assert_eq!(
         annotation["metadata"]["labels"]["applyset.kubernetes.io/part-of"],
         id.as_str(),

@@ -231,6 +231,17 @@ fn select_field(t: &Tmux, heading: &str) -> String {
     panic!("no field {heading:?}:\n{screen}");
 }
 
+/// Selects the field with this detail heading (see `select_field`) and
+/// checks the two lines under the heading: the three values and the reason.
+fn assert_field_detail(t: &Tmux, heading: &str, expected: [&str; 2], why: &str) {
+    let screen = select_field(t, heading);
+    assert_eq!(
+        cells_after(&screen, heading, 2),
+        expected,
+        "{why}\n{screen}"
+    );
+}
+
 /// The width of the object list pane: it narrows while the field pane has
 /// focus, which is how a screen shows where the keys go.
 fn list_width(screen: &str) -> usize {
@@ -477,33 +488,32 @@ fn the_reference_story_by_keystroke() {
         list_width(&screen) < 48,
         "the field pane has focus:\n{screen}"
     );
-    let screen = select_field(&t, "clear spec.minReadySeconds");
-    assert_eq!(
-        cells_after(&screen, "clear spec.minReadySeconds", 2),
+    assert_field_detail(
+        &t,
+        "clear spec.minReadySeconds",
         [
             "last-applied 5 · live 5 · config —",
-            "in last-applied, removed from config"
+            "in last-applied, removed from config",
         ],
-        "{screen}"
+        "",
     );
-    let screen = select_field(&t, "keep spec.replicas");
-    assert_eq!(
-        cells_after(&screen, "keep spec.replicas", 2),
+    assert_field_detail(
+        &t,
+        "keep spec.replicas",
         [
             "last-applied — · live 2 · config —",
-            "kept: owned by kubectl"
+            "kept: owned by kubectl",
         ],
-        "replicas belongs to another writer (kubectl scale):\n{screen}"
+        "replicas belongs to another writer (kubectl scale):",
     );
-    let image = "set spec.template.spec.containers[name=nginx].image";
-    let screen = select_field(&t, image);
-    assert_eq!(
-        cells_after(&screen, image, 2),
+    assert_field_detail(
+        &t,
+        "set spec.template.spec.containers[name=nginx].image",
         [
             "last-applied \"nginx:1.14.2\" · live \"nginx:1.14.2\" · config \"nginx:1.16.1\"",
-            "config differs from live"
+            "config differs from live",
         ],
-        "{screen}"
+        "",
     );
     switch_focus(&t);
 

@@ -20,6 +20,13 @@ fn opts(paths: &[&str]) -> LoadOptions {
     }
 }
 
+/// Loads and checks that nothing failed.
+fn load_ok(opts: &LoadOptions) -> manifest::Loaded {
+    let l = manifest::load(opts);
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    l
+}
+
 fn names(l: &manifest::Loaded) -> Vec<String> {
     l.manifests.iter().map(|m| m.id.to_string()).collect()
 }
@@ -30,8 +37,7 @@ fn at(file: &str, line: usize) -> String {
 
 #[test]
 fn directory_in_lexical_order_with_lists_json_and_empty_documents() {
-    let l = manifest::load(&opts(&["basic"]));
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&opts(&["basic"]));
     assert_eq!(
         names(&l),
         [
@@ -78,8 +84,7 @@ fn directory_in_lexical_order_with_lists_json_and_empty_documents() {
 fn recursive_descends_at_the_directory_place() {
     let mut o = opts(&["basic"]);
     o.recursive = true;
-    let l = manifest::load(&o);
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&o);
     assert_eq!(
         names(&l),
         [
@@ -97,15 +102,13 @@ fn recursive_descends_at_the_directory_place() {
 
 #[test]
 fn explicit_files_are_read_whatever_their_extension_and_paths_repeat() {
-    let l = manifest::load(&opts(&["basic/05-notes.txt", "basic/01-namespace.yaml"]));
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&opts(&["basic/05-notes.txt", "basic/01-namespace.yaml"]));
     assert_eq!(names(&l), ["ConfigMap default/ignored", "Namespace demo"]);
 }
 
 #[test]
 fn yaml_1_1_scalars_as_kubectl_reads_them() {
-    let l = manifest::load(&opts(&["scalars.yaml"]));
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&opts(&["scalars.yaml"]));
     let data = &l.manifests[0].object["data"];
     assert_eq!(data["yes-plain"], json!(true));
     assert_eq!(data["no-plain"], json!(false));
@@ -141,8 +144,7 @@ fn scalars_match_kubectl() {
 
 #[test]
 fn json_fields_have_lines() {
-    let l = manifest::load(&opts(&["numbers.json"]));
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&opts(&["numbers.json"]));
     let m = &l.manifests[0];
     assert_eq!(m.source.line, 1);
     assert_eq!(m.lines["data.big"], 2);
@@ -153,8 +155,7 @@ fn json_fields_have_lines() {
 
 #[test]
 fn line_map_names_keyed_elements() {
-    let l = manifest::load(&opts(&["lines/deploy.yaml"]));
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&opts(&["lines/deploy.yaml"]));
     let lines = &l.manifests[0].lines;
     let expect = [
         ("metadata.name", 4),
@@ -253,8 +254,7 @@ fn namespace_flag_fills_in_and_conflicts() {
     );
     // Without -n the context namespace is the default.
     o.namespace = None;
-    let l = manifest::load(&o);
-    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let l = load_ok(&o);
     assert_eq!(
         names(&l),
         [

@@ -5,7 +5,7 @@
 mod kubectl;
 
 use kapply::merge::{
-    self, FieldAction, FieldChange, LAST_APPLIED, PatchType, creation_body,
+    self, FieldAction, FieldChange, LAST_APPLIED, PatchType, ThreeWay, creation_body,
     last_applied_annotation, three_way,
 };
 use kapply::patchmeta::PatchMeta;
@@ -14,6 +14,15 @@ use serde_json::{Value, json};
 
 fn deployment_schema() -> Option<kapply::patchmeta::Schema<'static>> {
     PatchMeta::builtin().root("apps/v1", "Deployment")
+}
+
+/// `three_way` with the built-in schema of the config's kind.
+fn three_way_builtin(config: &Value, live: &Value, last_applied: Option<&Value>) -> ThreeWay {
+    let schema = PatchMeta::builtin().root(
+        config["apiVersion"].as_str().unwrap(),
+        config["kind"].as_str().unwrap(),
+    );
+    three_way(config, live, last_applied, schema).unwrap()
 }
 
 fn field<'a>(fields: &'a [FieldChange], path: &str) -> &'a FieldChange {
@@ -228,8 +237,7 @@ fn containers_are_merged_by_name() {
         ])),
         &la,
     );
-    let schema = PatchMeta::builtin().root("v1", "Pod");
-    let tw = three_way(&config, &live, Some(&la), schema).unwrap();
+    let tw = three_way_builtin(&config, &live, Some(&la));
 
     let a = field(&tw.fields, "spec.containers[name=nginx-helper-a]");
     assert_eq!(a.action, FieldAction::Clear);
@@ -277,13 +285,7 @@ fn args_are_replaced_whole() {
     let la = mk(json!(["a", "b"]));
     let config = mk(json!(["a", "c"]));
     let live = with_annotation(mk(json!(["a", "b", "d"])), &la);
-    let tw = three_way(
-        &config,
-        &live,
-        Some(&la),
-        PatchMeta::builtin().root("v1", "Pod"),
-    )
-    .unwrap();
+    let tw = three_way_builtin(&config, &live, Some(&la));
     let args = field(&tw.fields, "spec.containers[name=app].args");
     assert_eq!(args.action, FieldAction::Set);
     assert_eq!(args.live, Some(json!(["a", "b", "d"])));
@@ -464,13 +466,7 @@ fn finalizers_use_delete_from_primitive_list() {
     let la = mk(json!(["a/x", "b/y"]));
     let config = mk(json!(["b/y", "c/z"]));
     let live = with_annotation(mk(json!(["a/x", "b/y", "other/w"])), &la);
-    let tw = three_way(
-        &config,
-        &live,
-        Some(&la),
-        PatchMeta::builtin().root("v1", "ConfigMap"),
-    )
-    .unwrap();
+    let tw = three_way_builtin(&config, &live, Some(&la));
     let patch = tw.patch.unwrap();
     assert_eq!(
         patch.body["metadata"]["$deleteFromPrimitiveList/finalizers"],
@@ -502,13 +498,7 @@ fn atomic_lists_replace_other_writers_entries() {
                   {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}])),
         &la,
     );
-    let tw = three_way(
-        &config,
-        &live,
-        Some(&la),
-        PatchMeta::builtin().root("v1", "Pod"),
-    )
-    .unwrap();
+    let tw = three_way_builtin(&config, &live, Some(&la));
     let patch = tw.patch.unwrap();
     assert_eq!(
         patch.body["spec"]["tolerations"],
@@ -529,13 +519,7 @@ fn volumes_retain_keys_per_element() {
     let la = mk(json!([{"name": "data", "emptyDir": {}}]));
     let config = mk(json!([{"name": "data", "hostPath": {"path": "/tmp"}}]));
     let live = with_annotation(la.clone(), &la);
-    let tw = three_way(
-        &config,
-        &live,
-        Some(&la),
-        PatchMeta::builtin().root("v1", "Pod"),
-    )
-    .unwrap();
+    let tw = three_way_builtin(&config, &live, Some(&la));
     let patch = tw.patch.unwrap();
     if let Some(result) = kubectl_patch(&live, &patch.body, true) {
         assert_eq!(

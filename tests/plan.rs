@@ -350,12 +350,7 @@ fn partial_config_applies_only_accepted_changes() {
             json!("nginx:1.16.1")
         );
         // The skipped change stays pending for the next apply.
-        let recorded: Value = serde_json::from_str(
-            result["metadata"]["annotations"][LAST_APPLIED]
-                .as_str()
-                .unwrap(),
-        )
-        .unwrap();
+        let recorded = kubectl::last_applied(&result).unwrap();
         let next = three_way(&config, &result, Some(&recorded), schema).unwrap();
         assert!(
             next.fields
@@ -640,12 +635,7 @@ fn partial_from_plan_skips_changes_even_where_live_drifted() {
             json!("nginx:hotfix")
         );
         // Both skipped changes are still pending.
-        let recorded: Value = serde_json::from_str(
-            result["metadata"]["annotations"][LAST_APPLIED]
-                .as_str()
-                .unwrap(),
-        )
-        .unwrap();
+        let recorded = kubectl::last_applied(&result).unwrap();
         let again = three_way(&config, &result, Some(&recorded), schema).unwrap();
         let pending: Vec<(&str, FieldAction)> = again
             .fields

@@ -149,12 +149,7 @@ fn reference_walkthrough() {
         live["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.16.1"
     );
-    let annotation: Value = serde_json::from_str(
-        live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let annotation = kubectl::last_applied(&live).unwrap();
     assert_eq!(
         annotation["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.16.1"
@@ -465,10 +460,7 @@ fn record(k: &Kubectl, c: &Cluster, s: &Scenario) -> Value {
     let namespaced = kind != "Namespace" && kind != "CustomResourceDefinition";
     let ns = namespaced.then_some("default");
     let live = c.get(api_version, kind, ns, name).expect("set up");
-    let last_applied: Option<Value> =
-        live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
-            .as_str()
-            .map(|s| serde_json::from_str(s).unwrap());
+    let last_applied = kubectl::last_applied(&live);
     let f = c.write(&format!("{}-config.json", s.name), &s.config.to_string());
     c.server.clear_requests();
     k.ok(&["apply", "-f", &f]);

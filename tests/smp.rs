@@ -80,6 +80,19 @@ fn ours(live: &Value, patch: &Value, kind: &str) -> Result<Value, String> {
     }
 }
 
+/// The proptest configuration of the tests that run kubectl once per case:
+/// KAPPLY_SMP_CASES raises the number of cases for a longer search.
+fn kubectl_cases() -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("KAPPLY_SMP_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(24),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
 /// Compare one case; returns a description of the mismatch, if any.
 fn check(bin: &str, name: &str, live: &Value, patch: &Value, kind: &str) -> Option<String> {
     let expected = kubectl_patch(bin, live, patch, kind);
@@ -431,16 +444,7 @@ fn random_deployment_patches_match_kubectl() {
         return;
     };
     let live = live_deployment();
-    let config = ProptestConfig {
-        // Each case runs kubectl once; KAPPLY_SMP_CASES raises it for a
-        // longer search.
-        cases: std::env::var("KAPPLY_SMP_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(24),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
+    let config = kubectl_cases();
     proptest!(config, |(p in random_patch())| {
         let patch = build(&p);
         if let Some(mismatch) = check(&bin, "random", &live, &patch, "strategic") {
@@ -587,14 +591,7 @@ fn arbitrary_patches_match_kubectl() {
     let Some(bin) = kubectl::kubectl() else {
         return;
     };
-    let config = ProptestConfig {
-        cases: std::env::var("KAPPLY_SMP_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(24),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
+    let config = kubectl_cases();
     proptest!(config, |(live in arb_deployment_part(), patch in arb_deployment_part(), merge in any::<bool>())| {
         let mut live = live;
         live["apiVersion"] = json!("apps/v1");

@@ -141,3 +141,11 @@ pub fn kubectl_patch(live: &Value, patch: &Value, strategic: bool) -> Option<Val
 pub fn reads(bin: &str, file: &Path) -> Result<Value, String> {
     patch_file(bin, file, &["--type", "merge", "-p", "{}"])
 }
+
+/// The last-applied configuration kubectl recorded in the annotation of
+/// `obj`, parsed; `None` when there is none.
+pub fn last_applied(obj: &Value) -> Option<Value> {
+    obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .map(|s| serde_json::from_str(s).unwrap())
+}
