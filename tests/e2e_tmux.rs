@@ -498,12 +498,19 @@ fn the_reference_story_by_keystroke() {
         cells_after(&screen, "keep spec.replicas", 2),
         [
             "last-applied — · live 2 · config —",
-            "kept: owned by kubectl"
+            "kept: another writer owns it (kubectl)"
         ],
         "replicas belongs to another writer (kubectl scale):\n{screen}"
     );
     let image = "set spec.template.spec.containers[name=nginx].image";
     let screen = select_field(&t, image);
+    // At 160 columns the path column shows the whole path, not its tail.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("■ spec.template.spec.containers[name=nginx].image ")),
+        "{screen}"
+    );
     assert_eq!(
         cells_after(&screen, image, 2),
         [
@@ -571,6 +578,13 @@ fn the_reference_story_by_keystroke() {
     let screen = t.wait_for("Candidate 1/1: ConfigMap demo/old-settings");
     assert!(
         screen.contains("why: has last-applied annotation, matches -l app=demo"),
+        "{screen}"
+    );
+    // The why line wraps at 160 columns; the dialog grows to fit it, so its
+    // last lines still show.
+    assert!(
+        has_cell(&screen, "queued 0 · kept 0 · skipped 0")
+            && has_cell(&screen, "y prune · n keep · s skip · Esc cancel"),
         "{screen}"
     );
     assert!(
