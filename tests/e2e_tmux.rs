@@ -478,7 +478,8 @@ fn the_reference_story_by_keystroke() {
     );
     assert!(screen.contains("strategic merge patch"), "{screen}");
 
-    // The three fields of the story, each with its detail lines, in table order.
+    // The three fields of the story, each with its detail lines, in table
+    // order: the changes apply sends, then the kept fields.
     let screen = switch_focus(&t);
     assert!(
         list_width(&screen) < 48,
@@ -492,15 +493,6 @@ fn the_reference_story_by_keystroke() {
             "in last-applied, removed from config"
         ],
         "{screen}"
-    );
-    let screen = select_field(&t, "keep spec.replicas");
-    assert_eq!(
-        cells_after(&screen, "keep spec.replicas", 2),
-        [
-            "last-applied — · live 2 · config —",
-            "kept: another writer owns it (kubectl)"
-        ],
-        "replicas belongs to another writer (kubectl scale):\n{screen}"
     );
     let image = "set spec.template.spec.containers[name=nginx].image";
     let screen = select_field(&t, image);
@@ -519,6 +511,15 @@ fn the_reference_story_by_keystroke() {
         ],
         "{screen}"
     );
+    let screen = select_field(&t, "keep spec.replicas");
+    assert_eq!(
+        cells_after(&screen, "keep spec.replicas", 2),
+        [
+            "last-applied — · live 2 · config —",
+            "kept: another writer owns it (kubectl)"
+        ],
+        "replicas belongs to another writer (kubectl scale):\n{screen}"
+    );
     switch_focus(&t);
 
     // Apply: the confirm popup lists what is sent, then the server dry run.
@@ -526,7 +527,10 @@ fn the_reference_story_by_keystroke() {
     let screen = t.wait_for("✓ Deployment demo/nginx-deployment: configured (server dry run)");
     assert!(screen.contains("Confirm apply"), "{screen}");
     assert!(
-        has_cell(&screen, "~ Deployment demo/nginx-deployment: update"),
+        has_cell(
+            &screen,
+            "~ Deployment demo/nginx-deployment: update (PATCH, strategic merge)"
+        ),
         "{screen}"
     );
     assert!(has_cell(&screen, "clear spec.minReadySeconds"), "{screen}");
