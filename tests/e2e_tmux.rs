@@ -478,7 +478,8 @@ fn the_reference_story_by_keystroke() {
     );
     assert!(screen.contains("strategic merge patch"), "{screen}");
 
-    // The three fields of the story, each with its detail lines, in table order.
+    // The three fields of the story, each with its detail lines, in table
+    // order: the changes apply sends, then the kept fields.
     let screen = switch_focus(&t);
     assert!(
         list_width(&screen) < 48,
@@ -493,17 +494,15 @@ fn the_reference_story_by_keystroke() {
         ],
         "{screen}"
     );
-    let screen = select_field(&t, "keep spec.replicas");
-    assert_eq!(
-        cells_after(&screen, "keep spec.replicas", 2),
-        [
-            "last-applied — · live 2 · config —",
-            "kept: owned by kubectl"
-        ],
-        "replicas belongs to another writer (kubectl scale):\n{screen}"
-    );
     let image = "set spec.template.spec.containers[name=nginx].image";
     let screen = select_field(&t, image);
+    // At 160 columns the path column shows the whole path, not its tail.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("■ spec.template.spec.containers[name=nginx].image ")),
+        "{screen}"
+    );
     assert_eq!(
         cells_after(&screen, image, 2),
         [
@@ -512,6 +511,15 @@ fn the_reference_story_by_keystroke() {
         ],
         "{screen}"
     );
+    let screen = select_field(&t, "keep spec.replicas");
+    assert_eq!(
+        cells_after(&screen, "keep spec.replicas", 2),
+        [
+            "last-applied — · live 2 · config —",
+            "kept: another writer owns it (kubectl)"
+        ],
+        "replicas belongs to another writer (kubectl scale):\n{screen}"
+    );
     switch_focus(&t);
 
     // Apply: the confirm popup lists what is sent, then the server dry run.
@@ -519,7 +527,10 @@ fn the_reference_story_by_keystroke() {
     let screen = t.wait_for("✓ Deployment demo/nginx-deployment: configured (server dry run)");
     assert!(screen.contains("Confirm apply"), "{screen}");
     assert!(
-        has_cell(&screen, "~ Deployment demo/nginx-deployment: update"),
+        has_cell(
+            &screen,
+            "~ Deployment demo/nginx-deployment: update (PATCH, strategic merge)"
+        ),
         "{screen}"
     );
     assert!(has_cell(&screen, "clear spec.minReadySeconds"), "{screen}");
@@ -571,6 +582,13 @@ fn the_reference_story_by_keystroke() {
     let screen = t.wait_for("Candidate 1/1: ConfigMap demo/old-settings");
     assert!(
         screen.contains("why: has last-applied annotation, matches -l app=demo"),
+        "{screen}"
+    );
+    // The why line wraps at 160 columns; the dialog grows to fit it, so its
+    // last lines still show.
+    assert!(
+        has_cell(&screen, "queued 0 · kept 0 · skipped 0")
+            && has_cell(&screen, "y prune · n keep · s skip · Esc cancel"),
         "{screen}"
     );
     assert!(
