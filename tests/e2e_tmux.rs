@@ -233,13 +233,15 @@ fn select_field(t: &Tmux, heading: &str) -> String {
 
 /// Selects the field with this detail heading (see `select_field`) and
 /// checks the two lines under the heading: the three values and the reason.
-fn assert_field_detail(t: &Tmux, heading: &str, expected: [&str; 2], why: &str) {
+/// Returns the screen.
+fn assert_field_detail(t: &Tmux, heading: &str, expected: [&str; 2], why: &str) -> String {
     let screen = select_field(t, heading);
     assert_eq!(
         cells_after(&screen, heading, 2),
         expected,
         "{why}\n{screen}"
     );
+    screen
 }
 
 /// The width of the object list pane: it narrows while the field pane has
@@ -482,7 +484,8 @@ fn the_reference_story_by_keystroke() {
     );
     assert!(screen.contains("strategic merge patch"), "{screen}");
 
-    // The three fields of the story, each with its detail lines, in table order.
+    // The three fields of the story, each with its detail lines, in table
+    // order: the changes apply sends, then the kept fields.
     let screen = switch_focus(&t);
     assert!(
         list_width(&screen) < 48,
@@ -497,23 +500,31 @@ fn the_reference_story_by_keystroke() {
         ],
         "",
     );
-    assert_field_detail(
+    let image = "set spec.template.spec.containers[name=nginx].image";
+    let screen = assert_field_detail(
         &t,
-        "keep spec.replicas",
-        [
-            "last-applied — · live 2 · config —",
-            "kept: owned by kubectl",
-        ],
-        "replicas belongs to another writer (kubectl scale):",
-    );
-    assert_field_detail(
-        &t,
-        "set spec.template.spec.containers[name=nginx].image",
+        image,
         [
             "last-applied \"nginx:1.14.2\" · live \"nginx:1.14.2\" · config \"nginx:1.16.1\"",
             "config differs from live",
         ],
         "",
+    );
+    // At 160 columns the path column shows the whole path, not its tail.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("■ spec.template.spec.containers[name=nginx].image ")),
+        "{screen}"
+    );
+    assert_field_detail(
+        &t,
+        "keep spec.replicas",
+        [
+            "last-applied — · live 2 · config —",
+            "kept: another writer owns it (kubectl)",
+        ],
+        "replicas belongs to another writer (kubectl scale):",
     );
     switch_focus(&t);
 
@@ -522,7 +533,10 @@ fn the_reference_story_by_keystroke() {
     let screen = t.wait_for("✓ Deployment demo/nginx-deployment: configured (server dry run)");
     assert!(screen.contains("Confirm apply"), "{screen}");
     assert!(
-        has_cell(&screen, "~ Deployment demo/nginx-deployment: update"),
+        has_cell(
+            &screen,
+            "~ Deployment demo/nginx-deployment: update (PATCH, strategic merge)"
+        ),
         "{screen}"
     );
     assert!(has_cell(&screen, "clear spec.minReadySeconds"), "{screen}");
@@ -574,6 +588,13 @@ fn the_reference_story_by_keystroke() {
     let screen = t.wait_for("Candidate 1/1: ConfigMap demo/old-settings");
     assert!(
         screen.contains("why: has last-applied annotation, matches -l app=demo"),
+        "{screen}"
+    );
+    // The why line wraps at 160 columns; the dialog grows to fit it, so its
+    // last lines still show.
+    assert!(
+        has_cell(&screen, "queued 0 · kept 0 · skipped 0")
+            && has_cell(&screen, "y prune · n keep · s skip · Esc cancel"),
         "{screen}"
     );
     assert!(

@@ -170,14 +170,24 @@ fn field_view_with_excluded_change() {
     // Changes come first: row 1 is the image (row 0 the minReadySeconds clear).
     feed(&mut a, [code(KeyCode::Tab), key('j'), key(' ')]);
     let s = screen(&a);
-    assert!(s.contains("kept: owned by kubectl-scale"), "{s}");
-    assert!(s.contains("□ …tainers[name=nginx].image"), "{s}");
+    assert!(
+        s.contains("spec.replicas") && s.contains("keep  kept: another writer"),
+        "{s}"
+    );
+    // At 140 columns the path reads whole.
+    assert!(
+        s.contains("□ spec.template.spec.containers[name=nginx].image "),
+        "{s}"
+    );
     insta::assert_snapshot!("fields_excluded", s);
     // The box under the table shows the selected field whole.
     feed(&mut a, [key('g'), key('j'), key('j')]);
     let s = screen(&a);
     assert!(s.contains("keep spec.progressDeadlineSeconds"), "{s}");
-    assert!(s.contains("kept: owned by kube-controller-manager "), "{s}");
+    assert!(
+        s.contains("kept: another writer owns it (kube-controller-manager) "),
+        "{s}"
+    );
 }
 
 #[test]
@@ -1080,4 +1090,367 @@ fn reload_during_prune_mode_keeps_the_right_objects() {
     };
     let names: Vec<&str> = objs.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["old-config"]);
+}
+
+/// The text inside the dialog titled `title`: its rows between the borders,
+/// joined with spaces and runs of blanks collapsed, so text that wrapped
+/// reads as one line. None when no such dialog shows whole (frame closed).
+fn popup_text(app: &App, title: &str) -> Option<String> {
+    let buf = buffer(app);
+    let (w, h) = (buf.area.width, buf.area.height);
+    let head = format!("┌ {title} ");
+    for y in 0..h {
+        let row: Vec<&str> = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+        let line = row.concat();
+        let Some(byte) = line.find(&head) else {
+            continue;
+        };
+        let x0 = line[..byte].chars().count() as u16;
+        let x1 = (x0 + 1..w).find(|&x| buf[(x, y)].symbol() == "┐")?;
+        let mut rows = Vec::new();
+        for yy in y + 1..h {
+            match buf[(x0, yy)].symbol() {
+                "└" => {
+                    let bottom: String = (x0..=x1).map(|x| buf[(x, yy)].symbol()).collect();
+                    assert!(
+                        bottom.ends_with('┘'),
+                        "frame of {title} not closed: {bottom}"
+                    );
+                    let text = rows.join(" ");
+                    return Some(text.split_whitespace().collect::<Vec<_>>().join(" "));
+                }
+                "│" => {
+                    assert_eq!(buf[(x1, yy)].symbol(), "│", "right border of {title}");
+                    let inner: String = (x0 + 1..x1).map(|x| buf[(x, yy)].symbol()).collect();
+                    rows.push(inner);
+                }
+                _ => return None,
+            }
+        }
+        return None;
+    }
+    None
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every dialog sizes itself from its wrapped lines: nothing is cut off,
+/// from 80x24 to 200x60, and none needs scrolling at these sizes.
+#[test]
+fn popups_show_everything_at_every_size() {
+    let prune_reason = tui_fixture::prune_candidate()
+        .prune_reason
+        .expect("the fixture candidate has a reason");
+    for (w, h) in [
+        (80, 24),
+        (100, 30),
+        (120, 32),
+        (132, 34),
+        (160, 40),
+        (160, 45),
+        (200, 60),
+    ] {
+        let mut cases: Vec<(&str, App, Vec<String>)> = Vec::new();
+
+        let mut a = app(w, h);
+        feed(&mut a, [key('?')]);
+        let help = kapply::tui::ui::HELP
+            .iter()
+            .flat_map(|(k, d)| [collapse(k), collapse(d)])
+            .collect();
+        cases.push(("Keys", a, help));
+
+        let mut a = app(w, h);
+        select(&mut a, "nginx-deployment");
+        feed(&mut a, [key(' ')]);
+        select(&mut a, "app-config");
+        feed(&mut a, [key(' '), key('a')]);
+        feed(
+            &mut a,
+            [Msg::DryRunDone(vec![
+                result(
+                    "ConfigMap default/app-config",
+                    true,
+                    "created (server dry run)",
+                ),
+                result(
+                    "Deployment default/nginx-deployment",
+                    true,
+                    "configured (server dry run)",
+                ),
+            ])],
+        );
+        cases.push((
+            "Confirm apply",
+            a,
+            vec![
+                "Apply 2 object(s)? This is what will be sent:".into(),
+                "set spec.template.spec.containers[name=nginx].image = \"nginx:1.16.1\"".into(),
+                "clear spec.minReadySeconds".into(),
+                "✓ ConfigMap default/app-config: created (server dry run)".into(),
+                "✓ Deployment default/nginx-deployment: configured (server dry run)".into(),
+                "Enter apply · Esc cancel".into(),
+            ],
+        ));
+
+        let mut a = app(w, h);
+        select(&mut a, "nginx-deployment");
+        feed(&mut a, [key(' ')]);
+        select(&mut a, "nginx");
+        feed(&mut a, [key(' '), key('D'), key('2')]);
+        cases.push((
+            "Confirm delete",
+            a,
+            vec![
+                "Delete 2 object(s) from the cluster (propagation Background)?".into(),
+                "x Deployment default/nginx-deployment".into(),
+                "x Service default/nginx".into(),
+                "Type 2 to confirm: 2▏".into(),
+                "type the count, Enter delete · Esc cancel".into(),
+            ],
+        ));
+
+        let mut a = app(w, h);
+        feed(&mut a, [key('p')]);
+        cases.push((
+            "Prune",
+            a,
+            vec![
+                "Candidate 1/1: ConfigMap default/old-config".into(),
+                collapse(&format!("why: {prune_reason}")),
+                "labels: app=demo".into(),
+                "queued 0 · kept 0 · skipped 0".into(),
+                "y prune · n keep · s skip · Esc cancel".into(),
+            ],
+        ));
+
+        let mut a = app(w, h);
+        feed(&mut a, [key('p'), key('y')]);
+        cases.push((
+            "Confirm prune",
+            a,
+            vec![
+                "Prune (delete) 1 object(s)?".into(),
+                "x ConfigMap default/old-config".into(),
+                "Enter delete · Esc cancel".into(),
+            ],
+        ));
+
+        for (title, a, want) in cases {
+            let text = popup_text(&a, title)
+                .unwrap_or_else(|| panic!("{title} at {w}x{h}:\n{}", screen(&a)));
+            for s in want {
+                assert!(
+                    text.contains(&s),
+                    "{title} at {w}x{h} lacks {s:?}:\n{}",
+                    screen(&a)
+                );
+            }
+            assert!(!text.contains("j/k scroll"), "{title} at {w}x{h}: {text}");
+        }
+    }
+}
+
+/// A plan with `n` more prune candidates, old-00 .. old-NN.
+fn many_candidates(n: usize) -> kapply::plan::Plan {
+    let mut plan = tui_fixture::plan();
+    for i in 0..n {
+        let mut o = tui_fixture::prune_candidate();
+        o.name = format!("old-{i:02}");
+        plan.objects.push(o);
+    }
+    plan
+}
+
+/// A dialog taller than the screen scrolls with j/k (and the page keys),
+/// says so with the lines shown, and keeps its keys and prompt in view.
+#[test]
+fn tall_popups_scroll_and_say_so() {
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(many_candidates(30))));
+    // old-config and the 30 more, all queued.
+    feed(&mut a, [key('p')]);
+    feed(&mut a, (0..31).map(|_| key('y')));
+    assert!(matches!(&a.popup, Some(Popup::PruneConfirm { objects }) if objects.len() == 31));
+    let text = popup_text(&a, "Confirm prune").unwrap();
+    // 22 rows: 2 borders, 1 footer, 19 of the 32 body lines.
+    assert!(
+        text.contains("Enter delete · Esc cancel · j/k scroll · lines 1-19 of 32"),
+        "{text}"
+    );
+    assert!(text.contains("Prune (delete) 31 object(s)?"), "{text}");
+    assert!(!text.contains("old-29"), "{text}");
+
+    feed(&mut a, [key('j')]);
+    let text = popup_text(&a, "Confirm prune").unwrap();
+    assert!(text.contains("lines 2-20 of 32"), "{text}");
+    assert!(!text.contains("Prune (delete)"), "{text}");
+
+    // Past the end stays at the end; k comes back one line.
+    feed(&mut a, (0..40).map(|_| key('j')));
+    assert_eq!(a.popup_scroll, 13);
+    let text = popup_text(&a, "Confirm prune").unwrap();
+    assert!(text.contains("lines 14-32 of 32"), "{text}");
+    assert!(text.contains("x ConfigMap default/old-29"), "{text}");
+    feed(&mut a, [key('k')]);
+    assert_eq!(a.popup_scroll, 12);
+    feed(&mut a, [code(KeyCode::Home)]);
+    assert_eq!(a.popup_scroll, 0);
+    feed(&mut a, [code(KeyCode::PageDown)]);
+    assert_eq!(a.popup_scroll, 13, "a page is 19 rows, clamped to the end");
+    // The wheel scrolls the dialog, not the list behind it.
+    let cursor = a.cursor;
+    let wheel = |kind| {
+        Msg::Mouse(MouseEvent {
+            kind,
+            column: 40,
+            row: 12,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    feed(&mut a, [wheel(MouseEventKind::ScrollUp)]);
+    assert_eq!(a.popup_scroll, 10);
+    assert_eq!(a.cursor, cursor);
+
+    // A resize that makes room shows it all, without the hint.
+    a.update(Msg::Resize(120, 40));
+    let text = popup_text(&a, "Confirm prune").unwrap();
+    assert!(!text.contains("j/k scroll"), "{text}");
+    assert!(
+        text.contains("Prune (delete) 31 object(s)?") && text.contains("old-29"),
+        "{text}"
+    );
+    a.update(Msg::Resize(80, 24));
+
+    // Scrolling is not confirming: Enter still prunes all 31.
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(matches!(eff.as_slice(), [Effect::Prune(o)] if o.len() == 31));
+}
+
+#[test]
+fn tall_delete_keeps_the_typed_prompt_in_view() {
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(many_candidates(30))));
+    for i in 0..30 {
+        select(&mut a, &format!("old-{i:02}"));
+        feed(&mut a, [key(' ')]);
+    }
+    feed(&mut a, [key('D'), key('3')]);
+    let text = popup_text(&a, "Confirm delete").unwrap();
+    assert!(text.contains("Type 30 to confirm: 3▏"), "{text}");
+    assert!(text.contains("j/k scroll · lines 1-17 of 31"), "{text}");
+    // The prompt, keys and hint take 3 rows (the hint wraps), the body 17.
+    // j scrolls; digits still type; the prompt stays.
+    feed(&mut a, [key('j'), key('j'), key('0')]);
+    let text = popup_text(&a, "Confirm delete").unwrap();
+    assert!(text.contains("Type 30 to confirm: 30▏"), "{text}");
+    assert!(text.contains("lines 3-19 of 31"), "{text}");
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(matches!(eff.as_slice(), [Effect::Delete(o, _)] if o.len() == 30));
+}
+
+#[test]
+fn help_scrolls_when_the_screen_is_short() {
+    let mut a = app(80, 24);
+    feed(&mut a, [key('?')]);
+    let text = popup_text(&a, "Keys").unwrap();
+    assert!(
+        !text.contains("j/k scroll"),
+        "80x24 shows all of it: {text}"
+    );
+    a.update(Msg::Resize(80, 16));
+    let text = popup_text(&a, "Keys").unwrap();
+    let n = kapply::tui::ui::HELP.len();
+    assert!(
+        text.contains(&format!("j/k scroll · lines 1-11 of {n}")),
+        "{text}"
+    );
+    feed(&mut a, [code(KeyCode::End)]);
+    let text = popup_text(&a, "Keys").unwrap();
+    assert!(text.contains("wheel scrolls, click selects"), "{text}");
+    assert!(a.popup.is_some(), "scrolling does not close the help");
+    // A new dialog starts at its top.
+    feed(&mut a, [code(KeyCode::Esc), key('?')]);
+    assert_eq!(a.popup_scroll, 0);
+}
+
+/// The reason column names the other writer of a kept field, or says the
+/// server defaulted it when apply's own manager owns it.
+#[test]
+fn kept_reasons_name_the_writer() {
+    use kapply::merge::{FieldAction, FieldChange};
+    use kapply::tui::ui::reason;
+    use std::collections::BTreeMap;
+    let keep = |path: &str| FieldChange {
+        path: path.to_string(),
+        config: None,
+        live: Some(serde_json::json!(2)),
+        last_applied: None,
+        action: FieldAction::Keep,
+        reason: "live only: set by another writer or defaulted".to_string(),
+    };
+    let owners: BTreeMap<String, String> = [
+        ("spec.replicas", "kubectl"),
+        ("spec.template.spec", "kube-controller-manager"),
+        ("spec.strategy.type", "kubectl-client-side-apply"),
+        ("spec.revisionHistoryLimit", "before-first-apply"),
+    ]
+    .into_iter()
+    .map(|(p, m)| (p.to_string(), m.to_string()))
+    .collect();
+    assert_eq!(
+        reason(&keep("spec.replicas"), &owners),
+        "kept: another writer owns it (kubectl)"
+    );
+    // An owned ancestor names the writer of what is under it.
+    assert_eq!(
+        reason(&keep("spec.template.spec.dnsPolicy"), &owners),
+        "kept: another writer owns it (kube-controller-manager)"
+    );
+    assert_eq!(
+        reason(&keep("spec.strategy.type"), &owners),
+        "kept: server default"
+    );
+    assert_eq!(
+        reason(&keep("spec.revisionHistoryLimit"), &owners),
+        "kept: server default"
+    );
+    // No owner known: the plan's reason as it is.
+    assert_eq!(
+        reason(&keep("metadata.labels.x"), &owners),
+        "live only: set by another writer or defaulted"
+    );
+    let mut set = keep("spec.replicas");
+    set.action = FieldAction::Set;
+    set.reason = "config differs from live".to_string();
+    assert_eq!(reason(&set, &owners), "config differs from live");
+}
+
+/// From 120 columns the path column comes before the reason: at 132 the
+/// image path reads whole whichever pane has focus; narrower screens keep
+/// its tail.
+#[test]
+fn long_paths_read_whole_on_wide_screens() {
+    let path = "spec.template.spec.containers[name=nginx].image";
+    for (w, h, tab) in [(132, 34, false), (132, 34, true), (160, 40, false)] {
+        let mut a = app(w, h);
+        select(&mut a, "nginx-deployment");
+        if tab {
+            feed(&mut a, [code(KeyCode::Tab)]);
+        }
+        let s = screen(&a);
+        assert!(s.contains(&format!("■ {path} ")), "{w}x{h}:\n{s}");
+        // The reason keeps room for its words.
+        assert!(s.contains("config differs "), "{w}x{h}:\n{s}");
+    }
+    let a = {
+        let mut a = app(100, 30);
+        select(&mut a, "nginx-deployment");
+        a
+    };
+    let s = screen(&a);
+    assert!(!s.contains(path), "{s}");
+    assert!(s.contains("■ …=nginx].image "), "{s}");
 }

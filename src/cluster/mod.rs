@@ -231,7 +231,9 @@ impl Session {
                     http::header::CONTENT_TYPE,
                     content_type.unwrap_or("application/json"),
                 );
-                serde_json::to_vec(b).map_err(|e| ClusterError::Other(e.to_string()))?
+                // Encoded as kubectl (Go) encodes it, so the bytes on the
+                // wire match what kubectl sends for the same change.
+                crate::merge::go_json(b).into_bytes()
             }
             None => Vec::new(),
         };

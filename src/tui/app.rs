@@ -137,7 +137,6 @@ pub enum Popup {
     ApplyConfirm {
         items: Vec<ApplyItem>,
         dry_run: Option<Vec<ObjectResult>>,
-        scroll: u16,
     },
     DeleteConfirm {
         objects: Vec<ObjectPlan>,
@@ -275,6 +274,8 @@ pub struct App {
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<String>,
     pub popup: Option<Popup>,
+    /// Rows the open dialog's body is scrolled by (when it does not fit).
+    pub popup_scroll: u16,
     pub show_log: bool,
     pub log: Vec<LogEntry>,
     /// What is under way, for the status line.
@@ -311,6 +312,7 @@ impl App {
             excluded: BTreeMap::new(),
             queued_delete: BTreeSet::new(),
             popup: None,
+            popup_scroll: 0,
             show_log: false,
             log: Vec::new(),
             pending: Vec::new(),
@@ -698,6 +700,11 @@ impl App {
 
     fn on_mouse(&mut self, m: MouseEvent) {
         if self.popup.is_some() {
+            match m.kind {
+                MouseEventKind::ScrollDown => self.scroll_popup(3),
+                MouseEventKind::ScrollUp => self.scroll_popup(-3),
+                _ => {}
+            }
             return;
         }
         let a = self.areas();
@@ -775,7 +782,7 @@ impl App {
                     return vec![Effect::Quit];
                 }
             }
-            KeyCode::Char('?') => self.popup = Some(Popup::Help),
+            KeyCode::Char('?') => self.open_popup(Popup::Help),
             KeyCode::Tab | KeyCode::BackTab => {
                 self.focus = match self.focus {
                     Focus::List => Focus::Fields,
@@ -978,10 +985,9 @@ impl App {
             );
             return Vec::new();
         }
-        self.popup = Some(Popup::ApplyConfirm {
+        self.open_popup(Popup::ApplyConfirm {
             items: items.clone(),
             dry_run: None,
-            scroll: 0,
         });
         self.pending.push("server dry run".to_string());
         vec![Effect::DryRun(items)]
@@ -1006,7 +1012,7 @@ impl App {
                 Some("nothing to delete (the object is not in the cluster)".to_string());
             return;
         }
-        self.popup = Some(Popup::DeleteConfirm {
+        self.open_popup(Popup::DeleteConfirm {
             objects,
             typed: String::new(),
         });
@@ -1026,7 +1032,7 @@ impl App {
         };
         self.queued_delete.clear();
         self.select_object(&object_key(first));
-        self.popup = Some(Popup::PruneStep {
+        self.open_popup(Popup::PruneStep {
             candidates,
             pos: 0,
             choices: Vec::new(),
@@ -1044,7 +1050,35 @@ impl App {
         }
     }
 
+    /// Show a dialog from its top.
+    fn open_popup(&mut self, p: Popup) {
+        self.popup = Some(p);
+        self.popup_scroll = 0;
+    }
+
+    /// Scroll the open dialog's body, within what it has to show.
+    fn scroll_popup(&mut self, d: i32) {
+        let (max, _) = super::ui::popup_scroll_range(self);
+        let to = (i32::from(self.popup_scroll) + d).clamp(0, i32::from(max));
+        self.popup_scroll = u16::try_from(to).unwrap_or(0);
+    }
+
     fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        // No dialog uses j/k or the page keys for anything else.
+        let page = i32::from(super::ui::popup_scroll_range(self).1);
+        let d = match k.code {
+            KeyCode::Char('j') | KeyCode::Down => 1,
+            KeyCode::Char('k') | KeyCode::Up => -1,
+            KeyCode::PageDown => page,
+            KeyCode::PageUp => -page,
+            KeyCode::Home => -i32::from(u16::MAX),
+            KeyCode::End => i32::from(u16::MAX),
+            _ => 0,
+        };
+        if d != 0 {
+            self.scroll_popup(d);
+            return Vec::new();
+        }
         let Some(popup) = self.popup.take() else {
             return Vec::new();
         };
@@ -1053,38 +1087,14 @@ impl App {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
                 _ => self.popup = Some(Popup::Help),
             },
-            Popup::ApplyConfirm {
-                items,
-                dry_run,
-                scroll,
-            } => match k.code {
+            Popup::ApplyConfirm { items, dry_run } => match k.code {
                 KeyCode::Enter => {
                     self.pending.push("applying".to_string());
                     self.finish("server dry run");
                     return vec![Effect::Apply(items)];
                 }
                 KeyCode::Esc | KeyCode::Char('q') => self.finish("server dry run"),
-                KeyCode::Char('j') | KeyCode::Down => {
-                    self.popup = Some(Popup::ApplyConfirm {
-                        items,
-                        dry_run,
-                        scroll: scroll.saturating_add(1),
-                    })
-                }
-                KeyCode::Char('k') | KeyCode::Up => {
-                    self.popup = Some(Popup::ApplyConfirm {
-                        items,
-                        dry_run,
-                        scroll: scroll.saturating_sub(1),
-                    })
-                }
-                _ => {
-                    self.popup = Some(Popup::ApplyConfirm {
-                        items,
-                        dry_run,
-                        scroll,
-                    })
-                }
+                _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
             },
             Popup::DeleteConfirm { objects, mut typed } => match k.code {
                 KeyCode::Esc => {}
@@ -1137,7 +1147,7 @@ impl App {
                 let pos = pos + 1;
                 if let Some(next) = candidates.get(pos) {
                     self.select_object(&object_key(next));
-                    self.popup = Some(Popup::PruneStep {
+                    self.open_popup(Popup::PruneStep {
                         candidates,
                         pos,
                         choices,
@@ -1152,7 +1162,7 @@ impl App {
                     if objects.is_empty() {
                         self.last_result = Some("prune: nothing queued".to_string());
                     } else {
-                        self.popup = Some(Popup::PruneConfirm { objects });
+                        self.open_popup(Popup::PruneConfirm { objects });
                     }
                 }
             }

@@ -155,8 +155,10 @@ fn fit_tail(s: &str, w: usize) -> String {
 }
 
 /// Widths of path, last-applied, live, config, action, reason: sized to
-/// content, the path and reason first, values share what is left.
-fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16) -> [u16; 6] {
+/// content, the path and reason first, values share what is left. On a wide
+/// screen the path comes before the reason, up to its full length (at most
+/// 55% of the table), so a long path reads whole.
+fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16, wide: bool) -> [u16; 6] {
     let maxw = |i: usize, header: &str| {
         cells
             .iter()
@@ -168,9 +170,26 @@ fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16) -> [u16;
     let spacing = 5;
     let act = 5;
     let avail = total.saturating_sub(spacing + act);
-    let path = (maxw(0, "path") + 2).min((avail * 3 / 10).max(16));
+    // +2: the include mark before the path.
+    let path_full = maxw(0, "path") + 2;
+    let narrow = path_full.min((avail * 3 / 10).max(16));
+    let path = if wide {
+        // Leave the values 4 columns each and the reason 20 ("kept: server
+        // default"); never less than a narrow screen gives.
+        let room = avail.saturating_sub(3 * 4 + 20);
+        path_full
+            .min(total * 55 / 100)
+            .min(room)
+            .max(narrow)
+            .min(avail)
+    } else {
+        narrow
+    };
     let reason_content = reasons.iter().map(|r| r.chars().count()).max().unwrap_or(6) as u16;
-    let reason_min = reason_content.clamp(6, 30);
+    // What the reason keeps before the values give way: less on a wide
+    // screen, where the path comes first, but room for "kept: another
+    // writer…" (the box under the table shows the selected reason whole).
+    let reason_min = reason_content.clamp(6, if wide { 21 } else { 30 });
     let left = avail.saturating_sub(path + reason_min);
     let each = (left / 3).clamp(4, 16);
     let vals = [
@@ -182,7 +201,8 @@ fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16) -> [u16;
     [path, vals[0], vals[1], vals[2], act, reason]
 }
 
-/// The reason column: keep fields name the manager that owns them.
+/// The reason column: a kept field names the other writer that owns it
+/// (the plan's reason, shortened for a table cell).
 pub fn reason(f: &FieldChange, owners: &std::collections::BTreeMap<String, String>) -> String {
     if f.action == FieldAction::Keep
         && let Some(owner) = owner_of(&f.path, owners)
@@ -192,7 +212,7 @@ pub fn reason(f: &FieldChange, owners: &std::collections::BTreeMap<String, Strin
         if matches!(owner, "kubectl-client-side-apply" | "before-first-apply") {
             return "kept: server default".to_string();
         }
-        return format!("kept: owned by {owner}");
+        return format!("kept: another writer owns it ({owner})");
     }
     f.reason.clone()
 }
@@ -466,7 +486,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             ]
         })
         .collect();
-    let w = column_widths(&cells, &reasons, table_area.width);
+    let w = column_widths(&cells, &reasons, table_area.width, app.size.width >= 120);
     let rows: Vec<TRow> = fields
         .iter()
         .enumerate()
@@ -676,22 +696,105 @@ pub const HELP: &[(&str, &str)] = &[
     ("mouse", "wheel scrolls, click selects"),
 ];
 
-fn popup_frame(area: Rect, buf: &mut Buffer, w: u16, h: u16, title: &str, t: Theme) -> Rect {
-    let r = centered(area, w, h);
-    Clear.render(r, buf);
-    let b = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.fg(Color::Cyan).add_modifier(Modifier::BOLD))
-        .title(Span::styled(
-            format!(" {title} "),
-            t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
-        ));
-    let inner = b.inner(r);
-    b.render(r, buf);
-    inner
+/// A dialog's content: the body wraps and scrolls; the footer (prompt,
+/// counts, keys) wraps and always shows.
+struct PopupView {
+    title: &'static str,
+    /// The widest the frame may be, borders included.
+    width: u16,
+    body: Vec<Line<'static>>,
+    footer: Vec<Line<'static>>,
 }
 
-fn footer(text: &str, t: Theme) -> Line<'static> {
+/// Where a dialog goes, sized from wrapped line counts (not source lines:
+/// a line that wraps takes more rows).
+struct PopupLayout {
+    frame: Rect,
+    body: Rect,
+    footer: Rect,
+    /// Body rows after wrapping.
+    total: u16,
+    max_scroll: u16,
+}
+
+/// Rows `lines` take at `width` columns, wrapped as the dialogs render them.
+fn wrapped_height(lines: &[Line<'static>], width: u16) -> u16 {
+    if lines.is_empty() {
+        return 0;
+    }
+    let n = Paragraph::new(lines.to_vec())
+        .wrap(Wrap { trim: false })
+        .line_count(width);
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+fn scroll_hint(top: u16, bottom: u16, total: u16) -> String {
+    format!("j/k scroll · lines {top}-{bottom} of {total}")
+}
+
+/// The footer with the scroll hint after the keys.
+fn with_hint(footer: &[Line<'static>], hint: String, t: Theme) -> Vec<Line<'static>> {
+    let mut out = footer.to_vec();
+    let style = t.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    match out.last_mut() {
+        Some(last) => {
+            last.spans.push(Span::styled(" · ", style));
+            last.spans.push(Span::styled(hint, style));
+        }
+        None => out.push(Line::from(Span::styled(hint, style))),
+    }
+    out
+}
+
+fn popup_layout(area: Rect, v: &PopupView, t: Theme) -> PopupLayout {
+    let w = v
+        .width
+        .min(area.width.saturating_sub(2))
+        .max(1)
+        .min(area.width);
+    let inner_w = w.saturating_sub(2);
+    let max_h = area.height.saturating_sub(2).max(1).min(area.height);
+    let total = wrapped_height(&v.body, inner_w);
+    let foot = wrapped_height(&v.footer, inner_w);
+    let (h, body_h) = if total.saturating_add(foot).saturating_add(2) <= max_h {
+        (total + foot + 2, total)
+    } else {
+        // Too tall: the body scrolls and the footer says so. The hint is
+        // sized with the widest numbers it can show.
+        let widest = with_hint(&v.footer, scroll_hint(total, total, total), t);
+        let foot = wrapped_height(&widest, inner_w).min(max_h.saturating_sub(2));
+        (max_h, max_h.saturating_sub(2).saturating_sub(foot))
+    };
+    let frame = centered(area, w, h);
+    let inner = Block::default().borders(Borders::ALL).inner(frame);
+    let body_h = body_h.min(inner.height);
+    PopupLayout {
+        frame,
+        body: Rect::new(inner.x, inner.y, inner.width, body_h),
+        footer: Rect::new(
+            inner.x,
+            inner.y + body_h,
+            inner.width,
+            inner.height - body_h,
+        ),
+        total,
+        max_scroll: total.saturating_sub(body_h),
+    }
+}
+
+/// How far the open dialog's body can scroll, and the rows one page moves.
+pub fn popup_scroll_range(app: &App) -> (u16, u16) {
+    let Some(p) = &app.popup else {
+        return (0, 0);
+    };
+    let t = Theme {
+        color: app.opts.color,
+    };
+    let l = popup_layout(app.size, &popup_view(app, p, t), t);
+    (l.max_scroll, l.body.height.max(1))
+}
+
+fn keys_line(text: &str, t: Theme) -> Line<'static> {
     Line::from(Span::styled(
         text.to_string(),
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
@@ -699,9 +802,38 @@ fn footer(text: &str, t: Theme) -> Line<'static> {
 }
 
 fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
+    let v = popup_view(app, p, t);
+    let l = popup_layout(area, &v, t);
+    Clear.render(l.frame, buf);
+    let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(Span::styled(format!(" {} ", v.title), style))
+        .render(l.frame, buf);
+    // Clamped here too: a resize can shrink the range after the key that scrolled.
+    let scroll = app.popup_scroll.min(l.max_scroll);
+    Paragraph::new(v.body)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
+        .render(l.body, buf);
+    let footer = if l.max_scroll > 0 {
+        let bottom = scroll.saturating_add(l.body.height).min(l.total);
+        with_hint(&v.footer, scroll_hint(scroll + 1, bottom, l.total), t)
+    } else {
+        v.footer
+    };
+    Paragraph::new(footer)
+        .wrap(Wrap { trim: false })
+        .render(l.footer, buf);
+}
+
+fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
     match p {
-        Popup::Help => {
-            let lines: Vec<Line> = HELP
+        Popup::Help => PopupView {
+            title: "Keys",
+            width: 66,
+            body: HELP
                 .iter()
                 .map(|(k, d)| {
                     Line::from(vec![
@@ -712,15 +844,10 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                         Span::raw(d.to_string()),
                     ])
                 })
-                .collect();
-            let inner = popup_frame(area, buf, 66, HELP.len() as u16 + 2, "Keys", t);
-            Paragraph::new(lines).render(inner, buf);
-        }
-        Popup::ApplyConfirm {
-            items,
-            dry_run,
-            scroll,
-        } => {
+                .collect(),
+            footer: Vec::new(),
+        },
+        Popup::ApplyConfirm { items, dry_run } => {
             let mut lines: Vec<Line> = Vec::new();
             lines.push(Line::from(Span::styled(
                 format!(
@@ -799,24 +926,15 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                     }
                 }
             }
-            let h = (lines.len() as u16 + 3).min(area.height.saturating_sub(2));
-            let inner = popup_frame(
-                area,
-                buf,
-                area.width.saturating_sub(8).min(90),
-                h,
-                "Confirm apply",
-                t,
-            );
-            let body_h = inner.height.saturating_sub(1);
-            Paragraph::new(lines)
-                .scroll((*scroll, 0))
-                .render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
-            footer("Enter apply · Esc cancel · j/k scroll", t)
-                .render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+            PopupView {
+                title: "Confirm apply",
+                width: app.size.width.saturating_sub(8).min(90),
+                body: lines,
+                footer: vec![keys_line("Enter apply · Esc cancel", t)],
+            }
         }
         Popup::DeleteConfirm { objects, typed } => {
-            let mut lines = vec![Line::from(Span::styled(
+            let mut body = vec![Line::from(Span::styled(
                 format!(
                     "Delete {} object(s) from the cluster (propagation Background)?",
                     objects.len()
@@ -824,34 +942,38 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             for o in objects {
-                lines.push(Line::from(format!("  x {}", super::app::display_name(o))));
+                body.push(Line::from(format!("  x {}", super::app::display_name(o))));
             }
-            let foot = if objects.len() > 1 {
-                lines.push(Line::from(vec![
-                    Span::raw(format!("Type {} to confirm: ", objects.len())),
-                    Span::styled(
-                        format!("{typed}▏"),
-                        t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-                    ),
-                ]));
-                "type the count, Enter delete · Esc cancel"
+            // The prompt stays in view however long the list is.
+            let footer = if objects.len() > 1 {
+                vec![
+                    Line::from(vec![
+                        Span::raw(format!("Type {} to confirm: ", objects.len())),
+                        Span::styled(
+                            format!("{typed}▏"),
+                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                        ),
+                    ]),
+                    keys_line("type the count, Enter delete · Esc cancel", t),
+                ]
             } else {
-                "Enter delete · Esc cancel"
+                vec![keys_line("Enter delete · Esc cancel", t)]
             };
-            let h = lines.len() as u16 + 3;
-            let inner = popup_frame(area, buf, 70, h, "Confirm delete", t);
-            let body_h = inner.height.saturating_sub(1);
-            Paragraph::new(lines).render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
-            footer(foot, t).render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+            PopupView {
+                title: "Confirm delete",
+                width: 70,
+                body,
+                footer,
+            }
         }
         Popup::PruneStep {
             candidates,
             pos,
             choices,
         } => {
-            let mut lines = Vec::new();
+            let mut body = Vec::new();
             if let Some(o) = candidates.get(*pos) {
-                lines.push(Line::from(Span::styled(
+                body.push(Line::from(Span::styled(
                     format!(
                         "Candidate {}/{}: {}",
                         pos + 1,
@@ -860,7 +982,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                     ),
                     t.fg(Color::Magenta).add_modifier(Modifier::BOLD),
                 )));
-                lines.push(Line::from(format!(
+                body.push(Line::from(format!(
                     "why: {}",
                     o.prune_reason.as_deref().unwrap_or("not in the manifests")
                 )));
@@ -874,48 +996,48 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
                         .iter()
                         .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
                         .collect();
-                    lines.push(Line::from(format!("labels: {}", l.join(","))));
+                    body.push(Line::from(format!("labels: {}", l.join(","))));
                 }
                 for w in &o.warnings {
-                    lines.push(Line::from(Span::styled(
+                    body.push(Line::from(Span::styled(
                         format!("⚠ {w}"),
                         t.fg(Color::Yellow),
                     )));
                 }
             }
             let count = |c: PruneChoice| choices.iter().filter(|x| **x == c).count();
-            lines.push(Line::from(Span::styled(
-                format!(
-                    "queued {} · kept {} · skipped {}",
-                    count(PruneChoice::Prune),
-                    count(PruneChoice::Keep),
-                    count(PruneChoice::Skip)
-                ),
-                t.fg(Color::DarkGray),
-            )));
-            let h = lines.len() as u16 + 3;
-            let inner = popup_frame(area, buf, 70, h, "Prune", t);
-            let body_h = inner.height.saturating_sub(1);
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
-            footer("y prune · n keep · s skip · Esc cancel", t)
-                .render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+            PopupView {
+                title: "Prune",
+                width: 70,
+                body,
+                footer: vec![
+                    Line::from(Span::styled(
+                        format!(
+                            "queued {} · kept {} · skipped {}",
+                            count(PruneChoice::Prune),
+                            count(PruneChoice::Keep),
+                            count(PruneChoice::Skip)
+                        ),
+                        t.fg(Color::DarkGray),
+                    )),
+                    keys_line("y prune · n keep · s skip · Esc cancel", t),
+                ],
+            }
         }
         Popup::PruneConfirm { objects } => {
-            let mut lines = vec![Line::from(Span::styled(
+            let mut body = vec![Line::from(Span::styled(
                 format!("Prune (delete) {} object(s)?", objects.len()),
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             for o in objects {
-                lines.push(Line::from(format!("  x {}", super::app::display_name(o))));
+                body.push(Line::from(format!("  x {}", super::app::display_name(o))));
             }
-            let h = lines.len() as u16 + 3;
-            let inner = popup_frame(area, buf, 70, h, "Confirm prune", t);
-            let body_h = inner.height.saturating_sub(1);
-            Paragraph::new(lines).render(Rect::new(inner.x, inner.y, inner.width, body_h), buf);
-            footer("Enter delete · Esc cancel", t)
-                .render(Rect::new(inner.x, inner.y + body_h, inner.width, 1), buf);
+            PopupView {
+                title: "Confirm prune",
+                width: 70,
+                body,
+                footer: vec![keys_line("Enter delete · Esc cancel", t)],
+            }
         }
     }
 }
