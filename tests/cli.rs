@@ -7,6 +7,8 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/plan_json.rs"]
+mod plan_json;
 #[path = "common/server.rs"]
 mod server;
 
@@ -198,13 +200,15 @@ fn annotation(v: &Value) -> String {
     format!("{}\n", serde_json::to_string(v).unwrap())
 }
 
-/// A temp dir holding `cfg/update_deployment.yaml`.
+/// A temp dir holding `cfg/update_deployment.yaml` and the live object it
+/// is applied to, `live.yaml`.
 fn walkthrough_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("cfg/update_deployment.yaml"),
         UPDATE_DEPLOYMENT,
     );
+    write(&dir.path().join("live.yaml"), LIVE_DEPLOYMENT);
     dir
 }
 
@@ -229,18 +233,7 @@ fn keys(v: &Value) -> BTreeSet<&str> {
 fn assert_contract(plan: &Value) {
     assert_eq!(keys(plan), BTreeSet::from(["objects"]));
     for o in plan["objects"].as_array().unwrap() {
-        let mut expected = BTreeSet::from([
-            "apiVersion",
-            "kind",
-            "namespace",
-            "name",
-            "source",
-            "action",
-            "fields",
-            "patch",
-            "lastApplied",
-            "warnings",
-        ]);
+        let mut expected = BTreeSet::from(plan_json::OBJECT_KEYS);
         if o["action"] == "error" {
             expected.insert("error");
             assert!(o["error"].is_string(), "{o:#}");
@@ -273,7 +266,6 @@ fn assert_contract(plan: &Value) {
 fn plan_json_on_the_reference_walkthrough() {
     let dir = walkthrough_dir();
     let d = dir.path();
-    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
     write(&d.join("list.yaml"), &live_as_list(LIVE_DEPLOYMENT));
     write(
         &d.join("live.json"),
@@ -388,7 +380,6 @@ fn applied_live() -> Value {
 fn diff_exit_codes_and_plain_output() {
     let dir = walkthrough_dir();
     let d = dir.path();
-    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
     write(
         &d.join("applied.json"),
         &serde_json::to_string(&applied_live()).unwrap(),
@@ -433,7 +424,6 @@ fn diff_exit_codes_and_plain_output() {
 fn diff_reports_malformed_yaml_and_still_shows_the_rest() {
     let dir = walkthrough_dir();
     let d = dir.path();
-    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
     // Line 6 is not valid YAML.
     write(
         &d.join("cfg/b-broken.yaml"),
@@ -500,7 +490,6 @@ fn on_tty(dir: &Path, shell_cmd: &str, no_color: bool) -> Option<Out> {
 fn colour_only_on_a_terminal_and_never_with_no_color() {
     let dir = walkthrough_dir();
     let d = dir.path();
-    write(&d.join("live.yaml"), LIVE_DEPLOYMENT);
     let cmd = format!("'{KAPPLY}' diff -f cfg --live live.yaml");
 
     let piped = kapply(d, &["diff", "-f", "cfg", "--live", "live.yaml"]);

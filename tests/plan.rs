@@ -2,13 +2,15 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/plan_json.rs"]
+mod plan_json;
 
 use kapply::manifest::{Manifest, ObjectId, Source};
 use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_way};
 use kapply::patchmeta::PatchMeta;
 use kapply::plan::{
-    ObjectAction, Plan, PlanOptions, error_object, field_owners, mask_secret, partial_config,
-    plan_object, prune_candidate, render_diff, to_json,
+    ObjectAction, ObjectPlan, Plan, PlanOptions, error_object, field_owners, mask_secret,
+    partial_config, plan_object, prune_candidate, render_diff, to_json,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -34,6 +36,20 @@ fn manifest(object: Value) -> Manifest {
         },
         lines: BTreeMap::new(),
     }
+}
+
+/// The plan of `config` against `live`, with default options.
+fn plan_against(config: Value, live: &Value) -> ObjectPlan {
+    plan_object(&manifest(config), Some(live), &PlanOptions::default())
+}
+
+/// Asserts that some warning of `p` contains `text`.
+fn assert_warns(p: &ObjectPlan, text: &str) {
+    assert!(
+        p.warnings.iter().any(|w| w.contains(text)),
+        "no warning with {text:?}: {:?}",
+        p.warnings
+    );
 }
 
 fn annotated(mut live: Value, last_applied: &Value) -> Value {
@@ -157,11 +173,7 @@ fn applyset_labels_are_added_to_the_config() {
 fn missing_annotation_warns_and_deletes_nothing() {
     let mut live = deployment("nginx:1.14.2", Some(5));
     live["spec"]["replicas"] = json!(3);
-    let p = plan_object(
-        &manifest(deployment("nginx:1.16.1", None)),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let p = plan_against(deployment("nginx:1.16.1", None), &live);
     assert_eq!(p.action, ObjectAction::Update);
     assert_eq!(p.warnings.len(), 1);
     assert!(p.warnings[0].contains("created imperatively"));
@@ -180,15 +192,15 @@ fn strategy_recreate_warning_says_retain_keys_clears_rolling_update() {
     let live = scaled_live(&la);
     let mut config = la.clone();
     config["spec"]["strategy"] = json!({"type": "Recreate"});
-    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let p = plan_against(config, &live);
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
     assert!(p.warnings[0].contains("$retainKeys clears it"));
 
     // With rollingUpdate also in the config the server rejects it.
     let mut bad = la.clone();
     bad["spec"]["strategy"] = json!({"type": "Recreate", "rollingUpdate": {"maxSurge": 1}});
-    let p = plan_object(&manifest(bad), Some(&live), &PlanOptions::default());
-    assert!(p.warnings.iter().any(|w| w.contains("will reject")));
+    let p = plan_against(bad, &live);
+    assert_warns(&p, "will reject");
 }
 
 #[test]
@@ -198,7 +210,7 @@ fn immutable_field_changes_are_warned() {
     let live = scaled_live(&la);
     let mut config = la.clone();
     config["spec"]["selector"]["matchLabels"]["tier"] = json!("web");
-    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let p = plan_against(config, &live);
     assert!(
         p.warnings
             .iter()
@@ -214,18 +226,8 @@ fn immutable_field_changes_are_warned() {
                "spec": {"clusterIP": ip, "ports": [{"port": 80}]}})
     };
     let live = annotated(svc("10.0.0.1"), &svc("10.0.0.1"));
-    let p = plan_object(
-        &manifest(svc("10.0.0.2")),
-        Some(&live),
-        &PlanOptions::default(),
-    );
-    assert!(
-        p.warnings
-            .iter()
-            .any(|w| w.contains("spec.clusterIP is immutable")),
-        "{:?}",
-        p.warnings
-    );
+    let p = plan_against(svc("10.0.0.2"), &live);
+    assert_warns(&p, "spec.clusterIP is immutable");
 
     // ConfigMap with immutable: true
     let cm = |v: &str| {
@@ -233,8 +235,8 @@ fn immutable_field_changes_are_warned() {
                "metadata": {"name": "c", "namespace": "default"}, "data": {"k": v}})
     };
     let live = annotated(cm("1"), &cm("1"));
-    let p = plan_object(&manifest(cm("2")), Some(&live), &PlanOptions::default());
-    assert!(p.warnings.iter().any(|w| w.contains("immutable: true")));
+    let p = plan_against(cm("2"), &live);
+    assert_warns(&p, "immutable: true");
 
     // PVC storage class vs requests
     let pvc = |class: &str, size: &str| {
@@ -244,25 +246,10 @@ fn immutable_field_changes_are_warned() {
                         "resources": {"requests": {"storage": size}}}})
     };
     let live = annotated(pvc("fast", "1Gi"), &pvc("fast", "1Gi"));
-    let grow = plan_object(
-        &manifest(pvc("fast", "2Gi")),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let grow = plan_against(pvc("fast", "2Gi"), &live);
     assert!(grow.warnings.is_empty(), "{:?}", grow.warnings);
-    let class = plan_object(
-        &manifest(pvc("slow", "1Gi")),
-        Some(&live),
-        &PlanOptions::default(),
-    );
-    assert!(
-        class
-            .warnings
-            .iter()
-            .any(|w| w.contains("spec.storageClassName")),
-        "{:?}",
-        class.warnings
-    );
+    let class = plan_against(pvc("slow", "1Gi"), &live);
+    assert_warns(&class, "spec.storageClassName");
 
     // StatefulSet volumeClaimTemplates
     let sts = |size: &str| {
@@ -275,23 +262,15 @@ fn immutable_field_changes_are_warned() {
                             "spec": {"resources": {"requests": {"storage": size}}}}]}})
     };
     let live = annotated(sts("1Gi"), &sts("1Gi"));
-    let p = plan_object(&manifest(sts("2Gi")), Some(&live), &PlanOptions::default());
-    assert!(
-        p.warnings
-            .iter()
-            .any(|w| w.contains("spec.volumeClaimTemplates is immutable"))
-    );
+    let p = plan_against(sts("2Gi"), &live);
+    assert_warns(&p, "spec.volumeClaimTemplates is immutable");
 }
 
 #[test]
 fn invalid_annotation_is_an_error_object() {
     let mut live = deployment("nginx:1.14.2", None);
     live["metadata"]["annotations"] = json!({LAST_APPLIED: "{not json"});
-    let p = plan_object(
-        &manifest(deployment("nginx:1.16.1", None)),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let p = plan_against(deployment("nginx:1.16.1", None), &live);
     assert_eq!(p.action, ObjectAction::Error);
     assert!(
         p.error
@@ -384,11 +363,7 @@ fn secrets_are_masked_everywhere_shown() {
     assert_eq!(masked["data"]["password"], json!("***"));
 
     let live = annotated(secret("b2xk"), &secret("b2xk"));
-    let p = plan_object(
-        &manifest(secret("bmV3")),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let p = plan_against(secret("bmV3"), &live);
     assert_eq!(p.action, ObjectAction::Update);
     // The plan itself keeps the real patch (it is sent) ...
     assert!(p.patch.as_ref().unwrap().body.to_string().contains("bmV3"));
@@ -440,11 +415,7 @@ fn field_owners_from_managed_fields() {
 fn render_diff_plain_and_coloured() {
     let la = deployment("nginx:1.14.2", Some(5));
     let live = scaled_live(&la);
-    let p = plan_object(
-        &manifest(deployment("nginx:1.16.1", None)),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let p = plan_against(deployment("nginx:1.16.1", None), &live);
     let plan = Plan { objects: vec![p] };
     let plain = render_diff(&plan, false);
     assert!(
@@ -476,21 +447,10 @@ fn plan_json_contract() {
     let live = scaled_live(&la);
     let mut config = deployment("nginx:1.16.1", None);
     config["spec"]["paused"] = Value::Null;
-    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let p = plan_against(config, &live);
     let json: Value = serde_json::from_str(&to_json(&Plan { objects: vec![p] })).unwrap();
     let o = &json["objects"][0];
-    for key in [
-        "apiVersion",
-        "kind",
-        "namespace",
-        "name",
-        "source",
-        "action",
-        "fields",
-        "patch",
-        "lastApplied",
-        "warnings",
-    ] {
+    for key in plan_json::OBJECT_KEYS {
         assert!(o.get(key).is_some(), "missing {key} in {o}");
     }
     assert!(o.get("error").is_none());
@@ -527,7 +487,7 @@ fn order_only_and_annotation_only_updates_are_explained() {
         .as_array_mut()
         .unwrap()
         .push(json!({"name": "injected", "image": "sidecar:1"}));
-    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    let p = plan_against(la.clone(), &live);
     assert_eq!(p.action, ObjectAction::Update);
     let order = p
         .fields
@@ -549,7 +509,7 @@ fn order_only_and_annotation_only_updates_are_explained() {
     // config: only the annotation is sent.
     let old = deployment("nginx:1.13", None);
     let live = annotated(la.clone(), &old);
-    let p = plan_object(&manifest(la.clone()), Some(&live), &PlanOptions::default());
+    let p = plan_against(la.clone(), &live);
     assert_eq!(p.action, ObjectAction::Update);
     assert_eq!(p.fields.len(), 1, "{:#?}", p.fields);
     assert_eq!(
@@ -564,7 +524,7 @@ fn order_only_and_annotation_only_updates_are_explained() {
     live.as_object_mut().unwrap().remove("stringData");
     let mut config = s_new.clone();
     config.as_object_mut().unwrap().remove("stringData");
-    let p = plan_object(&manifest(config), Some(&live), &PlanOptions::default());
+    let p = plan_against(config, &live);
     let shown = render_diff(&Plan { objects: vec![p] }, false);
     assert!(
         !shown.contains("b2xk") && !shown.contains("bmV3"),
@@ -583,11 +543,7 @@ fn service_type_change_warns_about_type_dependent_defaults() {
     let mut live = annotated(svc("NodePort"), &svc("NodePort"));
     live["spec"]["clusterIP"] = json!("10.0.0.7");
     live["spec"]["ports"][0]["nodePort"] = json!(30080);
-    let p = plan_object(
-        &manifest(svc("ClusterIP")),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let p = plan_against(svc("ClusterIP"), &live);
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
     assert!(p.warnings[0].contains("spec.type changes from NodePort to ClusterIP"));
     assert!(p.warnings[0].contains("spec.ports[*].nodePort"));
@@ -603,11 +559,7 @@ fn partial_from_plan_skips_changes_even_where_live_drifted() {
     live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:hotfix");
     let mut config = deployment("nginx:1.14.2", None);
     config["metadata"]["labels"] = json!({"team": "web"});
-    let p = plan_object(
-        &manifest(config.clone()),
-        Some(&live),
-        &PlanOptions::default(),
-    );
+    let p = plan_against(config.clone(), &live);
     let paths: Vec<&str> = p
         .fields
         .iter()

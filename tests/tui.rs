@@ -1400,28 +1400,23 @@ fn kept_reasons_name_the_writer() {
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))
     .collect();
-    assert_eq!(
-        reason(&keep("spec.replicas"), &owners),
-        "kept: another writer owns it (kubectl)"
-    );
-    // An owned ancestor names the writer of what is under it.
-    assert_eq!(
-        reason(&keep("spec.template.spec.dnsPolicy"), &owners),
-        "kept: another writer owns it (kube-controller-manager)"
-    );
-    assert_eq!(
-        reason(&keep("spec.strategy.type"), &owners),
-        "kept: server default"
-    );
-    assert_eq!(
-        reason(&keep("spec.revisionHistoryLimit"), &owners),
-        "kept: server default"
-    );
-    // No owner known: the plan's reason as it is.
-    assert_eq!(
-        reason(&keep("metadata.labels.x"), &owners),
-        "live only: set by another writer or defaulted"
-    );
+    for (path, expected) in [
+        ("spec.replicas", "kept: another writer owns it (kubectl)"),
+        // An owned ancestor names the writer of what is under it.
+        (
+            "spec.template.spec.dnsPolicy",
+            "kept: another writer owns it (kube-controller-manager)",
+        ),
+        ("spec.strategy.type", "kept: server default"),
+        ("spec.revisionHistoryLimit", "kept: server default"),
+        // No owner known: the plan's reason as it is.
+        (
+            "metadata.labels.x",
+            "live only: set by another writer or defaulted",
+        ),
+    ] {
+        assert_eq!(reason(&keep(path), &owners), expected, "{path}");
+    }
     let mut set = keep("spec.replicas");
     set.action = FieldAction::Set;
     set.reason = "config differs from live".to_string();
