@@ -148,6 +148,22 @@ struct WriteCtx<'a> {
     applied: Option<fields::FieldSet>,
 }
 
+impl WriteCtx<'_> {
+    /// A write that comes from inside the server (seeding, built-ins), not
+    /// from a request.
+    fn direct(manager: String) -> Self {
+        WriteCtx {
+            manager,
+            operation: "Update",
+            subresource: None,
+            dry_run: false,
+            strict: false,
+            warn: false,
+            applied: None,
+        }
+    }
+}
+
 fn is_dns_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
@@ -169,15 +185,7 @@ impl ApiServer {
             for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-                let ctx = WriteCtx {
-                    manager: "kube-apiserver".into(),
-                    operation: "Update",
-                    subresource: None,
-                    dry_run: false,
-                    strict: false,
-                    warn: false,
-                    applied: None,
-                };
+                let ctx = WriteCtx::direct("kube-apiserver".into());
                 let r = resources::builtin().remove(0);
                 // Built-in namespaces are valid by construction; nothing to report.
                 let _ = commit(&mut st, &r, None, obj, &ctx);
@@ -212,46 +220,13 @@ impl ApiServer {
     /// resourceVersion, timestamps and managedFields for `manager`.
     pub fn put_object_as(&self, obj: Value, manager: &str) -> Result<Value, ApiError> {
         let mut st = self.store.lock();
-        let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
-        let kind = obj["kind"].as_str().unwrap_or_default().to_string();
-        let r = st.find_kind(&api_version, &kind).ok_or_else(|| {
-            ApiError::new(
-                404,
-                "NotFound",
-                format!("the server doesn't have a resource type for {api_version} {kind}"),
-            )
-        })?;
-        let name = obj["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let ns = if r.namespaced {
-            Some(
-                obj["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("default")
-                    .to_string(),
-            )
-        } else {
-            None
-        };
         let mut obj = obj;
-        if let Some(ns) = &ns {
-            obj["metadata"]["namespace"] = json!(ns);
-        }
+        let (r, ns, name) = st.locate(&mut obj)?;
         let old = st
             .objects
             .get(&store::key(&r, ns.as_deref(), &name))
             .cloned();
-        let ctx = WriteCtx {
-            manager: manager.to_string(),
-            operation: "Update",
-            subresource: None,
-            dry_run: false,
-            strict: false,
-            warn: false,
-            applied: None,
-        };
+        let ctx = WriteCtx::direct(manager.to_string());
         let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
         drop(st);
         self.notify();
@@ -598,6 +573,16 @@ impl ApiServer {
         let strict = query.get("fieldValidation").is_some_and(|v| v == "Strict");
         let warn = query.get("fieldValidation").is_some_and(|v| v == "Warn");
         let manager = query.get("fieldManager").cloned();
+        // Every write of this request shares its dry-run and validation flags.
+        let request_ctx = |manager: String, applied: Option<fields::FieldSet>| WriteCtx {
+            manager,
+            operation: if applied.is_some() { "Apply" } else { "Update" },
+            subresource: None,
+            dry_run,
+            strict,
+            warn,
+            applied,
+        };
         match (t.name.as_deref(), t.sub.as_deref()) {
             (None, _) => match *method {
                 Method::GET => {
@@ -613,15 +598,7 @@ impl ApiServer {
                 }
                 Method::POST => {
                     let obj = json_body(content_type, body)?;
-                    let ctx = WriteCtx {
-                        manager: manager.unwrap_or_else(|| "unknown".into()),
-                        operation: "Update",
-                        subresource: None,
-                        dry_run,
-                        strict,
-                        warn,
-                        applied: None,
-                    };
+                    let ctx = request_ctx(manager.unwrap_or_else(|| "unknown".into()), None);
                     create(&mut st, r, ns, obj, &ctx).map(|o| (201, o))
                 }
                 Method::DELETE => {
@@ -656,15 +633,7 @@ impl ApiServer {
                     }
                     Method::PUT => {
                         let obj = json_body(content_type, body)?;
-                        let ctx = WriteCtx {
-                            manager: manager.unwrap_or_else(|| "unknown".into()),
-                            operation: "Update",
-                            subresource: None,
-                            dry_run,
-                            strict,
-                            warn,
-                            applied: None,
-                        };
+                        let ctx = request_ctx(manager.unwrap_or_else(|| "unknown".into()), None);
                         update(&mut st, r, ns, name, obj, &ctx).map(|o| (200, o))
                     }
                     Method::PATCH => {
@@ -684,15 +653,7 @@ impl ApiServer {
                         let Some(old) = old else {
                             if is_apply {
                                 let applied = fields::leaves(&patch, schema_of(r));
-                                let ctx = WriteCtx {
-                                    manager,
-                                    operation: "Apply",
-                                    subresource: None,
-                                    dry_run,
-                                    strict,
-                                    warn,
-                                    applied: Some(applied),
-                                };
+                                let ctx = request_ctx(manager, Some(applied));
                                 let mut obj = patch;
                                 if obj["metadata"]["name"].is_null() {
                                     obj["metadata"]["name"] = json!(name);
@@ -713,15 +674,7 @@ impl ApiServer {
                             }
                             _ => (apply_patch(r, &kind, &old, &patch)?, None),
                         };
-                        let ctx = WriteCtx {
-                            manager,
-                            operation: if applied.is_some() { "Apply" } else { "Update" },
-                            subresource: None,
-                            dry_run,
-                            strict,
-                            warn,
-                            applied,
-                        };
+                        let ctx = request_ctx(manager, applied);
                         precondition(r, name, &old, &new)?;
                         update(&mut st, r, ns, name, new, &ctx).map(|o| (200, o))
                     }

@@ -123,6 +123,47 @@ impl State {
             .into_iter()
             .find(|r| r.api_version() == api_version && r.kind == kind)
     }
+
+    /// Where an object written directly (seeding) goes: its resource, its
+    /// namespace (`default` filled in for namespaced kinds, removed for
+    /// cluster-scoped ones) and its name.
+    pub fn locate(
+        &self,
+        obj: &mut Value,
+    ) -> Result<(ResourceInfo, Option<String>, String), ApiError> {
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
+        let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+        let r = self.find_kind(&api_version, &kind).ok_or_else(|| {
+            ApiError::new(
+                404,
+                "NotFound",
+                format!("the server doesn't have a resource type for {api_version} {kind}"),
+            )
+        })?;
+        let name = obj["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if name.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{kind} without metadata.name"
+            )));
+        }
+        let ns = if r.namespaced {
+            let ns = obj["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default")
+                .to_string();
+            obj["metadata"]["namespace"] = Value::from(ns.clone());
+            Some(ns)
+        } else {
+            if let Some(m) = obj["metadata"].as_object_mut() {
+                m.remove("namespace");
+            }
+            None
+        };
+        Ok((r, ns, name))
+    }
 }
 
 /// The store: one lock over all state (requests are short and synchronous).
@@ -190,37 +231,7 @@ impl Store {
         let mut obj = obj;
         {
             let mut st = self.lock();
-            let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
-            let kind = obj["kind"].as_str().unwrap_or_default().to_string();
-            let r = st.find_kind(&api_version, &kind).ok_or_else(|| {
-                ApiError::new(
-                    404,
-                    "NotFound",
-                    format!("the server doesn't have a resource type for {api_version} {kind}"),
-                )
-            })?;
-            let name = obj["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if name.is_empty() {
-                return Err(ApiError::bad_request(format!(
-                    "{kind} without metadata.name"
-                )));
-            }
-            let ns = if r.namespaced {
-                let ns = obj["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("default")
-                    .to_string();
-                obj["metadata"]["namespace"] = Value::from(ns.clone());
-                Some(ns)
-            } else {
-                if let Some(m) = obj["metadata"].as_object_mut() {
-                    m.remove("namespace");
-                }
-                None
-            };
+            let (r, ns, name) = st.locate(&mut obj)?;
             super::defaults::apply(&mut obj, &mut || st.next_ip());
             if obj["metadata"]["uid"].as_str().is_none_or(str::is_empty) {
                 obj["metadata"]["uid"] = Value::from(st.next_uid(&name));
