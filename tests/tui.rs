@@ -1208,7 +1208,7 @@ fn popups_show_everything_at_every_size() {
                 "x Deployment default/nginx-deployment".into(),
                 "x Service default/nginx".into(),
                 "Type 2 to confirm: 2▏".into(),
-                "type the count, Enter delete · Esc cancel".into(),
+                "type the count, Enter delete · c propagation · Esc cancel".into(),
             ],
         ));
 
@@ -1448,4 +1448,22 @@ fn long_paths_read_whole_on_wide_screens() {
     let s = screen(&a);
     assert!(!s.contains(path), "{s}");
     assert!(s.contains("■ …=nginx].image "), "{s}");
+}
+
+#[test]
+fn delete_propagation_is_chosen_in_the_confirm() {
+    let mut a = app(80, 24);
+    select(&mut a, "old-config");
+    feed(&mut a, [key('D')]);
+    assert!(screen(&a).contains("propagation Background"));
+    // c cycles Background -> Foreground -> Orphan; nothing is sent meanwhile.
+    assert!(feed(&mut a, [key('c')]).is_empty());
+    assert!(screen(&a).contains("propagation Foreground"));
+    assert!(feed(&mut a, [key('c')]).is_empty());
+    assert!(screen(&a).contains("propagation Orphan"));
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Delete(o, Propagation::Orphan)] if o.len() == 1),
+        "{eff:?}"
+    );
 }

@@ -141,6 +141,8 @@ pub enum Popup {
     DeleteConfirm {
         objects: Vec<ObjectPlan>,
         typed: String,
+        /// `c` cycles Background → Foreground → Orphan.
+        propagation: Propagation,
     },
     PruneStep {
         /// Copies, not indices: a reload while stepping must not shift them.
@@ -1015,6 +1017,7 @@ impl App {
         self.open_popup(Popup::DeleteConfirm {
             objects,
             typed: String::new(),
+            propagation: Propagation::Background,
         });
     }
 
@@ -1096,26 +1099,40 @@ impl App {
                 KeyCode::Esc | KeyCode::Char('q') => self.finish("server dry run"),
                 _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
             },
-            Popup::DeleteConfirm { objects, mut typed } => match k.code {
-                KeyCode::Esc => {}
-                KeyCode::Enter => {
-                    let confirmed = objects.len() == 1 || typed.trim() == objects.len().to_string();
-                    if confirmed {
-                        self.pending.push("deleting".to_string());
-                        return vec![Effect::Delete(objects, Propagation::Background)];
+            Popup::DeleteConfirm {
+                objects,
+                mut typed,
+                mut propagation,
+            } => {
+                match k.code {
+                    KeyCode::Esc => return vec![],
+                    KeyCode::Enter => {
+                        let confirmed =
+                            objects.len() == 1 || typed.trim() == objects.len().to_string();
+                        if confirmed {
+                            self.pending.push("deleting".to_string());
+                            return vec![Effect::Delete(objects, propagation)];
+                        }
                     }
-                    self.popup = Some(Popup::DeleteConfirm { objects, typed });
+                    KeyCode::Backspace => {
+                        typed.pop();
+                    }
+                    KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
+                    KeyCode::Char('c') => {
+                        propagation = match propagation {
+                            Propagation::Background => Propagation::Foreground,
+                            Propagation::Foreground => Propagation::Orphan,
+                            Propagation::Orphan => Propagation::Background,
+                        }
+                    }
+                    _ => {}
                 }
-                KeyCode::Backspace => {
-                    typed.pop();
-                    self.popup = Some(Popup::DeleteConfirm { objects, typed });
-                }
-                KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => {
-                    typed.push(c);
-                    self.popup = Some(Popup::DeleteConfirm { objects, typed });
-                }
-                _ => self.popup = Some(Popup::DeleteConfirm { objects, typed }),
-            },
+                self.popup = Some(Popup::DeleteConfirm {
+                    objects,
+                    typed,
+                    propagation,
+                });
+            }
             Popup::PruneStep {
                 candidates,
                 pos,

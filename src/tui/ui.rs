@@ -933,10 +933,14 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 footer: vec![keys_line("Enter apply · Esc cancel", t)],
             }
         }
-        Popup::DeleteConfirm { objects, typed } => {
+        Popup::DeleteConfirm {
+            objects,
+            typed,
+            propagation,
+        } => {
             let mut body = vec![Line::from(Span::styled(
                 format!(
-                    "Delete {} object(s) from the cluster (propagation Background)?",
+                    "Delete {} object(s) from the cluster (propagation {propagation:?})?",
                     objects.len()
                 ),
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -954,10 +958,13 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                             t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
                         ),
                     ]),
-                    keys_line("type the count, Enter delete · Esc cancel", t),
+                    keys_line(
+                        "type the count, Enter delete · c propagation · Esc cancel",
+                        t,
+                    ),
                 ]
             } else {
-                vec![keys_line("Enter delete · Esc cancel", t)]
+                vec![keys_line("Enter delete · c propagation · Esc cancel", t)]
             };
             PopupView {
                 title: "Confirm delete",
