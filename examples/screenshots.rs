@@ -334,7 +334,6 @@ mod live {
     use futures::future::BoxFuture;
     use kapply::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation};
     use kapply::plan::{ObjectAction, ObjectPlan, Plan};
-    use kapply::tui::app::display_name;
     use std::sync::Mutex;
     use std::time::Duration;
 
@@ -367,7 +366,7 @@ mod live {
         fn remove(&self, objects: &[ObjectPlan]) {
             if let Ok(mut p) = self.plan.lock() {
                 p.objects
-                    .retain(|o| !objects.iter().any(|d| display_name(d) == display_name(o)));
+                    .retain(|o| !objects.iter().any(|d| d.display_name() == o.display_name()));
             }
         }
     }
@@ -389,7 +388,7 @@ mod live {
                     let _ = progress.send(Progress {
                         done: i + 1,
                         total,
-                        what: display_name(o),
+                        what: o.display_name(),
                     });
                     tokio::time::sleep(DELAY / 4).await;
                 }
@@ -400,7 +399,7 @@ mod live {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 results(
-                    items.iter().map(|i| display_name(&i.plan)),
+                    items.iter().map(|i| i.plan.display_name()),
                     "ok (server dry run)",
                 )
             })
@@ -412,7 +411,7 @@ mod live {
                     for o in p.objects.iter_mut() {
                         if items
                             .iter()
-                            .any(|i| display_name(&i.plan) == display_name(o))
+                            .any(|i| i.plan.display_name() == o.display_name())
                         {
                             o.action = ObjectAction::Unchanged;
                             o.fields.clear();
@@ -420,7 +419,7 @@ mod live {
                         }
                     }
                 }
-                results(items.iter().map(|i| display_name(&i.plan)), "configured")
+                results(items.iter().map(|i| i.plan.display_name()), "configured")
             })
         }
         fn delete(
@@ -431,14 +430,14 @@ mod live {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 self.remove(&objects);
-                results(objects.iter().map(display_name), "deleted")
+                results(objects.iter().map(ObjectPlan::display_name), "deleted")
             })
         }
         fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 self.remove(&objects);
-                results(objects.iter().map(display_name), "pruned")
+                results(objects.iter().map(ObjectPlan::display_name), "pruned")
             })
         }
     }

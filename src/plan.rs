@@ -49,10 +49,10 @@ impl ObjectPlan {
     /// `Deployment demo/nginx`, `Namespace demo`; a manifest that could not
     /// be read has no identity and says so.
     pub fn display_name(&self) -> String {
-        match (&self.namespace, self.kind.is_empty()) {
+        match (self.namespace.as_deref(), self.kind.is_empty()) {
             (_, true) => "(unreadable manifest)".to_string(),
-            (Some(ns), false) => format!("{} {ns}/{}", self.kind, self.name),
-            (None, false) => format!("{} {}", self.kind, self.name),
+            (Some(ns), false) if !ns.is_empty() => format!("{} {ns}/{}", self.kind, self.name),
+            _ => format!("{} {}", self.kind, self.name),
         }
     }
 }

@@ -765,7 +765,7 @@ mod fake {
     }
 
     fn name(o: &ObjectPlan) -> String {
-        kapply::tui::app::display_name(o)
+        o.display_name()
     }
 
     impl Engine for Engine1 {

@@ -227,14 +227,6 @@ pub fn object_key(o: &ObjectPlan) -> String {
     )
 }
 
-/// `Deployment default/nginx`, `Namespace demo`, as results name objects.
-pub fn display_name(o: &ObjectPlan) -> String {
-    match o.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{} {}/{}", o.kind, ns, o.name),
-        _ => format!("{} {}", o.kind, o.name),
-    }
-}
-
 /// The field table's rows: the changes apply sends (set, clear) first, then
 /// the kept fields, each group in plan order.
 pub fn field_rows(o: &ObjectPlan) -> Vec<&crate::merge::FieldChange> {
@@ -648,7 +640,7 @@ impl App {
                     // A stale run (for a dialog closed since) names none of
                     // this dialog's objects: drop it. Anything else is shown
                     // whole, so the dialog never waits for a result that came.
-                    let names: Vec<String> = items.iter().map(|i| display_name(&i.plan)).collect();
+                    let names: Vec<String> = items.iter().map(|i| i.plan.display_name()).collect();
                     let same =
                         results.is_empty() || results.iter().any(|r| names.contains(&r.object));
                     if same && dry_run.is_none() {
@@ -685,7 +677,7 @@ impl App {
             .plan
             .objects
             .iter()
-            .filter(|o| done.contains(display_name(o).as_str()))
+            .filter(|o| done.contains(o.display_name().as_str()))
             .map(object_key)
             .collect();
         for k in keys {

@@ -344,6 +344,8 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                     " "
                 };
                 let label = match app.group {
+                    // A manifest that could not be read has no identity.
+                    _ if o.kind.is_empty() => o.display_name(),
                     GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
                     GroupBy::Kind => match &o.namespace {
                         Some(ns) => format!("{ns}/{}", o.name),
@@ -391,11 +393,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
         return;
     };
-    let b = block(
-        format!(" {} · fields ", super::app::display_name(o)),
-        focused,
-        t,
-    );
+    let b = block(format!(" {} · fields ", o.display_name()), focused, t);
     let inner = b.inner(area);
     b.render(area, buf);
 
@@ -585,7 +583,7 @@ fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         return;
     };
     let b = block(
-        format!(" {} · yaml: live → result ", super::app::display_name(o)),
+        format!(" {} · yaml: live → result ", o.display_name()),
         focused,
         t,
     );
@@ -872,7 +870,7 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 lines.push(Line::from(Span::styled(
                     format!(
                         "{m} {}: {} ({how}{partial})",
-                        super::app::display_name(o),
+                        o.display_name(),
                         action_word(o.action)
                     ),
                     style.add_modifier(Modifier::BOLD),
@@ -946,7 +944,7 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             for o in objects {
-                body.push(Line::from(format!("  x {}", super::app::display_name(o))));
+                body.push(Line::from(format!("  x {}", o.display_name())));
             }
             // The prompt stays in view however long the list is.
             let footer = if objects.len() > 1 {
@@ -985,7 +983,7 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                         "Candidate {}/{}: {}",
                         pos + 1,
                         candidates.len(),
-                        super::app::display_name(o)
+                        o.display_name()
                     ),
                     t.fg(Color::Magenta).add_modifier(Modifier::BOLD),
                 )));
@@ -1037,7 +1035,7 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             for o in objects {
-                body.push(Line::from(format!("  x {}", super::app::display_name(o))));
+                body.push(Line::from(format!("  x {}", o.display_name())));
             }
             PopupView {
                 title: "Confirm prune",
