@@ -334,6 +334,9 @@ async fn make_plan(
     let mut loaded = manifest::load(&opts);
     filter_by_selector(&mut loaded, &a.prune)?;
     let planned = session.plan(&loaded, &prune, progress_line()).await?;
+    for s in &planned.skipped {
+        eprintln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
+    }
     Ok((planned.plan.clone(), Some((session, planned))))
 }
 

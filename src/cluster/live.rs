@@ -75,6 +75,9 @@ pub fn default_prune_allowlist() -> Vec<String> {
 pub struct Planned {
     pub plan: Plan,
     pub applyset: Option<ApplySet>,
+    /// Manifests left out because they do not match the prune selector
+    /// (`--prune -l`), as kubectl leaves them out: `file:line Kind ns/name`.
+    pub skipped: Vec<String>,
 }
 
 /// Identity of an object across versions: (group, kind, namespace, name).
@@ -135,13 +138,20 @@ impl Session {
     ) -> Result<Planned, ClusterError> {
         let mut manifests: Vec<Manifest> = loaded.manifests.clone();
         let mut applyset = None;
+        let mut skipped = Vec::new();
         match &prune.mode {
             PruneMode::None => {}
             PruneMode::Allowlist { selector, all, .. } => match selector {
                 Some(s) => {
                     let sel =
                         LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
-                    manifests.retain(|m| sel.matches(&m.object));
+                    manifests.retain(|m| {
+                        let keep = sel.matches(&m.object);
+                        if !keep {
+                            skipped.push(format!("{} {}", m.source, m.id));
+                        }
+                        keep
+                    });
                 }
                 None if *all => {}
                 None => {
@@ -333,6 +343,7 @@ impl Session {
         Ok(Planned {
             plan: Plan { objects },
             applyset,
+            skipped,
         })
     }
 

@@ -21,7 +21,7 @@
 //! // the loader's default namespace is the session's
 //! let loaded = manifest::load(&LoadOptions { default_namespace: session.namespace().into(), .. });
 //! let prune = PruneOptions { mode: PruneMode::ApplySet { parent: "myset".into(), tooling: None } };
-//! let Planned { plan, applyset } = session.plan(&loaded, &prune, Some(progress_tx)).await?;
+//! let Planned { plan, applyset, .. } = session.plan(&loaded, &prune, Some(progress_tx)).await?;
 //! // apply rows (not prune candidates); ApplyItem { plan, accepted_fields: None }
 //! let applied = session.apply(items, &ApplyOptions { dry_run, applyset: applyset.clone() }).await;
 //! // prune candidates (action Prune); with an ApplySet, call it even with none
