@@ -13,8 +13,10 @@
 #[path = "../tests/tui_fixture/mod.rs"]
 mod tui_fixture;
 
+use tui_fixture::{code, key, select};
+
 use anyhow::Context;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use kapply::ops::ObjectResult;
 use kapply::tui::app::Msg;
 use kapply::tui::{App, Options};
@@ -32,14 +34,6 @@ const FONT_SIZE: f32 = 14.0;
 const BG: &str = "#1d1f21";
 const FG: &str = "#d8d8d8";
 
-fn key(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
-
 fn app(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
     app.clock = || "14:02:37".to_string();
@@ -47,16 +41,6 @@ fn app(opts: Options, w: u16, h: u16) -> App {
     app.start();
     app.update(Msg::Loaded(Ok(tui_fixture::plan())));
     app
-}
-
-fn select(app: &mut App, name: &str) {
-    app.update(key('g'));
-    for _ in 0..app.rows.len() {
-        if app.selected().is_some_and(|o| o.name == name) {
-            return;
-        }
-        app.update(key('j'));
-    }
 }
 
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {

@@ -4,6 +4,8 @@
 
 mod tui_fixture;
 
+use tui_fixture::{code, key, select};
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use kapply::ops::{ObjectResult, Progress, Propagation};
 use kapply::tui::app::{Effect, Msg, Popup};
@@ -11,14 +13,6 @@ use kapply::tui::{App, Options};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
-
-fn key(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
 
 fn app_with(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
@@ -107,17 +101,6 @@ fn mask(s: &str) -> String {
         }
     }
     out
-}
-
-fn select(app: &mut App, name: &str) {
-    feed(app, [key('g')]);
-    for _ in 0..app.rows.len() {
-        if app.selected().is_some_and(|o| o.name == name) {
-            return;
-        }
-        feed(app, [key('j')]);
-    }
-    panic!("no object {name}");
 }
 
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {

@@ -4,8 +4,11 @@
 //! plus a create, an object in sync, a prune candidate, a Secret and an error.
 #![allow(dead_code)]
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kapply::merge::{FieldAction, FieldChange, LAST_APPLIED, Patch, PatchType};
 use kapply::plan::{ObjectAction, ObjectPlan, Plan};
+use kapply::tui::App;
+use kapply::tui::app::Msg;
 use serde_json::{Value, json};
 
 fn field(
@@ -350,4 +353,25 @@ pub fn big_plan(n: usize) -> Plan {
         })
         .collect();
     Plan { objects }
+}
+
+/// A key press as the runtime delivers it.
+pub fn key(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+pub fn code(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+/// Move the selection to the object named `name`, by keys.
+pub fn select(app: &mut App, name: &str) {
+    app.update(key('g'));
+    for _ in 0..app.rows.len() {
+        if app.selected().is_some_and(|o| o.name == name) {
+            return;
+        }
+        app.update(key('j'));
+    }
+    panic!("no object {name}");
 }
