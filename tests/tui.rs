@@ -1450,3 +1450,18 @@ fn delete_propagation_is_chosen_in_the_confirm() {
         "{eff:?}"
     );
 }
+
+#[test]
+fn ticks_need_a_redraw_only_while_a_spinner_shows() {
+    let mut a = app(80, 24);
+    assert!(!a.animating(), "idle after the load");
+    select(&mut a, "nginx-deployment");
+    let eff = feed(&mut a, [key('a')]);
+    assert!(matches!(eff.as_slice(), [Effect::DryRun(_)]), "{eff:?}");
+    assert!(a.animating(), "waiting for the dry run");
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(!a.animating());
+    let eff = feed(&mut a, [key('r')]);
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert!(a.animating(), "reloading");
+}

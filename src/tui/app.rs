@@ -318,6 +318,14 @@ impl App {
     }
 
     /// The effects to run when the app starts: load the plan.
+    /// Whether a spinner is on screen, so a tick changes the frame. Idle
+    /// ticks need no redraw (the YAML view's diff is costly to rebuild).
+    pub fn animating(&self) -> bool {
+        self.loading
+            || !self.pending.is_empty()
+            || matches!(self.popup, Some(Popup::ApplyConfirm { dry_run: None, .. }))
+    }
+
     pub fn start(&mut self) -> Vec<Effect> {
         self.begin_load()
     }

@@ -81,8 +81,11 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
     for e in app.start() {
         spawn(e, &engine, &tx);
     }
+    let mut redraw = true;
     loop {
-        terminal.draw(|f| f.render_widget(&app, f.area()))?;
+        if redraw {
+            terminal.draw(|f| f.render_widget(&app, f.area()))?;
+        }
         let msg = tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Msg::Key(k),
@@ -98,6 +101,8 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
             },
             _ = tick.tick() => Msg::Tick,
         };
+        // A tick only moves the spinner: redraw then only if one shows.
+        redraw = !matches!(msg, Msg::Tick) || app.animating();
         for effect in app.update(msg) {
             if matches!(effect, Effect::Quit) {
                 return Ok(());
