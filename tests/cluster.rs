@@ -1520,6 +1520,39 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
 }
 
 #[tokio::test]
+async fn the_tui_engine_offers_no_candidate_after_an_unreadable_manifest() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::Engine;
+    let e = demo_env().await;
+    e.write("set.yaml", SET);
+    kapply_apply_set(&e, "myset").await;
+    // One member's manifest is gone (a real candidate), another's is broken.
+    e.write("set.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n");
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), applyset("myset"));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    assert!(
+        plan.objects.iter().all(|o| o.action != ObjectAction::Prune),
+        "{plan:#?}"
+    );
+    let why = plan.prune_skipped.expect("prune is disabled").to_string();
+    assert!(why.contains("set.yaml:4"), "{why}");
+    // With the manifest mended, the same members are candidates again.
+    std::fs::remove_file(e.manifests().join("set.yaml")).unwrap();
+    e.write(
+        "other.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    );
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    assert!(plan.prune_skipped.is_none());
+    assert!(
+        plan.objects.iter().any(|o| o.action == ObjectAction::Prune),
+        "{plan:#?}"
+    );
+}
+
+#[tokio::test]
 async fn applyset_in_a_namespace_this_apply_creates() {
     let e = env().await;
     // -n fresh; the namespace itself is in the manifests.

@@ -368,6 +368,41 @@ fn prune_mode_screens() {
 }
 
 #[test]
+fn prune_disabled_after_an_incomplete_read() {
+    let mut a = app(80, 24);
+    let mut plan = tui_fixture::plan();
+    // What the engine gives after an unreadable manifest: no candidate.
+    plan.objects
+        .retain(|o| o.action != kapply::plan::ObjectAction::Prune);
+    plan.prune_skipped = Some(kapply::plan::PruneBlock::Unreadable {
+        count: 1,
+        first: "manifests/widget.yaml:3: tabs disallowed within this context".into(),
+    });
+    feed(&mut a, [Msg::Loaded(Ok(plan))]);
+    let s = screen(&a);
+    assert!(s.contains("prune disabled: 1 manifest unreadable"), "{s}");
+    assert!(!s.contains("-1 prune"), "{s}");
+    // `p` explains instead of opening prune mode; Esc closes it.
+    let effects = feed(&mut a, [key('p')]);
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(
+        matches!(a.popup, Some(Popup::Notice { .. })),
+        "{:?}",
+        a.popup
+    );
+    let s = screen(&a);
+    assert!(s.contains("Prune disabled"), "{s}");
+    assert!(
+        s.contains("pruning skipped: 1 manifest could not be read"),
+        "{s}"
+    );
+    assert!(!s.contains("Candidate"), "{s}");
+    insta::assert_snapshot!("prune_disabled_notice", s);
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(a.popup.is_none());
+}
+
+#[test]
 fn delete_confirm_needs_typed_count() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");

@@ -153,6 +153,12 @@ pub enum Popup {
     PruneConfirm {
         objects: Vec<ObjectPlan>,
     },
+    /// Something the user asked for cannot be done, and why (prune after
+    /// an incomplete read). Any of Esc, q, Enter closes it.
+    Notice {
+        title: &'static str,
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1022,6 +1028,16 @@ impl App {
     }
 
     fn open_prune(&mut self) {
+        if let Some(block) = &self.plan.prune_skipped {
+            self.open_popup(Popup::Notice {
+                title: "Prune disabled",
+                text: format!(
+                    "{block}.\n\nAn object in a manifest kapply cannot read would look removed, \
+                     and pruning would delete it. Fix the rows marked ! and press r to reload."
+                ),
+            });
+            return;
+        }
         let candidates: Vec<ObjectPlan> = self
             .plan
             .objects
@@ -1089,6 +1105,10 @@ impl App {
             Popup::Help => match k.code {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
                 _ => self.popup = Some(Popup::Help),
+            },
+            Popup::Notice { title, text } => match k.code {
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
+                _ => self.popup = Some(Popup::Notice { title, text }),
             },
             Popup::ApplyConfirm { items, dry_run } => match k.code {
                 KeyCode::Enter => {

@@ -333,6 +333,7 @@ pub fn plan() -> Plan {
             error_object(),
             prune_candidate(),
         ],
+        prune_skipped: None,
     }
 }
 
@@ -352,7 +353,10 @@ pub fn big_plan(n: usize) -> Plan {
             o
         })
         .collect();
-    Plan { objects }
+    Plan {
+        objects,
+        prune_skipped: None,
+    }
 }
 
 /// A key press as the runtime delivers it.
