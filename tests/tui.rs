@@ -219,7 +219,10 @@ fn yaml_view_marks_changed_secret_values() {
     a.clock = || "12:34:56".to_string();
     a.update(Msg::Resize(120, 30));
     a.start();
-    a.update(Msg::Loaded(Ok(kapply::plan::Plan { objects: vec![o] })));
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![o],
+        ..Default::default()
+    })));
     feed(&mut a, [key('y')]);
     let s = screen(&a);
     assert!(
