@@ -113,6 +113,18 @@ fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
 
 // ---------- screens ----------
 
+/// The server's dry run answers for the open apply dialog: every item ok.
+fn answer_dry_run(app: &mut App) {
+    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+        panic!("no apply dialog: {:?}", app.popup)
+    };
+    let results = items
+        .iter()
+        .map(|i| result(&i.plan.display_name(), true, "configured (server dry run)"))
+        .collect();
+    app.update(Msg::DryRunDone(results));
+}
+
 #[test]
 fn list_80x24() {
     let mut a = app(80, 24);
@@ -354,6 +366,48 @@ fn apply_confirm_and_dry_run() {
 }
 
 #[test]
+fn enter_waits_for_the_dry_run_and_r_asks_again() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    // Pending: Enter sends nothing and the dialog stays.
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(eff.is_empty(), "{eff:?}");
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    assert!(screen(&a).contains("Enter waits for the dry run"));
+    // A refusal is shown first, with a retry.
+    feed(
+        &mut a,
+        [Msg::DryRunDone(vec![result(
+            "Deployment default/nginx-deployment",
+            false,
+            "cannot reach the Kubernetes API server",
+        )])],
+    );
+    let s = screen(&a);
+    assert!(s.contains("✗ Deployment default/nginx-deployment"), "{s}");
+    assert!(s.contains("r retry dry run"), "{s}");
+    let eff = feed(&mut a, [key('r')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1),
+        "{eff:?}"
+    );
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    answer_dry_run(&mut a);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Apply(items)] if items.len() == 1),
+        "{eff:?}"
+    );
+}
+
+#[test]
 fn prune_mode_screens() {
     let mut a = app(80, 24);
     feed(&mut a, [key('p')]);
@@ -552,6 +606,7 @@ fn apply_sends_exactly_marked_items_and_accepted_fields() {
     let Some(Effect::DryRun(dry)) = eff.first() else {
         panic!("expected a dry run, got {eff:?}")
     };
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("expected one apply, got {eff:?}")
@@ -572,6 +627,7 @@ fn apply_current_when_nothing_marked() {
     let mut a = app(80, 24);
     select(&mut a, "db-credentials");
     feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("{eff:?}")
@@ -1115,6 +1171,7 @@ fn object_with_every_change_excluded_is_not_sent() {
     // Including one again makes it applicable, with just that change.
     feed(&mut a, [key(' ')]);
     feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("{eff:?}")

@@ -1110,13 +1110,29 @@ impl App {
                 KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
                 _ => self.popup = Some(Popup::Notice { title, text }),
             },
-            Popup::ApplyConfirm { items, dry_run } => match k.code {
-                KeyCode::Enter => {
+            Popup::ApplyConfirm { items, dry_run } => match (k.code, &dry_run) {
+                // The dialog promises the server's answer before anything is
+                // written: Enter waits for it.
+                (KeyCode::Enter, None) => {
+                    self.last_result = Some(
+                        "waiting for the server dry run: Enter applies once it answers".into(),
+                    );
+                    self.popup = Some(Popup::ApplyConfirm { items, dry_run });
+                }
+                (KeyCode::Enter, Some(_)) => {
                     self.pending.push("applying".to_string());
-                    self.finish("server dry run");
                     return vec![Effect::Apply(items)];
                 }
-                KeyCode::Esc | KeyCode::Char('q') => self.finish("server dry run"),
+                // Ask the server again (after a refusal or a failure).
+                (KeyCode::Char('r'), Some(_)) => {
+                    self.popup = Some(Popup::ApplyConfirm {
+                        items: items.clone(),
+                        dry_run: None,
+                    });
+                    self.pending.push("server dry run".to_string());
+                    return vec![Effect::DryRun(items)];
+                }
+                (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish("server dry run"),
                 _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
             },
             Popup::DeleteConfirm {

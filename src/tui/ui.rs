@@ -941,7 +941,16 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 title: "Confirm apply",
                 width: app.size.width.saturating_sub(8).min(90),
                 body: lines,
-                footer: vec![keys_line("Enter apply · Esc cancel", t)],
+                footer: vec![keys_line(
+                    match dry_run {
+                        None => "Esc cancel (Enter waits for the dry run)",
+                        Some(rs) if rs.iter().all(|r| r.ok) => "Enter apply · Esc cancel",
+                        Some(_) => {
+                            "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
+                        }
+                    },
+                    t,
+                )],
             }
         }
         Popup::DeleteConfirm {
