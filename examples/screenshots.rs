@@ -48,6 +48,7 @@ fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
         object: object.to_string(),
         ok,
         message: message.to_string(),
+        unknown: false,
     }
 }
 
@@ -334,6 +335,7 @@ mod live {
             object,
             ok: true,
             message: message.to_string(),
+            unknown: false,
         })
         .collect()
     }

@@ -46,6 +46,12 @@ pub struct ClusterArgs {
     /// Namespace for namespaced objects without one (default: the context's, else "default").
     #[arg(short = 'n', long, global = true)]
     pub namespace: Option<String>,
+    /// How long to wait for each request to the server: seconds (`30`) or
+    /// a duration (`500ms`, `30s`, `1m`); `0` waits for ever. Default:
+    /// reads 30s, writes 60s. Connecting always gives up after at most 10s.
+    /// A write with no answer in time is reported as unknown.
+    #[arg(long, global = true, value_name = "DURATION", value_parser = crate::cluster::parse_request_timeout)]
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -214,6 +220,7 @@ impl ClusterArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            timeouts: crate::cluster::Timeouts::from_request_timeout(self.request_timeout),
         }
     }
 }
@@ -495,17 +502,29 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
+/// One line per object: done on stdout, failed and unknown on stderr.
+/// Returns how many were not done (failed or unknown).
 fn print_results(results: &[ObjectResult]) -> usize {
     let mut failed = 0;
+    let mut unknown = 0;
     for r in results {
         if r.ok {
             println!("{} {}", r.object, r.message);
+        } else if r.unknown {
+            unknown += 1;
+            eprintln!("unknown: {}: {}", r.object, r.message);
         } else {
             failed += 1;
             eprintln!("error: {}: {}", r.object, r.message);
         }
     }
-    failed
+    if unknown > 0 {
+        eprintln!(
+            "{unknown} object(s) with an unknown outcome: run `kapply diff` with the same \
+             arguments to see what the server holds"
+        );
+    }
+    failed + unknown
 }
 
 fn summary_line(p: &ObjectPlan) -> String {

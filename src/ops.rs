@@ -34,15 +34,51 @@ pub enum Propagation {
     Orphan,
 }
 
-/// The outcome of one object of an apply, delete or prune.
+/// The outcome of one object of an apply, delete or prune: done (`ok`),
+/// failed (`!ok`: not done), or unknown (`unknown`, never `ok`: the write
+/// was sent and no answer came, so it may or may not have been made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectResult {
     /// `Deployment default/nginx`
     pub object: String,
     pub ok: bool,
-    /// `created`, `configured`, `unchanged`, `deleted`, `pruned`, or the
-    /// server's error message.
+    /// `created`, `configured`, `unchanged`, `deleted`, `pruned`, the
+    /// server's error message, or why the outcome is unknown.
     pub message: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
+}
+
+impl ObjectResult {
+    /// Done: `message` says what was done (`created`, `configured`, ...).
+    pub fn done(object: String, message: impl Into<String>) -> ObjectResult {
+        ObjectResult {
+            object,
+            ok: true,
+            message: message.into(),
+            unknown: false,
+        }
+    }
+
+    /// Not done: `message` says why.
+    pub fn failed(object: String, message: impl Into<String>) -> ObjectResult {
+        ObjectResult {
+            object,
+            ok: false,
+            message: message.into(),
+            unknown: false,
+        }
+    }
+
+    /// Sent, but whether it was done is not known: `message` says why.
+    pub fn unknown(object: String, message: impl Into<String>) -> ObjectResult {
+        ObjectResult {
+            object,
+            ok: false,
+            message: message.into(),
+            unknown: true,
+        }
+    }
 }
 
 /// What the TUI needs from a cluster.

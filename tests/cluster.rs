@@ -269,6 +269,7 @@ async fn context_and_namespace_come_from_the_kubeconfig() {
         kubeconfig: Some(e.kubeconfig.clone()),
         context: Some("kapply-demo".into()),
         namespace: Some("other".into()),
+        ..Default::default()
     })
     .await
     .unwrap();
@@ -277,6 +278,7 @@ async fn context_and_namespace_come_from_the_kubeconfig() {
         kubeconfig: Some(e.kubeconfig.clone()),
         context: Some("nope".into()),
         namespace: None,
+        ..Default::default()
     })
     .await
     .unwrap_err();

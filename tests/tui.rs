@@ -108,6 +108,7 @@ fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
         object: object.to_string(),
         ok,
         message: message.to_string(),
+        unknown: false,
     }
 }
 
@@ -906,6 +907,7 @@ mod fake {
                         object: name(&i.plan),
                         ok: true,
                         message: "configured (server dry run)".into(),
+                        unknown: false,
                     })
                     .collect()
             })
@@ -934,6 +936,7 @@ mod fake {
                         } else {
                             "forbidden".into()
                         },
+                        unknown: false,
                     });
                 }
                 self.applied.lock().unwrap().extend(items);
@@ -968,6 +971,7 @@ mod fake {
                         object: name(o),
                         ok: true,
                         message: "pruned".into(),
+                        unknown: false,
                     })
                     .collect()
             })

@@ -53,18 +53,44 @@ enum Prepared {
 }
 
 fn ok(object: String, message: &str) -> ObjectResult {
-    ObjectResult {
-        object,
-        ok: true,
-        message: message.to_string(),
-    }
+    ObjectResult::done(object, message)
 }
 
 fn fail(object: String, message: String) -> ObjectResult {
-    ObjectResult {
-        object,
-        ok: false,
-        message,
+    ObjectResult::failed(object, message)
+}
+
+/// The result of a real write that failed: unknown when the request went
+/// out and no answer came back, failed otherwise.
+fn write_failed(object: String, e: &ClusterError) -> ObjectResult {
+    if e.fate_unknown() {
+        ObjectResult::unknown(object, e.unknown_outcome())
+    } else {
+        fail(object, e.to_string())
+    }
+}
+
+/// Stops a run at the first sign that the server cannot be talked to
+/// (unreachable, silent, connection lost, credentials refused): what is not
+/// sent yet is reported not applied, instead of each object waiting out its
+/// own timeout against a server that is gone.
+#[derive(Default)]
+struct Halt(std::sync::Mutex<Option<String>>);
+
+impl Halt {
+    /// Why the run stopped, if it did: the message for an object not sent.
+    fn stopped(&self) -> Option<String> {
+        let why = self.0.lock().ok()?.clone()?;
+        Some(format!("not sent, an earlier request failed: {why}"))
+    }
+
+    fn note(&self, e: &ClusterError) {
+        if e.is_fatal()
+            && let Ok(mut g) = self.0.lock()
+            && g.is_none()
+        {
+            *g = Some(e.to_string());
+        }
     }
 }
 
@@ -139,6 +165,7 @@ impl Session {
             }
             _ => 0,
         };
+        let halt = &Halt::default();
         let mut crd_groups: Vec<String> = Vec::new();
         let mut pending_namespaces: Vec<String> = Vec::new();
         let mut pending_groups: Vec<String> = Vec::new();
@@ -146,6 +173,7 @@ impl Session {
             if let Some(set) = parent.filter(|_| phase == parent_phase) {
                 let (kinds, namespaces) = set.union();
                 if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
+                    let e = format!("ApplySet parent {}: {e}", set.reference());
                     for (r, item) in results.iter_mut().zip(items) {
                         if r.is_none() {
                             *r = Some(fail(describe_plan(&item.plan), format!("not applied: {e}")));
@@ -200,14 +228,17 @@ impl Session {
                 }
             }
             let crd_groups = &crd_groups;
-            let prepared = futures::stream::iter(collect_vec(
-                indices
-                    .iter()
-                    .map(|&i| async move { (i, self.prepare(&items[i], crd_groups).await) }),
-            ))
-            .buffered(CONCURRENCY)
-            .collect::<Vec<_>>()
-            .await;
+            let prepared =
+                futures::stream::iter(collect_vec(indices.iter().map(|&i| async move {
+                    if let Some(why) = halt.stopped() {
+                        let name = describe_plan(&items[i].plan);
+                        return (i, Prepared::Done(fail(name, why)));
+                    }
+                    (i, self.prepare(&items[i], crd_groups, halt).await)
+                })))
+                .buffered(CONCURRENCY)
+                .collect::<Vec<_>>()
+                .await;
             let mut writes = Vec::new();
             for (i, p) in prepared {
                 match p {
@@ -230,7 +261,13 @@ impl Session {
             // The dry run of the same requests.
             let checked =
                 futures::stream::iter(collect_vec(writes.into_iter().map(|(i, w)| async move {
+                    if let Some(why) = halt.stopped() {
+                        return (i, w, Err(ClusterError::Other(why)));
+                    }
                     let r = self.send_write(&w, true).await;
+                    if let Err(e) = &r {
+                        halt.note(e);
+                    }
                     (i, w, r)
                 })))
                 .buffered(CONCURRENCY)
@@ -259,6 +296,10 @@ impl Session {
                             ),
                         ));
                     }
+                    // Not written: the dry run that goes first failed.
+                    Err(e) if e.is_fatal() => {
+                        results[i] = Some(fail(name, format!("not applied (server dry run): {e}")))
+                    }
                     Err(e) => results[i] = Some(fail(name, e.to_string())),
                     Ok(()) if opts.dry_run => {
                         let m = match w {
@@ -272,7 +313,13 @@ impl Session {
             }
             let written =
                 futures::stream::iter(collect_vec(real.into_iter().map(|(i, w)| async move {
-                    (i, self.write_checked(&items[i].plan, &w).await)
+                    if let Some(why) = halt.stopped() {
+                        return (
+                            i,
+                            fail(describe_plan(&items[i].plan), format!("not applied: {why}")),
+                        );
+                    }
+                    (i, self.write_checked(&items[i].plan, &w, halt).await)
                 })))
                 .buffered(CONCURRENCY)
                 .collect::<Vec<_>>()
@@ -291,7 +338,7 @@ impl Session {
     }
 
     /// Turn a plan row into the request to send (or a result without one).
-    async fn prepare(&self, item: &ApplyItem, crd_groups: &[String]) -> Prepared {
+    async fn prepare(&self, item: &ApplyItem, crd_groups: &[String], halt: &Halt) -> Prepared {
         let plan = &item.plan;
         let name = describe_plan(plan);
         let Some(config) = plan.config.as_ref() else {
@@ -307,7 +354,10 @@ impl Session {
             .await
         {
             Ok(i) => i,
-            Err(e) => return Prepared::Done(fail(name, e.to_string())),
+            Err(e) => {
+                halt.note(&e);
+                return Prepared::Done(fail(name, e.to_string()));
+            }
         };
         // A custom kind of unknown scope was planned without a namespace.
         let mut config = config.clone();
@@ -342,7 +392,10 @@ impl Session {
                 }
                 match self.get_live(&info, ns, &plan.name).await {
                     Ok(l) => live = l,
-                    Err(e) => return Prepared::Done(fail(name, e.to_string())),
+                    Err(e) => {
+                        halt.note(&e);
+                        return Prepared::Done(fail(name, e.to_string()));
+                    }
                 }
             }
             ObjectAction::Unchanged if item.accepted_fields.is_none() => {
@@ -470,13 +523,16 @@ impl Session {
     }
 
     /// The real write, after checking the object did not change since the plan.
-    async fn write_checked(&self, plan: &ObjectPlan, w: &Write) -> ObjectResult {
+    async fn write_checked(&self, plan: &ObjectPlan, w: &Write, halt: &Halt) -> ObjectResult {
         let name = describe_plan(plan);
         match w {
             Write::Create { .. } => match self.send_write(w, false).await {
                 Ok(()) => ok(name, "created"),
                 Err(e) if e.code() == 409 => fail(name, created_meanwhile()),
-                Err(e) => fail(name, e.to_string()),
+                Err(e) => {
+                    halt.note(&e);
+                    write_failed(name, &e)
+                }
             },
             Write::Patch { rv, get, .. } => {
                 let now = match self.call(Method::GET, get, &[], None, None).await {
@@ -487,7 +543,10 @@ impl Session {
                             "deleted since the plan; re-plan and review again".into(),
                         );
                     }
-                    Err(e) => return fail(name, e.to_string()),
+                    Err(e) => {
+                        halt.note(&e);
+                        return fail(name, format!("not applied: {e}"));
+                    }
                 };
                 let current = resource_version(&now);
                 if rv.is_some() && current != *rv {
@@ -498,7 +557,10 @@ impl Session {
                 }
                 match self.send_write(w, false).await {
                     Ok(()) => ok(name, "configured"),
-                    Err(e) => fail(name, e.to_string()),
+                    Err(e) => {
+                        halt.note(&e);
+                        write_failed(name, &e)
+                    }
                 }
             }
         }
@@ -562,7 +624,7 @@ impl Session {
                 .await
         {
             let mut results = results;
-            results.push(fail(format!("ApplySet {}", set.reference()), e.to_string()));
+            results.push(write_failed(format!("ApplySet {}", set.reference()), &e));
             return results;
         }
         results
@@ -577,8 +639,12 @@ impl Session {
     ) -> Vec<ObjectResult> {
         let base = delete_body(propagation, prune);
         let base = &base;
+        let halt = &Halt::default();
         futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
             let name = describe_plan(p);
+            if let Some(why) = halt.stopped() {
+                return fail(name, why);
+            }
             // The object reviewed, not one recreated under the same name
             // since the plan: the server refuses (409) when the uid differs.
             let mut body = base.clone();
@@ -592,7 +658,10 @@ impl Session {
             }
             let info = match self.resource(&p.api_version, &p.kind).await {
                 Ok(i) => i,
-                Err(e) => return fail(name, e.to_string()),
+                Err(e) => {
+                    halt.note(&e);
+                    return fail(name, e.to_string());
+                }
             };
             let path = info.object_path(p.namespace.as_deref(), &p.name);
             let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
@@ -617,7 +686,15 @@ impl Session {
                         if prune { "pruned" } else { "deleted" }
                     ),
                 ),
-                Err(e) => fail(name, e.to_string()),
+                Err(e) => {
+                    halt.note(&e);
+                    // A dry run changes nothing, whatever became of it.
+                    if dry_run {
+                        fail(name, e.to_string())
+                    } else {
+                        write_failed(name, &e)
+                    }
+                }
             }
         })))
         .buffered(CONCURRENCY)

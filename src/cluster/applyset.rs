@@ -253,7 +253,6 @@ impl Session {
         )
         .await
         .map(|_| ())
-        .map_err(|e| ClusterError::Other(format!("ApplySet parent {}: {e}", set.reference())))
     }
 }
 

@@ -176,7 +176,9 @@ impl Session {
             Vec::with_capacity(manifests.len());
         for m in &mut manifests {
             let r = self.resource(&m.id.api_version(), &m.id.kind).await;
-            if let Err(e @ ClusterError::Unreachable { .. }) = &r {
+            if let Err(e) = &r
+                && e.is_fatal()
+            {
                 return Err(e.clone());
             }
             if let Ok(info) = &r {
@@ -239,7 +241,7 @@ impl Session {
                     }
                 }
                 Err(e) => {
-                    if let ClusterError::Unreachable { .. } = e {
+                    if e.is_fatal() {
                         return Err(e);
                     }
                     for i in &idx {
@@ -405,9 +407,9 @@ impl Session {
                     .buffer_unordered(CONCURRENCY)
                     .collect::<Vec<_>>()
                     .await;
-                if let Some((_, Err(e @ ClusterError::Unreachable { .. }))) = gets
+                if let Some((_, Err(e))) = gets
                     .iter()
-                    .find(|(_, r)| matches!(r, Err(ClusterError::Unreachable { .. })))
+                    .find(|(_, r)| r.as_ref().is_err_and(ClusterError::is_fatal))
                 {
                     return Err(e.clone());
                 }

@@ -37,6 +37,7 @@ mod discovery;
 mod engine;
 mod live;
 mod selector;
+mod timeouts;
 
 pub use apply::{ApplyOptions, DeleteOptions};
 pub use applyset::{ApplySet, applyset_id};
@@ -44,12 +45,14 @@ pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
 pub use selector::{LabelSelector, SelectorError};
+pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How many requests run at once while reading live state.
 pub const CONCURRENCY: usize = 8;
@@ -68,6 +71,8 @@ pub struct ClusterOptions {
     pub context: Option<String>,
     /// `-n`; else the context's namespace; else `default`.
     pub namespace: Option<String>,
+    /// Limits on connecting and on each request (`--request-timeout`).
+    pub timeouts: Timeouts,
 }
 
 /// Errors of the cluster layer. Messages name the server or the object.
@@ -75,8 +80,27 @@ pub struct ClusterOptions {
 pub enum ClusterError {
     #[error("kubeconfig: {0}")]
     Kubeconfig(String),
+    /// No connection could be made: the request was not sent.
     #[error("cannot reach the Kubernetes API server at {url}: {message}")]
     Unreachable { url: String, message: String },
+    /// The request was sent and no (complete) answer came within the limit:
+    /// for a write, whether the server made the change is unknown.
+    #[error("no answer from {url} within {}", timeouts::show(*after))]
+    Timeout { url: String, after: Duration },
+    /// The connection failed after the request was sent (reset, closed
+    /// before the answer): for a write, whether it was made is unknown.
+    #[error("the connection to {url} was lost before an answer came: {message}")]
+    Lost { url: String, message: String },
+    /// 401: the server refused the kubeconfig's credentials.
+    #[error(
+        "the server at {url} refused the credentials of context {context:?} ({message}): \
+         check that context's user in the kubeconfig"
+    )]
+    Unauthorized {
+        url: String,
+        context: String,
+        message: String,
+    },
     /// The server answered with an error `Status`.
     #[error("{message}")]
     Api {
@@ -96,7 +120,126 @@ impl ClusterError {
     pub fn code(&self) -> u16 {
         match self {
             ClusterError::Api { code, .. } => *code,
+            ClusterError::Unauthorized { .. } => 401,
             _ => 0,
+        }
+    }
+
+    /// The server could not be talked to (unreachable, silent, connection
+    /// lost, credentials refused): every further request would fail the
+    /// same way, so a run stops instead of reporting each object alone.
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self,
+            ClusterError::Unreachable { .. }
+                | ClusterError::Timeout { .. }
+                | ClusterError::Lost { .. }
+                | ClusterError::Unauthorized { .. }
+        )
+    }
+
+    /// A write that failed this way may or may not have been made.
+    pub fn fate_unknown(&self) -> bool {
+        matches!(
+            self,
+            ClusterError::Timeout { .. } | ClusterError::Lost { .. }
+        )
+    }
+
+    /// What a result says of a write that failed this way and whose fate is
+    /// unknown (see [`ClusterError::fate_unknown`]).
+    pub fn unknown_outcome(&self) -> String {
+        let why = match self {
+            ClusterError::Timeout { after, .. } => {
+                format!("no answer within {}", timeouts::show(*after))
+            }
+            ClusterError::Lost { message, .. } => {
+                format!("the connection was lost before the server answered ({message})")
+            }
+            other => other.to_string(),
+        };
+        format!("{why}; the change may or may not have been made")
+    }
+}
+
+/// A kubeconfig resolved for one context: where kapply will connect, known
+/// before any request is sent (the TUI shows it while it waits).
+#[derive(Clone)]
+pub struct Target {
+    config: kube::Config,
+    /// The server URL, without a trailing `/`.
+    pub url: String,
+    /// The context in use (`--context`, else the current one).
+    pub context: String,
+    /// `-n`, else the context's namespace, else `default`.
+    pub namespace: String,
+    explicit_namespace: bool,
+    pub timeouts: Timeouts,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("url", &self.url)
+            .field("context", &self.context)
+            .finish()
+    }
+}
+
+impl Target {
+    /// Read the kubeconfig as kubectl does (no request is sent).
+    pub async fn resolve(opts: &ClusterOptions) -> Result<Target, ClusterError> {
+        use kube::config::{KubeConfigOptions, Kubeconfig};
+        let kubeconfig = match &opts.kubeconfig {
+            Some(path) => Kubeconfig::read_from(path)
+                .map_err(|e| ClusterError::Kubeconfig(format!("{}: {e}", path.display())))?,
+            None => Kubeconfig::read().map_err(|e| ClusterError::Kubeconfig(e.to_string()))?,
+        };
+        let context = opts
+            .context
+            .clone()
+            .or_else(|| kubeconfig.current_context.clone())
+            .unwrap_or_default();
+        let kopts = KubeConfigOptions {
+            context: opts.context.clone(),
+            ..Default::default()
+        };
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kopts)
+            .await
+            .map_err(|e| ClusterError::Kubeconfig(e.to_string()))?;
+        // Retries would only delay the error a user needs to see.
+        config.default_retry = false;
+        let t = opts.timeouts;
+        config.connect_timeout = Some(t.connect);
+        // Whole requests are bounded in `Session::call`; these only stop a
+        // socket that stalls for longer than any request may last.
+        config.read_timeout = None;
+        config.write_timeout = t.read.max(t.write);
+        let url = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        let namespace = opts
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
+        Ok(Target {
+            config,
+            url,
+            context,
+            namespace,
+            explicit_namespace: opts.namespace.is_some(),
+            timeouts: opts.timeouts,
+        })
+    }
+
+    /// `https://10.0.0.1:6443 (context prod)`: what a waiting screen names.
+    pub fn describe(&self) -> String {
+        if self.context.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{} (context {})", self.url, self.context)
         }
     }
 }
@@ -105,8 +248,10 @@ impl ClusterError {
 pub struct Session {
     client: kube::Client,
     url: String,
+    context: String,
     namespace: String,
     explicit_namespace: bool,
+    timeouts: Timeouts,
     discovery: discovery::Discovery,
 }
 
@@ -124,39 +269,26 @@ impl Session {
     /// answers (`GET /version`). An unreachable server is an error naming
     /// its URL.
     pub async fn connect(opts: &ClusterOptions) -> Result<Arc<Session>, ClusterError> {
-        use kube::config::{KubeConfigOptions, Kubeconfig};
-        let kubeconfig = match &opts.kubeconfig {
-            Some(path) => Kubeconfig::read_from(path)
-                .map_err(|e| ClusterError::Kubeconfig(format!("{}: {e}", path.display())))?,
-            None => Kubeconfig::read().map_err(|e| ClusterError::Kubeconfig(e.to_string()))?,
-        };
-        let kopts = KubeConfigOptions {
-            context: opts.context.clone(),
-            ..Default::default()
-        };
-        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kopts)
-            .await
-            .map_err(|e| ClusterError::Kubeconfig(e.to_string()))?;
-        // Retries would only delay the error a user needs to see.
-        config.default_retry = false;
-        let url = config
-            .cluster_url
-            .to_string()
-            .trim_end_matches('/')
-            .to_string();
-        let namespace = opts
-            .namespace
-            .clone()
-            .unwrap_or_else(|| config.default_namespace.clone());
-        let client = kube::Client::try_from(config).map_err(|e| ClusterError::Unreachable {
-            url: url.clone(),
-            message: error_chain(&e),
+        Session::open(&Target::resolve(opts).await?).await
+    }
+
+    /// Connect to a resolved target and check that the server answers
+    /// (`GET /version`, within the read limit).
+    pub async fn open(target: &Target) -> Result<Arc<Session>, ClusterError> {
+        let url = target.url.clone();
+        let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
+            ClusterError::Unreachable {
+                url: url.clone(),
+                message: error_chain(&e),
+            }
         })?;
         let session = Session {
             client,
             url,
-            namespace,
-            explicit_namespace: opts.namespace.is_some(),
+            context: target.context.clone(),
+            namespace: target.namespace.clone(),
+            explicit_namespace: target.explicit_namespace,
+            timeouts: target.timeouts,
             discovery: discovery::Discovery::default(),
         };
         match session.call(Method::GET, "/version", &[], None, None).await {
@@ -166,7 +298,7 @@ impl Session {
                 reason,
                 message,
             }) => {
-                // Name the server: "Unauthorized" alone says too little.
+                // Name the server: "Forbidden" alone says too little.
                 return Err(ClusterError::Api {
                     code,
                     reason,
@@ -176,6 +308,11 @@ impl Session {
             Err(e) => return Err(e),
         }
         Ok(Arc::new(session))
+    }
+
+    /// The limits this session's requests run under.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
     }
 
     /// The server URL from the kubeconfig.
@@ -221,6 +358,14 @@ impl Session {
             uri.push('=');
             uri.push_str(&encode_query(v));
         }
+        // Reads may be retried by the user at no cost; a write that times
+        // out leaves its fate unknown, so it gets its own (longer) limit.
+        let is_write = method != Method::GET;
+        let limit = if is_write {
+            self.timeouts.write
+        } else {
+            self.timeouts.read
+        };
         let mut builder = Request::builder()
             .method(method)
             .uri(&uri)
@@ -240,24 +385,35 @@ impl Session {
         let request = builder
             .body(kube::client::Body::from(bytes))
             .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| ClusterError::Unreachable {
-                url: self.url.clone(),
-                message: error_chain(&e),
-            })?;
+        let deadline = limit.map(|d| (tokio::time::Instant::now() + d, d));
+        let timeout = |after: Duration| ClusterError::Timeout {
+            url: self.url.clone(),
+            after,
+        };
+        let sent = self.client.send(request);
+        let response = match deadline {
+            Some((at, after)) => tokio::time::timeout_at(at, sent)
+                .await
+                .map_err(|_| timeout(after))?,
+            None => sent.await,
+        }
+        .map_err(|e| self.transport_error(&e))?;
         let status = response.status();
-        let collected = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| ClusterError::Unreachable {
-                url: self.url.clone(),
-                message: error_chain(&e),
-            })?
-            .to_bytes();
+        let body = response.into_body().collect();
+        let collected = match deadline {
+            Some((at, after)) => tokio::time::timeout_at(at, body)
+                .await
+                .map_err(|_| timeout(after))
+                .and_then(|r| r.map_err(|e| self.lost(&e))),
+            None => body.await.map_err(|e| self.lost(&e)),
+        };
+        let collected = match collected {
+            Ok(c) => c.to_bytes(),
+            // The status says the write was done; a body lost after it does
+            // not undo it (and writes do not use their body).
+            Err(_) if is_write && status.is_success() => return Ok(Value::Null),
+            Err(e) => return Err(e),
+        };
         let value: Value = if collected.is_empty() {
             Value::Null
         } else {
@@ -266,6 +422,17 @@ impl Session {
         };
         if status.is_success() {
             return Ok(value);
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            return Err(ClusterError::Unauthorized {
+                url: self.url.clone(),
+                context: self.context.clone(),
+                message: value
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Unauthorized")
+                    .to_string(),
+            });
         }
         let message = match value.get("message").and_then(Value::as_str) {
             Some(m) => m.to_string(),
@@ -287,6 +454,33 @@ impl Session {
                 .to_string(),
             message,
         })
+    }
+}
+
+impl Session {
+    /// A failed send: before the request left (no connection could be
+    /// made) or after (the connection broke: the server may have acted).
+    fn transport_error(&self, e: &kube::Error) -> ClusterError {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(s) = source {
+            if let Some(h) = s.downcast_ref::<hyper_util::client::legacy::Error>()
+                && h.is_connect()
+            {
+                return ClusterError::Unreachable {
+                    url: self.url.clone(),
+                    message: error_chain(e),
+                };
+            }
+            source = s.source();
+        }
+        self.lost(e)
+    }
+
+    fn lost(&self, e: &dyn std::error::Error) -> ClusterError {
+        ClusterError::Lost {
+            url: self.url.clone(),
+            message: error_chain(e),
+        }
     }
 }
 

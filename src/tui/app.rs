@@ -673,10 +673,13 @@ impl App {
     fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
         let ok = results.iter().filter(|r| r.ok).count();
-        let failed = results.len() - ok;
+        let unknown = results.iter().filter(|r| r.unknown).count();
+        let failed = results.len() - ok - unknown;
         for r in &results {
             if r.ok {
                 self.log_entry(true, format!("{}: {}", r.object, r.message));
+            } else if r.unknown {
+                self.log_entry(false, format!("{} unknown: {}", r.object, r.message));
             } else {
                 self.log_entry(false, format!("{} failed: {}", r.object, r.message));
             }
@@ -698,11 +701,15 @@ impl App {
             self.marked.remove(&k);
             self.excluded.remove(&k);
         }
-        self.last_result = Some(if failed == 0 {
-            format!("{verb} {ok} object(s)")
-        } else {
-            format!("{verb} {ok} object(s), {failed} failed")
-        });
+        let mut summary = format!("{verb} {ok} object(s)");
+        if failed > 0 {
+            summary.push_str(&format!(", {failed} failed"));
+        }
+        // Sent without an answer: neither done nor failed (see the log).
+        if unknown > 0 {
+            summary.push_str(&format!(", {unknown} unknown (no answer)"));
+        }
+        self.last_result = Some(summary);
         self.begin_load()
     }
 

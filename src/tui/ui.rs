@@ -655,7 +655,7 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         ));
     }
     if let Some(r) = &app.last_result {
-        let style = if r.contains("failed") {
+        let style = if r.contains("failed") || r.contains("unknown") {
             t.fg(Color::Red)
         } else {
             t.fg(Color::Green)

@@ -1,0 +1,434 @@
+//! The real `kapply` binary against servers that misbehave: silent, stalled,
+//! cut mid-body, refusing credentials, failing writes, dying mid-apply.
+//! Limits are short (`--request-timeout 1s`) so the suite stays fast; the
+//! tests assert what is reported, not how long it took (a guard only stops
+//! a run that would hang).
+
+#[path = "common/faults.rs"]
+mod faults;
+
+use faults::{Action, Faulty, Req};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
+
+/// A run that takes longer than this is a hang: the test fails.
+const GUARD: Duration = Duration::from_secs(120);
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A runtime for the servers, a scratch directory and a kubeconfig.
+struct Env {
+    rt: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+const CONTEXT: &str = "faulty-ctx";
+
+impl Env {
+    fn new() -> Env {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        Env {
+            rt,
+            dir,
+            kubeconfig,
+        }
+    }
+
+    /// The embedded server behind `rule`, and the kubeconfig pointed at it.
+    fn faulty(&self, rule: impl Fn(&Req) -> Action + Send + Sync + 'static) -> Faulty {
+        let f = self.rt.block_on(Faulty::start(rule));
+        faults::write_kubeconfig(&self.kubeconfig, &f.url, CONTEXT);
+        f
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    /// Run kapply with the kubeconfig; fail the test if it does not end.
+    fn kapply(&self, args: &[&str]) -> Out {
+        let mut child = Command::new(KAPPLY)
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kapply");
+        // Read both pipes while waiting, so a large output cannot block it.
+        let mut so = child.stdout.take().unwrap();
+        let mut se = child.stderr.take().unwrap();
+        let out_t = std::thread::spawn(move || {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut so, &mut s).ok();
+            s
+        });
+        let err_t = std::thread::spawn(move || {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut se, &mut s).ok();
+            s
+        });
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > GUARD {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "kapply {args:?} did not end within {GUARD:?}: stderr so far:\n{}",
+                    err_t.join().unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Out {
+            code: status.code(),
+            stdout: out_t.join().unwrap(),
+            stderr: err_t.join().unwrap(),
+        }
+    }
+}
+
+fn configmap(name: &str, value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  k: \"{value}\"\n---\n"
+    )
+}
+
+/// Store an object as someone else created it (no last-applied annotation).
+fn seed(f: &Faulty, name: &str, value: &str) {
+    let (code, body) = f.api.request(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})),
+    );
+    assert_eq!(code, 201, "{body}");
+}
+
+fn stored(f: &Faulty, name: &str) -> Option<serde_json::Value> {
+    f.api.store().get("v1", "ConfigMap", Some("default"), name)
+}
+
+#[test]
+fn a_server_that_never_answers_is_given_up_on() {
+    let env = Env::new();
+    let url = env.rt.block_on(faults::silent());
+    faults::write_kubeconfig(&env.kubeconfig, &url, CONTEXT);
+    let f = env.write("cm.yaml", &configmap("a", "1"));
+    for cmd in [&["diff"][..], &["plan"], &["apply", "--yes"]] {
+        let mut args = cmd.to_vec();
+        args.extend(["-f", &f, "--request-timeout", "1s"]);
+        let out = env.kapply(&args);
+        assert_eq!(out.code, Some(2), "{cmd:?}: {out:?}");
+        assert!(
+            out.stderr
+                .contains(&format!("no answer from {url} within 1 s")),
+            "{cmd:?}: {out:?}"
+        );
+    }
+    // kubectl's spellings of the value: plain seconds, and with a unit.
+    let out = env.kapply(&["diff", "-f", &f, "--request-timeout", "1"]);
+    assert!(out.stderr.contains("within 1 s"), "{out:?}");
+    let out = env.kapply(&["diff", "-f", &f, "--request-timeout", "500ms"]);
+    assert!(out.stderr.contains("within 0.5 s"), "{out:?}");
+    let out = env.kapply(&["diff", "-f", &f, "--request-timeout", "soon"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("invalid timeout value"), "{out:?}");
+}
+
+#[test]
+fn a_list_that_stalls_after_its_headers_is_given_up_on() {
+    let env = Env::new();
+    let f = env.faulty(|r| {
+        if r.is_list("configmaps") {
+            Action::StallBody
+        } else {
+            Action::Serve
+        }
+    });
+    let file = env.write("cm.yaml", &configmap("a", "1"));
+    let out = env.kapply(&["diff", "-f", &file, "--request-timeout", "1s"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains(&format!("no answer from {} within 1 s", f.url)),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_connection_closed_mid_body_is_reported() {
+    let env = Env::new();
+    let f = env.faulty(|r| {
+        if r.is_list("configmaps") {
+            Action::CloseMidBody
+        } else {
+            Action::Serve
+        }
+    });
+    let file = env.write("cm.yaml", &configmap("a", "1"));
+    let out = env.kapply(&["diff", "-f", &file, "--request-timeout", "5s"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "the connection to {} was lost before an answer came",
+            f.url
+        )),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn refused_credentials_name_the_context() {
+    let env = Env::new();
+    // /version answers (it does for anyone on a real cluster); discovery does not.
+    let _f = env.faulty(|r| {
+        if r.path == "/version" {
+            Action::Serve
+        } else {
+            Action::Status(401, "Unauthorized".into())
+        }
+    });
+    let file = env.write("cm.yaml", &configmap("a", "1"));
+    let out = env.kapply(&["diff", "-f", &file]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains(&format!("refused the credentials of context \"{CONTEXT}\"")),
+        "{out:?}"
+    );
+    // One message, not one per object.
+    assert_eq!(out.stderr.matches("refused the credentials").count(), 1);
+}
+
+#[test]
+fn a_forbidden_list_falls_back_to_get() {
+    let env = Env::new();
+    let f = env.faulty(|r| {
+        if r.is_list("configmaps") {
+            Action::Status(
+                403,
+                "configmaps is forbidden: User \"u\" cannot list resource \"configmaps\"".into(),
+            )
+        } else {
+            Action::Serve
+        }
+    });
+    seed(&f, "b", "old");
+    let file = env.write("cm.yaml", &(configmap("a", "1") + &configmap("b", "new")));
+    let out = env.kapply(&["diff", "-f", &file]);
+    assert_eq!(out.code, Some(1), "changes, no error: {out:?}");
+    assert!(out.stdout.contains("ConfigMap default/a"), "{out:?}");
+    assert!(out.stdout.contains("\"old\""), "b read by GET: {out:?}");
+}
+
+#[test]
+fn server_errors_on_writes_are_failures_with_the_servers_message() {
+    // A POST names its object only in its body, which rules do not see:
+    // b and c exist already and fail on their PATCH.
+    let env = Env::new();
+    let f = env.faulty(|r| match (r.method.as_str(), r.is_real_write()) {
+        ("PATCH", true) if r.path.ends_with("/configmaps/b") => {
+            Action::Status(500, "etcdserver: request timed out".into())
+        }
+        ("PATCH", true) if r.path.ends_with("/configmaps/c") => Action::Status(
+            503,
+            "the server is currently unable to handle the request".into(),
+        ),
+        ("DELETE", true) if r.path.ends_with("/configmaps/d") => {
+            Action::Status(500, "internal error deleting d".into())
+        }
+        _ => Action::Serve,
+    });
+    for (n, v) in [("b", "old"), ("c", "old"), ("d", "old")] {
+        seed(&f, n, v);
+    }
+    let file = env.write(
+        "cm.yaml",
+        &(configmap("a", "1") + &configmap("b", "new") + &configmap("c", "new")),
+    );
+    let out = env.kapply(&["apply", "-f", &file, "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stdout.contains("ConfigMap default/a created"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr
+            .contains("error: ConfigMap default/b: etcdserver: request timed out"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains(
+            "error: ConfigMap default/c: the server is currently unable to handle the request"
+        ),
+        "{out:?}"
+    );
+    assert!(!out.stdout.contains("default/b configured"), "{out:?}");
+    assert!(stored(&f, "a").is_some());
+    assert_eq!(stored(&f, "b").unwrap()["data"]["k"], "old");
+    assert_eq!(stored(&f, "c").unwrap()["data"]["k"], "old");
+    let dfile = env.write("d.yaml", &configmap("d", "old"));
+    let out = env.kapply(&["delete", "-f", &dfile, "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("error: ConfigMap default/d: internal error deleting d"),
+        "{out:?}"
+    );
+    assert!(stored(&f, "d").is_some());
+}
+
+#[test]
+fn a_write_without_an_answer_is_reported_unknown() {
+    let env = Env::new();
+    let f = env.faulty(|r| match (r.method.as_str(), r.is_real_write()) {
+        // Never reaches the store.
+        ("PATCH", true) if r.path.ends_with("/configmaps/a") => Action::Hang,
+        // Reaches the store; the answer never comes.
+        ("PATCH", true) if r.path.ends_with("/configmaps/b") => Action::ServeThenHang,
+        ("DELETE", true) if r.path.ends_with("/configmaps/d") => Action::ServeThenHang,
+        _ => Action::Serve,
+    });
+    for n in ["a", "b", "c", "d"] {
+        seed(&f, n, "old");
+    }
+    let file = env.write(
+        "cm.yaml",
+        &(configmap("a", "new") + &configmap("b", "new") + &configmap("c", "new")),
+    );
+    let out = env.kapply(&["apply", "-f", &file, "--yes", "--request-timeout", "1s"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    for n in ["a", "b"] {
+        assert!(
+            out.stderr.contains(&format!(
+                "unknown: ConfigMap default/{n}: no answer within 1 s; \
+                 the change may or may not have been made"
+            )),
+            "{n}: {out:?}"
+        );
+        assert!(
+            !out.stdout.contains(&format!("default/{n} ")),
+            "{n} reported done: {out:?}"
+        );
+    }
+    assert!(
+        out.stdout.contains("ConfigMap default/c configured"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains("2 object(s) with an unknown outcome"),
+        "{out:?}"
+    );
+    // What the server holds: a untouched, b changed (both "unknown" was right).
+    assert_eq!(stored(&f, "a").unwrap()["data"]["k"], "old");
+    assert_eq!(stored(&f, "b").unwrap()["data"]["k"], "new");
+    assert_eq!(stored(&f, "c").unwrap()["data"]["k"], "new");
+
+    let dfile = env.write("d.yaml", &configmap("d", "old"));
+    let out = env.kapply(&["delete", "-f", &dfile, "--yes", "--request-timeout", "1s"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "unknown: ConfigMap default/d: no answer within 1 s; the change may or may not have been made"
+        ),
+        "{out:?}"
+    );
+    assert!(stored(&f, "d").is_none(), "the DELETE was served");
+}
+
+#[test]
+fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
+    const N: usize = 2000;
+    const DIE_AT: usize = 700;
+    let env = Env::new();
+    let writes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = writes.clone();
+    let f = env.faulty(move |r| {
+        if !r.is_real_write() {
+            return Action::Serve;
+        }
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if n + 1 == DIE_AT {
+            Action::ServeThenDie
+        } else {
+            Action::Serve
+        }
+    });
+    let mut text = String::new();
+    for i in 0..N {
+        text.push_str(&configmap(&format!("cm-{i:04}"), "v"));
+    }
+    let file = env.write("many.yaml", &text);
+    let out = env.kapply(&["apply", "-f", &file, "--yes", "--request-timeout", "5s"]);
+    assert!(f.is_dead(), "the server died: {out:?}");
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let (mut created, mut failed, mut unknown) = (0, 0, 0);
+    for i in 0..N {
+        let name = format!("cm-{i:04}");
+        let object = format!("ConfigMap default/{name}");
+        let done = out.stdout.contains(&format!("{object} created\n"));
+        let not = out.stderr.contains(&format!("error: {object}: "));
+        let unsure = out.stderr.contains(&format!("unknown: {object}: "));
+        assert_eq!(
+            [done, not, unsure].iter().filter(|b| **b).count(),
+            1,
+            "{object} reported exactly once: done {done}, failed {not}, unknown {unsure}"
+        );
+        let held = stored(&f, &name).is_some();
+        if done {
+            created += 1;
+            assert!(held, "{object} reported created, not on the server");
+        }
+        if not {
+            failed += 1;
+            assert!(!held, "{object} reported not applied, but on the server");
+        }
+        if unsure {
+            unknown += 1;
+        }
+    }
+    eprintln!("created {created}, failed {failed}, unknown {unknown}");
+    assert_eq!(created + failed + unknown, N);
+    // The one the server handled before dying never got its answer.
+    assert!(unknown >= 1, "{}", out.stderr);
+    assert!(created >= DIE_AT - 1 - 8, "created {created}");
+    assert!(failed >= N - DIE_AT - 8, "failed {failed}");
+    assert!(
+        out.stderr.contains("not applied"),
+        "failures say nothing was applied"
+    );
+}
