@@ -65,6 +65,25 @@ impl ObjectPlan {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub objects: Vec<ObjectPlan>,
+    /// Set when pruning was asked for but must not run on this read (see
+    /// [`crate::manifest::PruneBlock`]): why, in words. Then the plan has
+    /// no prune candidates.
+    #[serde(
+        default,
+        rename = "pruneSkipped",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_block",
+        skip_deserializing
+    )]
+    pub prune_skipped: Option<PruneBlock>,
+}
+
+/// `pruneSkipped` in the plan JSON is the reason in words.
+fn serialize_block<S: serde::Serializer>(b: &Option<PruneBlock>, s: S) -> Result<S::Ok, S::Error> {
+    match b {
+        Some(b) => s.serialize_str(&b.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 use crate::manifest::Manifest;
@@ -82,6 +101,69 @@ pub struct PlanOptions {
     /// `applyset.kubernetes.io/part-of` label); they end up in the
     /// annotation too.
     pub labels: BTreeMap<String, String>,
+}
+
+/// Why pruning must not run. Pruning deletes what is not in the manifests,
+/// so an object that could not be read (or planned) would look removed:
+/// kapply, like kubectl, prunes only after a complete read and a clean apply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PruneBlock {
+    /// Some manifests could not be read, parsed or built.
+    #[error(
+        "pruning skipped: {count} manifest{} could not be read ({first}); kapply never prunes from an incomplete read",
+        plural(*count)
+    )]
+    Unreadable { count: usize, first: String },
+    /// Nothing was read at all (an empty file, only `---`, every object
+    /// left out by `-l`).
+    #[error("pruning skipped: no objects passed to apply")]
+    Empty,
+    /// A write of this apply failed or its fate is unknown.
+    #[error(
+        "pruning skipped: {count} object{} failed to apply (kubectl prunes only after a clean apply)",
+        plural(*count)
+    )]
+    ApplyFailed { count: usize },
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl PruneBlock {
+    /// A few words for where the TUI would show the prune count.
+    pub fn short(&self) -> String {
+        match self {
+            PruneBlock::Unreadable { count, .. } => {
+                format!(
+                    "prune disabled: {count} manifest{} unreadable",
+                    plural(*count)
+                )
+            }
+            PruneBlock::Empty => "prune disabled: no objects read".to_string(),
+            PruneBlock::ApplyFailed { count } => {
+                format!("prune disabled: {count} failed to apply")
+            }
+        }
+    }
+}
+
+/// Whether prune candidates may be computed after a read that gave
+/// `errors` and `objects` objects (after any `-l` filtering): `Some` when
+/// a manifest could not be read, parsed or built, or nothing was read.
+/// Errors found later, against the cluster (a kind not served yet), leave
+/// the object's identity known, so it still counts as in the manifests.
+pub fn prune_block(
+    errors: &[crate::manifest::ManifestError],
+    objects: usize,
+) -> Option<PruneBlock> {
+    match errors.first() {
+        Some(first) => Some(PruneBlock::Unreadable {
+            count: errors.len(),
+            first: first.to_string(),
+        }),
+        None => (objects == 0).then_some(PruneBlock::Empty),
+    }
 }
 
 impl Plan {
@@ -779,6 +861,7 @@ pub fn mask_plan(p: &ObjectPlan) -> ObjectPlan {
 pub fn to_value(plan: &Plan) -> Value {
     let masked = Plan {
         objects: plan.objects.iter().map(mask_plan).collect(),
+        prune_skipped: plan.prune_skipped.clone(),
     };
     serde_json::to_value(&masked).unwrap_or(Value::Null)
 }
@@ -860,6 +943,9 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
             );
             let _ = writeln!(out, "    {}", paint(code, &line));
         }
+    }
+    if let Some(why) = &plan.prune_skipped {
+        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
     }
     out
 }

@@ -146,10 +146,12 @@ fn update_unchanged_and_create_verdicts() {
 
     let plan = Plan {
         objects: vec![same.clone()],
+        prune_skipped: None,
     };
     assert!(!plan.has_changes());
     let plan = Plan {
         objects: vec![same, upd],
+        prune_skipped: None,
     };
     assert!(plan.has_changes());
 }
@@ -299,6 +301,7 @@ fn prune_and_error_objects() {
     assert_eq!(e.action, ObjectAction::Error);
     let json: Value = serde_json::from_str(&to_json(&Plan {
         objects: vec![p, e],
+        prune_skipped: None,
     }))
     .unwrap();
     assert_eq!(json["objects"][0]["action"], json!("prune"));
@@ -367,7 +370,10 @@ fn secrets_are_masked_everywhere_shown() {
     assert_eq!(p.action, ObjectAction::Update);
     // The plan itself keeps the real patch (it is sent) ...
     assert!(p.patch.as_ref().unwrap().body.to_string().contains("bmV3"));
-    let plan = Plan { objects: vec![p] };
+    let plan = Plan {
+        objects: vec![p],
+        prune_skipped: None,
+    };
     // ... but nothing shown contains a value.
     for shown in [
         to_json(&plan),
@@ -416,7 +422,10 @@ fn render_diff_plain_and_coloured() {
     let la = deployment("nginx:1.14.2", Some(5));
     let live = scaled_live(&la);
     let p = plan_against(deployment("nginx:1.16.1", None), &live);
-    let plan = Plan { objects: vec![p] };
+    let plan = Plan {
+        objects: vec![p],
+        prune_skipped: None,
+    };
     let plain = render_diff(&plan, false);
     assert!(
         plain.starts_with("~ Deployment default/nginx-deployment (update)  app.yaml:1\n"),
@@ -448,7 +457,11 @@ fn plan_json_contract() {
     let mut config = deployment("nginx:1.16.1", None);
     config["spec"]["paused"] = Value::Null;
     let p = plan_against(config, &live);
-    let json: Value = serde_json::from_str(&to_json(&Plan { objects: vec![p] })).unwrap();
+    let json: Value = serde_json::from_str(&to_json(&Plan {
+        objects: vec![p],
+        prune_skipped: None,
+    }))
+    .unwrap();
     let o = &json["objects"][0];
     for key in plan_json::OBJECT_KEYS {
         assert!(o.get(key).is_some(), "missing {key} in {o}");
@@ -531,7 +544,13 @@ fn order_only_and_annotation_only_updates_are_explained() {
     let mut config = s_new.clone();
     config.as_object_mut().unwrap().remove("stringData");
     let p = plan_against(config, &live);
-    let shown = render_diff(&Plan { objects: vec![p] }, false);
+    let shown = render_diff(
+        &Plan {
+            objects: vec![p],
+            prune_skipped: None,
+        },
+        false,
+    );
     assert!(
         !shown.contains("b2xk") && !shown.contains("bmV3"),
         "{shown}"

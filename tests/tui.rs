@@ -113,6 +113,18 @@ fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
 
 // ---------- screens ----------
 
+/// The server's dry run answers for the open apply dialog: every item ok.
+fn answer_dry_run(app: &mut App) {
+    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+        panic!("no apply dialog: {:?}", app.popup)
+    };
+    let results = items
+        .iter()
+        .map(|i| result(&i.plan.display_name(), true, "configured (server dry run)"))
+        .collect();
+    app.update(Msg::DryRunDone(results));
+}
+
 #[test]
 fn list_80x24() {
     let mut a = app(80, 24);
@@ -317,6 +329,48 @@ fn apply_confirm_and_dry_run() {
 }
 
 #[test]
+fn enter_waits_for_the_dry_run_and_r_asks_again() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    // Pending: Enter sends nothing and the dialog stays.
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(eff.is_empty(), "{eff:?}");
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    assert!(screen(&a).contains("Enter waits for the dry run"));
+    // A refusal is shown first, with a retry.
+    feed(
+        &mut a,
+        [Msg::DryRunDone(vec![result(
+            "Deployment default/nginx-deployment",
+            false,
+            "cannot reach the Kubernetes API server",
+        )])],
+    );
+    let s = screen(&a);
+    assert!(s.contains("✗ Deployment default/nginx-deployment"), "{s}");
+    assert!(s.contains("r retry dry run"), "{s}");
+    let eff = feed(&mut a, [key('r')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1),
+        "{eff:?}"
+    );
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    answer_dry_run(&mut a);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Apply(items)] if items.len() == 1),
+        "{eff:?}"
+    );
+}
+
+#[test]
 fn prune_mode_screens() {
     let mut a = app(80, 24);
     feed(&mut a, [key('p')]);
@@ -331,6 +385,41 @@ fn prune_mode_screens() {
     let s = screen(&a);
     assert!(s.contains("x ConfigMap default/old-config"), "{s}");
     insta::assert_snapshot!("prune_confirm", s);
+}
+
+#[test]
+fn prune_disabled_after_an_incomplete_read() {
+    let mut a = app(80, 24);
+    let mut plan = tui_fixture::plan();
+    // What the engine gives after an unreadable manifest: no candidate.
+    plan.objects
+        .retain(|o| o.action != kapply::plan::ObjectAction::Prune);
+    plan.prune_skipped = Some(kapply::plan::PruneBlock::Unreadable {
+        count: 1,
+        first: "manifests/widget.yaml:3: tabs disallowed within this context".into(),
+    });
+    feed(&mut a, [Msg::Loaded(Ok(plan))]);
+    let s = screen(&a);
+    assert!(s.contains("prune disabled: 1 manifest unreadable"), "{s}");
+    assert!(!s.contains("-1 prune"), "{s}");
+    // `p` explains instead of opening prune mode; Esc closes it.
+    let effects = feed(&mut a, [key('p')]);
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(
+        matches!(a.popup, Some(Popup::Notice { .. })),
+        "{:?}",
+        a.popup
+    );
+    let s = screen(&a);
+    assert!(s.contains("Prune disabled"), "{s}");
+    assert!(
+        s.contains("pruning skipped: 1 manifest could not be read"),
+        "{s}"
+    );
+    assert!(!s.contains("Candidate"), "{s}");
+    insta::assert_snapshot!("prune_disabled_notice", s);
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(a.popup.is_none());
 }
 
 #[test]
@@ -480,6 +569,7 @@ fn apply_sends_exactly_marked_items_and_accepted_fields() {
     let Some(Effect::DryRun(dry)) = eff.first() else {
         panic!("expected a dry run, got {eff:?}")
     };
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("expected one apply, got {eff:?}")
@@ -500,6 +590,7 @@ fn apply_current_when_nothing_marked() {
     let mut a = app(80, 24);
     select(&mut a, "db-credentials");
     feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("{eff:?}")
@@ -1043,6 +1134,7 @@ fn object_with_every_change_excluded_is_not_sent() {
     // Including one again makes it applicable, with just that change.
     feed(&mut a, [key(' ')]);
     feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("{eff:?}")

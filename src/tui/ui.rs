@@ -265,7 +265,14 @@ fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
     spans.extend(item("=", c.in_sync, "in sync", Style::default()));
-    spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta)));
+    match &app.plan.prune_skipped {
+        // Where the count would be: no candidate is shown, and why.
+        Some(block) => spans.push(Span::styled(
+            format!("{}  ", block.short()),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )),
+        None => spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta))),
+    }
     spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
     spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
     Paragraph::new(Line::from(spans)).render(area, buf);
@@ -823,6 +830,12 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 .collect(),
             footer: Vec::new(),
         },
+        Popup::Notice { title, text } => PopupView {
+            title,
+            width: 66,
+            body: text.lines().map(|l| Line::from(l.to_string())).collect(),
+            footer: vec![keys_line("Esc close", t)],
+        },
         Popup::ApplyConfirm { items, dry_run } => {
             let mut lines: Vec<Line> = Vec::new();
             lines.push(Line::from(Span::styled(
@@ -906,7 +919,16 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 title: "Confirm apply",
                 width: app.size.width.saturating_sub(8).min(90),
                 body: lines,
-                footer: vec![keys_line("Enter apply · Esc cancel", t)],
+                footer: vec![keys_line(
+                    match dry_run {
+                        None => "Esc cancel (Enter waits for the dry run)",
+                        Some(rs) if rs.iter().all(|r| r.ok) => "Enter apply · Esc cancel",
+                        Some(_) => {
+                            "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
+                        }
+                    },
+                    t,
+                )],
             }
         }
         Popup::DeleteConfirm {

@@ -342,6 +342,7 @@ pub fn plan() -> Plan {
             error_object(),
             prune_candidate(),
         ],
+        prune_skipped: None,
     }
 }
 
@@ -361,7 +362,10 @@ pub fn big_plan(n: usize) -> Plan {
             o
         })
         .collect();
-    Plan { objects }
+    Plan {
+        objects,
+        prune_skipped: None,
+    }
 }
 
 /// A key press as the runtime delivers it.
