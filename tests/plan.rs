@@ -696,6 +696,7 @@ fn every_field_row_has_a_cause() {
     // they apply, `revertsDrift` on the object.
     let json: Value = serde_json::from_str(&to_json(&Plan {
         objects: vec![p.clone()],
+        prune_skipped: None,
     }))
     .unwrap();
     let o = &json["objects"][0];
