@@ -786,6 +786,90 @@ fn mask_data(v: &mut Value) {
     }
 }
 
+/// What a changed Secret value shows as on each side of a diff, so that a
+/// change stays visible without its clear value (as `kubectl diff` does).
+const MASK_BEFORE: &str = "*** (before)";
+const MASK_AFTER: &str = "*** (after)";
+
+/// Mask a Secret shown before and after a change (the YAML view): values
+/// equal on both sides show `***`; a value that differs shows
+/// `*** (before)` and `*** (after)`. Also inside the last-applied
+/// annotation. Objects that are not Secrets are returned unchanged.
+pub fn mask_secret_pair(
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> (Option<Value>, Option<Value>) {
+    let is_secret =
+        |v: Option<&Value>| v.and_then(|v| v.get("kind")).and_then(Value::as_str) == Some("Secret");
+    if !is_secret(before) && !is_secret(after) {
+        return (before.cloned(), after.cloned());
+    }
+    let (mut b, mut a) = (before.cloned(), after.cloned());
+    // The annotations first, from the clear values.
+    let recorded = |v: &Option<Value>| {
+        v.as_ref()
+            .and_then(|v| v.pointer("/metadata/annotations"))
+            .and_then(|x| x.get(LAST_APPLIED))
+            .and_then(Value::as_str)
+            .map(|t| serde_json::from_str::<Value>(t).map_err(|_| ()))
+    };
+    let (rb, ra) = (recorded(&b), recorded(&a));
+    let shown = |r: Option<Result<Value, ()>>| -> Option<String> {
+        match r? {
+            Ok(v) => Some(format!("{}\n", merge::go_json(&v))),
+            Err(()) => Some(MASK.into()),
+        }
+    };
+    let (mut rb, mut ra) = (rb, ra);
+    mask_data_pair(
+        rb.as_mut().and_then(|r| r.as_mut().ok()),
+        ra.as_mut().and_then(|r| r.as_mut().ok()),
+    );
+    for (side, text) in [(&mut b, shown(rb)), (&mut a, shown(ra))] {
+        if let (Some(text), Some(ann)) = (
+            text,
+            side.as_mut()
+                .and_then(|v| v.pointer_mut("/metadata/annotations"))
+                .and_then(|x| x.get_mut(LAST_APPLIED)),
+        ) {
+            *ann = Value::String(text);
+        }
+    }
+    mask_data_pair(b.as_mut(), a.as_mut());
+    (b, a)
+}
+
+/// [`mask_data`] of two versions of one object, marking changed values.
+fn mask_data_pair(mut before: Option<&mut Value>, mut after: Option<&mut Value>) {
+    for f in ["data", "stringData"] {
+        let old = before.as_ref().and_then(|v| v.get(f)).cloned();
+        let new = after.as_ref().and_then(|v| v.get(f)).cloned();
+        let token = |k: &str, mine: &Option<Value>, other: &Option<Value>, changed: &str| {
+            let mine = mine.as_ref().and_then(|m| m.get(k));
+            let other = other.as_ref().and_then(|m| m.get(k));
+            match (mine, other) {
+                (Some(x), Some(y)) if x != y && !y.is_null() => changed.to_string(),
+                _ => MASK.to_string(),
+            }
+        };
+        for (side, mine, other, changed) in [
+            (before.as_deref_mut(), &old, &new, MASK_BEFORE),
+            (after.as_deref_mut(), &new, &old, MASK_AFTER),
+        ] {
+            if let Some(m) = side
+                .and_then(|v| v.get_mut(f))
+                .and_then(Value::as_object_mut)
+            {
+                for (k, val) in m.iter_mut() {
+                    if !val.is_null() {
+                        *val = Value::String(token(k, mine, other, changed));
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn is_secret_value_path(p: &str) -> bool {
     ["data", "stringData"]
         .iter()

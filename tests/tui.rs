@@ -214,6 +214,43 @@ fn secret_is_masked() {
     insta::assert_snapshot!("secret_yaml", y);
 }
 
+/// A Secret value the apply changes shows as changed in the YAML view
+/// (`*** (before)` / `*** (after)`), never in clear; an unchanged value shows `***`.
+#[test]
+fn yaml_view_marks_changed_secret_values() {
+    let mut o = tui_fixture::secret();
+    o.patch = Some(kapply::merge::Patch {
+        kind: kapply::merge::PatchType::Strategic,
+        body: serde_json::json!({"data": {"password": "Y29ycmVjdC1ob3JzZQ=="}}),
+    });
+    let (before, after) = kapply::tui::yamlview::texts(&o);
+    assert!(before.contains("password: \"*** (before)\""), "{before}");
+    assert!(after.contains("password: \"*** (after)\""), "{after}");
+    assert!(before.contains("user: \"***\"") && after.contains("user: \"***\""));
+    let mut a = App::new(Options::default());
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(120, 30));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![o],
+        ..Default::default()
+    })));
+    feed(&mut a, [key('y')]);
+    let s = screen(&a);
+    assert!(
+        !s.contains("aHVudGVyMg") && !s.contains("Y29ycmVjdC1ob3JzZQ") && !s.contains("YWRtaW4"),
+        "{s}"
+    );
+    let marked = |sign: &str, token: &str| {
+        s.lines()
+            .any(|l| l.contains(&format!("{sign}   password: \"{token}\"")))
+    };
+    assert!(
+        marked("-", "*** (before)") && marked("+", "*** (after)"),
+        "{s}"
+    );
+}
+
 #[test]
 fn error_object_shows_message() {
     let mut a = app(100, 24);
