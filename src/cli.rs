@@ -313,10 +313,39 @@ async fn connect(c: &ClusterArgs) -> anyhow::Result<Arc<Session>> {
     Ok(Session::connect(&c.options()).await?)
 }
 
+/// A plan and what it was made from.
+struct Made {
+    plan: Plan,
+    /// The session and the cluster's plan (`None` offline).
+    cluster: Option<(Arc<Session>, crate::cluster::Planned)>,
+    /// A path that could not be read at all: writes must not start.
+    unreadable_path: Option<String>,
+}
+
+impl Made {
+    /// kubectl writes nothing when a named path cannot be read, nor when
+    /// no object was read: say so and give the exit code (1), or `None` to
+    /// go on. `verb`: `apply`, `delete`.
+    fn refuse_writes(&self, verb: &str) -> Option<u8> {
+        if let Some(e) = &self.unreadable_path {
+            for p in self.plan.objects.iter().filter_map(|p| p.error.as_ref()) {
+                eprintln!("error: {p}");
+            }
+            eprintln!(
+                "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
+            );
+            return Some(1);
+        }
+        if self.plan.objects.is_empty() {
+            eprintln!("error: no objects passed to {verb}");
+            return Some(1);
+        }
+        None
+    }
+}
+
 /// Plan against the cluster (or offline against `--live` files).
-async fn make_plan(
-    a: &PlanArgs,
-) -> anyhow::Result<(Plan, Option<(Arc<Session>, crate::cluster::Planned)>)> {
+async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     let prune = a.prune.options()?;
     let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
     if !a.live.is_empty() {
@@ -327,7 +356,11 @@ async fn make_plan(
         let mut loaded = manifest::load(&opts);
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
-        return Ok((offline_plan(&loaded, &live), None));
+        return Ok(Made {
+            plan: offline_plan(&loaded, &live),
+            cluster: None,
+            unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
+        });
     }
     let session = connect(&a.cluster).await?;
     opts.default_namespace = session.namespace().to_string();
@@ -337,7 +370,20 @@ async fn make_plan(
     for s in &planned.skipped {
         eprintln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
-    Ok((planned.plan.clone(), Some((session, planned))))
+    Ok(Made {
+        plan: planned.plan.clone(),
+        cluster: Some((session, planned)),
+        unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
+    })
+}
+
+/// `diff` and `plan` on no object at all: an error (exit 2, these
+/// commands' error code), as kubectl refuses "no objects passed to apply".
+fn require_objects(plan: &Plan) -> anyhow::Result<()> {
+    if plan.objects.is_empty() {
+        bail!("no objects passed to apply: the manifests hold no object");
+    }
+    Ok(())
 }
 
 /// The plan against live objects read from files: the same rows as
@@ -381,7 +427,10 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
             &Default::default(),
         ));
     }
-    Plan { objects }
+    Plan {
+        objects,
+        prune_skipped: None,
+    }
 }
 
 fn load_error_row(e: &manifest::ManifestError) -> ObjectPlan {
@@ -402,11 +451,13 @@ fn load_error_row(e: &manifest::ManifestError) -> ObjectPlan {
 fn masked(plan: &Plan) -> Plan {
     Plan {
         objects: plan.objects.iter().map(plan::mask_plan).collect(),
+        prune_skipped: plan.prune_skipped.clone(),
     }
 }
 
 pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
-    let (plan, _) = make_plan(&a).await?;
+    let plan = make_plan(&a).await?.plan;
+    require_objects(&plan)?;
     let out = plan::render_diff(&plan, color_enabled(std::io::stdout().is_terminal()));
     print!("{out}");
     Ok(if plan.has_errors() {
@@ -419,7 +470,11 @@ pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
-    let (plan, _) = make_plan(&a.plan).await?;
+    let plan = make_plan(&a.plan).await?.plan;
+    require_objects(&plan)?;
+    if let Some(why) = &plan.prune_skipped {
+        eprintln!("{why}");
+    }
     let shown = masked(&plan);
     match a.output {
         Output::Json => println!("{}", plan::to_json(&shown)),
@@ -565,12 +620,19 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         prune: a.prune.clone(),
         live: Vec::new(),
     };
-    let (plan, cluster) = make_plan(&plan_args).await?;
+    let made = make_plan(&plan_args).await?;
+    if let Some(code) = made.refuse_writes("apply") {
+        return Ok(code);
+    }
+    let Made { plan, cluster, .. } = made;
     let Some((session, planned)) = cluster else {
         bail!("apply needs a cluster");
     };
     for p in &plan.objects {
         eprintln!("{}", summary_line(p));
+    }
+    if let Some(why) = &plan.prune_skipped {
+        eprintln!("{why}");
     }
     let chosen = match &a.plan_file {
         Some(path) => Some(read_selection(path)?),
@@ -636,7 +698,13 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         .await;
     let mut failed = print_results(&results);
     print_unchanged(&plan, dry_run);
-    if planned.applyset.is_some() || !candidates.is_empty() {
+    // kubectl prunes (and rewrites an ApplySet parent) only after a
+    // complete read and a clean apply.
+    let prune_ok = plan.prune_skipped.is_none() && failed == 0;
+    if failed > 0 && (planned.applyset.is_some() || !candidates.is_empty()) {
+        eprintln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
+    }
+    if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
         let pruned = session
             .prune(&candidates, planned.applyset.as_ref(), dry_run)
             .await;
@@ -655,7 +723,11 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         prune: PruneArgs::default(),
         live: Vec::new(),
     };
-    let (plan, cluster) = make_plan(&plan_args).await?;
+    let made = make_plan(&plan_args).await?;
+    if let Some(code) = made.refuse_writes("delete") {
+        return Ok(code);
+    }
+    let Made { plan, cluster, .. } = made;
     let Some((session, _)) = cluster else {
         bail!("delete needs a cluster");
     };

@@ -176,6 +176,17 @@ pub struct Loaded {
     pub errors: Vec<ManifestError>,
 }
 
+impl Loaded {
+    /// A path that could not be read at all (missing, unreadable, a
+    /// directory without manifests). kubectl then applies nothing, and
+    /// neither does kapply: the user named something that is not there.
+    pub fn unreadable_path(&self) -> Option<&ManifestError> {
+        self.errors
+            .iter()
+            .find(|e| matches!(e, ManifestError::Read { .. }))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestError {
     /// A path that cannot be read (missing, unreadable, not UTF-8).
@@ -405,7 +416,18 @@ fn expand_paths(
             continue;
         }
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk_dir(p, recursive, &mut out, errors),
+            Ok(m) if m.is_dir() => {
+                let before = (out.len(), errors.len());
+                walk_dir(p, recursive, &mut out, errors);
+                // kubectl refuses a directory with no manifest in it; an
+                // empty read must never look like "everything was removed".
+                if (out.len(), errors.len()) == before {
+                    errors.push(ManifestError::Read {
+                        path: p.clone(),
+                        message: "no manifests in this directory (recognized file extensions are .json, .yaml, .yml)".into(),
+                    });
+                }
+            }
             Ok(_) => out.push(p.clone()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 errors.push(ManifestError::Read {

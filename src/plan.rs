@@ -27,6 +27,10 @@ pub struct ObjectPlan {
     /// `file:line` of the manifest; `None` for prune candidates.
     pub source: Option<String>,
     pub action: ObjectAction,
+    /// Applying reverts a change made in the cluster (some field's cause
+    /// is `drift`).
+    #[serde(default)]
+    pub reverts_drift: bool,
     pub fields: Vec<FieldChange>,
     pub patch: Option<Patch>,
     /// The new last-applied configuration (what the annotation will hold).
@@ -61,12 +65,31 @@ impl ObjectPlan {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub objects: Vec<ObjectPlan>,
+    /// Set when pruning was asked for but must not run on this read (see
+    /// [`crate::manifest::PruneBlock`]): why, in words. Then the plan has
+    /// no prune candidates.
+    #[serde(
+        default,
+        rename = "pruneSkipped",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_block",
+        skip_deserializing
+    )]
+    pub prune_skipped: Option<PruneBlock>,
+}
+
+/// `pruneSkipped` in the plan JSON is the reason in words.
+fn serialize_block<S: serde::Serializer>(b: &Option<PruneBlock>, s: S) -> Result<S::Ok, S::Error> {
+    match b {
+        Some(b) => s.serialize_str(&b.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 use crate::manifest::Manifest;
 use crate::merge::path::{self, Segment};
-use crate::merge::{self, FieldAction, LAST_APPLIED, PatchType};
-use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
+use crate::merge::{self, Cause, FieldAction, LAST_APPLIED, PatchType};
+use crate::patchmeta::PatchMeta;
 use serde_json::Map;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -78,6 +101,69 @@ pub struct PlanOptions {
     /// `applyset.kubernetes.io/part-of` label); they end up in the
     /// annotation too.
     pub labels: BTreeMap<String, String>,
+}
+
+/// Why pruning must not run. Pruning deletes what is not in the manifests,
+/// so an object that could not be read (or planned) would look removed:
+/// kapply, like kubectl, prunes only after a complete read and a clean apply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PruneBlock {
+    /// Some manifests could not be read, parsed or built.
+    #[error(
+        "pruning skipped: {count} manifest{} could not be read ({first}); kapply never prunes from an incomplete read",
+        plural(*count)
+    )]
+    Unreadable { count: usize, first: String },
+    /// Nothing was read at all (an empty file, only `---`, every object
+    /// left out by `-l`).
+    #[error("pruning skipped: no objects passed to apply")]
+    Empty,
+    /// A write of this apply failed or its fate is unknown.
+    #[error(
+        "pruning skipped: {count} object{} failed to apply (kubectl prunes only after a clean apply)",
+        plural(*count)
+    )]
+    ApplyFailed { count: usize },
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl PruneBlock {
+    /// A few words for where the TUI would show the prune count.
+    pub fn short(&self) -> String {
+        match self {
+            PruneBlock::Unreadable { count, .. } => {
+                format!(
+                    "prune disabled: {count} manifest{} unreadable",
+                    plural(*count)
+                )
+            }
+            PruneBlock::Empty => "prune disabled: no objects read".to_string(),
+            PruneBlock::ApplyFailed { count } => {
+                format!("prune disabled: {count} failed to apply")
+            }
+        }
+    }
+}
+
+/// Whether prune candidates may be computed after a read that gave
+/// `errors` and `objects` objects (after any `-l` filtering): `Some` when
+/// a manifest could not be read, parsed or built, or nothing was read.
+/// Errors found later, against the cluster (a kind not served yet), leave
+/// the object's identity known, so it still counts as in the manifests.
+pub fn prune_block(
+    errors: &[crate::manifest::ManifestError],
+    objects: usize,
+) -> Option<PruneBlock> {
+    match errors.first() {
+        Some(first) => Some(PruneBlock::Unreadable {
+            count: errors.len(),
+            first: first.to_string(),
+        }),
+        None => (objects == 0).then_some(PruneBlock::Empty),
+    }
 }
 
 impl Plan {
@@ -110,6 +196,7 @@ fn base_plan(config: &Value, source: Option<String>, action: ObjectAction) -> Ob
         name: str_at(config, "/metadata/name").unwrap_or_default().into(),
         source,
         action,
+        reverts_drift: false,
         fields: vec![],
         patch: None,
         last_applied: None,
@@ -192,29 +279,25 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
                 ObjectAction::Unchanged
             };
             plan.fields = tw.fields;
-            // Name the other writer where managedFields knows it.
-            let owners = field_owners(live);
+            // Name the other writer of a kept field (the core decided
+            // the cause from managedFields).
             for f in &mut plan.fields {
-                if f.action != FieldAction::Keep {
-                    continue;
-                }
-                match owners.get(&f.path).map(String::as_str) {
-                    // Apply's own manager owns a field last-applied never
-                    // named: the server defaulted it when apply wrote the object.
-                    Some("kubectl-client-side-apply" | "before-first-apply") => {
+                match (f.action, f.cause, f.owner.as_deref()) {
+                    (FieldAction::Keep, Cause::ServerDefault, _) => {
                         f.reason =
                             "live only: defaulted by the server when apply wrote the object \
                                     (not in config or last-applied)"
                                 .into();
                     }
-                    Some(owner) => {
+                    (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
                         f.reason = format!(
                             "live only: owned by another writer, {owner} (not in config or last-applied)"
                         );
                     }
-                    None => {}
+                    _ => {}
                 }
             }
+            plan.reverts_drift = merge::reverts_drift(&plan.fields);
             plan.last_applied = Some(tw.last_applied);
             plan.warnings
                 .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));
@@ -703,6 +786,90 @@ fn mask_data(v: &mut Value) {
     }
 }
 
+/// What a changed Secret value shows as on each side of a diff, so that a
+/// change stays visible without its clear value (as `kubectl diff` does).
+const MASK_BEFORE: &str = "*** (before)";
+const MASK_AFTER: &str = "*** (after)";
+
+/// Mask a Secret shown before and after a change (the YAML view): values
+/// equal on both sides show `***`; a value that differs shows
+/// `*** (before)` and `*** (after)`. Also inside the last-applied
+/// annotation. Objects that are not Secrets are returned unchanged.
+pub fn mask_secret_pair(
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> (Option<Value>, Option<Value>) {
+    let is_secret =
+        |v: Option<&Value>| v.and_then(|v| v.get("kind")).and_then(Value::as_str) == Some("Secret");
+    if !is_secret(before) && !is_secret(after) {
+        return (before.cloned(), after.cloned());
+    }
+    let (mut b, mut a) = (before.cloned(), after.cloned());
+    // The annotations first, from the clear values.
+    let recorded = |v: &Option<Value>| {
+        v.as_ref()
+            .and_then(|v| v.pointer("/metadata/annotations"))
+            .and_then(|x| x.get(LAST_APPLIED))
+            .and_then(Value::as_str)
+            .map(|t| serde_json::from_str::<Value>(t).map_err(|_| ()))
+    };
+    let (rb, ra) = (recorded(&b), recorded(&a));
+    let shown = |r: Option<Result<Value, ()>>| -> Option<String> {
+        match r? {
+            Ok(v) => Some(format!("{}\n", merge::go_json(&v))),
+            Err(()) => Some(MASK.into()),
+        }
+    };
+    let (mut rb, mut ra) = (rb, ra);
+    mask_data_pair(
+        rb.as_mut().and_then(|r| r.as_mut().ok()),
+        ra.as_mut().and_then(|r| r.as_mut().ok()),
+    );
+    for (side, text) in [(&mut b, shown(rb)), (&mut a, shown(ra))] {
+        if let (Some(text), Some(ann)) = (
+            text,
+            side.as_mut()
+                .and_then(|v| v.pointer_mut("/metadata/annotations"))
+                .and_then(|x| x.get_mut(LAST_APPLIED)),
+        ) {
+            *ann = Value::String(text);
+        }
+    }
+    mask_data_pair(b.as_mut(), a.as_mut());
+    (b, a)
+}
+
+/// [`mask_data`] of two versions of one object, marking changed values.
+fn mask_data_pair(mut before: Option<&mut Value>, mut after: Option<&mut Value>) {
+    for f in ["data", "stringData"] {
+        let old = before.as_ref().and_then(|v| v.get(f)).cloned();
+        let new = after.as_ref().and_then(|v| v.get(f)).cloned();
+        let token = |k: &str, mine: &Option<Value>, other: &Option<Value>, changed: &str| {
+            let mine = mine.as_ref().and_then(|m| m.get(k));
+            let other = other.as_ref().and_then(|m| m.get(k));
+            match (mine, other) {
+                (Some(x), Some(y)) if x != y && !y.is_null() => changed.to_string(),
+                _ => MASK.to_string(),
+            }
+        };
+        for (side, mine, other, changed) in [
+            (before.as_deref_mut(), &old, &new, MASK_BEFORE),
+            (after.as_deref_mut(), &new, &old, MASK_AFTER),
+        ] {
+            if let Some(m) = side
+                .and_then(|v| v.get_mut(f))
+                .and_then(Value::as_object_mut)
+            {
+                for (k, val) in m.iter_mut() {
+                    if !val.is_null() {
+                        *val = Value::String(token(k, mine, other, changed));
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn is_secret_value_path(p: &str) -> bool {
     ["data", "stringData"]
         .iter()
@@ -778,6 +945,7 @@ pub fn mask_plan(p: &ObjectPlan) -> ObjectPlan {
 pub fn to_value(plan: &Plan) -> Value {
     let masked = Plan {
         objects: plan.objects.iter().map(mask_plan).collect(),
+        prune_skipped: plan.prune_skipped.clone(),
     };
     serde_json::to_value(&masked).unwrap_or(Value::Null)
 }
@@ -789,100 +957,13 @@ pub fn to_json(plan: &Plan) -> String {
 
 /// Which manager owns which field, from `metadata.managedFields`
 /// (fieldsV1): path -> manager (several managers joined by ", ").
+/// [`merge::FieldOwners`] is the lookup the plan uses (nearest owned
+/// ancestor, write times).
 pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
-    let mut out: BTreeMap<String, String> = BTreeMap::new();
-    let Some(entries) = live
-        .pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
-    else {
-        return out;
-    };
-    let schema = match (str_at(live, "/apiVersion"), str_at(live, "/kind")) {
-        (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
-        _ => None,
-    };
-    for e in entries {
-        let Some(manager) = e.get("manager").and_then(Value::as_str) else {
-            continue;
-        };
-        if let Some(f) = e.get("fieldsV1") {
-            walk_fields_v1("", f, schema, manager, &mut out);
-        }
-    }
-    out
-}
-
-fn record_owner(out: &mut BTreeMap<String, String>, path: &str, manager: &str) {
-    if path.is_empty() {
-        return;
-    }
-    let entry = out.entry(path.into()).or_default();
-    if entry.is_empty() {
-        *entry = manager.into();
-    } else if !entry.split(", ").any(|x| x == manager) {
-        entry.push_str(", ");
-        entry.push_str(manager);
-    }
-}
-
-/// The path of a list element named by its fieldsV1 key (`k:{...}`): by
-/// the patch merge key when the schema has one (as the field plan names
-/// it), else by all its keys.
-fn keyed_element(p: &str, keys: &Map<String, Value>, schema: Option<Schema>) -> String {
-    if let Some(ListStrategy::MergeByKey(mk)) = schema.map(|s| s.list_strategy())
-        && let Some(v) = keys.get(&mk)
-    {
-        return path::element(p, &mk, v);
-    }
-    if keys.len() == 1
-        && let Some((k, v)) = keys.iter().next()
-    {
-        return path::element(p, k, v);
-    }
-    let parts: Vec<String> = keys
-        .iter()
-        .map(|(k, v)| format!("{k}={}", path::element_value(v)))
-        .collect();
-    format!("{p}[{}]", parts.join(","))
-}
-
-fn walk_fields_v1(
-    p: &str,
-    node: &Value,
-    schema: Option<Schema>,
-    manager: &str,
-    out: &mut BTreeMap<String, String>,
-) {
-    let Some(m) = node.as_object() else {
-        return;
-    };
-    if m.is_empty() {
-        record_owner(out, p, manager);
-        return;
-    }
-    for (k, v) in m {
-        if k == "." {
-            record_owner(out, p, manager);
-            continue;
-        }
-        let (sub, sub_schema) = if let Some(name) = k.strip_prefix("f:") {
-            (path::key(p, name), schema.and_then(|s| s.field(name)))
-        } else if let Some(keyjson) = k.strip_prefix("k:") {
-            let items = schema.and_then(|s| s.items());
-            match serde_json::from_str::<Map<String, Value>>(keyjson) {
-                Ok(keys) => (keyed_element(p, &keys, schema), items),
-                Err(_) => (format!("{p}[{keyjson}]"), items),
-            }
-        } else if let Some(val) = k.strip_prefix("v:") {
-            let v: Value = serde_json::from_str(val).unwrap_or(Value::String(val.into()));
-            (format!("{p}[{}]", path::element_value(&v)), None)
-        } else if let Some(i) = k.strip_prefix("i:") {
-            (format!("{p}[{i}]"), schema.and_then(|s| s.items()))
-        } else {
-            (path::key(p, k), None)
-        };
-        walk_fields_v1(&sub, v, sub_schema, manager, out);
-    }
+    merge::FieldOwners::from_live(live)
+        .exact()
+        .map(|(p, ms)| (p.to_string(), ms.join(", ")))
+        .collect()
 }
 
 fn show(v: &Option<Value>) -> String {
@@ -946,6 +1027,9 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
             );
             let _ = writeln!(out, "    {}", paint(code, &line));
         }
+    }
+    if let Some(why) = &plan.prune_skipped {
+        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
     }
     out
 }

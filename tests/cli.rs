@@ -250,12 +250,26 @@ fn assert_contract(plan: &Value) {
         }
         for f in o["fields"].as_array().unwrap() {
             let k = keys(f);
-            for required in ["path", "action", "reason"] {
+            for required in plan_json::FIELD_KEYS.iter().chain(&["reason"]) {
                 assert!(k.contains(required), "{f}");
             }
-            let allowed =
-                BTreeSet::from(["path", "config", "live", "lastApplied", "action", "reason"]);
+            let allowed = BTreeSet::from([
+                "path",
+                "config",
+                "live",
+                "lastApplied",
+                "action",
+                "reason",
+                "cause",
+                "owner",
+                "changedAt",
+                "hazards",
+            ]);
             assert!(k.is_subset(&allowed), "{f}");
+            assert!(
+                plan_json::CAUSES.contains(&f["cause"].as_str().unwrap()),
+                "{f}"
+            );
             assert!(["set", "clear", "keep"].contains(&f["action"].as_str().unwrap()));
             assert!(!f["reason"].as_str().unwrap().is_empty());
         }
@@ -297,8 +311,9 @@ fn plan_json_on_the_reference_walkthrough() {
     assert_eq!(replicas["live"], 2);
     assert_eq!(
         keys(replicas),
-        BTreeSet::from(["path", "live", "action", "reason"])
+        BTreeSet::from(["path", "live", "action", "reason", "cause"])
     );
+    assert_eq!(replicas["cause"], "other-writer");
 
     // minReadySeconds: in last-applied, removed from the config.
     let mrs = field(o, "spec.minReadySeconds");
@@ -928,6 +943,240 @@ fn invalid_object_is_reported_while_the_others_apply() {
         c.get("apps/v1", "Deployment", Some("default"), "web")
             .is_none()
     );
+}
+
+// ---------------------------------------------------------------------------
+// Prune only from a complete read: an object kapply could not read must
+// never look like one to delete (kubectl skips pruning after any error).
+
+/// `m/a`, `m/b`, `m/c`: ConfigMaps labelled app=x, applied with
+/// `--prune -l app=x`; then `m/c` is removed, so `c` is a real candidate.
+fn applied_abc() -> Cluster {
+    let c = Cluster::start();
+    for name in ["a", "b", "c"] {
+        c.write(
+            &format!("m/{name}.yaml"),
+            &configmap(name, "{app: x}", "{k: v}"),
+        );
+    }
+    let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.remove("m/c.yaml");
+    c
+}
+
+impl Cluster {
+    /// Every ConfigMap of `names` is still on the server.
+    fn assert_all_there(&self, names: &[&str]) {
+        for name in names {
+            assert!(
+                self.configmap("default", name).is_some(),
+                "ConfigMap {name} is gone"
+            );
+        }
+    }
+
+    /// No request that could have changed anything since the last clear.
+    fn assert_no_writes(&self) {
+        let writes = self.writes();
+        assert!(writes.is_empty(), "{writes:?}");
+    }
+}
+
+#[test]
+fn a_parse_error_disables_prune_and_the_rest_still_applies() {
+    let c = applied_abc();
+    // A stray tab: b's file cannot be parsed.
+    c.write(
+        "m/b.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: b\n",
+    );
+    c.write("m/a.yaml", &configmap("a", "{app: x}", "{k: changed}"));
+
+    let diff = c.kapply(&["diff", "-f", "m", "--prune", "-l", "app=x"]);
+    assert_eq!(diff.code, Some(2), "{diff:?}");
+    assert!(!diff.stdout.contains("(prune)"), "{diff:?}");
+    diff.assert_stdout("pruning skipped: 1 manifest could not be read (m/b.yaml:4");
+
+    let plan = c.kapply(&["plan", "-f", "m", "--prune", "-l", "app=x"]);
+    let json = json_out(&plan);
+    assert!(
+        json["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["action"] != "prune"),
+        "{plan:?}"
+    );
+    assert!(
+        json["pruneSkipped"]
+            .as_str()
+            .is_some_and(|s| s.contains("m/b.yaml:4")),
+        "{plan:?}"
+    );
+
+    c.server.clear_requests();
+    let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("pruning skipped: 1 manifest could not be read (m/b.yaml:4");
+    out.assert_stdout("ConfigMap default/a configured");
+    assert!(!out.stdout.contains("pruned"), "{out:?}");
+    assert!(
+        c.writes().iter().all(|w| w.method != "DELETE"),
+        "{:?}",
+        c.writes()
+    );
+    c.assert_all_there(&["a", "b", "c"]);
+    assert_eq!(c.configmap("default", "a").unwrap()["data"]["k"], "changed");
+}
+
+#[test]
+fn a_missing_path_writes_nothing_and_prunes_nothing() {
+    let c = applied_abc();
+    c.server.clear_requests();
+    let out = c.kapply(&[
+        "apply",
+        "-f",
+        "/nonexistent",
+        "--prune",
+        "--all",
+        "-n",
+        "default",
+        "--yes",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("/nonexistent: the path does not exist");
+    out.assert_stderr("nothing was written");
+    // A good path beside a typo: still nothing, as kubectl does.
+    let out = c.kapply(&[
+        "apply",
+        "-f",
+        "m",
+        "-f",
+        "typo-dir/",
+        "--prune",
+        "-l",
+        "app=x",
+        "--yes",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("typo-dir/: the path does not exist");
+    c.assert_no_writes();
+    c.assert_all_there(&["a", "b", "c"]);
+
+    let diff = c.kapply(&[
+        "diff",
+        "-f",
+        "m",
+        "-f",
+        "typo-dir/",
+        "--prune",
+        "-l",
+        "app=x",
+    ]);
+    assert_eq!(diff.code, Some(2), "{diff:?}");
+    assert!(!diff.stdout.contains("(prune)"), "{diff:?}");
+    diff.assert_stdout("pruning skipped");
+}
+
+#[test]
+fn empty_input_is_an_error_and_prunes_nothing() {
+    let c = applied_abc();
+    c.write("empty.yaml", "");
+    c.write("dashes.yaml", "---\n---\n");
+    std::fs::create_dir_all(c.path("emptydir")).unwrap();
+    c.write("emptydir/README.md", "not a manifest\n");
+    c.server.clear_requests();
+    for (input, says) in [
+        ("empty.yaml", "no objects passed to apply"),
+        ("dashes.yaml", "no objects passed to apply"),
+        ("emptydir", "emptydir: no manifests in this directory"),
+    ] {
+        for prune in [true, false] {
+            let mut args = vec!["apply", "-f", input, "--yes"];
+            if prune {
+                args.extend(["--prune", "--all", "-n", "default"]);
+            }
+            let out = c.kapply(&args);
+            assert_eq!(out.code, Some(1), "{input} prune={prune}: {out:?}");
+            out.assert_stderr(says);
+        }
+        let diff = c.kapply(&["diff", "-f", input, "--prune", "-l", "app=x"]);
+        assert_eq!(diff.code, Some(2), "{input}: {diff:?}");
+        assert!(!diff.stdout.contains("(prune)"), "{diff:?}");
+    }
+    // Every manifest left out by the prune selector: nothing was read.
+    let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=nomatch", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("no objects passed to apply");
+    c.assert_no_writes();
+    c.assert_all_there(&["a", "b", "c"]);
+}
+
+#[test]
+fn a_failed_write_skips_prune() {
+    let c = applied_abc();
+    // An immutable ConfigMap whose data changes: 422 from the server.
+    c.write(
+        "m/frozen.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frozen\n  labels: {app: x}\nimmutable: true\ndata: {k: v}\n",
+    );
+    c.write("m/c.yaml", &configmap("c", "{app: x}", "{k: v}"));
+    let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.remove("m/c.yaml");
+    c.write(
+        "m/frozen.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frozen\n  labels: {app: x}\nimmutable: true\ndata: {k: other}\n",
+    );
+    let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("error: ConfigMap default/frozen:");
+    out.assert_stderr("pruning skipped: 1 object failed to apply");
+    assert!(!out.stdout.contains("pruned"), "{out:?}");
+    c.assert_all_there(&["a", "b", "c", "frozen"]);
+}
+
+#[test]
+fn applyset_prune_needs_a_complete_read_too() {
+    let c = Cluster::start();
+    c.write("m/keep.yaml", &configmap("keep", "{app: x}", "{k: v}"));
+    c.write("m/gone.yaml", &configmap("gone", "{app: x}", "{k: v}"));
+    c.write("m/web.yaml", &deployment("web", "web"));
+    let args = [
+        "apply",
+        "-f",
+        "m",
+        "--prune",
+        "--applyset",
+        "myset",
+        "--yes",
+    ];
+    let out = c.kapply(&args);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let kinds = |c: &Cluster| {
+        c.get("v1", "Secret", Some("default"), "myset").unwrap()["metadata"]["annotations"]
+            ["applyset.kubernetes.io/contains-group-kinds"]
+            .clone()
+    };
+    assert_eq!(kinds(&c), "ConfigMap,Deployment.apps");
+
+    // gone is removed, web's file becomes unreadable.
+    c.remove("m/gone.yaml");
+    c.write(
+        "m/web.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: [\n",
+    );
+    let out = c.kapply(&args);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("pruning skipped: 1 manifest could not be read (m/web.yaml:");
+    assert!(c.configmap("default", "gone").is_some());
+    assert!(
+        c.get("apps/v1", "Deployment", Some("default"), "web")
+            .is_some()
+    );
+    // The parent still remembers Deployments, so a later complete run can prune them.
+    assert_eq!(kinds(&c), "ConfigMap,Deployment.apps");
 }
 
 // ---------------------------------------------------------------------------

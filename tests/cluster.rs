@@ -863,6 +863,7 @@ async fn delete_uses_background_propagation_by_default() {
     let plan = e.plan().await;
     let cm = find(&plan, "ConfigMap", "settings").clone();
     let dep = find(&plan, "Deployment", "web").clone();
+    let dep_reviewed = dep.clone();
     e.server.clear_requests();
     let results = e
         .session
@@ -881,13 +882,16 @@ async fn delete_uses_background_propagation_by_default() {
         .await;
     assert!(results[0].ok, "{results:?}");
     let deletes: Vec<_> = e.requests(|r| r.method == "DELETE");
+    let uid = |p: &ObjectPlan| p.live.as_ref().unwrap()["metadata"]["uid"].clone();
     assert_eq!(
         deletes[0].body,
-        Some(json!({"propagationPolicy": "Background"}))
+        Some(json!({"propagationPolicy": "Background", "preconditions": {"uid": uid(&cm)}}))
     );
     assert_eq!(
         deletes[1].body,
-        Some(json!({"propagationPolicy": "Foreground"}))
+        Some(
+            json!({"propagationPolicy": "Foreground", "preconditions": {"uid": uid(&dep_reviewed)}})
+        )
     );
     assert!(
         e.get("/api/v1/namespaces/demo/configmaps/settings")
@@ -897,6 +901,42 @@ async fn delete_uses_background_propagation_by_default() {
     let results = e.session.delete(&[cm], &DeleteOptions::default()).await;
     assert!(!results[0].ok);
     assert!(results[0].message.contains("not found"), "{results:?}");
+}
+
+#[tokio::test]
+async fn delete_and_prune_touch_only_the_object_reviewed() {
+    let e = basic_env().await;
+    let plan = e.plan().await;
+    let cm = find(&plan, "ConfigMap", "settings").clone();
+    // Deleted and created again under the same name after the plan.
+    let path = "/api/v1/namespaces/demo/configmaps/settings";
+    let before = e.get(path).unwrap();
+    let (code, _) = e.server.api().request("DELETE", path, None, None);
+    assert_eq!(code, 200);
+    e.server
+        .api()
+        .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "demo"}, "data": {"new": "1"}}))
+        .unwrap();
+    let after = e.get(path).unwrap();
+    assert_ne!(before["metadata"]["uid"], after["metadata"]["uid"]);
+    for prune in [false, true] {
+        let results = if prune {
+            e.session
+                .prune(std::slice::from_ref(&cm), None, false)
+                .await
+        } else {
+            e.session
+                .delete(std::slice::from_ref(&cm), &DeleteOptions::default())
+                .await
+        };
+        assert!(!results[0].ok, "{results:?}");
+        assert!(
+            results[0].message.starts_with("changed since the plan"),
+            "{results:?}"
+        );
+        assert_eq!(e.get(path).unwrap()["data"]["new"], "1");
+    }
 }
 
 #[tokio::test]
@@ -950,7 +990,10 @@ async fn allowlist_prune_matches_kubectls_decisions() {
         .into_iter()
         .find(|r| r.method == "DELETE")
         .unwrap();
-    assert_eq!(delete.body, Some(prune_delete_body()));
+    // kubectl's body, plus the uid of the object reviewed as a precondition.
+    let mut body = prune_delete_body();
+    body["preconditions"] = json!({"uid": candidates[0].live.as_ref().unwrap()["metadata"]["uid"]});
+    assert_eq!(delete.body, Some(body));
     assert!(e.get("/api/v1/namespaces/demo/configmaps/old").is_none());
     assert!(e.get("/api/v1/namespaces/demo/configmaps/manual").is_some());
     assert!(
@@ -1517,6 +1560,39 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
     let results = engine.delete(vec![one], Propagation::Orphan).await;
     assert_eq!(results[0].message, "deleted");
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
+}
+
+#[tokio::test]
+async fn the_tui_engine_offers_no_candidate_after_an_unreadable_manifest() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::Engine;
+    let e = demo_env().await;
+    e.write("set.yaml", SET);
+    kapply_apply_set(&e, "myset").await;
+    // One member's manifest is gone (a real candidate), another's is broken.
+    e.write("set.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n");
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), applyset("myset"));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    assert!(
+        plan.objects.iter().all(|o| o.action != ObjectAction::Prune),
+        "{plan:#?}"
+    );
+    let why = plan.prune_skipped.expect("prune is disabled").to_string();
+    assert!(why.contains("set.yaml:4"), "{why}");
+    // With the manifest mended, the same members are candidates again.
+    std::fs::remove_file(e.manifests().join("set.yaml")).unwrap();
+    e.write(
+        "other.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    );
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let plan = engine.load(tx).await.unwrap();
+    assert!(plan.prune_skipped.is_none());
+    assert!(
+        plan.objects.iter().any(|o| o.action == ObjectAction::Prune),
+        "{plan:#?}"
+    );
 }
 
 #[tokio::test]

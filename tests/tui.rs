@@ -113,6 +113,18 @@ fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
 
 // ---------- screens ----------
 
+/// The server's dry run answers for the open apply dialog: every item ok.
+fn answer_dry_run(app: &mut App) {
+    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+        panic!("no apply dialog: {:?}", app.popup)
+    };
+    let results = items
+        .iter()
+        .map(|i| result(&i.plan.display_name(), true, "configured (server dry run)"))
+        .collect();
+    app.update(Msg::DryRunDone(results));
+}
+
 #[test]
 fn list_80x24() {
     let mut a = app(80, 24);
@@ -200,6 +212,43 @@ fn secret_is_masked() {
         "{y}"
     );
     insta::assert_snapshot!("secret_yaml", y);
+}
+
+/// A Secret value the apply changes shows as changed in the YAML view
+/// (`*** (before)` / `*** (after)`), never in clear; an unchanged value shows `***`.
+#[test]
+fn yaml_view_marks_changed_secret_values() {
+    let mut o = tui_fixture::secret();
+    o.patch = Some(kapply::merge::Patch {
+        kind: kapply::merge::PatchType::Strategic,
+        body: serde_json::json!({"data": {"password": "Y29ycmVjdC1ob3JzZQ=="}}),
+    });
+    let (before, after) = kapply::tui::yamlview::texts(&o);
+    assert!(before.contains("password: \"*** (before)\""), "{before}");
+    assert!(after.contains("password: \"*** (after)\""), "{after}");
+    assert!(before.contains("user: \"***\"") && after.contains("user: \"***\""));
+    let mut a = App::new(Options::default());
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(120, 30));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![o],
+        ..Default::default()
+    })));
+    feed(&mut a, [key('y')]);
+    let s = screen(&a);
+    assert!(
+        !s.contains("aHVudGVyMg") && !s.contains("Y29ycmVjdC1ob3JzZQ") && !s.contains("YWRtaW4"),
+        "{s}"
+    );
+    let marked = |sign: &str, token: &str| {
+        s.lines()
+            .any(|l| l.contains(&format!("{sign}   password: \"{token}\"")))
+    };
+    assert!(
+        marked("-", "*** (before)") && marked("+", "*** (after)"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -317,6 +366,48 @@ fn apply_confirm_and_dry_run() {
 }
 
 #[test]
+fn enter_waits_for_the_dry_run_and_r_asks_again() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    // Pending: Enter sends nothing and the dialog stays.
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(eff.is_empty(), "{eff:?}");
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    assert!(screen(&a).contains("Enter waits for the dry run"));
+    // A refusal is shown first, with a retry.
+    feed(
+        &mut a,
+        [Msg::DryRunDone(vec![result(
+            "Deployment default/nginx-deployment",
+            false,
+            "cannot reach the Kubernetes API server",
+        )])],
+    );
+    let s = screen(&a);
+    assert!(s.contains("✗ Deployment default/nginx-deployment"), "{s}");
+    assert!(s.contains("r retry dry run"), "{s}");
+    let eff = feed(&mut a, [key('r')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1),
+        "{eff:?}"
+    );
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    answer_dry_run(&mut a);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Apply(items)] if items.len() == 1),
+        "{eff:?}"
+    );
+}
+
+#[test]
 fn prune_mode_screens() {
     let mut a = app(80, 24);
     feed(&mut a, [key('p')]);
@@ -331,6 +422,41 @@ fn prune_mode_screens() {
     let s = screen(&a);
     assert!(s.contains("x ConfigMap default/old-config"), "{s}");
     insta::assert_snapshot!("prune_confirm", s);
+}
+
+#[test]
+fn prune_disabled_after_an_incomplete_read() {
+    let mut a = app(80, 24);
+    let mut plan = tui_fixture::plan();
+    // What the engine gives after an unreadable manifest: no candidate.
+    plan.objects
+        .retain(|o| o.action != kapply::plan::ObjectAction::Prune);
+    plan.prune_skipped = Some(kapply::plan::PruneBlock::Unreadable {
+        count: 1,
+        first: "manifests/widget.yaml:3: tabs disallowed within this context".into(),
+    });
+    feed(&mut a, [Msg::Loaded(Ok(plan))]);
+    let s = screen(&a);
+    assert!(s.contains("prune disabled: 1 manifest unreadable"), "{s}");
+    assert!(!s.contains("-1 prune"), "{s}");
+    // `p` explains instead of opening prune mode; Esc closes it.
+    let effects = feed(&mut a, [key('p')]);
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(
+        matches!(a.popup, Some(Popup::Notice { .. })),
+        "{:?}",
+        a.popup
+    );
+    let s = screen(&a);
+    assert!(s.contains("Prune disabled"), "{s}");
+    assert!(
+        s.contains("pruning skipped: 1 manifest could not be read"),
+        "{s}"
+    );
+    assert!(!s.contains("Candidate"), "{s}");
+    insta::assert_snapshot!("prune_disabled_notice", s);
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(a.popup.is_none());
 }
 
 #[test]
@@ -480,6 +606,7 @@ fn apply_sends_exactly_marked_items_and_accepted_fields() {
     let Some(Effect::DryRun(dry)) = eff.first() else {
         panic!("expected a dry run, got {eff:?}")
     };
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("expected one apply, got {eff:?}")
@@ -500,6 +627,7 @@ fn apply_current_when_nothing_marked() {
     let mut a = app(80, 24);
     select(&mut a, "db-credentials");
     feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("{eff:?}")
@@ -1043,6 +1171,7 @@ fn object_with_every_change_excluded_is_not_sent() {
     // Including one again makes it applicable, with just that change.
     feed(&mut a, [key(' ')]);
     feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Apply(items)] = eff.as_slice() else {
         panic!("{eff:?}")
@@ -1360,50 +1489,73 @@ fn help_scrolls_when_the_screen_is_short() {
 }
 
 /// The reason column names the other writer of a kept field, or says the
-/// server defaulted it when apply's own manager owns it.
+/// server defaulted it when apply's own manager owns it (the core's cause,
+/// from managedFields), and names the writer of a drift.
 #[test]
 fn kept_reasons_name_the_writer() {
-    use kapply::merge::{FieldAction, FieldChange};
+    use kapply::merge::{Cause, FieldAction, FieldChange, classify};
     use kapply::tui::ui::reason;
-    use std::collections::BTreeMap;
+    use serde_json::json;
     let keep = |path: &str| FieldChange {
         path: path.to_string(),
         config: None,
-        live: Some(serde_json::json!(2)),
+        live: Some(json!(2)),
         last_applied: None,
         action: FieldAction::Keep,
         reason: "live only: set by another writer or defaulted".to_string(),
+        cause: Cause::Intended,
+        owner: None,
+        changed_at: None,
+        hazards: vec![],
     };
-    let owners: BTreeMap<String, String> = [
-        ("spec.replicas", "kubectl"),
-        ("spec.template.spec", "kube-controller-manager"),
-        ("spec.strategy.type", "kubectl-client-side-apply"),
-        ("spec.revisionHistoryLimit", "before-first-apply"),
-    ]
-    .into_iter()
-    .map(|(p, m)| (p.to_string(), m.to_string()))
-    .collect();
-    for (path, expected) in [
-        ("spec.replicas", "kept: another writer owns it (kubectl)"),
-        // An owned ancestor names the writer of what is under it.
-        (
-            "spec.template.spec.dnsPolicy",
-            "kept: another writer owns it (kube-controller-manager)",
-        ),
-        ("spec.strategy.type", "kept: server default"),
-        ("spec.revisionHistoryLimit", "kept: server default"),
-        // No owner known: the plan's reason as it is.
-        (
-            "metadata.labels.x",
-            "live only: set by another writer or defaulted",
-        ),
-    ] {
-        assert_eq!(reason(&keep(path), &owners), expected, "{path}");
-    }
-    let mut set = keep("spec.replicas");
+    let entry = |manager: &str, fields: serde_json::Value| {
+        json!({"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+            "time": "2026-11-20T10:04:00Z", "fieldsV1": fields})
+    };
+    let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+    "name": "web", "managedFields": [
+        entry("kubectl", json!({"f:spec": {"f:replicas": {}}})),
+        entry("kube-controller-manager", json!({"f:spec": {"f:template": {"f:spec": {".": {}}}}})),
+        entry("kubectl-client-side-apply", json!({"f:spec": {"f:strategy": {"f:type": {}}}})),
+        entry("before-first-apply", json!({"f:spec": {"f:revisionHistoryLimit": {}}})),
+        entry("kubectl-edit", json!({"f:spec": {"f:minReadySeconds": {}}})),
+    ]}});
+    let paths = [
+        "spec.replicas",
+        "spec.template.spec.dnsPolicy",
+        "spec.strategy.type",
+        "spec.revisionHistoryLimit",
+        "metadata.labels.x",
+    ];
+    let mut rows: Vec<FieldChange> = paths.iter().map(|p| keep(p)).collect();
+    let mut drift = keep("spec.minReadySeconds");
+    drift.action = FieldAction::Set;
+    drift.config = Some(json!(5));
+    drift.last_applied = Some(json!(5));
+    drift.live = Some(json!(9));
+    drift.reason = "config differs from live".to_string();
+    rows.push(drift);
+    let mut set = keep("spec.paused");
     set.action = FieldAction::Set;
+    set.config = Some(json!(true));
+    set.last_applied = Some(json!(false));
     set.reason = "config differs from live".to_string();
-    assert_eq!(reason(&set, &owners), "config differs from live");
+    rows.push(set);
+    classify(&mut rows, &live, Some(&json!({})));
+    let expected = [
+        "kept: another writer owns it (kubectl)",
+        // An owned ancestor names the writer of what is under it.
+        "kept: another writer owns it (kube-controller-manager)",
+        "kept: server default",
+        "kept: server default",
+        // No owner known: the plan's reason as it is.
+        "live only: set by another writer or defaulted",
+        "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it",
+        "config differs from live",
+    ];
+    for (row, want) in rows.iter().zip(expected) {
+        assert_eq!(reason(row), want, "{}", row.path);
+    }
 }
 
 /// From 120 columns the path column comes before the reason: at 132 the

@@ -575,10 +575,21 @@ impl Session {
         dry_run: bool,
         prune: bool,
     ) -> Vec<ObjectResult> {
-        let body = delete_body(propagation, prune);
-        let body = &body;
+        let base = delete_body(propagation, prune);
+        let base = &base;
         futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
             let name = describe_plan(p);
+            // The object reviewed, not one recreated under the same name
+            // since the plan: the server refuses (409) when the uid differs.
+            let mut body = base.clone();
+            if let Some(uid) = p
+                .live
+                .as_ref()
+                .and_then(|l| l.pointer("/metadata/uid"))
+                .and_then(Value::as_str)
+            {
+                body["preconditions"] = json!({ "uid": uid });
+            }
             let info = match self.resource(&p.api_version, &p.kind).await {
                 Ok(i) => i,
                 Err(e) => return fail(name, e.to_string()),
@@ -586,7 +597,7 @@ impl Session {
             let path = info.object_path(p.namespace.as_deref(), &p.name);
             let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
             match self
-                .call(Method::DELETE, &path, query, None, Some(body))
+                .call(Method::DELETE, &path, query, None, Some(&body))
                 .await
             {
                 Ok(_) => {
@@ -598,6 +609,14 @@ impl Session {
                     };
                     ok(name, m)
                 }
+                // Only the uid precondition makes a DELETE conflict.
+                Err(e) if e.code() == 409 => fail(
+                    name,
+                    format!(
+                        "changed since the plan: the object was deleted and created again (not the one reviewed); not {}: reload to review it ({e})",
+                        if prune { "pruned" } else { "deleted" }
+                    ),
+                ),
                 Err(e) => fail(name, e.to_string()),
             }
         })))

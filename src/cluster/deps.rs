@@ -3,5 +3,6 @@
 pub use crate::manifest::{LoadOptions, Loaded, Manifest, load};
 pub use crate::merge::{creation_body, three_way};
 pub use crate::plan::{
-    PlanOptions, error_object, partial_config, partial_from_plan, plan_object, prune_candidate,
+    PlanOptions, error_object, partial_config, partial_from_plan, plan_object, prune_block,
+    prune_candidate,
 };

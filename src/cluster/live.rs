@@ -3,7 +3,9 @@
 //! back to one GET per object where LIST is forbidden; then prune candidates.
 
 use super::applyset::{ApplySet, PART_OF_LABEL};
-use super::deps::{Loaded, Manifest, PlanOptions, error_object, plan_object, prune_candidate};
+use super::deps::{
+    Loaded, Manifest, PlanOptions, error_object, plan_object, prune_block, prune_candidate,
+};
 use super::discovery::{ResourceInfo, group_kind};
 use super::selector::LabelSelector;
 use super::{
@@ -110,6 +112,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         name: m.id.name.clone(),
         source: Some(m.source.to_string()),
         action: ObjectAction::Error,
+        reverts_drift: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,
@@ -282,7 +285,12 @@ impl Session {
             objects.push(plan);
         }
 
-        // Prune candidates.
+        // Prune candidates, only from a complete read: an object that could
+        // not be read or planned must never look like one to delete.
+        let blocked = match prune.mode {
+            PruneMode::None => None,
+            _ => prune_block(&loaded.errors, manifests.len()),
+        };
         let in_manifests: HashSet<Key> = manifests
             .iter()
             .map(|m| {
@@ -309,10 +317,17 @@ impl Session {
                 if self.explicit_namespace {
                     visited.insert(self.namespace.clone());
                 }
-                let candidates = self
-                    .allowlist_candidates(selector.as_deref(), allowlist, &visited, &in_manifests)
-                    .await?;
-                objects.extend(candidates);
+                if blocked.is_none() {
+                    let candidates = self
+                        .allowlist_candidates(
+                            selector.as_deref(),
+                            allowlist,
+                            &visited,
+                            &in_manifests,
+                        )
+                        .await?;
+                    objects.extend(candidates);
+                }
             }
             PruneMode::ApplySet { .. } => {
                 if let Some(set) = &mut applyset {
@@ -336,12 +351,19 @@ impl Session {
                     if let Some(ns) = &set.namespace {
                         set.current_namespaces.insert(ns.clone());
                     }
-                    objects.extend(self.applyset_candidates(set, &in_manifests).await?);
+                    // The kinds above still go to the parent before the
+                    // apply (as kubectl does); only pruning is skipped.
+                    if blocked.is_none() {
+                        objects.extend(self.applyset_candidates(set, &in_manifests).await?);
+                    }
                 }
             }
         }
         Ok(Planned {
-            plan: Plan { objects },
+            plan: Plan {
+                objects,
+                prune_skipped: blocked,
+            },
             applyset,
             skipped,
         })

@@ -683,8 +683,9 @@ impl ApiServer {
                             return Err(ApiError::not_found(r, name));
                         };
                         if !body.is_empty() {
-                            // DeleteOptions: only checked for being JSON.
-                            json_body(content_type.or(Some("application/json")), body)?;
+                            let options =
+                                json_body(content_type.or(Some("application/json")), body)?;
+                            delete_preconditions(r, name, &old, &options)?;
                         }
                         if !dry_run {
                             remove(&mut st, r, ns, name);
@@ -1022,6 +1023,30 @@ fn apply_conflicts(
 }
 
 /// A patch or update that carries metadata.resourceVersion must match.
+/// DeleteOptions.preconditions (uid, resourceVersion), as kube-apiserver
+/// checks them: 409 Conflict when the object is not the one named.
+fn delete_preconditions(
+    r: &ResourceInfo,
+    name: &str,
+    old: &Value,
+    options: &Value,
+) -> Result<(), ApiError> {
+    for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
+        if let Some(want) = options["preconditions"][field].as_str()
+            && old["metadata"][field].as_str() != Some(want)
+        {
+            let mut e = ApiError::conflict(r, name);
+            e.message = format!(
+                "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: {label} in precondition: {want}, {label} in object meta: {}",
+                r.qualified(),
+                old["metadata"][field].as_str().unwrap_or_default()
+            );
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 fn precondition(r: &ResourceInfo, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
     let want = &new["metadata"]["resourceVersion"];
     if let Some(w) = want.as_str()

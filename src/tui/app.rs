@@ -153,6 +153,12 @@ pub enum Popup {
     PruneConfirm {
         objects: Vec<ObjectPlan>,
     },
+    /// Something the user asked for cannot be done, and why (prune after
+    /// an incomplete read). Any of Esc, q, Enter closes it.
+    Notice {
+        title: &'static str,
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1022,6 +1028,16 @@ impl App {
     }
 
     fn open_prune(&mut self) {
+        if let Some(block) = &self.plan.prune_skipped {
+            self.open_popup(Popup::Notice {
+                title: "Prune disabled",
+                text: format!(
+                    "{block}.\n\nAn object in a manifest kapply cannot read would look removed, \
+                     and pruning would delete it. Fix the rows marked ! and press r to reload."
+                ),
+            });
+            return;
+        }
         let candidates: Vec<ObjectPlan> = self
             .plan
             .objects
@@ -1090,13 +1106,33 @@ impl App {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
                 _ => self.popup = Some(Popup::Help),
             },
-            Popup::ApplyConfirm { items, dry_run } => match k.code {
-                KeyCode::Enter => {
+            Popup::Notice { title, text } => match k.code {
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
+                _ => self.popup = Some(Popup::Notice { title, text }),
+            },
+            Popup::ApplyConfirm { items, dry_run } => match (k.code, &dry_run) {
+                // The dialog promises the server's answer before anything is
+                // written: Enter waits for it.
+                (KeyCode::Enter, None) => {
+                    self.last_result = Some(
+                        "waiting for the server dry run: Enter applies once it answers".into(),
+                    );
+                    self.popup = Some(Popup::ApplyConfirm { items, dry_run });
+                }
+                (KeyCode::Enter, Some(_)) => {
                     self.pending.push("applying".to_string());
-                    self.finish("server dry run");
                     return vec![Effect::Apply(items)];
                 }
-                KeyCode::Esc | KeyCode::Char('q') => self.finish("server dry run"),
+                // Ask the server again (after a refusal or a failure).
+                (KeyCode::Char('r'), Some(_)) => {
+                    self.popup = Some(Popup::ApplyConfirm {
+                        items: items.clone(),
+                        dry_run: None,
+                    });
+                    self.pending.push("server dry run".to_string());
+                    return vec![Effect::DryRun(items)];
+                }
+                (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish("server dry run"),
                 _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
             },
             Popup::DeleteConfirm {

@@ -3,7 +3,7 @@
 
 use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
 use super::yamlview;
-use crate::merge::{FieldAction, FieldChange};
+use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
@@ -201,34 +201,17 @@ fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16, wide: bo
     [path, vals[0], vals[1], vals[2], act, reason]
 }
 
-/// The reason column: a kept field names the other writer that owns it
-/// (the plan's reason, shortened for a table cell).
-pub fn reason(f: &FieldChange, owners: &std::collections::BTreeMap<String, String>) -> String {
-    if f.action == FieldAction::Keep
-        && let Some(owner) = owner_of(&f.path, owners)
-    {
-        // Apply's own manager on a field last-applied never named: the
-        // server defaulted it (the plan's reason says so at length).
-        if matches!(owner, "kubectl-client-side-apply" | "before-first-apply") {
-            return "kept: server default".to_string();
+/// The reason column: a kept field names the other writer that owns it,
+/// a drift names who changed it (the core's cause, shortened for a table
+/// cell).
+pub fn reason(f: &FieldChange) -> String {
+    match (f.action, f.cause, f.owner.as_deref()) {
+        (FieldAction::Keep, Cause::ServerDefault, _) => "kept: server default".to_string(),
+        (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
+            format!("kept: another writer owns it ({owner})")
         }
-        return format!("kept: another writer owns it ({owner})");
-    }
-    f.reason.clone()
-}
-
-/// The manager of a path or of its nearest owned ancestor.
-fn owner_of<'a>(
-    path: &str,
-    owners: &'a std::collections::BTreeMap<String, String>,
-) -> Option<&'a str> {
-    let mut p = path;
-    loop {
-        if let Some(o) = owners.get(p) {
-            return Some(o);
-        }
-        let cut = p.rfind(['.', '['])?;
-        p = &p[..cut];
+        (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
+        _ => f.reason.clone(),
     }
 }
 
@@ -282,7 +265,14 @@ fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
     spans.extend(item("=", c.in_sync, "in sync", Style::default()));
-    spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta)));
+    match &app.plan.prune_skipped {
+        // Where the count would be: no candidate is shown, and why.
+        Some(block) => spans.push(Span::styled(
+            format!("{}  ", block.short()),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )),
+        None => spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta))),
+    }
     spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
     spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
     Paragraph::new(Line::from(spans)).render(area, buf);
@@ -456,11 +446,6 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(rest, buf);
         return;
     }
-    let owners = o
-        .live
-        .as_ref()
-        .map(crate::plan::field_owners)
-        .unwrap_or_default();
     // The selected field's full values go in a box under the table.
     let detail_h = if rest.height >= 10 { 4 } else { 0 };
     let table_area = Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h);
@@ -472,7 +457,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         top = app.field_cursor + 1 - rows_h;
     }
     let fields = super::app::field_rows(o);
-    let reasons: Vec<String> = fields.iter().map(|f| reason(f, &owners)).collect();
+    let reasons: Vec<String> = fields.iter().map(|f| reason(f)).collect();
     let cells: Vec<[String; 4]> = fields
         .iter()
         .map(|f| {
@@ -565,7 +550,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 show_value(o, &f.path, &f.live),
                 show_value(o, &f.path, &f.config)
             )),
-            Line::from(Span::styled(reason(f, &owners), t.fg(Color::DarkGray))),
+            Line::from(Span::styled(reason(f), t.fg(Color::DarkGray))),
         ];
         let b = Block::default()
             .borders(Borders::TOP)
@@ -845,6 +830,12 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 .collect(),
             footer: Vec::new(),
         },
+        Popup::Notice { title, text } => PopupView {
+            title,
+            width: 66,
+            body: text.lines().map(|l| Line::from(l.to_string())).collect(),
+            footer: vec![keys_line("Esc close", t)],
+        },
         Popup::ApplyConfirm { items, dry_run } => {
             let mut lines: Vec<Line> = Vec::new();
             lines.push(Line::from(Span::styled(
@@ -928,7 +919,16 @@ fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
                 title: "Confirm apply",
                 width: app.size.width.saturating_sub(8).min(90),
                 body: lines,
-                footer: vec![keys_line("Enter apply · Esc cancel", t)],
+                footer: vec![keys_line(
+                    match dry_run {
+                        None => "Esc cancel (Enter waits for the dry run)",
+                        Some(rs) if rs.iter().all(|r| r.ok) => "Enter apply · Esc cancel",
+                        Some(_) => {
+                            "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
+                        }
+                    },
+                    t,
+                )],
             }
         }
         Popup::DeleteConfirm {

@@ -6,7 +6,7 @@ use crate::highlight::{Rgb, highlight_yaml};
 use crate::merge::PatchType;
 use crate::merge::apply::{apply_merge, apply_strategic};
 use crate::patchmeta::PatchMeta;
-use crate::plan::mask_secret;
+use crate::plan::mask_secret_pair;
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::yaml::to_yaml;
 use ratatui::style::{Color, Modifier, Style};
@@ -14,9 +14,8 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-/// The live object as shown: without managedFields (noise), Secret data masked.
-fn shown(v: &Value) -> Value {
-    let mut v = mask_secret(v);
+/// An object as shown: without managedFields (noise).
+fn shown(mut v: Value) -> Value {
     if let Some(Value::Object(meta)) = v.get_mut("metadata") {
         meta.remove("managedFields");
     }
@@ -38,17 +37,20 @@ fn merged(o: &ObjectPlan, live: &Value, patch: &crate::merge::Patch) -> Value {
 
 /// (before, after) YAML texts for an object.
 pub fn texts(o: &ObjectPlan) -> (String, String) {
-    let live = o.live.as_ref().map(shown);
+    let live = o.live.clone();
     let after = match o.action {
-        ObjectAction::Create => o.config.as_ref().map(shown),
+        ObjectAction::Create => o.config.clone(),
         ObjectAction::Prune => None,
         ObjectAction::Unchanged => live.clone(),
         ObjectAction::Update | ObjectAction::Error => match (&o.live, &o.patch) {
-            (Some(l), Some(p)) => Some(shown(&merged(o, l, p))),
+            (Some(l), Some(p)) => Some(merged(o, l, p)),
             (Some(_), None) => live.clone(),
-            (None, _) => o.config.as_ref().map(shown),
+            (None, _) => o.config.clone(),
         },
     };
+    // Secret values masked as a pair, so a changed one still shows changed.
+    let (live, after) = mask_secret_pair(live.as_ref(), after.as_ref());
+    let (live, after) = (live.map(shown), after.map(shown));
     let y = |v: Option<Value>| v.map(|v| to_yaml(&v)).unwrap_or_default();
     (y(live), y(after))
 }
