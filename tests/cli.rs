@@ -250,12 +250,26 @@ fn assert_contract(plan: &Value) {
         }
         for f in o["fields"].as_array().unwrap() {
             let k = keys(f);
-            for required in ["path", "action", "reason"] {
+            for required in plan_json::FIELD_KEYS.iter().chain(&["reason"]) {
                 assert!(k.contains(required), "{f}");
             }
-            let allowed =
-                BTreeSet::from(["path", "config", "live", "lastApplied", "action", "reason"]);
+            let allowed = BTreeSet::from([
+                "path",
+                "config",
+                "live",
+                "lastApplied",
+                "action",
+                "reason",
+                "cause",
+                "owner",
+                "changedAt",
+                "hazards",
+            ]);
             assert!(k.is_subset(&allowed), "{f}");
+            assert!(
+                plan_json::CAUSES.contains(&f["cause"].as_str().unwrap()),
+                "{f}"
+            );
             assert!(["set", "clear", "keep"].contains(&f["action"].as_str().unwrap()));
             assert!(!f["reason"].as_str().unwrap().is_empty());
         }
@@ -297,8 +311,9 @@ fn plan_json_on_the_reference_walkthrough() {
     assert_eq!(replicas["live"], 2);
     assert_eq!(
         keys(replicas),
-        BTreeSet::from(["path", "live", "action", "reason"])
+        BTreeSet::from(["path", "live", "action", "reason", "cause"])
     );
+    assert_eq!(replicas["cause"], "other-writer");
 
     // minReadySeconds: in last-applied, removed from the config.
     let mrs = field(o, "spec.minReadySeconds");

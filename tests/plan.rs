@@ -468,7 +468,13 @@ fn plan_json_contract() {
     }
     assert!(o.get("error").is_none());
     assert_eq!(o["patch"]["type"], json!("strategic"));
+    assert_eq!(o["revertsDrift"], json!(false));
     let fields = o["fields"].as_array().unwrap();
+    for f in fields {
+        for key in plan_json::FIELD_KEYS {
+            assert!(f.get(key).is_some(), "missing {key} in {f}");
+        }
+    }
     let replicas = fields
         .iter()
         .find(|f| f["path"] == "spec.replicas")
@@ -625,4 +631,160 @@ fn partial_from_plan_skips_changes_even_where_live_drifted() {
             ]
         );
     }
+}
+
+/// The example plus every other cause: data.a edited in the
+/// cluster (drift, named writer and time), data.b changed in the manifest
+/// (intended), data.c new, data.d removed, data.e another writer's,
+/// data.f defaulted under apply's own manager.
+fn drifted_configmap() -> (Value, Value) {
+    let la = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default"},
+        "data": {"a": "1", "b": "1", "d": "1"}});
+    let mut live = annotated(la.clone(), &la);
+    live["data"] = json!({"a": "hotfix", "b": "1", "d": "1", "e": "x", "f": "y"});
+    live["metadata"]["managedFields"] = json!([
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-19T08:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:b": {}, "f:d": {}, "f:f": {}}}},
+        {"manager": "kubectl-edit", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-20T10:04:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:a": {}}}},
+        {"manager": "kubectl-patch", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-20T11:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:e": {}}}}
+    ]);
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default"},
+        "data": {"a": "1", "b": "2", "c": "3"}});
+    (config, live)
+}
+
+#[test]
+fn every_field_row_has_a_cause() {
+    use kapply::merge::Cause;
+    let (config, live) = drifted_configmap();
+    let p = plan_against(config.clone(), &live);
+    let cause = |path: &str| {
+        let f = p.fields.iter().find(|f| f.path == path).unwrap();
+        (f.cause, f.owner.clone(), f.changed_at.clone())
+    };
+    assert_eq!(
+        cause("data.a"),
+        (
+            Cause::Drift,
+            Some("kubectl-edit".into()),
+            Some("2026-11-20T10:04:00Z".into())
+        )
+    );
+    assert_eq!(cause("data.b"), (Cause::Intended, None, None));
+    assert_eq!(cause("data.c"), (Cause::New, None, None));
+    assert_eq!(cause("data.d"), (Cause::Removed, None, None));
+    assert_eq!(
+        cause("data.e"),
+        (Cause::OtherWriter, Some("kubectl-patch".into()), None)
+    );
+    assert_eq!(cause("data.f"), (Cause::ServerDefault, None, None));
+    assert!(p.reverts_drift);
+    let drift = p.fields.iter().find(|f| f.path == "data.a").unwrap();
+    assert_eq!(
+        drift.cause_text(),
+        "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it"
+    );
+
+    // The JSON: `cause` beside `reason`, `owner` and `changedAt` where
+    // they apply, `revertsDrift` on the object.
+    let json: Value = serde_json::from_str(&to_json(&Plan {
+        objects: vec![p.clone()],
+        prune_skipped: None,
+    }))
+    .unwrap();
+    let o = &json["objects"][0];
+    assert_eq!(o["revertsDrift"], json!(true));
+    let row = |path: &str| {
+        o["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap()
+            .clone()
+    };
+    let a = row("data.a");
+    assert_eq!(a["cause"], "drift");
+    assert_eq!(a["owner"], "kubectl-edit");
+    assert_eq!(a["changedAt"], "2026-11-20T10:04:00Z");
+    assert_eq!(row("data.e")["cause"], "other-writer");
+    assert_eq!(row("data.e")["owner"], "kubectl-patch");
+    assert_eq!(row("data.f")["cause"], "server-default");
+    assert!(row("data.f").get("owner").is_none());
+    for (path, c) in [
+        ("data.b", "intended"),
+        ("data.c", "new"),
+        ("data.d", "removed"),
+    ] {
+        assert_eq!(row(path)["cause"], c, "{path}");
+        assert!(row(path).get("owner").is_none(), "{path}");
+    }
+    for f in o["fields"].as_array().unwrap() {
+        assert!(plan_json::CAUSES.contains(&f["cause"].as_str().unwrap()));
+    }
+
+    // Without the annotation, apply cannot tell a change from a drift.
+    let mut bare = live.clone();
+    bare["metadata"]["annotations"] = json!({});
+    let p = plan_against(config.clone(), &bare);
+    let a = p.fields.iter().find(|f| f.path == "data.a").unwrap();
+    assert_eq!(a.cause, Cause::Unmanaged);
+    assert!(!p.reverts_drift);
+
+    // A new object: every field is new.
+    let p = plan_object(&manifest(config), None, &PlanOptions::default());
+    assert!(!p.fields.is_empty());
+    assert!(p.fields.iter().all(|f| f.cause == Cause::New));
+
+    // Config, live and last-applied agree except for the drift: reverting
+    // it is the whole update.
+    let (mut config, live) = drifted_configmap();
+    config["data"] = json!({"a": "1", "b": "1", "d": "1"});
+    let p = plan_against(config, &live);
+    assert_eq!(p.action, ObjectAction::Update);
+    assert!(p.reverts_drift);
+    let changes: Vec<_> = p
+        .fields
+        .iter()
+        .filter(|f| f.action != FieldAction::Keep)
+        .map(|f| (f.path.as_str(), f.cause))
+        .collect();
+    assert_eq!(changes, vec![("data.a", Cause::Drift)]);
+}
+
+/// A keyed element someone deleted in the cluster is re-added: a drift
+/// with no writer to name (deleted fields leave managedFields).
+#[test]
+fn a_deleted_element_is_drift_without_a_writer() {
+    use kapply::merge::Cause;
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "sidecar", "image": "busybox"}));
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    let p = plan_against(la, &live);
+    let f = p
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.template.spec.containers[name=sidecar]")
+        .unwrap();
+    assert_eq!(f.cause, Cause::Drift);
+    assert_eq!(f.owner, None);
+    assert_eq!(
+        f.cause_text(),
+        "drift: changed in the cluster; apply reverts it"
+    );
+    assert!(p.reverts_drift);
 }

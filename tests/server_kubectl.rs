@@ -588,7 +588,8 @@ fn imperative_creates_and_tables() {
 
 /// The demo story seeded into the server behaves under real kubectl as
 /// the story says: apply changes the image, clears minReadySeconds, keeps
-/// the scaled replicas; the in-sync objects are unchanged.
+/// the scaled replicas, reverts the kubectl edit of ConfigMap settings
+/// (the drift); the in-sync objects are unchanged.
 #[test]
 fn demo_story_under_kubectl() {
     let Some((k, c)) = setup() else { return };
@@ -604,12 +605,14 @@ fn demo_story_under_kubectl() {
     let out = k.ok(&["apply", "-f", &dir]);
     for line in [
         "namespace/demo unchanged",
-        "configmap/settings unchanged",
+        "configmap/settings configured",
         "service/nginx unchanged",
         "deployment.apps/nginx-deployment configured",
     ] {
         assert!(out.contains(line), "{line} missing from:\n{out}");
     }
+    let settings = c.get("v1", "ConfigMap", Some("demo"), "settings").unwrap();
+    assert_eq!(settings["data"]["LOG_LEVEL"], "info", "drift reverted");
     let live = c
         .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
         .unwrap();

@@ -112,6 +112,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         name: m.id.name.clone(),
         source: Some(m.source.to_string()),
         action: ObjectAction::Error,
+        reverts_drift: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,

@@ -42,6 +42,11 @@ fn row(
         last_applied: a.cloned(),
         action,
         reason: reason.into(),
+        // Decided once all rows exist (causes::classify).
+        cause: super::Cause::Intended,
+        owner: None,
+        changed_at: None,
+        hazards: vec![],
     }
 }
 
