@@ -653,6 +653,62 @@ spec:
     }
 }
 
+/// What a controller does every few seconds (write status, which bumps the
+/// resourceVersion) does not stop an apply whose patch is still the one
+/// reviewed; a change that alters the patch does.
+#[tokio::test]
+async fn status_only_change_since_the_plan_still_applies() {
+    let e = basic_env().await;
+    e.write("app.yaml", &BASIC.replace("replicas: 2", "replicas: 3"));
+    let path = "/apis/apps/v1/namespaces/demo/deployments/web";
+    let plan = e.plan().await;
+    let planned_rv = e.get(path).unwrap()["metadata"]["resourceVersion"].clone();
+    let (code, body) = e.server.api().request(
+        "PATCH",
+        &format!("{path}/status"),
+        Some("application/merge-patch+json"),
+        Some(&json!({"status": {"observedGeneration": 1, "replicas": 2, "readyReplicas": 2}})),
+    );
+    assert_eq!(code, 200, "{body}");
+    let live = e.get(path).unwrap();
+    assert_ne!(live["metadata"]["resourceVersion"], planned_rv);
+    assert_eq!(live["spec"]["replicas"], 2, "status only");
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "Deployment demo/web");
+    assert!(r.ok, "{results:#?}");
+    assert_eq!(r.message, "configured");
+    let live = e.get(path).unwrap();
+    assert_eq!(live["spec"]["replicas"], 3);
+
+    // A spec change that alters the patch: the image was in sync when
+    // planned; someone changes it, so the apply would now set it back.
+    e.write("app.yaml", &BASIC.replace("replicas: 2", "replicas: 4"));
+    let plan = e.plan().await;
+    let (code, body) = e.server.api().request(
+        "PATCH",
+        &format!("{path}?fieldManager=someone"),
+        Some("application/strategic-merge-patch+json"),
+        Some(&json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "nginx", "image": "nginx:1.25"}]}}}})),
+    );
+    assert_eq!(code, 200, "{body}");
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "Deployment demo/web");
+    assert!(!r.ok, "{results:#?}");
+    assert!(
+        r.message.starts_with("changed since the plan")
+            && r.message
+                .contains("spec.template.spec.containers[name=nginx].image"),
+        "{r:?}"
+    );
+    let live = e.get(path).unwrap();
+    assert_eq!(live["spec"]["replicas"], 3, "not written");
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.25"
+    );
+}
+
 #[tokio::test]
 async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
     let e = basic_env().await;
@@ -663,11 +719,12 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
             .replace("replicas: 2", "replicas: 3"),
     );
     let plan = e.plan().await;
-    // Someone else writes the ConfigMap between plan and apply.
+    // Someone else relabels the ConfigMap between plan and apply: the
+    // patch would now also set the label back, which nobody reviewed.
     let mut cm = e
         .get("/api/v1/namespaces/demo/configmaps/settings")
         .unwrap();
-    cm["data"]["extra"] = json!("x");
+    cm["metadata"]["labels"]["app"] = json!("other");
     e.server.api().put_object_as(cm, "someone").unwrap();
     let results = e.apply_all(&plan).await;
     let r = result(&results, "ConfigMap demo/settings");
@@ -680,6 +737,8 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
         .get("/api/v1/namespaces/demo/configmaps/settings")
         .unwrap();
     assert_eq!(live["data"]["color"], "blue", "not overwritten");
+    assert_eq!(live["metadata"]["labels"]["app"], "other");
+    assert!(r.message.contains("metadata.labels.app"), "{r:?}");
     assert_eq!(
         result(&results, "Deployment demo/web").message,
         "configured"
