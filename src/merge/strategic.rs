@@ -380,34 +380,13 @@ fn sorted_by_key<'v>(
         let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
         out.push((go_string(k), v));
     }
-    go_sort(&mut out, |a, b| a.0 <= b.0);
-    Ok(out)
-}
-
-/// Go's `sort.Sort` as strategicpatch calls it: its `Less` is
-/// `sort.StringsAreSorted([]string{a, b})`, true for equal keys too, so
-/// elements sharing a merge key are not kept in order. Up to 12 elements
-/// Go sorts by insertion, which swaps an element before every equal one:
-/// equal keys end up reversed (ports 53/TCP, 53/UDP are diffed as UDP,
-/// TCP, and kubectl's patch carries both). Longer lists use pdqsort, whose
-/// order of equal keys is not reproduced here: there equal keys keep
-/// their order.
-fn go_sort<T>(v: &mut [T], le: impl Fn(&T, &T) -> bool) {
-    if v.len() <= 12 {
-        for i in 1..v.len() {
-            let mut j = i;
-            while j > 0 && le(&v[j], &v[j - 1]) {
-                v.swap(j, j - 1);
-                j -= 1;
-            }
-        }
-    } else {
-        v.sort_by(|a, b| match (le(a, b), le(b, a)) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Less,
-            _ => Ordering::Greater,
-        });
-    }
+    // Go sorts with Less = "i <= j" (sort.StringsAreSorted on the pair),
+    // and sort.Sort's insertion sort (lists up to 12 elements) then
+    // reverses every run of equal keys: elements sharing a merge key are
+    // compared last-first, as kubectl does (recorded from kubectl 1.32).
+    let mut idx: Vec<(usize, (String, &'v Value))> = out.into_iter().enumerate().collect();
+    idx.sort_by(|a, b| a.1.0.cmp(&b.1.0).then(b.0.cmp(&a.0)));
+    Ok(idx.into_iter().map(|(_, e)| e).collect())
 }
 
 fn diff_lists_of_maps(
