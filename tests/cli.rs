@@ -1364,3 +1364,80 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
         "{pending:?}"
     );
 }
+
+/// Offline, the scope of a custom kind comes from a CRD among the --live
+/// objects (or the manifests); without one the plan says it guessed.
+#[test]
+fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let gadget =
+        "apiVersion: demo.kapply.dev/v1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  size: 4\n";
+    write(&d.join("cfg/gadget.yaml"), gadget);
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.demo.kapply.dev"},
+        "spec": {"group": "demo.kapply.dev", "scope": "Cluster",
+            "names": {"plural": "gadgets", "kind": "Gadget"}}});
+    let recorded = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Gadget",
+        "metadata": {"annotations": {}, "name": "g1"}, "spec": {"size": 3}});
+    let live = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Gadget",
+        "metadata": {"name": "g1", "annotations": {LAST_APPLIED: annotation(&recorded)}},
+        "spec": {"size": 3}});
+    write(
+        &d.join("live.json"),
+        &json!({"apiVersion": "v1", "kind": "List", "items": [crd, live]}).to_string(),
+    );
+    write(
+        &d.join("live-no-crd.json"),
+        &serde_json::to_string(&live).unwrap(),
+    );
+
+    // The CRD among the live objects: cluster-scoped, matched, no namespace.
+    let plan = json_out(&kapply(
+        d,
+        &["plan", "-f", "cfg", "--live", "live.json", "-o", "json"],
+    ));
+    let g = &plan["objects"][0];
+    assert_eq!(g["namespace"], Value::Null, "{plan:#}");
+    assert_eq!(g["action"], "update", "{plan:#}");
+    assert_eq!(g["warnings"], json!([]), "{plan:#}");
+    assert!(g["lastApplied"]["metadata"].get("namespace").is_none());
+    assert_eq!(g["patch"]["body"]["spec"], json!({"size": 4}));
+    let la = g["patch"]["body"]["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap();
+    assert!(!la.contains("namespace"), "{la}");
+
+    // The CRD among the manifests does the same.
+    write(&d.join("cfg/crd.json"), &crd.to_string());
+    let plan = json_out(&kapply(
+        d,
+        &[
+            "plan",
+            "-f",
+            "cfg",
+            "--live",
+            "live-no-crd.json",
+            "-o",
+            "json",
+        ],
+    ));
+    let g = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Gadget")
+        .unwrap();
+    assert_eq!(g["namespace"], Value::Null, "{plan:#}");
+    assert_eq!(g["action"], "update", "{plan:#}");
+    assert_eq!(g["warnings"], json!([]), "{plan:#}");
+    std::fs::remove_file(d.join("cfg/crd.json")).unwrap();
+
+    // No CRD anywhere: planned as namespaced, and the plan says so.
+    let out = kapply(d, &["diff", "-f", "cfg", "--live", "live-no-crd.json"]);
+    out.assert_stdout("+ Gadget default/g1 (create)");
+    out.assert_stdout(
+        "warning: the scope of Gadget.demo.kapply.dev is unknown offline (no CustomResourceDefinition \
+         for it among the manifests or the --live objects): planned as namespaced in \"default\"",
+    );
+}

@@ -1752,3 +1752,164 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
     assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains(&url), "{err}");
 }
+
+const GADGET_CRD: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.demo.kapply.dev
+spec:
+  group: demo.kapply.dev
+  scope: Cluster
+  names:
+    plural: gadgets
+    singular: gadget
+    kind: Gadget
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+const GADGET: &str = "\
+apiVersion: demo.kapply.dev/v1
+kind: Gadget
+metadata:
+  name: g1
+spec:
+  size: 3
+  color: red
+";
+
+/// The live object without what the server assigns per write.
+fn comparable(mut live: Value) -> Value {
+    if let Some(md) = live["metadata"].as_object_mut() {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+            "generation",
+        ] {
+            md.remove(k);
+        }
+    }
+    live
+}
+
+/// A cluster-scoped custom kind whose CRD is not among the manifests: its
+/// scope comes from discovery, so neither the annotation nor the bodies
+/// carry the namespace the load filled in; kapply's POST and PATCH are
+/// kubectl's, byte for byte.
+#[tokio::test]
+async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
+    let e = env().await;
+    // The CRD is applied apart: the manifests do not say the scope.
+    let crd_dir = e.dir.path().join("crd");
+    std::fs::create_dir(&crd_dir).unwrap();
+    std::fs::write(crd_dir.join("crd.yaml"), GADGET_CRD).unwrap();
+    let crd_loaded = load(&LoadOptions {
+        paths: vec![crd_dir.clone()],
+        ..Default::default()
+    });
+    let crd_plan = e
+        .session
+        .plan(&crd_loaded, &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
+    assert!(e.apply_all(&crd_plan).await.iter().all(|r| r.ok));
+
+    e.write("gadget.yaml", GADGET);
+    let plan = e.plan().await;
+    let g = find(&plan, "Gadget", "g1");
+    assert_eq!(g.namespace, None, "{g:#?}");
+    assert_eq!(g.display_name(), "Gadget g1");
+    assert!(
+        g.config.as_ref().unwrap()["metadata"]
+            .get("namespace")
+            .is_none(),
+        "{g:#?}"
+    );
+    let la = g.last_applied.as_ref().unwrap();
+    assert!(la["metadata"].get("namespace").is_none(), "{la}");
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert_eq!(result(&results, "Gadget g1").message, "created");
+    let post = |reqs: Vec<RecordedRequest>| {
+        reqs.into_iter()
+            .find(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
+            .unwrap()
+    };
+    let ours = post(e.server.requests());
+    assert_eq!(ours.path, "/apis/demo.kapply.dev/v1/gadgets");
+    let path = "/apis/demo.kapply.dev/v1/gadgets/g1";
+    let ours_live = e.get(path).unwrap();
+    let annotation = ours_live["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        annotation,
+        "{\"apiVersion\":\"demo.kapply.dev/v1\",\"kind\":\"Gadget\",\"metadata\":{\"annotations\":{},\"name\":\"g1\"},\"spec\":{\"color\":\"red\",\"size\":3}}\n"
+    );
+    // Unchanged on the next plan: the annotation agrees with the live object.
+    let plan = e.plan().await;
+    assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
+
+    // kubectl: the same POST, the same annotation, the same live object.
+    let dir = e.manifests();
+    let dir = dir.to_str().unwrap();
+    let Some((code, _, err)) = e.kubectl(&["delete", "-f", dir], &[]).await else {
+        return;
+    };
+    assert_eq!(code, 0, "{err}");
+    assert!(e.get(path).is_none());
+    e.server.clear_requests();
+    let (code, out, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gadget.demo.kapply.dev/g1 created"), "{out}");
+    let theirs = post(e.server.requests());
+    assert_eq!(ours.path, theirs.path);
+    assert_eq!(ours.query, theirs.query);
+    assert_eq!(
+        kapply::merge::go_json(ours.body.as_ref().unwrap()),
+        kapply::merge::go_json(theirs.body.as_ref().unwrap())
+    );
+    let theirs_live = e.get(path).unwrap();
+    assert_eq!(
+        theirs_live["metadata"]["annotations"][LAST_APPLIED].as_str(),
+        Some(annotation.as_str())
+    );
+    assert_eq!(comparable(ours_live), comparable(theirs_live));
+
+    // An update: kapply plans the PATCH kubectl sends.
+    e.write(
+        "gadget.yaml",
+        &GADGET.replace("size: 3\n  color: red\n", "size: 4\n"),
+    );
+    let planned = e.plan().await;
+    let g = find(&planned, "Gadget", "g1");
+    assert_eq!(g.action, ObjectAction::Update);
+    e.server.clear_requests();
+    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    let patches = e.requests(|r| r.method == "PATCH");
+    assert_eq!(patches.len(), 1, "{patches:#?}");
+    assert_eq!(patches[0].path, path);
+    let patch = g.patch.as_ref().unwrap();
+    assert_eq!(
+        patches[0].content_type.as_deref(),
+        Some(patch.kind.content_type())
+    );
+    assert_eq!(
+        kapply::merge::go_json(patches[0].body.as_ref().unwrap()),
+        kapply::merge::go_json(&patch.body)
+    );
+    let plan = e.plan().await;
+    assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
+}

@@ -17,7 +17,8 @@
 //! the patch metadata table, the resources of [`resources::builtin`] plus
 //! those of stored CRDs; GET, LIST (selectors, paging), WATCH, POST, PUT,
 //! PATCH (strategic, merge, json, apply), DELETE, deletecollection,
-//! `dryRun=All`, `/scale`, `/status`; uid, resourceVersion, generation,
+//! dry runs (`dryRun=All` in the query, or `dryRun: ["All"]` in a DELETE's
+//! DeleteOptions body, where kubectl sends it), `/scale`, `/status`; uid, resourceVersion, generation,
 //! managedFields; defaulting and the validation users meet; Status errors
 //! worded as kube-apiserver words them.
 
