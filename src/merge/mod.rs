@@ -336,6 +336,7 @@ pub mod path {
 
 mod causes;
 mod fields;
+mod hazards;
 mod jsonmerge;
 mod owners;
 mod strategic;
@@ -629,6 +630,7 @@ pub fn three_way(
         }
     }
     classify(&mut walker.rows, live, last_applied);
+    hazards::find(&mut walker.rows, live, patch.as_ref(), schema);
     Ok(ThreeWay {
         fields: walker.rows,
         patch,
