@@ -183,8 +183,12 @@ pub struct DemoArgs {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a kubeconfig for the embedded cluster here, so kubectl can use it.
+    /// An existing file is overwritten only if kapply demo wrote it.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// Overwrite an existing --kubeconfig-out file even if kapply demo did not write it.
+    #[arg(long, requires = "kubeconfig_out")]
+    pub force: bool,
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -851,7 +855,7 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     // `Demo`'s drop) whenever a signal ends the demo.
     let mut signals = crate::signals::Signals::new()?;
     let demo = tokio::select! {
-        d = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone()) => d?,
+        d = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force) => d?,
         n = signals.recv() => return Ok(crate::signals::exit_code(n)),
     };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
