@@ -189,8 +189,12 @@ pub struct DemoArgs {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a kubeconfig for the embedded cluster here, so kubectl can use it.
+    /// An existing file is overwritten only if kapply demo wrote it.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// Overwrite an existing --kubeconfig-out file even if kapply demo did not write it.
+    #[arg(long, requires = "kubeconfig_out")]
+    pub force: bool,
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -363,8 +367,9 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
         let mut loaded = manifest::load(&opts);
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
+        let default_ns = opts.namespace.as_deref().unwrap_or("default");
         return Ok(Made {
-            plan: offline_plan(&loaded, &live),
+            plan: offline_plan(&loaded, &live, default_ns),
             cluster: None,
             unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
         });
@@ -395,7 +400,11 @@ fn require_objects(plan: &Plan) -> anyhow::Result<()> {
 
 /// The plan against live objects read from files: the same rows as
 /// against a cluster, matched by group, kind, namespace and name.
-pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
+/// Without discovery, the scope of a custom kind comes from a
+/// CustomResourceDefinition among the manifests or the live objects; where
+/// none defines it the object is planned as namespaced (in `default_ns`
+/// unless it names one) and a warning on it says the scope is a guess.
+pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &str) -> Plan {
     let key = |api_version: &str, kind: &str, ns: Option<&str>, name: &str| {
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
         (
@@ -421,18 +430,42 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
         })
         .collect();
     let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
+    let scopes: std::collections::HashMap<(String, String), bool> = live
+        .iter()
+        .chain(loaded.manifests.iter().map(|m| &m.object))
+        .filter_map(manifest::crd_scope)
+        .map(|(g, k, namespaced)| ((g, k), namespaced))
+        .collect();
     for m in &loaded.manifests {
+        let mut m = m.clone();
+        let mut unknown_scope = false;
+        if manifest::is_namespaced(&m.id.api_version(), &m.id.kind).is_none() {
+            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
+                Some(&namespaced) => m.set_scope(namespaced, default_ns),
+                None => unknown_scope = true,
+            }
+        }
         let k = key(
             &m.id.api_version(),
             &m.id.kind,
             m.id.namespace.as_deref(),
             &m.id.name,
         );
-        objects.push(plan::plan_object(
-            m,
-            index.get(&k).copied(),
-            &Default::default(),
-        ));
+        let mut row = plan::plan_object(&m, index.get(&k).copied(), &Default::default());
+        if unknown_scope {
+            let group_kind = if m.id.group.is_empty() {
+                m.id.kind.clone()
+            } else {
+                format!("{}.{}", m.id.kind, m.id.group)
+            };
+            row.warnings.push(format!(
+                "the scope of {group_kind} is unknown offline (no CustomResourceDefinition for it \
+                 among the manifests or the --live objects): planned as namespaced in {:?}; \
+                 if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
+                m.id.namespace.as_deref().unwrap_or(default_ns)
+            ));
+        }
+        objects.push(row);
     }
     Plan {
         objects,
@@ -805,16 +838,25 @@ async fn run_tui(
     load: LoadOptions,
     prune: PruneOptions,
 ) -> anyhow::Result<u8> {
-    run_engine(KubeEngine::new(session, load, prune)).await
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
 }
 
-async fn run_engine(engine: KubeEngine) -> anyhow::Result<u8> {
+/// Run the TUI; a signal that ends it exits with the shell's code for it
+/// (128 + n), after the terminal is restored and (demo) the temporary
+/// directory removed by the callers' drops.
+async fn run_engine(
+    engine: KubeEngine,
+    signals: &mut crate::signals::Signals,
+) -> anyhow::Result<u8> {
     let opts = crate::tui::Options {
         color: color_enabled(true),
         ..Default::default()
     };
-    crate::tui::run(Arc::new(engine), opts).await?;
-    Ok(0)
+    match crate::tui::run(Arc::new(engine), opts, signals).await? {
+        crate::tui::Ended::Quit => Ok(0),
+        crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
+    }
 }
 
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
@@ -828,7 +870,13 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone()).await?;
+    // Caught from the start, so the temporary directory is removed (by
+    // `Demo`'s drop) whenever a signal ends the demo.
+    let mut signals = crate::signals::Signals::new()?;
+    let demo = tokio::select! {
+        d = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force) => d?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
         println!("kapply demo cluster: {}", demo.server.url());
@@ -837,9 +885,13 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
         println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
         println!("serving until Ctrl-C");
-        tokio::signal::ctrl_c().await?;
+        // Stopping the server is its normal end: exit 0 on any of them.
+        signals.recv().await;
         return Ok(0);
     }
-    let engine = demo.engine().await?;
-    run_engine(engine).await
+    let engine = tokio::select! {
+        e = demo.engine() => e?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
+    run_engine(engine, &mut signals).await
 }
