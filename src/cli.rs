@@ -192,8 +192,12 @@ pub struct DemoArgs {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a kubeconfig for the embedded cluster here, so kubectl can use it.
+    /// An existing file is overwritten only if kapply demo wrote it.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// Overwrite an existing --kubeconfig-out file even if kapply demo did not write it.
+    #[arg(long, requires = "kubeconfig_out")]
+    pub force: bool,
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -379,8 +383,9 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
         let mut loaded = crate::inputs::load(&opts).await?;
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
+        let default_ns = opts.namespace.as_deref().unwrap_or("default");
         return Ok(Made {
-            plan: offline_plan(&loaded, &live),
+            plan: offline_plan(&loaded, &live, default_ns),
             cluster: None,
             unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
         });
@@ -411,7 +416,11 @@ fn require_objects(plan: &Plan) -> anyhow::Result<()> {
 
 /// The plan against live objects read from files: the same rows as
 /// against a cluster, matched by group, kind, namespace and name.
-pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
+/// Without discovery, the scope of a custom kind comes from a
+/// CustomResourceDefinition among the manifests or the live objects; where
+/// none defines it the object is planned as namespaced (in `default_ns`
+/// unless it names one) and a warning on it says the scope is a guess.
+pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &str) -> Plan {
     let key = |api_version: &str, kind: &str, ns: Option<&str>, name: &str| {
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
         (
@@ -437,18 +446,42 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
         })
         .collect();
     let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
+    let scopes: std::collections::HashMap<(String, String), bool> = live
+        .iter()
+        .chain(loaded.manifests.iter().map(|m| &m.object))
+        .filter_map(manifest::crd_scope)
+        .map(|(g, k, namespaced)| ((g, k), namespaced))
+        .collect();
     for m in &loaded.manifests {
+        let mut m = m.clone();
+        let mut unknown_scope = false;
+        if manifest::is_namespaced(&m.id.api_version(), &m.id.kind).is_none() {
+            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
+                Some(&namespaced) => m.set_scope(namespaced, default_ns),
+                None => unknown_scope = true,
+            }
+        }
         let k = key(
             &m.id.api_version(),
             &m.id.kind,
             m.id.namespace.as_deref(),
             &m.id.name,
         );
-        objects.push(plan::plan_object(
-            m,
-            index.get(&k).copied(),
-            &Default::default(),
-        ));
+        let mut row = plan::plan_object(&m, index.get(&k).copied(), &Default::default());
+        if unknown_scope {
+            let group_kind = if m.id.group.is_empty() {
+                m.id.kind.clone()
+            } else {
+                format!("{}.{}", m.id.kind, m.id.group)
+            };
+            row.warnings.push(format!(
+                "the scope of {group_kind} is unknown offline (no CustomResourceDefinition for it \
+                 among the manifests or the --live objects): planned as namespaced in {:?}; \
+                 if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
+                m.id.namespace.as_deref().unwrap_or(default_ns)
+            ));
+        }
+        objects.push(row);
     }
     Plan {
         objects,
@@ -829,7 +862,7 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone()).await?;
+    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force).await?;
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
         println!("kapply demo cluster: {}", demo.server.url());

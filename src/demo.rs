@@ -13,7 +13,7 @@
 //! The story (namespace `demo`, every object labelled `app=demo`):
 //! 1. `kubectl apply -f` of the first directory: `Namespace demo`, the CRD
 //!    `widgets.demo.kapply.dev`, `ConfigMap settings`, `Service nginx` (as
-//!    in `assets/demo/`, so in sync now), the reference page's
+//!    in `assets/demo/`; in sync now but for step 6), the reference page's
 //!    simple_deployment.yaml (image nginx:1.14.2, minReadySeconds 5),
 //!    `Secret db-credentials` (the old password) and `ConfigMap
 //!    old-settings` (whose manifest has since been removed: a prune
@@ -31,6 +31,9 @@
 //!    `scale` (not `kubectl-scale`; recorded from kubectl 1.32).
 //! 5. `kubectl patch widget sprocket --type merge`: another writer sets
 //!    `spec.owner`, which apply keeps; the manifest changes `spec.size`.
+//! 6. `kubectl edit configmap settings`: someone sets `LOG_LEVEL` to
+//!    `debug` in the cluster while the manifest (and last-applied) still
+//!    say `info`: a drift, written by `kubectl-edit`, which apply reverts.
 
 use crate::manifest::{self, LoadOptions, Manifest};
 use crate::server::{ApiServer, RunningServer};
@@ -129,12 +132,20 @@ pub struct Demo {
 impl Demo {
     /// Start the server on `port` (a free one when `None`), seed the story,
     /// write the manifests to a temporary directory and the kubeconfig to
-    /// `kubeconfig_out` (default: beside the manifests).
+    /// `kubeconfig_out` (default: beside the manifests). An existing
+    /// `kubeconfig_out` is overwritten only when an earlier demo wrote it,
+    /// or with `force`; otherwise nothing starts.
     pub async fn start(
         port: Option<u16>,
         kubeconfig_out: Option<std::path::PathBuf>,
+        force: bool,
     ) -> anyhow::Result<Demo> {
         use anyhow::Context;
+        if let Some(path) = &kubeconfig_out
+            && !force
+        {
+            check_overwritable(path)?;
+        }
         let server = crate::server::start(crate::server::ServerOptions { port }).await?;
         seed(&server).await.context("seeding the demo cluster")?;
         let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
@@ -176,6 +187,28 @@ impl Demo {
         };
         Ok(KubeEngine::new(session, load, prune))
     }
+}
+
+/// Refuses to overwrite a file the demo did not write (pointed at
+/// `~/.kube/config`, it would destroy a real configuration).
+fn check_overwritable(path: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => anyhow::bail!("--kubeconfig-out {}: {e}", path.display()),
+    };
+    let mut first = String::new();
+    // Only the first line matters; a file that is not text is not ours.
+    let _ = std::io::BufReader::new(file).read_line(&mut first);
+    if first.trim_end() == crate::server::KUBECONFIG_MARK {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--kubeconfig-out {}: the file exists and was not written by kapply demo; \
+         refusing to overwrite it (choose another path, or pass --force)",
+        path.display()
+    )
 }
 
 /// Replay the story's history into a freshly started server. Fails, naming
@@ -275,6 +308,22 @@ pub fn seed_api(api: &ApiServer) -> anyhow::Result<()> {
         Some((
             "application/merge-patch+json",
             &json!({"spec": {"owner": "team-a"}}),
+        )),
+        200,
+    )?;
+    // 7. `kubectl edit configmap settings -n demo`, LOG_LEVEL info -> debug:
+    //    GET, then the two-way strategic merge patch of the edit (kubectl
+    //    edit leaves the last-applied annotation alone).
+    let what = "kubectl edit configmap settings";
+    let settings = format!("{configmaps}/settings");
+    kubectl.send(what, Method::GET, &settings, None, 200)?;
+    kubectl.send(
+        what,
+        Method::PATCH,
+        &format!("{settings}?fieldManager=kubectl-edit&fieldValidation=Strict"),
+        Some((
+            "application/strategic-merge-patch+json",
+            &json!({"data": {"LOG_LEVEL": "debug"}}),
         )),
         200,
     )?;
@@ -436,7 +485,7 @@ impl<'a> Kubectl<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::{FieldAction, FieldChange, LAST_APPLIED, PatchType};
+    use crate::merge::{Cause, FieldAction, FieldChange, LAST_APPLIED, PatchType};
     use crate::plan::{self, ObjectAction, ObjectPlan, PlanOptions};
     use crate::server::ServerOptions;
 
@@ -678,10 +727,9 @@ mod tests {
                 .unwrap_or_else(|| panic!("{} is live", m.id));
             let p = plan::plan_object(&m, Some(&live), &PlanOptions::default());
             let expected = match *file {
-                "00-namespace.yaml"
-                | "01-crd-widgets.yaml"
-                | "02-configmap-settings.yaml"
-                | "03-service.yaml" => ObjectAction::Unchanged,
+                "00-namespace.yaml" | "01-crd-widgets.yaml" | "03-service.yaml" => {
+                    ObjectAction::Unchanged
+                }
                 _ => ObjectAction::Update,
             };
             assert_eq!(p.action, expected, "{file}: {p:#?}");
@@ -690,6 +738,23 @@ mod tests {
                     assert!(p.warnings.iter().any(|w| w.contains("missing")), "{p:#?}");
                     assert_eq!(field(&p, "data.dark-mode").action, FieldAction::Set);
                     assert_eq!(field(&p, "data.legacy-ui").action, FieldAction::Keep);
+                }
+                "02-configmap-settings.yaml" => {
+                    // Only the drift: apply reverts kubectl edit's change.
+                    let changes: Vec<_> = p
+                        .fields
+                        .iter()
+                        .filter(|f| f.action != FieldAction::Keep)
+                        .collect();
+                    assert_eq!(changes.len(), 1, "{p:#?}");
+                    let f = changes[0];
+                    assert_eq!(f.path, "data.LOG_LEVEL");
+                    assert_eq!(f.cause, Cause::Drift);
+                    assert_eq!(f.owner.as_deref(), Some("kubectl-edit"));
+                    assert!(f.changed_at.is_some(), "{f:#?}");
+                    assert_eq!(f.live, Some(json!("debug")));
+                    assert_eq!(f.config, Some(json!("info")));
+                    assert!(p.reverts_drift);
                 }
                 "06-secret.yaml" => {
                     assert_eq!(field(&p, "data.password").action, FieldAction::Set);

@@ -27,6 +27,10 @@ pub struct ObjectPlan {
     /// `file:line` of the manifest; `None` for prune candidates.
     pub source: Option<String>,
     pub action: ObjectAction,
+    /// Applying reverts a change made in the cluster (some field's cause
+    /// is `drift`).
+    #[serde(default)]
+    pub reverts_drift: bool,
     pub fields: Vec<FieldChange>,
     pub patch: Option<Patch>,
     /// The new last-applied configuration (what the annotation will hold).
@@ -84,8 +88,8 @@ fn serialize_block<S: serde::Serializer>(b: &Option<PruneBlock>, s: S) -> Result
 
 use crate::manifest::Manifest;
 use crate::merge::path::{self, Segment};
-use crate::merge::{self, FieldAction, LAST_APPLIED, PatchType};
-use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
+use crate::merge::{self, Cause, FieldAction, LAST_APPLIED, PatchType};
+use crate::patchmeta::PatchMeta;
 use serde_json::Map;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -192,6 +196,7 @@ fn base_plan(config: &Value, source: Option<String>, action: ObjectAction) -> Ob
         name: str_at(config, "/metadata/name").unwrap_or_default().into(),
         source,
         action,
+        reverts_drift: false,
         fields: vec![],
         patch: None,
         last_applied: None,
@@ -274,29 +279,25 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
                 ObjectAction::Unchanged
             };
             plan.fields = tw.fields;
-            // Name the other writer where managedFields knows it.
-            let owners = field_owners(live);
+            // Name the other writer of a kept field (the core decided
+            // the cause from managedFields).
             for f in &mut plan.fields {
-                if f.action != FieldAction::Keep {
-                    continue;
-                }
-                match owners.get(&f.path).map(String::as_str) {
-                    // Apply's own manager owns a field last-applied never
-                    // named: the server defaulted it when apply wrote the object.
-                    Some("kubectl-client-side-apply" | "before-first-apply") => {
+                match (f.action, f.cause, f.owner.as_deref()) {
+                    (FieldAction::Keep, Cause::ServerDefault, _) => {
                         f.reason =
                             "live only: defaulted by the server when apply wrote the object \
                                     (not in config or last-applied)"
                                 .into();
                     }
-                    Some(owner) => {
+                    (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
                         f.reason = format!(
                             "live only: owned by another writer, {owner} (not in config or last-applied)"
                         );
                     }
-                    None => {}
+                    _ => {}
                 }
             }
+            plan.reverts_drift = merge::reverts_drift(&plan.fields);
             plan.last_applied = Some(tw.last_applied);
             plan.warnings
                 .extend(hazards(&m.id.kind, &config, live, tw.patch.as_ref()));
@@ -956,100 +957,13 @@ pub fn to_json(plan: &Plan) -> String {
 
 /// Which manager owns which field, from `metadata.managedFields`
 /// (fieldsV1): path -> manager (several managers joined by ", ").
+/// [`merge::FieldOwners`] is the lookup the plan uses (nearest owned
+/// ancestor, write times).
 pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
-    let mut out: BTreeMap<String, String> = BTreeMap::new();
-    let Some(entries) = live
-        .pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
-    else {
-        return out;
-    };
-    let schema = match (str_at(live, "/apiVersion"), str_at(live, "/kind")) {
-        (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
-        _ => None,
-    };
-    for e in entries {
-        let Some(manager) = e.get("manager").and_then(Value::as_str) else {
-            continue;
-        };
-        if let Some(f) = e.get("fieldsV1") {
-            walk_fields_v1("", f, schema, manager, &mut out);
-        }
-    }
-    out
-}
-
-fn record_owner(out: &mut BTreeMap<String, String>, path: &str, manager: &str) {
-    if path.is_empty() {
-        return;
-    }
-    let entry = out.entry(path.into()).or_default();
-    if entry.is_empty() {
-        *entry = manager.into();
-    } else if !entry.split(", ").any(|x| x == manager) {
-        entry.push_str(", ");
-        entry.push_str(manager);
-    }
-}
-
-/// The path of a list element named by its fieldsV1 key (`k:{...}`): by
-/// the patch merge key when the schema has one (as the field plan names
-/// it), else by all its keys.
-fn keyed_element(p: &str, keys: &Map<String, Value>, schema: Option<Schema>) -> String {
-    if let Some(ListStrategy::MergeByKey(mk)) = schema.map(|s| s.list_strategy())
-        && let Some(v) = keys.get(&mk)
-    {
-        return path::element(p, &mk, v);
-    }
-    if keys.len() == 1
-        && let Some((k, v)) = keys.iter().next()
-    {
-        return path::element(p, k, v);
-    }
-    let parts: Vec<String> = keys
-        .iter()
-        .map(|(k, v)| format!("{k}={}", path::element_value(v)))
-        .collect();
-    format!("{p}[{}]", parts.join(","))
-}
-
-fn walk_fields_v1(
-    p: &str,
-    node: &Value,
-    schema: Option<Schema>,
-    manager: &str,
-    out: &mut BTreeMap<String, String>,
-) {
-    let Some(m) = node.as_object() else {
-        return;
-    };
-    if m.is_empty() {
-        record_owner(out, p, manager);
-        return;
-    }
-    for (k, v) in m {
-        if k == "." {
-            record_owner(out, p, manager);
-            continue;
-        }
-        let (sub, sub_schema) = if let Some(name) = k.strip_prefix("f:") {
-            (path::key(p, name), schema.and_then(|s| s.field(name)))
-        } else if let Some(keyjson) = k.strip_prefix("k:") {
-            let items = schema.and_then(|s| s.items());
-            match serde_json::from_str::<Map<String, Value>>(keyjson) {
-                Ok(keys) => (keyed_element(p, &keys, schema), items),
-                Err(_) => (format!("{p}[{keyjson}]"), items),
-            }
-        } else if let Some(val) = k.strip_prefix("v:") {
-            let v: Value = serde_json::from_str(val).unwrap_or(Value::String(val.into()));
-            (format!("{p}[{}]", path::element_value(&v)), None)
-        } else if let Some(i) = k.strip_prefix("i:") {
-            (format!("{p}[{i}]"), schema.and_then(|s| s.items()))
-        } else {
-            (path::key(p, k), None)
-        };
-        walk_fields_v1(&sub, v, sub_schema, manager, out);
-    }
+    merge::FieldOwners::from_live(live)
+        .exact()
+        .map(|(p, ms)| (p.to_string(), ms.join(", ")))
+        .collect()
 }
 
 fn show(v: &Option<Value>) -> String {

@@ -250,12 +250,26 @@ fn assert_contract(plan: &Value) {
         }
         for f in o["fields"].as_array().unwrap() {
             let k = keys(f);
-            for required in ["path", "action", "reason"] {
+            for required in plan_json::FIELD_KEYS.iter().chain(&["reason"]) {
                 assert!(k.contains(required), "{f}");
             }
-            let allowed =
-                BTreeSet::from(["path", "config", "live", "lastApplied", "action", "reason"]);
+            let allowed = BTreeSet::from([
+                "path",
+                "config",
+                "live",
+                "lastApplied",
+                "action",
+                "reason",
+                "cause",
+                "owner",
+                "changedAt",
+                "hazards",
+            ]);
             assert!(k.is_subset(&allowed), "{f}");
+            assert!(
+                plan_json::CAUSES.contains(&f["cause"].as_str().unwrap()),
+                "{f}"
+            );
             assert!(["set", "clear", "keep"].contains(&f["action"].as_str().unwrap()));
             assert!(!f["reason"].as_str().unwrap().is_empty());
         }
@@ -297,8 +311,9 @@ fn plan_json_on_the_reference_walkthrough() {
     assert_eq!(replicas["live"], 2);
     assert_eq!(
         keys(replicas),
-        BTreeSet::from(["path", "live", "action", "reason"])
+        BTreeSet::from(["path", "live", "action", "reason", "cause"])
     );
+    assert_eq!(replicas["cause"], "other-writer");
 
     // minReadySeconds: in last-applied, removed from the config.
     let mrs = field(o, "spec.minReadySeconds");
@@ -1179,11 +1194,10 @@ impl Drop for Reaper {
     }
 }
 
-#[test]
-fn demo_serves_until_interrupted() {
-    let port = server::unused_port();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("demo-kubeconfig");
+/// Starts `kapply demo --no-tui --port PORT --kubeconfig-out FILE EXTRA...`
+/// and waits for its banner (at most a minute): the running child and the
+/// banner lines.
+fn start_demo(port: u16, kubeconfig: &Path, extra: &[&str]) -> (Reaper, Vec<String>) {
     let child = Command::new(KAPPLY)
         .args([
             "demo",
@@ -1192,7 +1206,8 @@ fn demo_serves_until_interrupted() {
             &port.to_string(),
             "--kubeconfig-out",
         ])
-        .arg(&kubeconfig)
+        .arg(kubeconfig)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1218,7 +1233,7 @@ fn demo_serves_until_interrupted() {
                 let done = line.contains("serving until Ctrl-C");
                 banner.push(line);
                 if done {
-                    break;
+                    return (reaper, banner);
                 }
             }
             Err(e) => {
@@ -1230,6 +1245,26 @@ fn demo_serves_until_interrupted() {
             }
         }
     }
+}
+
+/// Ctrl-C ends the demo cleanly.
+fn interrupt_demo(mut reaper: Reaper) {
+    let mut child = reaper.0.take().unwrap();
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "kapply demo after SIGINT: {status}");
+}
+
+#[test]
+fn demo_serves_until_interrupted() {
+    let port = server::unused_port();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("demo-kubeconfig");
+    let (reaper, banner) = start_demo(port, &kubeconfig, &[]);
     let url = format!("http://127.0.0.1:{port}");
     assert!(banner.iter().any(|l| l.contains(&url)), "{banner:?}");
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
@@ -1252,16 +1287,48 @@ fn demo_serves_until_interrupted() {
         assert_eq!(out.code, Some(0), "{out:?}");
         out.assert_stdout("nginx-deployment");
     }
+    interrupt_demo(reaper);
 
-    // Ctrl-C ends it cleanly.
-    let mut child = reaper.0.take().unwrap();
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let status = child.wait().unwrap();
-    assert!(status.success(), "kapply demo after SIGINT: {status}");
+    // A second demo may overwrite the kubeconfig the first one wrote.
+    let port = server::unused_port();
+    let (reaper, _) = start_demo(port, &kubeconfig, &[]);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        text.contains(&format!("server: http://127.0.0.1:{port}")),
+        "{text}"
+    );
+    interrupt_demo(reaper);
+}
+
+#[test]
+fn demo_refuses_to_overwrite_a_kubeconfig_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("config");
+    let mine = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\n\
+                contexts:\n- name: prod\n  context: {cluster: prod, user: me}\ncurrent-context: prod\nusers:\n- name: me\n  user: {}\n";
+    std::fs::write(&kubeconfig, mine).unwrap();
+    let out = kapply(
+        dir.path(),
+        &["demo", "--no-tui", "--kubeconfig-out", "config"],
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    out.assert_stderr(
+        "error: kapply demo: --kubeconfig-out config: the file exists and was not written by kapply demo; \
+         refusing to overwrite it (choose another path, or pass --force)",
+    );
+    assert_eq!(std::fs::read_to_string(&kubeconfig).unwrap(), mine);
+
+    // --force overwrites it.
+    let port = server::unused_port();
+    let (reaper, _) = start_demo(port, &kubeconfig, &["--force"]);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        text.contains(&format!("server: http://127.0.0.1:{port}")),
+        "{text}"
+    );
+    assert!(!text.contains("prod.example"), "{text}");
+    interrupt_demo(reaper);
 }
 
 /// `apply --plan FILE` applies only what the (edited) plan lists: a change
@@ -1347,5 +1414,82 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
     assert!(
         !pending.contains(&("settings".into(), "data.color".into())),
         "{pending:?}"
+    );
+}
+
+/// Offline, the scope of a custom kind comes from a CRD among the --live
+/// objects (or the manifests); without one the plan says it guessed.
+#[test]
+fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let gadget =
+        "apiVersion: demo.kapply.dev/v1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  size: 4\n";
+    write(&d.join("cfg/gadget.yaml"), gadget);
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.demo.kapply.dev"},
+        "spec": {"group": "demo.kapply.dev", "scope": "Cluster",
+            "names": {"plural": "gadgets", "kind": "Gadget"}}});
+    let recorded = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Gadget",
+        "metadata": {"annotations": {}, "name": "g1"}, "spec": {"size": 3}});
+    let live = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Gadget",
+        "metadata": {"name": "g1", "annotations": {LAST_APPLIED: annotation(&recorded)}},
+        "spec": {"size": 3}});
+    write(
+        &d.join("live.json"),
+        &json!({"apiVersion": "v1", "kind": "List", "items": [crd, live]}).to_string(),
+    );
+    write(
+        &d.join("live-no-crd.json"),
+        &serde_json::to_string(&live).unwrap(),
+    );
+
+    // The CRD among the live objects: cluster-scoped, matched, no namespace.
+    let plan = json_out(&kapply(
+        d,
+        &["plan", "-f", "cfg", "--live", "live.json", "-o", "json"],
+    ));
+    let g = &plan["objects"][0];
+    assert_eq!(g["namespace"], Value::Null, "{plan:#}");
+    assert_eq!(g["action"], "update", "{plan:#}");
+    assert_eq!(g["warnings"], json!([]), "{plan:#}");
+    assert!(g["lastApplied"]["metadata"].get("namespace").is_none());
+    assert_eq!(g["patch"]["body"]["spec"], json!({"size": 4}));
+    let la = g["patch"]["body"]["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap();
+    assert!(!la.contains("namespace"), "{la}");
+
+    // The CRD among the manifests does the same.
+    write(&d.join("cfg/crd.json"), &crd.to_string());
+    let plan = json_out(&kapply(
+        d,
+        &[
+            "plan",
+            "-f",
+            "cfg",
+            "--live",
+            "live-no-crd.json",
+            "-o",
+            "json",
+        ],
+    ));
+    let g = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Gadget")
+        .unwrap();
+    assert_eq!(g["namespace"], Value::Null, "{plan:#}");
+    assert_eq!(g["action"], "update", "{plan:#}");
+    assert_eq!(g["warnings"], json!([]), "{plan:#}");
+    std::fs::remove_file(d.join("cfg/crd.json")).unwrap();
+
+    // No CRD anywhere: planned as namespaced, and the plan says so.
+    let out = kapply(d, &["diff", "-f", "cfg", "--live", "live-no-crd.json"]);
+    out.assert_stdout("+ Gadget default/g1 (create)");
+    out.assert_stdout(
+        "warning: the scope of Gadget.demo.kapply.dev is unknown offline (no CustomResourceDefinition \
+         for it among the manifests or the --live objects): planned as namespaced in \"default\"",
     );
 }

@@ -71,6 +71,14 @@ fn run_story_with_kubectl(kubectl: &Kubectl, dir: &Path) {
         "-p",
         r#"{"spec":{"owner":"team-a"}}"#,
     ]);
+    // kubectl edit through an "editor" that changes one value in place.
+    kubectl.ok_env(
+        &["edit", "configmap", "settings", "-n", "demo"],
+        &[(
+            "KUBE_EDITOR",
+            "sed -i -e 's/^  LOG_LEVEL: info$/  LOG_LEVEL: debug/'",
+        )],
+    );
 }
 
 /// The writes, without what kubectl's User-Agent build string adds.

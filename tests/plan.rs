@@ -468,7 +468,13 @@ fn plan_json_contract() {
     }
     assert!(o.get("error").is_none());
     assert_eq!(o["patch"]["type"], json!("strategic"));
+    assert_eq!(o["revertsDrift"], json!(false));
     let fields = o["fields"].as_array().unwrap();
+    for f in fields {
+        for key in plan_json::FIELD_KEYS {
+            assert!(f.get(key).is_some(), "missing {key} in {f}");
+        }
+    }
     let replicas = fields
         .iter()
         .find(|f| f["path"] == "spec.replicas")
@@ -625,4 +631,392 @@ fn partial_from_plan_skips_changes_even_where_live_drifted() {
             ]
         );
     }
+}
+
+/// The issue's example plus every other cause: data.a edited in the
+/// cluster (drift, named writer and time), data.b changed in the manifest
+/// (intended), data.c new, data.d removed, data.e another writer's,
+/// data.f defaulted under apply's own manager.
+fn drifted_configmap() -> (Value, Value) {
+    let la = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default"},
+        "data": {"a": "1", "b": "1", "d": "1"}});
+    let mut live = annotated(la.clone(), &la);
+    live["data"] = json!({"a": "hotfix", "b": "1", "d": "1", "e": "x", "f": "y"});
+    live["metadata"]["managedFields"] = json!([
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-19T08:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:b": {}, "f:d": {}, "f:f": {}}}},
+        {"manager": "kubectl-edit", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-20T10:04:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:a": {}}}},
+        {"manager": "kubectl-patch", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-20T11:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:e": {}}}}
+    ]);
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default"},
+        "data": {"a": "1", "b": "2", "c": "3"}});
+    (config, live)
+}
+
+#[test]
+fn every_field_row_has_a_cause() {
+    use kapply::merge::Cause;
+    let (config, live) = drifted_configmap();
+    let p = plan_against(config.clone(), &live);
+    let cause = |path: &str| {
+        let f = p.fields.iter().find(|f| f.path == path).unwrap();
+        (f.cause, f.owner.clone(), f.changed_at.clone())
+    };
+    assert_eq!(
+        cause("data.a"),
+        (
+            Cause::Drift,
+            Some("kubectl-edit".into()),
+            Some("2026-11-20T10:04:00Z".into())
+        )
+    );
+    assert_eq!(cause("data.b"), (Cause::Intended, None, None));
+    assert_eq!(cause("data.c"), (Cause::New, None, None));
+    assert_eq!(cause("data.d"), (Cause::Removed, None, None));
+    assert_eq!(
+        cause("data.e"),
+        (Cause::OtherWriter, Some("kubectl-patch".into()), None)
+    );
+    assert_eq!(cause("data.f"), (Cause::ServerDefault, None, None));
+    assert!(p.reverts_drift);
+    let drift = p.fields.iter().find(|f| f.path == "data.a").unwrap();
+    assert_eq!(
+        drift.cause_text(),
+        "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it"
+    );
+
+    // The JSON: `cause` beside `reason`, `owner` and `changedAt` where
+    // they apply, `revertsDrift` on the object.
+    let json: Value = serde_json::from_str(&to_json(&Plan {
+        objects: vec![p.clone()],
+        prune_skipped: None,
+    }))
+    .unwrap();
+    let o = &json["objects"][0];
+    assert_eq!(o["revertsDrift"], json!(true));
+    let row = |path: &str| {
+        o["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap()
+            .clone()
+    };
+    let a = row("data.a");
+    assert_eq!(a["cause"], "drift");
+    assert_eq!(a["owner"], "kubectl-edit");
+    assert_eq!(a["changedAt"], "2026-11-20T10:04:00Z");
+    assert_eq!(row("data.e")["cause"], "other-writer");
+    assert_eq!(row("data.e")["owner"], "kubectl-patch");
+    assert_eq!(row("data.f")["cause"], "server-default");
+    assert!(row("data.f").get("owner").is_none());
+    for (path, c) in [
+        ("data.b", "intended"),
+        ("data.c", "new"),
+        ("data.d", "removed"),
+    ] {
+        assert_eq!(row(path)["cause"], c, "{path}");
+        assert!(row(path).get("owner").is_none(), "{path}");
+    }
+    for f in o["fields"].as_array().unwrap() {
+        assert!(plan_json::CAUSES.contains(&f["cause"].as_str().unwrap()));
+    }
+
+    // Without the annotation, apply cannot tell a change from a drift.
+    let mut bare = live.clone();
+    bare["metadata"]["annotations"] = json!({});
+    let p = plan_against(config.clone(), &bare);
+    let a = p.fields.iter().find(|f| f.path == "data.a").unwrap();
+    assert_eq!(a.cause, Cause::Unmanaged);
+    assert!(!p.reverts_drift);
+
+    // A new object: every field is new.
+    let p = plan_object(&manifest(config), None, &PlanOptions::default());
+    assert!(!p.fields.is_empty());
+    assert!(p.fields.iter().all(|f| f.cause == Cause::New));
+
+    // Config, live and last-applied agree except for the drift: reverting
+    // it is the whole update.
+    let (mut config, live) = drifted_configmap();
+    config["data"] = json!({"a": "1", "b": "1", "d": "1"});
+    let p = plan_against(config, &live);
+    assert_eq!(p.action, ObjectAction::Update);
+    assert!(p.reverts_drift);
+    let changes: Vec<_> = p
+        .fields
+        .iter()
+        .filter(|f| f.action != FieldAction::Keep)
+        .map(|f| (f.path.as_str(), f.cause))
+        .collect();
+    assert_eq!(changes, vec![("data.a", Cause::Drift)]);
+}
+
+/// A keyed element someone deleted in the cluster is re-added: a drift
+/// with no writer to name (deleted fields leave managedFields).
+#[test]
+fn a_deleted_element_is_drift_without_a_writer() {
+    use kapply::merge::Cause;
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "sidecar", "image": "busybox"}));
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    let p = plan_against(la, &live);
+    let f = p
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.template.spec.containers[name=sidecar]")
+        .unwrap();
+    assert_eq!(f.cause, Cause::Drift);
+    assert_eq!(f.owner, None);
+    assert_eq!(
+        f.cause_text(),
+        "drift: changed in the cluster; apply reverts it"
+    );
+    assert!(p.reverts_drift);
+}
+
+/// The live object after kubectl's own strategic merge of the plan's
+/// patch (`kubectl patch --local`): what the hazard words must describe.
+/// `None` without kubectl (the test skips; under KAPPLY_CI it fails).
+fn merged_by_kubectl(p: &ObjectPlan, live: &Value) -> Option<Value> {
+    let patch = p.patch.as_ref().expect("a patch");
+    kubectl::kubectl_patch(live, &patch.body, true)
+}
+
+fn hazard_row<'p>(p: &'p ObjectPlan, path: &str) -> &'p kapply::merge::FieldChange {
+    p.fields
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("no row {path}: {:#?}", p.fields))
+}
+
+/// One managedFields entry of `manager` owning `fields` (fieldsV1).
+fn managed(manager: &str, time: &str, fields: Value) -> Value {
+    json!({"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+        "time": time, "fieldsType": "FieldsV1", "fieldsV1": fields})
+}
+
+const NGINX: &str = "spec.template.spec.containers[name=nginx]";
+
+/// containerPort 53 TCP and UDP, env A twice: the patch names each pair by
+/// its one merge key, so the server keeps one element; the words say which.
+#[test]
+fn duplicate_merge_keys_say_which_element_survives() {
+    use kapply::merge::HazardKind;
+    let mut la = deployment("coredns:1", None);
+    let c = &mut la["spec"]["template"]["spec"]["containers"][0];
+    c["ports"] = json!([{"containerPort": 53, "protocol": "TCP"}]);
+    c["env"] = json!([{"name": "A", "value": "1"}]);
+    let live = annotated(la.clone(), &la);
+    let mut config = la.clone();
+    let c = &mut config["spec"]["template"]["spec"]["containers"][0];
+    c["ports"] =
+        json!([{"containerPort": 53, "protocol": "TCP"}, {"containerPort": 53, "protocol": "UDP"}]);
+    c["env"] = json!([{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]);
+    let p = plan_against(config, &live);
+    assert_eq!(p.action, ObjectAction::Update);
+    let ports = hazard_row(&p, &format!("{NGINX}.ports[containerPort=53]"));
+    // The patch kubectl 1.32 sends here (recorded with -v=8 against the
+    // embedded server): the pair compared last-first, both elements sent.
+    let sent = &p.patch.as_ref().unwrap().body["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        sent["ports"],
+        json!([{"containerPort": 53, "protocol": "UDP"}, {"containerPort": 53, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        sent["env"],
+        json!([{"name": "A", "value": "2"}, {"name": "A", "value": "1"}])
+    );
+    assert_eq!(ports.hazards.len(), 1, "{ports:#?}");
+    assert_eq!(ports.hazards[0].kind, HazardKind::DuplicateMergeKey);
+    assert_eq!(
+        ports.hazards[0].message,
+        "2 config elements share the merge key containerPort=53: client-side apply sends \
+         them under that one key and the server merges them into one; live keeps \
+         {\"containerPort\":53,\"protocol\":\"TCP\"} and loses {\"containerPort\":53,\"protocol\":\"UDP\"}"
+    );
+    let env = hazard_row(&p, &format!("{NGINX}.env[name=A]"));
+    assert!(
+        env.hazards[0].message.ends_with(
+            "live keeps {\"name\":\"A\",\"value\":\"1\"} and loses {\"name\":\"A\",\"value\":\"2\"}"
+        ),
+        "{env:#?}"
+    );
+    let json: Value = serde_json::from_str(&to_json(&Plan {
+        objects: vec![p.clone()],
+        prune_skipped: None,
+    }))
+    .unwrap();
+    let row = json["objects"][0]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == format!("{NGINX}.ports[containerPort=53]"))
+        .unwrap()
+        .clone();
+    assert_eq!(row["hazards"][0]["kind"], "duplicate-merge-key");
+
+    // kubectl merges the same patch the same way.
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    let c = &after["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        c["ports"],
+        json!([{"containerPort": 53, "protocol": "TCP"}])
+    );
+    assert_eq!(c["env"], json!([{"name": "A", "value": "1"}]));
+}
+
+/// env removed from the config while live holds an element kubectl edit
+/// added: the patch deletes the list whole, theirs included.
+#[test]
+fn a_list_removed_whole_names_the_other_writers_elements() {
+    use kapply::merge::HazardKind;
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"][0]["env"] =
+        json!([{"name": "A", "value": "1"}, {"name": "EXTRA", "value": "x"}]);
+    live["metadata"]["managedFields"] = json!([
+        managed(
+            "kubectl-client-side-apply",
+            "2026-11-19T08:00:00Z",
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                "f:env": {"k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}}}}}}}}})
+        ),
+        managed(
+            "kubectl-edit",
+            "2026-11-20T10:04:00Z",
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                "f:env": {"k:{\"name\":\"EXTRA\"}": {".": {}, "f:name": {}, "f:value": {}}}}}}}}})
+        ),
+    ]);
+    let config = deployment("nginx:1.14.2", None);
+    let p = plan_against(config, &live);
+    let env = hazard_row(&p, &format!("{NGINX}.env"));
+    assert_eq!(env.action, FieldAction::Clear);
+    assert_eq!(env.hazards.len(), 1, "{env:#?}");
+    assert_eq!(env.hazards[0].kind, HazardKind::DeletesOthersElements);
+    assert_eq!(
+        env.hazards[0].message,
+        "the list is gone from the config, so apply deletes it whole, with the elements other \
+         writers added: name=EXTRA (added by kubectl-edit)"
+    );
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    let c = &after["spec"]["template"]["spec"]["containers"][0];
+    assert!(c.get("env").is_none(), "EXTRA survived: {c}");
+
+    // Only apply's own elements: removing the list loses nothing of theirs.
+    let live = annotated(la.clone(), &la);
+    let p = plan_against(deployment("nginx:1.14.2", None), &live);
+    assert!(hazard_row(&p, &format!("{NGINX}.env")).hazards.is_empty());
+}
+
+/// args is atomic: replaced whole, so a flag added in the cluster is lost.
+#[test]
+fn an_atomic_list_replaced_over_another_writers_edit() {
+    use kapply::merge::HazardKind;
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["--a"]);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["--a", "--debug"]);
+    live["metadata"]["managedFields"] = json!([managed(
+        "kubectl-edit",
+        "2026-11-20T10:04:00Z",
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+            "f:args": {}}}}}}})
+    )]);
+    let mut config = la.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["--b"]);
+    let p = plan_against(config, &live);
+    let args = hazard_row(&p, &format!("{NGINX}.args"));
+    assert_eq!(args.hazards.len(), 1, "{args:#?}");
+    assert_eq!(args.hazards[0].kind, HazardKind::ReplacesOthersEdits);
+    assert_eq!(
+        args.hazards[0].message,
+        "an atomic list: apply replaces it whole with the config's, and live holds elements \
+         written by kubectl-edit that last-applied never had; lost: \"--debug\""
+    );
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["--b"])
+    );
+}
+
+/// A hotfix image set in the cluster, and replicas an autoscaler owns:
+/// both drift, both reverted.
+#[test]
+fn drift_reverts_a_hotfix_image_and_fights_the_autoscaler() {
+    use kapply::merge::{Cause, HazardKind};
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["replicas"] = json!(3);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["replicas"] = json!(7);
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.14.3-hotfix");
+    live["metadata"]["managedFields"] = json!([
+        managed(
+            "kubectl-set",
+            "2026-11-20T10:04:00Z",
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                "f:image": {}}}}}}})
+        ),
+        managed(
+            "horizontal-pod-autoscaler",
+            "2026-11-20T11:30:00Z",
+            json!({"f:spec": {"f:replicas": {}}})
+        ),
+    ]);
+    let p = plan_against(la.clone(), &live);
+    assert!(p.reverts_drift);
+    let image = hazard_row(&p, &format!("{NGINX}.image"));
+    assert_eq!(image.cause, Cause::Drift);
+    assert_eq!(image.hazards[0].kind, HazardKind::RevertsHotfix);
+    assert_eq!(
+        image.hazards[0].message,
+        "reverts a hotfix: the image was changed in the cluster by kubectl-set at \
+         2026-11-20T10:04:00Z to \"nginx:1.14.3-hotfix\"; apply rolls it back to \"nginx:1.14.2\""
+    );
+    let replicas = hazard_row(&p, "spec.replicas");
+    assert_eq!(replicas.cause, Cause::Drift);
+    assert_eq!(replicas.owner.as_deref(), Some("horizontal-pod-autoscaler"));
+    assert_eq!(replicas.hazards[0].kind, HazardKind::FightsAutoscaler);
+    assert_eq!(
+        replicas.hazards[0].message,
+        "an autoscaler (horizontal-pod-autoscaler) owns spec.replicas: apply sets it back \
+         from 7 to 3, and the autoscaler scales it again; leave spec.replicas out of the config"
+    );
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    assert_eq!(after["spec"]["replicas"], 3);
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.14.2"
+    );
+
+    // An intended image change is no hotfix revert.
+    let mut config = la.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16.1");
+    let p = plan_against(config, &annotated(la.clone(), &la));
+    assert!(hazard_row(&p, &format!("{NGINX}.image")).hazards.is_empty());
 }

@@ -623,6 +623,54 @@ fn dry_run_writes_nothing() {
 }
 
 #[test]
+fn dry_run_in_delete_options_deletes_nothing() {
+    let api = ApiServer::new();
+    for name in ["a", "b"] {
+        create(&api, DEPLOYS, &deployment(name, "a:1"));
+    }
+    let dry = r#"{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"],"propagationPolicy":"Background"}"#;
+    // One object, then the collection, with dryRun only in the body (as
+    // kubectl sends it), then the collection with it only in the query.
+    let r = call(&api, "DELETE", &format!("{DEPLOYS}/a"), JSON, dry);
+    assert_eq!((r.code, &r.body["status"]), (200, &json!("Success")));
+    let r = call(&api, "DELETE", DEPLOYS, JSON, dry);
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["items"].as_array().map(Vec::len), Some(2));
+    let r = call(&api, "DELETE", &format!("{DEPLOYS}?dryRun=All"), None, "");
+    assert_eq!(r.code, 200, "{}", r.body);
+    for name in ["a", "b"] {
+        assert_eq!(get(&api, &format!("{DEPLOYS}/{name}")).code, 200, "{name}");
+    }
+    // A value other than All is refused, and nothing is deleted.
+    let r = call(
+        &api,
+        "DELETE",
+        &format!("{DEPLOYS}/a"),
+        JSON,
+        r#"{"dryRun":["Bogus"]}"#,
+    );
+    assert_eq!(r.code, 400, "{}", r.body);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid dry run value"),
+        "{}",
+        r.body
+    );
+    assert_eq!(get(&api, &format!("{DEPLOYS}/a")).code, 200);
+    // Without a dry run, the same requests delete.
+    let plain = r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}"#;
+    assert_eq!(
+        call(&api, "DELETE", &format!("{DEPLOYS}/a"), JSON, plain).code,
+        200
+    );
+    assert_eq!(get(&api, &format!("{DEPLOYS}/a")).code, 404);
+    assert_eq!(call(&api, "DELETE", DEPLOYS, JSON, plain).code, 200);
+    assert_eq!(get(&api, &format!("{DEPLOYS}/b")).code, 404);
+}
+
+#[test]
 fn scale_subresource_records_its_manager() {
     let api = ApiServer::new();
     create(

@@ -588,7 +588,8 @@ fn imperative_creates_and_tables() {
 
 /// The demo story seeded into the server behaves under real kubectl as
 /// the story says: apply changes the image, clears minReadySeconds, keeps
-/// the scaled replicas; the in-sync objects are unchanged.
+/// the scaled replicas, reverts the kubectl edit of ConfigMap settings
+/// (the drift); the in-sync objects are unchanged.
 #[test]
 fn demo_story_under_kubectl() {
     let Some((k, c)) = setup() else { return };
@@ -604,12 +605,14 @@ fn demo_story_under_kubectl() {
     let out = k.ok(&["apply", "-f", &dir]);
     for line in [
         "namespace/demo unchanged",
-        "configmap/settings unchanged",
+        "configmap/settings configured",
         "service/nginx unchanged",
         "deployment.apps/nginx-deployment configured",
     ] {
         assert!(out.contains(line), "{line} missing from:\n{out}");
     }
+    let settings = c.get("v1", "ConfigMap", Some("demo"), "settings").unwrap();
+    assert_eq!(settings["data"]["LOG_LEVEL"], "info", "drift reverted");
     let live = c
         .get("apps/v1", "Deployment", Some("demo"), "nginx-deployment")
         .unwrap();
@@ -688,4 +691,53 @@ fn every_kind_applies_cleanly() {
         let out = k.ok(&["delete", "-f", &f]);
         assert!(out.contains("deleted"), "{kind}: {out}");
     }
+}
+
+/// `kubectl delete --dry-run=server` and `kubectl apply --prune
+/// --dry-run=server` put `dryRun: ["All"]` in the DELETE body
+/// (DeleteOptions), not in the query: the server must honour it there.
+#[test]
+fn server_dry_run_delete_and_prune_leave_objects_in_place() {
+    let Some((k, c)) = setup() else { return };
+    let cm = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n    app: x\ndata:\n  k: v\n"
+        )
+    };
+    let a = c.write("p/a.yaml", &cm("a"));
+    c.write("p/b.yaml", &cm("b"));
+    let dir = c.path("p").to_string_lossy().into_owned();
+    k.ok(&["apply", "-f", &dir]);
+    let present = |name: &str| c.get("v1", "ConfigMap", Some("default"), name).is_some();
+
+    c.server.clear_requests();
+    let out = k.ok(&["delete", "--dry-run=server", "-f", &a]);
+    assert_eq!(out.trim(), "configmap \"a\" deleted (server dry run)");
+    let out = k.ok(&["delete", "--dry-run=server", "configmap", "-l", "app=x"]);
+    assert!(
+        out.contains("configmap \"b\" deleted (server dry run)"),
+        "{out}"
+    );
+    let deletes = c.writes();
+    assert_eq!(deletes.len(), 3, "{deletes:#?}");
+    for d in &deletes {
+        assert_eq!(d.method, "DELETE");
+        assert_eq!(d.query.get("dryRun"), None, "{d:?}");
+        assert_eq!(d.body.as_ref().unwrap()["dryRun"], json!(["All"]), "{d:?}");
+    }
+    assert!(present("a") && present("b"));
+
+    c.remove("p/b.yaml");
+    let prune = ["apply", "--prune", "-l", "app=x", "-f", &dir];
+    let out = k.ok(&[&prune[..], &["--dry-run=server"]].concat());
+    assert!(out.contains("configmap/b pruned (server dry run)"), "{out}");
+    assert!(present("a") && present("b"));
+
+    // Without the dry run, the same commands delete.
+    let out = k.ok(&prune);
+    assert!(out.contains("configmap/b pruned"), "{out}");
+    assert!(!present("b"));
+    let out = k.ok(&["delete", "-f", &a]);
+    assert_eq!(out.trim(), "configmap \"a\" deleted");
+    assert!(!present("a"));
 }

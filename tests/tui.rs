@@ -1489,50 +1489,73 @@ fn help_scrolls_when_the_screen_is_short() {
 }
 
 /// The reason column names the other writer of a kept field, or says the
-/// server defaulted it when apply's own manager owns it.
+/// server defaulted it when apply's own manager owns it (the core's cause,
+/// from managedFields), and names the writer of a drift.
 #[test]
 fn kept_reasons_name_the_writer() {
-    use kapply::merge::{FieldAction, FieldChange};
+    use kapply::merge::{Cause, FieldAction, FieldChange, classify};
     use kapply::tui::ui::reason;
-    use std::collections::BTreeMap;
+    use serde_json::json;
     let keep = |path: &str| FieldChange {
         path: path.to_string(),
         config: None,
-        live: Some(serde_json::json!(2)),
+        live: Some(json!(2)),
         last_applied: None,
         action: FieldAction::Keep,
         reason: "live only: set by another writer or defaulted".to_string(),
+        cause: Cause::Intended,
+        owner: None,
+        changed_at: None,
+        hazards: vec![],
     };
-    let owners: BTreeMap<String, String> = [
-        ("spec.replicas", "kubectl"),
-        ("spec.template.spec", "kube-controller-manager"),
-        ("spec.strategy.type", "kubectl-client-side-apply"),
-        ("spec.revisionHistoryLimit", "before-first-apply"),
-    ]
-    .into_iter()
-    .map(|(p, m)| (p.to_string(), m.to_string()))
-    .collect();
-    for (path, expected) in [
-        ("spec.replicas", "kept: another writer owns it (kubectl)"),
-        // An owned ancestor names the writer of what is under it.
-        (
-            "spec.template.spec.dnsPolicy",
-            "kept: another writer owns it (kube-controller-manager)",
-        ),
-        ("spec.strategy.type", "kept: server default"),
-        ("spec.revisionHistoryLimit", "kept: server default"),
-        // No owner known: the plan's reason as it is.
-        (
-            "metadata.labels.x",
-            "live only: set by another writer or defaulted",
-        ),
-    ] {
-        assert_eq!(reason(&keep(path), &owners), expected, "{path}");
-    }
-    let mut set = keep("spec.replicas");
+    let entry = |manager: &str, fields: serde_json::Value| {
+        json!({"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+            "time": "2026-11-20T10:04:00Z", "fieldsV1": fields})
+    };
+    let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+    "name": "web", "managedFields": [
+        entry("kubectl", json!({"f:spec": {"f:replicas": {}}})),
+        entry("kube-controller-manager", json!({"f:spec": {"f:template": {"f:spec": {".": {}}}}})),
+        entry("kubectl-client-side-apply", json!({"f:spec": {"f:strategy": {"f:type": {}}}})),
+        entry("before-first-apply", json!({"f:spec": {"f:revisionHistoryLimit": {}}})),
+        entry("kubectl-edit", json!({"f:spec": {"f:minReadySeconds": {}}})),
+    ]}});
+    let paths = [
+        "spec.replicas",
+        "spec.template.spec.dnsPolicy",
+        "spec.strategy.type",
+        "spec.revisionHistoryLimit",
+        "metadata.labels.x",
+    ];
+    let mut rows: Vec<FieldChange> = paths.iter().map(|p| keep(p)).collect();
+    let mut drift = keep("spec.minReadySeconds");
+    drift.action = FieldAction::Set;
+    drift.config = Some(json!(5));
+    drift.last_applied = Some(json!(5));
+    drift.live = Some(json!(9));
+    drift.reason = "config differs from live".to_string();
+    rows.push(drift);
+    let mut set = keep("spec.paused");
     set.action = FieldAction::Set;
+    set.config = Some(json!(true));
+    set.last_applied = Some(json!(false));
     set.reason = "config differs from live".to_string();
-    assert_eq!(reason(&set, &owners), "config differs from live");
+    rows.push(set);
+    classify(&mut rows, &live, Some(&json!({})));
+    let expected = [
+        "kept: another writer owns it (kubectl)",
+        // An owned ancestor names the writer of what is under it.
+        "kept: another writer owns it (kube-controller-manager)",
+        "kept: server default",
+        "kept: server default",
+        // No owner known: the plan's reason as it is.
+        "live only: set by another writer or defaulted",
+        "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it",
+        "config differs from live",
+    ];
+    for (row, want) in rows.iter().zip(expected) {
+        assert_eq!(reason(row), want, "{}", row.path);
+    }
 }
 
 /// From 120 columns the path column comes before the reason: at 132 the

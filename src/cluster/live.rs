@@ -112,6 +112,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         name: m.id.name.clone(),
         source: Some(m.source.to_string()),
         action: ObjectAction::Error,
+        reverts_drift: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,
@@ -180,15 +181,9 @@ impl Session {
                 return Err(e.clone());
             }
             if let Ok(info) = &r {
-                if info.namespaced && m.id.namespace.is_none() {
-                    m.id.namespace = Some(self.namespace.clone());
-                    if let Some(meta) = m.object.get_mut("metadata").and_then(Value::as_object_mut)
-                    {
-                        meta.insert("namespace".into(), Value::String(self.namespace.clone()));
-                    }
-                } else if !info.namespaced {
-                    m.id.namespace = None;
-                }
+                // Discovery's scope decides for every kind, built-in or custom:
+                // a namespace the load filled in on a cluster-scoped kind goes.
+                m.set_scope(info.namespaced, &self.namespace);
             }
             resources.push(r);
         }

@@ -40,6 +40,127 @@ pub struct FieldChange {
     pub last_applied: Option<Value>,
     pub action: FieldAction,
     pub reason: String,
+    /// Why the field differs, or why it is kept (JSON `cause`).
+    #[serde(default)]
+    pub cause: Cause,
+    /// The manager (managedFields) that wrote the live value, where the
+    /// cause names one: the other writer of a kept field, the writer of
+    /// a drift.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// When `owner` last wrote (managedFields `time`), for drift.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<String>,
+    /// What kubectl does here without saying so (JSON `hazards`, omitted
+    /// when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hazards: Vec<Hazard>,
+}
+
+/// Why a field row exists: who made config and live differ, or whose
+/// field apply keeps. Serialized as the stable `cause` key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// The config differs from last-applied: the manifest changed.
+    #[default]
+    Intended,
+    /// Live differs from last-applied while the config still equals it:
+    /// a change made in the cluster, which apply reverts.
+    Drift,
+    /// In the config, not in last-applied (every field of a new object).
+    New,
+    /// In last-applied, gone from the config: apply deletes it.
+    Removed,
+    /// Kept: defaulted by the server when apply wrote the object.
+    ServerDefault,
+    /// Kept: written by another manager (`owner`), not named by apply.
+    OtherWriter,
+    /// The live object has no last-applied annotation: apply never managed
+    /// it, so it cannot tell an intended change from a drift.
+    Unmanaged,
+}
+
+impl Cause {
+    /// The JSON value: `intended`, `drift`, `server-default`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Intended => "intended",
+            Cause::Drift => "drift",
+            Cause::New => "new",
+            Cause::Removed => "removed",
+            Cause::ServerDefault => "server-default",
+            Cause::OtherWriter => "other-writer",
+            Cause::Unmanaged => "unmanaged",
+        }
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of silent loss a field row risks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HazardKind {
+    /// Several list elements share a merge key: apply keeps one.
+    DuplicateMergeKey,
+    /// A list removed from the config deletes elements other writers added.
+    DeletesOthersElements,
+    /// An atomic list replaced whole drops another writer's edits.
+    ReplacesOthersEdits,
+    /// Drift revert of a container image: a hotfix is rolled back.
+    RevertsHotfix,
+    /// spec.replicas set while an autoscaler owns it.
+    FightsAutoscaler,
+}
+
+/// A silent consequence of applying one field, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hazard {
+    pub kind: HazardKind,
+    pub message: String,
+}
+
+impl FieldChange {
+    /// The cause in words: `drift: changed by kubectl-edit at
+    /// 2026-11-20T10:04:00Z; apply reverts it`.
+    pub fn cause_text(&self) -> String {
+        let owner = self.owner.as_deref();
+        match self.cause {
+            Cause::Intended => "intended: the manifest changed".into(),
+            Cause::Drift => {
+                let mut s = String::from("drift: changed ");
+                match owner {
+                    Some(o) => {
+                        s.push_str("by ");
+                        s.push_str(o);
+                    }
+                    None => s.push_str("in the cluster"),
+                }
+                if let Some(t) = &self.changed_at {
+                    s.push_str(" at ");
+                    s.push_str(t);
+                }
+                s.push_str("; apply reverts it");
+                s
+            }
+            Cause::New => "new: in the config, not in last-applied".into(),
+            Cause::Removed => "removed: in last-applied, not in the config".into(),
+            Cause::ServerDefault => "server default: kept".into(),
+            Cause::OtherWriter => match owner {
+                Some(o) => format!("other writer: {o} owns it; kept"),
+                None => "other writer: kept".into(),
+            },
+            Cause::Unmanaged => {
+                "unmanaged: no last-applied annotation, so apply cannot tell a change from a drift"
+                    .into()
+            }
+        }
+    }
 }
 
 /// Serde helper: `Some(Value::Null)` must round-trip as an explicit `null`,
@@ -213,9 +334,15 @@ pub mod path {
     }
 }
 
+mod causes;
 mod fields;
+mod hazards;
 mod jsonmerge;
+mod owners;
 mod strategic;
+
+pub use causes::{classify, reverts_drift};
+pub use owners::{APPLY_MANAGERS, FieldOwners, Writer, is_apply_manager};
 
 pub use strategic::deep_eq;
 
@@ -495,9 +622,15 @@ pub fn three_way(
                 last_applied: None,
                 action: FieldAction::Set,
                 reason: "only the recorded last-applied configuration changes".into(),
+                cause: Cause::Intended,
+                owner: None,
+                changed_at: None,
+                hazards: vec![],
             });
         }
     }
+    classify(&mut walker.rows, live, last_applied);
+    hazards::find(&mut walker.rows, live, patch.as_ref(), schema);
     Ok(ThreeWay {
         fields: walker.rows,
         patch,
@@ -516,6 +649,7 @@ pub fn create_fields(config: &Value, schema: Option<Schema>) -> Vec<FieldChange>
     walker.walk("", Some(config), None, None, schema, None);
     for row in &mut walker.rows {
         row.reason = "new object: created with this value".into();
+        row.cause = Cause::New;
     }
     walker.rows
 }

@@ -561,7 +561,7 @@ impl ApiServer {
         let mut st = self.store.lock();
         let r = &t.resource;
         let ns = t.namespace.as_deref();
-        let dry_run = query.get("dryRun").is_some_and(|v| v == "All");
+        let mut dry_run = query.get("dryRun").is_some_and(|v| v == "All");
         if let Some(d) = query.get("dryRun")
             && !d.is_empty()
             && d != "All"
@@ -570,6 +570,17 @@ impl ApiServer {
                 "Invalid dry run value: {d:?}: supported values: \"All\""
             )));
         }
+        // A DELETE carries its options in the body (DeleteOptions), which is
+        // where kubectl puts `dryRun` (`delete --dry-run=server`, `apply
+        // --prune --dry-run=server`). Either place asking for a dry run makes
+        // one: a missed dry run deletes for real.
+        let delete_options = if *method == Method::DELETE && !body.is_empty() {
+            let options = json_body(content_type.or(Some("application/json")), body)?;
+            dry_run |= delete_options_dry_run(&options)?;
+            Some(options)
+        } else {
+            None
+        };
         let strict = query.get("fieldValidation").is_some_and(|v| v == "Strict");
         let warn = query.get("fieldValidation").is_some_and(|v| v == "Warn");
         let manager = query.get("fieldManager").cloned();
@@ -682,10 +693,8 @@ impl ApiServer {
                         let Some(old) = st.objects.get(&k).cloned() else {
                             return Err(ApiError::not_found(r, name));
                         };
-                        if !body.is_empty() {
-                            let options =
-                                json_body(content_type.or(Some("application/json")), body)?;
-                            delete_preconditions(r, name, &old, &options)?;
+                        if let Some(options) = &delete_options {
+                            delete_preconditions(r, name, &old, options)?;
                         }
                         if !dry_run {
                             remove(&mut st, r, ns, name);
@@ -808,6 +817,34 @@ impl Watch {
 fn yaml_value(body: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
     serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
+}
+
+/// Whether DeleteOptions ask for a dry run (`"dryRun": ["All"]`); any
+/// other value is refused, as kube-apiserver refuses it.
+fn delete_options_dry_run(options: &Value) -> Result<bool, ApiError> {
+    let values = match &options["dryRun"] {
+        Value::Null => return Ok(false),
+        Value::Array(values) => values,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "DeleteOptions: dryRun must be a list of strings, not {}",
+                truncate(&other.to_string())
+            )));
+        }
+    };
+    let mut dry_run = false;
+    for v in values {
+        match v.as_str() {
+            Some("All") => dry_run = true,
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "Invalid dry run value: {}: supported values: \"All\"",
+                    truncate(&v.to_string())
+                )));
+            }
+        }
+    }
+    Ok(dry_run)
 }
 
 fn json_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError> {

@@ -3,7 +3,7 @@
 
 use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
 use super::yamlview;
-use crate::merge::{FieldAction, FieldChange};
+use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
@@ -201,34 +201,17 @@ fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16, wide: bo
     [path, vals[0], vals[1], vals[2], act, reason]
 }
 
-/// The reason column: a kept field names the other writer that owns it
-/// (the plan's reason, shortened for a table cell).
-pub fn reason(f: &FieldChange, owners: &std::collections::BTreeMap<String, String>) -> String {
-    if f.action == FieldAction::Keep
-        && let Some(owner) = owner_of(&f.path, owners)
-    {
-        // Apply's own manager on a field last-applied never named: the
-        // server defaulted it (the plan's reason says so at length).
-        if matches!(owner, "kubectl-client-side-apply" | "before-first-apply") {
-            return "kept: server default".to_string();
+/// The reason column: a kept field names the other writer that owns it,
+/// a drift names who changed it (the core's cause, shortened for a table
+/// cell).
+pub fn reason(f: &FieldChange) -> String {
+    match (f.action, f.cause, f.owner.as_deref()) {
+        (FieldAction::Keep, Cause::ServerDefault, _) => "kept: server default".to_string(),
+        (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
+            format!("kept: another writer owns it ({owner})")
         }
-        return format!("kept: another writer owns it ({owner})");
-    }
-    f.reason.clone()
-}
-
-/// The manager of a path or of its nearest owned ancestor.
-fn owner_of<'a>(
-    path: &str,
-    owners: &'a std::collections::BTreeMap<String, String>,
-) -> Option<&'a str> {
-    let mut p = path;
-    loop {
-        if let Some(o) = owners.get(p) {
-            return Some(o);
-        }
-        let cut = p.rfind(['.', '['])?;
-        p = &p[..cut];
+        (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
+        _ => f.reason.clone(),
     }
 }
 
@@ -463,11 +446,6 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(rest, buf);
         return;
     }
-    let owners = o
-        .live
-        .as_ref()
-        .map(crate::plan::field_owners)
-        .unwrap_or_default();
     // The selected field's full values go in a box under the table.
     let detail_h = if rest.height >= 10 { 4 } else { 0 };
     let table_area = Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h);
@@ -479,7 +457,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         top = app.field_cursor + 1 - rows_h;
     }
     let fields = super::app::field_rows(o);
-    let reasons: Vec<String> = fields.iter().map(|f| reason(f, &owners)).collect();
+    let reasons: Vec<String> = fields.iter().map(|f| reason(f)).collect();
     let cells: Vec<[String; 4]> = fields
         .iter()
         .map(|f| {
@@ -572,7 +550,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 show_value(o, &f.path, &f.live),
                 show_value(o, &f.path, &f.config)
             )),
-            Line::from(Span::styled(reason(f, &owners), t.fg(Color::DarkGray))),
+            Line::from(Span::styled(reason(f), t.fg(Color::DarkGray))),
         ];
         let b = Block::default()
             .borders(Borders::TOP)

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use kapply::merge::{FieldAction, FieldChange, LAST_APPLIED, Patch, PatchType};
+use kapply::merge::{Cause, FieldAction, FieldChange, LAST_APPLIED, Patch, PatchType, classify};
 use kapply::plan::{ObjectAction, ObjectPlan, Plan};
 use kapply::tui::App;
 use kapply::tui::app::Msg;
@@ -19,6 +19,7 @@ fn field(
     action: FieldAction,
     reason: &str,
 ) -> FieldChange {
+    let created = last.is_none() && live.is_none();
     FieldChange {
         path: path.to_string(),
         config,
@@ -26,6 +27,12 @@ fn field(
         last_applied: last,
         action,
         reason: reason.to_string(),
+        // Objects with a live side get their causes from the core
+        // (kapply::merge::classify), as a real plan does.
+        cause: if created { Cause::New } else { Cause::Intended },
+        owner: None,
+        changed_at: None,
+        hazards: Vec::new(),
     }
 }
 
@@ -43,6 +50,7 @@ fn object(
         name: name.to_string(),
         source: None,
         action,
+        reverts_drift: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,
@@ -160,6 +168,7 @@ pub fn deployment() -> ObjectPlan {
                 "$setElementOrder/containers": [{"name": "nginx"}],
                 "containers": [{"image": "nginx:1.16.1", "name": "nginx"}]}}}}),
     });
+    classify(&mut o.fields, &live, Some(&old_last));
     o.config = Some(config);
     o.live = Some(live);
     o

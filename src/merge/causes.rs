@@ -1,0 +1,95 @@
+//! The cause of every field row (intended change, drift, new, removed,
+//! server default, other writer, unmanaged) and its hazards: what kubectl
+//! does there without saying so.
+
+use super::owners::{FieldOwners, is_apply_manager};
+use super::strategic::deep_eq;
+use super::{Cause, FieldAction, FieldChange, LAST_APPLIED, path};
+use serde_json::Value;
+
+/// Equal as apply sees them: an explicit null and an absent value both
+/// leave the field unset.
+fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => deep_eq(x, y),
+        (None, None) => true,
+        (Some(Value::Null), None) | (None, Some(Value::Null)) => true,
+        _ => false,
+    }
+}
+
+/// Decide the cause (and the owner, and when it wrote) of every row, from
+/// the live object's managedFields. `last_applied`: the recorded
+/// configuration, `None` when the live object has no annotation.
+pub fn classify(fields: &mut [FieldChange], live: &Value, last_applied: Option<&Value>) {
+    let owners = FieldOwners::from_live(live);
+    let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    for f in fields.iter_mut() {
+        f.owner = None;
+        f.changed_at = None;
+        if f.action == FieldAction::Keep {
+            let of = owners.of(&f.path);
+            let others: Vec<&str> = of
+                .iter()
+                .map(String::as_str)
+                .filter(|m| !is_apply_manager(m))
+                .collect();
+            if !of.is_empty() && others.is_empty() {
+                f.cause = Cause::ServerDefault;
+            } else {
+                f.cause = Cause::OtherWriter;
+                f.owner = (!others.is_empty()).then(|| others.join(", "));
+            }
+            continue;
+        }
+        if last_applied.is_none() {
+            f.cause = Cause::Unmanaged;
+            continue;
+        }
+        let (c, l, a) = (f.config.as_ref(), f.live.as_ref(), f.last_applied.as_ref());
+        f.cause = if f.path == annotation {
+            Cause::Intended
+        } else if c.is_none() {
+            // Not in the config: removed from it, or dropped by
+            // $retainKeys because of an intended change nearby.
+            if a.is_some() {
+                Cause::Removed
+            } else {
+                Cause::Intended
+            }
+        } else if a.is_none() {
+            Cause::New
+        } else if same(c, a) && !same(l, a) && !is_duplicates_row(f) {
+            Cause::Drift
+        } else {
+            Cause::Intended
+        };
+        if f.cause == Cause::Drift {
+            let others = owners.others(&f.path);
+            if !others.is_empty() {
+                f.owner = Some(others.join(", "));
+                // The latest write of the writers named: managedFields
+                // keeps one time per manager entry.
+                f.changed_at = others
+                    .iter()
+                    .filter_map(|m| owners.writer(m).and_then(|w| w.time.clone()))
+                    .max();
+            }
+        }
+    }
+}
+
+/// Whether any field makes apply revert a change made in the cluster.
+pub fn reverts_drift(fields: &[FieldChange]) -> bool {
+    fields
+        .iter()
+        .any(|f| f.cause == Cause::Drift && f.action != FieldAction::Keep)
+}
+
+/// The row of config elements sharing a merge key (fields.rs): an element
+/// path whose config side is the list of those elements. Live differing
+/// from last-applied there is apply's own doing (the server kept one), not
+/// a drift.
+fn is_duplicates_row(f: &FieldChange) -> bool {
+    f.path.ends_with(']') && f.config.as_ref().is_some_and(Value::is_array)
+}
