@@ -383,7 +383,7 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
         let mut loaded = crate::inputs::load(&opts).await?;
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
-        let default_ns = opts.namespace.as_deref().unwrap_or("default");
+        let default_ns = opts.load.namespace.as_deref().unwrap_or("default");
         return Ok(Made {
             plan: offline_plan(&loaded, &live, default_ns),
             cluster: None,
