@@ -429,7 +429,7 @@ mod live {
 
 /// The TUI on the embedded server with the demo story, through the real engine.
 async fn demo() -> anyhow::Result<()> {
-    let demo = kapply::demo::Demo::start(None, None).await?;
+    let demo = kapply::demo::Demo::start(None, None, false).await?;
     let engine = std::sync::Arc::new(demo.engine().await?);
     let r = kapply::tui::run(engine, Options::from_env()).await;
     // What the cluster holds afterwards, for the end-to-end check.
@@ -446,7 +446,7 @@ async fn demo() -> anyhow::Result<()> {
 /// plan loaded through the real cluster engine, the Deployment selected.
 async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
     use kapply::ops::Engine;
-    let demo = kapply::demo::Demo::start(None, None).await?;
+    let demo = kapply::demo::Demo::start(None, None, false).await?;
     let engine = demo.engine().await?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.map_err(|e| anyhow::anyhow!(e))?;

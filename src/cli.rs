@@ -193,8 +193,12 @@ pub struct DemoArgs {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a kubeconfig for the embedded cluster here, so kubectl can use it.
+    /// An existing file is overwritten only if kapply demo wrote it.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// Overwrite an existing --kubeconfig-out file even if kapply demo did not write it.
+    #[arg(long, requires = "kubeconfig_out")]
+    pub force: bool,
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -854,7 +858,7 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone()).await?;
+    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force).await?;
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
         println!("kapply demo cluster: {}", demo.server.url());

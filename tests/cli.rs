@@ -1307,11 +1307,10 @@ impl Drop for Reaper {
     }
 }
 
-#[test]
-fn demo_serves_until_interrupted() {
-    let port = server::unused_port();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("demo-kubeconfig");
+/// Starts `kapply demo --no-tui --port PORT --kubeconfig-out FILE EXTRA...`
+/// and waits for its banner (at most a minute): the running child and the
+/// banner lines.
+fn start_demo(port: u16, kubeconfig: &Path, extra: &[&str]) -> (Reaper, Vec<String>) {
     let child = Command::new(KAPPLY)
         .args([
             "demo",
@@ -1320,7 +1319,8 @@ fn demo_serves_until_interrupted() {
             &port.to_string(),
             "--kubeconfig-out",
         ])
-        .arg(&kubeconfig)
+        .arg(kubeconfig)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1346,7 +1346,7 @@ fn demo_serves_until_interrupted() {
                 let done = line.contains("serving until Ctrl-C");
                 banner.push(line);
                 if done {
-                    break;
+                    return (reaper, banner);
                 }
             }
             Err(e) => {
@@ -1358,6 +1358,26 @@ fn demo_serves_until_interrupted() {
             }
         }
     }
+}
+
+/// Ctrl-C ends the demo cleanly.
+fn interrupt_demo(mut reaper: Reaper) {
+    let mut child = reaper.0.take().unwrap();
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "kapply demo after SIGINT: {status}");
+}
+
+#[test]
+fn demo_serves_until_interrupted() {
+    let port = server::unused_port();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("demo-kubeconfig");
+    let (reaper, banner) = start_demo(port, &kubeconfig, &[]);
     let url = format!("http://127.0.0.1:{port}");
     assert!(banner.iter().any(|l| l.contains(&url)), "{banner:?}");
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
@@ -1380,16 +1400,48 @@ fn demo_serves_until_interrupted() {
         assert_eq!(out.code, Some(0), "{out:?}");
         out.assert_stdout("nginx-deployment");
     }
+    interrupt_demo(reaper);
 
-    // Ctrl-C ends it cleanly.
-    let mut child = reaper.0.take().unwrap();
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let status = child.wait().unwrap();
-    assert!(status.success(), "kapply demo after SIGINT: {status}");
+    // A second demo may overwrite the kubeconfig the first one wrote.
+    let port = server::unused_port();
+    let (reaper, _) = start_demo(port, &kubeconfig, &[]);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        text.contains(&format!("server: http://127.0.0.1:{port}")),
+        "{text}"
+    );
+    interrupt_demo(reaper);
+}
+
+#[test]
+fn demo_refuses_to_overwrite_a_kubeconfig_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("config");
+    let mine = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\n\
+                contexts:\n- name: prod\n  context: {cluster: prod, user: me}\ncurrent-context: prod\nusers:\n- name: me\n  user: {}\n";
+    std::fs::write(&kubeconfig, mine).unwrap();
+    let out = kapply(
+        dir.path(),
+        &["demo", "--no-tui", "--kubeconfig-out", "config"],
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    out.assert_stderr(
+        "error: kapply demo: --kubeconfig-out config: the file exists and was not written by kapply demo; \
+         refusing to overwrite it (choose another path, or pass --force)",
+    );
+    assert_eq!(std::fs::read_to_string(&kubeconfig).unwrap(), mine);
+
+    // --force overwrites it.
+    let port = server::unused_port();
+    let (reaper, _) = start_demo(port, &kubeconfig, &["--force"]);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        text.contains(&format!("server: http://127.0.0.1:{port}")),
+        "{text}"
+    );
+    assert!(!text.contains("prod.example"), "{text}");
+    interrupt_demo(reaper);
 }
 
 /// `apply --plan FILE` applies only what the (edited) plan lists: a change

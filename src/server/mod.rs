@@ -52,6 +52,13 @@ use tokio::sync::oneshot;
 /// kubectl 1.32 from it).
 pub const GIT_VERSION: &str = "v1.32.5";
 
+/// The first line of every kubeconfig [`RunningServer::write_kubeconfig`]
+/// writes: `kapply demo --kubeconfig-out` overwrites only a file that starts
+/// with it (kubectl drops comments when it rewrites a kubeconfig, so a file
+/// edited since has lost the mark too).
+pub const KUBECONFIG_MARK: &str =
+    "# kapply demo kubeconfig (written by kapply demo, which may overwrite it)";
+
 /// Requests larger than this are refused (413).
 const MAX_BODY: usize = 8 << 20;
 
@@ -200,10 +207,12 @@ impl RunningServer {
     }
 
     /// A kubeconfig whose current context `kapply-demo` points at this
-    /// server (namespace default, no credentials).
+    /// server (namespace default, no credentials). Its first line is
+    /// [`KUBECONFIG_MARK`].
     pub fn write_kubeconfig(&self, path: &Path) -> io::Result<()> {
         let text = format!(
-            "apiVersion: v1
+            "{KUBECONFIG_MARK}
+apiVersion: v1
 kind: Config
 clusters:
 - name: kapply-demo
