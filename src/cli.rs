@@ -24,7 +24,7 @@ pub enum Command {
     /// Open the TUI on the manifests (same as running kapply without a command).
     Tui(TuiArgs),
     /// Print the per-field three-way diff. Exit 0: no changes, 1: changes, >1: error.
-    Diff(PlanArgs),
+    Diff(DiffArgs),
     /// Print the plan as JSON or YAML.
     Plan(PlanCmd),
     /// Apply the manifests (asks for confirmation unless --yes).
@@ -117,6 +117,16 @@ pub struct PlanArgs {
     /// instead of a cluster.
     #[arg(long, value_name = "FILE")]
     pub live: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// On a terminal, also list the fields apply keeps (server defaults,
+    /// other writers' fields). Piped output always lists them.
+    #[arg(long)]
+    pub show_kept: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -511,10 +521,16 @@ fn masked(plan: &Plan) -> Plan {
     }
 }
 
-pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
-    let plan = make_plan(&a).await?.plan;
+pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
+    let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
-    let out = plan::render_diff(&plan, color_enabled(std::io::stdout().is_terminal()));
+    // A person reads the grouped layout; scripts keep one line per field.
+    let tty = std::io::stdout().is_terminal();
+    let out = if tty {
+        plan::render_diff_terminal(&plan, color_enabled(tty), a.show_kept)
+    } else {
+        plan::render_diff(&plan, false)
+    };
     print!("{out}");
     Ok(if plan.has_errors() {
         2
@@ -838,16 +854,25 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
 }
 
 async fn run_tui(session: Arc<Session>, load: Inputs, prune: PruneOptions) -> anyhow::Result<u8> {
-    run_engine(KubeEngine::new(session, load, prune)).await
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
 }
 
-async fn run_engine(engine: KubeEngine) -> anyhow::Result<u8> {
+/// Run the TUI; a signal that ends it exits with the shell's code for it
+/// (128 + n), after the terminal is restored and (demo) the temporary
+/// directory removed by the callers' drops.
+async fn run_engine(
+    engine: KubeEngine,
+    signals: &mut crate::signals::Signals,
+) -> anyhow::Result<u8> {
     let opts = crate::tui::Options {
         color: color_enabled(true),
         ..Default::default()
     };
-    crate::tui::run(Arc::new(engine), opts).await?;
-    Ok(0)
+    match crate::tui::run(Arc::new(engine), opts, signals).await? {
+        crate::tui::Ended::Quit => Ok(0),
+        crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
+    }
 }
 
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
@@ -862,7 +887,13 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force).await?;
+    // Caught from the start, so the temporary directory is removed (by
+    // `Demo`'s drop) whenever a signal ends the demo.
+    let mut signals = crate::signals::Signals::new()?;
+    let demo = tokio::select! {
+        d = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force) => d?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
         println!("kapply demo cluster: {}", demo.server.url());
@@ -871,9 +902,13 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
         println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
         println!("serving until Ctrl-C");
-        tokio::signal::ctrl_c().await?;
+        // Stopping the server is its normal end: exit 0 on any of them.
+        signals.recv().await;
         return Ok(0);
     }
-    let engine = demo.engine().await?;
-    run_engine(engine).await
+    let engine = tokio::select! {
+        e = demo.engine() => e?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
+    run_engine(engine, &mut signals).await
 }
