@@ -873,10 +873,8 @@ async fn run_engine(
     engine: KubeEngine,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
-    let opts = crate::tui::Options {
-        color: color_enabled(true),
-        ..Default::default()
-    };
+    // NO_COLOR and TERM=dumb (no colour, ASCII borders).
+    let opts = crate::tui::Options::from_env();
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
         crate::tui::Ended::Quit => Ok(0),
         crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
