@@ -1803,6 +1803,7 @@ async fn secret_values_never_shown_by_any_command_or_view() {
         "the values are shown masked somewhere"
     );
     drop(server);
+}
 
 /// Control characters in manifest values, warnings and server messages are
 /// drawn escaped (`\u{9b}`), never raw and never silently dropped.
