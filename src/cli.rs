@@ -819,16 +819,25 @@ async fn run_tui(
     load: LoadOptions,
     prune: PruneOptions,
 ) -> anyhow::Result<u8> {
-    run_engine(KubeEngine::new(session, load, prune)).await
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
 }
 
-async fn run_engine(engine: KubeEngine) -> anyhow::Result<u8> {
+/// Run the TUI; a signal that ends it exits with the shell's code for it
+/// (128 + n), after the terminal is restored and (demo) the temporary
+/// directory removed by the callers' drops.
+async fn run_engine(
+    engine: KubeEngine,
+    signals: &mut crate::signals::Signals,
+) -> anyhow::Result<u8> {
     let opts = crate::tui::Options {
         color: color_enabled(true),
         ..Default::default()
     };
-    crate::tui::run(Arc::new(engine), opts).await?;
-    Ok(0)
+    match crate::tui::run(Arc::new(engine), opts, signals).await? {
+        crate::tui::Ended::Quit => Ok(0),
+        crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
+    }
 }
 
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
@@ -842,7 +851,13 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force).await?;
+    // Caught from the start, so the temporary directory is removed (by
+    // `Demo`'s drop) whenever a signal ends the demo.
+    let mut signals = crate::signals::Signals::new()?;
+    let demo = tokio::select! {
+        d = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force) => d?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
         println!("kapply demo cluster: {}", demo.server.url());
@@ -851,9 +866,13 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
         println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
         println!("serving until Ctrl-C");
-        tokio::signal::ctrl_c().await?;
+        // Stopping the server is its normal end: exit 0 on any of them.
+        signals.recv().await;
         return Ok(0);
     }
-    let engine = demo.engine().await?;
-    run_engine(engine).await
+    let engine = tokio::select! {
+        e = demo.engine() => e?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
+    run_engine(engine, &mut signals).await
 }

@@ -13,5 +13,6 @@ pub mod ops;
 pub mod patchmeta;
 pub mod plan;
 pub mod server;
+pub mod signals;
 pub mod tui;
 pub mod yaml;
