@@ -24,7 +24,7 @@ pub enum Command {
     /// Open the TUI on the manifests (same as running kapply without a command).
     Tui(TuiArgs),
     /// Print the per-field three-way diff. Exit 0: no changes, 1: changes, >1: error.
-    Diff(PlanArgs),
+    Diff(DiffArgs),
     /// Print the plan as JSON or YAML.
     Plan(PlanCmd),
     /// Apply the manifests (asks for confirmation unless --yes).
@@ -108,6 +108,16 @@ pub struct PlanArgs {
     /// instead of a cluster.
     #[arg(long, value_name = "FILE")]
     pub live: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// On a terminal, also list the fields apply keeps (server defaults,
+    /// other writers' fields). Piped output always lists them.
+    #[arg(long)]
+    pub show_kept: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -488,10 +498,16 @@ fn masked(plan: &Plan) -> Plan {
     }
 }
 
-pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
-    let plan = make_plan(&a).await?.plan;
+pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
+    let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
-    let out = plan::render_diff(&plan, color_enabled(std::io::stdout().is_terminal()));
+    // A person reads the grouped layout; scripts keep one line per field.
+    let tty = std::io::stdout().is_terminal();
+    let out = if tty {
+        plan::render_diff_terminal(&plan, color_enabled(tty), a.show_kept)
+    } else {
+        plan::render_diff(&plan, false)
+    };
     print!("{out}");
     Ok(if plan.has_errors() {
         2
