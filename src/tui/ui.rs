@@ -18,20 +18,11 @@ const MASK: &str = "***";
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Colours, or none at all under NO_COLOR (modifiers still apply).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Theme {
     pub color: bool,
     /// ASCII borders (TERM=dumb).
     pub ascii: bool,
-}
-
-impl Default for Theme {
-    fn default() -> Self {
-        Theme {
-            color: false,
-            ascii: false,
-        }
-    }
 }
 
 /// Borders a dumb terminal can draw.
