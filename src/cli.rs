@@ -50,6 +50,15 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Run the embedded demo cluster and open the TUI on the demo manifests.
     Demo(DemoArgs),
+    /// Print a shell completion script (e.g. `source <(kapply completion bash)`).
+    Completion(CompletionArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Args, Default)]

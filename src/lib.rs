@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod demo;
+pub mod entry;
 pub mod highlight;
 pub mod inputs;
 pub mod manifest;
