@@ -521,6 +521,7 @@ fn no_color_has_no_colours_but_marks() {
         Options {
             color: false,
             mouse: true,
+            ascii: false,
         },
         80,
         24,
@@ -1851,4 +1852,56 @@ fn control_characters_are_drawn_escaped() {
         s.contains(r"\e[2J\x9b31m") || s.contains(r"\u001b[2J\u009b31m"),
         "{s}"
     );
+}
+
+/// TERM=dumb: no colour and plain ASCII borders, on every screen; other
+/// terminals keep both.
+#[test]
+fn dumb_terminal_gets_no_colour_and_ascii_borders() {
+    use std::ffi::OsStr;
+    let dumb = Options::from_vars(None, Some(OsStr::new("dumb")));
+    assert!(!dumb.color && dumb.ascii);
+    let xterm = Options::from_vars(None, Some(OsStr::new("xterm-256color")));
+    assert!(xterm.color && !xterm.ascii);
+    let no_color = Options::from_vars(Some(OsStr::new("1")), Some(OsStr::new("xterm")));
+    assert!(!no_color.color && !no_color.ascii);
+
+    let mut a = app_with(dumb, 100, 30);
+    select(&mut a, "nginx-deployment");
+    let check = |a: &App, what: &str| {
+        let buf = buffer(a);
+        for c in buf.content() {
+            assert_eq!(
+                c.fg,
+                Color::Reset,
+                "{what}: cell {:?} has a colour",
+                c.symbol()
+            );
+            assert_eq!(
+                c.bg,
+                Color::Reset,
+                "{what}: cell {:?} has a colour",
+                c.symbol()
+            );
+            assert!(
+                !c.symbol()
+                    .chars()
+                    .any(|ch| ('\u{2500}'..='\u{257f}').contains(&ch)),
+                "{what}: box drawing {:?}",
+                c.symbol()
+            );
+        }
+        let s = screen(a);
+        assert!(s.contains("+ Objects") && s.contains("|"), "{what}:\n{s}");
+    };
+    check(&a, "the list");
+    insta::assert_snapshot!("dumb_terminal", screen(&a));
+    feed(&mut a, [code(KeyCode::Tab)]);
+    check(&a, "the field pane");
+    feed(&mut a, [key('y')]);
+    check(&a, "the YAML view");
+    feed(&mut a, [key('y'), key('?')]);
+    check(&a, "the help");
+    feed(&mut a, [code(KeyCode::Esc), key('p')]);
+    check(&a, "the prune dialog");
 }
