@@ -36,7 +36,7 @@ impl Credential {
 /// What the plugin answered.
 pub(super) enum Answer {
     /// A bearer token: kapply sends it (see [`ExecAuth`]).
-    Token(ExecAuth),
+    Token(Box<ExecAuth>),
     /// Client certificate and key: kube-rs handles them.
     Certificate,
 }
@@ -55,10 +55,10 @@ impl ExecAuth {
             return Ok(Answer::Certificate);
         }
         let credential = credential(&config, &status)?;
-        Ok(Answer::Token(ExecAuth {
+        Ok(Answer::Token(Box::new(ExecAuth {
             config,
             cached: tokio::sync::Mutex::new(Some(credential)),
-        }))
+        })))
     }
 
     /// The `Authorization` header value, running the plugin again only

@@ -155,7 +155,7 @@ impl Session {
         let exec = match config.auth_info.exec.take() {
             None => None,
             Some(e) => match exec::ExecAuth::start(e.clone()).await? {
-                exec::Answer::Token(auth) => Some(auth),
+                exec::Answer::Token(auth) => Some(*auth),
                 exec::Answer::Certificate => {
                     config.auth_info.exec = Some(e);
                     None
