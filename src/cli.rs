@@ -2,6 +2,23 @@
 //! commands. Context (file:line, object names) is added here, at the edge.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `println!` of text that may carry data from manifests or the server:
+/// control characters are shown escaped ([`crate::text::escape_controls`]),
+/// so none reaches the terminal.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` with control characters escaped, as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    };
+}
+
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -24,7 +41,7 @@ pub enum Command {
     /// Open the TUI on the manifests (same as running kapply without a command).
     Tui(TuiArgs),
     /// Print the per-field three-way diff. Exit 0: no changes, 1: changes, >1: error.
-    Diff(PlanArgs),
+    Diff(DiffArgs),
     /// Print the plan as JSON or YAML.
     Plan(PlanCmd),
     /// Apply the manifests (asks for confirmation unless --yes).
@@ -110,6 +127,16 @@ pub struct PlanArgs {
     pub live: Vec<PathBuf>,
 }
 
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// On a terminal, also list the fields apply keeps (server defaults,
+    /// other writers' fields). Piped output always lists them.
+    #[arg(long)]
+    pub show_kept: bool,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
 pub enum Output {
     #[default]
@@ -183,8 +210,12 @@ pub struct DemoArgs {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a kubeconfig for the embedded cluster here, so kubectl can use it.
+    /// An existing file is overwritten only if kapply demo wrote it.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// Overwrite an existing --kubeconfig-out file even if kapply demo did not write it.
+    #[arg(long, requires = "kubeconfig_out")]
+    pub force: bool,
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -298,7 +329,9 @@ fn progress_line() -> Option<tokio::sync::mpsc::UnboundedSender<Progress>> {
         while let Some(p) = rx.recv().await {
             eprint!(
                 "\r\x1b[2Kreading live state: {}/{} {}",
-                p.done, p.total, p.what
+                p.done,
+                p.total,
+                crate::text::escape_controls(&p.what)
             );
             shown = true;
         }
@@ -329,15 +362,15 @@ impl Made {
     fn refuse_writes(&self, verb: &str) -> Option<u8> {
         if let Some(e) = &self.unreadable_path {
             for p in self.plan.objects.iter().filter_map(|p| p.error.as_ref()) {
-                eprintln!("error: {p}");
+                errln!("error: {p}");
             }
-            eprintln!(
+            errln!(
                 "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
             );
             return Some(1);
         }
         if self.plan.objects.is_empty() {
-            eprintln!("error: no objects passed to {verb}");
+            errln!("error: no objects passed to {verb}");
             return Some(1);
         }
         None
@@ -356,8 +389,9 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
         let mut loaded = manifest::load(&opts);
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
+        let default_ns = opts.namespace.as_deref().unwrap_or("default");
         return Ok(Made {
-            plan: offline_plan(&loaded, &live),
+            plan: offline_plan(&loaded, &live, default_ns),
             cluster: None,
             unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
         });
@@ -368,7 +402,7 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     filter_by_selector(&mut loaded, &a.prune)?;
     let planned = session.plan(&loaded, &prune, progress_line()).await?;
     for s in &planned.skipped {
-        eprintln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
+        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
     Ok(Made {
         plan: planned.plan.clone(),
@@ -388,7 +422,11 @@ fn require_objects(plan: &Plan) -> anyhow::Result<()> {
 
 /// The plan against live objects read from files: the same rows as
 /// against a cluster, matched by group, kind, namespace and name.
-pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
+/// Without discovery, the scope of a custom kind comes from a
+/// CustomResourceDefinition among the manifests or the live objects; where
+/// none defines it the object is planned as namespaced (in `default_ns`
+/// unless it names one) and a warning on it says the scope is a guess.
+pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &str) -> Plan {
     let key = |api_version: &str, kind: &str, ns: Option<&str>, name: &str| {
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
         (
@@ -414,18 +452,42 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value]) -> Plan {
         })
         .collect();
     let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
+    let scopes: std::collections::HashMap<(String, String), bool> = live
+        .iter()
+        .chain(loaded.manifests.iter().map(|m| &m.object))
+        .filter_map(manifest::crd_scope)
+        .map(|(g, k, namespaced)| ((g, k), namespaced))
+        .collect();
     for m in &loaded.manifests {
+        let mut m = m.clone();
+        let mut unknown_scope = false;
+        if manifest::is_namespaced(&m.id.api_version(), &m.id.kind).is_none() {
+            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
+                Some(&namespaced) => m.set_scope(namespaced, default_ns),
+                None => unknown_scope = true,
+            }
+        }
         let k = key(
             &m.id.api_version(),
             &m.id.kind,
             m.id.namespace.as_deref(),
             &m.id.name,
         );
-        objects.push(plan::plan_object(
-            m,
-            index.get(&k).copied(),
-            &Default::default(),
-        ));
+        let mut row = plan::plan_object(&m, index.get(&k).copied(), &Default::default());
+        if unknown_scope {
+            let group_kind = if m.id.group.is_empty() {
+                m.id.kind.clone()
+            } else {
+                format!("{}.{}", m.id.kind, m.id.group)
+            };
+            row.warnings.push(format!(
+                "the scope of {group_kind} is unknown offline (no CustomResourceDefinition for it \
+                 among the manifests or the --live objects): planned as namespaced in {:?}; \
+                 if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
+                m.id.namespace.as_deref().unwrap_or(default_ns)
+            ));
+        }
+        objects.push(row);
     }
     Plan {
         objects,
@@ -455,10 +517,16 @@ fn masked(plan: &Plan) -> Plan {
     }
 }
 
-pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
-    let plan = make_plan(&a).await?.plan;
+pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
+    let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
-    let out = plan::render_diff(&plan, color_enabled(std::io::stdout().is_terminal()));
+    // A person reads the grouped layout; scripts keep one line per field.
+    let tty = std::io::stdout().is_terminal();
+    let out = if tty {
+        plan::render_diff_terminal(&plan, color_enabled(tty), a.show_kept)
+    } else {
+        plan::render_diff(&plan, false)
+    };
     print!("{out}");
     Ok(if plan.has_errors() {
         2
@@ -473,12 +541,20 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
     if let Some(why) = &plan.prune_skipped {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let shown = masked(&plan);
     match a.output {
-        Output::Json => println!("{}", plan::to_json(&shown)),
-        Output::Yaml => print!("{}", crate::yaml::to_yaml(&plan::to_value(&shown))),
+        // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
+        Output::Json => println!(
+            "{}",
+            crate::text::escape_controls_json(&plan::to_json(&shown))
+        ),
+        // The YAML writer quotes and escapes control characters itself.
+        Output::Yaml => print!(
+            "{}",
+            crate::text::escape_controls(&crate::yaml::to_yaml(&plan::to_value(&shown)))
+        ),
     }
     Ok(if plan.has_errors() { 2 } else { 0 })
 }
@@ -499,10 +575,10 @@ fn print_results(results: &[ObjectResult]) -> usize {
     let mut failed = 0;
     for r in results {
         if r.ok {
-            println!("{} {}", r.object, r.message);
+            outln!("{} {}", r.object, r.message);
         } else {
             failed += 1;
-            eprintln!("error: {}: {}", r.object, r.message);
+            errln!("error: {}: {}", r.object, r.message);
         }
     }
     failed
@@ -540,7 +616,7 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
         .filter(|p| p.action == ObjectAction::Unchanged)
     {
         let suffix = if dry_run { " (server dry run)" } else { "" };
-        println!("{} unchanged{suffix}", p.display_name());
+        outln!("{} unchanged{suffix}", p.display_name());
     }
 }
 
@@ -599,7 +675,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
         .map(|c| c.to_string())
         .collect();
     if accepted.is_empty() && !changes.is_empty() {
-        eprintln!(
+        errln!(
             "skipped      {}: the plan file lists none of its changes",
             p.display_name()
         );
@@ -629,10 +705,10 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         bail!("apply needs a cluster");
     };
     for p in &plan.objects {
-        eprintln!("{}", summary_line(p));
+        errln!("{}", summary_line(p));
     }
     if let Some(why) = &plan.prune_skipped {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let chosen = match &a.plan_file {
         Some(path) => Some(read_selection(path)?),
@@ -669,7 +745,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // An ApplySet parent is rewritten even when no member changes, as kubectl does.
     if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
         print_unchanged(&plan, dry_run);
-        eprintln!("nothing to apply");
+        errln!("nothing to apply");
         return Ok(if load_errors > 0 { 1 } else { 0 });
     }
     if !a.yes && !dry_run {
@@ -683,7 +759,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             }
         );
         if !confirm(&q)? {
-            eprintln!("cancelled: nothing was applied");
+            errln!("cancelled: nothing was applied");
             return Ok(1);
         }
     }
@@ -702,7 +778,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // complete read and a clean apply.
     let prune_ok = plan.prune_skipped.is_none() && failed == 0;
     if failed > 0 && (planned.applyset.is_some() || !candidates.is_empty()) {
-        eprintln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
+        errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
     }
     if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
         let pruned = session
@@ -711,7 +787,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         failed += print_results(&pruned);
     }
     if dry_run {
-        eprintln!("(server dry run: nothing was written)");
+        errln!("(server dry run: nothing was written)");
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
 }
@@ -744,20 +820,20 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         match &p.error {
             Some(e) => {
                 errors += 1;
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
-            None => eprintln!("{} not found", p.display_name()),
+            None => errln!("{} not found", p.display_name()),
         }
     }
     if targets.is_empty() {
-        eprintln!("nothing to delete");
+        errln!("nothing to delete");
         return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        eprintln!("x delete     {}", p.display_name());
+        errln!("x delete     {}", p.display_name());
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
-        eprintln!("cancelled: nothing was deleted");
+        errln!("cancelled: nothing was deleted");
         return Ok(1);
     }
     let propagation = match a.cascade {
@@ -786,16 +862,25 @@ async fn run_tui(
     load: LoadOptions,
     prune: PruneOptions,
 ) -> anyhow::Result<u8> {
-    run_engine(KubeEngine::new(session, load, prune)).await
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
 }
 
-async fn run_engine(engine: KubeEngine) -> anyhow::Result<u8> {
+/// Run the TUI; a signal that ends it exits with the shell's code for it
+/// (128 + n), after the terminal is restored and (demo) the temporary
+/// directory removed by the callers' drops.
+async fn run_engine(
+    engine: KubeEngine,
+    signals: &mut crate::signals::Signals,
+) -> anyhow::Result<u8> {
     let opts = crate::tui::Options {
         color: color_enabled(true),
         ..Default::default()
     };
-    crate::tui::run(Arc::new(engine), opts).await?;
-    Ok(0)
+    match crate::tui::run(Arc::new(engine), opts, signals).await? {
+        crate::tui::Ended::Quit => Ok(0),
+        crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
+    }
 }
 
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
@@ -809,18 +894,28 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
-    let demo = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone()).await?;
+    // Caught from the start, so the temporary directory is removed (by
+    // `Demo`'s drop) whenever a signal ends the demo.
+    let mut signals = crate::signals::Signals::new()?;
+    let demo = tokio::select! {
+        d = crate::demo::Demo::start(a.port, a.kubeconfig_out.clone(), a.force) => d?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
-        println!("kapply demo cluster: {}", demo.server.url());
-        println!("kubeconfig:          {kubeconfig}");
-        println!("manifests:           {manifests}");
-        println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
-        println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
-        println!("serving until Ctrl-C");
-        tokio::signal::ctrl_c().await?;
+        outln!("kapply demo cluster: {}", demo.server.url());
+        outln!("kubeconfig:          {kubeconfig}");
+        outln!("manifests:           {manifests}");
+        outln!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
+        outln!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
+        outln!("serving until Ctrl-C");
+        // Stopping the server is its normal end: exit 0 on any of them.
+        signals.recv().await;
         return Ok(0);
     }
-    let engine = demo.engine().await?;
-    run_engine(engine).await
+    let engine = tokio::select! {
+        e = demo.engine() => e?,
+        n = signals.recv() => return Ok(crate::signals::exit_code(n)),
+    };
+    run_engine(engine, &mut signals).await
 }

@@ -13,5 +13,7 @@ pub mod ops;
 pub mod patchmeta;
 pub mod plan;
 pub mod server;
+pub mod signals;
+pub mod text;
 pub mod tui;
 pub mod yaml;

@@ -590,31 +590,30 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// The kind a CustomResourceDefinition defines and its scope: (group,
+/// kind, namespaced); `None` for any other object.
+pub fn crd_scope(obj: &Value) -> Option<(String, String, bool)> {
+    let av = obj.get("apiVersion").and_then(Value::as_str)?;
+    if obj.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
+        || split_api_version(av).0 != "apiextensions.k8s.io"
+    {
+        return None;
+    }
+    let spec = obj.get("spec")?;
+    Some((
+        spec.pointer("/group")?.as_str()?.to_string(),
+        spec.pointer("/names/kind")?.as_str()?.to_string(),
+        spec.pointer("/scope")?.as_str()? != "Cluster",
+    ))
+}
+
 /// Scopes of kinds defined by CRDs among the manifests: (group, kind) ->
 /// namespaced.
 fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
-    let mut out = HashMap::new();
-    for r in raws {
-        let v = object_value(r);
-        let av = v
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if v.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
-            || split_api_version(av).0 != "apiextensions.k8s.io"
-        {
-            continue;
-        }
-        let spec = &v["spec"];
-        if let (Some(group), Some(kind), Some(scope)) = (
-            spec["group"].as_str(),
-            spec["names"]["kind"].as_str(),
-            spec["scope"].as_str(),
-        ) {
-            out.insert((group.to_string(), kind.to_string()), scope != "Cluster");
-        }
-    }
-    out
+    raws.iter()
+        .filter_map(|r| crd_scope(&object_value(r)))
+        .map(|(g, k, namespaced)| ((g, k), namespaced))
+        .collect()
 }
 
 fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {

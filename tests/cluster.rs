@@ -653,6 +653,62 @@ spec:
     }
 }
 
+/// What a controller does every few seconds (write status, which bumps the
+/// resourceVersion) does not stop an apply whose patch is still the one
+/// reviewed; a change that alters the patch does.
+#[tokio::test]
+async fn status_only_change_since_the_plan_still_applies() {
+    let e = basic_env().await;
+    e.write("app.yaml", &BASIC.replace("replicas: 2", "replicas: 3"));
+    let path = "/apis/apps/v1/namespaces/demo/deployments/web";
+    let plan = e.plan().await;
+    let planned_rv = e.get(path).unwrap()["metadata"]["resourceVersion"].clone();
+    let (code, body) = e.server.api().request(
+        "PATCH",
+        &format!("{path}/status"),
+        Some("application/merge-patch+json"),
+        Some(&json!({"status": {"observedGeneration": 1, "replicas": 2, "readyReplicas": 2}})),
+    );
+    assert_eq!(code, 200, "{body}");
+    let live = e.get(path).unwrap();
+    assert_ne!(live["metadata"]["resourceVersion"], planned_rv);
+    assert_eq!(live["spec"]["replicas"], 2, "status only");
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "Deployment demo/web");
+    assert!(r.ok, "{results:#?}");
+    assert_eq!(r.message, "configured");
+    let live = e.get(path).unwrap();
+    assert_eq!(live["spec"]["replicas"], 3);
+
+    // A spec change that alters the patch: the image was in sync when
+    // planned; someone changes it, so the apply would now set it back.
+    e.write("app.yaml", &BASIC.replace("replicas: 2", "replicas: 4"));
+    let plan = e.plan().await;
+    let (code, body) = e.server.api().request(
+        "PATCH",
+        &format!("{path}?fieldManager=someone"),
+        Some("application/strategic-merge-patch+json"),
+        Some(&json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "nginx", "image": "nginx:1.25"}]}}}})),
+    );
+    assert_eq!(code, 200, "{body}");
+    let results = e.apply_all(&plan).await;
+    let r = result(&results, "Deployment demo/web");
+    assert!(!r.ok, "{results:#?}");
+    assert!(
+        r.message.starts_with("changed since the plan")
+            && r.message
+                .contains("spec.template.spec.containers[name=nginx].image"),
+        "{r:?}"
+    );
+    let live = e.get(path).unwrap();
+    assert_eq!(live["spec"]["replicas"], 3, "not written");
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.25"
+    );
+}
+
 #[tokio::test]
 async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
     let e = basic_env().await;
@@ -663,11 +719,12 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
             .replace("replicas: 2", "replicas: 3"),
     );
     let plan = e.plan().await;
-    // Someone else writes the ConfigMap between plan and apply.
+    // Someone else relabels the ConfigMap between plan and apply: the
+    // patch would now also set the label back, which nobody reviewed.
     let mut cm = e
         .get("/api/v1/namespaces/demo/configmaps/settings")
         .unwrap();
-    cm["data"]["extra"] = json!("x");
+    cm["metadata"]["labels"]["app"] = json!("other");
     e.server.api().put_object_as(cm, "someone").unwrap();
     let results = e.apply_all(&plan).await;
     let r = result(&results, "ConfigMap demo/settings");
@@ -680,6 +737,8 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
         .get("/api/v1/namespaces/demo/configmaps/settings")
         .unwrap();
     assert_eq!(live["data"]["color"], "blue", "not overwritten");
+    assert_eq!(live["metadata"]["labels"]["app"], "other");
+    assert!(r.message.contains("metadata.labels.app"), "{r:?}");
     assert_eq!(
         result(&results, "Deployment demo/web").message,
         "configured"
@@ -1692,4 +1751,165 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
         .unwrap_err();
     assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains(&url), "{err}");
+}
+
+const GADGET_CRD: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.demo.kapply.dev
+spec:
+  group: demo.kapply.dev
+  scope: Cluster
+  names:
+    plural: gadgets
+    singular: gadget
+    kind: Gadget
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+const GADGET: &str = "\
+apiVersion: demo.kapply.dev/v1
+kind: Gadget
+metadata:
+  name: g1
+spec:
+  size: 3
+  color: red
+";
+
+/// The live object without what the server assigns per write.
+fn comparable(mut live: Value) -> Value {
+    if let Some(md) = live["metadata"].as_object_mut() {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+            "generation",
+        ] {
+            md.remove(k);
+        }
+    }
+    live
+}
+
+/// A cluster-scoped custom kind whose CRD is not among the manifests: its
+/// scope comes from discovery, so neither the annotation nor the bodies
+/// carry the namespace the load filled in; kapply's POST and PATCH are
+/// kubectl's, byte for byte.
+#[tokio::test]
+async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
+    let e = env().await;
+    // The CRD is applied apart: the manifests do not say the scope.
+    let crd_dir = e.dir.path().join("crd");
+    std::fs::create_dir(&crd_dir).unwrap();
+    std::fs::write(crd_dir.join("crd.yaml"), GADGET_CRD).unwrap();
+    let crd_loaded = load(&LoadOptions {
+        paths: vec![crd_dir.clone()],
+        ..Default::default()
+    });
+    let crd_plan = e
+        .session
+        .plan(&crd_loaded, &PruneOptions::default(), None)
+        .await
+        .unwrap()
+        .plan;
+    assert!(e.apply_all(&crd_plan).await.iter().all(|r| r.ok));
+
+    e.write("gadget.yaml", GADGET);
+    let plan = e.plan().await;
+    let g = find(&plan, "Gadget", "g1");
+    assert_eq!(g.namespace, None, "{g:#?}");
+    assert_eq!(g.display_name(), "Gadget g1");
+    assert!(
+        g.config.as_ref().unwrap()["metadata"]
+            .get("namespace")
+            .is_none(),
+        "{g:#?}"
+    );
+    let la = g.last_applied.as_ref().unwrap();
+    assert!(la["metadata"].get("namespace").is_none(), "{la}");
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert_eq!(result(&results, "Gadget g1").message, "created");
+    let post = |reqs: Vec<RecordedRequest>| {
+        reqs.into_iter()
+            .find(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
+            .unwrap()
+    };
+    let ours = post(e.server.requests());
+    assert_eq!(ours.path, "/apis/demo.kapply.dev/v1/gadgets");
+    let path = "/apis/demo.kapply.dev/v1/gadgets/g1";
+    let ours_live = e.get(path).unwrap();
+    let annotation = ours_live["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        annotation,
+        "{\"apiVersion\":\"demo.kapply.dev/v1\",\"kind\":\"Gadget\",\"metadata\":{\"annotations\":{},\"name\":\"g1\"},\"spec\":{\"color\":\"red\",\"size\":3}}\n"
+    );
+    // Unchanged on the next plan: the annotation agrees with the live object.
+    let plan = e.plan().await;
+    assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
+
+    // kubectl: the same POST, the same annotation, the same live object.
+    let dir = e.manifests();
+    let dir = dir.to_str().unwrap();
+    let Some((code, _, err)) = e.kubectl(&["delete", "-f", dir], &[]).await else {
+        return;
+    };
+    assert_eq!(code, 0, "{err}");
+    assert!(e.get(path).is_none());
+    e.server.clear_requests();
+    let (code, out, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gadget.demo.kapply.dev/g1 created"), "{out}");
+    let theirs = post(e.server.requests());
+    assert_eq!(ours.path, theirs.path);
+    assert_eq!(ours.query, theirs.query);
+    assert_eq!(
+        kapply::merge::go_json(ours.body.as_ref().unwrap()),
+        kapply::merge::go_json(theirs.body.as_ref().unwrap())
+    );
+    let theirs_live = e.get(path).unwrap();
+    assert_eq!(
+        theirs_live["metadata"]["annotations"][LAST_APPLIED].as_str(),
+        Some(annotation.as_str())
+    );
+    assert_eq!(comparable(ours_live), comparable(theirs_live));
+
+    // An update: kapply plans the PATCH kubectl sends.
+    e.write(
+        "gadget.yaml",
+        &GADGET.replace("size: 3\n  color: red\n", "size: 4\n"),
+    );
+    let planned = e.plan().await;
+    let g = find(&planned, "Gadget", "g1");
+    assert_eq!(g.action, ObjectAction::Update);
+    e.server.clear_requests();
+    let (code, _, err) = e.kubectl(&["apply", "-f", dir], &[]).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    let patches = e.requests(|r| r.method == "PATCH");
+    assert_eq!(patches.len(), 1, "{patches:#?}");
+    assert_eq!(patches[0].path, path);
+    let patch = g.patch.as_ref().unwrap();
+    assert_eq!(
+        patches[0].content_type.as_deref(),
+        Some(patch.kind.content_type())
+    );
+    assert_eq!(
+        kapply::merge::go_json(patches[0].body.as_ref().unwrap()),
+        kapply::merge::go_json(&patch.body)
+    );
+    let plan = e.plan().await;
+    assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
 }

@@ -419,3 +419,54 @@ fn errors_come_in_reading_order() {
         .collect();
     assert_eq!(kinds, ["read", "namespace", "parse"]);
 }
+
+/// Ten ConfigMaps, each with six levels of nine aliases (about 600k nodes
+/// per document once expanded, each just under the old per-document bound).
+fn alias_bomb() -> String {
+    let mut text = String::new();
+    for d in 0..10 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol-{d}\nx:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+        ));
+        for l in 1..=6 {
+            let p = format!("*l{}", l - 1);
+            text.push_str(&format!("  l{l}: &l{l} [{}]\n", [p.as_str(); 9].join(", ")));
+        }
+        text.push_str("data:\n  k: v\n");
+    }
+    text
+}
+
+#[test]
+fn alias_bombs_fail_at_their_document_and_kubectl_refuses_them_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.yaml");
+    std::fs::write(&bomb, alias_bomb()).unwrap();
+    let normal = dir.path().join("normal.yaml");
+    std::fs::write(
+        &normal,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n\
+         \x20       - name: a\n          env: &env\n            - {name: MODE, value: prod}\n\
+         \x20       - name: b\n          env: *env\n",
+    )
+    .unwrap();
+    let l = manifest::load(&LoadOptions {
+        paths: vec![bomb.clone(), normal.clone()],
+        ..Default::default()
+    });
+    let errs: Vec<String> = l.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(
+        errs[0].starts_with(&format!("{}:1: excessive aliasing", bomb.display())),
+        "{errs:#?}"
+    );
+    // The ordinary file with a shared env block still loads.
+    assert_eq!(names(&l), ["Deployment default/web"]);
+    let env = &l.manifests[0].object["spec"]["template"]["spec"]["containers"][1]["env"];
+    assert_eq!(env, &json!([{"name": "MODE", "value": "prod"}]));
+    let Some(theirs) = kubectl_reads(&bomb) else {
+        return;
+    };
+    let err = theirs.unwrap_err();
+    assert!(err.contains("excessive aliasing"), "{err}");
+}

@@ -43,6 +43,9 @@ enum Write {
         patch: Patch,
         rv: Option<String>,
         get: String,
+        /// The configuration the patch was computed from, to compute it
+        /// again when the object changed since the plan.
+        config: Value,
     },
 }
 
@@ -91,6 +94,16 @@ fn resource_version(live: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Whether `config` against `live` (read again, changed since the plan)
+/// still makes `reviewed`: then what is sent is what the user reviewed.
+fn same_patch(plan: &ObjectPlan, config: &Value, live: &Value, reviewed: &Patch) -> bool {
+    let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
+    matches!(
+        three_way(config, live, last_applied_of(live).as_ref(), schema),
+        Ok(t) if t.patch.as_ref() == Some(reviewed)
+    )
+}
+
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
     let policy = match propagation {
         Propagation::Background => "Background",
@@ -112,7 +125,10 @@ impl Session {
     /// annotation; update = PATCH with the plan's patch,
     /// `fieldManager=kubectl-client-side-apply&fieldValidation=Strict`.
     /// Before each PATCH the object is read again: if its resourceVersion
-    /// changed since the plan, it is not written and the result says so.
+    /// changed since the plan (a controller writing status does so every
+    /// few seconds), the patch is computed again against it; it is sent
+    /// only when it is the one reviewed, otherwise the object is not
+    /// written and the result says what is now pending.
     /// One result per item, in the order given; a failure never stops the others.
     ///
     /// With `dry_run`, nothing is written; objects in a Namespace (or of a
@@ -394,6 +410,7 @@ impl Session {
                 patch,
                 rv: resource_version(&live),
                 get: info.object_path(ns, &plan.name),
+                config,
             }),
         }
     }
@@ -478,7 +495,13 @@ impl Session {
                 Err(e) if e.code() == 409 => fail(name, created_meanwhile()),
                 Err(e) => fail(name, e.to_string()),
             },
-            Write::Patch { rv, get, .. } => {
+            Write::Patch {
+                rv,
+                get,
+                config,
+                patch,
+                ..
+            } => {
                 let now = match self.call(Method::GET, get, &[], None, None).await {
                     Ok(v) => v,
                     Err(e) if e.code() == 404 => {
@@ -490,10 +513,16 @@ impl Session {
                     Err(e) => return fail(name, e.to_string()),
                 };
                 let current = resource_version(&now);
-                if rv.is_some() && current != *rv {
+                if rv.is_some() && current != *rv && !same_patch(plan, config, &now, patch) {
                     return fail(
                         name,
-                        self.replanned_message(plan, &now, rv.as_deref(), current.as_deref()),
+                        self.replanned_message(
+                            plan,
+                            config,
+                            &now,
+                            rv.as_deref(),
+                            current.as_deref(),
+                        ),
                     );
                 }
                 match self.send_write(w, false).await {
@@ -504,10 +533,12 @@ impl Session {
         }
     }
 
-    /// Re-plan an object that changed since the plan, and say what it means.
+    /// Re-plan an object that changed since the plan, and say what it means:
+    /// how many changes are pending now, and which differ from those reviewed.
     fn replanned_message(
         &self,
         plan: &ObjectPlan,
+        config: &Value,
         live: &Value,
         was: Option<&str>,
         now: Option<&str>,
@@ -517,19 +548,40 @@ impl Session {
             was.unwrap_or("?"),
             now.unwrap_or("?")
         );
-        let Some(config) = &plan.config else {
-            return head;
-        };
         let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
+        let pending = |fields: &[crate::merge::FieldChange]| -> Vec<(String, Option<Value>)> {
+            fields
+                .iter()
+                .filter(|f| f.action != crate::merge::FieldAction::Keep)
+                .filter(|f| !f.path.ends_with(LAST_APPLIED))
+                .map(|f| (f.path.clone(), f.config.clone()))
+                .collect()
+        };
         match three_way(config, live, last_applied_of(live).as_ref(), schema) {
             Ok(t) if t.patch.is_none() => format!("{head}: now nothing to change"),
-            Ok(t) => format!(
-                "{head}: {} field change(s) pending",
-                t.fields
+            Ok(t) => {
+                let (before, after) = (pending(&plan.fields), pending(&t.fields));
+                let mut differ: Vec<&str> = after
+                    .iter()
+                    .filter(|c| !before.contains(c))
+                    .chain(before.iter().filter(|c| !after.contains(c)))
+                    .map(|(p, _)| p.as_str())
+                    .collect();
+                differ.dedup();
+                let n = t
+                    .fields
                     .iter()
                     .filter(|f| f.action != crate::merge::FieldAction::Keep)
-                    .count()
-            ),
+                    .count();
+                if differ.is_empty() {
+                    format!("{head}: {n} field change(s) pending")
+                } else {
+                    format!(
+                        "{head}: {n} field change(s) pending; differs from the plan at {}",
+                        differ.join(", ")
+                    )
+                }
+            }
             Err(e) => format!("{head}: {e}"),
         }
     }

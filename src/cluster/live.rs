@@ -181,15 +181,9 @@ impl Session {
                 return Err(e.clone());
             }
             if let Ok(info) = &r {
-                if info.namespaced && m.id.namespace.is_none() {
-                    m.id.namespace = Some(self.namespace.clone());
-                    if let Some(meta) = m.object.get_mut("metadata").and_then(Value::as_object_mut)
-                    {
-                        meta.insert("namespace".into(), Value::String(self.namespace.clone()));
-                    }
-                } else if !info.namespaced {
-                    m.id.namespace = None;
-                }
+                // Discovery's scope decides for every kind, built-in or custom:
+                // a namespace the load filled in on a cluster-scoped kind goes.
+                m.set_scope(info.namespaced, &self.namespace);
             }
             resources.push(r);
         }

@@ -252,9 +252,42 @@ impl Walker {
                 .cloned()
         };
         let patch_list = patch.and_then(Value::as_array).cloned().unwrap_or_default();
+        let all = |list: &[Value], k: &Value| -> Vec<Value> {
+            list.iter()
+                .filter(|v| {
+                    let vk = key_of(v);
+                    deep_eq(&vk, k) && go_string(&vk) == go_string(k)
+                })
+                .cloned()
+                .collect()
+        };
         for k in keys {
             let (ce, le, ae) = (find(&cl, &k), find(&ll, &k), find(&al, &k));
             let ep = path::element(p, merge_key, &k);
+            // Config elements sharing a merge key: the patch names them by
+            // that key only, so the server merges them into one element.
+            // Shown as one row (the hazard says which survives) when the
+            // patch sends them.
+            let dups = all(&cl, &k);
+            if dups.len() > 1 && find(&patch_list, &k).is_some() {
+                let live_all = all(&ll, &k);
+                let live_side = (!live_all.is_empty()).then_some(Value::Array(live_all));
+                let la_all = all(&al, &k);
+                let la_side = (!la_all.is_empty()).then_some(Value::Array(la_all));
+                self.rows.push(row(
+                    ep,
+                    Some(&Value::Array(dups.clone())),
+                    live_side.as_ref(),
+                    la_side.as_ref(),
+                    FieldAction::Set,
+                    &format!(
+                        "{} config elements share the merge key {merge_key}={}",
+                        dups.len(),
+                        path::element_value(&k)
+                    ),
+                ));
+                continue;
+            }
             match (&ce, &le, &ae) {
                 (Some(cv), None, _) => self.rows.push(row(
                     ep,

@@ -149,7 +149,7 @@ impl Node {
 
 /// (depth, label, Some(field)) for rows, None for headers, in tree order.
 fn emit(node: &Node, depth: usize, prefix: &str, out: &mut Vec<(usize, String, Option<usize>)>) {
-    let label = join(prefix, &node.label);
+    let label = join(prefix, &esc(&node.label));
     if node.children.is_empty() {
         out.push((depth, label, node.field));
         return;
@@ -175,7 +175,7 @@ fn tree(o: &ObjectPlan, idx: &[usize]) -> Vec<(usize, String, Option<usize>)> {
         emit(c, 0, "", &mut out);
     }
     if let Some(f) = root.field {
-        out.push((0, o.fields[f].path.clone(), Some(f)));
+        out.push((0, esc(&o.fields[f].path), Some(f)));
     }
     out
 }
@@ -214,14 +214,20 @@ fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
 }
 
 /// A value in a table cell: strings bare, `—` for no value, Secret data
-/// masked (as `plan::mask_secret` writes it).
+/// masked (as `plan::mask_secret` writes it), control characters escaped.
 pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     match v {
         None => "—".to_string(),
         Some(_) if is_secret_path(o, path) => "***".to_string(),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
+        Some(Value::String(s)) => esc(s),
+        Some(v) => esc(&v.to_string()),
     }
+}
+
+/// Text from manifests and servers as drawn: control characters escaped
+/// (before it is measured, so the columns fit what is drawn).
+fn esc(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
 }
 
 /// Each char of `a` flagged when it is not in `b` (a char-level diff).
@@ -430,7 +436,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         .max(4);
     let reason_nat = rows_in
         .iter()
-        .map(|&(_, _, i)| width(&super::ui::reason(&o.fields[i])))
+        .map(|&(_, _, i)| width(&esc(&super::ui::reason(&o.fields[i]))))
         .max()
         .unwrap_or(0);
     let mins = [4, 4, 4];

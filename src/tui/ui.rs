@@ -147,6 +147,27 @@ pub fn reason(f: &FieldChange) -> String {
     }
 }
 
+/// Text from manifests, live objects and servers as drawn: control
+/// characters shown escaped ([`crate::text::escape_controls`]; ratatui
+/// would drop them silently). Applied where lines reach a widget.
+fn esc(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
+}
+
+/// [`esc`] over every span of built lines.
+fn esc_lines(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines.into_iter().map(esc_line).collect()
+}
+
+fn esc_line(mut l: Line<'static>) -> Line<'static> {
+    for span in &mut l.spans {
+        if let std::borrow::Cow::Owned(e) = crate::text::escape_controls(&span.content) {
+            span.content = e.into();
+        }
+    }
+    l
+}
+
 fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     let style = if focused {
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD)
@@ -156,7 +177,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(style)
-        .title(Span::styled(title, style))
+        .title(Span::styled(esc(&title), style))
 }
 
 impl Widget for &App {
@@ -321,7 +342,7 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         if ri == app.cursor && app.focus == Focus::List {
             buf.set_style(r, Style::default().add_modifier(Modifier::REVERSED));
         }
-        line.render(r, buf);
+        esc_line(line).render(r, buf);
     }
 }
 
@@ -368,7 +389,7 @@ fn field_head(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
             t.fg(Color::Yellow),
         )));
     }
-    head
+    esc_lines(head)
 }
 
 /// Where the field pane's parts go inside its border: the head, the table
@@ -460,7 +481,7 @@ fn field_detail(o: &ObjectPlan, f: &FieldChange, t: Theme) -> Vec<Line<'static>>
             t.fg(Color::DarkGray),
         )));
     }
-    lines
+    esc_lines(lines)
 }
 
 /// The field table's width and the rows of its body, for the selected
@@ -701,7 +722,11 @@ fn field_row_line(
         spans.push(Span::styled(format!(" {}", pad(word, w[4])), style));
     }
     if w[5] > 0 {
-        let why = if part == 0 { reason(f) } else { String::new() };
+        let why = if part == 0 {
+            esc(&reason(f))
+        } else {
+            String::new()
+        };
         spans.push(Span::styled(format!(" {}", pad(&why, w[5])), style));
     }
     Line::from(spans)
@@ -733,7 +758,7 @@ fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         .take(inner.height as usize)
         .cloned()
         .collect();
-    Paragraph::new(visible).render(inner, buf);
+    Paragraph::new(esc_lines(visible)).render(inner, buf);
 }
 
 fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
@@ -760,7 +785,7 @@ fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
     if lines.is_empty() {
         Paragraph::new(Span::styled("nothing yet", t.fg(Color::DarkGray))).render(inner, buf);
     } else {
-        Paragraph::new(lines).render(inner, buf);
+        Paragraph::new(esc_lines(lines)).render(inner, buf);
     }
 }
 
@@ -792,7 +817,7 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         spans.push(Span::styled(format!("{r}  "), style));
     }
     spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
 }
 
 /// A centred rectangle of at most `w` x `h`.
@@ -965,7 +990,17 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
         .render(l.footer, buf);
 }
 
+/// The dialog, its text escaped before it is measured and drawn.
 fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
+    let v = popup_view_raw(app, p, t);
+    PopupView {
+        body: esc_lines(v.body),
+        footer: esc_lines(v.footer),
+        ..v
+    }
+}
+
+fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
     match p {
         Popup::Help => PopupView {
             title: "Keys",
