@@ -1925,3 +1925,30 @@ fn control_characters_are_drawn_escaped() {
         "{s}"
     );
 }
+
+/// A row with a hazard carries `⚠` in the table, and the box under the
+/// table says what will happen.
+#[test]
+fn hazard_rows_are_marked() {
+    use kapply::merge::{Hazard, HazardKind};
+    let mut o = tui_fixture::configmap_drift();
+    o.fields[2].hazards.push(Hazard {
+        kind: HazardKind::ReplacesOthersEdits,
+        message: "replaces WORKERS whole: the edits of kubectl-edit are lost".to_string(),
+    });
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 40));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![o],
+        ..Default::default()
+    })));
+    feed(&mut a, [code(KeyCode::Tab), key('G')]);
+    let s = screen(&a);
+    let row = s.lines().find(|l| l.contains(" WORKERS ")).unwrap();
+    assert!(row.contains("■⚠ "), "{s}");
+    assert!(
+        s.contains("⚠ replaces WORKERS whole: the edits of kubectl-edit are lost"),
+        "{s}"
+    );
+}
