@@ -18,12 +18,43 @@ const MASK: &str = "***";
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Colours, or none at all under NO_COLOR (modifiers still apply).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Theme {
     pub color: bool,
+    /// ASCII borders (TERM=dumb).
+    pub ascii: bool,
 }
 
+/// Borders a dumb terminal can draw.
+const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols::border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
 impl Theme {
+    pub fn of(opts: &super::app::Options) -> Theme {
+        Theme {
+            color: opts.color,
+            ascii: opts.ascii,
+        }
+    }
+
+    /// A block with this theme's border characters.
+    fn block(self) -> Block<'static> {
+        let b = Block::default();
+        if self.ascii {
+            b.border_set(ASCII_BORDER)
+        } else {
+            b
+        }
+    }
+
     pub fn fg(self, c: Color) -> Style {
         if self.color {
             Style::default().fg(c)
@@ -58,9 +89,7 @@ impl Theme {
 
 /// The mark and its colour for one object.
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
         if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
     if in_delete || app.queued_delete.contains(&object_key(o)) {
@@ -174,7 +203,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     } else {
         t.fg(Color::Gray)
     };
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(esc(&title), style))
@@ -182,9 +211,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = Theme {
-            color: self.opts.color,
-        };
+        let t = Theme::of(&self.opts);
         let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
         render_header(self, a.header, buf, t);
         render_list(self, a.list, buf, t);
@@ -416,7 +443,7 @@ fn field_areas(o: &ObjectPlan, show_kept: bool, head: &[Line<'static>], inner: R
     );
     // Tall enough for the longest of the rows' details (so moving never
     // resizes the table), within a third of the pane.
-    let t = Theme { color: false };
+    let t = Theme::default();
     let tallest = fieldtable::ordered(o, show_kept)
         .into_iter()
         .map(|f| wrapped_height(&field_detail(o, f, t), rest.width))
@@ -490,7 +517,7 @@ pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
     let o = app.selected()?;
     let area = app.areas().detail;
     let inner = Block::default().borders(Borders::ALL).inner(area);
-    let t = Theme { color: false };
+    let t = Theme::default();
     let a = field_areas(o, app.show_kept, &field_head(o, t), inner);
     Some((
         a.table.width as usize,
@@ -593,10 +620,13 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                     Span::styled(fieldtable::elide_middle(text, room), t.fg(Color::Cyan)),
                 ])
             }
-            fieldtable::TLine::Kept(n) => Line::from(Span::styled(
-                format!("── kept: {n} field(s) apply leaves as they are (K hides) ──"),
-                t.fg(Color::DarkGray),
-            )),
+            fieldtable::TLine::Kept(n) => {
+                let rule = if t.ascii { "--" } else { "──" };
+                Line::from(Span::styled(
+                    format!("{rule} kept: {n} field(s) apply leaves as they are (K hides) {rule}"),
+                    t.fg(Color::DarkGray),
+                ))
+            }
             fieldtable::TLine::Row { row, part } => {
                 let rl = &layout.rows[*row];
                 let f = &o.fields[rl.field];
@@ -614,7 +644,8 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             .map(|r| &o.fields[r.field])
     {
         let lines = field_detail(o, f, t);
-        let b = Block::default()
+        let b = t
+            .block()
             .borders(Borders::TOP)
             .border_style(t.fg(Color::DarkGray));
         let di = b.inner(a.detail);
@@ -949,9 +980,7 @@ pub fn popup_scroll_range(app: &App) -> (u16, u16) {
     let Some(p) = &app.popup else {
         return (0, 0);
     };
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let l = popup_layout(app.size, &popup_view(app, p, t), t);
     (l.max_scroll, l.body.height.max(1))
 }
@@ -968,7 +997,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
     let l = popup_layout(area, &v, t);
     Clear.render(l.frame, buf);
     let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(format!(" {} ", v.title), style))

@@ -130,9 +130,7 @@ pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
     if let Some(c) = cache.as_ref().filter(|c| c.key == key) {
         return c.lines.clone();
     }
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let (lines, changed) = diff(o, app.yaml_last_applied, t);
     let lines = if app.yaml_unfold {
         lines
