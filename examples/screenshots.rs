@@ -153,6 +153,7 @@ fn screens() -> Vec<(&'static str, App)> {
         Options {
             color: false,
             mouse: true,
+            ascii: false,
         },
         w,
         h,
@@ -429,9 +430,10 @@ mod live {
 
 /// The TUI on the embedded server with the demo story, through the real engine.
 async fn demo() -> anyhow::Result<()> {
-    let demo = kapply::demo::Demo::start(None, None).await?;
+    let demo = kapply::demo::Demo::start(None, None, false).await?;
     let engine = std::sync::Arc::new(demo.engine().await?);
-    let r = kapply::tui::run(engine, Options::from_env()).await;
+    let mut signals = kapply::signals::Signals::new()?;
+    let r = kapply::tui::run(engine, Options::from_env(), &mut signals).await;
     // What the cluster holds afterwards, for the end-to-end check.
     if let Some(out) = std::env::var_os("KAPPLY_DEMO_DUMP") {
         std::fs::write(
@@ -439,14 +441,14 @@ async fn demo() -> anyhow::Result<()> {
             serde_json::to_string_pretty(&demo.server.store().all())?,
         )?;
     }
-    r
+    r.map(|_| ())
 }
 
 /// Frames of the real demo: the embedded server seeded with the story, the
 /// plan loaded through the real cluster engine, the Deployment selected.
 async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
     use kapply::ops::Engine;
-    let demo = kapply::demo::Demo::start(None, None).await?;
+    let demo = kapply::demo::Demo::start(None, None, false).await?;
     let engine = demo.engine().await?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.map_err(|e| anyhow::anyhow!(e))?;
@@ -478,7 +480,12 @@ fn main() -> anyhow::Result<()> {
     if std::env::args().any(|a| a == "--live") {
         let rt = tokio::runtime::Runtime::new()?;
         let engine = std::sync::Arc::new(live::FixtureEngine::new());
-        return rt.block_on(kapply::tui::run(engine, Options::from_env()));
+        return rt.block_on(async {
+            let mut signals = kapply::signals::Signals::new()?;
+            kapply::tui::run(engine, Options::from_env(), &mut signals)
+                .await
+                .map(|_| ())
+        });
     }
     let dir = PathBuf::from("screenshots");
     std::fs::create_dir_all(&dir)?;

@@ -132,12 +132,20 @@ pub struct Demo {
 impl Demo {
     /// Start the server on `port` (a free one when `None`), seed the story,
     /// write the manifests to a temporary directory and the kubeconfig to
-    /// `kubeconfig_out` (default: beside the manifests).
+    /// `kubeconfig_out` (default: beside the manifests). An existing
+    /// `kubeconfig_out` is overwritten only when an earlier demo wrote it,
+    /// or with `force`; otherwise nothing starts.
     pub async fn start(
         port: Option<u16>,
         kubeconfig_out: Option<std::path::PathBuf>,
+        force: bool,
     ) -> anyhow::Result<Demo> {
         use anyhow::Context;
+        if let Some(path) = &kubeconfig_out
+            && !force
+        {
+            check_overwritable(path)?;
+        }
         let server = crate::server::start(crate::server::ServerOptions { port }).await?;
         seed(&server).await.context("seeding the demo cluster")?;
         let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
@@ -179,6 +187,28 @@ impl Demo {
         };
         Ok(KubeEngine::new(session, load, prune))
     }
+}
+
+/// Refuses to overwrite a file the demo did not write (pointed at
+/// `~/.kube/config`, it would destroy a real configuration).
+fn check_overwritable(path: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => anyhow::bail!("--kubeconfig-out {}: {e}", path.display()),
+    };
+    let mut first = String::new();
+    // Only the first line matters; a file that is not text is not ours.
+    let _ = std::io::BufReader::new(file).read_line(&mut first);
+    if first.trim_end() == crate::server::KUBECONFIG_MARK {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--kubeconfig-out {}: the file exists and was not written by kapply demo; \
+         refusing to overwrite it (choose another path, or pass --force)",
+        path.display()
+    )
 }
 
 /// Replay the story's history into a freshly started server. Fails, naming

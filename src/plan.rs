@@ -973,16 +973,21 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
-/// `kapply diff` output: per object a header, then per field its action,
-/// path, the three sides (last-applied | live | config; `-` = absent) and
-/// the reason. ANSI colours when `color`.
+/// `kapply diff` output when piped (one line per field, for scripts): per
+/// object a header (` reverts drift` at its end when it does), then per
+/// field its action, path, the three sides (last-applied | live | config;
+/// `-` = absent), the reason, the cause in brackets (`[intended]`,
+/// `[drift: kubectl-edit at 2026-11-20T10:04:00Z]`), and a `hazard:`
+/// line per hazard. ANSI colours when `color`.
 pub fn render_diff(plan: &Plan, color: bool) -> String {
     const RESET: &str = "\x1b[0m";
+    // Every line passes through here: data is escaped before it is painted.
     let paint = |code: &str, s: &str| -> String {
+        let s = crate::text::escape_controls(s);
         if color {
             format!("\x1b[{code}m{s}{RESET}")
         } else {
-            s.to_string()
+            s.into_owned()
         }
     };
     let mut out = String::new();
@@ -1003,6 +1008,9 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
         if let Some(r) = &obj.prune_reason {
             let _ = write!(header, "  {r}");
         }
+        if obj.reverts_drift {
+            header.push_str("  reverts drift");
+        }
         let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
         if let Some(e) = &obj.error {
             let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
@@ -1018,18 +1026,134 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
                 FieldAction::Keep => ("keep ", "2;34"),
             };
             let line = format!(
-                "{word} {}  last-applied: {} | live: {} | config: {}  ({})",
+                "{word} {}  last-applied: {} | live: {} | config: {}  ({})  [{}]",
                 f.path,
                 show(&f.last_applied),
                 show(&f.live),
                 show(&f.config),
-                f.reason
+                f.reason,
+                f.cause_tag()
             );
             let _ = writeln!(out, "    {}", paint(code, &line));
+            for h in &f.hazards {
+                let _ = writeln!(
+                    out,
+                    "      {}",
+                    paint("31;1", &format!("hazard: {}", h.message))
+                );
+            }
         }
     }
     if let Some(why) = &plan.prune_skipped {
         let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
     }
     out
+}
+
+/// `kapply diff` on a terminal: per object one header line (an unchanged
+/// object is just that line), then its changed fields grouped under it,
+/// each marked and coloured by cause (drift stands out: `!` and its own
+/// colour, so it reads without colour too), its live value and what apply
+/// makes of it, and its hazards. Kept fields only with `show_kept`.
+pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String {
+    const RESET: &str = "\x1b[0m";
+    let paint = |code: &str, s: &str| -> String {
+        if color && !code.is_empty() {
+            format!("\x1b[{code}m{s}{RESET}")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    for obj in &plan.objects {
+        let obj = mask_plan(obj);
+        let (sym, word, code) = match obj.action {
+            ObjectAction::Create => ("+", "create", "32"),
+            ObjectAction::Update => ("~", "update", "33"),
+            ObjectAction::Unchanged => ("=", "unchanged", "2"),
+            ObjectAction::Prune => ("-", "prune", "31"),
+            ObjectAction::Error => ("!", "error", "31;1"),
+        };
+        let mut header = format!("{sym} {}  {word}", obj.display_name());
+        if obj.reverts_drift {
+            header.push_str(" · reverts drift");
+        }
+        if let Some(src) = &obj.source {
+            let _ = write!(header, "  {src}");
+        }
+        if let Some(r) = &obj.prune_reason {
+            let _ = write!(header, "  {r}");
+        }
+        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
+        if let Some(e) = &obj.error {
+            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
+        }
+        for w in &obj.warnings {
+            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
+        }
+        let unchanged = obj.action == ObjectAction::Unchanged;
+        let mut kept = 0;
+        for f in &obj.fields {
+            let is_kept = f.action == FieldAction::Keep;
+            if is_kept && !show_kept {
+                kept += 1;
+                continue;
+            }
+            let (mark, code) = match (is_kept, f.cause) {
+                (true, _) => ("=", "2"),
+                (false, Cause::Drift) => ("!", "1;35"),
+                (false, Cause::Intended) => ("~", "33"),
+                (false, Cause::New) => ("+", "32"),
+                (false, Cause::Removed) => ("-", "31"),
+                (false, Cause::Unmanaged) => ("?", "36"),
+                (false, Cause::ServerDefault | Cause::OtherWriter) => ("~", "33"),
+            };
+            let head = format!("{mark} {}  {}", f.path, f.cause_text());
+            let _ = writeln!(out, "  {}", paint(code, &head));
+            let _ = writeln!(out, "      {}", field_values(f));
+            for h in &f.hazards {
+                let _ = writeln!(out, "      {}", paint("31;1", &format!("⚠ {}", h.message)));
+            }
+        }
+        if kept > 0 && !unchanged {
+            let s = if kept == 1 { "" } else { "s" };
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    "2",
+                    &format!(
+                        "· {kept} kept field{s} (server defaults, other writers): --show-kept lists them"
+                    )
+                )
+            );
+        }
+    }
+    if let Some(why) = &plan.prune_skipped {
+        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
+    }
+    out
+}
+
+/// A field's values as a terminal diff shows them: live, then what apply
+/// makes of it; last-applied too where it differs from both.
+fn field_values(f: &FieldChange) -> String {
+    let v = |x: &Option<Value>| match x {
+        None => "(none)".to_string(),
+        Some(v) => merge::go_json(v),
+    };
+    let mut s = match f.action {
+        FieldAction::Keep => format!("{} (kept)", v(&f.live)),
+        FieldAction::Clear if f.config.is_none() => format!("{} → (removed)", v(&f.live)),
+        FieldAction::Set | FieldAction::Clear => format!("{} → {}", v(&f.live), v(&f.config)),
+    };
+    let differs = |x: &Option<Value>| match (&f.last_applied, x) {
+        (Some(a), Some(b)) => !merge::deep_eq(a, b),
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if f.action != FieldAction::Keep && differs(&f.live) && differs(&f.config) {
+        let _ = write!(s, "   (last-applied {})", v(&f.last_applied));
+    }
+    s
 }

@@ -293,10 +293,16 @@ fn start_demo(t: &Tmux, env: &str) -> PathBuf {
 /// screen, and the terminal out of raw mode.
 fn quit_and_check_restored(t: &Tmux) {
     t.keys(&["q"]);
+    check_restored(t, 0);
+}
+
+/// Wait for kapply to exit with `code`; check the shell is back on the main
+/// screen, the terminal out of raw mode, the cursor shown, the mouse released.
+fn check_restored(t: &Tmux, code: i32) {
     let screen = t.wait_for("KAPPLY-EXIT=");
     assert!(
-        screen.contains("KAPPLY-EXIT=0"),
-        "kapply exited with an error:\n{screen}"
+        screen.contains(&format!("KAPPLY-EXIT={code}")),
+        "kapply did not exit with {code}:\n{screen}"
     );
     let screen = t.wait_until("the shell prompt after kapply", |s| {
         s.lines()
@@ -322,6 +328,12 @@ fn quit_and_check_restored(t: &Tmux) {
     assert!(
         !screen.contains("Objects"),
         "the TUI is still on screen:\n{screen}"
+    );
+    assert_eq!(t.display("#{cursor_flag}"), "1", "the cursor is hidden");
+    assert_eq!(
+        t.display("#{mouse_any_flag}"),
+        "0",
+        "mouse tracking is still on"
     );
 }
 
@@ -743,4 +755,64 @@ fn no_color_at_80x24_renders_and_quits() {
     assert!(screen.contains("~ Deployment/"), "{screen}");
     assert!(screen.contains("- ConfigMap/old-settings"), "{screen}");
     quit_and_check_restored(&t);
+}
+
+/// A signal that ends the TUI (SIGTERM, SIGHUP, SIGINT, SIGQUIT) restores
+/// the terminal, exits with the shell's code for it (128 + n) and removes
+/// the demo's temporary directory.
+#[test]
+fn signals_restore_the_terminal_and_remove_the_demo_dir() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("signals", 100, 30);
+    let tmp = t.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let bin = env!("CARGO_BIN_EXE_kapply");
+    t.wait_for(PROMPT);
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130), ("QUIT", 131)] {
+        let pidfile = t.path(&format!("{signal}.pid"));
+        let script = t.path(&format!("{signal}.sh"));
+        // The inner shell writes its pid, then becomes kapply (exec).
+        std::fs::write(
+            &script,
+            format!(
+                "TMPDIR='{tmp}' sh -c 'echo $$ > \"$1\"; exec \"$0\" demo --kubeconfig-out \"$2\"' \
+                 '{bin}' '{pid}' '{kc}'\n\
+                 echo \"KAPPLY-EXIT=$?\"\n\
+                 stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo \
+                 | tr '\\n' ' ' | sed 's/^/TTY: /'\n\
+                 echo\n",
+                tmp = tmp.display(),
+                pid = pidfile.display(),
+                kc = t.path(&format!("{signal}.kubeconfig")).display(),
+            ),
+        )
+        .unwrap();
+        t.type_text(&format!("clear; sh '{}'", script.display()));
+        t.keys(&["Enter"]);
+        t.wait_for("Objects 9/9");
+        assert_eq!(t.display("#{alternate_on}"), "1", "the TUI runs");
+        assert_eq!(t.display("#{mouse_any_flag}"), "1", "with the mouse");
+        let dirs = |what: &str| -> Vec<String> {
+            std::fs::read_dir(&tmp)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(what))
+                .collect()
+        };
+        assert_eq!(dirs("kapply-demo-").len(), 1, "the demo's directory");
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), pid.trim()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        check_restored(&t, code);
+        assert!(
+            dirs("kapply-demo-").is_empty(),
+            "SIG{signal} left the demo directory behind: {:?}",
+            dirs("")
+        );
+    }
 }

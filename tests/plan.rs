@@ -10,7 +10,7 @@ use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_wa
 use kapply::patchmeta::PatchMeta;
 use kapply::plan::{
     ObjectAction, ObjectPlan, Plan, PlanOptions, error_object, field_owners, mask_secret,
-    partial_config, plan_object, prune_candidate, render_diff, to_json,
+    partial_config, plan_object, prune_candidate, render_diff, render_diff_terminal, to_json,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -787,4 +787,278 @@ fn a_deleted_element_is_drift_without_a_writer() {
         "drift: changed in the cluster; apply reverts it"
     );
     assert!(p.reverts_drift);
+}
+
+/// The live object after kubectl's own strategic merge of the plan's
+/// patch (`kubectl patch --local`): what the hazard words must describe.
+/// `None` without kubectl (the test skips; under KAPPLY_CI it fails).
+fn merged_by_kubectl(p: &ObjectPlan, live: &Value) -> Option<Value> {
+    let patch = p.patch.as_ref().expect("a patch");
+    kubectl::kubectl_patch(live, &patch.body, true)
+}
+
+fn hazard_row<'p>(p: &'p ObjectPlan, path: &str) -> &'p kapply::merge::FieldChange {
+    p.fields
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("no row {path}: {:#?}", p.fields))
+}
+
+/// One managedFields entry of `manager` owning `fields` (fieldsV1).
+fn managed(manager: &str, time: &str, fields: Value) -> Value {
+    json!({"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+        "time": time, "fieldsType": "FieldsV1", "fieldsV1": fields})
+}
+
+const NGINX: &str = "spec.template.spec.containers[name=nginx]";
+
+/// containerPort 53 TCP and UDP, env A twice: the patch names each pair by
+/// its one merge key, so the server keeps one element; the words say which.
+#[test]
+fn duplicate_merge_keys_say_which_element_survives() {
+    use kapply::merge::HazardKind;
+    let mut la = deployment("coredns:1", None);
+    let c = &mut la["spec"]["template"]["spec"]["containers"][0];
+    c["ports"] = json!([{"containerPort": 53, "protocol": "TCP"}]);
+    c["env"] = json!([{"name": "A", "value": "1"}]);
+    let live = annotated(la.clone(), &la);
+    let mut config = la.clone();
+    let c = &mut config["spec"]["template"]["spec"]["containers"][0];
+    c["ports"] =
+        json!([{"containerPort": 53, "protocol": "TCP"}, {"containerPort": 53, "protocol": "UDP"}]);
+    c["env"] = json!([{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]);
+    let p = plan_against(config, &live);
+    assert_eq!(p.action, ObjectAction::Update);
+    let ports = hazard_row(&p, &format!("{NGINX}.ports[containerPort=53]"));
+    // The patch kubectl 1.32 sends here (recorded with -v=8 against the
+    // embedded server): the pair compared last-first, both elements sent.
+    let sent = &p.patch.as_ref().unwrap().body["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        sent["ports"],
+        json!([{"containerPort": 53, "protocol": "UDP"}, {"containerPort": 53, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        sent["env"],
+        json!([{"name": "A", "value": "2"}, {"name": "A", "value": "1"}])
+    );
+    assert_eq!(ports.hazards.len(), 1, "{ports:#?}");
+    assert_eq!(ports.hazards[0].kind, HazardKind::DuplicateMergeKey);
+    assert_eq!(
+        ports.hazards[0].message,
+        "2 config elements share the merge key containerPort=53: client-side apply sends \
+         them under that one key and the server merges them into one; live keeps \
+         {\"containerPort\":53,\"protocol\":\"TCP\"} and loses {\"containerPort\":53,\"protocol\":\"UDP\"}"
+    );
+    let env = hazard_row(&p, &format!("{NGINX}.env[name=A]"));
+    assert!(
+        env.hazards[0].message.ends_with(
+            "live keeps {\"name\":\"A\",\"value\":\"1\"} and loses {\"name\":\"A\",\"value\":\"2\"}"
+        ),
+        "{env:#?}"
+    );
+    let json: Value = serde_json::from_str(&to_json(&Plan {
+        objects: vec![p.clone()],
+        prune_skipped: None,
+    }))
+    .unwrap();
+    let row = json["objects"][0]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == format!("{NGINX}.ports[containerPort=53]"))
+        .unwrap()
+        .clone();
+    assert_eq!(row["hazards"][0]["kind"], "duplicate-merge-key");
+
+    // kubectl merges the same patch the same way.
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    let c = &after["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        c["ports"],
+        json!([{"containerPort": 53, "protocol": "TCP"}])
+    );
+    assert_eq!(c["env"], json!([{"name": "A", "value": "1"}]));
+}
+
+/// env removed from the config while live holds an element kubectl edit
+/// added: the patch deletes the list whole, theirs included.
+#[test]
+fn a_list_removed_whole_names_the_other_writers_elements() {
+    use kapply::merge::HazardKind;
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"][0]["env"] =
+        json!([{"name": "A", "value": "1"}, {"name": "EXTRA", "value": "x"}]);
+    live["metadata"]["managedFields"] = json!([
+        managed(
+            "kubectl-client-side-apply",
+            "2026-11-19T08:00:00Z",
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                "f:env": {"k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}}}}}}}}})
+        ),
+        managed(
+            "kubectl-edit",
+            "2026-11-20T10:04:00Z",
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                "f:env": {"k:{\"name\":\"EXTRA\"}": {".": {}, "f:name": {}, "f:value": {}}}}}}}}})
+        ),
+    ]);
+    let config = deployment("nginx:1.14.2", None);
+    let p = plan_against(config, &live);
+    let env = hazard_row(&p, &format!("{NGINX}.env"));
+    assert_eq!(env.action, FieldAction::Clear);
+    assert_eq!(env.hazards.len(), 1, "{env:#?}");
+    assert_eq!(env.hazards[0].kind, HazardKind::DeletesOthersElements);
+    assert_eq!(
+        env.hazards[0].message,
+        "the list is gone from the config, so apply deletes it whole, with the elements other \
+         writers added: name=EXTRA (added by kubectl-edit)"
+    );
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    let c = &after["spec"]["template"]["spec"]["containers"][0];
+    assert!(c.get("env").is_none(), "EXTRA survived: {c}");
+
+    // Only apply's own elements: removing the list loses nothing of theirs.
+    let live = annotated(la.clone(), &la);
+    let p = plan_against(deployment("nginx:1.14.2", None), &live);
+    assert!(hazard_row(&p, &format!("{NGINX}.env")).hazards.is_empty());
+}
+
+/// args is atomic: replaced whole, so a flag added in the cluster is lost.
+#[test]
+fn an_atomic_list_replaced_over_another_writers_edit() {
+    use kapply::merge::HazardKind;
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["--a"]);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["--a", "--debug"]);
+    live["metadata"]["managedFields"] = json!([managed(
+        "kubectl-edit",
+        "2026-11-20T10:04:00Z",
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+            "f:args": {}}}}}}})
+    )]);
+    let mut config = la.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["--b"]);
+    let p = plan_against(config, &live);
+    let args = hazard_row(&p, &format!("{NGINX}.args"));
+    assert_eq!(args.hazards.len(), 1, "{args:#?}");
+    assert_eq!(args.hazards[0].kind, HazardKind::ReplacesOthersEdits);
+    assert_eq!(
+        args.hazards[0].message,
+        "an atomic list: apply replaces it whole with the config's, and live holds elements \
+         written by kubectl-edit that last-applied never had; lost: \"--debug\""
+    );
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["--b"])
+    );
+}
+
+/// A hotfix image set in the cluster, and replicas an autoscaler owns:
+/// both drift, both reverted.
+#[test]
+fn drift_reverts_a_hotfix_image_and_fights_the_autoscaler() {
+    use kapply::merge::{Cause, HazardKind};
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["replicas"] = json!(3);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["replicas"] = json!(7);
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.14.3-hotfix");
+    live["metadata"]["managedFields"] = json!([
+        managed(
+            "kubectl-set",
+            "2026-11-20T10:04:00Z",
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                "f:image": {}}}}}}})
+        ),
+        managed(
+            "horizontal-pod-autoscaler",
+            "2026-11-20T11:30:00Z",
+            json!({"f:spec": {"f:replicas": {}}})
+        ),
+    ]);
+    let p = plan_against(la.clone(), &live);
+    assert!(p.reverts_drift);
+    let image = hazard_row(&p, &format!("{NGINX}.image"));
+    assert_eq!(image.cause, Cause::Drift);
+    assert_eq!(image.hazards[0].kind, HazardKind::RevertsHotfix);
+    assert_eq!(
+        image.hazards[0].message,
+        "reverts a hotfix: the image was changed in the cluster by kubectl-set at \
+         2026-11-20T10:04:00Z to \"nginx:1.14.3-hotfix\"; apply rolls it back to \"nginx:1.14.2\""
+    );
+    let replicas = hazard_row(&p, "spec.replicas");
+    assert_eq!(replicas.cause, Cause::Drift);
+    assert_eq!(replicas.owner.as_deref(), Some("horizontal-pod-autoscaler"));
+    assert_eq!(replicas.hazards[0].kind, HazardKind::FightsAutoscaler);
+    assert_eq!(
+        replicas.hazards[0].message,
+        "an autoscaler (horizontal-pod-autoscaler) owns spec.replicas: apply sets it back \
+         from 7 to 3, and the autoscaler scales it again; leave spec.replicas out of the config"
+    );
+    let Some(after) = merged_by_kubectl(&p, &live) else {
+        return;
+    };
+    assert_eq!(after["spec"]["replicas"], 3);
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.14.2"
+    );
+
+    // An intended image change is no hotfix revert.
+    let mut config = la.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16.1");
+    let p = plan_against(config, &annotated(la.clone(), &la));
+    assert!(hazard_row(&p, &format!("{NGINX}.image")).hazards.is_empty());
+}
+
+/// Both diff layouts carry the hazards under their field, and the cause.
+#[test]
+fn diff_layouts_show_hazards_under_their_field() {
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["replicas"] = json!(3);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.14.3-hotfix");
+    live["metadata"]["managedFields"] = json!([managed(
+        "kubectl-set",
+        "2026-11-20T10:04:00Z",
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+            "f:image": {}}}}}}})
+    )]);
+    let plan = Plan {
+        objects: vec![plan_against(la, &live)],
+        prune_skipped: None,
+    };
+    let piped = render_diff(&plan, false);
+    let image = format!(
+        "    set   {NGINX}.image  last-applied: \"nginx:1.14.2\" | live: \"nginx:1.14.3-hotfix\" | \
+         config: \"nginx:1.14.2\"  (config differs from live)  [drift: kubectl-set at 2026-11-20T10:04:00Z]\n      \
+         hazard: reverts a hotfix: the image was changed in the cluster by kubectl-set at \
+         2026-11-20T10:04:00Z to \"nginx:1.14.3-hotfix\"; apply rolls it back to \"nginx:1.14.2\"\n"
+    );
+    assert!(piped.contains(&image), "{piped}");
+    let tty = render_diff_terminal(&plan, false, false);
+    let image = format!(
+        "  ! {NGINX}.image  drift: changed by kubectl-set at 2026-11-20T10:04:00Z; apply reverts it\n      \
+         \"nginx:1.14.3-hotfix\" → \"nginx:1.14.2\"\n      \
+         ⚠ reverts a hotfix: the image was changed in the cluster by kubectl-set"
+    );
+    assert!(tty.contains(&image), "{tty}");
+    assert!(
+        tty.starts_with(
+            "~ Deployment default/nginx-deployment  update · reverts drift  app.yaml:1\n"
+        ),
+        "{tty}"
+    );
+    let colour = render_diff_terminal(&plan, true, false);
+    assert!(colour.contains("\x1b[31;1m⚠ reverts a hotfix"), "{colour}");
 }

@@ -389,7 +389,56 @@ fn scenarios() -> Vec<Scenario> {
     let svc2 = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
         "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}});
 
+    let dns = |ports: Value, env: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dns"},
+            "spec": {"selector": {"matchLabels": {"app": "dns"}},
+                "template": {"metadata": {"labels": {"app": "dns"}},
+                    "spec": {"containers": [{"name": "dns", "image": "coredns:1.11",
+                        "ports": ports, "env": env}]}}}})
+    };
+    let tcp = json!({"containerPort": 53, "protocol": "TCP", "name": "dns-tcp"});
+    let udp = json!({"containerPort": 53, "protocol": "UDP", "name": "dns"});
+    let env1 = json!([{"name": "MODE", "value": "a"}]);
+    let ports_setup = dns(json!([tcp]), env1.clone());
+    let ports_config = dns(json!([tcp, udp]), env1.clone());
+    let env_config = dns(
+        json!([tcp]),
+        json!([{"name": "MODE", "value": "a"}, {"name": "MODE", "value": "b"}]),
+    );
+
+    let gadget_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Cluster",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let gadget = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
+        "spec": {"size": 3, "color": "red"}});
+    let gadget2 = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
+        "spec": {"size": 4}});
+
     vec![
+        Scenario {
+            name: "duplicate-merge-key-ports",
+            description: "two container ports share containerPort 53 (TCP, UDP): kubectl sends both",
+            setup: vec![ports_setup.clone()],
+            between: vec![],
+            config: ports_config,
+        },
+        Scenario {
+            name: "duplicate-merge-key-env",
+            description: "the same env name twice: kubectl sends both",
+            setup: vec![ports_setup],
+            between: vec![],
+            config: env_config,
+        },
+        Scenario {
+            name: "cluster-scoped-custom-resource",
+            description: "a cluster-scoped custom resource: no namespace in the annotation or the patch",
+            setup: vec![gadget_crd, gadget],
+            between: vec![],
+            config: gadget2,
+        },
         Scenario {
             name: "walkthrough-update",
             description: "reference page: simple_deployment applied, kubectl scale --replicas=2, update_deployment applied",
@@ -457,13 +506,14 @@ fn record(k: &Kubectl, c: &Cluster, s: &Scenario) -> Value {
     let api_version = s.config["apiVersion"].as_str().unwrap();
     let kind = s.config["kind"].as_str().unwrap();
     let name = s.config["metadata"]["name"].as_str().unwrap();
-    let namespaced = kind != "Namespace" && kind != "CustomResourceDefinition";
+    let namespaced = !["Namespace", "CustomResourceDefinition", "Gadget"].contains(&kind);
     let ns = namespaced.then_some("default");
     let live = c.get(api_version, kind, ns, name).expect("set up");
     let last_applied = kubectl::last_applied(&live);
     let f = c.write(&format!("{}-config.json", s.name), &s.config.to_string());
     c.server.clear_requests();
     k.ok(&["apply", "-f", &f]);
+    let after = c.get(api_version, kind, ns, name).expect("applied");
     let patches: Vec<_> = c
         .server
         .requests()
@@ -482,6 +532,26 @@ fn record(k: &Kubectl, c: &Cluster, s: &Scenario) -> Value {
         Some("application/merge-patch+json") => "merge",
         other => panic!("{}: unexpected patch type {other:?}", s.name),
     };
+    // The embedded server merged the patch as apimachinery does: the lists
+    // (server defaults aside) are those of `kubectl patch --local` of the
+    // body on the object before.
+    let body = p.body.as_ref().expect("a JSON body");
+    let local = kubectl::patch_object(
+        &k.bin,
+        &live,
+        &["--type", patch_type, "-p", &body.to_string()],
+    )
+    .unwrap_or_else(|e| panic!("{}: kubectl patch --local: {e}", s.name));
+    if s.name.starts_with("duplicate-merge-key") {
+        let lists = |o: &Value| {
+            let c = &o["spec"]["template"]["spec"]["containers"][0];
+            (c["ports"].clone(), c["env"].clone())
+        };
+        assert_eq!(lists(&after), lists(&local), "{}", s.name);
+    } else if kind == "Gadget" {
+        assert_eq!(after["spec"], local["spec"], "{}", s.name);
+        assert!(after["metadata"].get("namespace").is_none(), "{after}");
+    }
     // The config as kapply reads it: namespace filled in for namespaced kinds.
     let mut config = s.config.clone();
     if namespaced {

@@ -59,7 +59,7 @@ pub fn classify(fields: &mut [FieldChange], live: &Value, last_applied: Option<&
             }
         } else if a.is_none() {
             Cause::New
-        } else if same(c, a) && !same(l, a) {
+        } else if same(c, a) && !same(l, a) && !is_duplicates_row(f) {
             Cause::Drift
         } else {
             Cause::Intended
@@ -84,4 +84,12 @@ pub fn reverts_drift(fields: &[FieldChange]) -> bool {
     fields
         .iter()
         .any(|f| f.cause == Cause::Drift && f.action != FieldAction::Keep)
+}
+
+/// The row of config elements sharing a merge key (fields.rs): an element
+/// path whose config side is the list of those elements. Live differing
+/// from last-applied there is apply's own doing (the server kept one), not
+/// a drift.
+fn is_duplicates_row(f: &FieldChange) -> bool {
+    f.path.ends_with(']') && f.config.as_ref().is_some_and(Value::is_array)
 }

@@ -76,6 +76,18 @@ fn key_order(list: &Value, order: &Value) -> Value {
     }
 }
 
+/// Null members removed, as the server does with a value inserted whole.
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
 const LIVE_ONLY: &str = "live only: owned by another writer (not in config or last-applied)";
 const REMOVED: &str = "in last-applied, removed from config";
 
@@ -96,7 +108,28 @@ impl Walker {
         let removed_whole = c.is_none() && a.is_some();
         let replace = schema.is_some_and(|s| s.replace());
         if obj(c) && obj(l) && obj(a) && !removed_whole && !replace {
+            let before = self.rows.len();
             self.walk_map(p, c, l, a, schema, patch);
+            // A JSON merge patch creates a map the config names even when
+            // every field in it is null: the custom resource gets `{}` (a
+            // typed built-in object drops it, so only custom resources).
+            if self.merge_patch
+                && self.rows.len() == before
+                && l.is_none()
+                && patch.is_some_and(Value::is_object)
+                && let Some(cv) = c.filter(|cv| cv.is_object())
+            {
+                let mut created = cv.clone();
+                drop_nulls(&mut created);
+                self.rows.push(row(
+                    p.into(),
+                    Some(&created),
+                    None,
+                    a,
+                    FieldAction::Set,
+                    "in config, not in live: created, its null fields left out",
+                ));
+            }
             return;
         }
         let arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
@@ -252,9 +285,42 @@ impl Walker {
                 .cloned()
         };
         let patch_list = patch.and_then(Value::as_array).cloned().unwrap_or_default();
+        let all = |list: &[Value], k: &Value| -> Vec<Value> {
+            list.iter()
+                .filter(|v| {
+                    let vk = key_of(v);
+                    deep_eq(&vk, k) && go_string(&vk) == go_string(k)
+                })
+                .cloned()
+                .collect()
+        };
         for k in keys {
             let (ce, le, ae) = (find(&cl, &k), find(&ll, &k), find(&al, &k));
             let ep = path::element(p, merge_key, &k);
+            // Config elements sharing a merge key: the patch names them by
+            // that key only, so the server merges them into one element.
+            // Shown as one row (the hazard says which survives) when the
+            // patch sends them.
+            let dups = all(&cl, &k);
+            if dups.len() > 1 && find(&patch_list, &k).is_some() {
+                let live_all = all(&ll, &k);
+                let live_side = (!live_all.is_empty()).then_some(Value::Array(live_all));
+                let la_all = all(&al, &k);
+                let la_side = (!la_all.is_empty()).then_some(Value::Array(la_all));
+                self.rows.push(row(
+                    ep,
+                    Some(&Value::Array(dups.clone())),
+                    live_side.as_ref(),
+                    la_side.as_ref(),
+                    FieldAction::Set,
+                    &format!(
+                        "{} config elements share the merge key {merge_key}={}",
+                        dups.len(),
+                        path::element_value(&k)
+                    ),
+                ));
+                continue;
+            }
             match (&ce, &le, &ae) {
                 (Some(cv), None, _) => self.rows.push(row(
                     ep,

@@ -380,8 +380,13 @@ fn sorted_by_key<'v>(
         let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
         out.push((go_string(k), v));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    // Go sorts with Less = "i <= j" (sort.StringsAreSorted on the pair),
+    // and sort.Sort's insertion sort (lists up to 12 elements) then
+    // reverses every run of equal keys: elements sharing a merge key are
+    // compared last-first, as kubectl does (recorded from kubectl 1.32).
+    let mut idx: Vec<(usize, (String, &'v Value))> = out.into_iter().enumerate().collect();
+    idx.sort_by(|a, b| a.1.0.cmp(&b.1.0).then(b.0.cmp(&a.0)));
+    Ok(idx.into_iter().map(|(_, e)| e).collect())
 }
 
 fn diff_lists_of_maps(

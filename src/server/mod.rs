@@ -21,6 +21,10 @@
 //! DeleteOptions body, where kubectl sends it), `/scale`, `/status`; uid, resourceVersion, generation,
 //! managedFields; defaulting and the validation users meet; Status errors
 //! worded as kube-apiserver words them.
+//!
+//! Refused before routing: a `Host` that is not loopback (403, DNS
+//! rebinding) and a write whose Content-Type is not a Kubernetes one (415,
+//! cross-site form posts); see `api::guard`.
 
 mod api;
 mod defaults;
@@ -51,6 +55,13 @@ use tokio::sync::oneshot;
 /// The Kubernetes version the server claims (kubectl's dispatcher picks
 /// kubectl 1.32 from it).
 pub const GIT_VERSION: &str = "v1.32.5";
+
+/// The first line of every kubeconfig [`RunningServer::write_kubeconfig`]
+/// writes: `kapply demo --kubeconfig-out` overwrites only a file that starts
+/// with it (kubectl drops comments when it rewrites a kubeconfig, so a file
+/// edited since has lost the mark too).
+pub const KUBECONFIG_MARK: &str =
+    "# kapply demo kubeconfig (written by kapply demo, which may overwrite it)";
 
 /// Requests larger than this are refused (413).
 const MAX_BODY: usize = 8 << 20;
@@ -134,6 +145,10 @@ async fn serve(
         // Recorded like any other request (and its error, if refused); the
         // answer streams.
         let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
+        // A refused request (a foreign Host, ...) never starts a watch.
+        if !resp.status().is_success() {
+            return resp.map(full);
+        }
         return match api.watch_start(&parts.uri, &parts.headers) {
             Ok((w, first)) => watch_response(api.clone(), w, first),
             Err(_) => resp.map(full),
@@ -200,10 +215,12 @@ impl RunningServer {
     }
 
     /// A kubeconfig whose current context `kapply-demo` points at this
-    /// server (namespace default, no credentials).
+    /// server (namespace default, no credentials). Its first line is
+    /// [`KUBECONFIG_MARK`].
     pub fn write_kubeconfig(&self, path: &Path) -> io::Result<()> {
         let text = format!(
-            "apiVersion: v1
+            "{KUBECONFIG_MARK}
+apiVersion: v1
 kind: Config
 clusters:
 - name: kapply-demo

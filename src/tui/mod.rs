@@ -9,4 +9,4 @@ pub mod ui;
 pub mod yamlview;
 
 pub use app::{App, Effect, Msg, Options};
-pub use runtime::run;
+pub use runtime::{Ended, run};

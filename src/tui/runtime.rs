@@ -66,8 +66,23 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Run the TUI until the user quits. Starts by loading the plan.
-pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
+/// How the TUI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The user quit.
+    Quit,
+    /// A signal ended it (its number); the terminal has been restored.
+    Signal(i32),
+}
+
+/// Run the TUI until the user quits or a signal (SIGTERM, SIGHUP, SIGINT,
+/// SIGQUIT) ends it; either way the terminal is restored before this
+/// returns. Starts by loading the plan.
+pub async fn run(
+    engine: Arc<dyn Engine>,
+    opts: Options,
+    signals: &mut crate::signals::Signals,
+) -> anyhow::Result<Ended> {
     let _guard = TerminalGuard::enter(opts.mouse)?;
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     terminal.clear()?;
@@ -93,8 +108,9 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
                 Some(Ok(Event::Resize(w, h))) => Msg::Resize(w, h),
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => return Err(e.into()),
-                None => return Ok(()),
+                None => return Ok(Ended::Quit),
             },
+            n = signals.recv() => return Ok(Ended::Signal(n)),
             Some(m) = rx.recv() => match m {
                 Ok(m) => m,
                 Err(e) => anyhow::bail!("kapply: a background task failed: {e}"),
@@ -105,7 +121,7 @@ pub async fn run(engine: Arc<dyn Engine>, opts: Options) -> anyhow::Result<()> {
         redraw = !matches!(msg, Msg::Tick) || app.animating();
         for effect in app.update(msg) {
             if matches!(effect, Effect::Quit) {
-                return Ok(());
+                return Ok(Ended::Quit);
             }
             spawn(effect, &engine, &tx);
         }

@@ -18,12 +18,43 @@ const MASK: &str = "***";
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Colours, or none at all under NO_COLOR (modifiers still apply).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Theme {
     pub color: bool,
+    /// ASCII borders (TERM=dumb).
+    pub ascii: bool,
 }
 
+/// Borders a dumb terminal can draw.
+const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols::border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
 impl Theme {
+    pub fn of(opts: &super::app::Options) -> Theme {
+        Theme {
+            color: opts.color,
+            ascii: opts.ascii,
+        }
+    }
+
+    /// A block with this theme's border characters.
+    fn block(self) -> Block<'static> {
+        let b = Block::default();
+        if self.ascii {
+            b.border_set(ASCII_BORDER)
+        } else {
+            b
+        }
+    }
+
     pub fn fg(self, c: Color) -> Style {
         if self.color {
             Style::default().fg(c)
@@ -58,9 +89,7 @@ impl Theme {
 
 /// The mark and its colour for one object.
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
         if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
     if in_delete || app.queued_delete.contains(&object_key(o)) {
@@ -215,23 +244,42 @@ pub fn reason(f: &FieldChange) -> String {
     }
 }
 
+/// Text from manifests, live objects and servers as drawn: control
+/// characters shown escaped ([`crate::text::escape_controls`]; ratatui
+/// would drop them silently). Applied where lines reach a widget.
+fn esc(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
+}
+
+/// [`esc`] over every span of built lines.
+fn esc_lines(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines.into_iter().map(esc_line).collect()
+}
+
+fn esc_line(mut l: Line<'static>) -> Line<'static> {
+    for span in &mut l.spans {
+        if let std::borrow::Cow::Owned(e) = crate::text::escape_controls(&span.content) {
+            span.content = e.into();
+        }
+    }
+    l
+}
+
 fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     let style = if focused {
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     } else {
         t.fg(Color::Gray)
     };
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
-        .title(Span::styled(title, style))
+        .title(Span::styled(esc(&title), style))
 }
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = Theme {
-            color: self.opts.color,
-        };
+        let t = Theme::of(&self.opts);
         let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
         render_header(self, a.header, buf, t);
         render_list(self, a.list, buf, t);
@@ -365,7 +413,7 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         if ri == app.cursor && app.focus == Focus::List {
             buf.set_style(r, Style::default().add_modifier(Modifier::REVERSED));
         }
-        line.render(r, buf);
+        esc_line(line).render(r, buf);
     }
 }
 
@@ -421,6 +469,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Yellow),
         )));
     }
+    let head = esc_lines(head);
     // Warnings and errors wrap: they matter more than the table rows.
     let head_h = head
         .iter()
@@ -457,15 +506,15 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         top = app.field_cursor + 1 - rows_h;
     }
     let fields = super::app::field_rows(o);
-    let reasons: Vec<String> = fields.iter().map(|f| reason(f)).collect();
+    let reasons: Vec<String> = fields.iter().map(|f| esc(&reason(f))).collect();
     let cells: Vec<[String; 4]> = fields
         .iter()
         .map(|f| {
             [
-                f.path.clone(),
-                cell_value(o, &f.path, &f.last_applied),
-                cell_value(o, &f.path, &f.live),
-                cell_value(o, &f.path, &f.config),
+                esc(&f.path),
+                esc(&cell_value(o, &f.path, &f.last_applied)),
+                esc(&cell_value(o, &f.path, &f.live)),
+                esc(&cell_value(o, &f.path, &f.config)),
             ]
         })
         .collect();
@@ -552,12 +601,13 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             )),
             Line::from(Span::styled(reason(f), t.fg(Color::DarkGray))),
         ];
-        let b = Block::default()
+        let b = t
+            .block()
             .borders(Borders::TOP)
             .border_style(t.fg(Color::DarkGray));
         let di = b.inner(d);
         b.render(d, buf);
-        Paragraph::new(lines).render(di, buf);
+        Paragraph::new(esc_lines(lines)).render(di, buf);
     }
 }
 
@@ -582,7 +632,7 @@ fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         .skip(top)
         .take(inner.height as usize)
         .collect();
-    Paragraph::new(visible).render(inner, buf);
+    Paragraph::new(esc_lines(visible)).render(inner, buf);
 }
 
 fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
@@ -609,7 +659,7 @@ fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
     if lines.is_empty() {
         Paragraph::new(Span::styled("nothing yet", t.fg(Color::DarkGray))).render(inner, buf);
     } else {
-        Paragraph::new(lines).render(inner, buf);
+        Paragraph::new(esc_lines(lines)).render(inner, buf);
     }
 }
 
@@ -641,7 +691,7 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         spans.push(Span::styled(format!("{r}  "), style));
     }
     spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
 }
 
 /// A centred rectangle of at most `w` x `h`.
@@ -770,9 +820,7 @@ pub fn popup_scroll_range(app: &App) -> (u16, u16) {
     let Some(p) = &app.popup else {
         return (0, 0);
     };
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let l = popup_layout(app.size, &popup_view(app, p, t), t);
     (l.max_scroll, l.body.height.max(1))
 }
@@ -789,7 +837,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
     let l = popup_layout(area, &v, t);
     Clear.render(l.frame, buf);
     let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(format!(" {} ", v.title), style))
@@ -811,7 +859,17 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
         .render(l.footer, buf);
 }
 
+/// The dialog, its text escaped before it is measured and drawn.
 fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
+    let v = popup_view_raw(app, p, t);
+    PopupView {
+        body: esc_lines(v.body),
+        footer: esc_lines(v.footer),
+        ..v
+    }
+}
+
+fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
     match p {
         Popup::Help => PopupView {
             title: "Keys",

@@ -1,0 +1,280 @@
+//! Hazards per field: what client-side apply does silently, in words.
+//! Each is checked against kubectl in tests/plan.rs (the patch kubectl
+//! sends, merged by kubectl's own code, must leave what the words say).
+
+use super::owners::FieldOwners;
+use super::path::{self, Segment};
+use super::strategic::deep_eq;
+use super::{
+    Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply, go_json,
+};
+use crate::patchmeta::{ListStrategy, Schema};
+use serde_json::Value;
+
+/// The value at a field-plan path.
+fn at<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
+    let mut cur = v;
+    for s in segs {
+        cur = match s {
+            Segment::Key(k) => cur.get(k)?,
+            Segment::Index(i) => cur.get(*i)?,
+            Segment::Element(k, want) => cur
+                .as_array()?
+                .iter()
+                .find(|e| e.get(k).is_some_and(|x| path::element_value(x) == *want))?,
+        };
+    }
+    Some(cur)
+}
+
+/// The patch metadata at a field-plan path.
+fn schema_at<'s>(root: Option<Schema<'s>>, segs: &[Segment]) -> Option<Schema<'s>> {
+    let mut cur = root?;
+    for s in segs {
+        cur = match s {
+            Segment::Key(k) => cur.field(k)?,
+            Segment::Index(_) | Segment::Element(..) => cur.items()?,
+        };
+    }
+    Some(cur)
+}
+
+fn owned_by(owners: &[&str]) -> String {
+    if owners.is_empty() {
+        String::new()
+    } else {
+        format!(" by {}", owners.join(", "))
+    }
+}
+
+/// Whether a manager is an autoscaler (the HPA controller writes
+/// spec.replicas through the scale subresource).
+fn is_autoscaler(manager: &str) -> bool {
+    let m = manager.to_ascii_lowercase();
+    m.contains("horizontal-pod-autoscaler") || m.contains("autoscaler") || m.contains("hpa")
+}
+
+/// Find the hazards of every changed row. `patch`: what apply sends
+/// (`None`: nothing is sent, nothing is lost).
+pub(crate) fn find(
+    fields: &mut [FieldChange],
+    live: &Value,
+    patch: Option<&Patch>,
+    schema: Option<Schema<'_>>,
+) {
+    let Some(patch) = patch else {
+        return;
+    };
+    let owners = FieldOwners::from_live(live);
+    // The object as the server will merge it.
+    let result = match patch.kind {
+        PatchType::Strategic => apply::apply_strategic(live, &patch.body, schema).ok(),
+        PatchType::Merge => Some(apply::apply_merge(live, &patch.body)),
+    };
+    for f in fields.iter_mut() {
+        if f.action == FieldAction::Keep {
+            continue;
+        }
+        let segs = path::parse(&f.path);
+        if let Some(h) = duplicates(f, &segs, result.as_ref()) {
+            f.hazards.push(h);
+        }
+        let atomic = patch.kind == PatchType::Merge
+            || schema_at(schema, &segs).is_none_or(|s| s.list_strategy() == ListStrategy::Atomic);
+        let merge_key = match schema_at(schema, &segs).map(|s| s.list_strategy()) {
+            Some(ListStrategy::MergeByKey(k)) if patch.kind == PatchType::Strategic => Some(k),
+            _ => None,
+        };
+        if let Some(h) = removed_list(f, merge_key.as_deref(), &owners) {
+            f.hazards.push(h);
+        }
+        if atomic && let Some(h) = replaced_atomic(f, &owners) {
+            f.hazards.push(h);
+        }
+        if let Some(h) = hotfix(f) {
+            f.hazards.push(h);
+        }
+        if let Some(h) = autoscaled(f, &owners) {
+            f.hazards.push(h);
+        }
+    }
+}
+
+/// Config elements sharing a merge key: say which one the server keeps
+/// (the merged result) and which are lost.
+fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Option<Hazard> {
+    let Some((Segment::Element(key, want), parent)) = segs.split_last() else {
+        return None;
+    };
+    let dups = f.config.as_ref()?.as_array()?;
+    if dups.len() < 2 {
+        return None;
+    }
+    let kept: Vec<&Value> = result
+        .and_then(|r| at(r, parent))
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter(|e| e.get(key).is_some_and(|x| path::element_value(x) == *want))
+                .collect()
+        })
+        .unwrap_or_default();
+    let lost: Vec<String> = dups
+        .iter()
+        .filter(|d| !kept.iter().any(|k| deep_eq(k, d)))
+        .map(go_json)
+        .collect();
+    let kept_text: Vec<String> = kept.iter().map(|v| go_json(v)).collect();
+    let mut message = format!(
+        "{} config elements share the merge key {key}={want}: client-side apply sends them \
+         under that one key and the server merges them into one",
+        dups.len()
+    );
+    if !kept_text.is_empty() {
+        message.push_str(&format!("; live keeps {}", kept_text.join(", ")));
+    }
+    if !lost.is_empty() {
+        message.push_str(&format!(" and loses {}", lost.join(", ")));
+    }
+    Some(Hazard {
+        kind: HazardKind::DuplicateMergeKey,
+        message,
+    })
+}
+
+/// A list removed whole from the config: the patch deletes it, elements
+/// other writers added included.
+fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &FieldOwners) -> Option<Hazard> {
+    if f.action != FieldAction::Clear || f.config.is_some() {
+        return None;
+    }
+    let live = f.live.as_ref()?.as_array()?;
+    let recorded: Vec<Value> = f
+        .last_applied
+        .as_ref()
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut theirs = vec![];
+    for e in live {
+        let (name, mine) = match merge_key.and_then(|k| e.get(k).map(|v| (k, v))) {
+            Some((k, v)) => (
+                path::element(&f.path, k, v),
+                recorded
+                    .iter()
+                    .any(|r| r.get(k).is_some_and(|x| deep_eq(x, v))),
+            ),
+            None => (
+                format!("{}[{}]", f.path, path::element_value(e)),
+                recorded.iter().any(|r| deep_eq(r, e)),
+            ),
+        };
+        if mine {
+            continue;
+        }
+        let who = owners.others(&name);
+        let label = match merge_key.and_then(|k| e.get(k).map(|v| (k, v))) {
+            Some((k, v)) => format!("{k}={}", path::element_value(v)),
+            None => go_json(e),
+        };
+        theirs.push(format!("{label} (added{})", owned_by(&who)));
+    }
+    if theirs.is_empty() {
+        return None;
+    }
+    Some(Hazard {
+        kind: HazardKind::DeletesOthersElements,
+        message: format!(
+            "the list is gone from the config, so apply deletes it whole, with the elements \
+             other writers added: {}",
+            theirs.join(", ")
+        ),
+    })
+}
+
+/// An atomic list replaced whole while live holds elements apply never
+/// recorded: another writer's edits, lost.
+fn replaced_atomic(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
+    if f.action != FieldAction::Set {
+        return None;
+    }
+    let config = f.config.as_ref()?.as_array()?;
+    let live = f.live.as_ref()?.as_array()?;
+    let recorded = f.last_applied.as_ref().and_then(Value::as_array);
+    if recorded
+        .is_some_and(|r| r.len() == live.len() && r.iter().zip(live).all(|(a, b)| deep_eq(a, b)))
+    {
+        return None;
+    }
+    let lost: Vec<String> = live
+        .iter()
+        .filter(|e| !config.iter().any(|c| deep_eq(c, e)))
+        .filter(|e| !recorded.is_some_and(|r| r.iter().any(|x| deep_eq(x, e))))
+        .map(go_json)
+        .collect();
+    if lost.is_empty() {
+        return None;
+    }
+    let who = owners.others(&f.path);
+    Some(Hazard {
+        kind: HazardKind::ReplacesOthersEdits,
+        message: format!(
+            "an atomic list: apply replaces it whole with the config's, and live holds \
+             elements written{} that last-applied never had; lost: {}",
+            if who.is_empty() {
+                " in the cluster".to_string()
+            } else {
+                owned_by(&who)
+            },
+            lost.join(", ")
+        ),
+    })
+}
+
+/// A drifted container image: someone rolled out a hotfix in the cluster.
+fn hotfix(f: &FieldChange) -> Option<Hazard> {
+    if f.cause != Cause::Drift || !f.path.ends_with(".image") || !f.path.contains("ontainers[") {
+        return None;
+    }
+    let mut by = match &f.owner {
+        Some(o) => format!(" by {o}"),
+        None => String::new(),
+    };
+    if let Some(t) = &f.changed_at {
+        by.push_str(&format!(" at {t}"));
+    }
+    Some(Hazard {
+        kind: HazardKind::RevertsHotfix,
+        message: format!(
+            "reverts a hotfix: the image was changed in the cluster{by} to {}; apply rolls \
+             it back to {}",
+            f.live.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
+            f.config.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
+        ),
+    })
+}
+
+/// spec.replicas set while an autoscaler owns it.
+fn autoscaled(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
+    if f.path != "spec.replicas" || f.action != FieldAction::Set {
+        return None;
+    }
+    let scalers: Vec<&str> = owners
+        .others(&f.path)
+        .into_iter()
+        .filter(|m| is_autoscaler(m))
+        .collect();
+    if scalers.is_empty() {
+        return None;
+    }
+    Some(Hazard {
+        kind: HazardKind::FightsAutoscaler,
+        message: format!(
+            "an autoscaler ({}) owns spec.replicas: apply sets it back from {} to {}, and the \
+             autoscaler scales it again; leave spec.replicas out of the config",
+            scalers.join(", "),
+            f.live.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
+            f.config.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
+        ),
+    })
+}
