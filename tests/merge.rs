@@ -942,23 +942,31 @@ mod props {
             if under(k, &annotation) {
                 continue;
             }
-            // An empty map or list counts as absent: the patch may create
-            // one from a config map holding only nulls (or `{}`), which no
-            // row shows (the typed server drops most of them; a custom
-            // resource keeps them: see the report of issue 9).
+            // For built-in kinds an empty map or list counts as absent: the
+            // patch may create one from a config map holding only nulls
+            // (or `{}`), which the typed server drops.
             fn empty(v: Option<&Value>) -> Option<&Value> {
                 v.filter(|v| {
                     !(v.as_object().is_some_and(|m| m.is_empty())
                         || v.as_array().is_some_and(|a| a.is_empty()))
                 })
             }
-            let (b, a) = (empty(before.get(k)), empty(after.get(k)));
+            // Custom resources keep empty maps: there they must show.
+            let (b, a) = if schema.is_some() {
+                (empty(before.get(k)), empty(after.get(k)))
+            } else {
+                (before.get(k), after.get(k))
+            };
             let same = match (b, a) {
                 (Some(x), Some(y)) => deep_eq(x, y),
                 (None, None) => true,
                 _ => false,
             };
-            if same {
+            // An empty map that gained (or lost) fields: those fields show.
+            let grown = |side: &std::collections::BTreeMap<String, Value>| {
+                side.keys().any(|o| o != k && under(o, k))
+            };
+            if same || grown(&before) || grown(&after) {
                 continue;
             }
             let shown = fields
@@ -1251,4 +1259,24 @@ fn engine_matches_patches_recorded_from_kubectl() {
         checked += 1;
     }
     assert!(checked >= 7, "only {checked} recorded cases found");
+}
+
+/// A custom resource map whose fields are all null is still created (`{}`)
+/// by the JSON merge patch: the rows say so, and kubectl agrees.
+#[test]
+fn custom_resource_map_of_nulls_is_created_and_shown() {
+    let config = widget(json!({"size": {"a": null}}));
+    let live = widget(json!({}));
+    let tw = three_way(&config, &live, None, None).unwrap();
+    let f = field(&tw.fields, "spec.size");
+    assert_eq!(f.action, FieldAction::Set);
+    assert_eq!(f.config, Some(json!({})));
+    let patch = tw.patch.unwrap();
+    assert_eq!(
+        merge::apply::apply_merge(&live, &patch.body)["spec"],
+        json!({"size": {}})
+    );
+    if let Some(result) = kubectl_patch(&live, &patch.body, false) {
+        assert_eq!(result["spec"], json!({"size": {}}));
+    }
 }
