@@ -2,6 +2,23 @@
 //! commands. Context (file:line, object names) is added here, at the edge.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `println!` of text that may carry data from manifests or the server:
+/// control characters are shown escaped ([`crate::text::escape_controls`]),
+/// so none reaches the terminal.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` with control characters escaped, as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    };
+}
+
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -312,7 +329,9 @@ fn progress_line() -> Option<tokio::sync::mpsc::UnboundedSender<Progress>> {
         while let Some(p) = rx.recv().await {
             eprint!(
                 "\r\x1b[2Kreading live state: {}/{} {}",
-                p.done, p.total, p.what
+                p.done,
+                p.total,
+                crate::text::escape_controls(&p.what)
             );
             shown = true;
         }
@@ -343,15 +362,15 @@ impl Made {
     fn refuse_writes(&self, verb: &str) -> Option<u8> {
         if let Some(e) = &self.unreadable_path {
             for p in self.plan.objects.iter().filter_map(|p| p.error.as_ref()) {
-                eprintln!("error: {p}");
+                errln!("error: {p}");
             }
-            eprintln!(
+            errln!(
                 "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
             );
             return Some(1);
         }
         if self.plan.objects.is_empty() {
-            eprintln!("error: no objects passed to {verb}");
+            errln!("error: no objects passed to {verb}");
             return Some(1);
         }
         None
@@ -383,7 +402,7 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     filter_by_selector(&mut loaded, &a.prune)?;
     let planned = session.plan(&loaded, &prune, progress_line()).await?;
     for s in &planned.skipped {
-        eprintln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
+        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
     Ok(Made {
         plan: planned.plan.clone(),
@@ -522,12 +541,20 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
     if let Some(why) = &plan.prune_skipped {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let shown = masked(&plan);
     match a.output {
-        Output::Json => println!("{}", plan::to_json(&shown)),
-        Output::Yaml => print!("{}", crate::yaml::to_yaml(&plan::to_value(&shown))),
+        // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
+        Output::Json => println!(
+            "{}",
+            crate::text::escape_controls_json(&plan::to_json(&shown))
+        ),
+        // The YAML writer quotes and escapes control characters itself.
+        Output::Yaml => print!(
+            "{}",
+            crate::text::escape_controls(&crate::yaml::to_yaml(&plan::to_value(&shown)))
+        ),
     }
     Ok(if plan.has_errors() { 2 } else { 0 })
 }
@@ -548,10 +575,10 @@ fn print_results(results: &[ObjectResult]) -> usize {
     let mut failed = 0;
     for r in results {
         if r.ok {
-            println!("{} {}", r.object, r.message);
+            outln!("{} {}", r.object, r.message);
         } else {
             failed += 1;
-            eprintln!("error: {}: {}", r.object, r.message);
+            errln!("error: {}: {}", r.object, r.message);
         }
     }
     failed
@@ -589,7 +616,7 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
         .filter(|p| p.action == ObjectAction::Unchanged)
     {
         let suffix = if dry_run { " (server dry run)" } else { "" };
-        println!("{} unchanged{suffix}", p.display_name());
+        outln!("{} unchanged{suffix}", p.display_name());
     }
 }
 
@@ -648,7 +675,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
         .map(|c| c.to_string())
         .collect();
     if accepted.is_empty() && !changes.is_empty() {
-        eprintln!(
+        errln!(
             "skipped      {}: the plan file lists none of its changes",
             p.display_name()
         );
@@ -678,10 +705,10 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         bail!("apply needs a cluster");
     };
     for p in &plan.objects {
-        eprintln!("{}", summary_line(p));
+        errln!("{}", summary_line(p));
     }
     if let Some(why) = &plan.prune_skipped {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let chosen = match &a.plan_file {
         Some(path) => Some(read_selection(path)?),
@@ -718,7 +745,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // An ApplySet parent is rewritten even when no member changes, as kubectl does.
     if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
         print_unchanged(&plan, dry_run);
-        eprintln!("nothing to apply");
+        errln!("nothing to apply");
         return Ok(if load_errors > 0 { 1 } else { 0 });
     }
     if !a.yes && !dry_run {
@@ -732,7 +759,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             }
         );
         if !confirm(&q)? {
-            eprintln!("cancelled: nothing was applied");
+            errln!("cancelled: nothing was applied");
             return Ok(1);
         }
     }
@@ -751,7 +778,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // complete read and a clean apply.
     let prune_ok = plan.prune_skipped.is_none() && failed == 0;
     if failed > 0 && (planned.applyset.is_some() || !candidates.is_empty()) {
-        eprintln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
+        errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
     }
     if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
         let pruned = session
@@ -760,7 +787,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         failed += print_results(&pruned);
     }
     if dry_run {
-        eprintln!("(server dry run: nothing was written)");
+        errln!("(server dry run: nothing was written)");
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
 }
@@ -793,20 +820,20 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         match &p.error {
             Some(e) => {
                 errors += 1;
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
-            None => eprintln!("{} not found", p.display_name()),
+            None => errln!("{} not found", p.display_name()),
         }
     }
     if targets.is_empty() {
-        eprintln!("nothing to delete");
+        errln!("nothing to delete");
         return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        eprintln!("x delete     {}", p.display_name());
+        errln!("x delete     {}", p.display_name());
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
-        eprintln!("cancelled: nothing was deleted");
+        errln!("cancelled: nothing was deleted");
         return Ok(1);
     }
     let propagation = match a.cascade {
@@ -876,12 +903,12 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
-        println!("kapply demo cluster: {}", demo.server.url());
-        println!("kubeconfig:          {kubeconfig}");
-        println!("manifests:           {manifests}");
-        println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
-        println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
-        println!("serving until Ctrl-C");
+        outln!("kapply demo cluster: {}", demo.server.url());
+        outln!("kubeconfig:          {kubeconfig}");
+        outln!("manifests:           {manifests}");
+        outln!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
+        outln!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
+        outln!("serving until Ctrl-C");
         // Stopping the server is its normal end: exit 0 on any of them.
         signals.recv().await;
         return Ok(0);

@@ -14,5 +14,6 @@ pub mod patchmeta;
 pub mod plan;
 pub mod server;
 pub mod signals;
+pub mod text;
 pub mod tui;
 pub mod yaml;

@@ -31,7 +31,12 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote manifests and servers: no control character
+            // reaches the terminal.
+            eprintln!(
+                "{}",
+                kapply::text::escape_controls(&format!("error: {e:#}"))
+            );
             // kubectl diff's convention: >1 is an error.
             ExitCode::from(2)
         }

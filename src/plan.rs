@@ -981,11 +981,13 @@ fn show(v: &Option<Value>) -> String {
 /// line per hazard. ANSI colours when `color`.
 pub fn render_diff(plan: &Plan, color: bool) -> String {
     const RESET: &str = "\x1b[0m";
+    // Every line passes through here: data is escaped before it is painted.
     let paint = |code: &str, s: &str| -> String {
+        let s = crate::text::escape_controls(s);
         if color {
             format!("\x1b[{code}m{s}{RESET}")
         } else {
-            s.to_string()
+            s.into_owned()
         }
     };
     let mut out = String::new();

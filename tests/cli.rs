@@ -1606,3 +1606,63 @@ fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
          for it among the manifests or the --live objects): planned as namespaced in \"default\"",
     );
 }
+
+/// Control characters from manifests (values, annotations, labels) and from
+/// the server's messages never reach the terminal raw: `diff`, `plan` and
+/// `apply` print them escaped (`\u{9b}`), JSON as `\u009b`.
+#[test]
+fn control_characters_are_escaped_in_every_output() {
+    let c = Cluster::start();
+    // YAML double quotes: \e is ESC, \x9b the C1 CSI, \x7f DEL, \a BEL.
+    c.write(
+        "m/fine.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n  annotations:\n    \
+         note: \"hi\\e]0;title\\a\\x9b31m\"\ndata:\n  k: \"v\\e[2J\\x9bK\\x7f\"\n",
+    );
+    // The server rejects the label and quotes it in its message.
+    c.write(
+        "m/evil.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n  labels:\n    \
+         app: \"bad\\e[31m\\x9b2J\"\ndata:\n  k: \"\\x9b\"\n",
+    );
+    let raw = |s: &str| s.chars().any(|c| c.is_control() && c != '\n');
+    let check = |out: &Out| {
+        assert!(!raw(&out.stdout) && !raw(&out.stderr), "{:?}", out);
+    };
+    let diff = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(diff.code, Some(1), "{diff:?}");
+    check(&diff);
+    diff.assert_stdout(r#"config: "v\u001b[2J\u{9b}K\u{7f}""#);
+    for format in ["json", "yaml"] {
+        let plan = c.kapply(&["plan", "-f", "m", "-o", format]);
+        assert_eq!(plan.code, Some(0), "{plan:?}");
+        check(&plan);
+    }
+    let plan = json_out(&c.kapply(&["plan", "-f", "m", "-o", "json"]));
+    let fine = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "fine")
+        .unwrap();
+    let k = fine["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "data.k")
+        .unwrap_or_else(|| panic!("no data.k: {fine}"));
+    assert_eq!(
+        k["config"], "v\u{1b}[2J\u{9b}K\u{7f}",
+        "the same value in JSON"
+    );
+    let apply = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(apply.code, Some(1), "{apply:?}");
+    check(&apply);
+    apply.assert_stdout("ConfigMap default/fine created");
+    apply.assert_stderr(r#"Invalid value: "bad\u{1b}[31m\u{9b}2J""#);
+    assert_eq!(
+        c.configmap("default", "fine").unwrap()["data"]["k"],
+        "v\u{1b}[2J\u{9b}K\u{7f}",
+        "the value itself is applied as written"
+    );
+}

@@ -1617,3 +1617,51 @@ fn ticks_need_a_redraw_only_while_a_spinner_shows() {
     assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
     assert!(a.animating(), "reloading");
 }
+
+/// Control characters in manifest values, warnings and server messages are
+/// drawn escaped (`\u{9b}`), never raw and never silently dropped.
+#[test]
+fn control_characters_are_drawn_escaped() {
+    let mut o = tui_fixture::configmap_create();
+    let evil = "x\u{1b}[2J\u{9b}31m";
+    o.fields[0].config = Some(serde_json::json!(evil));
+    o.config.as_mut().unwrap()["data"]["LOG_LEVEL"] = serde_json::json!(evil);
+    o.warnings = vec!["note \u{1b}]0;title\u{7} \u{9b}K".to_string()];
+    let mut a = App::new(Options::default());
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(140, 30));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![o],
+        ..Default::default()
+    })));
+    a.update(Msg::Applied(vec![result(
+        "ConfigMap default/app-config",
+        false,
+        "ConfigMap \"app-config\" is invalid: \u{1b}[31mbad\u{9b}2J",
+    )]));
+    a.update(key('l'));
+    let no_raw = |a: &App| {
+        let buf = buffer(a);
+        for c in buf.content() {
+            assert!(
+                !c.symbol().chars().any(char::is_control),
+                "a raw control character in a cell: {:?}",
+                c.symbol()
+            );
+        }
+    };
+    no_raw(&a);
+    let s = screen(&a);
+    // The table cell, the warning and the server's message in the log.
+    assert!(s.contains(r"x\u{1b}[2J\u{9b}31m"), "{s}");
+    assert!(s.contains(r"note \u{1b}]0;title\u{7} \u{9b}K"), "{s}");
+    assert!(s.contains(r"\u{1b}[31mbad\u{9b}2J"), "{s}");
+    feed(&mut a, [key('y')]);
+    no_raw(&a);
+    let s = screen(&a);
+    assert!(
+        s.contains(r"\e[2J\x9b31m") || s.contains(r"\u001b[2J\u009b31m"),
+        "{s}"
+    );
+}

@@ -215,6 +215,27 @@ pub fn reason(f: &FieldChange) -> String {
     }
 }
 
+/// Text from manifests, live objects and servers as drawn: control
+/// characters shown escaped ([`crate::text::escape_controls`]; ratatui
+/// would drop them silently). Applied where lines reach a widget.
+fn esc(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
+}
+
+/// [`esc`] over every span of built lines.
+fn esc_lines(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines.into_iter().map(esc_line).collect()
+}
+
+fn esc_line(mut l: Line<'static>) -> Line<'static> {
+    for span in &mut l.spans {
+        if let std::borrow::Cow::Owned(e) = crate::text::escape_controls(&span.content) {
+            span.content = e.into();
+        }
+    }
+    l
+}
+
 fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     let style = if focused {
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD)
@@ -224,7 +245,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(style)
-        .title(Span::styled(title, style))
+        .title(Span::styled(esc(&title), style))
 }
 
 impl Widget for &App {
@@ -365,7 +386,7 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         if ri == app.cursor && app.focus == Focus::List {
             buf.set_style(r, Style::default().add_modifier(Modifier::REVERSED));
         }
-        line.render(r, buf);
+        esc_line(line).render(r, buf);
     }
 }
 
@@ -421,6 +442,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Yellow),
         )));
     }
+    let head = esc_lines(head);
     // Warnings and errors wrap: they matter more than the table rows.
     let head_h = head
         .iter()
@@ -457,15 +479,15 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         top = app.field_cursor + 1 - rows_h;
     }
     let fields = super::app::field_rows(o);
-    let reasons: Vec<String> = fields.iter().map(|f| reason(f)).collect();
+    let reasons: Vec<String> = fields.iter().map(|f| esc(&reason(f))).collect();
     let cells: Vec<[String; 4]> = fields
         .iter()
         .map(|f| {
             [
-                f.path.clone(),
-                cell_value(o, &f.path, &f.last_applied),
-                cell_value(o, &f.path, &f.live),
-                cell_value(o, &f.path, &f.config),
+                esc(&f.path),
+                esc(&cell_value(o, &f.path, &f.last_applied)),
+                esc(&cell_value(o, &f.path, &f.live)),
+                esc(&cell_value(o, &f.path, &f.config)),
             ]
         })
         .collect();
@@ -557,7 +579,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             .border_style(t.fg(Color::DarkGray));
         let di = b.inner(d);
         b.render(d, buf);
-        Paragraph::new(lines).render(di, buf);
+        Paragraph::new(esc_lines(lines)).render(di, buf);
     }
 }
 
@@ -582,7 +604,7 @@ fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         .skip(top)
         .take(inner.height as usize)
         .collect();
-    Paragraph::new(visible).render(inner, buf);
+    Paragraph::new(esc_lines(visible)).render(inner, buf);
 }
 
 fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
@@ -609,7 +631,7 @@ fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
     if lines.is_empty() {
         Paragraph::new(Span::styled("nothing yet", t.fg(Color::DarkGray))).render(inner, buf);
     } else {
-        Paragraph::new(lines).render(inner, buf);
+        Paragraph::new(esc_lines(lines)).render(inner, buf);
     }
 }
 
@@ -641,7 +663,7 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         spans.push(Span::styled(format!("{r}  "), style));
     }
     spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
 }
 
 /// A centred rectangle of at most `w` x `h`.
@@ -811,7 +833,17 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
         .render(l.footer, buf);
 }
 
+/// The dialog, its text escaped before it is measured and drawn.
 fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
+    let v = popup_view_raw(app, p, t);
+    PopupView {
+        body: esc_lines(v.body),
+        footer: esc_lines(v.footer),
+        ..v
+    }
+}
+
+fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
     match p {
         Popup::Help => PopupView {
             title: "Keys",
