@@ -153,6 +153,7 @@ fn screens() -> Vec<(&'static str, App)> {
         Options {
             color: false,
             mouse: true,
+            ascii: false,
         },
         w,
         h,

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cluster;
 pub mod demo;
 pub mod highlight;
+pub mod inputs;
 pub mod manifest;
 pub mod merge;
 pub mod ops;

@@ -2,6 +2,8 @@
 //! ratatui's TestBackend. No engine: the plan is built by hand
 //! (tests/tui_fixture), effects are checked as data.
 
+#[path = "common/server.rs"]
+mod server;
 mod tui_fixture;
 
 use tui_fixture::{code, key, select};
@@ -519,6 +521,7 @@ fn no_color_has_no_colours_but_marks() {
         Options {
             color: false,
             mouse: true,
+            ascii: false,
         },
         80,
         24,
@@ -1618,6 +1621,191 @@ fn ticks_need_a_redraw_only_while_a_spinner_shows() {
     assert!(a.animating(), "reloading");
 }
 
+// ---------- Secrets: every command and view, against the embedded server ----------
+
+/// A Secret change taken through every command of the binary (diff, plan
+/// -o json / -o yaml, apply with the server's 422 for an immutable Secret,
+/// delete, a manifest error) and every TUI view (field table, YAML view,
+/// apply confirmation with the server dry run, log, delete confirmation):
+/// no output holds a value in clear or in base64.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secret_values_never_shown_by_any_command_or_view() {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let clear = [
+        "alpha-clear-111",
+        "token-clear-222",
+        "alpha-new-333",
+        "token-new-444",
+        "extra-new-555",
+        "tagged-clear-666",
+    ];
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let d = dir.path();
+    let sec = d.join("sec");
+    std::fs::create_dir_all(&sec).unwrap();
+    let secret = |password: &str, token: &str, extra: Option<&str>| {
+        let mut s = format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: default\n\
+             immutable: true\ndata:\n  password: {}\n",
+            b64(password)
+        );
+        if let Some(e) = extra {
+            s.push_str(&format!("  extra: {}\n", b64(e)));
+        }
+        s.push_str(&format!("stringData:\n  token: {token}\n"));
+        s
+    };
+    let write = |text: &str| std::fs::write(sec.join("secret.yaml"), text).unwrap();
+    let kc = kubeconfig.to_str().unwrap().to_string();
+    let mut shown: Vec<(String, String)> = Vec::new();
+    let run = |args: Vec<&str>| {
+        let kc = kc.clone();
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        async move {
+            let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kapply"))
+                .current_dir(d)
+                .args(&args)
+                .arg("--kubeconfig")
+                .arg(&kc)
+                .env_remove("KUBECONFIG")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .await
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            (
+                format!("kapply {}", args.join(" ")),
+                out.status.code(),
+                text,
+            )
+        }
+    };
+
+    write(&secret(clear[0], clear[1], None));
+    let (what, status, text) = run(vec!["apply", "--yes", "-f", "sec"]).await;
+    assert_eq!(status, Some(0), "{what}: {text}");
+    assert!(text.contains("Secret default/creds created"), "{text}");
+    shown.push((what, text));
+
+    // The change: a new password, a new key, a new stringData token.
+    write(&secret(clear[2], clear[3], Some(clear[4])));
+    for args in [
+        vec!["diff", "-f", "sec"],
+        vec!["plan", "-f", "sec", "-o", "json"],
+        vec!["plan", "-f", "sec", "-o", "yaml"],
+        vec!["apply", "-f", "sec"],
+    ] {
+        let (what, _, text) = run(args).await;
+        shown.push((what, text));
+    }
+    let (what, status, text) = run(vec!["apply", "--yes", "-f", "sec"]).await;
+    assert_ne!(status, Some(0), "{what}: {text}");
+    assert!(text.contains("field is immutable"), "{what}: {text}");
+    shown.push((what, text));
+
+    // The TUI on the same change, through the real engine.
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions {
+                paths: vec![sec.clone()],
+                ..Default::default()
+            },
+            Default::default(),
+        ));
+    let mut a = App::new(Options::default());
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(160, 50));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "creds");
+    let mut screens = vec![("list".to_string(), screen(&a))];
+    let mut step = |a: &mut App, name: &str| screens.push((name.to_string(), screen(a)));
+    feed(&mut a, [code(KeyCode::Enter)]);
+    step(&mut a, "field table");
+    feed(&mut a, [key('y')]);
+    step(&mut a, "YAML view");
+    feed(&mut a, [code(KeyCode::Esc)]);
+    let effects = feed(&mut a, [key('a')]);
+    step(&mut a, "apply confirmation");
+    settle(&mut a, &engine, effects).await;
+    step(&mut a, "apply confirmation, server dry run");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    step(&mut a, "after apply");
+    feed(&mut a, [key('l')]);
+    step(&mut a, "log");
+    feed(&mut a, [key('D')]);
+    step(&mut a, "delete confirmation");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    step(&mut a, "after delete");
+    let log = screens.last().map(|s| s.1.clone()).unwrap_or_default();
+    assert!(
+        log.contains("field is immutable"),
+        "the 422 is in the log:\n{log}"
+    );
+    for (name, text) in screens {
+        shown.push((format!("TUI {name}"), text));
+    }
+
+    // Created again, then deleted by the binary.
+    let (what, status, text) = run(vec!["apply", "--yes", "-f", "sec"]).await;
+    assert_eq!(status, Some(0), "{what}: {text}");
+    shown.push((what, text));
+    let (what, status, text) = run(vec!["delete", "--yes", "-f", "sec"]).await;
+    assert_eq!(status, Some(0), "{what}: {text}");
+    assert!(text.contains("deleted"), "{text}");
+    shown.push((what, text));
+
+    // A manifest error inside a Secret.
+    let bad = d.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("s.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tagged\nstringData:\n  pin: !!int {}\n",
+            clear[5]
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["diff", "-f", "bad"],
+        vec!["plan", "-f", "bad", "-o", "yaml"],
+        vec!["apply", "--yes", "-f", "bad"],
+    ] {
+        let (what, _, text) = run(args).await;
+        assert!(text.contains("bad/s.yaml:6"), "{what}: {text}");
+        shown.push((what, text));
+    }
+
+    for (what, text) in &shown {
+        for c in clear {
+            assert!(!text.contains(c), "{what} shows {c} in clear:\n{text}");
+            assert!(
+                !text.contains(&b64(c)),
+                "{what} shows {c} in base64:\n{text}"
+            );
+        }
+    }
+    assert!(
+        shown.iter().filter(|(_, t)| t.contains("***")).count() >= 5,
+        "the values are shown masked somewhere"
+    );
+    drop(server);
+}
+
 /// Control characters in manifest values, warnings and server messages are
 /// drawn escaped (`\u{9b}`), never raw and never silently dropped.
 #[test]
@@ -1664,4 +1852,56 @@ fn control_characters_are_drawn_escaped() {
         s.contains(r"\e[2J\x9b31m") || s.contains(r"\u001b[2J\u009b31m"),
         "{s}"
     );
+}
+
+/// TERM=dumb: no colour and plain ASCII borders, on every screen; other
+/// terminals keep both.
+#[test]
+fn dumb_terminal_gets_no_colour_and_ascii_borders() {
+    use std::ffi::OsStr;
+    let dumb = Options::from_vars(None, Some(OsStr::new("dumb")));
+    assert!(!dumb.color && dumb.ascii);
+    let xterm = Options::from_vars(None, Some(OsStr::new("xterm-256color")));
+    assert!(xterm.color && !xterm.ascii);
+    let no_color = Options::from_vars(Some(OsStr::new("1")), Some(OsStr::new("xterm")));
+    assert!(!no_color.color && !no_color.ascii);
+
+    let mut a = app_with(dumb, 100, 30);
+    select(&mut a, "nginx-deployment");
+    let check = |a: &App, what: &str| {
+        let buf = buffer(a);
+        for c in buf.content() {
+            assert_eq!(
+                c.fg,
+                Color::Reset,
+                "{what}: cell {:?} has a colour",
+                c.symbol()
+            );
+            assert_eq!(
+                c.bg,
+                Color::Reset,
+                "{what}: cell {:?} has a colour",
+                c.symbol()
+            );
+            assert!(
+                !c.symbol()
+                    .chars()
+                    .any(|ch| ('\u{2500}'..='\u{257f}').contains(&ch)),
+                "{what}: box drawing {:?}",
+                c.symbol()
+            );
+        }
+        let s = screen(a);
+        assert!(s.contains("+ Objects") && s.contains("|"), "{what}:\n{s}");
+    };
+    check(&a, "the list");
+    insta::assert_snapshot!("dumb_terminal", screen(&a));
+    feed(&mut a, [code(KeyCode::Tab)]);
+    check(&a, "the field pane");
+    feed(&mut a, [key('y')]);
+    check(&a, "the YAML view");
+    feed(&mut a, [key('y'), key('?')]);
+    check(&a, "the help");
+    feed(&mut a, [code(KeyCode::Esc), key('p')]);
+    check(&a, "the prune dialog");
 }

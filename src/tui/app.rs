@@ -12,10 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// False when NO_COLOR is set: no colours at all, marks still show.
+    /// False when NO_COLOR is set or TERM=dumb: no colours at all, marks still show.
     pub color: bool,
     /// Capture the mouse (wheel and click).
     pub mouse: bool,
+    /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
+    pub ascii: bool,
 }
 
 impl Default for Options {
@@ -23,15 +25,27 @@ impl Default for Options {
         Options {
             color: true,
             mouse: true,
+            ascii: false,
         }
     }
 }
 
 impl Options {
     pub fn from_env() -> Self {
+        Self::from_vars(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var_os("TERM").as_deref(),
+        )
+    }
+
+    /// The options for these values of NO_COLOR and TERM: a dumb terminal
+    /// gets neither colour nor box-drawing characters.
+    pub fn from_vars(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsStr>) -> Self {
+        let dumb = term.is_some_and(|t| t == "dumb");
         Options {
-            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            color: !dumb && no_color.is_none_or(|v| v.is_empty()),
             mouse: true,
+            ascii: dumb,
         }
     }
 }
@@ -887,7 +901,7 @@ impl App {
     /// Scroll the YAML view, clamped to its length (computed only here, on a key).
     fn scroll_yaml(&mut self, d: isize) {
         let lines = self.selected().map_or(0, |o| {
-            super::yamlview::diff_lines(o, super::ui::Theme { color: false }).len()
+            super::yamlview::diff_lines(o, super::ui::Theme::default()).len()
         });
         let page = self.areas().detail.height.saturating_sub(2) as usize;
         let max = lines.saturating_sub(page);

@@ -18,12 +18,43 @@ const MASK: &str = "***";
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Colours, or none at all under NO_COLOR (modifiers still apply).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Theme {
     pub color: bool,
+    /// ASCII borders (TERM=dumb).
+    pub ascii: bool,
 }
 
+/// Borders a dumb terminal can draw.
+const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols::border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
 impl Theme {
+    pub fn of(opts: &super::app::Options) -> Theme {
+        Theme {
+            color: opts.color,
+            ascii: opts.ascii,
+        }
+    }
+
+    /// A block with this theme's border characters.
+    fn block(self) -> Block<'static> {
+        let b = Block::default();
+        if self.ascii {
+            b.border_set(ASCII_BORDER)
+        } else {
+            b
+        }
+    }
+
     pub fn fg(self, c: Color) -> Style {
         if self.color {
             Style::default().fg(c)
@@ -58,9 +89,7 @@ impl Theme {
 
 /// The mark and its colour for one object.
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
         if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
     if in_delete || app.queued_delete.contains(&object_key(o)) {
@@ -242,7 +271,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     } else {
         t.fg(Color::Gray)
     };
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(esc(&title), style))
@@ -250,9 +279,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = Theme {
-            color: self.opts.color,
-        };
+        let t = Theme::of(&self.opts);
         let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
         render_header(self, a.header, buf, t);
         render_list(self, a.list, buf, t);
@@ -574,7 +601,8 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             )),
             Line::from(Span::styled(reason(f), t.fg(Color::DarkGray))),
         ];
-        let b = Block::default()
+        let b = t
+            .block()
             .borders(Borders::TOP)
             .border_style(t.fg(Color::DarkGray));
         let di = b.inner(d);
@@ -792,9 +820,7 @@ pub fn popup_scroll_range(app: &App) -> (u16, u16) {
     let Some(p) = &app.popup else {
         return (0, 0);
     };
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let l = popup_layout(app.size, &popup_view(app, p, t), t);
     (l.max_scroll, l.body.height.max(1))
 }
@@ -811,7 +837,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
     let l = popup_layout(area, &v, t);
     Clear.render(l.frame, buf);
     let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(format!(" {} ", v.title), style))
