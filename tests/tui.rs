@@ -167,16 +167,26 @@ fn field_view_with_excluded_change() {
     // Changes come first: row 1 is the image (row 0 the minReadySeconds clear).
     feed(&mut a, [code(KeyCode::Tab), key('j'), key(' ')]);
     let s = screen(&a);
+    // Kept rows are hidden; the title counts them.
+    assert!(!s.contains("spec.replicas"), "{s}");
+    assert!(s.contains("· 3 kept hidden (K)"), "{s}");
+    // The path as a tree: the common prefix once, the field under it.
+    assert!(s.contains("│  spec "), "{s}");
     assert!(
-        s.contains("spec.replicas") && s.contains("keep  kept: another writer"),
+        s.contains("│    template.spec.containers[name=nginx] "),
         "{s}"
     );
-    // At 140 columns the path reads whole.
-    assert!(
-        s.contains("□ spec.template.spec.containers[name=nginx].image "),
-        "{s}"
-    );
+    assert!(s.contains("│□     image "), "{s}");
     insta::assert_snapshot!("fields_excluded", s);
+    // K shows them, the cursor staying on the image.
+    feed(&mut a, [key('K')]);
+    let s = screen(&a);
+    assert!(s.contains("set spec.template.spec.containers[name=nginx].image"));
+    assert!(
+        s.contains("replicas") && s.contains("keep  kept: another writer"),
+        "{s}"
+    );
+    assert!(s.contains("── kept: 3 field(s)"), "{s}");
     // The box under the table shows the selected field whole.
     feed(&mut a, [key('g'), key('j'), key('j')]);
     let s = screen(&a);
@@ -191,8 +201,188 @@ fn field_view_with_excluded_change() {
 fn field_view_80x24() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
-    feed(&mut a, [code(KeyCode::Enter), key('j'), key('j'), key('j')]);
+    feed(
+        &mut a,
+        [code(KeyCode::Enter), key('K'), key('j'), key('j'), key('j')],
+    );
     insta::assert_snapshot!("fields_80x24", screen(&a));
+}
+
+/// The demo's image row: both versions read whole at 80x24 (a value that
+/// does not fit wraps after a separator, never cut), and the characters
+/// that differ are emphasised.
+#[test]
+fn image_values_read_whole_at_every_size() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut a = app(w, h);
+        select(&mut a, "nginx-deployment");
+        // The list has focus: the field pane is narrowest.
+        let s = screen(&a);
+        assert!(!s.contains("ngi…"), "{w}x{h}:\n{s}");
+        if w == 80 {
+            // 46 columns for the table: the values wrap after `nginx:`.
+            let lines: Vec<&str> = s.lines().collect();
+            let i = lines
+                .iter()
+                .position(|l| l.matches("nginx:").count() == 3)
+                .unwrap_or_else(|| panic!("{s}"));
+            let next: Vec<&str> = lines[i + 1].split_whitespace().collect();
+            assert!(next.ends_with(&["1.14.2", "1.14.2", "1.16.1", "│"]), "{s}");
+        } else {
+            assert!(s.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"), "{s}");
+        }
+        feed(&mut a, [code(KeyCode::Tab)]);
+        let s = screen(&a);
+        assert!(
+            s.contains("image         nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"),
+            "{w}x{h}:\n{s}"
+        );
+        insta::assert_snapshot!(format!("fields_tree_{w}x{h}"), s);
+        // The differing characters are bold and underlined (colour or not).
+        let buf = buffer(&a);
+        let y = (0..h)
+            .find(|&y| row_text(&buf, y).contains("image "))
+            .unwrap();
+        let line = row_text(&buf, y);
+        let x0 = line.chars().position(|c| c == 'n').unwrap() as u16;
+        let emphasised: String = (x0..w)
+            .filter(|&x| {
+                let m = buf[(x, y)].modifier;
+                m.contains(ratatui::style::Modifier::UNDERLINED)
+                    && m.contains(ratatui::style::Modifier::BOLD)
+            })
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect();
+        assert_eq!(emphasised, "424261", "{w}x{h}: {line}");
+    }
+}
+
+fn row_text(buf: &ratatui::buffer::Buffer, y: u16) -> String {
+    (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+}
+
+/// A plan with an object edited in the cluster: two of its rows revert a
+/// drift.
+fn drift_app(opts: Options, w: u16, h: u16) -> App {
+    let mut a = App::new(opts);
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(w, h));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![tui_fixture::deployment(), tui_fixture::configmap_drift()],
+        ..Default::default()
+    })));
+    select(&mut a, "settings");
+    a
+}
+
+#[test]
+fn drift_rows_stand_out() {
+    let mut a = drift_app(Options::default(), 160, 40);
+    let s = screen(&a);
+    // The list row and the pane's head say it.
+    assert!(s.contains("~ ConfigMap/settings ↺ reverts drift"), "{s}");
+    assert!(s.contains("update  ↺ reverts drift"), "{s}");
+    // Each drift row: its mark, and the reason names the writer and time.
+    for key in ["LOG_LEVEL", "MODE"] {
+        let line = s
+            .lines()
+            .find(|l| l.contains(&format!("   {key} ")))
+            .unwrap();
+        assert!(line.contains("■↺ "), "{line}");
+    }
+    assert!(
+        s.contains("drift: changed by kubectl-edit at 2026-11-20T<time>Z; a"),
+        "{s}"
+    );
+    let workers = s.lines().find(|l| l.contains("WORKERS")).unwrap();
+    assert!(
+        workers.contains("■  "),
+        "intended, no drift mark: {workers}"
+    );
+    insta::assert_snapshot!("fields_drift", s);
+    // Drift rows have their own colour.
+    let buf = buffer(&a);
+    let y = (0..40)
+        .find(|&y| row_text(&buf, y).contains("LOG_LEVEL"))
+        .unwrap();
+    let x = row_text(&buf, y).find("LOG_LEVEL").unwrap();
+    let x = row_text(&buf, y)[..x].chars().count() as u16;
+    assert_eq!(buf[(x, y)].fg, Color::LightMagenta);
+    let y = (0..40)
+        .find(|&y| row_text(&buf, y).contains("WORKERS"))
+        .unwrap();
+    let x = row_text(&buf, y).find("WORKERS").unwrap();
+    let x = row_text(&buf, y)[..x].chars().count() as u16;
+    assert_eq!(buf[(x, y)].fg, Color::Green);
+
+    // n / N in the field pane move between drift rows only.
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let path = |a: &App| {
+        let o = a.selected().unwrap();
+        kapply::tui::app::field_rows(o, a.show_kept)[a.field_cursor]
+            .path
+            .clone()
+    };
+    assert_eq!(path(&a), "data.LOG_LEVEL");
+    feed(&mut a, [key('n')]);
+    assert_eq!(path(&a), "data.MODE");
+    feed(&mut a, [key('n')]);
+    assert_eq!(path(&a), "data.MODE", "no drift row after MODE");
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap()
+            .contains("no drift row after")
+    );
+    feed(&mut a, [key('G'), key('N')]);
+    assert_eq!(path(&a), "data.MODE");
+    feed(&mut a, [key('N')]);
+    assert_eq!(path(&a), "data.LOG_LEVEL");
+    // In the list, n / N still move between changed objects.
+    feed(&mut a, [code(KeyCode::Tab), key('N')]);
+    assert_eq!(a.selected().unwrap().name, "nginx-deployment");
+}
+
+#[test]
+fn drift_mark_shows_without_colour() {
+    let a = drift_app(
+        Options {
+            color: false,
+            ..Options::default()
+        },
+        80,
+        24,
+    );
+    let s = screen(&a);
+    assert!(s.contains("~ ↺ConfigMap/settings"), "{s}");
+    assert!(s.contains("↺ reverts drift"), "{s}");
+    let line = s.lines().find(|l| l.contains(" LOG_LEVEL ")).unwrap();
+    assert!(line.contains("■↺ "), "{line}");
+    let buf = buffer(&a);
+    for cell in buf.content() {
+        assert_eq!(cell.fg, Color::Reset);
+    }
+}
+
+/// `K` hides and shows the kept rows; an object with only kept rows says
+/// how to see them.
+#[test]
+fn kept_rows_toggle() {
+    let mut a = app(120, 40);
+    select(&mut a, "nginx-deployment");
+    assert!(screen(&a).contains("3 kept hidden (K)"));
+    assert_eq!(
+        kapply::tui::app::field_rows(a.selected().unwrap(), a.show_kept).len(),
+        2
+    );
+    feed(&mut a, [key('K')]);
+    assert!(a.show_kept);
+    let s = screen(&a);
+    assert!(!s.contains("kept hidden"), "{s}");
+    assert!(s.contains("revisionHistoryLimit"), "{s}");
+    feed(&mut a, [key('K')]);
+    assert!(!screen(&a).contains("revisionHistoryLimit"));
 }
 
 #[test]
@@ -1067,7 +1257,8 @@ async fn apply_then_prune_through_the_engine() {
 fn yaml_scroll_is_clamped() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
-    feed(&mut a, [key('y'), code(KeyCode::Tab), key('G')]);
+    // z: unfolded, so the end of the object is a line of its own.
+    feed(&mut a, [key('y'), key('z'), code(KeyCode::Tab), key('G')]);
     let bottom = a.yaml_scroll;
     assert!(bottom > 0);
     let s = screen(&a);
@@ -1081,6 +1272,59 @@ fn yaml_scroll_is_clamped() {
     assert_eq!(a.yaml_scroll, bottom);
     feed(&mut a, [key('g')]);
     assert_eq!(a.yaml_scroll, 0);
+}
+
+/// The YAML view folds unchanged runs (three lines of context), `z`
+/// unfolds them; the last-applied annotation is one line, `L` shows it
+/// whole as pretty JSON. The view is built once per object and plan.
+#[test]
+fn yaml_view_folds_and_shows_the_annotation() {
+    let mut a = app(120, 40);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('y')]);
+    let s = screen(&a);
+    assert!(s.contains("unchanged lines (z unfolds)"), "{s}");
+    // The annotation changes: its summary line, before and after.
+    assert!(
+        s.contains("last-applied-configuration: ") && s.contains("bytes, before (L)\""),
+        "{s}"
+    );
+    assert!(s.contains("bytes, after (L)\""), "{s}");
+    assert!(!s.contains("{\"apiVersion\""), "{s}");
+    // Context: the three lines before the image change show.
+    assert!(s.contains("      spec:") && s.contains("+       - image: nginx:1.16.1"));
+    assert!(!s.contains("status:"), "far from any change: folded\n{s}");
+    let o = a.selected().unwrap();
+    let v1 = kapply::tui::yamlview::view(&a, o);
+    let v2 = kapply::tui::yamlview::view(&a, o);
+    assert!(std::rc::Rc::ptr_eq(&v1, &v2), "built once, not per frame");
+    let folded = v1.len();
+
+    feed(&mut a, [key('z')]);
+    let s = screen(&a);
+    assert!(!s.contains("z unfolds"), "{s}");
+    let o = a.selected().unwrap();
+    assert!(kapply::tui::yamlview::view(&a, o).len() > folded);
+
+    // Folded again, and the annotation whole: its JSON diffs line by line.
+    feed(&mut a, [key('z'), key('L')]);
+    let s = screen(&a);
+    assert!(!s.contains(" bytes"), "{s}");
+    assert!(
+        s.contains("-                   \"image\": \"nginx:1.14.2\",")
+            && s.contains("+                   \"image\": \"nginx:1.16.1\","),
+        "{s}"
+    );
+    assert!(s.contains("-           \"minReadySeconds\": 5,"), "{s}");
+    // A reload is a new plan: the view is built again.
+    let o = a.selected().unwrap();
+    let before = kapply::tui::yamlview::view(&a, o);
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    let o = a.selected().unwrap();
+    assert!(!std::rc::Rc::ptr_eq(
+        &before,
+        &kapply::tui::yamlview::view(&a, o)
+    ));
 }
 
 #[test]
@@ -1100,12 +1344,14 @@ fn apply_confirm_shows_partial_apply() {
 #[test]
 fn changes_are_listed_before_kept_fields() {
     let o = tui_fixture::deployment();
-    let rows: Vec<&str> = kapply::tui::app::field_rows(&o)
-        .iter()
-        .map(|f| f.path.as_str())
-        .collect();
+    let rows = |kept: bool| -> Vec<String> {
+        kapply::tui::app::field_rows(&o, kept)
+            .iter()
+            .map(|f| f.path.clone())
+            .collect()
+    };
     assert_eq!(
-        rows,
+        rows(true),
         [
             "spec.minReadySeconds",
             "spec.template.spec.containers[name=nginx].image",
@@ -1114,14 +1360,26 @@ fn changes_are_listed_before_kept_fields() {
             "spec.revisionHistoryLimit",
         ]
     );
+    // Kept rows hidden (the default): the changes only.
+    assert_eq!(
+        rows(false),
+        [
+            "spec.minReadySeconds",
+            "spec.template.spec.containers[name=nginx].image",
+        ]
+    );
 }
 
 #[test]
 fn keep_rows_cannot_be_excluded() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
-    // Third row: progressDeadlineSeconds, the first keep (changes come first).
-    feed(&mut a, [code(KeyCode::Tab), key('j'), key('j'), key(' ')]);
+    // K shows the kept rows; the third row is progressDeadlineSeconds, the
+    // first keep (changes come first).
+    feed(
+        &mut a,
+        [code(KeyCode::Tab), key('K'), key('j'), key('j'), key(' ')],
+    );
     assert!(a.excluded.is_empty());
     assert!(
         a.last_result
@@ -1561,31 +1819,33 @@ fn kept_reasons_name_the_writer() {
     }
 }
 
-/// From 120 columns the path column comes before the reason: at 132 the
-/// image path reads whole whichever pane has focus; narrower screens keep
-/// its tail.
+/// Paths as a tree: never cut from the left, whatever the width; a long
+/// common prefix is a header line of its own.
 #[test]
-fn long_paths_read_whole_on_wide_screens() {
-    let path = "spec.template.spec.containers[name=nginx].image";
-    for (w, h, tab) in [(132, 34, false), (132, 34, true), (160, 40, false)] {
+fn paths_are_a_tree_never_cut_from_the_left() {
+    for (w, h, tab) in [
+        (80, 24, true),
+        (100, 30, false),
+        (132, 34, true),
+        (160, 40, false),
+    ] {
         let mut a = app(w, h);
         select(&mut a, "nginx-deployment");
         if tab {
             feed(&mut a, [code(KeyCode::Tab)]);
         }
         let s = screen(&a);
-        assert!(s.contains(&format!("■ {path} ")), "{w}x{h}:\n{s}");
-        // The reason keeps room for its words.
-        assert!(s.contains("config differs "), "{w}x{h}:\n{s}");
+        assert!(
+            s.contains("  template.spec.containers[name=nginx]"),
+            "{w}x{h}:\n{s}"
+        );
+        assert!(s.contains("     image "), "{w}x{h}:\n{s}");
+        assert!(!s.contains("…="), "{w}x{h}:\n{s}");
+        if w >= 132 {
+            // Room for the reason column.
+            assert!(s.contains("config differs "), "{w}x{h}:\n{s}");
+        }
     }
-    let a = {
-        let mut a = app(100, 30);
-        select(&mut a, "nginx-deployment");
-        a
-    };
-    let s = screen(&a);
-    assert!(!s.contains(path), "{s}");
-    assert!(s.contains("■ …=nginx].image "), "{s}");
 }
 
 #[test]
@@ -1850,6 +2110,33 @@ fn control_characters_are_drawn_escaped() {
     let s = screen(&a);
     assert!(
         s.contains(r"\e[2J\x9b31m") || s.contains(r"\u001b[2J\u009b31m"),
+        "{s}"
+    );
+}
+
+/// A row with a hazard carries `⚠` in the table, and the box under the
+/// table says what will happen.
+#[test]
+fn hazard_rows_are_marked() {
+    use kapply::merge::{Hazard, HazardKind};
+    let mut o = tui_fixture::configmap_drift();
+    o.fields[2].hazards.push(Hazard {
+        kind: HazardKind::ReplacesOthersEdits,
+        message: "replaces WORKERS whole: the edits of kubectl-edit are lost".to_string(),
+    });
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 40));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![o],
+        ..Default::default()
+    })));
+    feed(&mut a, [code(KeyCode::Tab), key('G')]);
+    let s = screen(&a);
+    let row = s.lines().find(|l| l.contains(" WORKERS ")).unwrap();
+    assert!(row.contains("■⚠ "), "{s}");
+    assert!(
+        s.contains("⚠ replaces WORKERS whole: the edits of kubectl-edit are lost"),
         "{s}"
     );
 }
