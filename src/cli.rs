@@ -2,6 +2,23 @@
 //! commands. Context (file:line, object names) is added here, at the edge.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `println!` of text that may carry data from manifests or the server:
+/// control characters are shown escaped ([`crate::text::escape_controls`]),
+/// so none reaches the terminal.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` with control characters escaped, as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    };
+}
+
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -24,7 +41,7 @@ pub enum Command {
     /// Open the TUI on the manifests (same as running kapply without a command).
     Tui(TuiArgs),
     /// Print the per-field three-way diff. Exit 0: no changes, 1: changes, >1: error.
-    Diff(PlanArgs),
+    Diff(DiffArgs),
     /// Print the plan as JSON or YAML.
     Plan(PlanCmd),
     /// Apply the manifests (asks for confirmation unless --yes).
@@ -33,6 +50,15 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Run the embedded demo cluster and open the TUI on the demo manifests.
     Demo(DemoArgs),
+    /// Print a shell completion script (e.g. `source <(kapply completion bash)`).
+    Completion(CompletionArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -56,9 +82,18 @@ pub struct ClusterArgs {
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct ManifestArgs {
-    /// Manifest files or directories (repeatable).
+    /// Manifest files, directories or http(s) URLs (repeatable; `-` is stdin).
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<PathBuf>,
+    /// A kustomization directory, built with `kubectl kustomize` (else
+    /// `kustomize build`), as `kubectl apply -k`.
+    #[arg(
+        short = 'k',
+        long = "kustomize",
+        value_name = "DIR",
+        conflicts_with = "files"
+    )]
+    pub kustomize: Option<PathBuf>,
     /// Process directories recursively.
     #[arg(short = 'R', long)]
     pub recursive: bool,
@@ -114,6 +149,16 @@ pub struct PlanArgs {
     /// instead of a cluster.
     #[arg(long, value_name = "FILE")]
     pub live: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// On a terminal, also list the fields apply keeps (server defaults,
+    /// other writers' fields). Piped output always lists them.
+    #[arg(long)]
+    pub show_kept: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -207,6 +252,7 @@ use crate::cluster::{
     ApplyOptions, ClusterOptions, DeleteOptions, KubeEngine, LabelSelector, PruneMode,
     PruneOptions, Session,
 };
+use crate::inputs::Inputs;
 use crate::manifest::{self, LoadOptions, Loaded};
 use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use crate::plan::{self, ObjectAction, ObjectPlan, Plan};
@@ -271,22 +317,34 @@ impl PruneArgs {
     }
 }
 
-fn load_options(
-    m: &ManifestArgs,
-    extra: &[PathBuf],
-    c: &ClusterArgs,
-) -> anyhow::Result<LoadOptions> {
+fn load_options(m: &ManifestArgs, extra: &[PathBuf], c: &ClusterArgs) -> anyhow::Result<Inputs> {
     let mut paths = m.files.clone();
     paths.extend(extra.iter().cloned());
-    if paths.is_empty() {
-        bail!("no manifests given: pass -f PATH (a file or a directory)");
+    if m.kustomize.is_some() && !paths.is_empty() {
+        bail!("only one of -f or -k can be specified");
     }
-    Ok(LoadOptions {
-        paths,
-        recursive: m.recursive,
-        namespace: c.namespace.clone(),
-        default_namespace: String::new(),
+    if paths.is_empty() && m.kustomize.is_none() {
+        bail!("no manifests given: pass -f PATH (a file, a directory or a URL) or -k DIR");
+    }
+    Ok(Inputs {
+        load: LoadOptions {
+            paths,
+            recursive: m.recursive,
+            namespace: c.namespace.clone(),
+            default_namespace: String::new(),
+        },
+        kustomize: m.kustomize.clone(),
+        url_timeout: crate::inputs::URL_TIMEOUT,
     })
+}
+
+/// Says on stderr which program builds `-k`, before anything else runs.
+fn note_kustomize(inputs: &Inputs) -> anyhow::Result<()> {
+    if let Some(dir) = &inputs.kustomize {
+        let tool = crate::inputs::KustomizeTool::find()?;
+        eprintln!("kustomize: running `{}`", tool.describe(dir));
+    }
+    Ok(())
 }
 
 /// `-l` without `--prune` filters the manifests, as in kubectl.
@@ -309,7 +367,9 @@ fn progress_line() -> Option<tokio::sync::mpsc::UnboundedSender<Progress>> {
         while let Some(p) = rx.recv().await {
             eprint!(
                 "\r\x1b[2Kreading live state: {}/{} {}",
-                p.done, p.total, p.what
+                p.done,
+                p.total,
+                crate::text::escape_controls(&p.what)
             );
             shown = true;
         }
@@ -340,15 +400,15 @@ impl Made {
     fn refuse_writes(&self, verb: &str) -> Option<u8> {
         if let Some(e) = &self.unreadable_path {
             for p in self.plan.objects.iter().filter_map(|p| p.error.as_ref()) {
-                eprintln!("error: {p}");
+                errln!("error: {p}");
             }
-            eprintln!(
+            errln!(
                 "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
             );
             return Some(1);
         }
         if self.plan.objects.is_empty() {
-            eprintln!("error: no objects passed to {verb}");
+            errln!("error: no objects passed to {verb}");
             return Some(1);
         }
         None
@@ -359,15 +419,16 @@ impl Made {
 async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     let prune = a.prune.options()?;
     let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
+    note_kustomize(&opts)?;
     if !a.live.is_empty() {
         if prune.mode != PruneMode::None {
             bail!("--prune needs a cluster: it cannot be combined with --live");
         }
-        opts.default_namespace = "default".into();
-        let mut loaded = manifest::load(&opts);
+        opts.load.default_namespace = "default".into();
+        let mut loaded = crate::inputs::load(&opts).await?;
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
-        let default_ns = opts.namespace.as_deref().unwrap_or("default");
+        let default_ns = opts.load.namespace.as_deref().unwrap_or("default");
         return Ok(Made {
             plan: offline_plan(&loaded, &live, default_ns),
             cluster: None,
@@ -375,12 +436,12 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
         });
     }
     let session = connect(&a.cluster).await?;
-    opts.default_namespace = session.namespace().to_string();
-    let mut loaded = manifest::load(&opts);
+    opts.load.default_namespace = session.namespace().to_string();
+    let mut loaded = crate::inputs::load(&opts).await?;
     filter_by_selector(&mut loaded, &a.prune)?;
     let planned = session.plan(&loaded, &prune, progress_line()).await?;
     for s in &planned.skipped {
-        eprintln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
+        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
     Ok(Made {
         plan: planned.plan.clone(),
@@ -495,10 +556,16 @@ fn masked(plan: &Plan) -> Plan {
     }
 }
 
-pub async fn diff(a: PlanArgs) -> anyhow::Result<u8> {
-    let plan = make_plan(&a).await?.plan;
+pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
+    let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
-    let out = plan::render_diff(&plan, color_enabled(std::io::stdout().is_terminal()));
+    // A person reads the grouped layout; scripts keep one line per field.
+    let tty = std::io::stdout().is_terminal();
+    let out = if tty {
+        plan::render_diff_terminal(&plan, color_enabled(tty), a.show_kept)
+    } else {
+        plan::render_diff(&plan, false)
+    };
     print!("{out}");
     Ok(if plan.has_errors() {
         2
@@ -513,12 +580,20 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     let plan = make_plan(&a.plan).await?.plan;
     require_objects(&plan)?;
     if let Some(why) = &plan.prune_skipped {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let shown = masked(&plan);
     match a.output {
-        Output::Json => println!("{}", plan::to_json(&shown)),
-        Output::Yaml => print!("{}", crate::yaml::to_yaml(&plan::to_value(&shown))),
+        // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
+        Output::Json => println!(
+            "{}",
+            crate::text::escape_controls_json(&plan::to_json(&shown))
+        ),
+        // The YAML writer quotes and escapes control characters itself.
+        Output::Yaml => print!(
+            "{}",
+            crate::text::escape_controls(&crate::yaml::to_yaml(&plan::to_value(&shown)))
+        ),
     }
     Ok(if plan.has_errors() { 2 } else { 0 })
 }
@@ -542,17 +617,17 @@ fn print_results(results: &[ObjectResult]) -> usize {
     let mut unknown = 0;
     for r in results {
         if r.ok {
-            println!("{} {}", r.object, r.message);
+            outln!("{} {}", r.object, r.message);
         } else if r.unknown {
             unknown += 1;
-            eprintln!("unknown: {}: {}", r.object, r.message);
+            errln!("unknown: {}: {}", r.object, r.message);
         } else {
             failed += 1;
-            eprintln!("error: {}: {}", r.object, r.message);
+            errln!("error: {}: {}", r.object, r.message);
         }
     }
     if unknown > 0 {
-        eprintln!(
+        errln!(
             "{unknown} object(s) with an unknown outcome: run `kapply diff` with the same \
              arguments to see what the server holds"
         );
@@ -592,7 +667,7 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
         .filter(|p| p.action == ObjectAction::Unchanged)
     {
         let suffix = if dry_run { " (server dry run)" } else { "" };
-        println!("{} unchanged{suffix}", p.display_name());
+        outln!("{} unchanged{suffix}", p.display_name());
     }
 }
 
@@ -651,7 +726,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
         .map(|c| c.to_string())
         .collect();
     if accepted.is_empty() && !changes.is_empty() {
-        eprintln!(
+        errln!(
             "skipped      {}: the plan file lists none of its changes",
             p.display_name()
         );
@@ -661,6 +736,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     Some(ApplyItem {
         plan: p.clone(),
         accepted_fields: (!whole).then_some(accepted),
+        released_fields: Vec::new(),
     })
 }
 
@@ -681,10 +757,10 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         bail!("apply needs a cluster");
     };
     for p in &plan.objects {
-        eprintln!("{}", summary_line(p));
+        errln!("{}", summary_line(p));
     }
     if let Some(why) = &plan.prune_skipped {
-        eprintln!("{why}");
+        errln!("{why}");
     }
     let chosen = match &a.plan_file {
         Some(path) => Some(read_selection(path)?),
@@ -698,6 +774,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             None => Some(ApplyItem {
                 plan: p.clone(),
                 accepted_fields: None,
+                released_fields: Vec::new(),
             }),
             Some(sel) => select_item(p, sel),
         })
@@ -721,7 +798,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // An ApplySet parent is rewritten even when no member changes, as kubectl does.
     if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
         print_unchanged(&plan, dry_run);
-        eprintln!("nothing to apply");
+        errln!("nothing to apply");
         return Ok(if load_errors > 0 { 1 } else { 0 });
     }
     if !a.yes && !dry_run {
@@ -735,7 +812,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             }
         );
         if !confirm(&q)? {
-            eprintln!("cancelled: nothing was applied");
+            errln!("cancelled: nothing was applied");
             return Ok(1);
         }
     }
@@ -754,7 +831,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // complete read and a clean apply.
     let prune_ok = plan.prune_skipped.is_none() && failed == 0;
     if failed > 0 && (planned.applyset.is_some() || !candidates.is_empty()) {
-        eprintln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
+        errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
     }
     if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
         let pruned = session
@@ -763,7 +840,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         failed += print_results(&pruned);
     }
     if dry_run {
-        eprintln!("(server dry run: nothing was written)");
+        errln!("(server dry run: nothing was written)");
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
 }
@@ -796,20 +873,20 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         match &p.error {
             Some(e) => {
                 errors += 1;
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
-            None => eprintln!("{} not found", p.display_name()),
+            None => errln!("{} not found", p.display_name()),
         }
     }
     if targets.is_empty() {
-        eprintln!("nothing to delete");
+        errln!("nothing to delete");
         return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        eprintln!("x delete     {}", p.display_name());
+        errln!("x delete     {}", p.display_name());
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
-        eprintln!("cancelled: nothing was deleted");
+        errln!("cancelled: nothing was deleted");
         return Ok(1);
     }
     let propagation = match a.cascade {
@@ -833,11 +910,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     })
 }
 
-async fn run_tui(
-    session: Arc<Session>,
-    load: LoadOptions,
-    prune: PruneOptions,
-) -> anyhow::Result<u8> {
+async fn run_tui(session: Arc<Session>, load: Inputs, prune: PruneOptions) -> anyhow::Result<u8> {
     let mut signals = crate::signals::Signals::new()?;
     run_engine(KubeEngine::new(session, load, prune), &mut signals).await
 }
@@ -849,10 +922,8 @@ async fn run_engine(
     engine: KubeEngine,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
-    let opts = crate::tui::Options {
-        color: color_enabled(true),
-        ..Default::default()
-    };
+    // NO_COLOR and TERM=dumb (no colour, ASCII borders).
+    let opts = crate::tui::Options::from_env();
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
         crate::tui::Ended::Quit => Ok(0),
         crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
@@ -862,6 +933,7 @@ async fn run_engine(
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     let prune = a.prune.options()?;
     let load = load_options(&a.manifests, &a.paths, &a.cluster)?;
+    note_kustomize(&load)?;
     if !std::io::stdout().is_terminal() {
         bail!("the TUI needs a terminal; for scripts use `kapply diff`, `plan` or `apply`");
     }
@@ -879,12 +951,12 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     };
     let (kubeconfig, manifests) = (demo.kubeconfig.display(), demo.manifests.display());
     if a.no_tui || !std::io::stdout().is_terminal() {
-        println!("kapply demo cluster: {}", demo.server.url());
-        println!("kubeconfig:          {kubeconfig}");
-        println!("manifests:           {manifests}");
-        println!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
-        println!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
-        println!("serving until Ctrl-C");
+        outln!("kapply demo cluster: {}", demo.server.url());
+        outln!("kubeconfig:          {kubeconfig}");
+        outln!("manifests:           {manifests}");
+        outln!("try: kubectl --kubeconfig {kubeconfig} get all -n demo");
+        outln!("     kapply --kubeconfig {kubeconfig} -f {manifests}");
+        outln!("serving until Ctrl-C");
         // Stopping the server is its normal end: exit 0 on any of them.
         signals.recv().await;
         return Ok(0);

@@ -742,6 +742,70 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
     Some(out)
 }
 
+/// Why `path` cannot be released on this object, or `None` when it can.
+/// Only a `clear` row whose field the config leaves out can be: releasing
+/// hands the live value to another writer, which needs the config to say
+/// nothing about the field (an explicit null in the config is a removal
+/// the config asks for).
+pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+    let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
+        return Some(format!(
+            "{path} is not a field change of {}",
+            plan.display_name()
+        ));
+    };
+    if row.action != FieldAction::Clear {
+        return Some(format!(
+            "{path} of {} is not a clear row: only a field apply would remove can be released",
+            plan.display_name()
+        ));
+    }
+    let in_config = plan
+        .config
+        .as_ref()
+        .and_then(|c| get_path(c, &path::parse(path)))
+        .is_some();
+    if in_config || row.last_applied.is_none() {
+        return Some(format!(
+            "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
+            plan.display_name()
+        ));
+    }
+    None
+}
+
+/// The last-applied configuration with the `released` paths taken out.
+/// The three-way patch computed against it sends no deletion for them
+/// (they are then in neither config nor last-applied: another writer's),
+/// while the annotation it writes still records the config without them.
+/// A parent left empty by the removal goes too when the config lacks it:
+/// an empty map in last-applied and none in the config would make the
+/// patch delete the whole parent, the released field with it.
+pub fn release_from_last_applied(
+    config: &Value,
+    last_applied: Option<&Value>,
+    released: &[String],
+) -> Option<Value> {
+    let mut out = last_applied?.clone();
+    for p in released {
+        let segs = path::parse(p);
+        remove_path(&mut out, &segs);
+        for depth in (1..segs.len()).rev() {
+            let parent = &segs[..depth];
+            let emptied = match get_path(&out, parent) {
+                Some(Value::Object(m)) => m.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                _ => false,
+            };
+            if !emptied || get_path(config, parent).is_some() {
+                break;
+            }
+            remove_path(&mut out, parent);
+        }
+    }
+    Some(out)
+}
+
 /// Mask the values of a Secret's `data` and `stringData` (and inside its
 /// last-applied annotation). Other objects are returned unchanged.
 pub fn mask_secret(obj: &Value) -> Value {
@@ -973,16 +1037,21 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
-/// `kapply diff` output: per object a header, then per field its action,
-/// path, the three sides (last-applied | live | config; `-` = absent) and
-/// the reason. ANSI colours when `color`.
+/// `kapply diff` output when piped (one line per field, for scripts): per
+/// object a header (` reverts drift` at its end when it does), then per
+/// field its action, path, the three sides (last-applied | live | config;
+/// `-` = absent), the reason, the cause in brackets (`[intended]`,
+/// `[drift: kubectl-edit at 2026-11-20T10:04:00Z]`), and a `hazard:`
+/// line per hazard. ANSI colours when `color`.
 pub fn render_diff(plan: &Plan, color: bool) -> String {
     const RESET: &str = "\x1b[0m";
+    // Every line passes through here: data is escaped before it is painted.
     let paint = |code: &str, s: &str| -> String {
+        let s = crate::text::escape_controls(s);
         if color {
             format!("\x1b[{code}m{s}{RESET}")
         } else {
-            s.to_string()
+            s.into_owned()
         }
     };
     let mut out = String::new();
@@ -1003,6 +1072,9 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
         if let Some(r) = &obj.prune_reason {
             let _ = write!(header, "  {r}");
         }
+        if obj.reverts_drift {
+            header.push_str("  reverts drift");
+        }
         let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
         if let Some(e) = &obj.error {
             let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
@@ -1018,18 +1090,160 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
                 FieldAction::Keep => ("keep ", "2;34"),
             };
             let line = format!(
-                "{word} {}  last-applied: {} | live: {} | config: {}  ({})",
+                "{word} {}  last-applied: {} | live: {} | config: {}  ({})  [{}]",
                 f.path,
                 show(&f.last_applied),
                 show(&f.live),
                 show(&f.config),
-                f.reason
+                f.reason,
+                f.cause_tag()
             );
             let _ = writeln!(out, "    {}", paint(code, &line));
+            for h in &f.hazards {
+                let _ = writeln!(
+                    out,
+                    "      {}",
+                    paint("31;1", &format!("hazard: {}", h.message))
+                );
+            }
         }
     }
     if let Some(why) = &plan.prune_skipped {
         let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
     }
     out
+}
+
+/// `kapply diff` on a terminal: per object one header line (an unchanged
+/// object is just that line), then its changed fields grouped under it,
+/// each marked and coloured by cause (drift stands out: `!` and its own
+/// colour, so it reads without colour too), its live value and what apply
+/// makes of it, and its hazards. Kept fields only with `show_kept`.
+pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String {
+    const RESET: &str = "\x1b[0m";
+    let paint = |code: &str, s: &str| -> String {
+        if color && !code.is_empty() {
+            format!("\x1b[{code}m{s}{RESET}")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    for obj in &plan.objects {
+        let obj = mask_plan(obj);
+        let (sym, word, code) = match obj.action {
+            ObjectAction::Create => ("+", "create", "32"),
+            ObjectAction::Update => ("~", "update", "33"),
+            ObjectAction::Unchanged => ("=", "unchanged", "2"),
+            ObjectAction::Prune => ("-", "prune", "31"),
+            ObjectAction::Error => ("!", "error", "31;1"),
+        };
+        let mut header = format!("{sym} {}  {word}", obj.display_name());
+        if obj.reverts_drift {
+            header.push_str(" · reverts drift");
+        }
+        if let Some(src) = &obj.source {
+            let _ = write!(header, "  {src}");
+        }
+        if let Some(r) = &obj.prune_reason {
+            let _ = write!(header, "  {r}");
+        }
+        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
+        if let Some(e) = &obj.error {
+            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
+        }
+        for w in &obj.warnings {
+            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
+        }
+        let unchanged = obj.action == ObjectAction::Unchanged;
+        let mut kept = 0;
+        for f in &obj.fields {
+            let is_kept = f.action == FieldAction::Keep;
+            if is_kept && !show_kept {
+                kept += 1;
+                continue;
+            }
+            let (mark, code) = match (is_kept, f.cause) {
+                (true, _) => ("=", "2"),
+                (false, Cause::Drift) => ("!", "1;35"),
+                (false, Cause::Intended) => ("~", "33"),
+                (false, Cause::New) => ("+", "32"),
+                (false, Cause::Removed) => ("-", "31"),
+                (false, Cause::Unmanaged) => ("?", "36"),
+                (false, Cause::ServerDefault | Cause::OtherWriter) => ("~", "33"),
+            };
+            let head = format!("{mark} {}  {}", f.path, f.cause_text());
+            let _ = writeln!(out, "  {}", paint(code, &head));
+            let _ = writeln!(out, "      {}", field_values(f));
+            for h in &f.hazards {
+                let _ = writeln!(out, "      {}", paint("31;1", &format!("⚠ {}", h.message)));
+            }
+        }
+        if kept > 0 && !unchanged {
+            let s = if kept == 1 { "" } else { "s" };
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    "2",
+                    &format!(
+                        "· {kept} kept field{s} (server defaults, other writers): --show-kept lists them"
+                    )
+                )
+            );
+        }
+    }
+    if let Some(why) = &plan.prune_skipped {
+        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
+    }
+    out
+}
+
+/// A field's values as a terminal diff shows them: live, then what apply
+/// makes of it; last-applied too where it differs from both.
+fn field_values(f: &FieldChange) -> String {
+    let v = |x: &Option<Value>| match x {
+        None => "(none)".to_string(),
+        Some(v) => merge::go_json(v),
+    };
+    let mut s = match f.action {
+        FieldAction::Keep => format!("{} (kept)", v(&f.live)),
+        FieldAction::Clear if f.config.is_none() => format!("{} → (removed)", v(&f.live)),
+        FieldAction::Set | FieldAction::Clear => format!("{} → {}", v(&f.live), v(&f.config)),
+    };
+    let differs = |x: &Option<Value>| match (&f.last_applied, x) {
+        (Some(a), Some(b)) => !merge::deep_eq(a, b),
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if f.action != FieldAction::Keep && differs(&f.live) && differs(&f.config) {
+        let _ = write!(s, "   (last-applied {})", v(&f.last_applied));
+    }
+    s
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::release_from_last_applied;
+    use serde_json::json;
+
+    #[test]
+    fn a_released_leaf_goes_with_the_parents_it_leaves_empty() {
+        let config = json!({"metadata": {"name": "x"}, "data": {"b": "2"}});
+        let la = json!({"metadata": {"name": "x", "labels": {"app": "a"}}, "data": {"a": "1", "b": "2"}});
+        let out = release_from_last_applied(
+            &config,
+            Some(&la),
+            &["metadata.labels.app".into(), "data.a".into()],
+        );
+        // `labels: {}` would make the patch delete every label.
+        assert_eq!(
+            out,
+            Some(json!({"metadata": {"name": "x"}, "data": {"b": "2"}}))
+        );
+        assert_eq!(
+            release_from_last_applied(&config, None, &["data.a".into()]),
+            None
+        );
+    }
 }

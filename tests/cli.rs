@@ -524,6 +524,119 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     }
 }
 
+/// A ConfigMap someone edited in the cluster (data.a, by kubectl-edit)
+/// whose manifest also changed (data.b), with another writer's key
+/// (data.z), and a ConfigMap in sync but for another writer's key.
+fn drift_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cm = |name: &str, data: Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": data})
+    };
+    let entry = |manager: &str, time: &str, fields: Value| {
+        json!({"manager": manager, "operation": "Update", "apiVersion": "v1", "time": time,
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:data": fields}})
+    };
+    let live = |name: &str, recorded: Value, data: Value, managed: Value| {
+        let mut l = cm(name, data);
+        // As kubectl records it: with `annotations: {}`.
+        let mut recorded = cm(name, recorded);
+        recorded["metadata"]["annotations"] = json!({});
+        l["metadata"]["annotations"] = json!({LAST_APPLIED: annotation(&recorded)});
+        l["metadata"]["managedFields"] = managed;
+        l
+    };
+    write(
+        &d.join("cfg/a-settings.yaml"),
+        &serde_json::to_string(&cm("settings", json!({"a": "1", "b": "2"}))).unwrap(),
+    );
+    write(
+        &d.join("cfg/b-same.yaml"),
+        &serde_json::to_string(&cm("same", json!({"k": "v"}))).unwrap(),
+    );
+    let objects = json!({"apiVersion": "v1", "kind": "List", "items": [
+        live("settings", json!({"a": "1", "b": "1"}), json!({"a": "hotfix", "b": "1", "z": "x"}),
+            json!([entry("kubectl-client-side-apply", "2026-11-19T08:00:00Z", json!({"f:b": {}})),
+                   entry("kubectl-edit", "2026-11-20T10:04:00Z", json!({"f:a": {}})),
+                   entry("kubectl-patch", "2026-11-20T11:00:00Z", json!({"f:z": {}}))])),
+        live("same", json!({"k": "v"}), json!({"k": "v", "z": "x"}),
+            json!([entry("kubectl-patch", "2026-11-20T11:00:00Z", json!({"f:z": {}}))])),
+    ]});
+    write(&d.join("live.json"), &objects.to_string());
+    dir
+}
+
+/// Piped, diff keeps one line per field (kept fields too) and adds the
+/// cause in brackets; the object header says it reverts drift.
+#[test]
+fn piped_diff_carries_the_causes() {
+    let dir = drift_dir();
+    let out = kapply(dir.path(), &["diff", "-f", "cfg", "--live", "live.json"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stdout(
+        "~ ConfigMap default/settings (update)  cfg/a-settings.yaml:1  reverts drift\n",
+    );
+    out.assert_stdout(
+        "    set   data.a  last-applied: \"1\" | live: \"hotfix\" | config: \"1\"  \
+         (config differs from live)  [drift: kubectl-edit at 2026-11-20T10:04:00Z]\n",
+    );
+    out.assert_stdout("    set   data.b  last-applied: \"1\" | live: \"1\" | config: \"2\"  (config differs from live)  [intended]\n");
+    out.assert_stdout("    keep  data.z  last-applied: - | live: \"x\" | config: -");
+    out.assert_stdout("[other-writer: kubectl-patch]\n");
+    out.assert_stdout("= ConfigMap default/same (unchanged)  cfg/b-same.yaml:1\n    keep  data.z");
+}
+
+/// On a terminal: grouped per object, drift marked `!` (so it reads
+/// without colour) and in its own colour, an unchanged object on one line,
+/// kept fields only with --show-kept.
+#[test]
+fn terminal_diff_groups_by_object_and_marks_drift() {
+    let dir = drift_dir();
+    let d = dir.path();
+    let cmd = format!("'{KAPPLY}' diff -f cfg --live live.json");
+    let Some(plain) = on_tty(d, &cmd, true) else {
+        return;
+    };
+    assert_eq!(plain.code, Some(1), "{plain:?}");
+    let text = plain.stdout.replace("\r\n", "\n");
+    assert!(!text.contains('\x1b'), "{text}");
+    let expected = "\
+~ ConfigMap default/settings  update · reverts drift  cfg/a-settings.yaml:1
+  ! data.a  drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it
+      \"hotfix\" → \"1\"
+  ~ data.b  intended: the manifest changed
+      \"1\" → \"2\"
+  · 1 kept field (server defaults, other writers): --show-kept lists them
+= ConfigMap default/same  unchanged  cfg/b-same.yaml:1
+";
+    assert_eq!(text, expected);
+
+    let shown = on_tty(d, &format!("{cmd} --show-kept"), true).unwrap();
+    let text = shown.stdout.replace("\r\n", "\n");
+    assert!(
+        text.contains(
+            "  = data.z  other-writer: kubectl-patch owns it; kept\n      \"x\" (kept)\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("--show-kept lists them"), "{text}");
+    // The unchanged object lists its kept field too.
+    assert_eq!(text.matches("= data.z").count(), 2, "{text}");
+
+    let colour = on_tty(d, &cmd, false).unwrap();
+    assert!(
+        colour
+            .stdout
+            .contains("\x1b[1;35m! data.a  drift: changed by kubectl-edit"),
+        "{colour:?}"
+    );
+    assert!(
+        colour.stdout.contains("\x1b[33m~ data.b  intended"),
+        "{colour:?}"
+    );
+}
+
 #[test]
 fn secret_values_are_masked_in_diff_and_plan() {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
@@ -1492,4 +1605,91 @@ fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
         "warning: the scope of Gadget.demo.kapply.dev is unknown offline (no CustomResourceDefinition \
          for it among the manifests or the --live objects): planned as namespaced in \"default\"",
     );
+}
+
+/// Control characters from manifests (values, annotations, labels) and from
+/// the server's messages never reach the terminal raw: `diff`, `plan` and
+/// `apply` print them escaped (`\u{9b}`), JSON as `\u009b`.
+#[test]
+fn control_characters_are_escaped_in_every_output() {
+    let c = Cluster::start();
+    // YAML double quotes: \e is ESC, \x9b the C1 CSI, \x7f DEL, \a BEL.
+    c.write(
+        "m/fine.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n  annotations:\n    \
+         note: \"hi\\e]0;title\\a\\x9b31m\"\ndata:\n  k: \"v\\e[2J\\x9bK\\x7f\"\n",
+    );
+    // The server rejects the label and quotes it in its message.
+    c.write(
+        "m/evil.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n  labels:\n    \
+         app: \"bad\\e[31m\\x9b2J\"\ndata:\n  k: \"\\x9b\"\n",
+    );
+    let raw = |s: &str| s.chars().any(|c| c.is_control() && c != '\n');
+    let check = |out: &Out| {
+        assert!(!raw(&out.stdout) && !raw(&out.stderr), "{:?}", out);
+    };
+    let diff = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(diff.code, Some(1), "{diff:?}");
+    check(&diff);
+    diff.assert_stdout(r#"config: "v\u001b[2J\u{9b}K\u{7f}""#);
+    for format in ["json", "yaml"] {
+        let plan = c.kapply(&["plan", "-f", "m", "-o", format]);
+        assert_eq!(plan.code, Some(0), "{plan:?}");
+        check(&plan);
+    }
+    let plan = json_out(&c.kapply(&["plan", "-f", "m", "-o", "json"]));
+    let fine = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "fine")
+        .unwrap();
+    let k = fine["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "data.k")
+        .unwrap_or_else(|| panic!("no data.k: {fine}"));
+    assert_eq!(
+        k["config"], "v\u{1b}[2J\u{9b}K\u{7f}",
+        "the same value in JSON"
+    );
+    let apply = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(apply.code, Some(1), "{apply:?}");
+    check(&apply);
+    apply.assert_stdout("ConfigMap default/fine created");
+    apply.assert_stderr(r#"Invalid value: "bad\u{1b}[31m\u{9b}2J""#);
+    assert_eq!(
+        c.configmap("default", "fine").unwrap()["data"]["k"],
+        "v\u{1b}[2J\u{9b}K\u{7f}",
+        "the value itself is applied as written"
+    );
+}
+
+/// `kapply demo --no-tui` stops serving on SIGTERM, SIGHUP and SIGINT alike
+/// (exit 0) and removes its temporary directory each time.
+#[test]
+fn demo_signals_remove_the_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for signal in ["TERM", "HUP", "INT"] {
+        let kubeconfig = dir.path().join(format!("{signal}-kubeconfig"));
+        let (mut reaper, banner) = start_demo(server::unused_port(), &kubeconfig, &[]);
+        let manifests = banner
+            .iter()
+            .find_map(|l| l.strip_prefix("manifests:"))
+            .map(|p| std::path::PathBuf::from(p.trim()))
+            .unwrap_or_else(|| panic!("no manifests line: {banner:?}"));
+        let tmp = manifests.parent().unwrap().to_path_buf();
+        assert!(manifests.is_dir(), "{banner:?}");
+        let mut child = reaper.0.take().unwrap();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert!(status.success(), "kapply demo after SIG{signal}: {status}");
+        assert!(!tmp.exists(), "SIG{signal} left {} behind", tmp.display());
+    }
 }

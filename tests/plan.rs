@@ -10,7 +10,7 @@ use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_wa
 use kapply::patchmeta::PatchMeta;
 use kapply::plan::{
     ObjectAction, ObjectPlan, Plan, PlanOptions, error_object, field_owners, mask_secret,
-    partial_config, plan_object, prune_candidate, render_diff, to_json,
+    partial_config, plan_object, prune_candidate, render_diff, render_diff_terminal, to_json,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -880,6 +880,32 @@ fn duplicate_merge_keys_say_which_element_survives() {
         json!([{"containerPort": 53, "protocol": "TCP"}])
     );
     assert_eq!(c["env"], json!([{"name": "A", "value": "1"}]));
+
+    // A list live does not have yet is inserted whole: both survive, no
+    // hazard (kubectl agrees).
+    let mut bare = la.clone();
+    let c = &mut bare["spec"]["template"]["spec"]["containers"][0];
+    c.as_object_mut().unwrap().remove("ports");
+    c.as_object_mut().unwrap().remove("env");
+    let bare_live = annotated(bare.clone(), &bare);
+    let mut config = bare.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["ports"] =
+        json!([{"containerPort": 53, "protocol": "TCP"}, {"containerPort": 53, "protocol": "UDP"}]);
+    let p = plan_against(config, &bare_live);
+    assert!(
+        p.fields.iter().all(|f| f.hazards.is_empty()),
+        "{:#?}",
+        p.fields
+    );
+    let after = merged_by_kubectl(&p, &bare_live).unwrap();
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["ports"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "{after:#}"
+    );
 }
 
 /// env removed from the config while live holds an element kubectl edit
@@ -1019,4 +1045,46 @@ fn drift_reverts_a_hotfix_image_and_fights_the_autoscaler() {
     config["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16.1");
     let p = plan_against(config, &annotated(la.clone(), &la));
     assert!(hazard_row(&p, &format!("{NGINX}.image")).hazards.is_empty());
+}
+
+/// Both diff layouts carry the hazards under their field, and the cause.
+#[test]
+fn diff_layouts_show_hazards_under_their_field() {
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["replicas"] = json!(3);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.14.3-hotfix");
+    live["metadata"]["managedFields"] = json!([managed(
+        "kubectl-set",
+        "2026-11-20T10:04:00Z",
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+            "f:image": {}}}}}}})
+    )]);
+    let plan = Plan {
+        objects: vec![plan_against(la, &live)],
+        prune_skipped: None,
+    };
+    let piped = render_diff(&plan, false);
+    let image = format!(
+        "    set   {NGINX}.image  last-applied: \"nginx:1.14.2\" | live: \"nginx:1.14.3-hotfix\" | \
+         config: \"nginx:1.14.2\"  (config differs from live)  [drift: kubectl-set at 2026-11-20T10:04:00Z]\n      \
+         hazard: reverts a hotfix: the image was changed in the cluster by kubectl-set at \
+         2026-11-20T10:04:00Z to \"nginx:1.14.3-hotfix\"; apply rolls it back to \"nginx:1.14.2\"\n"
+    );
+    assert!(piped.contains(&image), "{piped}");
+    let tty = render_diff_terminal(&plan, false, false);
+    let image = format!(
+        "  ! {NGINX}.image  drift: changed by kubectl-set at 2026-11-20T10:04:00Z; apply reverts it\n      \
+         \"nginx:1.14.3-hotfix\" → \"nginx:1.14.2\"\n      \
+         ⚠ reverts a hotfix: the image was changed in the cluster by kubectl-set"
+    );
+    assert!(tty.contains(&image), "{tty}");
+    assert!(
+        tty.starts_with(
+            "~ Deployment default/nginx-deployment  update · reverts drift  app.yaml:1\n"
+        ),
+        "{tty}"
+    );
+    let colour = render_diff_terminal(&plan, true, false);
+    assert!(colour.contains("\x1b[31;1m⚠ reverts a hotfix"), "{colour}");
 }

@@ -1232,3 +1232,149 @@ fn kube_rs_works_against_it() {
         server.shutdown();
     });
 }
+
+/// One raw HTTP/1.1 request (`METHOD PATH`) over the socket, with `Host` as
+/// given and `Content-Type` when the body is not empty: the status code and
+/// the body (the response is read to its end).
+fn raw_request(port: u16, host: &str, request: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        s,
+        "{request} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{}Content-Length: {}\r\n\r\n{body}",
+        if body.is_empty() {
+            ""
+        } else {
+            "Content-Type: application/json\r\n"
+        },
+        body.len()
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let code = resp
+        .get(9..12)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {resp:?}"));
+    let body = resp.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (code, body.to_string())
+}
+
+#[test]
+fn foreign_host_headers_are_refused() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(kapply::server::start(ServerOptions::default()))
+        .unwrap();
+    let port = server.port();
+    let list = "GET /api/v1/namespaces/default/configmaps";
+    for host in [
+        format!("127.0.0.1:{port}"),
+        "127.0.0.1".to_string(),
+        "127.1.2.3".to_string(),
+        format!("localhost:{port}"),
+        "LocalHost".to_string(),
+        format!("[::1]:{port}"),
+        "[::1]".to_string(),
+    ] {
+        let (code, body) = raw_request(port, &host, list, "");
+        assert_eq!(code, 200, "{host}: {body}");
+    }
+    // DNS rebinding sends the attacker's name (or any non-loopback address).
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("localhost.evil.example:{port}"),
+        format!("10.0.0.1:{port}"),
+        format!("[::2]:{port}"),
+        "127.0.0.1:port".to_string(),
+        "[::1]x".to_string(),
+    ] {
+        let (code, body) = raw_request(port, &host, list, "");
+        assert_eq!(code, 403, "{host}: {body}");
+        let status: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["reason"], "Forbidden");
+        let message = status["message"].as_str().unwrap();
+        assert!(
+            message.contains("is not a loopback name or address")
+                && message.contains("DNS rebinding"),
+            "{message}"
+        );
+    }
+    // A refused watch answers at once instead of streaming.
+    let (code, _) = raw_request(
+        port,
+        "evil.example",
+        "GET /api/v1/namespaces/default/configmaps?watch=true",
+        "",
+    );
+    assert_eq!(code, 403);
+    // And a refused write writes nothing.
+    let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#;
+    let post = "POST /api/v1/namespaces/default/configmaps";
+    let (code, _) = raw_request(port, "evil.example", post, cm);
+    assert_eq!(code, 403);
+    let stored = || server.store().get("v1", "ConfigMap", Some("default"), "x");
+    assert!(stored().is_none());
+    let (code, body) = raw_request(port, &format!("localhost:{port}"), post, cm);
+    assert_eq!(code, 201, "{body}");
+    assert!(stored().is_some());
+}
+
+#[test]
+fn writes_without_a_kubernetes_media_type_are_refused() {
+    let api = ApiServer::new();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#;
+    // What a web page may send cross-site without asking: form types,
+    // text/plain, or nothing.
+    for ct in [
+        Some("text/plain"),
+        Some("text/plain;charset=UTF-8"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=x"),
+        None,
+    ] {
+        for (method, uri) in [
+            ("POST", cms.to_string()),
+            ("PUT", format!("{cms}/x")),
+            ("PATCH", format!("{cms}/x")),
+        ] {
+            let r = call(&api, method, &uri, ct, cm);
+            assert_eq!(r.code, 415, "{method} {ct:?}: {}", r.body);
+            assert_eq!(r.body["reason"], "UnsupportedMediaType");
+            let message = r.body["message"].as_str().unwrap();
+            assert!(message.contains("application/json"), "{message}");
+        }
+    }
+    assert_eq!(get(&api, &format!("{cms}/x")).code, 404);
+    // JSON with parameters, YAML, and the patch types pass.
+    let r = call(
+        &api,
+        "POST",
+        cms,
+        Some("application/json; charset=utf-8"),
+        cm,
+    );
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{cms}/x"),
+        Some("application/merge-patch+json"),
+        r#"{"data":{"a":"b"}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    let r = call(
+        &api,
+        "PUT",
+        &format!("{cms}/x"),
+        Some("application/yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: c\n",
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(get(&api, &format!("{cms}/x")).body["data"]["a"], "c");
+}

@@ -35,6 +35,7 @@ mod applyset;
 mod deps;
 mod discovery;
 mod engine;
+mod exec;
 mod live;
 mod selector;
 mod timeouts;
@@ -253,6 +254,9 @@ pub struct Session {
     explicit_namespace: bool,
     timeouts: Timeouts,
     discovery: discovery::Discovery,
+    /// The token of an exec credential plugin, run by kapply (once per run,
+    /// again at expiry) rather than by kube-rs.
+    exec: Option<exec::ExecAuth>,
 }
 
 impl std::fmt::Debug for Session {
@@ -276,11 +280,20 @@ impl Session {
     /// (`GET /version`, within the read limit).
     pub async fn open(target: &Target) -> Result<Arc<Session>, ClusterError> {
         let url = target.url.clone();
-        let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
-            ClusterError::Unreachable {
-                url: url.clone(),
-                message: error_chain(&e),
-            }
+        let mut config = target.config.clone();
+        let exec = match config.auth_info.exec.take() {
+            None => None,
+            Some(e) => match exec::ExecAuth::start(e.clone()).await? {
+                exec::Answer::Token(auth) => Some(*auth),
+                exec::Answer::Certificate => {
+                    config.auth_info.exec = Some(e);
+                    None
+                }
+            },
+        };
+        let client = kube::Client::try_from(config).map_err(|e| ClusterError::Unreachable {
+            url: url.clone(),
+            message: error_chain(&e),
         })?;
         let session = Session {
             client,
@@ -290,6 +303,7 @@ impl Session {
             explicit_namespace: target.explicit_namespace,
             timeouts: target.timeouts,
             discovery: discovery::Discovery::default(),
+            exec,
         };
         match session.call(Method::GET, "/version", &[], None, None).await {
             Ok(_) => {}
@@ -370,6 +384,9 @@ impl Session {
             .method(method)
             .uri(&uri)
             .header(http::header::ACCEPT, "application/json");
+        if let Some(auth) = &self.exec {
+            builder = builder.header(http::header::AUTHORIZATION, auth.header().await?);
+        }
         let bytes = match body {
             Some(b) => {
                 builder = builder.header(
@@ -399,6 +416,11 @@ impl Session {
         }
         .map_err(|e| self.transport_error(&e))?;
         let status = response.status();
+        if status == http::StatusCode::UNAUTHORIZED
+            && let Some(auth) = &self.exec
+        {
+            auth.forget().await;
+        }
         let body = response.into_body().collect();
         let collected = match deadline {
             Some((at, after)) => tokio::time::timeout_at(at, body)

@@ -126,6 +126,25 @@ pub struct Hazard {
 }
 
 impl FieldChange {
+    /// The cause as a short tag for one-line output: `intended`,
+    /// `other-writer: kubectl`, `drift: kubectl-edit at 2026-11-20T10:04:00Z`.
+    pub fn cause_tag(&self) -> String {
+        let mut s = self.cause.as_str().to_string();
+        if let Some(o) = &self.owner {
+            s.push_str(": ");
+            s.push_str(o);
+        }
+        if let Some(t) = &self.changed_at {
+            s.push_str(if self.owner.is_some() {
+                " at "
+            } else {
+                ": at "
+            });
+            s.push_str(t);
+        }
+        s
+    }
+
     /// The cause in words: `drift: changed by kubectl-edit at
     /// 2026-11-20T10:04:00Z; apply reverts it`.
     pub fn cause_text(&self) -> String {
@@ -150,10 +169,10 @@ impl FieldChange {
             }
             Cause::New => "new: in the config, not in last-applied".into(),
             Cause::Removed => "removed: in last-applied, not in the config".into(),
-            Cause::ServerDefault => "server default: kept".into(),
+            Cause::ServerDefault => "server-default: defaulted by the server; kept".into(),
             Cause::OtherWriter => match owner {
-                Some(o) => format!("other writer: {o} owns it; kept"),
-                None => "other writer: kept".into(),
+                Some(o) => format!("other-writer: {o} owns it; kept"),
+                None => "other-writer: not in config or last-applied; kept".into(),
             },
             Cause::Unmanaged => {
                 "unmanaged: no last-applied annotation, so apply cannot tell a change from a drift"

@@ -114,6 +114,86 @@ fn error_response(e: &ApiError) -> Response<Bytes> {
     json_response(e.code, &e.to_status())
 }
 
+/// Media types a write (POST, PUT, PATCH) may carry: kube-apiserver's
+/// serializers and patch types.
+const WRITE_TYPES: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
+/// Refusals before routing. The server listens on loopback, but a web page
+/// can still reach it: through DNS rebinding (a name the page controls made
+/// to resolve to 127.0.0.1, sent with that name as Host), hence the Host
+/// check; and through cross-site POSTs, which browsers send without asking
+/// only as text/plain, form types or no type at all, hence the media type
+/// check (kube-apiserver answers other types 415 too). A request without
+/// Host (HTTP/1.0, or [`ApiServer::handle`] called directly) comes from no
+/// browser and passes.
+fn guard(method: &Method, headers: &HeaderMap, content_type: Option<&str>) -> Result<(), ApiError> {
+    if let Some(host) = headers.get(header::HOST) {
+        let text = String::from_utf8_lossy(host.as_bytes());
+        if !is_loopback_host(&text) {
+            return Err(ApiError::new(
+                403,
+                "Forbidden",
+                format!(
+                    "Host {:?} is not a loopback name or address: the embedded API server answers \
+                     only requests addressed to localhost, 127.0.0.0/8 or [::1] \
+                     (a guard against DNS rebinding)",
+                    truncate(&text)
+                ),
+            ));
+        }
+    }
+    if matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
+        let mime = content_type
+            .and_then(|c| c.split(';').next())
+            .map(|m| m.trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        if !WRITE_TYPES.contains(&mime.as_str()) {
+            let got = content_type.unwrap_or("no Content-Type");
+            return Err(ApiError::unsupported_media(got, WRITE_TYPES));
+        }
+    }
+    Ok(())
+}
+
+/// `localhost`, an address in 127.0.0.0/8 or `::1` (in brackets), each with
+/// or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        // [v6] or [v6]:port
+        let Some((addr, after)) = rest.split_once(']') else {
+            return false;
+        };
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(is_port)) {
+            return false;
+        }
+        return addr
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|a| a.is_loopback());
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) if is_port(port) => name,
+            Some(_) => return false,
+            None => host,
+        }
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_loopback())
+}
+
+fn is_port(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 5 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// What a request path names.
 struct Target {
     resource: ResourceInfo,
@@ -304,6 +384,9 @@ impl ApiServer {
                 user_agent: user_agent.clone(),
                 body: parsed,
             });
+        if let Err(e) = guard(method, headers, content_type.as_deref()) {
+            return error_response(&e);
+        }
         let accept = headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())

@@ -21,9 +21,13 @@
 //! DeleteOptions body, where kubectl sends it), `/scale`, `/status`; uid, resourceVersion, generation,
 //! managedFields; defaulting and the validation users meet; Status errors
 //! worded as kube-apiserver words them.
+//!
+//! Refused before routing: a `Host` that is not loopback (403, DNS
+//! rebinding) and a write whose Content-Type is not a Kubernetes one (415,
+//! cross-site form posts); see `api::guard`.
 
 mod api;
-mod defaults;
+use crate::defaults;
 pub mod fields;
 mod openapi;
 mod protobuf;
@@ -141,6 +145,10 @@ async fn serve(
         // Recorded like any other request (and its error, if refused); the
         // answer streams.
         let resp = api.handle(&parts.method, &parts.uri, &parts.headers, &bytes);
+        // A refused request (a foreign Host, ...) never starts a watch.
+        if !resp.status().is_success() {
+            return resp.map(full);
+        }
         return match api.watch_start(&parts.uri, &parts.headers) {
             Ok((w, first)) => watch_response(api.clone(), w, first),
             Err(_) => resp.map(full),

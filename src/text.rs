@@ -1,0 +1,68 @@
+//! Text from manifests and servers on its way to a terminal: control
+//! characters (C0 but the newline, DEL, C1 such as U+009B, which a terminal
+//! reads as CSI) would be obeyed by the terminal, so they are shown escaped.
+//! No I/O; used at the output edges (CLI printing, TUI drawing).
+
+use std::borrow::Cow;
+
+/// `s` with every control character but `\n` in a visible form: `\t`,
+/// `\r`, else `\u{1b}` (Rust's escape syntax). A backslash stays as is.
+pub fn escape_controls(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text (as serde_json writes it) with the control characters it
+/// leaves raw inside strings (DEL and C1) written as `\u00XX` escapes: the
+/// same JSON value, safe on a terminal. A raw newline in pretty-printed JSON
+/// is layout (serde escapes those inside strings), so it stays.
+pub fn escape_controls_json(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_visibly() {
+        assert_eq!(escape_controls("plain ✓ text"), "plain ✓ text");
+        assert_eq!(
+            escape_controls("a\u{1b}[31mred\u{9b}2J\u{7f}\tb\r\nc"),
+            "a\\u{1b}[31mred\\u{9b}2J\\u{7f}\\tb\\r\nc"
+        );
+    }
+
+    #[test]
+    fn json_stays_json() {
+        let v = serde_json::json!({"k": "x\u{9b}y\u{1b}z\u{7f}"});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        let safe = escape_controls_json(&text);
+        assert!(!safe.chars().any(|c| c.is_control() && c != '\n'), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, v);
+    }
+}
