@@ -66,7 +66,8 @@ fn screens() -> Vec<(&'static str, App)> {
 
     let mut a = app(Options::default(), w, h);
     select(&mut a, "nginx-deployment");
-    for m in [code(KeyCode::Tab), key('j'), key('j'), key('j')] {
+    // K: the kept fields too.
+    for m in [code(KeyCode::Tab), key('K'), key('j'), key('j'), key('j')] {
         a.update(m);
     }
     out.push(("fields", a));
@@ -153,6 +154,7 @@ fn screens() -> Vec<(&'static str, App)> {
         Options {
             color: false,
             mouse: true,
+            ascii: false,
         },
         w,
         h,
@@ -452,19 +454,26 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.map_err(|e| anyhow::anyhow!(e))?;
     let mut out = Vec::new();
-    for (name, w, h, keys) in [
-        ("demo", 132u16, 34u16, ""),
-        ("demo-yaml", 132, 34, "y"),
-        ("demo-prune", 132, 34, "p"),
+    // `\t`: Tab, into the field pane.
+    for (name, object, w, h, keys) in [
+        ("demo", "nginx-deployment", 132u16, 34u16, ""),
+        ("demo-yaml", "nginx-deployment", 132, 34, "y"),
+        ("demo-prune", "nginx-deployment", 132, 34, "p"),
+        ("demo-drift", "settings", 132, 34, "\t"),
+        ("demo-80x24", "nginx-deployment", 80, 24, "\t"),
     ] {
         let mut app = App::new(Options::default());
         app.clock = || "14:02:37".to_string();
         app.update(Msg::Resize(w, h));
         app.start();
         app.update(Msg::Loaded(Ok(plan.clone())));
-        select(&mut app, "nginx-deployment");
+        select(&mut app, object);
         for c in keys.chars() {
-            app.update(key(c));
+            app.update(if c == '\t' {
+                code(KeyCode::Tab)
+            } else {
+                key(c)
+            });
         }
         out.push((name, app));
     }

@@ -50,6 +50,15 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Run the embedded demo cluster and open the TUI on the demo manifests.
     Demo(DemoArgs),
+    /// Print a shell completion script (e.g. `source <(kapply completion bash)`).
+    Completion(CompletionArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -67,9 +76,18 @@ pub struct ClusterArgs {
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct ManifestArgs {
-    /// Manifest files or directories (repeatable).
+    /// Manifest files, directories or http(s) URLs (repeatable; `-` is stdin).
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<PathBuf>,
+    /// A kustomization directory, built with `kubectl kustomize` (else
+    /// `kustomize build`), as `kubectl apply -k`.
+    #[arg(
+        short = 'k',
+        long = "kustomize",
+        value_name = "DIR",
+        conflicts_with = "files"
+    )]
+    pub kustomize: Option<PathBuf>,
     /// Process directories recursively.
     #[arg(short = 'R', long)]
     pub recursive: bool,
@@ -228,6 +246,7 @@ use crate::cluster::{
     ApplyOptions, ClusterOptions, DeleteOptions, KubeEngine, LabelSelector, PruneMode,
     PruneOptions, Session,
 };
+use crate::inputs::Inputs;
 use crate::manifest::{self, LoadOptions, Loaded};
 use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use crate::plan::{self, ObjectAction, ObjectPlan, Plan};
@@ -291,22 +310,34 @@ impl PruneArgs {
     }
 }
 
-fn load_options(
-    m: &ManifestArgs,
-    extra: &[PathBuf],
-    c: &ClusterArgs,
-) -> anyhow::Result<LoadOptions> {
+fn load_options(m: &ManifestArgs, extra: &[PathBuf], c: &ClusterArgs) -> anyhow::Result<Inputs> {
     let mut paths = m.files.clone();
     paths.extend(extra.iter().cloned());
-    if paths.is_empty() {
-        bail!("no manifests given: pass -f PATH (a file or a directory)");
+    if m.kustomize.is_some() && !paths.is_empty() {
+        bail!("only one of -f or -k can be specified");
     }
-    Ok(LoadOptions {
-        paths,
-        recursive: m.recursive,
-        namespace: c.namespace.clone(),
-        default_namespace: String::new(),
+    if paths.is_empty() && m.kustomize.is_none() {
+        bail!("no manifests given: pass -f PATH (a file, a directory or a URL) or -k DIR");
+    }
+    Ok(Inputs {
+        load: LoadOptions {
+            paths,
+            recursive: m.recursive,
+            namespace: c.namespace.clone(),
+            default_namespace: String::new(),
+        },
+        kustomize: m.kustomize.clone(),
+        url_timeout: crate::inputs::URL_TIMEOUT,
     })
+}
+
+/// Says on stderr which program builds `-k`, before anything else runs.
+fn note_kustomize(inputs: &Inputs) -> anyhow::Result<()> {
+    if let Some(dir) = &inputs.kustomize {
+        let tool = crate::inputs::KustomizeTool::find()?;
+        eprintln!("kustomize: running `{}`", tool.describe(dir));
+    }
+    Ok(())
 }
 
 /// `-l` without `--prune` filters the manifests, as in kubectl.
@@ -381,15 +412,16 @@ impl Made {
 async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     let prune = a.prune.options()?;
     let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
+    note_kustomize(&opts)?;
     if !a.live.is_empty() {
         if prune.mode != PruneMode::None {
             bail!("--prune needs a cluster: it cannot be combined with --live");
         }
-        opts.default_namespace = "default".into();
-        let mut loaded = manifest::load(&opts);
+        opts.load.default_namespace = "default".into();
+        let mut loaded = crate::inputs::load(&opts).await?;
         filter_by_selector(&mut loaded, &a.prune)?;
         let live = manifest::load_objects(&a.live).context("--live")?;
-        let default_ns = opts.namespace.as_deref().unwrap_or("default");
+        let default_ns = opts.load.namespace.as_deref().unwrap_or("default");
         return Ok(Made {
             plan: offline_plan(&loaded, &live, default_ns),
             cluster: None,
@@ -397,8 +429,8 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
         });
     }
     let session = connect(&a.cluster).await?;
-    opts.default_namespace = session.namespace().to_string();
-    let mut loaded = manifest::load(&opts);
+    opts.load.default_namespace = session.namespace().to_string();
+    let mut loaded = crate::inputs::load(&opts).await?;
     filter_by_selector(&mut loaded, &a.prune)?;
     let planned = session.plan(&loaded, &prune, progress_line()).await?;
     for s in &planned.skipped {
@@ -857,11 +889,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     })
 }
 
-async fn run_tui(
-    session: Arc<Session>,
-    load: LoadOptions,
-    prune: PruneOptions,
-) -> anyhow::Result<u8> {
+async fn run_tui(session: Arc<Session>, load: Inputs, prune: PruneOptions) -> anyhow::Result<u8> {
     let mut signals = crate::signals::Signals::new()?;
     run_engine(KubeEngine::new(session, load, prune), &mut signals).await
 }
@@ -873,10 +901,8 @@ async fn run_engine(
     engine: KubeEngine,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
-    let opts = crate::tui::Options {
-        color: color_enabled(true),
-        ..Default::default()
-    };
+    // NO_COLOR and TERM=dumb (no colour, ASCII borders).
+    let opts = crate::tui::Options::from_env();
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
         crate::tui::Ended::Quit => Ok(0),
         crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
@@ -886,6 +912,7 @@ async fn run_engine(
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     let prune = a.prune.options()?;
     let load = load_options(&a.manifests, &a.paths, &a.cluster)?;
+    note_kustomize(&load)?;
     if !std::io::stdout().is_terminal() {
         bail!("the TUI needs a terminal; for scripts use `kapply diff`, `plan` or `apply`");
     }

@@ -1,12 +1,16 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
-//! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`) do no I/O
+//! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`, `defaults`, `export`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
 pub mod cluster;
+pub mod defaults;
 pub mod demo;
+pub mod entry;
+pub mod export;
 pub mod highlight;
+pub mod inputs;
 pub mod manifest;
 pub mod merge;
 pub mod ops;

@@ -338,12 +338,31 @@ struct Raw {
 /// Errors come in reading order: paths that cannot be read first, then by
 /// file and line.
 pub fn load(opts: &LoadOptions) -> Loaded {
+    load_with(opts, &Texts::new())
+}
+
+/// Texts already read elsewhere (a URL's body, kustomize's output), by the
+/// name a path in [`LoadOptions::paths`] gives them; `Err` is why the text
+/// could not be had. The caller does that I/O; this module only parses.
+pub type Texts = HashMap<PathBuf, Result<String, String>>;
+
+/// [`load`], where a path found in `texts` stands for that text (in its
+/// place in the order) instead of a file.
+pub fn load_with(opts: &LoadOptions, texts: &Texts) -> Loaded {
     let mut errors = Vec::new();
     let mut raws = Vec::new();
-    let files = expand_paths(&opts.paths, opts.recursive, &mut errors);
+    let files = expand_paths(&opts.paths, opts.recursive, texts, &mut errors);
     let mut order: HashMap<PathBuf, usize> = HashMap::new();
     for file in &files {
-        match read_text(file).and_then(|(text, name)| {
+        let text = match texts.get(file) {
+            Some(Ok(text)) => Ok((text.clone(), file.clone())),
+            Some(Err(message)) => Err(ManifestError::Read {
+                path: file.clone(),
+                message: message.clone(),
+            }),
+            None => read_text(file),
+        };
+        match text.and_then(|(text, name)| {
             let n = order.len() + 1;
             order.entry(name.clone()).or_insert(n);
             read_docs(&text, &name)
@@ -377,7 +396,7 @@ pub fn parse_str(text: &str, file: &Path, opts: &LoadOptions) -> Loaded {
 /// without `-R`. The first problem is the error.
 pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
     let mut errors = Vec::new();
-    let files = expand_paths(paths, false, &mut errors);
+    let files = expand_paths(paths, false, &Texts::new(), &mut errors);
     if let Some(e) = errors.into_iter().next() {
         return Err(e);
     }
@@ -407,11 +426,12 @@ pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
 fn expand_paths(
     paths: &[PathBuf],
     recursive: bool,
+    texts: &Texts,
     errors: &mut Vec<ManifestError>,
 ) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for p in paths {
-        if p.as_os_str() == "-" {
+        if p.as_os_str() == "-" || texts.contains_key(p) {
             out.push(p.clone());
             continue;
         }

@@ -660,8 +660,9 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Scalar {
         return Scalar::Str(text.to_string());
     };
     let implicit = resolve_plain(text);
-    let mismatch =
-        |found: &str| Scalar::Error(format!("cannot decode !!{found} `{text}` as a !!{core}"));
+    // The value itself is not quoted: it may be a Secret's (line and column
+    // say where it is).
+    let mismatch = |found: &str| Scalar::Error(format!("cannot decode a !!{found} as a !!{core}"));
     match core {
         "str" => Scalar::Str(text.to_string()),
         "binary" => {

@@ -1666,3 +1666,30 @@ fn control_characters_are_escaped_in_every_output() {
         "the value itself is applied as written"
     );
 }
+
+/// `kapply demo --no-tui` stops serving on SIGTERM, SIGHUP and SIGINT alike
+/// (exit 0) and removes its temporary directory each time.
+#[test]
+fn demo_signals_remove_the_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for signal in ["TERM", "HUP", "INT"] {
+        let kubeconfig = dir.path().join(format!("{signal}-kubeconfig"));
+        let (mut reaper, banner) = start_demo(server::unused_port(), &kubeconfig, &[]);
+        let manifests = banner
+            .iter()
+            .find_map(|l| l.strip_prefix("manifests:"))
+            .map(|p| std::path::PathBuf::from(p.trim()))
+            .unwrap_or_else(|| panic!("no manifests line: {banner:?}"));
+        let tmp = manifests.parent().unwrap().to_path_buf();
+        assert!(manifests.is_dir(), "{banner:?}");
+        let mut child = reaper.0.take().unwrap();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert!(status.success(), "kapply demo after SIG{signal}: {status}");
+        assert!(!tmp.exists(), "SIG{signal} left {} behind", tmp.display());
+    }
+}

@@ -522,13 +522,25 @@ fn the_reference_story_by_keystroke() {
         ],
         "",
     );
-    // At 160 columns the path column shows the whole path, not its tail.
+    // The path as a tree: the common prefix once, never cut; the values whole.
     assert!(
         screen
             .lines()
-            .any(|l| l.contains("■ spec.template.spec.containers[name=nginx].image ")),
+            .any(|l| l.contains("│    template.spec.containers[name=nginx] ")),
         "{screen}"
     );
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("■     image ")
+                && l.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1")),
+        "{screen}"
+    );
+    // The kept fields are hidden until K shows them.
+    assert!(screen.contains("kept hidden (K)"), "{screen}");
+    assert!(!screen.contains("replicas"), "{screen}");
+    t.keys(&["K"]);
+    t.wait_for("── kept: ");
     assert_field_detail(
         &t,
         "keep spec.replicas",
@@ -754,6 +766,63 @@ fn no_color_at_80x24_renders_and_quits() {
     let screen = t.screen();
     assert!(screen.contains("~ Deployment/"), "{screen}");
     assert!(screen.contains("- ConfigMap/old-settings"), "{screen}");
+    quit_and_check_restored(&t);
+}
+
+/// At 80x24 the image row shows both versions whole, and the ConfigMap the
+/// demo edited with `kubectl edit` reads as drift: its list row, the field
+/// pane's head, the row's mark and the detail naming the writer.
+#[test]
+fn values_and_drift_read_at_80x24() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("drift", 80, 24);
+    start_demo(&t, "");
+    t.wait_for("Objects 9/9");
+    t.keys(&["/"]);
+    t.type_text("nginx-deployment");
+    t.keys(&["Enter"]);
+    t.wait_for("Objects 1/9");
+    t.keys(&["Escape"]);
+    t.wait_for("Objects 9/9");
+    let screen = switch_focus(&t);
+    let screen = if screen.contains("nginx:1.16.1") {
+        screen
+    } else {
+        t.wait_for("nginx:1.16.1")
+    };
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" image "))
+        .unwrap_or_else(|| panic!("no image row:\n{screen}"));
+    assert!(
+        row.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"),
+        "the image row shows the values whole:\n{screen}"
+    );
+    assert!(!screen.contains("ngi…"), "{screen}");
+    switch_focus(&t);
+
+    t.keys(&["/"]);
+    t.type_text("demo/settings");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("ConfigMap demo/settings · fields");
+    // The list row carries the mark (no room for the words at 80 columns).
+    assert!(screen.contains("~ ↺ConfigMap/settings"), "{screen}");
+    assert!(screen.contains("update  ↺ reverts drift"), "{screen}");
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" LOG_LEVEL "))
+        .unwrap_or_else(|| panic!("no LOG_LEVEL row:\n{screen}"));
+    assert!(row.contains("■↺ "), "the drift mark:\n{screen}");
+    assert!(row.contains("info") && row.contains("debug"), "{screen}");
+    switch_focus(&t);
+    let screen = select_field(&t, "set data.LOG_LEVEL");
+    assert!(
+        screen.contains("drift: changed by kubectl-edit at "),
+        "the detail names the writer:\n{screen}"
+    );
+    assert!(screen.contains("apply reverts it"), "{screen}");
     quit_and_check_restored(&t);
 }
 

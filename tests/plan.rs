@@ -880,6 +880,32 @@ fn duplicate_merge_keys_say_which_element_survives() {
         json!([{"containerPort": 53, "protocol": "TCP"}])
     );
     assert_eq!(c["env"], json!([{"name": "A", "value": "1"}]));
+
+    // A list live does not have yet is inserted whole: both survive, no
+    // hazard (kubectl agrees).
+    let mut bare = la.clone();
+    let c = &mut bare["spec"]["template"]["spec"]["containers"][0];
+    c.as_object_mut().unwrap().remove("ports");
+    c.as_object_mut().unwrap().remove("env");
+    let bare_live = annotated(bare.clone(), &bare);
+    let mut config = bare.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["ports"] =
+        json!([{"containerPort": 53, "protocol": "TCP"}, {"containerPort": 53, "protocol": "UDP"}]);
+    let p = plan_against(config, &bare_live);
+    assert!(
+        p.fields.iter().all(|f| f.hazards.is_empty()),
+        "{:#?}",
+        p.fields
+    );
+    let after = merged_by_kubectl(&p, &bare_live).unwrap();
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["ports"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "{after:#}"
+    );
 }
 
 /// env removed from the config while live holds an element kubectl edit

@@ -1,8 +1,8 @@
 //! [`crate::ops::Engine`] over a [`Session`], for the TUI.
 
 use super::applyset::ApplySet;
-use super::deps::{LoadOptions, load};
 use super::{ApplyOptions, DeleteOptions, PruneOptions, Session};
+use crate::inputs::Inputs;
 use crate::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation};
 use crate::plan::{ObjectPlan, Plan};
 use futures::FutureExt;
@@ -10,24 +10,30 @@ use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
-/// The TUI's engine: a connected session, where the manifests are, and how
-/// to prune. It remembers the ApplySet of the last load for apply and prune.
+/// The TUI's engine: a connected session, where the manifests are (files,
+/// URLs or a kustomization, read again on every load), and how to prune. It
+/// remembers the ApplySet of the last load for apply and prune.
 pub struct KubeEngine {
     pub session: Arc<Session>,
-    pub load: LoadOptions,
+    pub inputs: Inputs,
     pub prune: PruneOptions,
     applyset: Mutex<Option<ApplySet>>,
 }
 
 impl KubeEngine {
     /// An empty `load.default_namespace` takes the session's namespace.
-    pub fn new(session: Arc<Session>, mut load: LoadOptions, prune: PruneOptions) -> KubeEngine {
-        if load.default_namespace.is_empty() {
-            load.default_namespace = session.namespace().to_string();
+    pub fn new(
+        session: Arc<Session>,
+        inputs: impl Into<Inputs>,
+        prune: PruneOptions,
+    ) -> KubeEngine {
+        let mut inputs = inputs.into();
+        if inputs.load.default_namespace.is_empty() {
+            inputs.load.default_namespace = session.namespace().to_string();
         }
         KubeEngine {
             session,
-            load,
+            inputs,
             prune,
             applyset: Mutex::new(None),
         }
@@ -41,11 +47,9 @@ impl KubeEngine {
 impl Engine for KubeEngine {
     fn load(&self, progress: UnboundedSender<Progress>) -> BoxFuture<'_, Result<Plan, String>> {
         async move {
-            let opts = self.load.clone();
-            // Reading files is blocking work; keep it off the async threads.
-            let loaded = tokio::task::spawn_blocking(move || load(&opts))
+            let loaded = crate::inputs::load(&self.inputs)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| format!("{e:#}"))?;
             let planned = self
                 .session
                 .plan(&loaded, &self.prune, Some(progress))

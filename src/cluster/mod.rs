@@ -35,6 +35,7 @@ mod applyset;
 mod deps;
 mod discovery;
 mod engine;
+mod exec;
 mod live;
 mod selector;
 
@@ -108,6 +109,9 @@ pub struct Session {
     namespace: String,
     explicit_namespace: bool,
     discovery: discovery::Discovery,
+    /// The token of an exec credential plugin, run by kapply (once per run,
+    /// again at expiry) rather than by kube-rs.
+    exec: Option<exec::ExecAuth>,
 }
 
 impl std::fmt::Debug for Session {
@@ -148,6 +152,16 @@ impl Session {
             .namespace
             .clone()
             .unwrap_or_else(|| config.default_namespace.clone());
+        let exec = match config.auth_info.exec.take() {
+            None => None,
+            Some(e) => match exec::ExecAuth::start(e.clone()).await? {
+                exec::Answer::Token(auth) => Some(*auth),
+                exec::Answer::Certificate => {
+                    config.auth_info.exec = Some(e);
+                    None
+                }
+            },
+        };
         let client = kube::Client::try_from(config).map_err(|e| ClusterError::Unreachable {
             url: url.clone(),
             message: error_chain(&e),
@@ -158,6 +172,7 @@ impl Session {
             namespace,
             explicit_namespace: opts.namespace.is_some(),
             discovery: discovery::Discovery::default(),
+            exec,
         };
         match session.call(Method::GET, "/version", &[], None, None).await {
             Ok(_) => {}
@@ -225,6 +240,9 @@ impl Session {
             .method(method)
             .uri(&uri)
             .header(http::header::ACCEPT, "application/json");
+        if let Some(auth) = &self.exec {
+            builder = builder.header(http::header::AUTHORIZATION, auth.header().await?);
+        }
         let bytes = match body {
             Some(b) => {
                 builder = builder.header(
@@ -249,6 +267,11 @@ impl Session {
                 message: error_chain(&e),
             })?;
         let status = response.status();
+        if status == http::StatusCode::UNAUTHORIZED
+            && let Some(auth) = &self.exec
+        {
+            auth.forget().await;
+        }
         let collected = response
             .into_body()
             .collect()

@@ -76,6 +76,18 @@ fn key_order(list: &Value, order: &Value) -> Value {
     }
 }
 
+/// Null members removed, as the server does with a value inserted whole.
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
 const LIVE_ONLY: &str = "live only: owned by another writer (not in config or last-applied)";
 const REMOVED: &str = "in last-applied, removed from config";
 
@@ -96,7 +108,28 @@ impl Walker {
         let removed_whole = c.is_none() && a.is_some();
         let replace = schema.is_some_and(|s| s.replace());
         if obj(c) && obj(l) && obj(a) && !removed_whole && !replace {
+            let before = self.rows.len();
             self.walk_map(p, c, l, a, schema, patch);
+            // A JSON merge patch creates a map the config names even when
+            // every field in it is null: the custom resource gets `{}` (a
+            // typed built-in object drops it, so only custom resources).
+            if self.merge_patch
+                && self.rows.len() == before
+                && l.is_none()
+                && patch.is_some_and(Value::is_object)
+                && let Some(cv) = c.filter(|cv| cv.is_object())
+            {
+                let mut created = cv.clone();
+                drop_nulls(&mut created);
+                self.rows.push(row(
+                    p.into(),
+                    Some(&created),
+                    None,
+                    a,
+                    FieldAction::Set,
+                    "in config, not in live: created, its null fields left out",
+                ));
+            }
             return;
         }
         let arr = |v: Option<&Value>| v.is_none_or(Value::is_array);

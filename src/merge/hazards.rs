@@ -124,6 +124,11 @@ fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Opti
         .filter(|d| !kept.iter().any(|k| deep_eq(k, d)))
         .map(go_json)
         .collect();
+    // The patch may carry them all untouched (a list live does not have
+    // yet is inserted whole): nothing is lost then.
+    if lost.is_empty() {
+        return None;
+    }
     let kept_text: Vec<String> = kept.iter().map(|v| go_json(v)).collect();
     let mut message = format!(
         "{} config elements share the merge key {key}={want}: client-side apply sends them \
@@ -133,9 +138,7 @@ fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Opti
     if !kept_text.is_empty() {
         message.push_str(&format!("; live keeps {}", kept_text.join(", ")));
     }
-    if !lost.is_empty() {
-        message.push_str(&format!(" and loses {}", lost.join(", ")));
-    }
+    message.push_str(&format!(" and loses {}", lost.join(", ")));
     Some(Hazard {
         kind: HazardKind::DuplicateMergeKey,
         message,

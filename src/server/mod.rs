@@ -27,7 +27,7 @@
 //! cross-site form posts); see `api::guard`.
 
 mod api;
-mod defaults;
+use crate::defaults;
 pub mod fields;
 mod openapi;
 mod protobuf;

@@ -12,10 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// False when NO_COLOR is set: no colours at all, marks still show.
+    /// False when NO_COLOR is set or TERM=dumb: no colours at all, marks still show.
     pub color: bool,
     /// Capture the mouse (wheel and click).
     pub mouse: bool,
+    /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
+    pub ascii: bool,
 }
 
 impl Default for Options {
@@ -23,15 +25,27 @@ impl Default for Options {
         Options {
             color: true,
             mouse: true,
+            ascii: false,
         }
     }
 }
 
 impl Options {
     pub fn from_env() -> Self {
+        Self::from_vars(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var_os("TERM").as_deref(),
+        )
+    }
+
+    /// The options for these values of NO_COLOR and TERM: a dumb terminal
+    /// gets neither colour nor box-drawing characters.
+    pub fn from_vars(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsStr>) -> Self {
+        let dumb = term.is_some_and(|t| t == "dumb");
         Options {
-            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            color: !dumb && no_color.is_none_or(|v| v.is_empty()),
             mouse: true,
+            ascii: dumb,
         }
     }
 }
@@ -233,13 +247,11 @@ pub fn object_key(o: &ObjectPlan) -> String {
     )
 }
 
-/// The field table's rows: the changes apply sends (set, clear) first, then
-/// the kept fields, each group in plan order.
-pub fn field_rows(o: &ObjectPlan) -> Vec<&crate::merge::FieldChange> {
-    let (mut rows, keeps): (Vec<_>, Vec<_>) =
-        o.fields.iter().partition(|f| f.action != FieldAction::Keep);
-    rows.extend(keeps);
-    rows
+/// The field table's rows, as the cursor visits them: the changes apply
+/// sends (set, clear) first, then (when shown) the kept fields, each group
+/// as a path tree.
+pub fn field_rows(o: &ObjectPlan, show_kept: bool) -> Vec<&crate::merge::FieldChange> {
+    super::fieldtable::ordered(o, show_kept)
 }
 
 fn real_clock() -> String {
@@ -268,6 +280,16 @@ pub struct App {
     pub field_cursor: usize,
     pub field_scroll: usize,
     pub yaml_scroll: usize,
+    /// The field table lists the fields apply keeps (`K`).
+    pub show_kept: bool,
+    /// The YAML view shows unchanged runs whole (`z`).
+    pub yaml_unfold: bool,
+    /// The YAML view shows the last-applied annotation whole (`L`).
+    pub yaml_last_applied: bool,
+    /// Bumped on every load: a cached view of an older plan is stale.
+    pub plan_gen: u64,
+    /// The YAML view of one object, built once, not on every frame.
+    pub yaml_cache: std::cell::RefCell<Option<super::yamlview::Cached>>,
     pub marked: BTreeSet<String>,
     /// Field changes left out of a partial apply, per object key.
     pub excluded: BTreeMap<String, BTreeSet<String>>,
@@ -308,6 +330,11 @@ impl App {
             field_cursor: 0,
             field_scroll: 0,
             yaml_scroll: 0,
+            show_kept: false,
+            yaml_unfold: false,
+            yaml_last_applied: false,
+            plan_gen: 0,
+            yaml_cache: std::cell::RefCell::new(None),
             marked: BTreeSet::new(),
             excluded: BTreeMap::new(),
             queued_delete: BTreeSet::new(),
@@ -551,7 +578,8 @@ impl App {
 
     /// Field rows of the selected object that a cursor can sit on.
     fn field_count(&self) -> usize {
-        self.selected().map_or(0, |o| o.fields.len())
+        self.selected()
+            .map_or(0, |o| field_rows(o, self.show_kept).len())
     }
 
     fn clamp_fields(&mut self) {
@@ -566,13 +594,67 @@ impl App {
             return;
         }
         let pos = (self.field_cursor as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.set_field_cursor(pos);
+    }
+
+    /// Put the field cursor on row `pos`, scrolled (in table lines, as
+    /// the table is drawn) so that the row shows.
+    fn set_field_cursor(&mut self, pos: usize) {
         self.field_cursor = pos;
-        let page = self.detail_page();
-        if pos < self.field_scroll {
-            self.field_scroll = pos;
-        } else if pos >= self.field_scroll + page {
-            self.field_scroll = pos + 1 - page;
+        let (Some(o), Some((w, h))) = (self.selected(), super::ui::field_table_size(self)) else {
+            return;
+        };
+        let l = super::fieldtable::layout(o, self.show_kept, w);
+        self.field_scroll = super::fieldtable::scroll_for(&l, pos, self.field_scroll, h);
+    }
+
+    /// `n` / `N` in the field table: the next / previous row that reverts
+    /// a drift.
+    fn next_drift(&mut self, forward: bool) {
+        let Some(o) = self.selected() else {
+            return;
+        };
+        let rows = field_rows(o, self.show_kept);
+        let is = |i: usize| super::fieldtable::is_drift(rows[i]);
+        let found = if forward {
+            (self.field_cursor + 1..rows.len()).find(|&i| is(i))
+        } else {
+            (0..self.field_cursor.min(rows.len()))
+                .rev()
+                .find(|&i| is(i))
+        };
+        let any = (0..rows.len()).any(is);
+        match found {
+            Some(i) => self.set_field_cursor(i),
+            None if any => {
+                self.last_result = Some(format!(
+                    "no drift row {} this one",
+                    if forward { "after" } else { "before" }
+                ))
+            }
+            None => self.last_result = Some("no drift: nothing changed in the cluster".into()),
         }
+    }
+
+    /// `K`: show or hide the kept rows, the cursor staying on its field.
+    fn toggle_kept(&mut self) {
+        let path = self.selected().and_then(|o| {
+            field_rows(o, self.show_kept)
+                .get(self.field_cursor)
+                .map(|f| f.path.clone())
+        });
+        self.show_kept = !self.show_kept;
+        let pos = self
+            .selected()
+            .zip(path)
+            .and_then(|(o, p)| {
+                field_rows(o, self.show_kept)
+                    .iter()
+                    .position(|f| f.path == p)
+            })
+            .unwrap_or(0);
+        self.field_scroll = 0;
+        self.set_field_cursor(pos);
     }
 
     fn log_entry(&mut self, ok: bool, text: String) {
@@ -629,6 +711,7 @@ impl App {
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
                         self.plan = plan;
+                        self.plan_gen += 1;
                         // Forget marks and exclusions of objects that are gone.
                         let keys: BTreeSet<String> =
                             self.plan.objects.iter().map(object_key).collect();
@@ -815,6 +898,18 @@ impl App {
                 self.yaml = !self.yaml;
                 self.yaml_scroll = 0;
             }
+            KeyCode::Char('K') => self.toggle_kept(),
+            // Both act on the YAML view, and open it.
+            KeyCode::Char('z') => {
+                self.yaml_unfold = !self.yaml_unfold || !self.yaml;
+                self.yaml = true;
+                self.yaml_scroll = 0;
+            }
+            KeyCode::Char('L') => {
+                self.yaml_last_applied = !self.yaml_last_applied || !self.yaml;
+                self.yaml = true;
+                self.yaml_scroll = 0;
+            }
             KeyCode::Char('t') => {
                 self.group = match self.group {
                     GroupBy::Namespace => GroupBy::Kind,
@@ -833,6 +928,12 @@ impl App {
                 self.rebuild();
             }
             KeyCode::Char('l') => self.show_log = !self.show_log,
+            KeyCode::Char('n') if self.focus == Focus::Fields && !self.yaml => {
+                self.next_drift(true)
+            }
+            KeyCode::Char('N') if self.focus == Focus::Fields && !self.yaml => {
+                self.next_drift(false)
+            }
             KeyCode::Char('n') => self.next_change(true),
             KeyCode::Char('N') => self.next_change(false),
             KeyCode::Char('r') => return self.begin_load(),
@@ -886,9 +987,9 @@ impl App {
 
     /// Scroll the YAML view, clamped to its length (computed only here, on a key).
     fn scroll_yaml(&mut self, d: isize) {
-        let lines = self.selected().map_or(0, |o| {
-            super::yamlview::diff_lines(o, super::ui::Theme { color: false }).len()
-        });
+        let lines = self
+            .selected()
+            .map_or(0, |o| super::yamlview::view(self, o).len());
         let page = self.areas().detail.height.saturating_sub(2) as usize;
         let max = lines.saturating_sub(page);
         let d = d.clamp(-(max as isize) - 1, max as isize + 1);
@@ -907,7 +1008,7 @@ impl App {
                 }
             }
             Focus::Fields => {
-                let rows = field_rows(&o);
+                let rows = field_rows(&o, self.show_kept);
                 let Some(f) = rows.get(self.field_cursor) else {
                     return;
                 };

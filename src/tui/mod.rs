@@ -4,6 +4,7 @@
 //! [`Engine`](crate::ops::Engine), feeding results back as messages.
 
 pub mod app;
+pub mod fieldtable;
 pub mod runtime;
 pub mod ui;
 pub mod yamlview;

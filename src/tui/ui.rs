@@ -2,14 +2,14 @@
 //! built, so a frame costs the same with ten objects or ten thousand.
 
 use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
-use super::yamlview;
+use super::{fieldtable, yamlview};
 use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TRow, Table, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use serde_json::Value;
 
 /// What Secret values show as (as `plan::mask_secret` writes them).
@@ -18,12 +18,43 @@ const MASK: &str = "***";
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Colours, or none at all under NO_COLOR (modifiers still apply).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Theme {
     pub color: bool,
+    /// ASCII borders (TERM=dumb).
+    pub ascii: bool,
 }
 
+/// Borders a dumb terminal can draw.
+const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols::border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
 impl Theme {
+    pub fn of(opts: &super::app::Options) -> Theme {
+        Theme {
+            color: opts.color,
+            ascii: opts.ascii,
+        }
+    }
+
+    /// A block with this theme's border characters.
+    fn block(self) -> Block<'static> {
+        let b = Block::default();
+        if self.ascii {
+            b.border_set(ASCII_BORDER)
+        } else {
+            b
+        }
+    }
+
     pub fn fg(self, c: Color) -> Style {
         if self.color {
             Style::default().fg(c)
@@ -58,9 +89,7 @@ impl Theme {
 
 /// The mark and its colour for one object.
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
         if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
     if in_delete || app.queued_delete.contains(&object_key(o)) {
@@ -120,14 +149,6 @@ pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     }
 }
 
-/// A value in a table cell: strings bare (the detail box shows JSON).
-fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
-    match v {
-        Some(Value::String(s)) if !is_secret_path(o, path) => s.clone(),
-        _ => show_value(o, path, v),
-    }
-}
-
 /// Cut to `w` columns, marking the cut with `…`.
 pub fn fit(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
@@ -139,66 +160,6 @@ pub fn fit(s: &str, w: usize) -> String {
     let mut out: String = s.chars().take(w - 1).collect();
     out.push('…');
     out
-}
-
-/// Like `fit`, keeping the end (the most specific part of a path).
-fn fit_tail(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
-        return s.to_string();
-    }
-    if w == 0 {
-        return String::new();
-    }
-    let tail: String = s.chars().skip(n - (w - 1)).collect();
-    format!("…{tail}")
-}
-
-/// Widths of path, last-applied, live, config, action, reason: sized to
-/// content, the path and reason first, values share what is left. On a wide
-/// screen the path comes before the reason, up to its full length (at most
-/// 55% of the table), so a long path reads whole.
-fn column_widths(cells: &[[String; 4]], reasons: &[String], total: u16, wide: bool) -> [u16; 6] {
-    let maxw = |i: usize, header: &str| {
-        cells
-            .iter()
-            .map(|c| c[i].chars().count())
-            .chain([header.len()])
-            .max()
-            .unwrap_or(0) as u16
-    };
-    let spacing = 5;
-    let act = 5;
-    let avail = total.saturating_sub(spacing + act);
-    // +2: the include mark before the path.
-    let path_full = maxw(0, "path") + 2;
-    let narrow = path_full.min((avail * 3 / 10).max(16));
-    let path = if wide {
-        // Leave the values 4 columns each and the reason 20 ("kept: server
-        // default"); never less than a narrow screen gives.
-        let room = avail.saturating_sub(3 * 4 + 20);
-        path_full
-            .min(total * 55 / 100)
-            .min(room)
-            .max(narrow)
-            .min(avail)
-    } else {
-        narrow
-    };
-    let reason_content = reasons.iter().map(|r| r.chars().count()).max().unwrap_or(6) as u16;
-    // What the reason keeps before the values give way: less on a wide
-    // screen, where the path comes first, but room for "kept: another
-    // writer…" (the box under the table shows the selected reason whole).
-    let reason_min = reason_content.clamp(6, if wide { 21 } else { 30 });
-    let left = avail.saturating_sub(path + reason_min);
-    let each = (left / 3).clamp(4, 16);
-    let vals = [
-        maxw(1, "last-applied").min(each),
-        maxw(2, "live").min(each),
-        maxw(3, "config").min(each),
-    ];
-    let reason = avail.saturating_sub(path + vals.iter().sum::<u16>());
-    [path, vals[0], vals[1], vals[2], act, reason]
 }
 
 /// The reason column: a kept field names the other writer that owns it,
@@ -242,7 +203,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     } else {
         t.fg(Color::Gray)
     };
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(esc(&title), style))
@@ -250,9 +211,7 @@ fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = Theme {
-            color: self.opts.color,
-        };
+        let t = Theme::of(&self.opts);
         let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
         render_header(self, a.header, buf, t);
         render_list(self, a.list, buf, t);
@@ -363,14 +322,38 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                         None => o.name.clone(),
                     },
                 };
-                let mut l = Line::from(vec![
+                let mut spans = vec![
                     Span::styled(
                         format!(" {sel}"),
                         t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
                     ),
                     Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
-                    Span::styled(label, style),
-                ]);
+                ];
+                if o.reverts_drift {
+                    // Said in words where the row has room, as a mark where not.
+                    let room = (inner.width as usize).saturating_sub(4 + label.chars().count());
+                    let note = if room >= 16 {
+                        format!("{label} {DRIFT_MARK} reverts drift")
+                    } else {
+                        format!("{DRIFT_MARK}{label}")
+                    };
+                    let cut = note.find(&label).unwrap_or(0);
+                    let (a, b) = note.split_at(cut);
+                    let (lab, rest) = b.split_at(label.len());
+                    if !a.is_empty() {
+                        spans.push(Span::styled(
+                            a.to_string(),
+                            t.fg(DRIFT).add_modifier(Modifier::BOLD),
+                        ));
+                    }
+                    spans.push(Span::styled(lab.to_string(), style));
+                    if !rest.is_empty() {
+                        spans.push(Span::styled(rest.to_string(), t.fg(DRIFT)));
+                    }
+                } else {
+                    spans.push(Span::styled(label, style));
+                }
+                let mut l = Line::from(spans);
                 if ri == app.cursor {
                     let hl = if app.focus == Focus::List {
                         Modifier::REVERSED
@@ -390,29 +373,20 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     }
 }
 
-fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let focused = app.focus == Focus::Fields && app.popup.is_none();
-    let Some(o) = app.selected() else {
-        let b = block(" Fields ".to_string(), focused, t);
-        let inner = b.inner(area);
-        b.render(area, buf);
-        let msg = if app.loading {
-            "loading…"
-        } else {
-            "nothing selected"
-        };
-        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
-        return;
-    };
-    let b = block(format!(" {} · fields ", o.display_name()), focused, t);
-    let inner = b.inner(area);
-    b.render(area, buf);
-
+/// The field pane's head: the object's verdict, source and patch type,
+/// then its error, prune reason and warnings.
+fn field_head(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
     let mut head: Vec<Line> = Vec::new();
     let mut first = vec![Span::styled(
         action_word(o.action),
         t.action(o.action).add_modifier(Modifier::BOLD),
     )];
+    if o.reverts_drift {
+        first.push(Span::styled(
+            format!("  {DRIFT_MARK} reverts drift"),
+            t.fg(DRIFT).add_modifier(Modifier::BOLD),
+        ));
+    }
     if let Some(src) = &o.source {
         first.push(Span::styled(format!("  {src}"), t.fg(Color::DarkGray)));
     }
@@ -442,145 +416,351 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Yellow),
         )));
     }
-    let head = esc_lines(head);
+    esc_lines(head)
+}
+
+/// Where the field pane's parts go inside its border: the head, the table
+/// (its column titles on the first row) and the box with the selected
+/// field whole.
+struct FieldAreas {
+    head: Rect,
+    table: Rect,
+    detail: Rect,
+}
+
+fn field_areas(o: &ObjectPlan, show_kept: bool, head: &[Line<'static>], inner: Rect) -> FieldAreas {
     // Warnings and errors wrap: they matter more than the table rows.
     let head_h = head
         .iter()
         .map(|l| (l.width() as u16).div_ceil(inner.width.max(1)).max(1))
         .sum::<u16>()
         .min(inner.height);
-    Paragraph::new(head)
-        .wrap(Wrap { trim: false })
-        .render(Rect::new(inner.x, inner.y, inner.width, head_h), buf);
-
     let rest = Rect::new(
         inner.x,
         inner.y + head_h,
         inner.width,
         inner.height.saturating_sub(head_h),
     );
-    if o.fields.is_empty() {
-        let msg = match o.action {
-            ObjectAction::Unchanged => "no field changes: live matches the config",
-            ObjectAction::Prune => "apply with prune would delete this object",
-            _ => "no field changes",
-        };
-        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(rest, buf);
-        return;
-    }
-    // The selected field's full values go in a box under the table.
-    let detail_h = if rest.height >= 10 { 4 } else { 0 };
-    let table_area = Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h);
-    let rows_h = table_area.height.saturating_sub(1) as usize;
-    let mut top = app.field_scroll;
-    if app.field_cursor < top {
-        top = app.field_cursor;
-    } else if rows_h > 0 && app.field_cursor >= top + rows_h {
-        top = app.field_cursor + 1 - rows_h;
-    }
-    let fields = super::app::field_rows(o);
-    let reasons: Vec<String> = fields.iter().map(|f| esc(&reason(f))).collect();
-    let cells: Vec<[String; 4]> = fields
-        .iter()
-        .map(|f| {
-            [
-                esc(&f.path),
-                esc(&cell_value(o, &f.path, &f.last_applied)),
-                esc(&cell_value(o, &f.path, &f.live)),
-                esc(&cell_value(o, &f.path, &f.config)),
-            ]
-        })
-        .collect();
-    let w = column_widths(&cells, &reasons, table_area.width, app.size.width >= 120);
-    let rows: Vec<TRow> = fields
-        .iter()
-        .enumerate()
-        .skip(top)
-        .take(rows_h)
-        .map(|(i, f)| {
-            let excluded = app.is_excluded(o, &f.path);
-            let inc = if f.action == FieldAction::Keep {
-                " "
-            } else if excluded {
-                "□"
-            } else {
-                "■"
-            };
-            let mut style = t.field(f.action);
-            if excluded {
-                style = t
-                    .fg(Color::DarkGray)
-                    .add_modifier(Modifier::DIM | Modifier::CROSSED_OUT);
-            }
-            let c = &cells[i];
-            let mut row = TRow::new(vec![
-                format!(
-                    "{inc} {}",
-                    fit_tail(&c[0], (w[0] as usize).saturating_sub(2))
-                ),
-                fit(&c[1], w[1] as usize),
-                fit(&c[2], w[2] as usize),
-                fit(&c[3], w[3] as usize),
-                field_word(f.action).to_string(),
-                fit(&reasons[i], w[5] as usize),
-            ])
-            .style(style);
-            if i == app.field_cursor && app.focus == Focus::Fields {
-                row = row.style(style.add_modifier(Modifier::REVERSED));
-            }
-            row
-        })
-        .collect();
-    let widths = w.map(Constraint::Length);
-    let header = TRow::new(vec![
-        "  path",
-        "last-applied",
-        "live",
-        "config",
-        "act",
-        "reason",
-    ])
-    .style(Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
-    Widget::render(
-        Table::new(rows, widths).header(header).column_spacing(1),
-        table_area,
-        buf,
-    );
-    if detail_h > 0
-        && let Some(f) = fields.get(app.field_cursor)
-    {
-        let d = Rect::new(
+    // Tall enough for the longest of the rows' details (so moving never
+    // resizes the table), within a third of the pane.
+    let t = Theme::default();
+    let tallest = fieldtable::ordered(o, show_kept)
+        .into_iter()
+        .map(|f| wrapped_height(&field_detail(o, f, t), rest.width))
+        .max()
+        .unwrap_or(0);
+    let detail_h = if rest.height >= 10 {
+        (tallest + 1).clamp(4, (rest.height / 3).max(4))
+    } else {
+        0
+    };
+    FieldAreas {
+        head: Rect::new(inner.x, inner.y, inner.width, head_h),
+        table: Rect::new(rest.x, rest.y, rest.width, rest.height - detail_h),
+        detail: Rect::new(
             rest.x,
             rest.y + rest.height - detail_h,
             rest.width,
             detail_h,
-        );
-        let lines = vec![
-            Line::from(vec![
-                Span::styled(
-                    format!("{} ", field_word(f.action)),
-                    t.field(f.action).add_modifier(Modifier::BOLD),
+        ),
+    }
+}
+
+/// The box under the table: the selected field whole (path, the three
+/// values, the reason, its hazards and cause).
+fn field_detail(o: &ObjectPlan, f: &FieldChange, t: Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(
+                format!("{} ", field_word(f.action)),
+                t.field(f.action).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                f.path.clone(),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+        ]),
+        Line::from(format!(
+            "last-applied {} · live {} · config {}",
+            show_value(o, &f.path, &f.last_applied),
+            show_value(o, &f.path, &f.live),
+            show_value(o, &f.path, &f.config)
+        )),
+    ];
+    let why_style = if fieldtable::is_drift(f) {
+        t.fg(DRIFT).add_modifier(Modifier::BOLD)
+    } else {
+        t.fg(Color::DarkGray)
+    };
+    lines.push(Line::from(Span::styled(reason(f), why_style)));
+    for h in &f.hazards {
+        lines.push(Line::from(Span::styled(
+            format!("⚠ {}", h.message),
+            t.fg(Color::Yellow),
+        )));
+    }
+    // The cause, where the reason does not already say it.
+    if f.action != FieldAction::Keep
+        && !matches!(f.cause, Cause::Drift | Cause::New | Cause::Removed)
+    {
+        lines.push(Line::from(Span::styled(
+            f.cause_text(),
+            t.fg(Color::DarkGray),
+        )));
+    }
+    esc_lines(lines)
+}
+
+/// The field table's width and the rows of its body, for the selected
+/// object (the cursor keeps its row in view with these).
+pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
+    let o = app.selected()?;
+    let area = app.areas().detail;
+    let inner = Block::default().borders(Borders::ALL).inner(area);
+    let t = Theme::default();
+    let a = field_areas(o, app.show_kept, &field_head(o, t), inner);
+    Some((
+        a.table.width as usize,
+        a.table.height.saturating_sub(1) as usize,
+    ))
+}
+
+/// Text padded with spaces (or cut) to `w` columns.
+fn pad(s: &str, w: usize) -> String {
+    let s = fit(s, w);
+    let n = Line::from(s.as_str()).width();
+    format!("{s}{}", " ".repeat(w.saturating_sub(n)))
+}
+
+fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let Some(o) = app.selected() else {
+        let b = block(" Fields ".to_string(), focused, t);
+        let inner = b.inner(area);
+        b.render(area, buf);
+        let msg = if app.loading {
+            "loading…"
+        } else {
+            "nothing selected"
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
+        return;
+    };
+    let inner0 = Block::default().borders(Borders::ALL).inner(area);
+    let layout = fieldtable::layout(o, app.show_kept, inner0.width as usize);
+    let mut title = format!(" {} · fields ", o.display_name());
+    if layout.kept_hidden > 0 {
+        title.push_str(&format!("· {} kept hidden (K) ", layout.kept_hidden));
+    }
+    let b = block(title, focused, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+
+    let head = field_head(o, t);
+    let a = field_areas(o, app.show_kept, &head, inner);
+    Paragraph::new(head)
+        .wrap(Wrap { trim: false })
+        .render(a.head, buf);
+
+    if layout.rows.is_empty() {
+        let msg = match o.action {
+            _ if layout.kept_hidden > 0 => {
+                "no field changes; K shows the fields apply keeps".to_string()
+            }
+            ObjectAction::Unchanged => "no field changes: live matches the config".to_string(),
+            ObjectAction::Prune => "apply with prune would delete this object".to_string(),
+            _ => "no field changes".to_string(),
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray)))
+            .wrap(Wrap { trim: false })
+            .render(
+                Rect::new(
+                    a.table.x,
+                    a.table.y,
+                    a.table.width,
+                    a.table.height + a.detail.height,
                 ),
-                Span::styled(
-                    f.path.clone(),
-                    Style::default().add_modifier(Modifier::BOLD),
-                ),
-            ]),
-            Line::from(format!(
-                "last-applied {} · live {} · config {}",
-                show_value(o, &f.path, &f.last_applied),
-                show_value(o, &f.path, &f.live),
-                show_value(o, &f.path, &f.config)
-            )),
-            Line::from(Span::styled(reason(f), t.fg(Color::DarkGray))),
-        ];
-        let b = Block::default()
+                buf,
+            );
+        return;
+    }
+    let w = layout.widths;
+    let sep = " ";
+    // Column titles.
+    let titles = ["path", "last-applied", "live", "config", "act", "reason"];
+    let mut spans = vec![Span::raw(" ".repeat(layout.mark_w))];
+    for (i, name) in titles.iter().enumerate() {
+        if w[i] == 0 {
+            continue;
+        }
+        if i > 0 {
+            spans.push(Span::raw(sep));
+        }
+        spans.push(Span::raw(pad(
+            &name.chars().take(w[i]).collect::<String>(),
+            w[i],
+        )));
+    }
+    let title_style = Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    Line::from(spans).style(title_style).render(
+        Rect::new(a.table.x, a.table.y, a.table.width, 1.min(a.table.height)),
+        buf,
+    );
+
+    let body_h = a.table.height.saturating_sub(1) as usize;
+    let top = fieldtable::scroll_for(&layout, app.field_cursor, app.field_scroll, body_h);
+    for (y, line) in layout.lines.iter().skip(top).take(body_h).enumerate() {
+        let r = Rect::new(a.table.x, a.table.y + 1 + y as u16, a.table.width, 1);
+        let l = match line {
+            fieldtable::TLine::Header { depth, text } => {
+                let indent = depth * 2;
+                let room = (a.table.width as usize).saturating_sub(layout.mark_w + indent);
+                Line::from(vec![
+                    Span::raw(" ".repeat(layout.mark_w + indent)),
+                    Span::styled(fieldtable::elide_middle(text, room), t.fg(Color::Cyan)),
+                ])
+            }
+            fieldtable::TLine::Kept(n) => {
+                let rule = if t.ascii { "--" } else { "──" };
+                Line::from(Span::styled(
+                    format!("{rule} kept: {n} field(s) apply leaves as they are (K hides) {rule}"),
+                    t.fg(Color::DarkGray),
+                ))
+            }
+            fieldtable::TLine::Row { row, part } => {
+                let rl = &layout.rows[*row];
+                let f = &o.fields[rl.field];
+                let selected = *row == app.field_cursor && app.focus == Focus::Fields;
+                field_row_line(app, o, f, rl, *part, w, layout.mark_w, selected, t)
+            }
+        };
+        l.render(r, buf);
+    }
+
+    if a.detail.height > 0
+        && let Some(f) = layout
+            .rows
+            .get(app.field_cursor)
+            .map(|r| &o.fields[r.field])
+    {
+        let lines = field_detail(o, f, t);
+        let b = t
+            .block()
             .borders(Borders::TOP)
             .border_style(t.fg(Color::DarkGray));
-        let di = b.inner(d);
-        b.render(d, buf);
-        Paragraph::new(esc_lines(lines)).render(di, buf);
+        let di = b.inner(a.detail);
+        b.render(a.detail, buf);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .render(di, buf);
     }
+}
+
+/// The colour of a drift row (a change made in the cluster that apply
+/// reverts); its mark shows without colour too.
+const DRIFT: Color = Color::LightMagenta;
+const DRIFT_MARK: char = '↺';
+
+/// One screen line of a field row: line `part` of its values (the marks,
+/// path, action and reason on the first).
+#[allow(clippy::too_many_arguments)]
+fn field_row_line(
+    app: &App,
+    o: &ObjectPlan,
+    f: &FieldChange,
+    rl: &fieldtable::RowLayout,
+    part: usize,
+    w: [usize; 6],
+    mark_w: usize,
+    selected: bool,
+    t: Theme,
+) -> Line<'static> {
+    let excluded = app.is_excluded(o, &f.path);
+    let drift = fieldtable::is_drift(f);
+    let mut style = if drift {
+        t.fg(DRIFT)
+    } else {
+        t.field(f.action)
+    };
+    if excluded {
+        style = t
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::DIM | Modifier::CROSSED_OUT);
+    }
+    if selected {
+        style = style.add_modifier(Modifier::REVERSED);
+    }
+    let emph = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    let mut spans = Vec::new();
+    if part == 0 {
+        let inc = if f.action == FieldAction::Keep {
+            ' '
+        } else if excluded {
+            '□'
+        } else {
+            '■'
+        };
+        let cause = if !f.hazards.is_empty() {
+            '⚠'
+        } else if drift {
+            DRIFT_MARK
+        } else {
+            ' '
+        };
+        let indent = " ".repeat(rl.depth * 2);
+        let marks = if mark_w > 2 {
+            format!("{inc}{cause} ")
+        } else {
+            format!("{inc} ")
+        };
+        spans.push(Span::styled(marks, style.add_modifier(Modifier::BOLD)));
+        spans.push(Span::styled(
+            pad(&format!("{indent}{}", rl.label), w[0]),
+            style,
+        ));
+    } else {
+        spans.push(Span::styled(" ".repeat(mark_w + w[0]), style));
+    }
+    for (s, cell) in rl.values.iter().enumerate() {
+        spans.push(Span::styled(" ", style));
+        let mut used = 0;
+        if let Some(chars) = cell.get(part) {
+            // Runs of flagged / unflagged chars.
+            let mut run = String::new();
+            let mut flag = false;
+            for &(c, d) in chars {
+                if d != flag && !run.is_empty() {
+                    spans.push(Span::styled(
+                        std::mem::take(&mut run),
+                        if flag { emph } else { style },
+                    ));
+                }
+                flag = d;
+                run.push(c);
+            }
+            used = Line::from(chars.iter().map(|c| c.0).collect::<String>()).width();
+            if !run.is_empty() {
+                spans.push(Span::styled(run, if flag { emph } else { style }));
+            }
+        }
+        spans.push(Span::styled(
+            " ".repeat(w[1 + s].saturating_sub(used)),
+            style,
+        ));
+    }
+    if w[4] > 0 {
+        let word = if part == 0 { field_word(f.action) } else { "" };
+        spans.push(Span::styled(format!(" {}", pad(word, w[4])), style));
+    }
+    if w[5] > 0 {
+        let why = if part == 0 {
+            esc(&reason(f))
+        } else {
+            String::new()
+        };
+        spans.push(Span::styled(format!(" {}", pad(&why, w[5])), style));
+    }
+    Line::from(spans)
 }
 
 fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
@@ -590,19 +770,24 @@ fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         return;
     };
     let b = block(
-        format!(" {} · yaml: live → result ", o.display_name()),
+        format!(
+            " {} · yaml: live → result · z {} · L annotation ",
+            o.display_name(),
+            if app.yaml_unfold { "fold" } else { "unfold" }
+        ),
         focused,
         t,
     );
     let inner = b.inner(area);
     b.render(area, buf);
-    let lines = yamlview::diff_lines(o, t);
+    let lines = yamlview::view(app, o);
     let max = lines.len().saturating_sub(inner.height as usize);
     let top = app.yaml_scroll.min(max);
     let visible: Vec<Line> = lines
-        .into_iter()
+        .iter()
         .skip(top)
         .take(inner.height as usize)
+        .cloned()
         .collect();
     Paragraph::new(esc_lines(visible)).render(inner, buf);
 }
@@ -679,9 +864,8 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 pub const HELP: &[(&str, &str)] = &[
-    ("j/k ↑/↓", "move"),
+    ("j/k ↑/↓", "move (PgUp/PgDn a page)"),
     ("g/G Home/End", "first / last"),
-    ("PgUp/PgDn", "page"),
     ("Tab / Enter", "switch pane / open fields"),
     ("Space", "mark object (list) / include change (fields)"),
     ("a", "apply marked (or current)"),
@@ -691,13 +875,17 @@ pub const HELP: &[(&str, &str)] = &[
     ("t", "group by namespace / kind"),
     ("f", "cycle status filter"),
     ("/", "search name/kind/namespace"),
-    ("n / N", "next / previous change"),
+    ("n / N", "next / previous change (fields: drift row)"),
+    ("K", "show / hide the fields apply keeps"),
+    ("z", "YAML: fold / unfold unchanged lines"),
+    ("L", "YAML: last-applied annotation whole"),
     ("r", "refresh live state"),
     ("l", "toggle log pane"),
     ("?", "this help"),
-    ("Enter / Esc", "confirm / cancel a dialog"),
-    ("q / Esc", "quit (Esc closes popups)"),
-    ("Ctrl-C", "quit at once"),
+    (
+        "q Esc Ctrl-C",
+        "quit (in a dialog: Enter confirms, Esc cancels)",
+    ),
     ("mouse", "wheel scrolls, click selects"),
 ];
 
@@ -792,9 +980,7 @@ pub fn popup_scroll_range(app: &App) -> (u16, u16) {
     let Some(p) = &app.popup else {
         return (0, 0);
     };
-    let t = Theme {
-        color: app.opts.color,
-    };
+    let t = Theme::of(&app.opts);
     let l = popup_layout(app.size, &popup_view(app, p, t), t);
     (l.max_scroll, l.body.height.max(1))
 }
@@ -811,7 +997,7 @@ fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
     let l = popup_layout(area, &v, t);
     Clear.render(l.frame, buf);
     let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    Block::default()
+    t.block()
         .borders(Borders::ALL)
         .border_style(style)
         .title(Span::styled(format!(" {} ", v.title), style))

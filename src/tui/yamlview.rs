@@ -1,6 +1,7 @@
 //! The YAML view: the live object against the result of the apply, as a
 //! line diff with word-level emphasis, unchanged lines syntax-highlighted.
 
+use super::app::{App, object_key};
 use super::ui::Theme;
 use crate::highlight::{Rgb, highlight_yaml};
 use crate::merge::PatchType;
@@ -13,6 +14,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
+use std::rc::Rc;
 
 /// An object as shown: without managedFields (noise).
 fn shown(mut v: Value) -> Value {
@@ -35,8 +37,53 @@ fn merged(o: &ObjectPlan, live: &Value, patch: &crate::merge::Patch) -> Value {
     }
 }
 
-/// (before, after) YAML texts for an object.
+/// How the last-applied annotation shows: one summary line, or its JSON
+/// pretty-printed (`L`), so that a change reads line by line.
+fn show_annotation(v: &mut Value, whole: bool, other: Option<&str>, before: bool) {
+    let Some(ann) = v
+        .pointer_mut("/metadata/annotations")
+        .and_then(|a| a.get_mut(crate::merge::LAST_APPLIED))
+    else {
+        return;
+    };
+    let Some(text) = ann.as_str().map(str::to_string) else {
+        return;
+    };
+    let parsed = serde_json::from_str::<Value>(&text).ok();
+    *ann = Value::String(match (whole, parsed) {
+        (true, Some(j)) => {
+            let pretty = serde_json::to_string_pretty(&j).unwrap_or(text.clone());
+            format!("{pretty}\n")
+        }
+        _ => {
+            // The two sides differ in words when the text differs, so the
+            // diff marks a changed annotation even at the same length.
+            let what = match other {
+                Some(o) if o != text && before => ", before",
+                Some(o) if o != text => ", after",
+                _ => "",
+            };
+            format!("{} bytes{what} (L)", text.trim_end().len())
+        }
+    });
+}
+
+fn annotation(v: &Option<Value>) -> Option<String> {
+    v.as_ref()?
+        .pointer("/metadata/annotations")?
+        .get(crate::merge::LAST_APPLIED)?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// (before, after) YAML texts for an object, the annotation as one line.
 pub fn texts(o: &ObjectPlan) -> (String, String) {
+    texts_with(o, false)
+}
+
+/// (before, after) YAML texts; `whole`: the last-applied annotation as
+/// pretty JSON.
+pub fn texts_with(o: &ObjectPlan, whole: bool) -> (String, String) {
     let live = o.live.clone();
     let after = match o.action {
         ObjectAction::Create => o.config.clone(),
@@ -50,22 +97,118 @@ pub fn texts(o: &ObjectPlan) -> (String, String) {
     };
     // Secret values masked as a pair, so a changed one still shows changed.
     let (live, after) = mask_secret_pair(live.as_ref(), after.as_ref());
-    let (live, after) = (live.map(shown), after.map(shown));
+    let (mut live, mut after) = (live.map(shown), after.map(shown));
+    let (ab, aa) = (annotation(&live), annotation(&after));
+    if let Some(v) = live.as_mut() {
+        show_annotation(v, whole, aa.as_deref(), true);
+    }
+    if let Some(v) = after.as_mut() {
+        show_annotation(v, whole, ab.as_deref(), false);
+    }
     let y = |v: Option<Value>| v.map(|v| to_yaml(&v)).unwrap_or_default();
     (y(live), y(after))
 }
 
+/// The YAML view of one object, cached: the diff and its highlighting
+/// are built when the object, the plan or a view key changes, not on
+/// every frame or scroll key.
+pub struct Cached {
+    key: (u64, String, bool, bool, bool),
+    lines: Rc<Vec<Line<'static>>>,
+}
+
+/// The lines the YAML view shows for `o` (folded unless `z`).
+pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
+    let key = (
+        app.plan_gen,
+        format!("{} {:p}", object_key(o), o),
+        app.yaml_last_applied,
+        app.yaml_unfold,
+        app.opts.color,
+    );
+    let mut cache = app.yaml_cache.borrow_mut();
+    if let Some(c) = cache.as_ref().filter(|c| c.key == key) {
+        return c.lines.clone();
+    }
+    let t = Theme::of(&app.opts);
+    let (lines, changed) = diff(o, app.yaml_last_applied, t);
+    let lines = if app.yaml_unfold {
+        lines
+    } else {
+        fold(lines, &changed, t)
+    };
+    let lines = Rc::new(lines);
+    *cache = Some(Cached {
+        key,
+        lines: lines.clone(),
+    });
+    lines
+}
+
+/// Lines more than `CONTEXT` away from a change fold into one line.
+const CONTEXT: usize = 3;
+
+fn fold(lines: Vec<Line<'static>>, changed: &[bool], t: Theme) -> Vec<Line<'static>> {
+    if !changed.iter().any(|c| *c) {
+        return lines;
+    }
+    let n = lines.len();
+    let mut near = vec![false; n];
+    for (i, _) in changed.iter().enumerate().filter(|(_, c)| **c) {
+        for slot in near
+            .iter_mut()
+            .take((i + CONTEXT + 1).min(n))
+            .skip(i.saturating_sub(CONTEXT))
+        {
+            *slot = true;
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut hidden: Vec<Line<'static>> = Vec::new();
+    let flush = |hidden: &mut Vec<Line<'static>>, out: &mut Vec<Line<'static>>| {
+        // A fold of one line would hide nothing.
+        if hidden.len() > 1 {
+            out.push(Line::from(Span::styled(
+                format!("  ⋯ {} unchanged lines (z unfolds)", hidden.len()),
+                t.fg(Color::DarkGray),
+            )));
+            hidden.clear();
+        } else {
+            out.append(hidden);
+        }
+    };
+    for (l, keep) in lines.into_iter().zip(near) {
+        if keep {
+            flush(&mut hidden, &mut out);
+            out.push(l);
+        } else {
+            hidden.push(l);
+        }
+    }
+    flush(&mut hidden, &mut out);
+    out
+}
+
 pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
-    let (before, after) = texts(o);
+    diff(o, false, t).0
+}
+
+/// The whole diff, and which of its lines are changes.
+fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>) {
+    let (before, after) = texts_with(o, whole);
     if before.is_empty() && after.is_empty() {
-        return vec![Line::from(Span::styled(
-            "no YAML: neither a live object nor a config",
-            t.fg(Color::DarkGray),
-        ))];
+        return (
+            vec![Line::from(Span::styled(
+                "no YAML: neither a live object nor a config",
+                t.fg(Color::DarkGray),
+            ))],
+            vec![false],
+        );
     }
     let highlighted = highlight_yaml(&after);
     let diff = TextDiff::from_lines(&before, &after);
     let mut out = Vec::new();
+    let mut changed = Vec::new();
     for op in diff.ops() {
         for change in diff.iter_inline_changes(op) {
             let tag = change.tag();
@@ -86,6 +229,7 @@ pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
                     }
                 }
                 out.push(Line::from(spans));
+                changed.push(false);
                 continue;
             }
             let (sign, base, emph_bg) = if tag == ChangeTag::Delete {
@@ -109,10 +253,12 @@ pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
                 spans.push(Span::styled(s, style));
             }
             out.push(Line::from(spans));
+            changed.push(true);
         }
     }
     if out.is_empty() {
         out.push(Line::from(Span::styled("(empty)", Style::default())));
+        changed.push(false);
     }
-    out
+    (out, changed)
 }

@@ -388,3 +388,74 @@ pub fn select(app: &mut App, name: &str) {
     }
     panic!("no object {name}");
 }
+
+/// A ConfigMap edited in the cluster (`kubectl edit`): two values drifted
+/// from what was applied, one changed in the manifest. Not in `plan()`:
+/// tests of the drift rows add it.
+pub fn configmap_drift() -> ObjectPlan {
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "default"},
+        "data": {"LOG_LEVEL": "info", "MODE": "web", "WORKERS": "4"}});
+    let last = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"annotations": {}, "name": "settings", "namespace": "default"},
+        "data": {"LOG_LEVEL": "info", "MODE": "web", "WORKERS": "2"}});
+    let mut m = meta(
+        Some("default"),
+        "settings",
+        "3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b",
+    );
+    m["annotations"] = json!({LAST_APPLIED: format!("{last}\n")});
+    m["managedFields"] = json!([
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-20T09:00:00Z",
+         "fieldsV1": {"f:data": {".": {}, "f:WORKERS": {}}}},
+        {"manager": "kubectl-edit", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-11-20T10:04:00Z",
+         "fieldsV1": {"f:data": {"f:LOG_LEVEL": {}, "f:MODE": {}}}}
+    ]);
+    let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": m,
+        "data": {"LOG_LEVEL": "debug", "MODE": "web-hotfix", "WORKERS": "2"}});
+    let mut o = object(
+        "v1",
+        "ConfigMap",
+        Some("default"),
+        "settings",
+        ObjectAction::Update,
+    );
+    o.source = Some("manifests/settings.yaml:1".to_string());
+    o.fields = vec![
+        field(
+            "data.LOG_LEVEL",
+            Some(json!("info")),
+            Some(json!("debug")),
+            Some(json!("info")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+        field(
+            "data.MODE",
+            Some(json!("web")),
+            Some(json!("web-hotfix")),
+            Some(json!("web")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+        field(
+            "data.WORKERS",
+            Some(json!("2")),
+            Some(json!("2")),
+            Some(json!("4")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+    ];
+    classify(&mut o.fields, &live, Some(&last));
+    o.reverts_drift = kapply::merge::reverts_drift(&o.fields);
+    o.patch = Some(Patch {
+        kind: PatchType::Strategic,
+        body: json!({"data": {"LOG_LEVEL": "info", "MODE": "web", "WORKERS": "4"}}),
+    });
+    o.config = Some(config);
+    o.live = Some(live);
+    o
+}

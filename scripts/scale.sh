@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The scale benchmark: wall time and peak RSS of kapply at N objects, from a
+# release build, against the embedded API server.
+#
+#   scripts/scale.sh [N...]        (default: 1000 2000 5000 10000)
+#   KUBECTL_DIFF=1 scripts/scale.sh 2000   also times `kubectl diff` (slow)
+#
+# For each N: generate the manifests (scripts/gen-scale.py), start the
+# embedded server (examples/serve), `kapply apply` them all (creates), change
+# a quarter of the Deployments, then measure `diff`, `diff --live` (against
+# `kubectl get -o json` output), `plan -o json`, and the TUI's time to the
+# first list with statuses (in tmux). Peak RSS is GNU time's %M (the
+# process's VmHWM); the server's own peak is read from /proc.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 2000 5000 10000)
+
+cargo build --release --quiet --bin kapply --example serve
+K=$PWD/target/release/kapply
+SERVE=$PWD/target/release/examples/serve
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  tmux kill-session -t kapply-scale 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# "wall_s peak_MB" of a command (its output discarded; exit 0/1 both fine).
+measure() {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || true
+  # GNU time writes "Command exited with non-zero status" first: the numbers are last.
+  tail -n 1 "$work/time" | awk '{printf "%.2f s  %4.0f MB", $1, $2/1024}'
+}
+
+printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
+  N "apply (creates)" "diff" "diff --live" "plan -o json" "TUI: first list" "server peak"
+for n in "${sizes[@]}"; do
+  rm -rf "$work/m" "$work/kc"
+  python3 scripts/gen-scale.py "$work/m" "$n"
+  "$SERVE" "$work/kc" >"$work/serve.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 50); do [ -s "$work/kc" ] && break; sleep 0.1; done
+  export KUBECONFIG=$work/kc
+
+  apply=$(measure "$K" apply -R -f "$work/m" --yes)
+  python3 scripts/gen-scale.py "$work/m" "$n" --changed
+  diff=$(measure "$K" diff -R -f "$work/m")
+  kubectl get -A -o json configmaps,deployments,namespaces >"$work/live.json"
+  difflive=$(measure "$K" diff -R -f "$work/m" --live "$work/live.json")
+  plan=$(measure "$K" plan -R -f "$work/m" -o json)
+
+  # TUI: from start to the header showing the updates, in a 120x40 tmux.
+  tmux kill-session -t kapply-scale 2>/dev/null || true
+  start=$(date +%s.%N)
+  tmux new-session -d -s kapply-scale -x 120 -y 40 \
+    "/usr/bin/time -f '%e %M' -o $work/tui-time $K -R -f $work/m"
+  tui="timeout"
+  for _ in $(seq 600); do
+    if tmux capture-pane -p -t kapply-scale 2>/dev/null | grep -qE "~[1-9][0-9]* update"; then
+      end=$(date +%s.%N)
+      pid=$(pgrep -n -f "^$K -R -f $work/m" || true)
+      rss=$([ -n "$pid" ] && awk '/VmHWM/ {print $2}' "/proc/$pid/status" || echo 0)
+      tui=$(awk -v s="$start" -v e="$end" -v r="$rss" 'BEGIN {printf "%.2f s  %4.0f MB", e-s, r/1024}')
+      break
+    fi
+    sleep 0.05
+  done
+  tmux send-keys -t kapply-scale q
+  sleep 0.3
+  tmux kill-session -t kapply-scale 2>/dev/null || true
+
+  server=$(awk '/VmHWM/ {printf "%4.0f MB", $2/1024}' "/proc/$server_pid/status")
+  printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
+    "$n" "$apply" "$diff" "$difflive" "$plan" "$tui" "$server"
+  if [ "${KUBECTL_DIFF:-}" = 1 ]; then
+    echo "        kubectl diff: $(measure kubectl diff -R -f "$work/m")"
+  fi
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  server_pid=
+done

@@ -1,0 +1,300 @@
+//! Export: turn a live object into a clean manifest, so an object created
+//! imperatively can be brought under declarative management (`kubectl apply`
+//! of the result changes nothing but the last-applied annotation).
+//!
+//! Pure: no I/O. A field is dropped only when the server's defaulting
+//! (`crate::defaults`) would give it back the same value, so a field a user set
+//! to a non-default value is always kept.
+
+use serde_json::{Map, Value};
+
+/// Metadata the server owns; never part of a manifest.
+const SERVER_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+    "managedFields",
+];
+
+/// Annotations written by kubectl or controllers, not by the user.
+const TOOL_ANNOTATIONS: &[&str] = &[
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/revision",
+    "kubectl.kubernetes.io/restartedAt",
+];
+
+/// Stand-in for an allocated cluster IP: never equal to a live one, so an
+/// exported Service keeps its `clusterIP` (it may have been chosen by the user).
+const NO_IP: &str = "\u{0}unallocated";
+
+/// The clean manifest for `live`: server metadata, status, tool annotations
+/// and server-defaulted fields removed.
+pub fn export(live: &Value) -> Value {
+    let mut obj = live.clone();
+    let Some(o) = obj.as_object_mut() else {
+        return obj;
+    };
+    o.remove("status");
+    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in SERVER_METADATA {
+            meta.remove(*k);
+        }
+        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            for k in TOOL_ANNOTATIONS {
+                ann.remove(*k);
+            }
+        }
+        for k in ["annotations", "labels"] {
+            if meta.get(k).is_some_and(empty_or_null) {
+                meta.remove(k);
+            }
+        }
+    }
+    drop_defaults(obj)
+}
+
+fn empty_or_null(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+fn defaulted(v: &Value) -> Value {
+    let mut d = v.clone();
+    crate::defaults::apply(&mut d, &mut || NO_IP.to_string());
+    if let Some(o) = d.as_object_mut() {
+        o.remove("status");
+    }
+    d
+}
+
+/// One step of a path into a JSON value.
+#[derive(Clone, Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Paths of the leaves under `spec`-like content (everything but apiVersion,
+/// kind and metadata). Scalars, empty maps and arrays of non-maps are leaves.
+fn leaves(v: &Value, path: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, c) in m {
+                if path.is_empty() && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                path.push(Step::Key(k.clone()));
+                leaves(c, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(a) if a.iter().any(Value::is_object) => {
+            for (i, c) in a.iter().enumerate() {
+                path.push(Step::Index(i));
+                leaves(c, path, out);
+                path.pop();
+            }
+        }
+        _ => out.push(path.clone()),
+    }
+}
+
+/// Remove the leaf at `path` (a map key only); with `prune`, also remove the
+/// maps left empty above it. False when the path does not end in a map key.
+fn remove(v: &mut Value, path: &[Step], prune: bool) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    let child = match (first, &mut *v) {
+        (Step::Key(k), Value::Object(m)) => {
+            if rest.is_empty() {
+                return m.remove(k).is_some();
+            }
+            m.get_mut(k)
+        }
+        (Step::Index(i), Value::Array(a)) => {
+            if rest.is_empty() {
+                return false;
+            }
+            a.get_mut(*i)
+        }
+        _ => None,
+    };
+    let Some(child) = child else {
+        return false;
+    };
+    if !remove(child, rest, prune) {
+        return false;
+    }
+    if prune
+        && child.as_object().is_some_and(Map::is_empty)
+        && let (Step::Key(k), Value::Object(m)) = (first, v)
+    {
+        m.remove(k);
+    }
+    true
+}
+
+/// Greedily drop every leaf the server would default back to the same value:
+/// a candidate is kept only when defaulting it yields the same object as
+/// defaulting the original.
+fn drop_defaults(obj: Value) -> Value {
+    let target = defaulted(&obj);
+    let mut paths = Vec::new();
+    leaves(&obj, &mut Vec::new(), &mut paths);
+    let mut cur = obj;
+    for p in paths {
+        for prune in [true, false] {
+            let mut cand = cur.clone();
+            if remove(&mut cand, &p, prune) && defaulted(&cand) == target {
+                cur = cand;
+                break;
+            }
+        }
+    }
+    cur
+}
+
+/// File name for an exported object: `kind-name.yaml`, lower-case kind.
+pub fn file_name(obj: &Value) -> String {
+    let kind = obj["kind"].as_str().unwrap_or("object").to_lowercase();
+    let name = obj["metadata"]["name"].as_str().unwrap_or("unnamed");
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{kind}-{safe}.yaml")
+}
+
+/// A copy of a Secret with every `data`/`stringData` value masked, for
+/// printing to a terminal; other objects are returned unchanged.
+pub fn masked(obj: &Value) -> Value {
+    let mut out = obj.clone();
+    if obj["kind"] == "Secret"
+        && let Some(o) = out.as_object_mut()
+    {
+        for k in ["data", "stringData"] {
+            if let Some(m) = o.get_mut(k).and_then(Value::as_object_mut) {
+                for v in m.values_mut() {
+                    *v = Value::String("***".into());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn live_deployment() -> Value {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "uid": "u-1",
+                "resourceVersion": "42", "generation": 1,
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "labels": {"app": "web"},
+                "annotations": {"deployment.kubernetes.io/revision": "1", "team": "a"},
+                "managedFields": [{"manager": "kubectl-create"}]},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx:1.27",
+                        "imagePullPolicy": "Always"}]}}},
+            "status": {"replicas": 3}});
+        crate::defaults::apply(&mut d, &mut || "10.96.0.9".into());
+        d
+    }
+
+    #[test]
+    fn strips_server_metadata_status_and_tool_annotations() {
+        let e = export(&live_deployment());
+        let meta = e["metadata"].as_object().unwrap();
+        let mut keys: Vec<_> = meta.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, ["annotations", "labels", "name", "namespace"]);
+        assert_eq!(meta["annotations"], json!({"team": "a"}));
+        assert!(e.get("status").is_none());
+    }
+
+    #[test]
+    fn drops_defaults_keeps_user_values() {
+        let live = live_deployment();
+        // The defaulting really added these, so the test checks removal.
+        assert_eq!(live["spec"]["revisionHistoryLimit"], 10);
+        let e = export(&live);
+        assert_eq!(
+            e["spec"],
+            json!({"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx:1.27",
+                        "imagePullPolicy": "Always"}]}}})
+        );
+        // Applying the export reproduces the live spec.
+        assert_eq!(defaulted(&e)["spec"], live["spec"]);
+    }
+
+    #[test]
+    fn drops_default_replicas_keeps_non_default_strategy() {
+        // replicas 1 is the default: dropped; a non-default strategy is kept.
+        let mut live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "w"},
+            "spec": {"replicas": 1, "strategy": {"type": "Recreate"},
+                "selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}});
+        crate::defaults::apply(&mut live, &mut || "10.96.0.9".into());
+        let e = export(&live);
+        assert!(e["spec"].get("replicas").is_none());
+        assert_eq!(e["spec"]["strategy"], json!({"type": "Recreate"}));
+        assert_eq!(defaulted(&e)["spec"], live["spec"]);
+    }
+
+    #[test]
+    fn service_keeps_cluster_ip_drops_its_defaults() {
+        let mut live = json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "s"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+        crate::defaults::apply(&mut live, &mut || "10.96.0.7".into());
+        let e = export(&live);
+        assert_eq!(
+            e["spec"],
+            json!({"clusterIP": "10.96.0.7", "selector": {"app": "web"},
+                "ports": [{"port": 80}]})
+        );
+    }
+
+    #[test]
+    fn secret_masked_for_terminal_clear_in_export() {
+        let live = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s"}, "type": "Opaque", "data": {"k": "c2VjcmV0"}});
+        let e = export(&live);
+        assert_eq!(e["data"]["k"], "c2VjcmV0");
+        assert!(e.get("type").is_none());
+        let m = masked(&e);
+        assert_eq!(m["data"]["k"], "***");
+        assert!(!crate::yaml::to_yaml(&m).contains("c2VjcmV0"));
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(file_name(&live_deployment()), "deployment-web.yaml");
+        assert_eq!(
+            file_name(&json!({"kind": "Foo", "metadata": {"name": "a/b"}})),
+            "foo-a_b.yaml"
+        );
+    }
+}

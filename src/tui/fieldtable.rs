@@ -1,0 +1,644 @@
+//! The field table's layout, with no styling: which rows show and in what
+//! order (paths as a tree: a common prefix once, its children indented),
+//! the column widths (changed rows' values first) and the lines each row
+//! takes (a long value wraps, or is cut in the middle, never where it
+//! differs). The renderer and the cursor's scrolling share it.
+
+use crate::merge::{Cause, FieldAction, FieldChange};
+use crate::plan::ObjectPlan;
+use serde_json::Value;
+use unicode_width::UnicodeWidthChar;
+
+/// Indent per tree level.
+const INDENT: usize = 2;
+/// The include mark and a space before the path; a cause mark (drift,
+/// hazard) takes one more column when some row has one.
+const MARK_W: usize = 2;
+/// The most lines a changed row's value may wrap onto.
+const MAX_VALUE_LINES: usize = 3;
+/// The action column ("clear").
+const ACT_W: usize = 5;
+
+/// One line of the table body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TLine {
+    /// A common path prefix, its rows indented under it.
+    Header { depth: usize, text: String },
+    /// The kept fields follow (with how many there are).
+    Kept(usize),
+    /// Line `part` of selectable row `row`.
+    Row { row: usize, part: usize },
+}
+
+/// A cell's text, split into the lines it takes, each char flagged when it
+/// differs from the value it is compared with.
+pub type Cell = Vec<Vec<(char, bool)>>;
+
+pub struct RowLayout {
+    /// Index into `ObjectPlan::fields`.
+    pub field: usize,
+    pub depth: usize,
+    /// The path's last step (or steps), cut to fit the path column.
+    pub label: String,
+    /// last-applied, live, config.
+    pub values: [Cell; 3],
+    pub height: usize,
+}
+
+pub struct Layout {
+    pub lines: Vec<TLine>,
+    pub rows: Vec<RowLayout>,
+    /// The first line of each row.
+    pub row_line: Vec<usize>,
+    /// Widths: path (indent and label), the three values, action, reason
+    /// (0: not shown; the detail box says it).
+    pub widths: [usize; 6],
+    pub kept_hidden: usize,
+    /// Columns before the path: the include mark, the cause mark when any
+    /// row has one, a space.
+    pub mark_w: usize,
+}
+
+/// The raw steps of a path: `spec`, `containers[name=nginx]`, `image`; a
+/// keyed element or index stays with its list, a quoted key is its own step.
+pub fn steps(path: &str) -> Vec<&str> {
+    let b = path.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut quoted = false;
+    while i < b.len() {
+        let c = b[i];
+        if quoted {
+            if c == b'\\' {
+                i += 1;
+            } else if c == b'"' {
+                quoted = false;
+            }
+        } else if c == b'"' && depth > 0 {
+            quoted = true;
+        } else if c == b'[' {
+            // `["key"]` starts a step of its own; `[name=x]` and `[0]` do not.
+            if depth == 0 && b.get(i + 1) == Some(&b'"') && i > start {
+                out.push(&path[start..i]);
+                start = i;
+            }
+            depth += 1;
+        } else if c == b']' {
+            depth = depth.saturating_sub(1);
+        } else if c == b'.' && depth == 0 {
+            if i > start {
+                out.push(&path[start..i]);
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        out.push(&path[start..]);
+    }
+    out
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else if b.starts_with('[') {
+        format!("{a}{b}")
+    } else {
+        format!("{a}.{b}")
+    }
+}
+
+#[derive(Default)]
+struct Node {
+    label: String,
+    field: Option<usize>,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn insert(&mut self, steps: &[&str], field: usize) {
+        let Some((first, rest)) = steps.split_first() else {
+            // Two rows with one path: the second goes beside the first.
+            if self.field.is_some() {
+                self.children.push(Node {
+                    label: String::new(),
+                    field: Some(field),
+                    children: Vec::new(),
+                });
+            } else {
+                self.field = Some(field);
+            }
+            return;
+        };
+        let i = match self.children.iter().position(|c| c.label == *first) {
+            Some(i) => i,
+            None => {
+                self.children.push(Node {
+                    label: first.to_string(),
+                    ..Node::default()
+                });
+                self.children.len() - 1
+            }
+        };
+        self.children[i].insert(rest, field);
+    }
+}
+
+/// (depth, label, Some(field)) for rows, None for headers, in tree order.
+fn emit(node: &Node, depth: usize, prefix: &str, out: &mut Vec<(usize, String, Option<usize>)>) {
+    let label = join(prefix, &esc(&node.label));
+    if node.children.is_empty() {
+        out.push((depth, label, node.field));
+        return;
+    }
+    // A chain of single steps is one header: `template.spec.containers[name=nginx]`.
+    if node.field.is_none() && node.children.len() == 1 && !node.children[0].children.is_empty() {
+        emit(&node.children[0], depth, &label, out);
+        return;
+    }
+    out.push((depth, label, node.field));
+    for c in &node.children {
+        emit(c, depth + 1, "", out);
+    }
+}
+
+fn tree(o: &ObjectPlan, idx: &[usize]) -> Vec<(usize, String, Option<usize>)> {
+    let mut root = Node::default();
+    for &i in idx {
+        root.insert(&steps(&o.fields[i].path), i);
+    }
+    let mut out = Vec::new();
+    for c in &root.children {
+        emit(c, 0, "", &mut out);
+    }
+    if let Some(f) = root.field {
+        out.push((0, esc(&o.fields[f].path), Some(f)));
+    }
+    out
+}
+
+/// The rows apply sends (set, clear) and, when shown, the kept ones, as
+/// tree lines (depth, label, field); the order rows are selected in.
+fn sections(o: &ObjectPlan, show_kept: bool) -> (Vec<(usize, String, Option<usize>)>, usize) {
+    let (changes, kept): (Vec<usize>, Vec<usize>) =
+        (0..o.fields.len()).partition(|&i| o.fields[i].action != FieldAction::Keep);
+    let mut out = tree(o, &changes);
+    if show_kept && !kept.is_empty() {
+        out.push((usize::MAX, String::new(), None));
+        out.extend(tree(o, &kept));
+    }
+    (out, kept.len())
+}
+
+/// The field rows in the order the table shows them.
+pub fn ordered(o: &ObjectPlan, show_kept: bool) -> Vec<&FieldChange> {
+    sections(o, show_kept)
+        .0
+        .into_iter()
+        .filter(|(d, _, _)| *d != usize::MAX)
+        .filter_map(|(_, _, f)| f.map(|i| &o.fields[i]))
+        .collect()
+}
+
+fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
+    o.kind == "Secret"
+        && (path == "data"
+            || path == "stringData"
+            || path.starts_with("data.")
+            || path.starts_with("data[")
+            || path.starts_with("stringData.")
+            || path.starts_with("stringData["))
+}
+
+/// A value in a table cell: strings bare, `—` for no value, Secret data
+/// masked (as `plan::mask_secret` writes it), control characters escaped.
+pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+    match v {
+        None => "—".to_string(),
+        Some(_) if is_secret_path(o, path) => "***".to_string(),
+        Some(Value::String(s)) => esc(s),
+        Some(v) => esc(&v.to_string()),
+    }
+}
+
+/// Text from manifests and servers as drawn: control characters escaped
+/// (before it is measured, so the columns fit what is drawn).
+fn esc(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
+}
+
+/// Each char of `a` flagged when it is not in `b` (a char-level diff).
+fn differs(a: &str, b: &str) -> Vec<bool> {
+    let mut out = Vec::with_capacity(a.chars().count());
+    let d = similar::TextDiff::from_chars(a, b);
+    for c in d.iter_all_changes() {
+        match c.tag() {
+            similar::ChangeTag::Equal => out.extend(c.value().chars().map(|_| false)),
+            similar::ChangeTag::Delete => out.extend(c.value().chars().map(|_| true)),
+            similar::ChangeTag::Insert => {}
+        }
+    }
+    out
+}
+
+fn width(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// Cut `s` to `w` columns in the middle: `minRe…conds`.
+pub fn elide_middle(s: &str, w: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let tail = (w - 1) / 2;
+    let head = w - 1 - tail;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// At most `budget` chars of `cs`: whole when it fits, else with `…`
+/// where cut, keeping the span that differs (and what surrounds it).
+fn elide_keeping_diff(cs: &[(char, bool)], budget: usize) -> Vec<(char, bool)> {
+    let n = cs.len();
+    if n <= budget {
+        return cs.to_vec();
+    }
+    let gap = ('…', false);
+    if budget < 3 {
+        return cs[..budget].to_vec();
+    }
+    let first = cs.iter().position(|c| c.1);
+    let last = cs.iter().rposition(|c| c.1);
+    let (Some(d0), Some(d1)) = (first, last) else {
+        let s: String = cs.iter().map(|c| c.0).collect();
+        return elide_middle(&s, budget)
+            .chars()
+            .map(|c| (c, false))
+            .collect();
+    };
+    let d1 = d1 + 1;
+    if d1 - d0 + 2 > budget {
+        // The difference alone is too long: its ends, cut in its middle.
+        let keep = budget - 1;
+        let head = keep - keep / 2;
+        let mut out = cs[d0..d0 + head].to_vec();
+        out.push(gap);
+        out.extend_from_slice(&cs[d1 - keep / 2..d1]);
+        return out;
+    }
+    // Grow a window around the difference until it fills the budget
+    // (less one column for each side that is cut).
+    let (mut a, mut b) = (d0, d1);
+    loop {
+        let used = (b - a) + usize::from(a > 0) + usize::from(b < n);
+        if used >= budget {
+            break;
+        }
+        let room = budget - used;
+        let grew = if a > 0 && (b == n || (a > n - b) || room == 1 && a == 1) {
+            a -= 1;
+            true
+        } else if b < n {
+            b += 1;
+            true
+        } else if a > 0 {
+            a -= 1;
+            true
+        } else {
+            false
+        };
+        if !grew {
+            break;
+        }
+    }
+    // The window may overshoot by the ellipsis it no longer needs.
+    while (b - a) + usize::from(a > 0) + usize::from(b < n) > budget {
+        if b > d1 {
+            b -= 1;
+        } else {
+            a += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(budget);
+    if a > 0 {
+        out.push(gap);
+    }
+    out.extend_from_slice(&cs[a..b]);
+    if b < n {
+        out.push(gap);
+    }
+    out
+}
+
+/// A value laid out in `w` columns on at most `max_lines` lines.
+fn cell(text: &str, diff: Option<&str>, w: usize, max_lines: usize) -> Cell {
+    let flags = match diff {
+        Some(other) if other != text => differs(text, other),
+        _ => vec![false; text.chars().count()],
+    };
+    let cs: Vec<(char, bool)> = text.chars().zip(flags).collect();
+    let w = w.max(1);
+    let kept = elide_keeping_diff(&cs, w * max_lines);
+    wrap(&kept, w)
+}
+
+/// Break `cs` into lines of `w` columns, after a separator where one is
+/// near the end of a line (`nginx:` / `1.14.2`, not `nginx:1.1` / `4.2`).
+fn wrap(cs: &[(char, bool)], w: usize) -> Cell {
+    let cw = |c: &(char, bool)| c.0.width().unwrap_or(0);
+    let mut lines: Cell = Vec::new();
+    let mut rest = cs;
+    loop {
+        let mut col = 0;
+        let mut fit = 0;
+        for c in rest {
+            if col + cw(c) > w && fit > 0 {
+                break;
+            }
+            col += cw(c);
+            fit += 1;
+        }
+        if fit >= rest.len() {
+            lines.push(rest.to_vec());
+            return lines;
+        }
+        let after = |set: &[char], min: usize| {
+            (min..fit)
+                .rev()
+                .find(|&i| set.contains(&rest[i].0))
+                .map(|i| i + 1)
+        };
+        let cut = after(&[':', '/', '=', ' ', ',', '@'], fit / 3)
+            .or_else(|| after(&['.', '-', '_'], fit / 2))
+            .unwrap_or(fit);
+        lines.push(rest[..cut].to_vec());
+        rest = &rest[cut..];
+    }
+}
+
+/// Largest of `f` over `rows`, at least `min`.
+fn widest<'a>(rows: impl Iterator<Item = &'a [String; 3]>, i: usize, min: usize) -> usize {
+    rows.map(|r| width(&r[i])).max().unwrap_or(0).max(min)
+}
+
+/// Share `room` among columns wanting `want`, smallest wants satisfied
+/// first, each at least `min`.
+fn share(want: [usize; 3], room: usize, min: usize) -> [usize; 3] {
+    let mut out = [min; 3];
+    let mut left = room.saturating_sub(3 * min);
+    let mut order = [0, 1, 2];
+    order.sort_by_key(|&i| want[i]);
+    for (k, &i) in order.iter().enumerate() {
+        let fair = left / (3 - k);
+        let add = want[i].saturating_sub(min).min(fair);
+        out[i] += add;
+        left -= add;
+    }
+    out
+}
+
+/// The table for `o` at `total` columns.
+pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
+    let (entries, kept_count) = sections(o, show_kept);
+    let kept_hidden = if show_kept { 0 } else { kept_count };
+    // Row entries: (depth, label, field).
+    let rows_in: Vec<(usize, &String, usize)> = entries
+        .iter()
+        .filter(|(d, _, _)| *d != usize::MAX)
+        .filter_map(|(d, l, f)| f.map(|f| (*d, l, f)))
+        .collect();
+    let texts: Vec<[String; 3]> = rows_in
+        .iter()
+        .map(|&(_, _, i)| {
+            let f = &o.fields[i];
+            [
+                cell_value(o, &f.path, &f.last_applied),
+                cell_value(o, &f.path, &f.live),
+                cell_value(o, &f.path, &f.config),
+            ]
+        })
+        .collect();
+    let changed = |k: usize| o.fields[rows_in[k].2].action != FieldAction::Keep;
+    let path_nat = rows_in
+        .iter()
+        .map(|(d, l, _)| d * INDENT + width(l))
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let reason_nat = rows_in
+        .iter()
+        .map(|&(_, _, i)| width(&esc(&super::ui::reason(&o.fields[i]))))
+        .max()
+        .unwrap_or(0);
+    let mins = [4, 4, 4];
+    let vc: [usize; 3] = std::array::from_fn(|i| {
+        widest(
+            texts
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| changed(*k))
+                .map(|(_, t)| t),
+            i,
+            mins[i],
+        )
+    });
+    // What the columns take when there is room: every row's value, and
+    // the column titles whole.
+    let titles = [12, 4, 6];
+    let vk: [usize; 3] = std::array::from_fn(|i| widest(texts.iter(), i, titles[i]));
+    let marked = rows_in
+        .iter()
+        .any(|&(_, _, i)| is_drift(&o.fields[i]) || !o.fields[i].hazards.is_empty());
+    let mark_w = MARK_W + usize::from(marked);
+    let avail = total.saturating_sub(mark_w);
+    let mut path = path_nat.min((avail * 45 / 100).max(12));
+    let need = |path: usize, vals: usize| path + 3 + vals;
+    let vals_c: usize = vc.iter().sum();
+    let reason_want = reason_nat.min(14);
+    let (act, reason_on) = if need(path, vals_c) + 1 + ACT_W + 1 + reason_want <= avail {
+        (ACT_W, reason_nat > 0)
+    } else if need(path, vals_c) + 1 + ACT_W <= avail {
+        (ACT_W, false)
+    } else {
+        (0, false)
+    };
+    let extra = |act: usize| if act > 0 { 1 + act } else { 0 };
+    let mut vals = vc;
+    if need(path, vals_c) + extra(act) > avail {
+        // The path gives way to the values, down to 10 columns.
+        let short = path_nat.min(10);
+        path = avail
+            .saturating_sub(3 + vals_c + extra(act))
+            .clamp(short.min(path), path);
+        let room = avail.saturating_sub(path + 3 + extra(act));
+        vals = share(vc, room, 4);
+    } else {
+        // Room left: the kept rows' values, then the reason.
+        let mut left = avail - need(path, vals_c) - extra(act);
+        if reason_on {
+            left = left.saturating_sub(1 + reason_want);
+        }
+        for i in 0..3 {
+            let add = vk[i].saturating_sub(vals[i]).min(left);
+            vals[i] += add;
+            left -= add;
+        }
+    }
+    let used = path + 3 + vals.iter().sum::<usize>() + extra(act);
+    let reason = if reason_on {
+        avail.saturating_sub(used + 1)
+    } else {
+        0
+    };
+    let widths = [path, vals[0], vals[1], vals[2], act, reason];
+
+    let mut rows = Vec::with_capacity(rows_in.len());
+    for (k, &(depth, label, i)) in rows_in.iter().enumerate() {
+        let f = &o.fields[i];
+        let t = &texts[k];
+        let secret = is_secret_path(o, &f.path);
+        // Highlight against: last-applied and live against the config
+        // (what the apply changes), the config against live.
+        let cmp = |side: usize| -> Option<&str> {
+            if secret || f.action == FieldAction::Keep {
+                return None;
+            }
+            let (this, other) = match side {
+                2 => (&f.config, &f.live),
+                0 => (&f.last_applied, &f.config),
+                _ => (&f.live, &f.config),
+            };
+            match (this, other) {
+                (Some(_), Some(_)) => Some(if side == 2 { &t[1] } else { &t[2] }),
+                _ => None,
+            }
+        };
+        let max_lines = if f.action == FieldAction::Keep {
+            1
+        } else {
+            MAX_VALUE_LINES
+        };
+        let values: [Cell; 3] =
+            std::array::from_fn(|s| cell(&t[s], cmp(s), widths[1 + s], max_lines));
+        let height = values.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        let label = elide_middle(label, path.saturating_sub(depth * INDENT).max(1));
+        rows.push(RowLayout {
+            field: i,
+            depth,
+            label,
+            values,
+            height,
+        });
+    }
+    let mut lines = Vec::new();
+    let mut row_line = Vec::with_capacity(rows.len());
+    let mut r = 0;
+    for (d, l, f) in &entries {
+        if *d == usize::MAX {
+            lines.push(TLine::Kept(kept_count));
+        } else if f.is_some() {
+            row_line.push(lines.len());
+            for part in 0..rows[r].height {
+                lines.push(TLine::Row { row: r, part });
+            }
+            r += 1;
+        } else {
+            lines.push(TLine::Header {
+                depth: *d,
+                text: l.clone(),
+            });
+        }
+    }
+    Layout {
+        lines,
+        rows,
+        row_line,
+        widths,
+        kept_hidden,
+        mark_w,
+    }
+}
+
+/// Whether a row reverts a change made in the cluster.
+pub fn is_drift(f: &FieldChange) -> bool {
+    f.cause == Cause::Drift && f.action != FieldAction::Keep
+}
+
+/// The first line to show so that row `cursor` (and the header right
+/// above it) is in view, moving as little as possible from `scroll`.
+pub fn scroll_for(l: &Layout, cursor: usize, scroll: usize, height: usize) -> usize {
+    let Some(&start) = l.row_line.get(cursor) else {
+        return 0;
+    };
+    let end = start + l.rows[cursor].height;
+    let mut top = scroll.min(l.lines.len().saturating_sub(1));
+    // Headers directly above the row come into view with it.
+    let mut first = start;
+    while first > 0 && matches!(l.lines[first - 1], TLine::Header { .. } | TLine::Kept(_)) {
+        first -= 1;
+    }
+    if first < top {
+        top = first;
+    }
+    if height > 0 && end > top + height {
+        top = end.saturating_sub(height);
+    }
+    top.min(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_keep_elements_with_their_list() {
+        assert_eq!(
+            steps("spec.template.spec.containers[name=nginx].image"),
+            [
+                "spec",
+                "template",
+                "spec",
+                "containers[name=nginx]",
+                "image"
+            ]
+        );
+        assert_eq!(
+            steps("metadata.annotations[\"example.com/x.y\"]"),
+            ["metadata", "annotations", "[\"example.com/x.y\"]"]
+        );
+        assert_eq!(steps("args[2]"), ["args[2]"]);
+    }
+
+    #[test]
+    fn elision_keeps_what_differs() {
+        let s = "registry.example.com/team/nginx:1.14.2";
+        let t = "registry.example.com/team/nginx:1.16.1";
+        let c = cell(s, Some(t), 12, 1);
+        let text: String = c[0].iter().map(|x| x.0).collect();
+        assert_eq!(text.chars().count(), 12);
+        assert!(text.starts_with('…'), "{text}");
+        assert!(text.ends_with("1.14.2"), "{text}");
+        // The differing chars are flagged.
+        let flagged: String = c[0].iter().filter(|x| x.1).map(|x| x.0).collect();
+        assert_eq!(flagged, "42");
+        // A value that fits is whole; one that does not wraps first.
+        let text = |c: Cell| -> Vec<String> {
+            c.iter().map(|l| l.iter().map(|x| x.0).collect()).collect()
+        };
+        // Wrapped after a separator, so the version reads whole.
+        let c = cell("nginx:1.14.2", Some("nginx:1.16.1"), 8, 3);
+        assert_eq!(text(c), ["nginx:", "1.14.2"]);
+        let c = cell("abcdefghijklmnop", None, 6, 3);
+        assert_eq!(text(c), ["abcdef", "ghijkl", "mnop"]);
+        assert_eq!(elide_middle("minReadySeconds", 9), "minR…onds");
+    }
+}
