@@ -1,4 +1,5 @@
-//! The core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`) stay
+//! The core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
+//! `defaults`, `export`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
 //! file and line, when one of them imports or names a forbidden crate.
@@ -8,12 +9,14 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: [&str; 5] = ["tokio", "kube", "hyper", "ratatui", "crossterm"];
 
 /// Core module files, relative to the crate root; directories are walked.
-const CORE: [&str; 5] = [
+const CORE: [&str; 7] = [
     "src/yaml.rs",
     "src/manifest.rs",
     "src/patchmeta.rs",
     "src/merge",
     "src/plan.rs",
+    "src/defaults.rs",
+    "src/export.rs",
 ];
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
