@@ -78,6 +78,7 @@ fn bench_plan(c: &mut Criterion) {
             .map(|p| ApplyItem {
                 plan: p,
                 accepted_fields: None,
+                released_fields: Vec::new(),
             })
             .collect();
         let results = session.apply(items, &ApplyOptions::default()).await;

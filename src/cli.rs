@@ -734,6 +734,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     Some(ApplyItem {
         plan: p.clone(),
         accepted_fields: (!whole).then_some(accepted),
+        released_fields: Vec::new(),
     })
 }
 
@@ -771,6 +772,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             None => Some(ApplyItem {
                 plan: p.clone(),
                 accepted_fields: None,
+                released_fields: Vec::new(),
             }),
             Some(sel) => select_item(p, sel),
         })

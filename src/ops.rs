@@ -24,6 +24,10 @@ pub struct ApplyItem {
     /// `None`: apply the whole config. `Some(paths)`: apply last-applied
     /// plus only these field changes.
     pub accepted_fields: Option<Vec<String>>,
+    /// `clear` rows released instead of cleared: dropped from the
+    /// last-applied annotation, no deletion sent, the live value stays
+    /// (another writer owns the field from then on).
+    pub released_fields: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -742,6 +742,70 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
     Some(out)
 }
 
+/// Why `path` cannot be released on this object, or `None` when it can.
+/// Only a `clear` row whose field the config leaves out can be: releasing
+/// hands the live value to another writer, which needs the config to say
+/// nothing about the field (an explicit null in the config is a removal
+/// the config asks for).
+pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+    let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
+        return Some(format!(
+            "{path} is not a field change of {}",
+            plan.display_name()
+        ));
+    };
+    if row.action != FieldAction::Clear {
+        return Some(format!(
+            "{path} of {} is not a clear row: only a field apply would remove can be released",
+            plan.display_name()
+        ));
+    }
+    let in_config = plan
+        .config
+        .as_ref()
+        .and_then(|c| get_path(c, &path::parse(path)))
+        .is_some();
+    if in_config || row.last_applied.is_none() {
+        return Some(format!(
+            "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
+            plan.display_name()
+        ));
+    }
+    None
+}
+
+/// The last-applied configuration with the `released` paths taken out.
+/// The three-way patch computed against it sends no deletion for them
+/// (they are then in neither config nor last-applied: another writer's),
+/// while the annotation it writes still records the config without them.
+/// A parent left empty by the removal goes too when the config lacks it:
+/// an empty map in last-applied and none in the config would make the
+/// patch delete the whole parent, the released field with it.
+pub fn release_from_last_applied(
+    config: &Value,
+    last_applied: Option<&Value>,
+    released: &[String],
+) -> Option<Value> {
+    let mut out = last_applied?.clone();
+    for p in released {
+        let segs = path::parse(p);
+        remove_path(&mut out, &segs);
+        for depth in (1..segs.len()).rev() {
+            let parent = &segs[..depth];
+            let emptied = match get_path(&out, parent) {
+                Some(Value::Object(m)) => m.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                _ => false,
+            };
+            if !emptied || get_path(config, parent).is_some() {
+                break;
+            }
+            remove_path(&mut out, parent);
+        }
+    }
+    Some(out)
+}
+
 /// Mask the values of a Secret's `data` and `stringData` (and inside its
 /// last-applied annotation). Other objects are returned unchanged.
 pub fn mask_secret(obj: &Value) -> Value {
@@ -1156,4 +1220,30 @@ fn field_values(f: &FieldChange) -> String {
         let _ = write!(s, "   (last-applied {})", v(&f.last_applied));
     }
     s
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::release_from_last_applied;
+    use serde_json::json;
+
+    #[test]
+    fn a_released_leaf_goes_with_the_parents_it_leaves_empty() {
+        let config = json!({"metadata": {"name": "x"}, "data": {"b": "2"}});
+        let la = json!({"metadata": {"name": "x", "labels": {"app": "a"}}, "data": {"a": "1", "b": "2"}});
+        let out = release_from_last_applied(
+            &config,
+            Some(&la),
+            &["metadata.labels.app".into(), "data.a".into()],
+        );
+        // `labels: {}` would make the patch delete every label.
+        assert_eq!(
+            out,
+            Some(json!({"metadata": {"name": "x"}, "data": {"b": "2"}}))
+        );
+        assert_eq!(
+            release_from_last_applied(&config, None, &["data.a".into()]),
+            None
+        );
+    }
 }

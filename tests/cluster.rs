@@ -167,6 +167,7 @@ fn items(plan: &Plan) -> Vec<ApplyItem> {
         .map(|o| ApplyItem {
             plan: o.clone(),
             accepted_fields: None,
+            released_fields: Vec::new(),
         })
         .collect()
 }
@@ -863,6 +864,7 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             vec![ApplyItem {
                 plan: dep,
                 accepted_fields: Some(vec![image.clone()]),
+                released_fields: Vec::new(),
             }],
             &ApplyOptions::default(),
         )
@@ -907,6 +909,7 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             vec![ApplyItem {
                 plan: find(&plan, "ConfigMap", "fresh").clone(),
                 accepted_fields: Some(vec!["data.a".into()]),
+                released_fields: Vec::new(),
             }],
             &ApplyOptions::default(),
         )
@@ -914,6 +917,119 @@ async fn partial_apply_leaves_skipped_changes_pending() {
     assert!(!results[0].ok);
     assert!(results[0].message.contains("apply it whole"), "{results:?}");
     assert!(e.get("/api/v1/namespaces/demo/configmaps/fresh").is_none());
+}
+
+/// Releasing a field the config dropped (issue 11): the annotation
+/// forgets it, no deletion is sent, and kubectl agrees from then on.
+#[tokio::test]
+async fn released_fields_keep_their_live_value_and_leave_last_applied() {
+    let e = basic_env().await;
+    // Another writer (an autoscaler) takes replicas; the config drops it,
+    // and the ConfigMap's only label.
+    let mut live = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    live["spec"]["replicas"] = json!(4);
+    e.server.api().put_object_as(live, "hpa").unwrap();
+    e.write(
+        "app.yaml",
+        &BASIC
+            .replace("  replicas: 2\n", "")
+            .replace("  labels:\n    app: demo\ndata:", "data:"),
+    );
+    let plan = e.plan().await;
+    let dep = find(&plan, "Deployment", "web").clone();
+    let cm = find(&plan, "ConfigMap", "settings").clone();
+    for (o, p) in [(&dep, "spec.replicas"), (&cm, "metadata.labels")] {
+        assert!(
+            o.fields
+                .iter()
+                .any(|f| f.path == p && f.action == FieldAction::Clear),
+            "{o:#?}"
+        );
+    }
+    // Only a clear row can be released.
+    let refused = e
+        .session
+        .apply(
+            vec![ApplyItem {
+                plan: dep.clone(),
+                accepted_fields: None,
+                released_fields: vec!["spec.selector.matchLabels.app".into()],
+            }],
+            &ApplyOptions::default(),
+        )
+        .await;
+    assert!(!refused[0].ok, "{refused:?}");
+    assert!(
+        refused[0].message.contains("not a field change"),
+        "{refused:?}"
+    );
+
+    e.server.clear_requests();
+    let results = e
+        .session
+        .apply(
+            vec![
+                ApplyItem {
+                    plan: dep,
+                    accepted_fields: None,
+                    released_fields: vec!["spec.replicas".into()],
+                },
+                ApplyItem {
+                    plan: cm,
+                    accepted_fields: None,
+                    released_fields: vec!["metadata.labels".into()],
+                },
+            ],
+            &ApplyOptions::default(),
+        )
+        .await;
+    assert!(results.iter().all(|r| r.ok), "{results:?}");
+    let patches = e.requests(|r| r.method == "PATCH" && !r.query.contains_key("dryRun"));
+    assert_eq!(patches.len(), 2, "{patches:?}");
+    for p in &patches {
+        let body = p.body.as_ref().map(Value::to_string).unwrap_or_default();
+        assert!(
+            !body.contains("null"),
+            "a release sends no deletion: {body}"
+        );
+    }
+    let dep = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    assert_eq!(dep["spec"]["replicas"], 4);
+    let la = kubectl::last_applied(&dep).unwrap();
+    assert!(la["spec"].get("replicas").is_none(), "{la}");
+    let cm = e
+        .get("/api/v1/namespaces/demo/configmaps/settings")
+        .unwrap();
+    assert_eq!(cm["metadata"]["labels"]["app"], "demo");
+    let la = kubectl::last_applied(&cm).unwrap();
+    assert!(la["metadata"].get("labels").is_none(), "{la}");
+
+    // kubectl sees nothing to do, and its apply leaves the values alone.
+    let m = e.manifests();
+    let m = m.to_str().unwrap();
+    let Some((code, out, err)) = e.kubectl(&["diff", "-f", m], &[]).await else {
+        return;
+    };
+    assert_eq!(code, 0, "kubectl diff: {out}{err}");
+    let (code, out, err) = e.kubectl(&["apply", "-f", m], &[]).await.unwrap();
+    assert_eq!(code, 0, "kubectl apply: {out}{err}");
+    let dep = e
+        .get("/apis/apps/v1/namespaces/demo/deployments/web")
+        .unwrap();
+    assert_eq!(dep["spec"]["replicas"], 4);
+    let cm = e
+        .get("/api/v1/namespaces/demo/configmaps/settings")
+        .unwrap();
+    assert_eq!(cm["metadata"]["labels"]["app"], "demo");
+    // kapply agrees too: nothing left to clear.
+    let plan = e.plan().await;
+    for o in &plan.objects {
+        assert_eq!(o.action, ObjectAction::Unchanged, "{o:#?}");
+    }
 }
 
 #[tokio::test]

@@ -3,7 +3,10 @@
 //! kubectl does not have.
 
 use super::applyset::ApplySet;
-use super::deps::{creation_body, partial_config, partial_from_plan, three_way};
+use super::deps::{
+    creation_body, partial_config, partial_from_plan, release_from_last_applied, release_refusal,
+    three_way,
+};
 use super::discovery::ResourceInfo;
 use super::live::{describe_plan, fill_type};
 use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
@@ -46,6 +49,9 @@ enum Write {
         /// The configuration the patch was computed from, to compute it
         /// again when the object changed since the plan.
         config: Value,
+        /// Paths released (kept out of the last-applied the patch is
+        /// computed against), for that same computation.
+        released: Vec<String>,
     },
 }
 
@@ -88,6 +94,18 @@ fn last_applied_of(live: &Value) -> Option<Value> {
         .and_then(|s| serde_json::from_str(s).ok())
 }
 
+/// The last-applied configuration a patch is computed against: the live
+/// annotation, without the released fields (so no deletion is sent for
+/// them).
+fn base_last_applied(config: &Value, live: &Value, released: &[String]) -> Option<Value> {
+    let la = last_applied_of(live);
+    if released.is_empty() {
+        la
+    } else {
+        release_from_last_applied(config, la.as_ref(), released)
+    }
+}
+
 fn resource_version(live: &Value) -> Option<String> {
     live.pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -96,10 +114,16 @@ fn resource_version(live: &Value) -> Option<String> {
 
 /// Whether `config` against `live` (read again, changed since the plan)
 /// still makes `reviewed`: then what is sent is what the user reviewed.
-fn same_patch(plan: &ObjectPlan, config: &Value, live: &Value, reviewed: &Patch) -> bool {
+fn same_patch(
+    plan: &ObjectPlan,
+    config: &Value,
+    live: &Value,
+    released: &[String],
+    reviewed: &Patch,
+) -> bool {
     let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
     matches!(
-        three_way(config, live, last_applied_of(live).as_ref(), schema),
+        three_way(config, live, base_last_applied(config, live, released).as_ref(), schema),
         Ok(t) if t.patch.as_ref() == Some(reviewed)
     )
 }
@@ -361,12 +385,25 @@ impl Session {
                     Err(e) => return Prepared::Done(fail(name, e.to_string())),
                 }
             }
-            ObjectAction::Unchanged if item.accepted_fields.is_none() => {
+            ObjectAction::Unchanged
+                if item.accepted_fields.is_none() && item.released_fields.is_empty() =>
+            {
                 return Prepared::Done(ok(name, "unchanged"));
             }
             _ => {}
         }
-        let config = match (&item.accepted_fields, &live) {
+        let released = &item.released_fields;
+        if let Some(why) = released.iter().find_map(|p| release_refusal(plan, p)) {
+            return Prepared::Done(fail(name, why));
+        }
+        // A released field stays out of the config (as accepted clears do);
+        // what differs is the last-applied the patch is computed against.
+        let accepted = item.accepted_fields.as_ref().map(|a| {
+            let mut a = a.clone();
+            a.extend(released.iter().cloned());
+            a
+        });
+        let config = match (&accepted, &live) {
             // The plan the user reviewed is at hand (and its live object is
             // checked unchanged before writing): skipped rows keep their live
             // value, so nothing but the accepted changes is written.
@@ -394,11 +431,15 @@ impl Session {
                 body: creation_body(&config),
             });
         };
-        let patch = if item.accepted_fields.is_none() && plan.action == ObjectAction::Update {
+        let patch = if item.accepted_fields.is_none()
+            && released.is_empty()
+            && plan.action == ObjectAction::Update
+        {
             plan.patch.clone()
         } else {
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
-            match three_way(&config, &live, last_applied_of(&live).as_ref(), schema) {
+            let base = base_last_applied(&config, &live, released);
+            match three_way(&config, &live, base.as_ref(), schema) {
                 Ok(t) => t.patch,
                 Err(e) => return Prepared::Done(fail(name, e.to_string())),
             }
@@ -411,6 +452,7 @@ impl Session {
                 rv: resource_version(&live),
                 get: info.object_path(ns, &plan.name),
                 config,
+                released: released.clone(),
             }),
         }
     }
@@ -500,6 +542,7 @@ impl Session {
                 get,
                 config,
                 patch,
+                released,
                 ..
             } => {
                 let now = match self.call(Method::GET, get, &[], None, None).await {
@@ -513,7 +556,10 @@ impl Session {
                     Err(e) => return fail(name, e.to_string()),
                 };
                 let current = resource_version(&now);
-                if rv.is_some() && current != *rv && !same_patch(plan, config, &now, patch) {
+                if rv.is_some()
+                    && current != *rv
+                    && !same_patch(plan, config, &now, released, patch)
+                {
                     return fail(
                         name,
                         self.replanned_message(

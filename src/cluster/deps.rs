@@ -4,5 +4,5 @@ pub use crate::manifest::{Loaded, Manifest};
 pub use crate::merge::{creation_body, three_way};
 pub use crate::plan::{
     PlanOptions, error_object, partial_config, partial_from_plan, plan_object, prune_block,
-    prune_candidate,
+    prune_candidate, release_from_last_applied, release_refusal,
 };

@@ -1079,6 +1079,7 @@ impl App {
                 ApplyItem {
                     plan: o.clone(),
                     accepted_fields,
+                    released_fields: Vec::new(),
                 }
             })
             // Every change excluded: nothing of this object is to be sent.
