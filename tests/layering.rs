@@ -1,0 +1,172 @@
+//! The core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
+//! `defaults`, `export`) stay
+//! free of the runtime and UI crates, so they can be reasoned about and tested
+//! without a cluster or a terminal. This reads their source and fails, naming
+//! file and line, when one of them imports or names a forbidden crate.
+
+use std::path::{Path, PathBuf};
+
+const FORBIDDEN: [&str; 5] = ["tokio", "kube", "hyper", "ratatui", "crossterm"];
+
+/// Core module files, relative to the crate root; directories are walked.
+const CORE: [&str; 7] = [
+    "src/yaml.rs",
+    "src/manifest.rs",
+    "src/patchmeta.rs",
+    "src/merge",
+    "src/plan.rs",
+    "src/defaults.rs",
+    "src/export.rs",
+];
+
+fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+            .map(|e| e.expect("directory entry").path())
+            .collect();
+        entries.sort();
+        for entry in entries {
+            rust_files(&entry, out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_path_buf());
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Every (line number, crate) where `source` uses a forbidden crate: `use
+/// krate`, `extern crate krate`, or a path `krate::…` (also `::krate::…`).
+/// Comments are skipped; a crate-relative path such as `crate::x::kube::y`
+/// is not a use of the crate. Words like `kubectl` or `kube-system` do not match.
+fn violations(source: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    let mut in_block_comment = false;
+    for (index, raw) in source.lines().enumerate() {
+        let mut line = String::new();
+        let mut rest = raw;
+        // Drop block comments and line comments (string contents rarely
+        // contain `krate::`, and a false alarm here is cheap to fix).
+        loop {
+            if in_block_comment {
+                match rest.find("*/") {
+                    Some(end) => {
+                        rest = &rest[end + 2..];
+                        in_block_comment = false;
+                    }
+                    None => break,
+                }
+            } else {
+                let block = rest.find("/*");
+                let slash = rest.find("//");
+                match (block, slash) {
+                    (Some(b), s) if s.is_none_or(|s| b < s) => {
+                        line.push_str(&rest[..b]);
+                        rest = &rest[b + 2..];
+                        in_block_comment = true;
+                    }
+                    (_, Some(s)) => {
+                        line.push_str(&rest[..s]);
+                        break;
+                    }
+                    _ => {
+                        line.push_str(rest);
+                        break;
+                    }
+                }
+            }
+        }
+        for krate in FORBIDDEN {
+            let mut from = 0;
+            while let Some(pos) = line[from..].find(krate) {
+                let start = from + pos;
+                let end = start + krate.len();
+                from = end;
+                let before = &line[..start];
+                let after = &line[end..];
+                if before.chars().next_back().is_some_and(is_ident)
+                    || after.chars().next().is_some_and(is_ident)
+                {
+                    continue;
+                }
+                let trimmed = before.trim_end();
+                // `foo::kube::x` is a path inside something else (unless
+                // it is the leading `::kube`).
+                let inside_path = trimmed.ends_with("::")
+                    && trimmed[..trimmed.len() - 2]
+                        .chars()
+                        .next_back()
+                        .is_some_and(is_ident);
+                let imported = trimmed.ends_with("use")
+                    || trimmed.ends_with("extern crate")
+                    || trimmed.ends_with('{') && trimmed.contains("use ");
+                if (after.trim_start().starts_with("::") && !inside_path) || imported {
+                    found.push((index + 1, krate));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn core_modules_import_no_runtime_or_ui_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for entry in CORE {
+        let path = root.join(entry);
+        assert!(path.exists(), "core module {entry} is missing: update CORE");
+        rust_files(&path, &mut files);
+    }
+    assert!(files.len() >= CORE.len(), "found only {files:?}");
+    let mut problems = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        for (line, krate) in violations(&source) {
+            let shown = file.strip_prefix(root).unwrap_or(file);
+            problems.push(format!(
+                "{}:{line}: core module uses `{krate}` ({})",
+                shown.display(),
+                source.lines().nth(line - 1).unwrap_or("").trim()
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "core modules must not depend on tokio, kube, hyper, ratatui or crossterm \
+         (move the code to cluster/, server/ or tui/):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The checker itself: it must catch each form and ignore look-alikes.
+#[test]
+fn checker_flags_imports_and_paths_but_not_lookalikes() {
+    let bad = "use tokio::sync::mpsc;\n\
+               fn f() { let _ = kube::Client::try_default(); }\n\
+               use {serde, ratatui::text::Line};\n\
+               extern crate crossterm;\n\
+               type B = ::hyper::body::Incoming;\n\
+               use kube;\n";
+    assert_eq!(
+        violations(bad),
+        vec![
+            (1, "tokio"),
+            (2, "kube"),
+            (3, "ratatui"),
+            (4, "crossterm"),
+            (5, "hyper"),
+            (6, "kube"),
+        ]
+    );
+    let fine = "// use tokio::spawn; kube::Api\n\
+                /* ratatui::Frame\n crossterm::event */ let ns = \"kube-system\";\n\
+                let kubectl = 1; let kubeconfig = kubectl;\n\
+                use crate::cluster::kube::Thing;\n\
+                let hyperlink = \"tokio\";\n";
+    assert_eq!(violations(fine), vec![]);
+}
