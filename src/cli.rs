@@ -48,6 +48,9 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Delete the objects named by the manifests (asks unless --yes).
     Delete(DeleteArgs),
+    /// Write live objects as clean manifests, to bring objects made with
+    /// `kubectl create` under `kubectl apply` (or kapply) management.
+    Export(ExportArgs),
     /// Run the embedded demo cluster and open the TUI on the demo manifests.
     Demo(DemoArgs),
     /// Print a shell completion script (e.g. `source <(kapply completion bash)`).
@@ -220,6 +223,20 @@ pub struct DeleteArgs {
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Objects as KIND/NAME (kubectl's names: `deploy/web`, `cm/cfg`,
+    /// `widgets.demo.kapply.dev/w`).
+    #[arg(required = true, value_name = "KIND/NAME")]
+    pub objects: Vec<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Write each object to DIR/kind-name.yaml instead of printing it.
+    /// Secret values are written in clear only to files; stdout masks them.
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -998,4 +1015,71 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         n = signals.recv() => return Ok(crate::signals::exit_code(n)),
     };
     run_engine(engine, &mut signals).await
+}
+
+/// `kapply export`: GET each object, clean it (`crate::export`), and write it
+/// to DIR or print it (Secret values masked on stdout). Exit 1 if any object
+/// could not be exported; the others are still written.
+pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
+    let session = connect(&a.cluster).await?;
+    if let Some(dir) = &a.output_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut errors = 0;
+    let mut first = true;
+    for text in &a.objects {
+        let Some((kind, name)) = text
+            .split_once('/')
+            .filter(|(k, n)| !k.is_empty() && !n.is_empty())
+        else {
+            errln!("error: {text}: expected KIND/NAME, e.g. deployment/web");
+            errors += 1;
+            continue;
+        };
+        let live = match session.resolve_name(kind).await {
+            Ok(res) => {
+                session
+                    .get_object(&res, a.cluster.namespace.as_deref(), name)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let live = match live {
+            Ok(v) => v,
+            Err(e) => {
+                errln!("error: {text}: {e}");
+                errors += 1;
+                continue;
+            }
+        };
+        let clean = crate::export::export(&live);
+        match &a.output_dir {
+            Some(dir) => {
+                let path = dir.join(crate::export::file_name(&clean));
+                std::fs::write(&path, crate::yaml::to_yaml(&clean))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                let note = if clean["kind"] == "Secret" {
+                    " (Secret: values written in clear to the file only)"
+                } else {
+                    ""
+                };
+                errln!("exported {text} -> {}{note}", path.display());
+            }
+            None => {
+                let shown = crate::export::masked(&clean);
+                let mut out = std::io::stdout().lock();
+                if !first {
+                    writeln!(out, "---")?;
+                }
+                write!(out, "{}", crate::yaml::to_yaml(&shown))?;
+                if clean["kind"] == "Secret" {
+                    errln!(
+                        "note: {text}: Secret values masked on stdout; use -o DIR to write them"
+                    );
+                }
+            }
+        }
+        first = false;
+    }
+    Ok(if errors > 0 { 1 } else { 0 })
 }

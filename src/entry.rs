@@ -52,6 +52,7 @@ pub fn main() -> ExitCode {
             Some(Command::Plan(a)) => cli::plan(a).await,
             Some(Command::Apply(a)) => cli::apply(a).await,
             Some(Command::Delete(a)) => cli::delete(a).await,
+            Some(Command::Export(a)) => cli::export(a).await,
             Some(Command::Demo(a)) => cli::demo(a).await.context("kapply demo"),
             Some(Command::Completion(_)) => Ok(0),
         }

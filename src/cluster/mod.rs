@@ -36,6 +36,7 @@ mod deps;
 mod discovery;
 mod engine;
 mod exec;
+mod export;
 mod live;
 mod selector;
 
