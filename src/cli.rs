@@ -689,7 +689,10 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
 }
 
 /// What a plan file selects: per object, the paths of its field changes.
-type Selection = std::collections::HashMap<(String, String, String, String), Vec<String>>;
+/// Per object: the change paths the file lists, and those of them marked
+/// `"action": "release"`.
+type Selection =
+    std::collections::HashMap<(String, String, String, String), (Vec<String>, Vec<String>)>;
 
 /// Objects are matched by group, kind, namespace and name (the version may
 /// differ between the file and the fresh plan).
@@ -706,23 +709,52 @@ fn selection_key(p: &ObjectPlan) -> (String, String, String, String) {
 fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("--plan {}", path.display()))?;
-    let plan: Plan = serde_json::from_str(&text).with_context(|| {
+    let not_plan = || {
         format!(
             "--plan {}: not a kapply plan (kapply plan -o json)",
             path.display()
         )
-    })?;
+    };
+    let mut doc: serde_json::Value = serde_json::from_str(&text).with_context(not_plan)?;
+    // `"action": "release"` is the one edit a plan's field rows take
+    // beyond removal: noted here, then read as the clear row it was (the
+    // cluster layer refuses it on any other row).
+    let mut released: Vec<Vec<String>> = Vec::new();
+    if let Some(objects) = doc
+        .get_mut("objects")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for o in objects {
+            let mut paths = Vec::new();
+            if let Some(fields) = o
+                .get_mut("fields")
+                .and_then(serde_json::Value::as_array_mut)
+            {
+                for f in fields {
+                    if f.get("action").and_then(serde_json::Value::as_str) == Some("release") {
+                        f["action"] = serde_json::Value::String("clear".into());
+                        if let Some(p) = f.get("path").and_then(serde_json::Value::as_str) {
+                            paths.push(p.to_string());
+                        }
+                    }
+                }
+            }
+            released.push(paths);
+        }
+    }
+    let plan: Plan = serde_json::from_value(doc).with_context(not_plan)?;
     Ok(plan
         .objects
         .iter()
-        .map(|p| {
+        .zip(released)
+        .map(|(p, released)| {
             let paths = p
                 .fields
                 .iter()
                 .filter(|f| f.action != crate::merge::FieldAction::Keep)
                 .map(|f| f.path.clone())
                 .collect();
-            (selection_key(p), paths)
+            (selection_key(p), (paths, released))
         })
         .collect())
 }
@@ -730,7 +762,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
 /// The item to apply for `p` under a selection: skipped when the file does
 /// not list the object or none of its changes; partial when it lists only some.
 fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
-    let listed = sel.get(&selection_key(p))?;
+    let (listed, released) = sel.get(&selection_key(p))?;
     let changes: Vec<&str> = p
         .fields
         .iter()
@@ -749,11 +781,22 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
         );
         return None;
     }
-    let whole = accepted.len() == changes.len();
+    // A release the fresh plan no longer has as a change is dropped with
+    // it; one on a row that is not a clear is refused when applied.
+    let released: Vec<String> = released
+        .iter()
+        .filter(|r| changes.contains(&r.as_str()))
+        .cloned()
+        .collect();
+    let accepted: Vec<String> = accepted
+        .into_iter()
+        .filter(|a| !released.contains(a))
+        .collect();
+    let whole = accepted.len() + released.len() == changes.len();
     Some(ApplyItem {
         plan: p.clone(),
         accepted_fields: (!whole).then_some(accepted),
-        released_fields: Vec::new(),
+        released_fields: released,
     })
 }
 
@@ -796,6 +839,14 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             Some(sel) => select_item(p, sel),
         })
         .collect();
+    for it in &items {
+        for r in &it.released_fields {
+            errln!(
+                "release      {} {r}: keeps the live value, drops it from last-applied",
+                it.plan.display_name()
+            );
+        }
+    }
     let candidates: Vec<ObjectPlan> = plan
         .objects
         .iter()

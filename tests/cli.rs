@@ -1530,6 +1530,89 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
     );
 }
 
+/// `apply --plan FILE` with `"action": "release"` on a clear row: the
+/// field leaves last-applied, its live value stays, kubectl agrees.
+#[test]
+fn apply_with_a_plan_releases_a_clear_row() {
+    let c = Cluster::start();
+    c.write(
+        "m/settings.yaml",
+        &configmap("settings", "{app: x}", "{color: blue, size: big}"),
+    );
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.write(
+        "m/settings.yaml",
+        &configmap("settings", "{app: x}", "{color: blue}"),
+    );
+    let mut plan = json_out(&c.kapply(&["plan", "-f", "m"]));
+    let fields = plan["objects"][0]["fields"].as_array_mut().unwrap();
+    let size = fields
+        .iter_mut()
+        .find(|f| f["path"] == "data.size" && f["action"] == "clear")
+        .expect("data.size is a clear row");
+    size["action"] = json!("release");
+    let file = c.dir.path().join("release.json");
+    std::fs::write(&file, serde_json::to_string(&plan).unwrap()).unwrap();
+    let out = c.kapply(&[
+        "apply",
+        "-f",
+        "m",
+        "--plan",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "release      ConfigMap default/settings data.size: keeps the live value, drops it from last-applied"
+        ),
+        "{out:?}"
+    );
+    let live = c.configmap("default", "settings").unwrap();
+    assert_eq!(live["data"], json!({"color": "blue", "size": "big"}));
+    let la = kubectl::last_applied(&live).unwrap();
+    assert_eq!(la["data"], json!({"color": "blue"}));
+    // Nothing pending for kapply, nor for kubectl.
+    let plan = json_out(&c.kapply(&["plan", "-f", "m"]));
+    assert_eq!(plan["objects"][0]["action"], "unchanged", "{plan}");
+    if let Some(k) = Kubectl::find(&c.kubeconfig) {
+        let out = k.run(&["diff", "-f", "m"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        k.ok(&["apply", "-f", "m"]);
+        let live = c.configmap("default", "settings").unwrap();
+        assert_eq!(live["data"]["size"], "big");
+    }
+
+    // A release on a row that is not a clear is refused, nothing written.
+    c.write(
+        "m/settings.yaml",
+        &configmap("settings", "{app: x}", "{color: red}"),
+    );
+    let mut plan = json_out(&c.kapply(&["plan", "-f", "m"]));
+    for f in plan["objects"][0]["fields"].as_array_mut().unwrap() {
+        if f["path"] == "data.color" {
+            f["action"] = json!("release");
+        }
+    }
+    std::fs::write(&file, serde_json::to_string(&plan).unwrap()).unwrap();
+    let out = c.kapply(&[
+        "apply",
+        "-f",
+        "m",
+        "--plan",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stdout.contains("not a clear row") || out.stderr.contains("not a clear row"),
+        "{out:?}"
+    );
+    let live = c.configmap("default", "settings").unwrap();
+    assert_eq!(live["data"]["color"], "blue");
+}
+
 /// Offline, the scope of a custom kind comes from a CRD among the --live
 /// objects (or the manifests); without one the plan says it guessed.
 #[test]
