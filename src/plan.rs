@@ -1043,27 +1043,35 @@ fn show(v: &Option<Value>) -> String {
 /// `-` = absent), the reason, the cause in brackets (`[intended]`,
 /// `[drift: kubectl-edit at 2026-11-20T10:04:00Z]`), and a `hazard:`
 /// line per hazard. ANSI colours when `color`.
+/// One line of `diff` output: data escaped (no control character from a
+/// manifest or the server reaches the terminal), then painted with the ANSI
+/// `code` when `color` (an empty code paints nothing).
+fn paint(color: bool, code: &str, s: &str) -> String {
+    let s = crate::text::escape_controls(s);
+    if color && !code.is_empty() {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.into_owned()
+    }
+}
+
+/// An object's mark, word and colour in both `diff` layouts.
+fn object_mark(action: ObjectAction) -> (&'static str, &'static str, &'static str) {
+    match action {
+        ObjectAction::Create => ("+", "create", "32"),
+        ObjectAction::Update => ("~", "update", "33"),
+        ObjectAction::Unchanged => ("=", "unchanged", "2"),
+        ObjectAction::Prune => ("-", "prune", "31"),
+        ObjectAction::Error => ("!", "error", "31;1"),
+    }
+}
+
 pub fn render_diff(plan: &Plan, color: bool) -> String {
-    const RESET: &str = "\x1b[0m";
-    // Every line passes through here: data is escaped before it is painted.
-    let paint = |code: &str, s: &str| -> String {
-        let s = crate::text::escape_controls(s);
-        if color {
-            format!("\x1b[{code}m{s}{RESET}")
-        } else {
-            s.into_owned()
-        }
-    };
+    let paint = |code: &str, s: &str| paint(color, code, s);
     let mut out = String::new();
     for obj in &plan.objects {
         let obj = mask_plan(obj);
-        let (sym, word, code) = match obj.action {
-            ObjectAction::Create => ("+", "create", "32"),
-            ObjectAction::Update => ("~", "update", "33"),
-            ObjectAction::Unchanged => ("=", "unchanged", "2"),
-            ObjectAction::Prune => ("-", "prune", "31"),
-            ObjectAction::Error => ("!", "error", "31;1"),
-        };
+        let (sym, word, code) = object_mark(obj.action);
         let id = obj.display_name();
         let mut header = format!("{sym} {id} ({word})");
         if let Some(src) = &obj.source {
@@ -1120,24 +1128,11 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
 /// colour, so it reads without colour too), its live value and what apply
 /// makes of it, and its hazards. Kept fields only with `show_kept`.
 pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String {
-    const RESET: &str = "\x1b[0m";
-    let paint = |code: &str, s: &str| -> String {
-        if color && !code.is_empty() {
-            format!("\x1b[{code}m{s}{RESET}")
-        } else {
-            s.to_string()
-        }
-    };
+    let paint = |code: &str, s: &str| paint(color, code, s);
     let mut out = String::new();
     for obj in &plan.objects {
         let obj = mask_plan(obj);
-        let (sym, word, code) = match obj.action {
-            ObjectAction::Create => ("+", "create", "32"),
-            ObjectAction::Update => ("~", "update", "33"),
-            ObjectAction::Unchanged => ("=", "unchanged", "2"),
-            ObjectAction::Prune => ("-", "prune", "31"),
-            ObjectAction::Error => ("!", "error", "31;1"),
-        };
+        let (sym, word, code) = object_mark(obj.action);
         let mut header = format!("{sym} {}  {word}", obj.display_name());
         if obj.reverts_drift {
             header.push_str(" · reverts drift");
@@ -1174,7 +1169,7 @@ pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String
             };
             let head = format!("{mark} {}  {}", f.path, f.cause_text());
             let _ = writeln!(out, "  {}", paint(code, &head));
-            let _ = writeln!(out, "      {}", field_values(f));
+            let _ = writeln!(out, "      {}", paint("", &field_values(f)));
             for h in &f.hazards {
                 let _ = writeln!(out, "      {}", paint("31;1", &format!("⚠ {}", h.message)));
             }
@@ -1220,6 +1215,46 @@ fn field_values(f: &FieldChange) -> String {
         let _ = write!(s, "   (last-applied {})", v(&f.last_applied));
     }
     s
+}
+
+#[cfg(test)]
+mod diff_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn no_control_character_reaches_the_terminal_in_either_layout() {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c\u{9b}", "namespace": "d"},
+            "data": {"k\u{1b}[2J": "v\u{9b}1\u{7f}"}});
+        let m = crate::manifest::Manifest {
+            id: crate::manifest::ObjectId::from_object(&config).unwrap(),
+            source: crate::manifest::Source {
+                file: "c.yaml".into(),
+                line: 1,
+            },
+            object: config,
+            lines: Default::default(),
+        };
+        let plan = Plan {
+            objects: vec![plan_object(&m, None, &PlanOptions::default())],
+            prune_skipped: None,
+        };
+        for color in [false, true] {
+            for out in [
+                render_diff(&plan, color),
+                render_diff_terminal(&plan, color, true),
+            ] {
+                // Only the ANSI colour codes kapply writes itself remain.
+                let data = out.replace("\x1b[", "");
+                assert!(
+                    !data.chars().any(|c| c.is_control() && c != '\n'),
+                    "{out:?}"
+                );
+                assert!(out.contains("\\u{9b}"), "{out:?}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/out.rs"]
+mod out;
 #[path = "common/plan_json.rs"]
 mod plan_json;
 #[path = "common/server.rs"]
@@ -14,6 +16,7 @@ mod server;
 
 use base64::Engine as _;
 use kubectl::Kubectl;
+use out::{Out, run};
 use serde_json::{Value, json};
 use server::Cluster;
 use sha2::{Digest, Sha256};
@@ -27,43 +30,6 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 // ---------------------------------------------------------------------------
 // Running things
-
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-impl Out {
-    /// Asserts that stdout contains `text`; the whole output on failure.
-    fn assert_stdout(&self, text: &str) {
-        assert!(self.stdout.contains(text), "{text:?} not in {self:?}");
-    }
-
-    /// Asserts that stderr contains `text`; the whole output on failure.
-    fn assert_stderr(&self, text: &str) {
-        assert!(self.stderr.contains(text), "{text:?} not in {self:?}");
-    }
-}
-
-fn run(cmd: &mut Command) -> Out {
-    let o = cmd.output().expect("spawn");
-    Out {
-        code: o.status.code(),
-        stdout: String::from_utf8(o.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 /// `kapply ARGS` in `dir`, stdin not a terminal, no ambient kubeconfig or NO_COLOR.
 fn kapply(dir: &Path, args: &[&str]) -> Out {

@@ -6,8 +6,11 @@
 
 #[path = "common/faults.rs"]
 mod faults;
+#[path = "common/out.rs"]
+mod out;
 
 use faults::{Action, Faulty, Req};
+use out::Out;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -17,22 +20,6 @@ const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
 
 /// A run that takes longer than this is a hang: the test fails.
 const GUARD: Duration = Duration::from_secs(120);
-
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
 
 /// A runtime for the servers, a scratch directory and a kubeconfig.
 struct Env {

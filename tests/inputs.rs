@@ -8,53 +8,22 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/out.rs"]
+mod out;
 #[path = "common/server.rs"]
 mod server;
 
 use kubectl::Kubectl;
+use out::{Out, run};
 use serde_json::Value;
 use server::Cluster;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
-
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-impl Out {
-    fn assert_stdout(&self, text: &str) {
-        assert!(self.stdout.contains(text), "{text:?} not in {self:?}");
-    }
-    fn assert_stderr(&self, text: &str) {
-        assert!(self.stderr.contains(text), "{text:?} not in {self:?}");
-    }
-}
-
-fn run(cmd: &mut Command) -> Out {
-    let o = cmd.stdin(Stdio::null()).output().expect("spawn");
-    Out {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 /// `kapply ARGS --kubeconfig K` in the cluster's scratch directory.
 fn kapply(c: &Cluster, args: &[&str]) -> Out {

@@ -8,47 +8,25 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/out.rs"]
+mod out;
 #[path = "common/server.rs"]
 mod server;
 
+use out::Out;
 use server::Cluster;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
 const PLUGIN: &str = env!("CARGO_BIN_EXE_kubectl-kapply");
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
+/// Runs `cmd` without the ambient kubeconfig or NO_COLOR.
 fn run(cmd: &mut Command) -> Out {
-    let o = cmd
-        .env_remove("KUBECONFIG")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn");
-    Out {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    out::run(cmd.env_remove("KUBECONFIG").env_remove("NO_COLOR"))
 }
 
 const CONFIGMAPS: &str = "\

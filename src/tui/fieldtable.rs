@@ -203,7 +203,8 @@ pub fn ordered(o: &ObjectPlan, show_kept: bool) -> Vec<&FieldChange> {
         .collect()
 }
 
-fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
+/// Whether `path` of `o` holds Secret data (masked wherever it is shown).
+pub(crate) fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
     o.kind == "Secret"
         && (path == "data"
             || path == "stringData"

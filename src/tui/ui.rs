@@ -129,21 +129,11 @@ fn field_word(a: FieldAction) -> &'static str {
     }
 }
 
-fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
-    o.kind == "Secret"
-        && (path == "data"
-            || path == "stringData"
-            || path.starts_with("data.")
-            || path.starts_with("data[")
-            || path.starts_with("stringData.")
-            || path.starts_with("stringData["))
-}
-
 /// A field value for display: `—` when the side has none; Secret data masked.
 pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     match v {
         None => "—".to_string(),
-        Some(_) if is_secret_path(o, path) => MASK.to_string(),
+        Some(_) if fieldtable::is_secret_path(o, path) => MASK.to_string(),
         Some(Value::String(s)) => format!("{s:?}"),
         Some(v) => v.to_string(),
     }
