@@ -557,25 +557,6 @@ pub fn error_object(
     plan
 }
 
-fn element_matches(v: &Value, key: &str, want: &str) -> bool {
-    v.get(key).is_some_and(|k| path::element_value(k) == want)
-}
-
-fn get_path<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
-    let mut cur = v;
-    for s in segs {
-        cur = match s {
-            Segment::Key(k) => cur.get(k)?,
-            Segment::Index(i) => cur.get(*i)?,
-            Segment::Element(k, want) => cur
-                .as_array()?
-                .iter()
-                .find(|e| element_matches(e, k, want))?,
-        };
-    }
-    Some(cur)
-}
-
 fn remove_path(v: &mut Value, segs: &[Segment]) {
     let Some((last, parent)) = segs.split_last() else {
         return;
@@ -587,7 +568,7 @@ fn remove_path(v: &mut Value, segs: &[Segment]) {
             Segment::Index(i) => cur.get_mut(*i),
             Segment::Element(k, want) => cur
                 .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
+                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
         };
         match next {
             Some(n) => cur = n,
@@ -609,7 +590,7 @@ fn remove_path(v: &mut Value, segs: &[Segment]) {
         }
         Segment::Element(k, want) => {
             if let Some(a) = cur.as_array_mut() {
-                a.retain(|e| !element_matches(e, k, want));
+                a.retain(|e| !path::element_matches(e, k, want));
             }
         }
     }
@@ -635,7 +616,7 @@ fn set_path(v: &mut Value, segs: &[Segment], value: Value) {
             Segment::Index(i) => cur.get_mut(*i),
             Segment::Element(k, want) => cur
                 .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
+                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
         };
         match next {
             Some(n) => cur = n,
@@ -661,7 +642,7 @@ fn set_path(v: &mut Value, segs: &[Segment], value: Value) {
                 *cur = Value::Array(vec![]);
             }
             if let Some(a) = cur.as_array_mut() {
-                match a.iter_mut().find(|e| element_matches(e, k, want)) {
+                match a.iter_mut().find(|e| path::element_matches(e, k, want)) {
                     Some(slot) => *slot = value,
                     None => a.push(value),
                 }
@@ -708,7 +689,7 @@ pub fn partial_from_rows<'r>(
             continue;
         }
         let segs = path::parse(p);
-        match last_applied.and_then(|la| get_path(la, &segs)) {
+        match last_applied.and_then(|la| path::get(la, &segs)) {
             Some(v) => set_path(&mut out, &segs, v.clone()),
             None => remove_path(&mut out, &segs),
         }
@@ -763,7 +744,7 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     let in_config = plan
         .config
         .as_ref()
-        .and_then(|c| get_path(c, &path::parse(path)))
+        .and_then(|c| path::get(c, &path::parse(path)))
         .is_some();
     if in_config || row.last_applied.is_none() {
         return Some(format!(
@@ -792,12 +773,12 @@ pub fn release_from_last_applied(
         remove_path(&mut out, &segs);
         for depth in (1..segs.len()).rev() {
             let parent = &segs[..depth];
-            let emptied = match get_path(&out, parent) {
+            let emptied = match path::get(&out, parent) {
                 Some(Value::Object(m)) => m.is_empty(),
                 Some(Value::Array(a)) => a.is_empty(),
                 _ => false,
             };
-            if !emptied || get_path(config, parent).is_some() {
+            if !emptied || path::get(config, parent).is_some() {
                 break;
             }
             remove_path(&mut out, parent);

@@ -76,8 +76,9 @@ fn key_order(list: &Value, order: &Value) -> Value {
     }
 }
 
-/// Null members removed, as the server does with a value inserted whole.
-fn drop_nulls(v: &mut Value) {
+/// Null members removed, as the server does with a value inserted whole
+/// (and kubectl does with a creation body).
+pub(crate) fn drop_nulls(v: &mut Value) {
     match v {
         Value::Object(m) => {
             m.retain(|_, x| !x.is_null());

@@ -11,22 +11,6 @@ use super::{
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
 
-/// The value at a field-plan path.
-fn at<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
-    let mut cur = v;
-    for s in segs {
-        cur = match s {
-            Segment::Key(k) => cur.get(k)?,
-            Segment::Index(i) => cur.get(*i)?,
-            Segment::Element(k, want) => cur
-                .as_array()?
-                .iter()
-                .find(|e| e.get(k).is_some_and(|x| path::element_value(x) == *want))?,
-        };
-    }
-    Some(cur)
-}
-
 /// The patch metadata at a field-plan path.
 fn schema_at<'s>(root: Option<Schema<'s>>, segs: &[Segment]) -> Option<Schema<'s>> {
     let mut cur = root?;
@@ -111,7 +95,7 @@ fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Opti
         return None;
     }
     let kept: Vec<&Value> = result
-        .and_then(|r| at(r, parent))
+        .and_then(|r| path::get(r, parent))
         .and_then(Value::as_array)
         .map(|l| {
             l.iter()

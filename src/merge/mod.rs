@@ -323,6 +323,27 @@ pub mod path {
         }
     }
 
+    /// Whether the list element `v` has `key` equal to `want` (as a path names it).
+    pub fn element_matches(v: &serde_json::Value, key: &str, want: &str) -> bool {
+        v.get(key).is_some_and(|k| element_value(k) == want)
+    }
+
+    /// The value at a parsed path, if there is one.
+    pub fn get<'v>(v: &'v serde_json::Value, segs: &[Segment]) -> Option<&'v serde_json::Value> {
+        let mut cur = v;
+        for s in segs {
+            cur = match s {
+                Segment::Key(k) => cur.get(k)?,
+                Segment::Index(i) => cur.get(*i)?,
+                Segment::Element(k, want) => cur
+                    .as_array()?
+                    .iter()
+                    .find(|e| element_matches(e, k, want))?,
+            };
+        }
+        Some(cur)
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
@@ -512,18 +533,8 @@ fn with_annotation(config: &Value, annotation: &str) -> Value {
 /// annotation, null values dropped (kubectl 1.31+; they stay in the
 /// annotation).
 pub fn creation_body(config: &Value) -> Value {
-    fn drop_nulls(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                m.retain(|_, x| !x.is_null());
-                m.values_mut().for_each(drop_nulls);
-            }
-            Value::Array(a) => a.iter_mut().for_each(drop_nulls),
-            _ => {}
-        }
-    }
     let mut body = with_annotation(config, &last_applied_annotation(config));
-    drop_nulls(&mut body);
+    fields::drop_nulls(&mut body);
     body
 }
 
