@@ -12,7 +12,11 @@ pub(super) fn str_at<'v>(v: &'v Value, ptr: &str) -> Option<&'v str> {
     v.pointer(ptr).and_then(Value::as_str)
 }
 
-fn base_plan(config: &Value, source: Option<String>, action: ObjectAction) -> ObjectPlan {
+pub(super) fn base_plan(
+    config: &Value,
+    source: Option<String>,
+    action: ObjectAction,
+) -> ObjectPlan {
     ObjectPlan {
         api_version: str_at(config, "/apiVersion").unwrap_or_default().into(),
         kind: str_at(config, "/kind").unwrap_or_default().into(),

@@ -5,7 +5,8 @@
 //!   candidates, objects that failed.
 //! - `hazards`: object-level warnings, one named rule each (per-field
 //!   hazards are `merge::hazards`).
-//! - `partial`: partial apply and field release.
+//! - `partial`: partial apply, field release (in a plan, and `kapply
+//!   release` on the annotation).
 //! - `mask`: Secret masking.
 //! - `owners`: field owners.
 //! - `render`: `kapply diff` text.
@@ -21,8 +22,8 @@ pub use build::{error_object, plan_object, prune_candidate, recorded_last_applie
 pub use mask::{mask_plan, mask_secret, mask_secret_pair};
 pub use owners::field_owners;
 pub use partial::{
-    partial_config, partial_from_plan, partial_from_rows, release_from_last_applied,
-    release_refusal,
+    AnnotationRelease, ReleasedField, partial_config, partial_from_plan, partial_from_rows,
+    release_annotation, release_from_last_applied, release_refusal,
 };
 pub use render::{render_diff, render_diff_terminal};
 
