@@ -253,15 +253,12 @@ async fn fetch(client: &Client, url: &str) -> Result<String, String> {
             )
             .body(Empty::<Bytes>::new())
             .map_err(|e| format!("not a valid URL: {e}"))?;
-        let resp = client
-            .request(req)
-            .await
-            .map_err(|e| {
-                format!(
-                    "cannot fetch: {}",
-                    crate::transport::describe_request_error(&e)
-                )
-            })?;
+        let resp = client.request(req).await.map_err(|e| {
+            format!(
+                "cannot fetch: {}",
+                crate::transport::describe_request_error(&e)
+            )
+        })?;
         let status = resp.status();
         let via = if current == url {
             String::new()

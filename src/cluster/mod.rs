@@ -474,9 +474,7 @@ impl Session {
                 .await
                 .map_err(|_| timeout(after))
                 .and_then(|r| r.map_err(|_| self.lost(Broken::MidAnswer, &asked))),
-            None => body
-                .await
-                .map_err(|_| self.lost(Broken::MidAnswer, &asked)),
+            None => body.await.map_err(|_| self.lost(Broken::MidAnswer, &asked)),
         };
         let collected = match collected {
             Ok(c) => c.to_bytes(),

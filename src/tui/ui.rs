@@ -852,12 +852,8 @@ fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     b.render(area, buf);
     let dim = t.fg(Color::DarkGray);
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let row = |k: &str, v: String| {
-        Line::from(vec![
-            Span::styled(format!("{k:<8}"), dim),
-            Span::raw(v),
-        ])
-    };
+    let row =
+        |k: &str, v: String| Line::from(vec![Span::styled(format!("{k:<8}"), dim), Span::raw(v)]);
     let mut lines: Vec<Line<'static>> = Vec::new();
     match &app.failure {
         Some(e) => {
@@ -939,8 +935,10 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Cyan),
         ));
     } else if app.failure.is_some() {
+        // The pane names the server and the error; this stays short so a
+        // key's answer (why apply is not offered) still fits at 80 columns.
         spans.push(Span::styled(
-            format!("no live state from {server}: r retries  "),
+            "no live state: r retries  ".to_string(),
             t.fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     } else if !app.pending.is_empty() {

@@ -192,7 +192,9 @@ fn partial(fail: bool) -> Body {
         // After a pause, so the headers and the first bytes are sent first.
         Box::pin(futures::stream::once(async {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            Err(std::io::Error::other("connection closed by the test server"))
+            Err(std::io::Error::other(
+                "connection closed by the test server",
+            ))
         }))
     } else {
         Box::pin(futures::stream::pending())
