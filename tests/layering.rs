@@ -14,7 +14,7 @@ const CORE: [&str; 7] = [
     "src/manifest.rs",
     "src/patchmeta.rs",
     "src/merge",
-    "src/plan.rs",
+    "src/plan",
     "src/defaults.rs",
     "src/export.rs",
 ];
