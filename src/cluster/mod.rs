@@ -437,7 +437,7 @@ impl Session {
                 );
                 // Encoded as kubectl (Go) encodes it, so the bytes on the
                 // wire match what kubectl sends for the same change.
-                crate::merge::go_json(b).into_bytes()
+                crate::gocompat::json(b).into_bytes()
             }
             None => Vec::new(),
         };
