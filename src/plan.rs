@@ -2,6 +2,7 @@
 //! No I/O. Its JSON form (`kapply plan -o json`) is stable: scripts read it.
 
 use crate::merge::{FieldChange, Patch};
+use crate::objref::ObjectRef;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -50,14 +51,16 @@ pub struct ObjectPlan {
 }
 
 impl ObjectPlan {
+    /// Which object: its group, kind, namespace and name. Displayed as
     /// `Deployment demo/nginx`, `Namespace demo`; a manifest that could not
     /// be read has no identity and says so.
-    pub fn display_name(&self) -> String {
-        match (self.namespace.as_deref(), self.kind.is_empty()) {
-            (_, true) => "(unreadable manifest)".to_string(),
-            (Some(ns), false) if !ns.is_empty() => format!("{} {ns}/{}", self.kind, self.name),
-            _ => format!("{} {}", self.kind, self.name),
-        }
+    pub fn id(&self) -> ObjectRef {
+        ObjectRef::new(
+            &self.api_version,
+            &self.kind,
+            self.namespace.as_deref(),
+            &self.name,
+        )
     }
 }
 
@@ -241,7 +244,7 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
             }
         }
     }
-    let api_version = m.id.api_version();
+    let api_version = m.api_version();
     let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
     let source = Some(m.source.to_string());
     let mut plan = base_plan(&config, source, ObjectAction::Create);
@@ -730,15 +733,12 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
 /// the config asks for).
 pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
-        return Some(format!(
-            "{path} is not a field change of {}",
-            plan.display_name()
-        ));
+        return Some(format!("{path} is not a field change of {}", plan.id()));
     };
     if row.action != FieldAction::Clear {
         return Some(format!(
             "{path} of {} is not a clear row: only a field apply would remove can be released",
-            plan.display_name()
+            plan.id()
         ));
     }
     let in_config = plan
@@ -749,7 +749,7 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     if in_config || row.last_applied.is_none() {
         return Some(format!(
             "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
-            plan.display_name()
+            plan.id()
         ));
     }
     None
@@ -1053,7 +1053,7 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
     for obj in &plan.objects {
         let obj = mask_plan(obj);
         let (sym, word, code) = object_mark(obj.action);
-        let id = obj.display_name();
+        let id = obj.id();
         let mut header = format!("{sym} {id} ({word})");
         if let Some(src) = &obj.source {
             let _ = write!(header, "  {src}");
@@ -1114,7 +1114,7 @@ pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String
     for obj in &plan.objects {
         let obj = mask_plan(obj);
         let (sym, word, code) = object_mark(obj.action);
-        let mut header = format!("{sym} {}  {word}", obj.display_name());
+        let mut header = format!("{sym} {}  {word}", obj.id());
         if obj.reverts_drift {
             header.push_str(" · reverts drift");
         }
@@ -1209,7 +1209,8 @@ mod diff_tests {
             "metadata": {"name": "c\u{9b}", "namespace": "d"},
             "data": {"k\u{1b}[2J": "v\u{9b}1\u{7f}"}});
         let m = crate::manifest::Manifest {
-            id: crate::manifest::ObjectId::from_object(&config).unwrap(),
+            id: ObjectRef::from_object(&config).unwrap(),
+            version: "v1".into(),
             source: crate::manifest::Source {
                 file: "c.yaml".into(),
                 line: 1,

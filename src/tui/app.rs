@@ -3,6 +3,7 @@
 //! [`Effect`] for the runtime to perform.
 
 use crate::merge::FieldAction;
+use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -234,19 +235,6 @@ pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
     }
 }
 
-type ObjectId = (String, String, Option<String>, String);
-
-/// A stable identity for an object across reloads.
-pub fn object_key(o: &ObjectPlan) -> String {
-    format!(
-        "{}/{} {}/{}",
-        o.api_version,
-        o.kind,
-        o.namespace.as_deref().unwrap_or(""),
-        o.name
-    )
-}
-
 /// The field table's rows, as the cursor visits them: the changes apply
 /// sends (set, clear) first, then (when shown) the kept fields, each group
 /// as a path tree.
@@ -290,11 +278,11 @@ pub struct App {
     pub plan_gen: u64,
     /// The YAML view of one object, built once, not on every frame.
     pub yaml_cache: std::cell::RefCell<Option<super::yamlview::Cached>>,
-    pub marked: BTreeSet<String>,
+    pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<String, BTreeSet<String>>,
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
     /// Prune candidates queued in prune mode (shown as `x`).
-    pub queued_delete: BTreeSet<String>,
+    pub queued_delete: BTreeSet<ObjectRef>,
     pub popup: Option<Popup>,
     /// Rows the open dialog's body is scrolled by (when it does not fit).
     pub popup_scroll: u16,
@@ -372,9 +360,7 @@ impl App {
     }
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
-        self.excluded
-            .get(&object_key(o))
-            .is_some_and(|s| s.contains(path))
+        self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     pub fn areas(&self) -> Areas {
@@ -402,7 +388,7 @@ impl App {
             Filter::InSync => o.action == ObjectAction::Unchanged,
             Filter::Prune => o.action == ObjectAction::Prune,
             Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
-            Filter::Marked => self.marked.contains(&object_key(o)),
+            Filter::Marked => self.marked.contains(&o.id()),
         };
         if !status_ok {
             return false;
@@ -427,19 +413,12 @@ impl App {
     }
 
     /// Identity of the selected object (apiVersion, kind, namespace, name).
-    fn selected_id(&self) -> Option<ObjectId> {
-        self.selected().map(|o| {
-            (
-                o.api_version.clone(),
-                o.kind.clone(),
-                o.namespace.clone(),
-                o.name.clone(),
-            )
-        })
+    fn selected_id(&self) -> Option<ObjectRef> {
+        self.selected().map(ObjectPlan::id)
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
-    fn rebuild_keeping(&mut self, keep: Option<ObjectId>) {
+    fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
             match o.action {
@@ -480,12 +459,9 @@ impl App {
         let shown = idx.len();
         self.shown = shown;
         self.rows = rows;
-        let found = keep.and_then(|(av, kind, ns, name)| {
+        let found = keep.and_then(|keep| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => {
-                    let o = &self.plan.objects[*i];
-                    o.name == name && o.kind == kind && o.namespace == ns && o.api_version == av
-                }
+                Row::Object(i) => self.plan.objects[*i].id() == keep,
                 Row::Group(_) => false,
             })
         });
@@ -713,8 +689,8 @@ impl App {
                         self.plan = plan;
                         self.plan_gen += 1;
                         // Forget marks and exclusions of objects that are gone.
-                        let keys: BTreeSet<String> =
-                            self.plan.objects.iter().map(object_key).collect();
+                        let keys: BTreeSet<ObjectRef> =
+                            self.plan.objects.iter().map(ObjectPlan::id).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
                         if !matches!(
@@ -737,9 +713,9 @@ impl App {
                     // A stale run (for a dialog closed since) names none of
                     // this dialog's objects: drop it. Anything else is shown
                     // whole, so the dialog never waits for a result that came.
-                    let names: Vec<String> = items.iter().map(|i| i.plan.display_name()).collect();
+                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
                     let same =
-                        results.is_empty() || results.iter().any(|r| names.contains(&r.object));
+                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
                     if same && dry_run.is_none() {
                         *dry_run = Some(results);
                     }
@@ -768,21 +744,9 @@ impl App {
             }
         }
         // Marks of objects the engine reported done are cleared; failed ones stay.
-        let done: BTreeSet<&str> = results
-            .iter()
-            .filter(|r| r.ok)
-            .map(|r| r.object.as_str())
-            .collect();
-        let keys: Vec<String> = self
-            .plan
-            .objects
-            .iter()
-            .filter(|o| done.contains(o.display_name().as_str()))
-            .map(object_key)
-            .collect();
-        for k in keys {
-            self.marked.remove(&k);
-            self.excluded.remove(&k);
+        for k in results.iter().filter(|r| r.ok).map(|r| &r.object) {
+            self.marked.remove(k);
+            self.excluded.remove(k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {
@@ -1007,7 +971,7 @@ impl App {
         let Some(o) = self.selected().cloned() else {
             return;
         };
-        let key = object_key(&o);
+        let key = o.id();
         match self.focus {
             Focus::List => {
                 if !self.marked.remove(&key) {
@@ -1062,7 +1026,7 @@ impl App {
             .plan
             .objects
             .iter()
-            .filter(|o| self.marked.contains(&object_key(o)))
+            .filter(|o| self.marked.contains(&o.id()))
             .collect();
         if !marked.is_empty() {
             return marked;
@@ -1076,7 +1040,7 @@ impl App {
             .into_iter()
             .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
             .map(|o| {
-                let accepted_fields = self.excluded.get(&object_key(o)).map(|ex| {
+                let accepted_fields = self.excluded.get(&o.id()).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
@@ -1159,7 +1123,7 @@ impl App {
             return;
         };
         self.queued_delete.clear();
-        self.select_object(&object_key(first));
+        self.select_object(&first.id());
         self.open_popup(Popup::PruneStep {
             candidates,
             pos: 0,
@@ -1168,9 +1132,9 @@ impl App {
     }
 
     /// Put the cursor on the object with this key, if it is listed.
-    fn select_object(&mut self, key: &str) {
+    fn select_object(&mut self, key: &ObjectRef) {
         let found = self.rows.iter().position(|r| match r {
-            Row::Object(i) => object_key(&self.plan.objects[*i]) == key,
+            Row::Object(i) => self.plan.objects[*i].id() == *key,
             Row::Group(_) => false,
         });
         if let Some(p) = found {
@@ -1303,12 +1267,12 @@ impl App {
                 if choice == PruneChoice::Prune
                     && let Some(o) = candidates.get(pos)
                 {
-                    self.queued_delete.insert(object_key(o));
+                    self.queued_delete.insert(o.id());
                 }
                 choices.push(choice);
                 let pos = pos + 1;
                 if let Some(next) = candidates.get(pos) {
-                    self.select_object(&object_key(next));
+                    self.select_object(&next.id());
                     self.open_popup(Popup::PruneStep {
                         candidates,
                         pos,
