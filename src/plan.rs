@@ -787,6 +787,115 @@ pub fn release_from_last_applied(
     Some(out)
 }
 
+/// One field `kapply release` takes out of the last-applied annotation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleasedField {
+    pub path: String,
+    /// Its value in the annotation (what apply would have cleared).
+    pub last_applied: Value,
+    /// Its live value, which stays (`None`: not set live).
+    pub live: Option<Value>,
+}
+
+/// What `kapply release` writes: the live object's last-applied annotation
+/// without the released fields, as `kubectl apply edit-last-applied` leaves
+/// it when they are deleted by hand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnotationRelease {
+    pub fields: Vec<ReleasedField>,
+    /// The new annotation value (kubectl's encoding: compact, keys sorted,
+    /// trailing newline).
+    pub annotation: String,
+}
+
+/// Paths that name the object rather than a field of it.
+const IDENTITY_PATHS: [&str; 5] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "metadata.name",
+    "metadata.namespace",
+];
+
+/// Release `paths` (field paths as the plan writes them) from the
+/// last-applied annotation of `live`. A parent the removal leaves empty
+/// goes too: an empty map left in the annotation would make the next apply
+/// of a config without it delete the whole map, the released field with it.
+/// Errors name the object and, for a path the annotation lacks, the paths
+/// it has.
+pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
+    let plan = base_plan(live, None, ObjectAction::Unchanged);
+    let name = plan.display_name();
+    let Some(text) = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+    else {
+        return Err(format!(
+            "{name} has no {LAST_APPLIED} annotation: it is not managed by kubectl apply, so \
+             no field of it can be released (`kapply export` brings it under apply)"
+        ));
+    };
+    let la: Value = serde_json::from_str(text).map_err(|e| {
+        format!("{name}: its {LAST_APPLIED} annotation is not JSON ({e}); fix it with kubectl apply edit-last-applied")
+    })?;
+    if paths.is_empty() {
+        return Err(format!("{name}: name at least one field path to release"));
+    }
+    let mut fields: Vec<ReleasedField> = Vec::new();
+    for p in paths {
+        if fields.iter().any(|f| &f.path == p) {
+            continue;
+        }
+        let segs = path::parse(p);
+        if segs.is_empty() || IDENTITY_PATHS.contains(&p.as_str()) {
+            return Err(format!(
+                "{name}: {p:?} names the object, not a field of it; it cannot be released"
+            ));
+        }
+        let Some(value) = path::get(&la, &segs) else {
+            let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
+            let mut have: Vec<String> = Vec::new();
+            for f in merge::create_fields(&la, schema) {
+                leaf_paths(&f.path, f.config.as_ref(), &mut have);
+            }
+            have.retain(|f| !IDENTITY_PATHS.contains(&f.as_str()));
+            let shown = match have.len() {
+                0 => "none".to_string(),
+                n if n > 20 => format!("{}, ... ({n} in all)", have[..20].join(", ")),
+                _ => have.join(", "),
+            };
+            return Err(format!(
+                "{name}: {p} is not in its last-applied configuration, so apply does not own it; \
+                 fields there: {shown}"
+            ));
+        };
+        fields.push(ReleasedField {
+            path: p.clone(),
+            last_applied: value.clone(),
+            live: path::get(live, &segs).cloned(),
+        });
+    }
+    let released: Vec<String> = fields.iter().map(|f| f.path.clone()).collect();
+    let out = release_from_last_applied(&Value::Null, Some(&la), &released).unwrap_or(la);
+    let mut annotation = merge::go_json(&out);
+    annotation.push('\n');
+    Ok(AnnotationRelease { fields, annotation })
+}
+
+/// `path` and, for a map (a keyed list element's fields), the paths of its
+/// leaves, so an error can list the paths a user would type.
+fn leaf_paths(p: &str, v: Option<&Value>, out: &mut Vec<String>) {
+    match v {
+        Some(Value::Object(m)) if !m.is_empty() => {
+            for (k, x) in m {
+                leaf_paths(&path::key(p, k), Some(x), out);
+            }
+        }
+        _ => out.push(p.to_string()),
+    }
+}
+
 /// Mask the values of a Secret's `data` and `stringData` (and inside its
 /// last-applied annotation). Other objects are returned unchanged.
 pub fn mask_secret(obj: &Value) -> Value {
@@ -1241,8 +1350,48 @@ mod diff_tests {
 
 #[cfg(test)]
 mod release_tests {
-    use super::release_from_last_applied;
+    use super::{release_annotation, release_from_last_applied};
     use serde_json::json;
+
+    #[test]
+    fn release_annotation_drops_the_fields_and_keeps_kubectl_encoding() {
+        let la = r#"{"apiVersion":"v1","data":{"a":"1","b":"<2>"},"kind":"ConfigMap","metadata":{"annotations":{},"labels":{"app":"x"},"name":"c","namespace":"d"}}"#;
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "d", "labels": {"app": "x"},
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": la}},
+            "data": {"a": "9", "b": "<2>"}});
+        let out =
+            release_annotation(&live, &["data.a".into(), "metadata.labels.app".into()]).unwrap();
+        assert_eq!(
+            out.annotation,
+            "{\"apiVersion\":\"v1\",\"data\":{\"b\":\"\\u003c2\\u003e\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"name\":\"c\",\"namespace\":\"d\"}}\n"
+        );
+        assert_eq!(out.fields[0].last_applied, json!("1"));
+        assert_eq!(out.fields[0].live, Some(json!("9")));
+
+        let missing = release_annotation(&live, &["data.z".into()]).unwrap_err();
+        assert!(
+            missing.ends_with(
+                "data.z is not in its last-applied configuration, so apply does not own it; \
+                 fields there: data.a, data.b, metadata.annotations, metadata.labels.app"
+            ),
+            "{missing}"
+        );
+        assert!(
+            release_annotation(&live, &["kind".into()])
+                .unwrap_err()
+                .contains("names the object")
+        );
+        let mut bare = live.clone();
+        bare["metadata"]["annotations"] = json!({});
+        assert!(
+            release_annotation(&bare, &["data.a".into()])
+                .unwrap_err()
+                .starts_with(
+                    "ConfigMap d/c has no kubectl.kubernetes.io/last-applied-configuration"
+                )
+        );
+    }
 
     #[test]
     fn a_released_leaf_goes_with_the_parents_it_leaves_empty() {
