@@ -1155,15 +1155,12 @@ pub async fn release(a: ReleaseArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let shown = plan::error_object(
+    let shown = ObjectRef::new(
         live["apiVersion"].as_str().unwrap_or_default(),
         &res.kind,
         live.pointer("/metadata/namespace").and_then(|v| v.as_str()),
         name,
-        None,
-        String::new(),
-    )
-    .display_name();
+    );
     for f in &edit.fields {
         errln!(
             "release      {shown} {}: live value {} stays; dropped from last-applied (was {})",

@@ -825,7 +825,7 @@ const IDENTITY_PATHS: [&str; 5] = [
 /// it has.
 pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
     let plan = base_plan(live, None, ObjectAction::Unchanged);
-    let name = plan.display_name();
+    let name = plan.id();
     let Some(text) = live
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
