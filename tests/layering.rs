@@ -15,7 +15,7 @@ const CORE: [&str; 8] = [
     "src/manifest.rs",
     "src/patchmeta.rs",
     "src/merge",
-    "src/plan.rs",
+    "src/plan",
     "src/defaults.rs",
     "src/export.rs",
 ];
