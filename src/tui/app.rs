@@ -281,6 +281,9 @@ pub struct App {
     pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
     pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
+    /// `clear` rows released (`R`) instead of cleared, per object key:
+    /// apply drops them from last-applied and keeps their live value.
+    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<ObjectRef>,
     pub popup: Option<Popup>,
@@ -325,6 +328,7 @@ impl App {
             yaml_cache: std::cell::RefCell::new(None),
             marked: BTreeSet::new(),
             excluded: BTreeMap::new(),
+            released: BTreeMap::new(),
             queued_delete: BTreeSet::new(),
             popup: None,
             popup_scroll: 0,
@@ -361,6 +365,11 @@ impl App {
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
         self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
+    }
+
+    /// Whether the `clear` row `path` of `o` is released (`R`).
+    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+        self.released.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     pub fn areas(&self) -> Areas {
@@ -693,6 +702,7 @@ impl App {
                             self.plan.objects.iter().map(ObjectPlan::id).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
+                        self.released.retain(|k, _| keys.contains(k));
                         if !matches!(
                             self.popup,
                             Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
@@ -747,6 +757,7 @@ impl App {
         for k in results.iter().filter(|r| r.ok).map(|r| &r.object) {
             self.marked.remove(k);
             self.excluded.remove(k);
+            self.released.remove(k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {
@@ -870,6 +881,9 @@ impl App {
                 self.yaml_scroll = 0;
             }
             KeyCode::Char('K') => self.toggle_kept(),
+            KeyCode::Char('R') if self.focus == Focus::Fields && !self.yaml => {
+                self.toggle_release()
+            }
             // Both act on the YAML view, and open it.
             KeyCode::Char('z') => {
                 self.yaml_unfold = !self.yaml_unfold || !self.yaml;
@@ -988,15 +1002,51 @@ impl App {
                     self.last_result = Some(format!("{}: kept fields are not sent", f.path));
                     return;
                 }
+                let path = f.path.clone();
                 let set = self.excluded.entry(key.clone()).or_default();
-                if !set.remove(&f.path) {
-                    set.insert(f.path.clone());
+                if !set.remove(&path) {
+                    set.insert(path.clone());
+                    // An excluded row is not sent at all: no longer released.
+                    unset(&mut self.released, &key, &path);
                 }
                 if set.is_empty() {
                     self.excluded.remove(&key);
                 }
             }
         }
+    }
+
+    /// `R` on a `clear` row: release it (apply drops it from last-applied,
+    /// sends no deletion, the live value stays) or clear it again. Refused,
+    /// with the reason, where the core refuses a release.
+    fn toggle_release(&mut self) {
+        let Some(o) = self.selected().cloned() else {
+            return;
+        };
+        let key = o.id();
+        let Some(path) = field_rows(&o, self.show_kept)
+            .get(self.field_cursor)
+            .map(|f| f.path.clone())
+        else {
+            return;
+        };
+        if unset(&mut self.released, &key, &path) {
+            self.last_result = Some(format!("{path}: clear (apply removes it)"));
+            return;
+        }
+        if let Some(why) = crate::plan::release_refusal(&o, &path) {
+            self.last_result = Some(why);
+            return;
+        }
+        self.released
+            .entry(key.clone())
+            .or_default()
+            .insert(path.clone());
+        // Releasing is sending: the row is included again.
+        unset(&mut self.excluded, &key, &path);
+        self.last_result = Some(format!(
+            "{path}: released (apply keeps the live value, drops it from last-applied)"
+        ));
     }
 
     fn next_change(&mut self, forward: bool) {
@@ -1034,27 +1084,42 @@ impl App {
         self.selected().into_iter().collect()
     }
 
-    /// What an apply of these objects sends, honouring excluded fields.
+    /// What an apply of these objects sends, honouring excluded and
+    /// released fields (as `apply --plan` does with `"action": "release"`).
     pub fn apply_items(&self) -> Vec<ApplyItem> {
         self.targets()
             .into_iter()
             .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
             .map(|o| {
-                let accepted_fields = self.excluded.get(&o.id()).map(|ex| {
+                let key = o.id();
+                // Only rows the current plan can still release.
+                let released_fields: Vec<String> = self
+                    .released
+                    .get(&key)
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| crate::plan::release_refusal(o, p).is_none())
+                    .cloned()
+                    .collect();
+                let accepted_fields = self.excluded.get(&key).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
+                        .filter(|f| !released_fields.contains(&f.path))
                         .map(|f| f.path.clone())
                         .collect()
                 });
                 ApplyItem {
                     plan: o.clone(),
                     accepted_fields,
-                    released_fields: Vec::new(),
+                    released_fields,
                 }
             })
             // Every change excluded: nothing of this object is to be sent.
-            .filter(|i: &ApplyItem| i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty()))
+            .filter(|i: &ApplyItem| {
+                !i.released_fields.is_empty()
+                    || i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty())
+            })
             .collect()
     }
 
@@ -1303,4 +1368,16 @@ impl App {
         }
         Vec::new()
     }
+}
+
+/// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
+fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
+    let Some(set) = sets.get_mut(key) else {
+        return false;
+    };
+    let was = set.remove(path);
+    if set.is_empty() {
+        sets.remove(key);
+    }
+    was
 }

@@ -121,6 +121,10 @@ fn action_word(a: ObjectAction) -> &'static str {
     }
 }
 
+/// The act column of a released `clear` row (`R`), and its reason.
+const RELEASED_WORD: &str = "free";
+const RELEASED_REASON: &str = "released: live value stays";
+
 fn field_word(a: FieldAction) -> &'static str {
     match a {
         FieldAction::Set => "set",
@@ -436,7 +440,15 @@ fn field_areas(o: &ObjectPlan, show_kept: bool, head: &[Line<'static>], inner: R
     let t = Theme::default();
     let tallest = fieldtable::ordered(o, show_kept)
         .into_iter()
-        .map(|f| wrapped_height(&field_detail(o, f, t), rest.width))
+        .map(|f| {
+            let h = wrapped_height(&field_detail(o, f, false, t), rest.width);
+            // A clear row may be shown released (`R`): room for either.
+            if f.action == FieldAction::Clear {
+                h.max(wrapped_height(&field_detail(o, f, true, t), rest.width))
+            } else {
+                h
+            }
+        })
         .max()
         .unwrap_or(0);
     let detail_h = if rest.height >= 10 {
@@ -458,11 +470,18 @@ fn field_areas(o: &ObjectPlan, show_kept: bool, head: &[Line<'static>], inner: R
 
 /// The box under the table: the selected field whole (path, the three
 /// values, the reason, its hazards and cause).
-fn field_detail(o: &ObjectPlan, f: &FieldChange, t: Theme) -> Vec<Line<'static>> {
+/// The box under the field table: the selected row whole. `released`:
+/// a `clear` row released with `R`.
+fn field_detail(o: &ObjectPlan, f: &FieldChange, released: bool, t: Theme) -> Vec<Line<'static>> {
+    let word = if released {
+        RELEASED_WORD
+    } else {
+        field_word(f.action)
+    };
     let mut lines = vec![
         Line::from(vec![
             Span::styled(
-                format!("{} ", field_word(f.action)),
+                format!("{word} "),
                 t.field(f.action).add_modifier(Modifier::BOLD),
             ),
             Span::styled(
@@ -482,7 +501,14 @@ fn field_detail(o: &ObjectPlan, f: &FieldChange, t: Theme) -> Vec<Line<'static>>
     } else {
         t.fg(Color::DarkGray)
     };
-    lines.push(Line::from(Span::styled(reason(f), why_style)));
+    let why = if released {
+        format!(
+            "{RELEASED_REASON}, dropped from last-applied: another writer owns it (R: clear instead)"
+        )
+    } else {
+        reason(f)
+    };
+    lines.push(Line::from(Span::styled(why, why_style)));
     for h in &f.hazards {
         lines.push(Line::from(Span::styled(
             format!("⚠ {}", h.message),
@@ -633,7 +659,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             .get(app.field_cursor)
             .map(|r| &o.fields[r.field])
     {
-        let lines = field_detail(o, f, t);
+        let lines = field_detail(o, f, app.is_released(o, &f.path), t);
         let b = t
             .block()
             .borders(Borders::TOP)
@@ -666,6 +692,7 @@ fn field_row_line(
     t: Theme,
 ) -> Line<'static> {
     let excluded = app.is_excluded(o, &f.path);
+    let released = app.is_released(o, &f.path);
     let drift = fieldtable::is_drift(f);
     let mut style = if drift {
         t.fg(DRIFT)
@@ -739,11 +766,17 @@ fn field_row_line(
         ));
     }
     if w[4] > 0 {
-        let word = if part == 0 { field_word(f.action) } else { "" };
+        let word = match part {
+            0 if released => RELEASED_WORD,
+            0 => field_word(f.action),
+            _ => "",
+        };
         spans.push(Span::styled(format!(" {}", pad(word, w[4])), style));
     }
     if w[5] > 0 {
-        let why = if part == 0 {
+        let why = if part == 0 && released {
+            RELEASED_REASON.to_string()
+        } else if part == 0 {
             esc(&reason(f))
         } else {
             String::new()
@@ -867,8 +900,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("/", "search name/kind/namespace"),
     ("n / N", "next / previous change (fields: drift row)"),
     ("K", "show / hide the fields apply keeps"),
-    ("z", "YAML: fold / unfold unchanged lines"),
-    ("L", "YAML: last-applied annotation whole"),
+    ("R", "fields: release a clear row (free: live stays)"),
+    ("z / L", "YAML: fold unchanged / annotation whole"),
     ("r", "refresh live state"),
     ("l", "toggle log pane"),
     ("?", "this help"),
@@ -1071,6 +1104,17 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     style.add_modifier(Modifier::BOLD),
                 )));
                 for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+                    if it.released_fields.contains(&f.path) {
+                        lines.push(Line::from(Span::styled(
+                            format!(
+                                "    release {} (live value {} stays; dropped from last-applied)",
+                                f.path,
+                                show_value(o, &f.path, &f.live)
+                            ),
+                            t.field(FieldAction::Keep),
+                        )));
+                        continue;
+                    }
                     let included = it
                         .accepted_fields
                         .as_ref()
