@@ -970,11 +970,6 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     })
 }
 
-async fn run_tui(session: Arc<Session>, load: Inputs, prune: PruneOptions) -> anyhow::Result<u8> {
-    let mut signals = crate::signals::Signals::new()?;
-    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
-}
-
 /// Run the TUI; a signal that ends it exits with the shell's code for it
 /// (128 + n), after the terminal is restored and (demo) the temporary
 /// directory removed by the callers' drops.
@@ -997,8 +992,12 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     if !std::io::stdout().is_terminal() {
         bail!("the TUI needs a terminal; for scripts use `kapply diff`, `plan` or `apply`");
     }
-    let session = connect(&a.cluster).await?;
-    run_tui(session, load, prune).await
+    // Only the kubeconfig is read here (a local file: a mistake in it fails
+    // at once, before the screen changes). Connecting is the TUI's first
+    // effect, so a silent server shows a waiting screen that `q` leaves.
+    let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::connecting(target, load, prune), &mut signals).await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {

@@ -20,5 +20,6 @@ pub mod plan;
 pub mod server;
 pub mod signals;
 pub mod text;
+pub mod transport;
 pub mod tui;
 pub mod yaml;

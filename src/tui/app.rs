@@ -4,11 +4,12 @@
 
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
-use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
+use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation, Server};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +60,10 @@ pub enum Msg {
     Resize(u16, u16),
     Tick,
     Progress(Progress),
+    /// The engine connected (the server answered), or why not.
+    Connected(Result<(), String>),
+    /// The manifests alone, read while live state loads.
+    Manifests(Result<Plan, String>),
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
     Applied(Vec<ObjectResult>),
@@ -69,6 +74,10 @@ pub enum Msg {
 /// Work for the runtime. Destructive ones are only produced by a confirm.
 #[derive(Debug, Clone)]
 pub enum Effect {
+    /// Connect to the server (again); answered by `Msg::Connected`.
+    Connect,
+    /// Read the manifests without the cluster; answered by `Msg::Manifests`.
+    ReadManifests,
     Load,
     DryRun(Vec<ApplyItem>),
     Apply(Vec<ApplyItem>),
@@ -249,6 +258,22 @@ fn real_clock() -> String {
 pub struct App {
     pub opts: Options,
     pub plan: Plan,
+    /// A plan against live state has been loaded. Until then the list shows
+    /// the manifests alone and nothing destructive is offered.
+    pub live_known: bool,
+    /// `Effect::Connect` is under way.
+    pub connecting: bool,
+    /// Why connecting or the first load failed (no live state known): shown
+    /// in place of the field pane; `r` retries.
+    pub failure: Option<String>,
+    /// The server the engine talks to, named while waiting.
+    pub server: Option<Server>,
+    /// When the wait for live state began, and how long it has lasted (as
+    /// of the last tick).
+    pub waiting_since: Option<Instant>,
+    pub waited: Duration,
+    /// Time source for the wait (tests use a fixed one).
+    pub now: fn() -> Instant,
     pub loading: bool,
     pub progress: Option<Progress>,
     pub rows: Vec<Row>,
@@ -305,6 +330,13 @@ impl App {
         App {
             opts,
             plan: Plan::default(),
+            live_known: false,
+            connecting: false,
+            failure: None,
+            server: None,
+            waiting_since: None,
+            waited: Duration::ZERO,
+            now: Instant::now,
             loading: false,
             progress: None,
             rows: Vec::new(),
@@ -342,17 +374,24 @@ impl App {
         }
     }
 
-    /// The effects to run when the app starts: load the plan.
     /// Whether a spinner is on screen, so a tick changes the frame. Idle
     /// ticks need no redraw (the YAML view's diff is costly to rebuild).
     pub fn animating(&self) -> bool {
         self.loading
+            || self.connecting
             || !self.pending.is_empty()
             || matches!(self.popup, Some(Popup::ApplyConfirm { dry_run: None, .. }))
     }
 
+    /// The effects to run when the app starts: read the manifests, and
+    /// connect (the first load follows once connected).
     pub fn start(&mut self) -> Vec<Effect> {
         self.begin_load()
+    }
+
+    /// Whether live state is being waited for (connecting or the first load).
+    pub fn waiting(&self) -> bool {
+        !self.live_known && (self.connecting || self.loading)
     }
 
     /// The selected object, if any.
@@ -647,10 +686,25 @@ impl App {
         self.log.push(LogEntry { time, ok, text });
     }
 
+    /// `r` and the start: reload, or (no live state known yet) connect
+    /// again and read everything from the start.
     fn begin_load(&mut self) -> Vec<Effect> {
-        if self.loading {
+        if self.loading || self.connecting {
             return Vec::new();
         }
+        if !self.live_known {
+            self.connecting = true;
+            self.failure = None;
+            self.progress = None;
+            self.waiting_since = Some((self.now)());
+            self.waited = Duration::ZERO;
+            self.pending.push("connecting".to_string());
+            return vec![Effect::ReadManifests, Effect::Connect];
+        }
+        self.start_load()
+    }
+
+    fn start_load(&mut self) -> Vec<Effect> {
         self.loading = true;
         self.progress = None;
         self.pending.push("loading".to_string());
@@ -678,6 +732,40 @@ impl App {
             }
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
+                if let Some(since) = self.waiting_since {
+                    self.waited = (self.now)().saturating_duration_since(since);
+                }
+                Vec::new()
+            }
+            Msg::Connected(result) => {
+                if !self.connecting {
+                    return Vec::new();
+                }
+                self.connecting = false;
+                self.finish("connecting");
+                match result {
+                    Ok(()) => self.start_load(),
+                    Err(e) => {
+                        self.log_entry(false, format!("connecting failed: {e}"));
+                        self.failure = Some(e);
+                        Vec::new()
+                    }
+                }
+            }
+            Msg::Manifests(result) => {
+                // Live state came first: its plan has these rows and more.
+                if self.live_known {
+                    return Vec::new();
+                }
+                match result {
+                    Ok(plan) => {
+                        let keep = self.selected_id();
+                        self.plan = plan;
+                        self.plan_gen += 1;
+                        self.rebuild_keeping(keep);
+                    }
+                    Err(e) => self.log_entry(false, format!("reading the manifests failed: {e}")),
+                }
                 Vec::new()
             }
             Msg::Progress(p) => {
@@ -693,6 +781,11 @@ impl App {
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
+                        self.live_known = true;
+                        self.connecting = false;
+                        self.finish("connecting");
+                        self.failure = None;
+                        self.waiting_since = None;
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
                         self.plan = plan;
@@ -713,7 +806,12 @@ impl App {
                     }
                     Err(e) => {
                         self.log_entry(false, format!("load failed: {e}"));
-                        self.last_result = Some(format!("load failed: {e}"));
+                        if self.live_known {
+                            self.last_result = Some(format!("load failed: {e}"));
+                        } else {
+                            // Shown in place; the status line says what to do.
+                            self.failure = Some(e);
+                        }
                     }
                 }
                 Vec::new()
@@ -902,6 +1000,9 @@ impl App {
                 };
                 self.rebuild();
             }
+            KeyCode::Char('f') if !self.live_known => {
+                self.last_result = Some(self.needs_live_state("the status filter"))
+            }
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
                 self.rebuild();
@@ -922,12 +1023,29 @@ impl App {
             KeyCode::Char('n') => self.next_change(true),
             KeyCode::Char('N') => self.next_change(false),
             KeyCode::Char('r') => return self.begin_load(),
+            KeyCode::Char('a' | 'D' | 'p') if !self.live_known => {
+                let what = match k.code {
+                    KeyCode::Char('a') => "apply",
+                    KeyCode::Char('D') => "delete",
+                    _ => "prune",
+                };
+                self.last_result = Some(self.needs_live_state(what));
+            }
             KeyCode::Char('a') => return self.open_apply(),
             KeyCode::Char('D') => self.open_delete(),
             KeyCode::Char('p') => self.open_prune(),
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Why `what` is not offered before live state is known.
+    fn needs_live_state(&self, what: &str) -> String {
+        if self.failure.is_some() {
+            format!("{what} needs the live state, which could not be read: r retries")
+        } else {
+            format!("{what} needs the live state, which is still loading")
+        }
     }
 
     fn page(&self) -> isize {

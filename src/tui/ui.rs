@@ -98,6 +98,10 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     if o.action == ObjectAction::Error {
         return ('!', t.fg(Color::Red));
     }
+    // Read from the manifests; what apply would do is not known yet.
+    if !app.live_known {
+        return ('?', t.fg(Color::DarkGray));
+    }
     if !o.warnings.is_empty() {
         return ('!', t.fg(Color::Yellow));
     }
@@ -209,7 +213,9 @@ impl Widget for &App {
         let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
         render_header(self, a.header, buf, t);
         render_list(self, a.list, buf, t);
-        if self.yaml {
+        if !self.live_known {
+            render_live_state(self, a.detail, buf, t);
+        } else if self.yaml {
             render_yaml(self, a.detail, buf, t);
         } else {
             render_fields(self, a.detail, buf, t);
@@ -236,6 +242,24 @@ fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         "kapply  ",
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
     )];
+    if !app.live_known {
+        // Counts of actions would be made up: none is known yet.
+        let (text, style) = if app.failure.is_some() {
+            ("live state unknown", t.fg(Color::Red))
+        } else {
+            ("live state loading", t.fg(Color::Cyan))
+        };
+        spans.push(Span::styled(text, style.add_modifier(Modifier::BOLD)));
+        let n = app.plan.objects.len();
+        if n > 0 {
+            spans.push(Span::styled(
+                format!("  {n} object(s) in the manifests"),
+                Style::default(),
+            ));
+        }
+        Paragraph::new(Line::from(spans)).render(area, buf);
+        return;
+    }
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
     spans.extend(item("=", c.in_sync, "in sync", Style::default()));
@@ -271,8 +295,10 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let inner = b.inner(area);
     b.render(area, buf);
     if app.rows.is_empty() {
-        let msg = if app.loading {
+        let msg = if app.loading || app.connecting {
             "loading…"
+        } else if !app.live_known {
+            "no object read"
         } else if app.plan.objects.is_empty() {
             "no objects"
         } else {
@@ -843,6 +869,76 @@ fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
     }
 }
 
+/// The field pane before live state is known: what kapply waits for (the
+/// server, the context, the step, the time so far), or why it could not
+/// read it and that `r` retries.
+fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let failed = app.failure.is_some();
+    let title = if failed {
+        " Live state unknown "
+    } else {
+        " Live state loading "
+    };
+    let b = block(title.to_string(), focused, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let dim = t.fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let row =
+        |k: &str, v: String| Line::from(vec![Span::styled(format!("{k:<8}"), dim), Span::raw(v)]);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match &app.failure {
+        Some(e) => {
+            lines.push(Line::from(Span::styled(
+                "The live state could not be read:",
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            )));
+            lines.push(Line::from(Span::styled(e.clone(), t.fg(Color::Red))));
+            lines.push(Line::default());
+        }
+        None => {
+            lines.push(Line::from(Span::styled(
+                "Waiting for the Kubernetes API server",
+                bold,
+            )));
+        }
+    }
+    if let Some(s) = &app.server {
+        lines.push(row("server", s.url.clone()));
+        if !s.context.is_empty() {
+            lines.push(row("context", s.context.clone()));
+        }
+    }
+    if !failed {
+        let step = if app.connecting {
+            "connecting (GET /version)".to_string()
+        } else {
+            match &app.progress {
+                Some(p) => format!("{} ({}/{})", p.what, p.done, p.total),
+                None => "reading the manifests".to_string(),
+            }
+        };
+        lines.push(row("step", step));
+        lines.push(row("waited", format!("{} s", app.waited.as_secs())));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "The list shows the manifests (?: not compared yet). Apply, delete and \
+         prune need the live state.",
+        dim,
+    )));
+    let keys = if failed {
+        "r retries (connects again) · q quits"
+    } else {
+        "q quits at any time"
+    };
+    lines.push(Line::from(Span::styled(keys, bold)));
+    Paragraph::new(esc_lines(lines))
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
+}
+
 fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let mut spans = Vec::new();
     if app.searching || !app.search.is_empty() {
@@ -852,7 +948,33 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
     }
-    if !app.pending.is_empty() {
+    let server = app
+        .server
+        .as_ref()
+        .map_or_else(|| "the server".to_string(), |s| s.describe());
+    if app.waiting() {
+        // What the wait is for, and for how long so far.
+        let what = match (&app.progress, app.connecting) {
+            (_, true) => format!("connecting to {server}"),
+            (Some(p), false) => format!("loading {}/{} from {server}", p.done, p.total),
+            (None, false) => format!("loading from {server}"),
+        };
+        spans.push(Span::styled(
+            format!(
+                "{} {what} · {} s  ",
+                SPINNER[app.spinner % SPINNER.len()],
+                app.waited.as_secs()
+            ),
+            t.fg(Color::Cyan),
+        ));
+    } else if app.failure.is_some() {
+        // The pane names the server and the error; this stays short so a
+        // key's answer (why apply is not offered) still fits at 80 columns.
+        spans.push(Span::styled(
+            "no live state: r retries  ".to_string(),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    } else if !app.pending.is_empty() {
         let mut what = app.pending.join(", ");
         if let Some(p) = &app.progress {
             what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
