@@ -359,7 +359,7 @@ struct Cluster {
 impl Cluster {
     fn from_kubeconfig(path: &Path) -> Cluster {
         let text = std::fs::read_to_string(path).unwrap();
-        let config: Value = serde_saphyr::from_str(&text).unwrap();
+        let config: Value = kapply::yaml::read_value(&text).unwrap();
         let server = config["clusters"][0]["cluster"]["server"]
             .as_str()
             .unwrap()
