@@ -138,4 +138,43 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete prune candidates (reported as pruned).
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// Where `E` proposes to write the export of `object` (`own_file`: the
+    /// manifest file that holds it and nothing else, if any).
+    fn export_target(
+        &self,
+        object: &ObjectPlan,
+        own_file: Option<&str>,
+    ) -> Result<ExportTarget, String> {
+        let _ = (object, own_file);
+        Err("export is not available here".into())
+    }
+    /// GET the object, clean it ([`crate::export::export`]) and write it to
+    /// `path`; an existing file is left alone unless `overwrite`.
+    fn export(
+        &self,
+        object: ObjectPlan,
+        path: String,
+        overwrite: bool,
+    ) -> BoxFuture<'_, Result<Exported, String>> {
+        let _ = (object, path, overwrite);
+        Box::pin(async { Err("export is not available here".to_string()) })
+    }
+}
+
+/// Where the TUI's export (`E`) proposes to write an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportTarget {
+    pub path: String,
+    /// Something the user should know before writing there (the file is
+    /// not read back by this run's inputs, the object is also elsewhere).
+    pub note: Option<String>,
+}
+
+/// What an export did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exported {
+    /// Written to this path.
+    Written(String),
+    /// Nothing written: the file exists (ask before overwriting).
+    Exists(String),
 }

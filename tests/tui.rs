@@ -2,6 +2,8 @@
 //! ratatui's TestBackend. No engine: the plan is built by hand
 //! (tests/tui_fixture), effects are checked as data.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
 #[path = "common/server.rs"]
 mod server;
 mod tui_fixture;
@@ -908,8 +910,11 @@ fn no_destructive_effect_without_confirm() {
             a.update(key(' '));
             let eff = a.update(m.clone());
             assert!(
-                eff.iter()
-                    .all(|e| matches!(e, Effect::Load | Effect::DryRun(_))),
+                // ExportTarget only proposes a path: nothing is written.
+                eff.iter().all(|e| matches!(
+                    e,
+                    Effect::Load | Effect::DryRun(_) | Effect::ExportTarget(..)
+                )),
                 "{m:?} on {start} gave {eff:?}"
             );
         }
@@ -2422,5 +2427,236 @@ async fn released_field_keeps_its_live_value_through_the_engine() {
     // Reloaded after the apply: nothing left to do.
     assert!(a.released.is_empty());
     let web = a.plan.objects.iter().find(|o| o.name == "web").unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+}
+
+// ---------- Export (E) ----------
+
+#[test]
+fn export_asks_for_a_path_and_a_second_confirmation_before_overwriting() {
+    let mut a = app(100, 30);
+    // A managed object: refused, with why.
+    select(&mut a, "nginx-deployment");
+    assert!(feed(&mut a, [key('E')]).is_empty());
+    assert!(
+        a.last_result
+            .as_deref()
+            .is_some_and(|r| r.contains("E exports objects apply does not manage yet")),
+        "{:?}",
+        a.last_result
+    );
+
+    select(&mut a, "old-config");
+    let eff = feed(&mut a, [key('E')]);
+    let [Effect::ExportTarget(obj, None)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert_eq!(obj.name, "old-config");
+    let obj = obj.clone();
+    feed(
+        &mut a,
+        [Msg::ExportAsk(
+            obj.clone(),
+            Ok(kapply::ops::ExportTarget {
+                path: "manifests/configmap-old-config.yaml".into(),
+                note: None,
+            }),
+        )],
+    );
+    insta::assert_snapshot!("export_path", screen(&a));
+    // The path is edited in place: j and k are typed, not scroll keys.
+    let typed = feed(
+        &mut a,
+        std::iter::repeat_n(code(KeyCode::Backspace), "old-config.yaml".len())
+            .chain(keys("kj.yaml"))
+            .chain([code(KeyCode::Enter)]),
+    );
+    let [Effect::Export(o, path, false)] = typed.as_slice() else {
+        panic!("{typed:?}");
+    };
+    assert_eq!(o.name, "old-config");
+    assert_eq!(path, "manifests/configmap-kj.yaml");
+
+    // The file exists: nothing written until y.
+    feed(
+        &mut a,
+        [Msg::Exported(
+            obj.clone(),
+            Ok(kapply::ops::Exported::Exists(path.clone())),
+        )],
+    );
+    insta::assert_snapshot!("export_overwrite", screen(&a));
+    let eff = feed(&mut a, [key('n')]);
+    assert!(eff.is_empty() && a.popup.is_none(), "{eff:?}");
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap_or("")
+            .contains("left as it was")
+    );
+
+    feed(
+        &mut a,
+        [Msg::Exported(
+            obj.clone(),
+            Ok(kapply::ops::Exported::Exists(path.clone())),
+        )],
+    );
+    let eff = feed(&mut a, [key('y')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Export(_, p, true)] if p == path),
+        "{eff:?}"
+    );
+    // Written: logged, and the plan is loaded again.
+    let eff = feed(
+        &mut a,
+        [Msg::Exported(
+            obj,
+            Ok(kapply::ops::Exported::Written(path.clone())),
+        )],
+    );
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert!(
+        a.log
+            .iter()
+            .any(|l| l.ok && l.text.contains("exported to manifests/configmap-kj.yaml")),
+        "{:?}",
+        a.log
+    );
+}
+
+/// E on an object kubectl created (no annotation) through the real engine:
+/// the export replaces its manifest (after the second confirmation), the
+/// reload shows only the annotation to add, and applying it leaves the
+/// live object unchanged apart from the annotation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_then_apply_changes_nothing_but_the_annotation() {
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let Some(k) = kubectl::Kubectl::find(&kubeconfig) else {
+        return;
+    };
+    k.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=3",
+    ]);
+    let get = || {
+        server
+            .store()
+            .get("apps/v1", "Deployment", Some("default"), "web")
+            .unwrap()
+    };
+    let before = get();
+    let d = dir.path().join("m");
+    std::fs::create_dir_all(&d).unwrap();
+    // The user's manifest for it: what they think it is.
+    std::fs::write(
+        d.join("web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+         matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+         containers:\n      - name: nginx\n        image: nginx:1.28\n",
+    )
+    .unwrap();
+
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions {
+                paths: vec![d.clone()],
+                ..Default::default()
+            },
+            Default::default(),
+        ));
+    // A prune candidate (no manifest) would go to the manifest directory.
+    let mut cand = kapply::plan::ObjectPlan {
+        source: None,
+        ..tui_fixture::plan().objects[0].clone()
+    };
+    cand.kind = "ConfigMap".into();
+    cand.name = "cfg".into();
+    let target = engine.export_target(&cand, None).unwrap();
+    assert_eq!(
+        target.path,
+        d.join("configmap-cfg.yaml").display().to_string()
+    );
+
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "web");
+    let web = a.selected().unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Update);
+    assert!(
+        web.fields.iter().any(|f| f.path.ends_with("image")),
+        "{web:?}"
+    );
+    let effects = feed(&mut a, [key('E')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Export").unwrap();
+    let own = d.join("web.yaml").display().to_string();
+    assert!(text.contains(&format!("Path: {own}")), "{text}");
+    assert!(text.contains("holds only this object"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "File exists").unwrap();
+    assert!(text.contains(&format!("{own} exists.")), "{text}");
+    assert!(
+        std::fs::read_to_string(d.join("web.yaml"))
+            .unwrap()
+            .contains("nginx:1.28"),
+        "written before the second confirmation"
+    );
+    let effects = feed(&mut a, [key('y')]);
+    settle(&mut a, &engine, effects).await;
+    let exported = std::fs::read_to_string(d.join("web.yaml")).unwrap();
+    assert!(
+        exported.contains("nginx:1.27") && !exported.contains("resourceVersion"),
+        "{exported}"
+    );
+
+    // Reloaded: only the annotation is left to write.
+    let web = a.selected().unwrap();
+    assert_eq!(web.name, "web");
+    let changes: Vec<&str> = web
+        .fields
+        .iter()
+        .filter(|f| f.action != kapply::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(changes, ["metadata.annotations"], "{web:?}");
+    let effects = feed(&mut a, [key('a')]);
+    settle(&mut a, &engine, effects).await;
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+
+    let after = get();
+    let la = "kubectl.kubernetes.io/last-applied-configuration";
+    assert!(after["metadata"]["annotations"][la].is_string(), "{after}");
+    let strip = |o: &serde_json::Value| {
+        let mut o = o.clone();
+        o.as_object_mut().unwrap().remove("status");
+        let md = o["metadata"].as_object_mut().unwrap();
+        for k in ["resourceVersion", "managedFields", "generation"] {
+            md.remove(k);
+        }
+        if let Some(an) = md.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+            an.remove(la);
+            if an.is_empty() {
+                md.remove("annotations");
+            }
+        }
+        o
+    };
+    assert_eq!(strip(&after), strip(&before));
+    let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
 }

@@ -3,7 +3,9 @@
 use super::applyset::ApplySet;
 use super::{ApplyOptions, DeleteOptions, PruneOptions, Session, Target};
 use crate::inputs::Inputs;
-use crate::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation, Server};
+use crate::ops::{
+    ApplyItem, Engine, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server,
+};
 use crate::plan::{ObjectPlan, Plan};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -195,4 +197,117 @@ impl Engine for KubeEngine {
         }
         .boxed()
     }
+
+    /// The object's own manifest file when it holds nothing else (the
+    /// export replaces it); otherwise `kind-name.yaml` in the manifest
+    /// directory (the `-k` directory, the `-f` directory, or the directory
+    /// of the `-f` file), with a note when this run will not read it back.
+    fn export_target(
+        &self,
+        object: &ObjectPlan,
+        own_file: Option<&str>,
+    ) -> Result<ExportTarget, String> {
+        use std::path::{Path, PathBuf};
+        if let Some(f) = own_file.filter(|f| !is_url(Path::new(f)) && Path::new(f).is_file()) {
+            return Ok(ExportTarget {
+                path: f.to_string(),
+                note: Some(format!(
+                    "{f} holds only this object: the export replaces it"
+                )),
+            });
+        }
+        let name = crate::export::file_name(&serde_json::json!({
+            "kind": object.kind, "metadata": {"name": object.name}
+        }));
+        let local = self
+            .inputs
+            .load
+            .paths
+            .iter()
+            .find(|p| !is_url(p) && p.as_os_str() != "-");
+        let (dir, mut note): (PathBuf, Option<String>) = match (&self.inputs.kustomize, local) {
+            (Some(k), _) => (
+                k.clone(),
+                Some(format!(
+                    "kustomize reads it only once it is listed under resources: in {}",
+                    k.join("kustomization.yaml").display()
+                )),
+            ),
+            (None, Some(p)) if p.is_dir() => (p.clone(), None),
+            (None, Some(p)) => (
+                p.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+                Some(format!(
+                    "this run reads {} only: pass the export with -f too",
+                    p.display()
+                )),
+            ),
+            (None, None) => (
+                PathBuf::from("."),
+                Some("the manifests are not local files: pass the export with -f".into()),
+            ),
+        };
+        if let Some(src) = &object.source {
+            let file = src.rsplit_once(':').map_or(src.as_str(), |(f, _)| f);
+            note = Some(format!(
+                "also defined in {file}: remove it there, or the reload reports it defined twice"
+            ));
+        }
+        Ok(ExportTarget {
+            path: dir.join(name).display().to_string(),
+            note,
+        })
+    }
+
+    fn export(
+        &self,
+        object: ObjectPlan,
+        path: String,
+        overwrite: bool,
+    ) -> BoxFuture<'_, Result<Exported, String>> {
+        async move {
+            let name = object.id();
+            let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
+            let res = session
+                .resource(&object.api_version, &object.kind)
+                .await
+                .map_err(|e| format!("{name}: {e}"))?;
+            let live = session
+                .get_object(&res, object.namespace.as_deref(), &object.name)
+                .await
+                .map_err(|e| format!("{name}: {e}"))?;
+            let text = crate::yaml::to_yaml(&crate::export::export(&live));
+            write_export(&path, &text, overwrite)
+        }
+        .boxed()
+    }
+}
+
+fn is_url(p: &std::path::Path) -> bool {
+    crate::inputs::is_url(p)
+}
+
+/// Write an export; an existing file only when `overwrite` (checked by the
+/// open itself, so a file created meanwhile is not lost).
+fn write_export(path: &str, text: &str, overwrite: bool) -> Result<Exported, String> {
+    use std::io::Write as _;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if overwrite {
+        open.create(true).truncate(true);
+    } else {
+        open.create_new(true);
+    }
+    let mut f = match open.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Ok(Exported::Exists(path.to_string()));
+        }
+        Err(e) => return Err(format!("{path}: {e}")),
+    };
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| format!("{path}: {e}"))?;
+    Ok(Exported::Written(path.to_string()))
 }

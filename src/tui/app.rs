@@ -4,7 +4,7 @@
 
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
-use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation, Server};
+use crate::ops::{ApplyItem, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
@@ -69,6 +69,10 @@ pub enum Msg {
     Applied(Vec<ObjectResult>),
     Deleted(Vec<ObjectResult>),
     Pruned(Vec<ObjectResult>),
+    /// Where to write an object's export (`E`), or why it cannot be.
+    ExportAsk(ObjectPlan, Result<ExportTarget, String>),
+    /// An export's outcome.
+    Exported(ObjectPlan, Result<Exported, String>),
 }
 
 /// Work for the runtime. Destructive ones are only produced by a confirm.
@@ -83,6 +87,11 @@ pub enum Effect {
     Apply(Vec<ApplyItem>),
     Delete(Vec<ObjectPlan>, Propagation),
     Prune(Vec<ObjectPlan>),
+    /// Propose a path for an object's export; the manifest file that holds
+    /// only this object, if any.
+    ExportTarget(ObjectPlan, Option<String>),
+    /// Write an object's export to a path (`true`: overwrite an existing file).
+    Export(ObjectPlan, String, bool),
     Quit,
 }
 
@@ -176,6 +185,17 @@ pub enum Popup {
     },
     PruneConfirm {
         objects: Vec<ObjectPlan>,
+    },
+    /// `E`: the path to write an object's export to, edited in place.
+    ExportPath {
+        object: ObjectPlan,
+        input: String,
+        note: Option<String>,
+    },
+    /// The export's path exists: `y` overwrites it.
+    ExportOverwrite {
+        object: ObjectPlan,
+        path: String,
     },
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
@@ -831,6 +851,39 @@ impl App {
                 self.finish("server dry run");
                 Vec::new()
             }
+            Msg::ExportAsk(object, target) => {
+                self.finish("export");
+                match target {
+                    Ok(t) => self.open_popup(Popup::ExportPath {
+                        object,
+                        input: t.path,
+                        note: t.note,
+                    }),
+                    Err(e) => self.last_result = Some(format!("export: {e}")),
+                }
+                Vec::new()
+            }
+            Msg::Exported(object, result) => {
+                self.finish("exporting");
+                let name = object.id();
+                match result {
+                    Ok(Exported::Written(path)) => {
+                        self.log_entry(true, format!("{name}: exported to {path}"));
+                        self.last_result = Some(format!(
+                            "exported {name} to {path}; the next apply records the annotation"
+                        ));
+                        return self.begin_load();
+                    }
+                    Ok(Exported::Exists(path)) => {
+                        self.open_popup(Popup::ExportOverwrite { object, path });
+                    }
+                    Err(e) => {
+                        self.log_entry(false, format!("{name} export failed: {e}"));
+                        self.last_result = Some(format!("export failed: {e}"));
+                    }
+                }
+                Vec::new()
+            }
             Msg::Applied(results) => self.on_results("applying", "applied", results),
             Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
             Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
@@ -1023,10 +1076,11 @@ impl App {
             KeyCode::Char('n') => self.next_change(true),
             KeyCode::Char('N') => self.next_change(false),
             KeyCode::Char('r') => return self.begin_load(),
-            KeyCode::Char('a' | 'D' | 'p') if !self.live_known => {
+            KeyCode::Char('a' | 'D' | 'p' | 'E') if !self.live_known => {
                 let what = match k.code {
                     KeyCode::Char('a') => "apply",
                     KeyCode::Char('D') => "delete",
+                    KeyCode::Char('E') => "export",
                     _ => "prune",
                 };
                 self.last_result = Some(self.needs_live_state(what));
@@ -1034,6 +1088,7 @@ impl App {
             KeyCode::Char('a') => return self.open_apply(),
             KeyCode::Char('D') => self.open_delete(),
             KeyCode::Char('p') => self.open_prune(),
+            KeyCode::Char('E') => return self.open_export(),
             _ => {}
         }
         Vec::new()
@@ -1257,6 +1312,43 @@ impl App {
         vec![Effect::DryRun(items)]
     }
 
+    /// `E` on an object apply does not manage yet (its live object has no
+    /// last-applied annotation) or on a prune candidate: ask the engine
+    /// where to write its export.
+    fn open_export(&mut self) -> Vec<Effect> {
+        let Some(o) = self.selected() else {
+            return Vec::new();
+        };
+        let unmanaged = o.live.as_ref().is_some_and(|l| {
+            l.pointer("/metadata/annotations")
+                .and_then(|a| a.get(crate::merge::LAST_APPLIED))
+                .is_none()
+        });
+        if o.action != ObjectAction::Prune && !unmanaged {
+            self.last_result = Some(format!(
+                "{}: E exports objects apply does not manage yet (no last-applied annotation) \
+                 and prune candidates",
+                o.id()
+            ));
+            return Vec::new();
+        }
+        // The manifest file, when it holds this object alone: the export
+        // can replace it without touching other objects.
+        let file = |src: &str| src.rsplit_once(':').map_or(src, |(f, _)| f).to_string();
+        let own_file = o.source.as_deref().map(file).filter(|f| {
+            self.plan
+                .objects
+                .iter()
+                .filter(|x| x.source.as_deref().map(file).as_ref() == Some(f))
+                .count()
+                == 1
+        });
+        let o = o.clone();
+        self.last_result = None;
+        self.pending.push("export".to_string());
+        vec![Effect::ExportTarget(o, own_file)]
+    }
+
     fn open_delete(&mut self) {
         let objects: Vec<ObjectPlan> = self
             .targets()
@@ -1339,9 +1431,12 @@ impl App {
     }
 
     fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
-        // No dialog uses j/k or the page keys for anything else.
+        // No dialog but the path input uses j/k or the page keys for
+        // anything else.
         let page = i32::from(super::ui::popup_scroll_range(self).1);
+        let typing = matches!(self.popup, Some(Popup::ExportPath { .. }));
         let d = match k.code {
+            _ if typing => 0,
             KeyCode::Char('j') | KeyCode::Down => 1,
             KeyCode::Char('k') | KeyCode::Up => -1,
             KeyCode::PageDown => page,
@@ -1361,6 +1456,42 @@ impl App {
             Popup::Help => match k.code {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
                 _ => self.popup = Some(Popup::Help),
+            },
+            Popup::ExportPath {
+                object,
+                mut input,
+                note,
+            } => {
+                match k.code {
+                    KeyCode::Esc => return Vec::new(),
+                    KeyCode::Enter if !input.trim().is_empty() => {
+                        self.pending.push("exporting".to_string());
+                        return vec![Effect::Export(object, input.trim().to_string(), false)];
+                    }
+                    KeyCode::Backspace => {
+                        input.pop();
+                    }
+                    KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                        input.clear()
+                    }
+                    KeyCode::Char(c) => input.push(c),
+                    _ => {}
+                }
+                self.popup = Some(Popup::ExportPath {
+                    object,
+                    input,
+                    note,
+                });
+            }
+            Popup::ExportOverwrite { object, path } => match k.code {
+                KeyCode::Char('y') => {
+                    self.pending.push("exporting".to_string());
+                    return vec![Effect::Export(object, path, true)];
+                }
+                KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
+                    self.last_result = Some(format!("export cancelled: {path} left as it was"));
+                }
+                _ => self.popup = Some(Popup::ExportOverwrite { object, path }),
             },
             Popup::Notice { title, text } => match k.code {
                 KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}

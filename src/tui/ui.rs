@@ -1024,8 +1024,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("K", "show / hide the fields apply keeps"),
     ("R", "fields: release a clear row (free: live stays)"),
     ("z / L", "YAML: fold unchanged / annotation whole"),
-    ("r", "refresh live state"),
-    ("l", "toggle log pane"),
+    ("E", "export an unmanaged object / prune candidate"),
+    ("r / l", "refresh live state / toggle log pane"),
     ("?", "this help"),
     (
         "q Esc Ctrl-C",
@@ -1192,6 +1192,58 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 })
                 .collect(),
             footer: Vec::new(),
+        },
+        Popup::ExportPath {
+            object,
+            input,
+            note,
+        } => {
+            let mut body = vec![Line::from(Span::styled(
+                format!(
+                    "Export {} as a manifest (the live object, cleaned as kapply export does)",
+                    object.id()
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))];
+            if let Some(n) = note {
+                body.push(Line::from(Span::styled(n.clone(), t.fg(Color::Yellow))));
+            }
+            if object.kind == "Secret" {
+                body.push(Line::from(Span::styled(
+                    "Secret: its values are written in clear to the file",
+                    t.fg(Color::Yellow),
+                )));
+            }
+            PopupView {
+                title: "Export",
+                width: 80,
+                body,
+                footer: vec![
+                    Line::from(vec![
+                        Span::raw("Path: "),
+                        Span::styled(
+                            format!("{input}▏"),
+                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                        ),
+                    ]),
+                    keys_line("Enter write · Ctrl-U clear · Esc cancel", t),
+                ],
+            }
+        }
+        Popup::ExportOverwrite { object, path } => PopupView {
+            title: "File exists",
+            width: 80,
+            body: vec![
+                Line::from(Span::styled(
+                    format!("{path} exists."),
+                    t.fg(Color::Red).add_modifier(Modifier::BOLD),
+                )),
+                Line::from(format!(
+                    "y replaces all of it with the export of {}.",
+                    object.id()
+                )),
+            ],
+            footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
         },
         Popup::Notice { title, text } => PopupView {
             title,
