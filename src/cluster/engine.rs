@@ -81,7 +81,7 @@ impl KubeEngine {
 }
 
 /// Every item reported not sent (no session).
-fn not_sent(names: impl Iterator<Item = String>) -> Vec<ObjectResult> {
+fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<ObjectResult> {
     names
         .map(|n| ObjectResult::failed(n, NOT_CONNECTED))
         .collect()
@@ -149,7 +149,7 @@ impl Engine for KubeEngine {
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
-                None => not_sent(items.iter().map(|i| i.plan.display_name())),
+                None => not_sent(items.iter().map(|i| i.plan.id())),
             }
         }
         .boxed()
@@ -163,7 +163,7 @@ impl Engine for KubeEngine {
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
-                None => not_sent(items.iter().map(|i| i.plan.display_name())),
+                None => not_sent(items.iter().map(|i| i.plan.id())),
             }
         }
         .boxed()
@@ -181,7 +181,7 @@ impl Engine for KubeEngine {
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,
-                None => not_sent(objects.iter().map(ObjectPlan::display_name)),
+                None => not_sent(objects.iter().map(ObjectPlan::id)),
             }
         }
         .boxed()
@@ -192,7 +192,7 @@ impl Engine for KubeEngine {
             let set = self.applyset();
             match self.session() {
                 Some(session) => session.prune(&objects, set.as_ref(), false).await,
-                None => not_sent(objects.iter().map(ObjectPlan::display_name)),
+                None => not_sent(objects.iter().map(ObjectPlan::id)),
             }
         }
         .boxed()
@@ -276,7 +276,7 @@ impl Engine for KubeEngine {
         overwrite: bool,
     ) -> BoxFuture<'_, Result<Exported, String>> {
         async move {
-            let name = object.display_name();
+            let name = object.id();
             let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
             let res = session
                 .resource(&object.api_version, &object.kind)
