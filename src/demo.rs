@@ -459,7 +459,7 @@ impl<'a> Kubectl<'a> {
     fn apply_new(&self, m: &Manifest) -> anyhow::Result<()> {
         let what = format!("kubectl apply of {} ({})", m.id, m.source);
         let collection =
-            self.collection(&m.id.api_version(), &m.id.kind, m.id.namespace.as_deref())?;
+            self.collection(&m.api_version(), &m.id.kind, m.id.namespace.as_deref())?;
         let object = format!("{collection}/{}", m.id.name);
         self.send(&what, Method::GET, &object, None, 404)?;
         if let Some(ns) = &m.id.namespace {
@@ -720,7 +720,7 @@ mod tests {
             let live = server
                 .store()
                 .get(
-                    &m.id.api_version(),
+                    &m.api_version(),
                     &m.id.kind,
                     m.id.namespace.as_deref(),
                     &m.id.name,

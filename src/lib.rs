@@ -1,6 +1,7 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
-//! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`, `defaults`, `export`, `gocompat`) do no I/O
+//! Core modules (`objref`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`, `defaults`, `export`,
+//! `gocompat`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -14,6 +15,7 @@ pub mod highlight;
 pub mod inputs;
 pub mod manifest;
 pub mod merge;
+pub mod objref;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;

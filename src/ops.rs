@@ -4,6 +4,7 @@
 //! against a real API server (kube-rs), tests implement it with fakes.
 //! Keeping this seam narrow lets `App::update` stay free of I/O.
 
+use crate::objref::ObjectRef;
 use crate::plan::{ObjectPlan, Plan};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -43,8 +44,8 @@ pub enum Propagation {
 /// was sent and no answer came, so it may or may not have been made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectResult {
-    /// `Deployment default/nginx`
-    pub object: String,
+    /// Displayed `Deployment default/nginx`.
+    pub object: ObjectRef,
     pub ok: bool,
     /// `created`, `configured`, `unchanged`, `deleted`, `pruned`, the
     /// server's error message, or why the outcome is unknown.
@@ -55,7 +56,7 @@ pub struct ObjectResult {
 
 impl ObjectResult {
     /// Done: `message` says what was done (`created`, `configured`, ...).
-    pub fn done(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn done(object: ObjectRef, message: impl Into<String>) -> ObjectResult {
         ObjectResult {
             object,
             ok: true,
@@ -65,7 +66,7 @@ impl ObjectResult {
     }
 
     /// Not done: `message` says why.
-    pub fn failed(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn failed(object: ObjectRef, message: impl Into<String>) -> ObjectResult {
         ObjectResult {
             object,
             ok: false,
@@ -75,7 +76,7 @@ impl ObjectResult {
     }
 
     /// Sent, but whether it was done is not known: `message` says why.
-    pub fn unknown(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn unknown(object: ObjectRef, message: impl Into<String>) -> ObjectResult {
         ObjectResult {
             object,
             ok: false,

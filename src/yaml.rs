@@ -677,11 +677,10 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Scalar {
     match core {
         "str" => Scalar::Str(text.to_string()),
         "binary" => {
-            use base64::Engine as _;
             let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-            match base64::engine::general_purpose::STANDARD.decode(clean) {
-                Ok(bytes) => Scalar::Str(String::from_utf8_lossy(&bytes).into_owned()),
-                Err(_) => Scalar::Error("!!binary value contains invalid base64 data".into()),
+            match crate::gocompat::decode_bytes(&clean) {
+                Some(bytes) => Scalar::Str(String::from_utf8_lossy(&bytes).into_owned()),
+                None => Scalar::Error("!!binary value contains invalid base64 data".into()),
             }
         }
         "null" => match implicit {

@@ -11,6 +11,7 @@ mod tui_fixture;
 use tui_fixture::{code, key, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use kapply::objref::ObjectRef;
 use kapply::ops::{ObjectResult, Progress, Propagation};
 use kapply::tui::app::{Effect, Msg, Popup};
 use kapply::tui::{App, Options};
@@ -110,9 +111,25 @@ fn mask(s: &str) -> String {
     out
 }
 
+/// The fixture object shown as `shown` (`Deployment default/nginx`,
+/// `Namespace demo`): Deployments are in apps, the rest in the core group.
+fn id(shown: &str) -> ObjectRef {
+    let (kind, rest) = shown.split_once(' ').expect("Kind name");
+    let (ns, name) = match rest.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, rest),
+    };
+    let api_version = if kind == "Deployment" {
+        "apps/v1"
+    } else {
+        "v1"
+    };
+    ObjectRef::new(api_version, kind, ns, name)
+}
+
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
-        object: object.to_string(),
+        object: id(object),
         ok,
         message: message.to_string(),
         unknown: false,
@@ -128,7 +145,13 @@ fn answer_dry_run(app: &mut App) {
     };
     let results = items
         .iter()
-        .map(|i| result(&i.plan.display_name(), true, "configured (server dry run)"))
+        .map(|i| {
+            result(
+                &i.plan.id().to_string(),
+                true,
+                "configured (server dry run)",
+            )
+        })
         .collect();
     app.update(Msg::DryRunDone(results));
 }
@@ -970,7 +993,7 @@ fn results_are_logged_and_reload() {
     assert_eq!(a.log[0].time, "12:34:56");
     // Only what the engine reported ok is unmarked; the failure stays marked.
     assert_eq!(a.marked.len(), 1);
-    assert!(a.marked.iter().next().unwrap().contains("db-credentials"));
+    assert_eq!(a.marked.iter().next().unwrap().name, "db-credentials");
     assert_eq!(
         a.last_result.as_deref(),
         Some("applied 1 object(s), 1 failed")
@@ -1090,8 +1113,8 @@ mod fake {
         pub applied: Mutex<Vec<ApplyItem>>,
     }
 
-    fn name(o: &ObjectPlan) -> String {
-        o.display_name()
+    fn name(o: &ObjectPlan) -> kapply::objref::ObjectRef {
+        o.id()
     }
 
     impl Engine for Engine1 {
@@ -2218,6 +2241,52 @@ fn dumb_terminal_gets_no_colour_and_ascii_borders() {
     check(&a, "the prune dialog");
 }
 
+/// istio's Gateway and Gateway API's Gateway of the same name: marked,
+/// applied and reported as two objects (a result for one never clears the
+/// other's mark).
+#[test]
+fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
+    let gateway = |api: &str| {
+        let mut o = tui_fixture::configmap_create();
+        o.api_version = api.to_string();
+        o.kind = "Gateway".into();
+        o.name = "web".into();
+        o
+    };
+    let istio = gateway("networking.istio.io/v1");
+    let api = gateway("gateway.networking.k8s.io/v1");
+    let mut plan = tui_fixture::plan();
+    plan.objects.extend([istio.clone(), api.clone()]);
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(plan)));
+    select(&mut a, "web");
+    feed(&mut a, [key(' '), key('j'), key(' ')]);
+    assert_eq!(a.marked.len(), 2, "{:?}", a.marked);
+    a.update(Msg::Applied(vec![
+        ObjectResult {
+            object: istio.id(),
+            ok: true,
+            message: "created".into(),
+            unknown: false,
+        },
+        ObjectResult {
+            object: api.id(),
+            ok: false,
+            message: "forbidden".into(),
+            unknown: false,
+        },
+    ]));
+    assert_eq!(
+        a.marked.iter().collect::<Vec<_>>(),
+        [&api.id()],
+        "only the one applied is unmarked"
+    );
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("applied 1 object(s), 1 failed")
+    );
+}
+
 // ---------- Release (R) ----------
 
 #[test]
@@ -2590,4 +2659,48 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     assert_eq!(strip(&after), strip(&before));
     let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+
+    // In a file with other objects: only its document is replaced.
+    k.ok(&["create", "configmap", "cfg", "--from-literal=a=1"]);
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {x: '1'}\n---\n";
+    let app_yaml = d.join("app.yaml");
+    std::fs::write(
+        &app_yaml,
+        format!("{other}# cfg as I remember it\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {{a: '2'}}\n"),
+    )
+    .unwrap();
+    let effects = feed(&mut a, [code(KeyCode::Esc), key('r')]);
+    settle(&mut a, &engine, effects).await;
+    select(&mut a, "cfg");
+    let effects = feed(&mut a, [key('E')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Export").unwrap();
+    let file = app_yaml.display().to_string();
+    assert!(text.contains(&format!("Path: {file}")), "{text}");
+    assert!(text.contains("replaces its document in"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "File exists").unwrap();
+    assert!(
+        text.contains("y replaces the document of ConfigMap default/cfg in it"),
+        "{text}"
+    );
+    let effects = feed(&mut a, [key('y')]);
+    settle(&mut a, &engine, effects).await;
+    let written = std::fs::read_to_string(&app_yaml).unwrap();
+    assert!(written.starts_with(other), "{written}");
+    assert!(
+        written.contains("name: cfg") && !written.contains("remember") && !written.contains("'2'"),
+        "{written}"
+    );
+    let cfg = a.plan.objects.iter().find(|o| o.name == "cfg").unwrap();
+    let changes: Vec<&str> = cfg
+        .fields
+        .iter()
+        .filter(|f| f.action != kapply::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(changes, ["metadata.annotations"], "{cfg:?}");
+    let other = a.plan.objects.iter().find(|o| o.name == "other").unwrap();
+    assert_eq!(other.action, kapply::plan::ObjectAction::Create);
 }

@@ -601,21 +601,7 @@ fn encode_query(v: &str) -> String {
     out
 }
 
-/// `Deployment demo/nginx`, `Namespace demo`: how results name objects.
-pub(crate) fn describe(kind: &str, namespace: Option<&str>, name: &str) -> String {
-    match namespace {
-        Some(ns) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
-        _ => format!("{kind} {name}"),
-    }
-}
-
-/// `(group, version)` of an apiVersion: `apps/v1` -> (`apps`, `v1`), `v1` -> (``, `v1`).
-pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    }
-}
+pub(crate) use crate::objref::split_api_version;
 
 /// Collect futures before streaming them: keeps closures out of the
 /// stream's type, which the `Send` bound of boxed futures needs.
@@ -631,16 +617,5 @@ mod tests {
     fn query_values_are_encoded() {
         assert_eq!(encode_query("app=demo,tier!=x"), "app%3Ddemo%2Ctier%21%3Dx");
         assert_eq!(encode_query("abc-1.2_~"), "abc-1.2_~");
-    }
-
-    #[test]
-    fn objects_are_named_like_kubectl() {
-        assert_eq!(
-            describe("Deployment", Some("demo"), "web"),
-            "Deployment demo/web"
-        );
-        assert_eq!(describe("Namespace", None, "demo"), "Namespace demo");
-        assert_eq!(split_api_version("apps/v1"), ("apps", "v1"));
-        assert_eq!(split_api_version("v1"), ("", "v1"));
     }
 }

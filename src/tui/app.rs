@@ -3,6 +3,7 @@
 //! [`Effect`] for the runtime to perform.
 
 use crate::merge::FieldAction;
+use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -263,19 +264,6 @@ pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
     }
 }
 
-type ObjectId = (String, String, Option<String>, String);
-
-/// A stable identity for an object across reloads.
-pub fn object_key(o: &ObjectPlan) -> String {
-    format!(
-        "{}/{} {}/{}",
-        o.api_version,
-        o.kind,
-        o.namespace.as_deref().unwrap_or(""),
-        o.name
-    )
-}
-
 /// The field table's rows, as the cursor visits them: the changes apply
 /// sends (set, clear) first, then (when shown) the kept fields, each group
 /// as a path tree.
@@ -335,14 +323,14 @@ pub struct App {
     pub plan_gen: u64,
     /// The YAML view of one object, built once, not on every frame.
     pub yaml_cache: std::cell::RefCell<Option<super::yamlview::Cached>>,
-    pub marked: BTreeSet<String>,
+    pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<String, BTreeSet<String>>,
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
     /// `clear` rows released (`R`) instead of cleared, per object key:
     /// apply drops them from last-applied and keeps their live value.
-    pub released: BTreeMap<String, BTreeSet<String>>,
+    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
     /// Prune candidates queued in prune mode (shown as `x`).
-    pub queued_delete: BTreeSet<String>,
+    pub queued_delete: BTreeSet<ObjectRef>,
     pub popup: Option<Popup>,
     /// Rows the open dialog's body is scrolled by (when it does not fit).
     pub popup_scroll: u16,
@@ -435,16 +423,12 @@ impl App {
     }
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
-        self.excluded
-            .get(&object_key(o))
-            .is_some_and(|s| s.contains(path))
+        self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     /// Whether the `clear` row `path` of `o` is released (`R`).
     pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
-        self.released
-            .get(&object_key(o))
-            .is_some_and(|s| s.contains(path))
+        self.released.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     pub fn areas(&self) -> Areas {
@@ -472,7 +456,7 @@ impl App {
             Filter::InSync => o.action == ObjectAction::Unchanged,
             Filter::Prune => o.action == ObjectAction::Prune,
             Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
-            Filter::Marked => self.marked.contains(&object_key(o)),
+            Filter::Marked => self.marked.contains(&o.id()),
         };
         if !status_ok {
             return false;
@@ -497,19 +481,12 @@ impl App {
     }
 
     /// Identity of the selected object (apiVersion, kind, namespace, name).
-    fn selected_id(&self) -> Option<ObjectId> {
-        self.selected().map(|o| {
-            (
-                o.api_version.clone(),
-                o.kind.clone(),
-                o.namespace.clone(),
-                o.name.clone(),
-            )
-        })
+    fn selected_id(&self) -> Option<ObjectRef> {
+        self.selected().map(ObjectPlan::id)
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
-    fn rebuild_keeping(&mut self, keep: Option<ObjectId>) {
+    fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
             match o.action {
@@ -550,12 +527,9 @@ impl App {
         let shown = idx.len();
         self.shown = shown;
         self.rows = rows;
-        let found = keep.and_then(|(av, kind, ns, name)| {
+        let found = keep.and_then(|keep| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => {
-                    let o = &self.plan.objects[*i];
-                    o.name == name && o.kind == kind && o.namespace == ns && o.api_version == av
-                }
+                Row::Object(i) => self.plan.objects[*i].id() == keep,
                 Row::Group(_) => false,
             })
         });
@@ -837,8 +811,8 @@ impl App {
                         self.plan = plan;
                         self.plan_gen += 1;
                         // Forget marks and exclusions of objects that are gone.
-                        let keys: BTreeSet<String> =
-                            self.plan.objects.iter().map(object_key).collect();
+                        let keys: BTreeSet<ObjectRef> =
+                            self.plan.objects.iter().map(ObjectPlan::id).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
                         self.released.retain(|k, _| keys.contains(k));
@@ -867,9 +841,9 @@ impl App {
                     // A stale run (for a dialog closed since) names none of
                     // this dialog's objects: drop it. Anything else is shown
                     // whole, so the dialog never waits for a result that came.
-                    let names: Vec<String> = items.iter().map(|i| i.plan.display_name()).collect();
+                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
                     let same =
-                        results.is_empty() || results.iter().any(|r| names.contains(&r.object));
+                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
                     if same && dry_run.is_none() {
                         *dry_run = Some(results);
                     }
@@ -891,7 +865,7 @@ impl App {
             }
             Msg::Exported(object, result) => {
                 self.finish("exporting");
-                let name = object.display_name();
+                let name = object.id();
                 match result {
                     Ok(Exported::Written(path)) => {
                         self.log_entry(true, format!("{name}: exported to {path}"));
@@ -931,22 +905,10 @@ impl App {
             }
         }
         // Marks of objects the engine reported done are cleared; failed ones stay.
-        let done: BTreeSet<&str> = results
-            .iter()
-            .filter(|r| r.ok)
-            .map(|r| r.object.as_str())
-            .collect();
-        let keys: Vec<String> = self
-            .plan
-            .objects
-            .iter()
-            .filter(|o| done.contains(o.display_name().as_str()))
-            .map(object_key)
-            .collect();
-        for k in keys {
-            self.marked.remove(&k);
-            self.excluded.remove(&k);
-            self.released.remove(&k);
+        for k in results.iter().filter(|r| r.ok).map(|r| &r.object) {
+            self.marked.remove(k);
+            self.excluded.remove(k);
+            self.released.remove(k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {
@@ -1196,7 +1158,7 @@ impl App {
         let Some(o) = self.selected().cloned() else {
             return;
         };
-        let key = object_key(&o);
+        let key = o.id();
         match self.focus {
             Focus::List => {
                 if !self.marked.remove(&key) {
@@ -1234,7 +1196,7 @@ impl App {
         let Some(o) = self.selected().cloned() else {
             return;
         };
-        let key = object_key(&o);
+        let key = o.id();
         let Some(path) = field_rows(&o, self.show_kept)
             .get(self.field_cursor)
             .map(|f| f.path.clone())
@@ -1287,7 +1249,7 @@ impl App {
             .plan
             .objects
             .iter()
-            .filter(|o| self.marked.contains(&object_key(o)))
+            .filter(|o| self.marked.contains(&o.id()))
             .collect();
         if !marked.is_empty() {
             return marked;
@@ -1302,7 +1264,7 @@ impl App {
             .into_iter()
             .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
             .map(|o| {
-                let key = object_key(o);
+                let key = o.id();
                 // Only rows the current plan can still release.
                 let released_fields: Vec<String> = self
                     .released
@@ -1366,7 +1328,7 @@ impl App {
             self.last_result = Some(format!(
                 "{}: E exports objects apply does not manage yet (no last-applied annotation) \
                  and prune candidates",
-                o.display_name()
+                o.id()
             ));
             return Vec::new();
         }
@@ -1436,7 +1398,7 @@ impl App {
             return;
         };
         self.queued_delete.clear();
-        self.select_object(&object_key(first));
+        self.select_object(&first.id());
         self.open_popup(Popup::PruneStep {
             candidates,
             pos: 0,
@@ -1445,9 +1407,9 @@ impl App {
     }
 
     /// Put the cursor on the object with this key, if it is listed.
-    fn select_object(&mut self, key: &str) {
+    fn select_object(&mut self, key: &ObjectRef) {
         let found = self.rows.iter().position(|r| match r {
-            Row::Object(i) => object_key(&self.plan.objects[*i]) == key,
+            Row::Object(i) => self.plan.objects[*i].id() == *key,
             Row::Group(_) => false,
         });
         if let Some(p) = found {
@@ -1619,12 +1581,12 @@ impl App {
                 if choice == PruneChoice::Prune
                     && let Some(o) = candidates.get(pos)
                 {
-                    self.queued_delete.insert(object_key(o));
+                    self.queued_delete.insert(o.id());
                 }
                 choices.push(choice);
                 let pos = pos + 1;
                 if let Some(next) = candidates.get(pos) {
-                    self.select_object(&object_key(next));
+                    self.select_object(&next.id());
                     self.open_popup(Popup::PruneStep {
                         candidates,
                         pos,
@@ -1658,7 +1620,7 @@ impl App {
 }
 
 /// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
-fn unset(sets: &mut BTreeMap<String, BTreeSet<String>>, key: &str, path: &str) -> bool {
+fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
     let Some(set) = sets.get_mut(key) else {
         return false;
     };

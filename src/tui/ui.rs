@@ -1,7 +1,7 @@
 //! Rendering: widgets draw from borrowed state. Only visible list rows are
 //! built, so a frame costs the same with ten objects or ten thousand.
 
-use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row, object_key};
+use super::app::{App, Focus, GroupBy, LogEntry, Popup, PruneChoice, Row};
 use super::{fieldtable, yamlview};
 use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
@@ -92,7 +92,7 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let t = Theme::of(&app.opts);
     let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
         if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
-    if in_delete || app.queued_delete.contains(&object_key(o)) {
+    if in_delete || app.queued_delete.contains(&o.id()) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if o.action == ObjectAction::Error {
@@ -324,7 +324,7 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             Row::Object(i) => {
                 let o = &app.plan.objects[*i];
                 let (m, style) = mark(app, o);
-                let key = object_key(o);
+                let key = o.id();
                 // ◐: some of its changes are excluded (a partial apply).
                 let sel = if app.excluded.contains_key(&key) {
                     "◐"
@@ -335,7 +335,7 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 };
                 let label = match app.group {
                     // A manifest that could not be read has no identity.
-                    _ if o.kind.is_empty() => o.display_name(),
+                    _ if o.kind.is_empty() => o.id().to_string(),
                     GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
                     GroupBy::Kind => match &o.namespace {
                         Some(ns) => format!("{ns}/{}", o.name),
@@ -590,7 +590,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     };
     let inner0 = Block::default().borders(Borders::ALL).inner(area);
     let layout = fieldtable::layout(o, app.show_kept, inner0.width as usize);
-    let mut title = format!(" {} · fields ", o.display_name());
+    let mut title = format!(" {} · fields ", o.id());
     if layout.kept_hidden > 0 {
         title.push_str(&format!("· {} kept hidden (K) ", layout.kept_hidden));
     }
@@ -821,7 +821,7 @@ fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let b = block(
         format!(
             " {} · yaml: live → result · z {} · L annotation ",
-            o.display_name(),
+            o.id(),
             if app.yaml_unfold { "fold" } else { "unfold" }
         ),
         focused,
@@ -994,6 +994,24 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     }
     spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
     Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
+}
+
+/// Whether `path` is the manifest file `object` was read from and it holds
+/// other objects too (then the export replaces only its document).
+fn shares_file(app: &App, object: &ObjectPlan, path: &str) -> bool {
+    let file = |o: &ObjectPlan| {
+        o.source
+            .as_deref()
+            .map(|s| s.rsplit_once(':').map_or(s, |(f, _)| f).to_string())
+    };
+    file(object).as_deref() == Some(path)
+        && app
+            .plan
+            .objects
+            .iter()
+            .filter(|o| file(o).as_deref() == Some(path))
+            .count()
+            > 1
 }
 
 /// A centred rectangle of at most `w` x `h`.
@@ -1201,7 +1219,7 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
             let mut body = vec![Line::from(Span::styled(
                 format!(
                     "Export {} as a manifest (the live object, cleaned as kapply export does)",
-                    object.display_name()
+                    object.id()
                 ),
                 Style::default().add_modifier(Modifier::BOLD),
             ))];
@@ -1238,10 +1256,14 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     format!("{path} exists."),
                     t.fg(Color::Red).add_modifier(Modifier::BOLD),
                 )),
-                Line::from(format!(
-                    "y replaces all of it with the export of {}.",
-                    object.display_name()
-                )),
+                Line::from(if shares_file(app, object, path) {
+                    format!(
+                        "y replaces the document of {} in it; its other objects stay.",
+                        object.id()
+                    )
+                } else {
+                    format!("y replaces all of it with the export of {}.", object.id())
+                }),
             ],
             footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
         },
@@ -1274,11 +1296,7 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     _ => "PATCH, strategic merge",
                 };
                 lines.push(Line::from(Span::styled(
-                    format!(
-                        "{m} {}: {} ({how}{partial})",
-                        o.display_name(),
-                        action_word(o.action)
-                    ),
+                    format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
                     style.add_modifier(Modifier::BOLD),
                 )));
                 for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
@@ -1370,7 +1388,7 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             for o in objects {
-                body.push(Line::from(format!("  x {}", o.display_name())));
+                body.push(Line::from(format!("  x {}", o.id())));
             }
             // The prompt stays in view however long the list is.
             let footer = if objects.len() > 1 {
@@ -1405,12 +1423,7 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
             let mut body = Vec::new();
             if let Some(o) = candidates.get(*pos) {
                 body.push(Line::from(Span::styled(
-                    format!(
-                        "Candidate {}/{}: {}",
-                        pos + 1,
-                        candidates.len(),
-                        o.display_name()
-                    ),
+                    format!("Candidate {}/{}: {}", pos + 1, candidates.len(), o.id()),
                     t.fg(Color::Magenta).add_modifier(Modifier::BOLD),
                 )));
                 body.push(Line::from(format!(
@@ -1461,7 +1474,7 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             for o in objects {
-                body.push(Line::from(format!("  x {}", o.display_name())));
+                body.push(Line::from(format!("  x {}", o.id())));
             }
             PopupView {
                 title: "Confirm prune",
