@@ -235,9 +235,10 @@ fn only_the_yaml_module_reads_yaml() {
 
 /// What the embedded server may use of the crate: itself, the defaulting
 /// and patch metadata it shares with export, YAML reading, and patch
-/// application as kube-apiserver does it (`merge::apply`), and Go's
-/// spellings of values (`gocompat`: base64 bytes, timestamps), facts of the
-/// wire rather than judgements. Never the client's planning (`plan`,
+/// application as kube-apiserver does it (`merge::apply`), and the shared
+/// vocabulary: Go's spellings of values (`gocompat`: base64 bytes,
+/// timestamps) and how group, version and kind are joined (`objref`),
+/// facts of the wire rather than judgements. Never the client's planning (`plan`,
 /// `merge`'s three-way merge and hazards): the server is the independent
 /// judge the client is tested against.
 const SERVER_MAY_USE: &[&str] = &[
@@ -247,6 +248,7 @@ const SERVER_MAY_USE: &[&str] = &[
     "yaml",
     "merge::apply",
     "gocompat",
+    "objref",
 ];
 
 /// Every (line number, path) where `source` names a `crate::` path outside
