@@ -43,9 +43,25 @@ fn app(opts: Options, w: u16, h: u16) -> App {
     app
 }
 
+/// The fixture object shown as `shown`: Deployments are in apps, the rest
+/// in the core group.
+fn id(shown: &str) -> kapply::objref::ObjectRef {
+    let (kind, rest) = shown.split_once(' ').expect("Kind name");
+    let (ns, name) = match rest.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, rest),
+    };
+    let api_version = if kind == "Deployment" {
+        "apps/v1"
+    } else {
+        "v1"
+    };
+    kapply::objref::ObjectRef::new(api_version, kind, ns, name)
+}
+
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
-        object: object.to_string(),
+        object: id(object),
         ok,
         message: message.to_string(),
         unknown: false,
@@ -332,7 +348,10 @@ mod live {
 
     const DELAY: Duration = Duration::from_millis(400);
 
-    fn results(objs: impl Iterator<Item = String>, message: &str) -> Vec<ObjectResult> {
+    fn results(
+        objs: impl Iterator<Item = kapply::objref::ObjectRef>,
+        message: &str,
+    ) -> Vec<ObjectResult> {
         objs.map(|object| ObjectResult {
             object,
             ok: true,
@@ -354,7 +373,7 @@ mod live {
         fn remove(&self, objects: &[ObjectPlan]) {
             if let Ok(mut p) = self.plan.lock() {
                 p.objects
-                    .retain(|o| !objects.iter().any(|d| d.display_name() == o.display_name()));
+                    .retain(|o| !objects.iter().any(|d| d.id() == o.id()));
             }
         }
     }
@@ -376,7 +395,7 @@ mod live {
                     let _ = progress.send(Progress {
                         done: i + 1,
                         total,
-                        what: o.display_name(),
+                        what: o.id().to_string(),
                     });
                     tokio::time::sleep(DELAY / 4).await;
                 }
@@ -386,10 +405,7 @@ mod live {
         fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
-                results(
-                    items.iter().map(|i| i.plan.display_name()),
-                    "ok (server dry run)",
-                )
+                results(items.iter().map(|i| i.plan.id()), "ok (server dry run)")
             })
         }
         fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
@@ -397,17 +413,14 @@ mod live {
                 tokio::time::sleep(DELAY).await;
                 if let Ok(mut p) = self.plan.lock() {
                     for o in p.objects.iter_mut() {
-                        if items
-                            .iter()
-                            .any(|i| i.plan.display_name() == o.display_name())
-                        {
+                        if items.iter().any(|i| i.plan.id() == o.id()) {
                             o.action = ObjectAction::Unchanged;
                             o.fields.clear();
                             o.warnings.clear();
                         }
                     }
                 }
-                results(items.iter().map(|i| i.plan.display_name()), "configured")
+                results(items.iter().map(|i| i.plan.id()), "configured")
             })
         }
         fn delete(
@@ -418,14 +431,14 @@ mod live {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 self.remove(&objects);
-                results(objects.iter().map(ObjectPlan::display_name), "deleted")
+                results(objects.iter().map(ObjectPlan::id), "deleted")
             })
         }
         fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 self.remove(&objects);
-                results(objects.iter().map(ObjectPlan::display_name), "pruned")
+                results(objects.iter().map(ObjectPlan::id), "pruned")
             })
         }
     }

@@ -296,6 +296,7 @@ use crate::cluster::{
 };
 use crate::inputs::Inputs;
 use crate::manifest::{self, LoadOptions, Loaded};
+use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use crate::plan::{self, ObjectAction, ObjectPlan, Plan};
 use anyhow::{Context, bail};
@@ -508,21 +509,12 @@ fn require_objects(plan: &Plan) -> anyhow::Result<()> {
 /// none defines it the object is planned as namespaced (in `default_ns`
 /// unless it names one) and a warning on it says the scope is a guess.
 pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &str) -> Plan {
-    let key = |api_version: &str, kind: &str, ns: Option<&str>, name: &str| {
-        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-        (
-            group.to_string(),
-            kind.to_string(),
-            ns.unwrap_or("").to_string(),
-            name.to_string(),
-        )
-    };
-    let index: std::collections::HashMap<_, &serde_json::Value> = live
+    let index: std::collections::HashMap<ObjectRef, &serde_json::Value> = live
         .iter()
         .map(|o| {
             let md = &o["metadata"];
             (
-                key(
+                ObjectRef::new(
                     o["apiVersion"].as_str().unwrap_or(""),
                     o["kind"].as_str().unwrap_or(""),
                     md["namespace"].as_str(),
@@ -542,25 +534,15 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &st
     for m in &loaded.manifests {
         let mut m = m.clone();
         let mut unknown_scope = false;
-        if manifest::is_namespaced(&m.id.api_version(), &m.id.kind).is_none() {
+        if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
             match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
                 Some(&namespaced) => m.set_scope(namespaced, default_ns),
                 None => unknown_scope = true,
             }
         }
-        let k = key(
-            &m.id.api_version(),
-            &m.id.kind,
-            m.id.namespace.as_deref(),
-            &m.id.name,
-        );
-        let mut row = plan::plan_object(&m, index.get(&k).copied(), &Default::default());
+        let mut row = plan::plan_object(&m, index.get(&m.id).copied(), &Default::default());
         if unknown_scope {
-            let group_kind = if m.id.group.is_empty() {
-                m.id.kind.clone()
-            } else {
-                format!("{}.{}", m.id.kind, m.id.group)
-            };
+            let group_kind = m.id.group_kind();
             row.warnings.push(format!(
                 "the scope of {group_kind} is unknown offline (no CustomResourceDefinition for it \
                  among the manifests or the --live objects): planned as namespaced in {:?}; \
@@ -580,7 +562,7 @@ fn load_error_row(e: &manifest::ManifestError) -> ObjectPlan {
     let source = e.at().map(|s| s.to_string());
     match e.id() {
         Some(id) => plan::error_object(
-            &id.api_version(),
+            &e.api_version().unwrap_or_default(),
             &id.kind,
             id.namespace.as_deref(),
             &id.name,
@@ -697,7 +679,7 @@ fn summary_line(p: &ObjectPlan) -> String {
         ),
         _ => String::new(),
     };
-    format!("{mark:<12} {}{extra}", p.display_name())
+    format!("{mark:<12} {}{extra}", p.id())
 }
 
 /// Unchanged objects get a result line on stdout too (as kubectl prints
@@ -709,27 +691,16 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
         .filter(|p| p.action == ObjectAction::Unchanged)
     {
         let suffix = if dry_run { " (server dry run)" } else { "" };
-        outln!("{} unchanged{suffix}", p.display_name());
+        outln!("{} unchanged{suffix}", p.id());
     }
 }
 
 /// What a plan file selects: per object, the paths of its field changes.
 /// Per object: the change paths the file lists, and those of them marked
 /// `"action": "release"`.
-type Selection =
-    std::collections::HashMap<(String, String, String, String), (Vec<String>, Vec<String>)>;
-
-/// Objects are matched by group, kind, namespace and name (the version may
-/// differ between the file and the fresh plan).
-fn selection_key(p: &ObjectPlan) -> (String, String, String, String) {
-    let group = p.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-    (
-        group.to_string(),
-        p.kind.clone(),
-        p.namespace.clone().unwrap_or_default(),
-        p.name.clone(),
-    )
-}
+/// Objects are matched by their [`ObjectRef`] (the version may differ
+/// between the file and the fresh plan).
+type Selection = std::collections::HashMap<ObjectRef, (Vec<String>, Vec<String>)>;
 
 fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
     let text =
@@ -779,7 +750,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
                 .filter(|f| f.action != crate::merge::FieldAction::Keep)
                 .map(|f| f.path.clone())
                 .collect();
-            (selection_key(p), (paths, released))
+            (p.id(), (paths, released))
         })
         .collect())
 }
@@ -787,7 +758,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
 /// The item to apply for `p` under a selection: skipped when the file does
 /// not list the object or none of its changes; partial when it lists only some.
 fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
-    let (listed, released) = sel.get(&selection_key(p))?;
+    let (listed, released) = sel.get(&p.id())?;
     let changes: Vec<&str> = p
         .fields
         .iter()
@@ -802,7 +773,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     if accepted.is_empty() && !changes.is_empty() {
         errln!(
             "skipped      {}: the plan file lists none of its changes",
-            p.display_name()
+            p.id()
         );
         return None;
     }
@@ -874,7 +845,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         for r in &it.released_fields {
             errln!(
                 "release      {} {r}: keeps the live value, drops it from last-applied",
-                it.plan.display_name()
+                it.plan.id()
             );
         }
     }
@@ -882,11 +853,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         .objects
         .iter()
         .filter(|p| p.action == ObjectAction::Prune)
-        .filter(|p| {
-            chosen
-                .as_ref()
-                .is_none_or(|sel| sel.contains_key(&selection_key(p)))
-        })
+        .filter(|p| chosen.as_ref().is_none_or(|sel| sel.contains_key(&p.id())))
         .cloned()
         .collect();
     let load_errors = plan
@@ -974,7 +941,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
                 errors += 1;
                 errln!("error: {e}");
             }
-            None => errln!("{} not found", p.display_name()),
+            None => errln!("{} not found", p.id()),
         }
     }
     if targets.is_empty() {
@@ -982,7 +949,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        errln!("x delete     {}", p.display_name());
+        errln!("x delete     {}", p.id());
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
         errln!("cancelled: nothing was deleted");
@@ -1009,11 +976,6 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     })
 }
 
-async fn run_tui(session: Arc<Session>, load: Inputs, prune: PruneOptions) -> anyhow::Result<u8> {
-    let mut signals = crate::signals::Signals::new()?;
-    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
-}
-
 /// Run the TUI; a signal that ends it exits with the shell's code for it
 /// (128 + n), after the terminal is restored and (demo) the temporary
 /// directory removed by the callers' drops.
@@ -1036,8 +998,12 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     if !std::io::stdout().is_terminal() {
         bail!("the TUI needs a terminal; for scripts use `kapply diff`, `plan` or `apply`");
     }
-    let session = connect(&a.cluster).await?;
-    run_tui(session, load, prune).await
+    // Only the kubeconfig is read here (a local file: a mistake in it fails
+    // at once, before the screen changes). Connecting is the TUI's first
+    // effect, so a silent server shows a waiting screen that `q` leaves.
+    let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::connecting(target, load, prune), &mut signals).await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
@@ -1194,15 +1160,12 @@ pub async fn release(a: ReleaseArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let shown = plan::error_object(
+    let shown = ObjectRef::new(
         live["apiVersion"].as_str().unwrap_or_default(),
         &res.kind,
         live.pointer("/metadata/namespace").and_then(|v| v.as_str()),
         name,
-        None,
-        String::new(),
-    )
-    .display_name();
+    );
     for f in &edit.fields {
         errln!(
             "release      {shown} {}: live value {} stays; dropped from last-applied (was {})",

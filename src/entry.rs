@@ -58,6 +58,9 @@ pub fn main() -> ExitCode {
             Some(Command::Completion(_)) => Ok(0),
         }
     });
+    // Work still under way (the TUI quit while a request or a DNS lookup
+    // was out) must not hold the exit up: the runtime is not waited for.
+    runtime.shutdown_background();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

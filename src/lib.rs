@@ -1,6 +1,6 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
-//! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`, `defaults`, `export`) do no I/O
+//! Core modules (`objref`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`, `defaults`, `export`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -13,11 +13,13 @@ pub mod highlight;
 pub mod inputs;
 pub mod manifest;
 pub mod merge;
+pub mod objref;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;
 pub mod server;
 pub mod signals;
 pub mod text;
+pub mod transport;
 pub mod tui;
 pub mod yaml;

@@ -4,6 +4,7 @@
 //! against a real API server (kube-rs), tests implement it with fakes.
 //! Keeping this seam narrow lets `App::update` stay free of I/O.
 
+use crate::objref::ObjectRef;
 use crate::plan::{ObjectPlan, Plan};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -43,8 +44,8 @@ pub enum Propagation {
 /// was sent and no answer came, so it may or may not have been made).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectResult {
-    /// `Deployment default/nginx`
-    pub object: String,
+    /// Displayed `Deployment default/nginx`.
+    pub object: ObjectRef,
     pub ok: bool,
     /// `created`, `configured`, `unchanged`, `deleted`, `pruned`, the
     /// server's error message, or why the outcome is unknown.
@@ -55,7 +56,7 @@ pub struct ObjectResult {
 
 impl ObjectResult {
     /// Done: `message` says what was done (`created`, `configured`, ...).
-    pub fn done(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn done(object: ObjectRef, message: impl Into<String>) -> ObjectResult {
         ObjectResult {
             object,
             ok: true,
@@ -65,7 +66,7 @@ impl ObjectResult {
     }
 
     /// Not done: `message` says why.
-    pub fn failed(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn failed(object: ObjectRef, message: impl Into<String>) -> ObjectResult {
         ObjectResult {
             object,
             ok: false,
@@ -75,7 +76,7 @@ impl ObjectResult {
     }
 
     /// Sent, but whether it was done is not known: `message` says why.
-    pub fn unknown(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn unknown(object: ObjectRef, message: impl Into<String>) -> ObjectResult {
         ObjectResult {
             object,
             ok: false,
@@ -85,8 +86,41 @@ impl ObjectResult {
     }
 }
 
+/// The server an engine talks to, as the TUI names it while it waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub url: String,
+    /// The kubeconfig context (empty when none is named).
+    pub context: String,
+}
+
+impl Server {
+    /// `https://10.0.0.1:6443 (context prod)`
+    pub fn describe(&self) -> String {
+        if self.context.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{} (context {})", self.url, self.context)
+        }
+    }
+}
+
 /// What the TUI needs from a cluster.
 pub trait Engine: Send + Sync {
+    /// Where this engine connects, known before any request (`None`: a fake).
+    fn server(&self) -> Option<Server> {
+        None
+    }
+    /// Connect to the server (again, after a failure) and check that it
+    /// answers. An engine made connected answers `Ok` at once.
+    fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// The manifests alone, read without the cluster: the rows the TUI lists
+    /// while live state loads (their actions mean nothing yet).
+    fn manifests(&self) -> BoxFuture<'_, Result<Plan, String>> {
+        Box::pin(async { Ok(Plan::default()) })
+    }
     /// Read manifests and live state, and build the plan (prune candidates
     /// included when pruning is configured).
     fn load(
@@ -104,4 +138,43 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete prune candidates (reported as pruned).
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// Where `E` proposes to write the export of `object` (`own_file`: the
+    /// manifest file that holds it and nothing else, if any).
+    fn export_target(
+        &self,
+        object: &ObjectPlan,
+        own_file: Option<&str>,
+    ) -> Result<ExportTarget, String> {
+        let _ = (object, own_file);
+        Err("export is not available here".into())
+    }
+    /// GET the object, clean it ([`crate::export::export`]) and write it to
+    /// `path`; an existing file is left alone unless `overwrite`.
+    fn export(
+        &self,
+        object: ObjectPlan,
+        path: String,
+        overwrite: bool,
+    ) -> BoxFuture<'_, Result<Exported, String>> {
+        let _ = (object, path, overwrite);
+        Box::pin(async { Err("export is not available here".to_string()) })
+    }
+}
+
+/// Where the TUI's export (`E`) proposes to write an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportTarget {
+    pub path: String,
+    /// Something the user should know before writing there (the file is
+    /// not read back by this run's inputs, the object is also elsewhere).
+    pub note: Option<String>,
+}
+
+/// What an export did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exported {
+    /// Written to this path.
+    Written(String),
+    /// Nothing written: the file exists (ask before overwriting).
+    Exists(String),
 }

@@ -148,7 +148,7 @@ fn live_as_list(item: &str) -> String {
 }
 
 fn live_value() -> Value {
-    serde_saphyr::from_str(LIVE_DEPLOYMENT).unwrap()
+    kapply::yaml::read_value(LIVE_DEPLOYMENT).unwrap()
 }
 
 /// update_deployment.yaml as kubectl records it in the annotation.
@@ -340,7 +340,7 @@ fn plan_json_on_the_reference_walkthrough() {
         &["plan", "-f", "cfg", "--live", "list.yaml", "-o", "yaml"],
     );
     assert_eq!(yaml.code, Some(0), "{yaml:?}");
-    let back: Value = serde_saphyr::from_str(&yaml.stdout)
+    let back: Value = kapply::yaml::read_value(&yaml.stdout)
         .unwrap_or_else(|e| panic!("plan -o yaml does not parse ({e}): {yaml:?}"));
     assert_eq!(back, plan);
 }

@@ -12,6 +12,7 @@ use kapply::cluster::{
 };
 use kapply::manifest::{LoadOptions, load};
 use kapply::merge::{FieldAction, LAST_APPLIED};
+use kapply::objref::ObjectRef;
 use kapply::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use kapply::plan::{ObjectAction, ObjectPlan, Plan};
 use kapply::server::{RecordedRequest, RunningServer};
@@ -182,7 +183,7 @@ fn find<'a>(plan: &'a Plan, kind: &str, name: &str) -> &'a ObjectPlan {
 fn result<'a>(results: &'a [ObjectResult], object: &str) -> &'a ObjectResult {
     results
         .iter()
-        .find(|r| r.object == object)
+        .find(|r| r.object.to_string() == object)
         .unwrap_or_else(|| panic!("no result for {object}: {results:#?}"))
 }
 
@@ -314,7 +315,7 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
     assert_eq!(result(&results, "Namespace demo").message, "created");
     assert_eq!(result(&results, "Deployment demo/web").message, "created");
     // Results come back in the order given.
-    assert_eq!(results[0].object, "ConfigMap demo/settings");
+    assert_eq!(results[0].object.to_string(), "ConfigMap demo/settings");
 
     let posts: Vec<_> = e.requests(|r| r.method == "POST");
     // Namespace first: its dry run and its write precede everything else.
@@ -1946,7 +1947,7 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     let plan = e.plan().await;
     let g = find(&plan, "Gadget", "g1");
     assert_eq!(g.namespace, None, "{g:#?}");
-    assert_eq!(g.display_name(), "Gadget g1");
+    assert_eq!(g.id().to_string(), "Gadget g1");
     assert!(
         g.config.as_ref().unwrap()["metadata"]
             .get("namespace")
@@ -2030,4 +2031,134 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     );
     let plan = e.plan().await;
     assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
+}
+
+/// A CustomResourceDefinition of a namespaced kind `kind` in `group`.
+fn crd(group: &str, plural: &str, kind: &str) -> String {
+    format!(
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names:
+    plural: {plural}
+    singular: {singular}
+    kind: {kind}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+",
+        singular = kind.to_lowercase()
+    )
+}
+
+/// istio's Gateway and Gateway API's Gateway, same name and namespace, in
+/// one manifest directory: two objects everywhere (plan, results, the
+/// objects the server holds), never one reported for the other.
+#[tokio::test]
+async fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
+    let e = env().await;
+    e.write(
+        "0-crds.yaml",
+        &format!(
+            "{}---\n{}",
+            crd("networking.istio.io", "gateways", "Gateway"),
+            crd("gateway.networking.k8s.io", "gateways", "Gateway")
+        ),
+    );
+    let gateway = |api: &str, key: &str| {
+        format!(
+            "apiVersion: {api}\nkind: Gateway\nmetadata:\n  name: web\n  namespace: default\nspec:\n  {key}: a\n"
+        )
+    };
+    e.write(
+        "gateways.yaml",
+        &format!(
+            "{}---\n{}",
+            gateway("networking.istio.io/v1", "selector"),
+            gateway("gateway.networking.k8s.io/v1", "gatewayClassName")
+        ),
+    );
+    let plan = e.plan().await;
+    let gateways: Vec<&ObjectPlan> = plan
+        .objects
+        .iter()
+        .filter(|o| o.kind == "Gateway")
+        .collect();
+    assert_eq!(gateways.len(), 2, "{plan:#?}");
+    assert_ne!(gateways[0].id(), gateways[1].id());
+    // Not served yet: the CRDs come first in the same apply.
+    let results = e.apply_all(&plan).await;
+    let created: Vec<&ObjectResult> = results
+        .iter()
+        .filter(|r| r.object.kind == "Gateway")
+        .collect();
+    assert_eq!(created.len(), 2, "{results:#?}");
+    let mut groups: Vec<&str> = created.iter().map(|r| r.object.group.as_str()).collect();
+    groups.sort();
+    assert_eq!(groups, ["gateway.networking.k8s.io", "networking.istio.io"]);
+    assert!(
+        created.iter().all(|r| r.ok && r.message == "created"),
+        "{results:#?}"
+    );
+    let istio = e
+        .get("/apis/networking.istio.io/v1/namespaces/default/gateways/web")
+        .unwrap();
+    assert_eq!(istio["spec"], json!({"selector": "a"}));
+    let api = e
+        .get("/apis/gateway.networking.k8s.io/v1/namespaces/default/gateways/web")
+        .unwrap();
+    assert_eq!(api["spec"], json!({"gatewayClassName": "a"}));
+
+    // One of them changes: only that one is planned and configured.
+    e.write(
+        "gateways.yaml",
+        &format!(
+            "{}---\n{}",
+            gateway("networking.istio.io/v1", "selector").replace("a\n", "b\n"),
+            gateway("gateway.networking.k8s.io/v1", "gatewayClassName")
+        ),
+    );
+    let plan = e.plan().await;
+    let actions: Vec<(String, ObjectAction)> = plan
+        .objects
+        .iter()
+        .filter(|o| o.kind == "Gateway")
+        .map(|o| (o.id().group, o.action))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("networking.istio.io".to_string(), ObjectAction::Update),
+            (
+                "gateway.networking.k8s.io".to_string(),
+                ObjectAction::Unchanged
+            ),
+        ]
+    );
+    let results = e.apply_all(&plan).await;
+    let istio_ref = ObjectRef::new("networking.istio.io/v1", "Gateway", Some("default"), "web");
+    let api_ref = ObjectRef::new(
+        "gateway.networking.k8s.io/v1",
+        "Gateway",
+        Some("default"),
+        "web",
+    );
+    let by_ref = |r: &ObjectRef| results.iter().find(|x| x.object == *r).unwrap();
+    assert_eq!(by_ref(&istio_ref).message, "configured", "{results:#?}");
+    assert_eq!(by_ref(&api_ref).message, "unchanged", "{results:#?}");
+    assert_eq!(
+        e.get("/apis/gateway.networking.k8s.io/v1/namespaces/default/gateways/web")
+            .unwrap()["spec"],
+        json!({"gatewayClassName": "a"})
+    );
 }

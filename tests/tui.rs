@@ -2,6 +2,8 @@
 //! ratatui's TestBackend. No engine: the plan is built by hand
 //! (tests/tui_fixture), effects are checked as data.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
 #[path = "common/server.rs"]
 mod server;
 mod tui_fixture;
@@ -9,6 +11,7 @@ mod tui_fixture;
 use tui_fixture::{code, key, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use kapply::objref::ObjectRef;
 use kapply::ops::{ObjectResult, Progress, Propagation};
 use kapply::tui::app::{Effect, Msg, Popup};
 use kapply::tui::{App, Options};
@@ -21,7 +24,10 @@ fn app_with(opts: Options, w: u16, h: u16) -> App {
     app.clock = || "12:34:56".to_string();
     app.update(Msg::Resize(w, h));
     let start = app.start();
-    assert!(matches!(start.as_slice(), [Effect::Load]));
+    assert!(matches!(
+        start.as_slice(),
+        [Effect::ReadManifests, Effect::Connect]
+    ));
     let after = app.update(Msg::Loaded(Ok(tui_fixture::plan())));
     assert!(after.is_empty());
     app
@@ -105,9 +111,25 @@ fn mask(s: &str) -> String {
     out
 }
 
+/// The fixture object shown as `shown` (`Deployment default/nginx`,
+/// `Namespace demo`): Deployments are in apps, the rest in the core group.
+fn id(shown: &str) -> ObjectRef {
+    let (kind, rest) = shown.split_once(' ').expect("Kind name");
+    let (ns, name) = match rest.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, rest),
+    };
+    let api_version = if kind == "Deployment" {
+        "apps/v1"
+    } else {
+        "v1"
+    };
+    ObjectRef::new(api_version, kind, ns, name)
+}
+
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
-        object: object.to_string(),
+        object: id(object),
         ok,
         message: message.to_string(),
         unknown: false,
@@ -123,7 +145,13 @@ fn answer_dry_run(app: &mut App) {
     };
     let results = items
         .iter()
-        .map(|i| result(&i.plan.display_name(), true, "configured (server dry run)"))
+        .map(|i| {
+            result(
+                &i.plan.id().to_string(),
+                true,
+                "configured (server dry run)",
+            )
+        })
         .collect();
     app.update(Msg::DryRunDone(results));
 }
@@ -147,6 +175,20 @@ fn loading_with_progress() {
     let mut a = App::new(Options::default());
     a.update(Msg::Resize(80, 24));
     a.start();
+    // Connected: the first load runs; its progress shows in the pane.
+    a.update(Msg::Connected(Ok(())));
+    a.update(Msg::Progress(Progress {
+        done: 3,
+        total: 7,
+        what: "GET Deployment default/nginx".to_string(),
+    }));
+    let s = screen(&a);
+    assert!(s.contains("loading 3/7 from the server"), "{s}");
+    assert!(s.contains("GET Deployment default/nginx (3/7)"), "{s}");
+    insta::assert_snapshot!("loading", s);
+    // A reload once live state is known says the same on the status line.
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    a.update(key('r'));
     a.update(Msg::Progress(Progress {
         done: 3,
         total: 7,
@@ -157,7 +199,6 @@ fn loading_with_progress() {
         s.contains("loading 3/7 GET Deployment default/nginx"),
         "{s}"
     );
-    insta::assert_snapshot!("loading", s);
 }
 
 #[test]
@@ -869,8 +910,11 @@ fn no_destructive_effect_without_confirm() {
             a.update(key(' '));
             let eff = a.update(m.clone());
             assert!(
-                eff.iter()
-                    .all(|e| matches!(e, Effect::Load | Effect::DryRun(_))),
+                // ExportTarget only proposes a path: nothing is written.
+                eff.iter().all(|e| matches!(
+                    e,
+                    Effect::Load | Effect::DryRun(_) | Effect::ExportTarget(..)
+                )),
                 "{m:?} on {start} gave {eff:?}"
             );
         }
@@ -949,7 +993,7 @@ fn results_are_logged_and_reload() {
     assert_eq!(a.log[0].time, "12:34:56");
     // Only what the engine reported ok is unmarked; the failure stays marked.
     assert_eq!(a.marked.len(), 1);
-    assert!(a.marked.iter().next().unwrap().contains("db-credentials"));
+    assert_eq!(a.marked.iter().next().unwrap().name, "db-credentials");
     assert_eq!(
         a.last_result.as_deref(),
         Some("applied 1 object(s), 1 failed")
@@ -1069,8 +1113,8 @@ mod fake {
         pub applied: Mutex<Vec<ApplyItem>>,
     }
 
-    fn name(o: &ObjectPlan) -> String {
-        o.display_name()
+    fn name(o: &ObjectPlan) -> kapply::objref::ObjectRef {
+        o.id()
     }
 
     impl Engine for Engine1 {
@@ -2195,4 +2239,424 @@ fn dumb_terminal_gets_no_colour_and_ascii_borders() {
     check(&a, "the help");
     feed(&mut a, [code(KeyCode::Esc), key('p')]);
     check(&a, "the prune dialog");
+}
+
+/// istio's Gateway and Gateway API's Gateway of the same name: marked,
+/// applied and reported as two objects (a result for one never clears the
+/// other's mark).
+#[test]
+fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
+    let gateway = |api: &str| {
+        let mut o = tui_fixture::configmap_create();
+        o.api_version = api.to_string();
+        o.kind = "Gateway".into();
+        o.name = "web".into();
+        o
+    };
+    let istio = gateway("networking.istio.io/v1");
+    let api = gateway("gateway.networking.k8s.io/v1");
+    let mut plan = tui_fixture::plan();
+    plan.objects.extend([istio.clone(), api.clone()]);
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(plan)));
+    select(&mut a, "web");
+    feed(&mut a, [key(' '), key('j'), key(' ')]);
+    assert_eq!(a.marked.len(), 2, "{:?}", a.marked);
+    a.update(Msg::Applied(vec![
+        ObjectResult {
+            object: istio.id(),
+            ok: true,
+            message: "created".into(),
+            unknown: false,
+        },
+        ObjectResult {
+            object: api.id(),
+            ok: false,
+            message: "forbidden".into(),
+            unknown: false,
+        },
+    ]));
+    assert_eq!(
+        a.marked.iter().collect::<Vec<_>>(),
+        [&api.id()],
+        "only the one applied is unmarked"
+    );
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("applied 1 object(s), 1 failed")
+    );
+}
+
+// ---------- Release (R) ----------
+
+#[test]
+fn release_toggles_on_a_clear_row_and_is_listed_in_the_confirmation() {
+    let mut a = app(120, 30);
+    select(&mut a, "nginx-deployment");
+    // Row 0 of the field pane: the minReadySeconds clear.
+    feed(&mut a, [code(KeyCode::Tab), key('R')]);
+    let s = screen(&a);
+    assert!(s.contains("free  released: live value s"), "{s}");
+    assert!(
+        s.contains("released: live value stays, dropped from last-applied: another writer owns"),
+        "{s}"
+    );
+    insta::assert_snapshot!("fields_released", s);
+
+    // Not on a set row: the core's reason is shown, nothing toggles.
+    feed(&mut a, [key('j'), key('R')]);
+    let s = screen(&a);
+    assert!(s.contains("nginx-deployment is not a clear row"), "{s}");
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some(
+            "spec.template.spec.containers[name=nginx].image of Deployment default/nginx-deployment \
+             is not a clear row: only a field apply would remove can be released"
+        )
+    );
+    assert_eq!(a.released.values().map(|s| s.len()).sum::<usize>(), 1);
+
+    // The apply sends it released, the rest whole.
+    let eff = feed(&mut a, [key('a')]);
+    let [Effect::DryRun(items)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].released_fields, vec!["spec.minReadySeconds"]);
+    assert_eq!(items[0].accepted_fields, None);
+    let s = screen(&a);
+    assert!(
+        s.contains("release spec.minReadySeconds (live value 5 stays; dropped from last-applied)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("apply_confirm_released", s);
+    let eff = feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(eff.is_empty());
+
+    // R again: a clear once more; Space on a released row excludes it
+    // (and it is no longer released).
+    feed(&mut a, [key('k'), key('R')]);
+    assert!(a.released.is_empty());
+    assert!(screen(&a).contains("spec.minReadySeconds: clear (apply removes it)"));
+    feed(&mut a, [key('R'), key(' ')]);
+    assert!(a.released.is_empty());
+    let eff = feed(&mut a, [key('a')]);
+    let [Effect::DryRun(items)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert!(items[0].released_fields.is_empty());
+    assert_eq!(
+        items[0].accepted_fields.as_deref(),
+        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+    );
+}
+
+/// R then apply through the real engine on the embedded server: the live
+/// value stays, the annotation loses the field, and the object is in sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn released_field_keeps_its_live_value_through_the_engine() {
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let d = dir.path().join("m");
+    std::fs::create_dir_all(&d).unwrap();
+    let manifest = |extra: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n\
+             spec:\n{extra}  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      \
+             labels: {{app: web}}\n    spec:\n      containers:\n      - name: c\n        image: nginx:1.27\n"
+        )
+    };
+    std::fs::write(d.join("web.yaml"), manifest("  minReadySeconds: 7\n")).unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kapply"))
+        .args(["apply", "--yes", "-f"])
+        .arg(&d)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // minReadySeconds leaves the config: a clear row, released with R.
+    std::fs::write(d.join("web.yaml"), manifest("")).unwrap();
+
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions {
+                paths: vec![d.clone()],
+                ..Default::default()
+            },
+            Default::default(),
+        ));
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "web");
+    feed(&mut a, [code(KeyCode::Enter)]);
+    let s = screen(&a);
+    assert!(s.contains("clear"), "{s}");
+    feed(&mut a, [key('R')]);
+    let effects = feed(&mut a, [key('a')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Confirm apply").unwrap();
+    assert!(
+        text.contains("release spec.minReadySeconds (live value 7 stays"),
+        "{text}"
+    );
+    assert!(text.contains("✓ Deployment default/web"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+
+    let live = server
+        .store()
+        .get("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(live["spec"]["minReadySeconds"], 7, "{live}");
+    let la = live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .unwrap();
+    assert!(!la.contains("minReadySeconds"), "{la}");
+    // Reloaded after the apply: nothing left to do.
+    assert!(a.released.is_empty());
+    let web = a.plan.objects.iter().find(|o| o.name == "web").unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+}
+
+// ---------- Export (E) ----------
+
+#[test]
+fn export_asks_for_a_path_and_a_second_confirmation_before_overwriting() {
+    let mut a = app(100, 30);
+    // A managed object: refused, with why.
+    select(&mut a, "nginx-deployment");
+    assert!(feed(&mut a, [key('E')]).is_empty());
+    assert!(
+        a.last_result
+            .as_deref()
+            .is_some_and(|r| r.contains("E exports objects apply does not manage yet")),
+        "{:?}",
+        a.last_result
+    );
+
+    select(&mut a, "old-config");
+    let eff = feed(&mut a, [key('E')]);
+    let [Effect::ExportTarget(obj, None)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert_eq!(obj.name, "old-config");
+    let obj = obj.clone();
+    feed(
+        &mut a,
+        [Msg::ExportAsk(
+            obj.clone(),
+            Ok(kapply::ops::ExportTarget {
+                path: "manifests/configmap-old-config.yaml".into(),
+                note: None,
+            }),
+        )],
+    );
+    insta::assert_snapshot!("export_path", screen(&a));
+    // The path is edited in place: j and k are typed, not scroll keys.
+    let typed = feed(
+        &mut a,
+        std::iter::repeat_n(code(KeyCode::Backspace), "old-config.yaml".len())
+            .chain(keys("kj.yaml"))
+            .chain([code(KeyCode::Enter)]),
+    );
+    let [Effect::Export(o, path, false)] = typed.as_slice() else {
+        panic!("{typed:?}");
+    };
+    assert_eq!(o.name, "old-config");
+    assert_eq!(path, "manifests/configmap-kj.yaml");
+
+    // The file exists: nothing written until y.
+    feed(
+        &mut a,
+        [Msg::Exported(
+            obj.clone(),
+            Ok(kapply::ops::Exported::Exists(path.clone())),
+        )],
+    );
+    insta::assert_snapshot!("export_overwrite", screen(&a));
+    let eff = feed(&mut a, [key('n')]);
+    assert!(eff.is_empty() && a.popup.is_none(), "{eff:?}");
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap_or("")
+            .contains("left as it was")
+    );
+
+    feed(
+        &mut a,
+        [Msg::Exported(
+            obj.clone(),
+            Ok(kapply::ops::Exported::Exists(path.clone())),
+        )],
+    );
+    let eff = feed(&mut a, [key('y')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Export(_, p, true)] if p == path),
+        "{eff:?}"
+    );
+    // Written: logged, and the plan is loaded again.
+    let eff = feed(
+        &mut a,
+        [Msg::Exported(
+            obj,
+            Ok(kapply::ops::Exported::Written(path.clone())),
+        )],
+    );
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert!(
+        a.log
+            .iter()
+            .any(|l| l.ok && l.text.contains("exported to manifests/configmap-kj.yaml")),
+        "{:?}",
+        a.log
+    );
+}
+
+/// E on an object kubectl created (no annotation) through the real engine:
+/// the export replaces its manifest (after the second confirmation), the
+/// reload shows only the annotation to add, and applying it leaves the
+/// live object unchanged apart from the annotation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_then_apply_changes_nothing_but_the_annotation() {
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let Some(k) = kubectl::Kubectl::find(&kubeconfig) else {
+        return;
+    };
+    k.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=3",
+    ]);
+    let get = || {
+        server
+            .store()
+            .get("apps/v1", "Deployment", Some("default"), "web")
+            .unwrap()
+    };
+    let before = get();
+    let d = dir.path().join("m");
+    std::fs::create_dir_all(&d).unwrap();
+    // The user's manifest for it: what they think it is.
+    std::fs::write(
+        d.join("web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+         matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+         containers:\n      - name: nginx\n        image: nginx:1.28\n",
+    )
+    .unwrap();
+
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions {
+                paths: vec![d.clone()],
+                ..Default::default()
+            },
+            Default::default(),
+        ));
+    // A prune candidate (no manifest) would go to the manifest directory.
+    let mut cand = kapply::plan::ObjectPlan {
+        source: None,
+        ..tui_fixture::plan().objects[0].clone()
+    };
+    cand.kind = "ConfigMap".into();
+    cand.name = "cfg".into();
+    let target = engine.export_target(&cand, None).unwrap();
+    assert_eq!(
+        target.path,
+        d.join("configmap-cfg.yaml").display().to_string()
+    );
+
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "web");
+    let web = a.selected().unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Update);
+    assert!(
+        web.fields.iter().any(|f| f.path.ends_with("image")),
+        "{web:?}"
+    );
+    let effects = feed(&mut a, [key('E')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Export").unwrap();
+    let own = d.join("web.yaml").display().to_string();
+    assert!(text.contains(&format!("Path: {own}")), "{text}");
+    assert!(text.contains("holds only this object"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "File exists").unwrap();
+    assert!(text.contains(&format!("{own} exists.")), "{text}");
+    assert!(
+        std::fs::read_to_string(d.join("web.yaml"))
+            .unwrap()
+            .contains("nginx:1.28"),
+        "written before the second confirmation"
+    );
+    let effects = feed(&mut a, [key('y')]);
+    settle(&mut a, &engine, effects).await;
+    let exported = std::fs::read_to_string(d.join("web.yaml")).unwrap();
+    assert!(
+        exported.contains("nginx:1.27") && !exported.contains("resourceVersion"),
+        "{exported}"
+    );
+
+    // Reloaded: only the annotation is left to write.
+    let web = a.selected().unwrap();
+    assert_eq!(web.name, "web");
+    let changes: Vec<&str> = web
+        .fields
+        .iter()
+        .filter(|f| f.action != kapply::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(changes, ["metadata.annotations"], "{web:?}");
+    let effects = feed(&mut a, [key('a')]);
+    settle(&mut a, &engine, effects).await;
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+
+    let after = get();
+    let la = "kubectl.kubernetes.io/last-applied-configuration";
+    assert!(after["metadata"]["annotations"][la].is_string(), "{after}");
+    let strip = |o: &serde_json::Value| {
+        let mut o = o.clone();
+        o.as_object_mut().unwrap().remove("status");
+        let md = o["metadata"].as_object_mut().unwrap();
+        for k in ["resourceVersion", "managedFields", "generation"] {
+            md.remove(k);
+        }
+        if let Some(an) = md.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+            an.remove(la);
+            if an.is_empty() {
+                md.remove("annotations");
+            }
+        }
+        o
+    };
+    assert_eq!(strip(&after), strip(&before));
+    let web = a.selected().unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
 }

@@ -8,9 +8,10 @@ use super::deps::{
     three_way,
 };
 use super::discovery::ResourceInfo;
-use super::live::{describe_plan, fill_type};
+use super::live::fill_type;
 use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
 use crate::merge::{LAST_APPLIED, Patch};
+use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, ObjectResult, Propagation};
 use crate::patchmeta::PatchMeta;
 use crate::plan::{ObjectAction, ObjectPlan};
@@ -63,17 +64,17 @@ enum Prepared {
     Send(Write),
 }
 
-fn ok(object: String, message: &str) -> ObjectResult {
+fn ok(object: ObjectRef, message: &str) -> ObjectResult {
     ObjectResult::done(object, message)
 }
 
-fn fail(object: String, message: String) -> ObjectResult {
+fn fail(object: ObjectRef, message: String) -> ObjectResult {
     ObjectResult::failed(object, message)
 }
 
 /// The result of a real write that failed: unknown when the request went
 /// out and no answer came back, failed otherwise.
-fn write_failed(object: String, e: &ClusterError) -> ObjectResult {
+fn write_failed(object: ObjectRef, e: &ClusterError) -> ObjectResult {
     if e.fate_unknown() {
         ObjectResult::unknown(object, e.unknown_outcome())
     } else {
@@ -243,7 +244,7 @@ impl Session {
                     let e = format!("ApplySet parent {}: {e}", set.reference());
                     for (r, item) in results.iter_mut().zip(items) {
                         if r.is_none() {
-                            *r = Some(fail(describe_plan(&item.plan), format!("not applied: {e}")));
+                            *r = Some(fail(item.plan.id(), format!("not applied: {e}")));
                         }
                     }
                     break;
@@ -298,7 +299,7 @@ impl Session {
             let prepared =
                 futures::stream::iter(collect_vec(indices.iter().map(|&i| async move {
                     if let Some(why) = halt.stopped() {
-                        let name = describe_plan(&items[i].plan);
+                        let name = items[i].plan.id();
                         return (i, Prepared::Done(fail(name, why)));
                     }
                     (i, self.prepare(&items[i], crd_groups, halt).await)
@@ -319,7 +320,7 @@ impl Session {
                         if !r.ok
                             && r.message.contains("is not served by the cluster")
                             && pending_groups.iter().any(|g| {
-                                *g == super::split_api_version(&items[i].plan.api_version).0
+                                *g == crate::objref::split_api_version(&items[i].plan.api_version).0
                             }) =>
                     {
                         results[i] = Some(ok(
@@ -348,7 +349,7 @@ impl Session {
                 .await;
             let mut real = Vec::new();
             for (i, w, r) in checked {
-                let name = describe_plan(&items[i].plan);
+                let name = items[i].plan.id();
                 match r {
                     Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
                         results[i] = Some(fail(name, created_meanwhile()))
@@ -387,10 +388,7 @@ impl Session {
             let written =
                 futures::stream::iter(collect_vec(real.into_iter().map(|(i, w)| async move {
                     if let Some(why) = halt.stopped() {
-                        return (
-                            i,
-                            fail(describe_plan(&items[i].plan), format!("not applied: {why}")),
-                        );
+                        return (i, fail(items[i].plan.id(), format!("not applied: {why}")));
                     }
                     (i, self.write_checked(&items[i].plan, &w, halt).await)
                 })))
@@ -405,16 +403,14 @@ impl Session {
         results
             .into_iter()
             .zip(items)
-            .map(|(r, item)| {
-                r.unwrap_or_else(|| fail(describe_plan(&item.plan), "not applied".into()))
-            })
+            .map(|(r, item)| r.unwrap_or_else(|| fail(item.plan.id(), "not applied".into())))
             .collect()
     }
 
     /// Turn a plan row into the request to send (or a result without one).
     async fn prepare(&self, item: &ApplyItem, crd_groups: &[String], halt: &Halt) -> Prepared {
         let plan = &item.plan;
-        let name = describe_plan(plan);
+        let name = plan.id();
         let Some(config) = plan.config.as_ref() else {
             return Prepared::Done(fail(
                 name,
@@ -553,7 +549,7 @@ impl Session {
         kind: &str,
         crd_groups: &[String],
     ) -> Result<ResourceInfo, ClusterError> {
-        let group = super::split_api_version(api_version).0;
+        let group = crate::objref::split_api_version(api_version).0;
         let mut tries = 0;
         loop {
             match self.resource(api_version, kind).await {
@@ -619,7 +615,7 @@ impl Session {
 
     /// The real write, after checking the object did not change since the plan.
     async fn write_checked(&self, plan: &ObjectPlan, w: &Write, halt: &Halt) -> ObjectResult {
-        let name = describe_plan(plan);
+        let name = plan.id();
         match w {
             Write::Create { .. } => match self.send_write(w, false).await {
                 Ok(()) => ok(name, "created"),
@@ -758,7 +754,7 @@ impl Session {
                 .await
         {
             let mut results = results;
-            results.push(write_failed(format!("ApplySet {}", set.reference()), &e));
+            results.push(write_failed(set.result_ref(), &e));
             return results;
         }
         results
@@ -775,7 +771,7 @@ impl Session {
         let base = &base;
         let halt = &Halt::default();
         futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
-            let name = describe_plan(p);
+            let name = p.id();
             if let Some(why) = halt.stopped() {
                 return fail(name, why);
             }

@@ -6,12 +6,11 @@ use super::applyset::{ApplySet, PART_OF_LABEL};
 use super::deps::{
     Loaded, Manifest, PlanOptions, error_object, plan_object, prune_block, prune_candidate,
 };
-use super::discovery::{ResourceInfo, group_kind};
+use super::discovery::ResourceInfo;
 use super::selector::LabelSelector;
-use super::{
-    CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec, describe, split_api_version,
-};
+use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::LAST_APPLIED;
+use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use futures::StreamExt;
@@ -82,21 +81,8 @@ pub struct Planned {
     pub skipped: Vec<String>,
 }
 
-/// Identity of an object across versions: (group, kind, namespace, name).
-type Key = (String, String, Option<String>, String);
-
 /// (apiVersion, plural, namespace) -> the resource and the manifests in it.
 type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
-
-fn key_of(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Key {
-    let (group, _) = split_api_version(api_version);
-    (
-        group.to_string(),
-        kind.to_string(),
-        namespace.filter(|n| !n.is_empty()).map(str::to_string),
-        name.to_string(),
-    )
-}
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
@@ -106,7 +92,7 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
 /// retry it (a custom kind whose CRD is applied in the same run).
 pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
     ObjectPlan {
-        api_version: m.id.api_version(),
+        api_version: m.api_version(),
         kind: m.id.kind.clone(),
         namespace: m.id.namespace.clone(),
         name: m.id.name.clone(),
@@ -121,6 +107,38 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         prune_reason: None,
         config: Some(m.object.clone()),
         live: None,
+    }
+}
+
+/// The rows of `loaded` before any live state is read: identity and source
+/// only (action `Unchanged` is a placeholder, no field is planned, and the
+/// config is left out so nothing of a Secret travels), and the manifests
+/// that could not be read as error rows.
+pub(crate) fn unplanned(loaded: &Loaded) -> Plan {
+    let mut objects: Vec<ObjectPlan> = loaded
+        .errors
+        .iter()
+        .map(|e| {
+            error_object(
+                "",
+                "",
+                None,
+                "",
+                e.at().map(|s| s.to_string()),
+                e.to_string(),
+            )
+        })
+        .collect();
+    for m in &loaded.manifests {
+        let mut row = error_plan(m, String::new());
+        row.action = ObjectAction::Unchanged;
+        row.error = None;
+        row.config = None;
+        objects.push(row);
+    }
+    Plan {
+        objects,
+        prune_skipped: None,
     }
 }
 
@@ -173,10 +191,17 @@ impl Session {
         }
 
         // Discovery, and the namespace filled in where the kind is namespaced.
+        if let Some(tx) = &progress {
+            let _ = tx.send(Progress {
+                done: 0,
+                total: manifests.len(),
+                what: "discovery (which kinds the server serves)".into(),
+            });
+        }
         let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
             Vec::with_capacity(manifests.len());
         for m in &mut manifests {
-            let r = self.resource(&m.id.api_version(), &m.id.kind).await;
+            let r = self.resource(&m.api_version(), &m.id.kind).await;
             if let Err(e) = &r
                 && e.is_fatal()
             {
@@ -287,17 +312,7 @@ impl Session {
             PruneMode::None => None,
             _ => prune_block(&loaded.errors, manifests.len()),
         };
-        let in_manifests: HashSet<Key> = manifests
-            .iter()
-            .map(|m| {
-                key_of(
-                    &m.id.api_version(),
-                    &m.id.kind,
-                    m.id.namespace.as_deref(),
-                    &m.id.name,
-                )
-            })
-            .collect();
+        let in_manifests: HashSet<ObjectRef> = manifests.iter().map(|m| m.id.clone()).collect();
         let namespaces: BTreeSet<String> = manifests
             .iter()
             .filter_map(|m| m.id.namespace.clone())
@@ -330,8 +345,7 @@ impl Session {
                     // Every manifest counts, served or not yet (a custom
                     // kind whose CRD this run applies is still a member).
                     for (m, r) in manifests.iter().zip(&resources) {
-                        set.current_kinds
-                            .insert(group_kind(&m.id.group, &m.id.kind));
+                        set.current_kinds.insert(m.id.group_kind());
                         let namespaced = match r {
                             Ok(info) => info.namespaced,
                             Err(_) => true,
@@ -461,7 +475,7 @@ impl Session {
         selector: Option<&str>,
         allowlist: &[String],
         namespaces: &BTreeSet<String>,
-        in_manifests: &HashSet<Key>,
+        in_manifests: &HashSet<ObjectRef>,
     ) -> Result<Vec<ObjectPlan>, ClusterError> {
         let defaulted = allowlist.is_empty();
         let list = if defaulted {
@@ -536,7 +550,7 @@ impl Session {
     async fn applyset_candidates(
         &self,
         set: &ApplySet,
-        in_manifests: &HashSet<Key>,
+        in_manifests: &HashSet<ObjectRef>,
     ) -> Result<Vec<ObjectPlan>, ClusterError> {
         let selector = format!("{PART_OF_LABEL}={}", set.id);
         let namespaces: BTreeSet<String> = set
@@ -592,8 +606,8 @@ impl Session {
     }
 }
 
-fn item_key(item: &Value) -> Key {
-    key_of(
+fn item_key(item: &Value) -> ObjectRef {
+    ObjectRef::new(
         str_at(item, "/apiVersion").unwrap_or_default(),
         str_at(item, "/kind").unwrap_or_default(),
         str_at(item, "/metadata/namespace"),
@@ -633,11 +647,6 @@ pub(crate) fn set_label(object: &mut Value, key: &str, value: &str) {
     }
 }
 
-/// `Deployment demo/web` for a plan row.
-pub(crate) fn describe_plan(p: &ObjectPlan) -> String {
-    describe(&p.kind, p.namespace.as_deref(), &p.name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,18 +662,6 @@ mod tests {
         assert_eq!(
             o["metadata"]["labels"],
             json!({"app": "a", PART_OF_LABEL: "id"})
-        );
-    }
-
-    #[test]
-    fn identity_ignores_version() {
-        assert_eq!(
-            key_of("apps/v1", "Deployment", Some("d"), "w"),
-            key_of("apps/v1beta1", "Deployment", Some("d"), "w")
-        );
-        assert_ne!(
-            key_of("v1", "Namespace", None, "a"),
-            key_of("v1", "Namespace", Some(""), "b")
         );
     }
 

@@ -69,7 +69,7 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
             }
         }
     }
-    let api_version = m.id.api_version();
+    let api_version = m.api_version();
     let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
     let source = Some(m.source.to_string());
     let mut plan = base_plan(&config, source, ObjectAction::Create);

@@ -77,14 +77,16 @@ pub struct ObjectPlan {
 }
 
 impl ObjectPlan {
+    /// Which object: its group, kind, namespace and name. Displayed as
     /// `Deployment demo/nginx`, `Namespace demo`; a manifest that could not
     /// be read has no identity and says so.
-    pub fn display_name(&self) -> String {
-        match (self.namespace.as_deref(), self.kind.is_empty()) {
-            (_, true) => "(unreadable manifest)".to_string(),
-            (Some(ns), false) if !ns.is_empty() => format!("{} {ns}/{}", self.kind, self.name),
-            _ => format!("{} {}", self.kind, self.name),
-        }
+    pub fn id(&self) -> crate::objref::ObjectRef {
+        crate::objref::ObjectRef::new(
+            &self.api_version,
+            &self.kind,
+            self.namespace.as_deref(),
+            &self.name,
+        )
     }
 }
 

@@ -181,15 +181,12 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
 /// the config asks for).
 pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
-        return Some(format!(
-            "{path} is not a field change of {}",
-            plan.display_name()
-        ));
+        return Some(format!("{path} is not a field change of {}", plan.id()));
     };
     if row.action != FieldAction::Clear {
         return Some(format!(
             "{path} of {} is not a clear row: only a field apply would remove can be released",
-            plan.display_name()
+            plan.id()
         ));
     }
     let in_config = plan
@@ -200,7 +197,7 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     if in_config || row.last_applied.is_none() {
         return Some(format!(
             "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
-            plan.display_name()
+            plan.id()
         ));
     }
     None
@@ -276,7 +273,7 @@ const IDENTITY_PATHS: [&str; 5] = [
 /// it has.
 pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
     let plan = base_plan(live, None, ObjectAction::Unchanged);
-    let name = plan.display_name();
+    let name = plan.id();
     let Some(text) = live
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))

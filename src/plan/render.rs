@@ -49,7 +49,7 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
     for obj in &plan.objects {
         let obj = mask_plan(obj);
         let (sym, word, code) = object_mark(obj.action);
-        let id = obj.display_name();
+        let id = obj.id();
         let mut header = format!("{sym} {id} ({word})");
         if let Some(src) = &obj.source {
             let _ = write!(header, "  {src}");
@@ -110,7 +110,7 @@ pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String
     for obj in &plan.objects {
         let obj = mask_plan(obj);
         let (sym, word, code) = object_mark(obj.action);
-        let mut header = format!("{sym} {}  {word}", obj.display_name());
+        let mut header = format!("{sym} {}  {word}", obj.id());
         if obj.reverts_drift {
             header.push_str(" · reverts drift");
         }
@@ -206,7 +206,8 @@ mod diff_tests {
             "metadata": {"name": "c\u{9b}", "namespace": "d"},
             "data": {"k\u{1b}[2J": "v\u{9b}1\u{7f}"}});
         let m = crate::manifest::Manifest {
-            id: crate::manifest::ObjectId::from_object(&config).unwrap(),
+            id: crate::objref::ObjectRef::from_object(&config).unwrap(),
+            version: "v1".into(),
             source: crate::manifest::Source {
                 file: "c.yaml".into(),
                 line: 1,

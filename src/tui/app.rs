@@ -3,11 +3,13 @@
 //! [`Effect`] for the runtime to perform.
 
 use crate::merge::FieldAction;
-use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
+use crate::objref::ObjectRef;
+use crate::ops::{ApplyItem, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,21 +60,38 @@ pub enum Msg {
     Resize(u16, u16),
     Tick,
     Progress(Progress),
+    /// The engine connected (the server answered), or why not.
+    Connected(Result<(), String>),
+    /// The manifests alone, read while live state loads.
+    Manifests(Result<Plan, String>),
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
     Applied(Vec<ObjectResult>),
     Deleted(Vec<ObjectResult>),
     Pruned(Vec<ObjectResult>),
+    /// Where to write an object's export (`E`), or why it cannot be.
+    ExportAsk(ObjectPlan, Result<ExportTarget, String>),
+    /// An export's outcome.
+    Exported(ObjectPlan, Result<Exported, String>),
 }
 
 /// Work for the runtime. Destructive ones are only produced by a confirm.
 #[derive(Debug, Clone)]
 pub enum Effect {
+    /// Connect to the server (again); answered by `Msg::Connected`.
+    Connect,
+    /// Read the manifests without the cluster; answered by `Msg::Manifests`.
+    ReadManifests,
     Load,
     DryRun(Vec<ApplyItem>),
     Apply(Vec<ApplyItem>),
     Delete(Vec<ObjectPlan>, Propagation),
     Prune(Vec<ObjectPlan>),
+    /// Propose a path for an object's export; the manifest file that holds
+    /// only this object, if any.
+    ExportTarget(ObjectPlan, Option<String>),
+    /// Write an object's export to a path (`true`: overwrite an existing file).
+    Export(ObjectPlan, String, bool),
     Quit,
 }
 
@@ -167,6 +186,17 @@ pub enum Popup {
     PruneConfirm {
         objects: Vec<ObjectPlan>,
     },
+    /// `E`: the path to write an object's export to, edited in place.
+    ExportPath {
+        object: ObjectPlan,
+        input: String,
+        note: Option<String>,
+    },
+    /// The export's path exists: `y` overwrites it.
+    ExportOverwrite {
+        object: ObjectPlan,
+        path: String,
+    },
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
     Notice {
@@ -234,19 +264,6 @@ pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
     }
 }
 
-type ObjectId = (String, String, Option<String>, String);
-
-/// A stable identity for an object across reloads.
-pub fn object_key(o: &ObjectPlan) -> String {
-    format!(
-        "{}/{} {}/{}",
-        o.api_version,
-        o.kind,
-        o.namespace.as_deref().unwrap_or(""),
-        o.name
-    )
-}
-
 /// The field table's rows, as the cursor visits them: the changes apply
 /// sends (set, clear) first, then (when shown) the kept fields, each group
 /// as a path tree.
@@ -261,6 +278,22 @@ fn real_clock() -> String {
 pub struct App {
     pub opts: Options,
     pub plan: Plan,
+    /// A plan against live state has been loaded. Until then the list shows
+    /// the manifests alone and nothing destructive is offered.
+    pub live_known: bool,
+    /// `Effect::Connect` is under way.
+    pub connecting: bool,
+    /// Why connecting or the first load failed (no live state known): shown
+    /// in place of the field pane; `r` retries.
+    pub failure: Option<String>,
+    /// The server the engine talks to, named while waiting.
+    pub server: Option<Server>,
+    /// When the wait for live state began, and how long it has lasted (as
+    /// of the last tick).
+    pub waiting_since: Option<Instant>,
+    pub waited: Duration,
+    /// Time source for the wait (tests use a fixed one).
+    pub now: fn() -> Instant,
     pub loading: bool,
     pub progress: Option<Progress>,
     pub rows: Vec<Row>,
@@ -290,11 +323,14 @@ pub struct App {
     pub plan_gen: u64,
     /// The YAML view of one object, built once, not on every frame.
     pub yaml_cache: std::cell::RefCell<Option<super::yamlview::Cached>>,
-    pub marked: BTreeSet<String>,
+    pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<String, BTreeSet<String>>,
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
+    /// `clear` rows released (`R`) instead of cleared, per object key:
+    /// apply drops them from last-applied and keeps their live value.
+    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
     /// Prune candidates queued in prune mode (shown as `x`).
-    pub queued_delete: BTreeSet<String>,
+    pub queued_delete: BTreeSet<ObjectRef>,
     pub popup: Option<Popup>,
     /// Rows the open dialog's body is scrolled by (when it does not fit).
     pub popup_scroll: u16,
@@ -314,6 +350,13 @@ impl App {
         App {
             opts,
             plan: Plan::default(),
+            live_known: false,
+            connecting: false,
+            failure: None,
+            server: None,
+            waiting_since: None,
+            waited: Duration::ZERO,
+            now: Instant::now,
             loading: false,
             progress: None,
             rows: Vec::new(),
@@ -337,6 +380,7 @@ impl App {
             yaml_cache: std::cell::RefCell::new(None),
             marked: BTreeSet::new(),
             excluded: BTreeMap::new(),
+            released: BTreeMap::new(),
             queued_delete: BTreeSet::new(),
             popup: None,
             popup_scroll: 0,
@@ -350,17 +394,24 @@ impl App {
         }
     }
 
-    /// The effects to run when the app starts: load the plan.
     /// Whether a spinner is on screen, so a tick changes the frame. Idle
     /// ticks need no redraw (the YAML view's diff is costly to rebuild).
     pub fn animating(&self) -> bool {
         self.loading
+            || self.connecting
             || !self.pending.is_empty()
             || matches!(self.popup, Some(Popup::ApplyConfirm { dry_run: None, .. }))
     }
 
+    /// The effects to run when the app starts: read the manifests, and
+    /// connect (the first load follows once connected).
     pub fn start(&mut self) -> Vec<Effect> {
         self.begin_load()
+    }
+
+    /// Whether live state is being waited for (connecting or the first load).
+    pub fn waiting(&self) -> bool {
+        !self.live_known && (self.connecting || self.loading)
     }
 
     /// The selected object, if any.
@@ -372,9 +423,12 @@ impl App {
     }
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
-        self.excluded
-            .get(&object_key(o))
-            .is_some_and(|s| s.contains(path))
+        self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
+    }
+
+    /// Whether the `clear` row `path` of `o` is released (`R`).
+    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+        self.released.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     pub fn areas(&self) -> Areas {
@@ -402,7 +456,7 @@ impl App {
             Filter::InSync => o.action == ObjectAction::Unchanged,
             Filter::Prune => o.action == ObjectAction::Prune,
             Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
-            Filter::Marked => self.marked.contains(&object_key(o)),
+            Filter::Marked => self.marked.contains(&o.id()),
         };
         if !status_ok {
             return false;
@@ -427,19 +481,12 @@ impl App {
     }
 
     /// Identity of the selected object (apiVersion, kind, namespace, name).
-    fn selected_id(&self) -> Option<ObjectId> {
-        self.selected().map(|o| {
-            (
-                o.api_version.clone(),
-                o.kind.clone(),
-                o.namespace.clone(),
-                o.name.clone(),
-            )
-        })
+    fn selected_id(&self) -> Option<ObjectRef> {
+        self.selected().map(ObjectPlan::id)
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
-    fn rebuild_keeping(&mut self, keep: Option<ObjectId>) {
+    fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
             match o.action {
@@ -480,12 +527,9 @@ impl App {
         let shown = idx.len();
         self.shown = shown;
         self.rows = rows;
-        let found = keep.and_then(|(av, kind, ns, name)| {
+        let found = keep.and_then(|keep| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => {
-                    let o = &self.plan.objects[*i];
-                    o.name == name && o.kind == kind && o.namespace == ns && o.api_version == av
-                }
+                Row::Object(i) => self.plan.objects[*i].id() == keep,
                 Row::Group(_) => false,
             })
         });
@@ -662,10 +706,25 @@ impl App {
         self.log.push(LogEntry { time, ok, text });
     }
 
+    /// `r` and the start: reload, or (no live state known yet) connect
+    /// again and read everything from the start.
     fn begin_load(&mut self) -> Vec<Effect> {
-        if self.loading {
+        if self.loading || self.connecting {
             return Vec::new();
         }
+        if !self.live_known {
+            self.connecting = true;
+            self.failure = None;
+            self.progress = None;
+            self.waiting_since = Some((self.now)());
+            self.waited = Duration::ZERO;
+            self.pending.push("connecting".to_string());
+            return vec![Effect::ReadManifests, Effect::Connect];
+        }
+        self.start_load()
+    }
+
+    fn start_load(&mut self) -> Vec<Effect> {
         self.loading = true;
         self.progress = None;
         self.pending.push("loading".to_string());
@@ -693,6 +752,40 @@ impl App {
             }
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
+                if let Some(since) = self.waiting_since {
+                    self.waited = (self.now)().saturating_duration_since(since);
+                }
+                Vec::new()
+            }
+            Msg::Connected(result) => {
+                if !self.connecting {
+                    return Vec::new();
+                }
+                self.connecting = false;
+                self.finish("connecting");
+                match result {
+                    Ok(()) => self.start_load(),
+                    Err(e) => {
+                        self.log_entry(false, format!("connecting failed: {e}"));
+                        self.failure = Some(e);
+                        Vec::new()
+                    }
+                }
+            }
+            Msg::Manifests(result) => {
+                // Live state came first: its plan has these rows and more.
+                if self.live_known {
+                    return Vec::new();
+                }
+                match result {
+                    Ok(plan) => {
+                        let keep = self.selected_id();
+                        self.plan = plan;
+                        self.plan_gen += 1;
+                        self.rebuild_keeping(keep);
+                    }
+                    Err(e) => self.log_entry(false, format!("reading the manifests failed: {e}")),
+                }
                 Vec::new()
             }
             Msg::Progress(p) => {
@@ -708,15 +801,21 @@ impl App {
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
+                        self.live_known = true;
+                        self.connecting = false;
+                        self.finish("connecting");
+                        self.failure = None;
+                        self.waiting_since = None;
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
                         self.plan = plan;
                         self.plan_gen += 1;
                         // Forget marks and exclusions of objects that are gone.
-                        let keys: BTreeSet<String> =
-                            self.plan.objects.iter().map(object_key).collect();
+                        let keys: BTreeSet<ObjectRef> =
+                            self.plan.objects.iter().map(ObjectPlan::id).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
+                        self.released.retain(|k, _| keys.contains(k));
                         if !matches!(
                             self.popup,
                             Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
@@ -727,7 +826,12 @@ impl App {
                     }
                     Err(e) => {
                         self.log_entry(false, format!("load failed: {e}"));
-                        self.last_result = Some(format!("load failed: {e}"));
+                        if self.live_known {
+                            self.last_result = Some(format!("load failed: {e}"));
+                        } else {
+                            // Shown in place; the status line says what to do.
+                            self.failure = Some(e);
+                        }
                     }
                 }
                 Vec::new()
@@ -737,14 +841,47 @@ impl App {
                     // A stale run (for a dialog closed since) names none of
                     // this dialog's objects: drop it. Anything else is shown
                     // whole, so the dialog never waits for a result that came.
-                    let names: Vec<String> = items.iter().map(|i| i.plan.display_name()).collect();
+                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
                     let same =
-                        results.is_empty() || results.iter().any(|r| names.contains(&r.object));
+                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
                     if same && dry_run.is_none() {
                         *dry_run = Some(results);
                     }
                 }
                 self.finish("server dry run");
+                Vec::new()
+            }
+            Msg::ExportAsk(object, target) => {
+                self.finish("export");
+                match target {
+                    Ok(t) => self.open_popup(Popup::ExportPath {
+                        object,
+                        input: t.path,
+                        note: t.note,
+                    }),
+                    Err(e) => self.last_result = Some(format!("export: {e}")),
+                }
+                Vec::new()
+            }
+            Msg::Exported(object, result) => {
+                self.finish("exporting");
+                let name = object.id();
+                match result {
+                    Ok(Exported::Written(path)) => {
+                        self.log_entry(true, format!("{name}: exported to {path}"));
+                        self.last_result = Some(format!(
+                            "exported {name} to {path}; the next apply records the annotation"
+                        ));
+                        return self.begin_load();
+                    }
+                    Ok(Exported::Exists(path)) => {
+                        self.open_popup(Popup::ExportOverwrite { object, path });
+                    }
+                    Err(e) => {
+                        self.log_entry(false, format!("{name} export failed: {e}"));
+                        self.last_result = Some(format!("export failed: {e}"));
+                    }
+                }
                 Vec::new()
             }
             Msg::Applied(results) => self.on_results("applying", "applied", results),
@@ -768,21 +905,10 @@ impl App {
             }
         }
         // Marks of objects the engine reported done are cleared; failed ones stay.
-        let done: BTreeSet<&str> = results
-            .iter()
-            .filter(|r| r.ok)
-            .map(|r| r.object.as_str())
-            .collect();
-        let keys: Vec<String> = self
-            .plan
-            .objects
-            .iter()
-            .filter(|o| done.contains(o.display_name().as_str()))
-            .map(object_key)
-            .collect();
-        for k in keys {
-            self.marked.remove(&k);
-            self.excluded.remove(&k);
+        for k in results.iter().filter(|r| r.ok).map(|r| &r.object) {
+            self.marked.remove(k);
+            self.excluded.remove(k);
+            self.released.remove(k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {
@@ -906,6 +1032,9 @@ impl App {
                 self.yaml_scroll = 0;
             }
             KeyCode::Char('K') => self.toggle_kept(),
+            KeyCode::Char('R') if self.focus == Focus::Fields && !self.yaml => {
+                self.toggle_release()
+            }
             // Both act on the YAML view, and open it.
             KeyCode::Char('z') => {
                 self.yaml_unfold = !self.yaml_unfold || !self.yaml;
@@ -923,6 +1052,9 @@ impl App {
                     GroupBy::Kind => GroupBy::Namespace,
                 };
                 self.rebuild();
+            }
+            KeyCode::Char('f') if !self.live_known => {
+                self.last_result = Some(self.needs_live_state("the status filter"))
             }
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
@@ -944,12 +1076,31 @@ impl App {
             KeyCode::Char('n') => self.next_change(true),
             KeyCode::Char('N') => self.next_change(false),
             KeyCode::Char('r') => return self.begin_load(),
+            KeyCode::Char('a' | 'D' | 'p' | 'E') if !self.live_known => {
+                let what = match k.code {
+                    KeyCode::Char('a') => "apply",
+                    KeyCode::Char('D') => "delete",
+                    KeyCode::Char('E') => "export",
+                    _ => "prune",
+                };
+                self.last_result = Some(self.needs_live_state(what));
+            }
             KeyCode::Char('a') => return self.open_apply(),
             KeyCode::Char('D') => self.open_delete(),
             KeyCode::Char('p') => self.open_prune(),
+            KeyCode::Char('E') => return self.open_export(),
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Why `what` is not offered before live state is known.
+    fn needs_live_state(&self, what: &str) -> String {
+        if self.failure.is_some() {
+            format!("{what} needs the live state, which could not be read: r retries")
+        } else {
+            format!("{what} needs the live state, which is still loading")
+        }
     }
 
     fn page(&self) -> isize {
@@ -1007,7 +1158,7 @@ impl App {
         let Some(o) = self.selected().cloned() else {
             return;
         };
-        let key = object_key(&o);
+        let key = o.id();
         match self.focus {
             Focus::List => {
                 if !self.marked.remove(&key) {
@@ -1024,15 +1175,51 @@ impl App {
                     self.last_result = Some(format!("{}: kept fields are not sent", f.path));
                     return;
                 }
+                let path = f.path.clone();
                 let set = self.excluded.entry(key.clone()).or_default();
-                if !set.remove(&f.path) {
-                    set.insert(f.path.clone());
+                if !set.remove(&path) {
+                    set.insert(path.clone());
+                    // An excluded row is not sent at all: no longer released.
+                    unset(&mut self.released, &key, &path);
                 }
                 if set.is_empty() {
                     self.excluded.remove(&key);
                 }
             }
         }
+    }
+
+    /// `R` on a `clear` row: release it (apply drops it from last-applied,
+    /// sends no deletion, the live value stays) or clear it again. Refused,
+    /// with the reason, where the core refuses a release.
+    fn toggle_release(&mut self) {
+        let Some(o) = self.selected().cloned() else {
+            return;
+        };
+        let key = o.id();
+        let Some(path) = field_rows(&o, self.show_kept)
+            .get(self.field_cursor)
+            .map(|f| f.path.clone())
+        else {
+            return;
+        };
+        if unset(&mut self.released, &key, &path) {
+            self.last_result = Some(format!("{path}: clear (apply removes it)"));
+            return;
+        }
+        if let Some(why) = crate::plan::release_refusal(&o, &path) {
+            self.last_result = Some(why);
+            return;
+        }
+        self.released
+            .entry(key.clone())
+            .or_default()
+            .insert(path.clone());
+        // Releasing is sending: the row is included again.
+        unset(&mut self.excluded, &key, &path);
+        self.last_result = Some(format!(
+            "{path}: released (apply keeps the live value, drops it from last-applied)"
+        ));
     }
 
     fn next_change(&mut self, forward: bool) {
@@ -1062,7 +1249,7 @@ impl App {
             .plan
             .objects
             .iter()
-            .filter(|o| self.marked.contains(&object_key(o)))
+            .filter(|o| self.marked.contains(&o.id()))
             .collect();
         if !marked.is_empty() {
             return marked;
@@ -1070,27 +1257,42 @@ impl App {
         self.selected().into_iter().collect()
     }
 
-    /// What an apply of these objects sends, honouring excluded fields.
+    /// What an apply of these objects sends, honouring excluded and
+    /// released fields (as `apply --plan` does with `"action": "release"`).
     pub fn apply_items(&self) -> Vec<ApplyItem> {
         self.targets()
             .into_iter()
             .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
             .map(|o| {
-                let accepted_fields = self.excluded.get(&object_key(o)).map(|ex| {
+                let key = o.id();
+                // Only rows the current plan can still release.
+                let released_fields: Vec<String> = self
+                    .released
+                    .get(&key)
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| crate::plan::release_refusal(o, p).is_none())
+                    .cloned()
+                    .collect();
+                let accepted_fields = self.excluded.get(&key).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
+                        .filter(|f| !released_fields.contains(&f.path))
                         .map(|f| f.path.clone())
                         .collect()
                 });
                 ApplyItem {
                     plan: o.clone(),
                     accepted_fields,
-                    released_fields: Vec::new(),
+                    released_fields,
                 }
             })
             // Every change excluded: nothing of this object is to be sent.
-            .filter(|i: &ApplyItem| i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty()))
+            .filter(|i: &ApplyItem| {
+                !i.released_fields.is_empty()
+                    || i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty())
+            })
             .collect()
     }
 
@@ -1108,6 +1310,43 @@ impl App {
         });
         self.pending.push("server dry run".to_string());
         vec![Effect::DryRun(items)]
+    }
+
+    /// `E` on an object apply does not manage yet (its live object has no
+    /// last-applied annotation) or on a prune candidate: ask the engine
+    /// where to write its export.
+    fn open_export(&mut self) -> Vec<Effect> {
+        let Some(o) = self.selected() else {
+            return Vec::new();
+        };
+        let unmanaged = o.live.as_ref().is_some_and(|l| {
+            l.pointer("/metadata/annotations")
+                .and_then(|a| a.get(crate::merge::LAST_APPLIED))
+                .is_none()
+        });
+        if o.action != ObjectAction::Prune && !unmanaged {
+            self.last_result = Some(format!(
+                "{}: E exports objects apply does not manage yet (no last-applied annotation) \
+                 and prune candidates",
+                o.id()
+            ));
+            return Vec::new();
+        }
+        // The manifest file, when it holds this object alone: the export
+        // can replace it without touching other objects.
+        let file = |src: &str| src.rsplit_once(':').map_or(src, |(f, _)| f).to_string();
+        let own_file = o.source.as_deref().map(file).filter(|f| {
+            self.plan
+                .objects
+                .iter()
+                .filter(|x| x.source.as_deref().map(file).as_ref() == Some(f))
+                .count()
+                == 1
+        });
+        let o = o.clone();
+        self.last_result = None;
+        self.pending.push("export".to_string());
+        vec![Effect::ExportTarget(o, own_file)]
     }
 
     fn open_delete(&mut self) {
@@ -1159,7 +1398,7 @@ impl App {
             return;
         };
         self.queued_delete.clear();
-        self.select_object(&object_key(first));
+        self.select_object(&first.id());
         self.open_popup(Popup::PruneStep {
             candidates,
             pos: 0,
@@ -1168,9 +1407,9 @@ impl App {
     }
 
     /// Put the cursor on the object with this key, if it is listed.
-    fn select_object(&mut self, key: &str) {
+    fn select_object(&mut self, key: &ObjectRef) {
         let found = self.rows.iter().position(|r| match r {
-            Row::Object(i) => object_key(&self.plan.objects[*i]) == key,
+            Row::Object(i) => self.plan.objects[*i].id() == *key,
             Row::Group(_) => false,
         });
         if let Some(p) = found {
@@ -1192,9 +1431,12 @@ impl App {
     }
 
     fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
-        // No dialog uses j/k or the page keys for anything else.
+        // No dialog but the path input uses j/k or the page keys for
+        // anything else.
         let page = i32::from(super::ui::popup_scroll_range(self).1);
+        let typing = matches!(self.popup, Some(Popup::ExportPath { .. }));
         let d = match k.code {
+            _ if typing => 0,
             KeyCode::Char('j') | KeyCode::Down => 1,
             KeyCode::Char('k') | KeyCode::Up => -1,
             KeyCode::PageDown => page,
@@ -1214,6 +1456,42 @@ impl App {
             Popup::Help => match k.code {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
                 _ => self.popup = Some(Popup::Help),
+            },
+            Popup::ExportPath {
+                object,
+                mut input,
+                note,
+            } => {
+                match k.code {
+                    KeyCode::Esc => return Vec::new(),
+                    KeyCode::Enter if !input.trim().is_empty() => {
+                        self.pending.push("exporting".to_string());
+                        return vec![Effect::Export(object, input.trim().to_string(), false)];
+                    }
+                    KeyCode::Backspace => {
+                        input.pop();
+                    }
+                    KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                        input.clear()
+                    }
+                    KeyCode::Char(c) => input.push(c),
+                    _ => {}
+                }
+                self.popup = Some(Popup::ExportPath {
+                    object,
+                    input,
+                    note,
+                });
+            }
+            Popup::ExportOverwrite { object, path } => match k.code {
+                KeyCode::Char('y') => {
+                    self.pending.push("exporting".to_string());
+                    return vec![Effect::Export(object, path, true)];
+                }
+                KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
+                    self.last_result = Some(format!("export cancelled: {path} left as it was"));
+                }
+                _ => self.popup = Some(Popup::ExportOverwrite { object, path }),
             },
             Popup::Notice { title, text } => match k.code {
                 KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
@@ -1303,12 +1581,12 @@ impl App {
                 if choice == PruneChoice::Prune
                     && let Some(o) = candidates.get(pos)
                 {
-                    self.queued_delete.insert(object_key(o));
+                    self.queued_delete.insert(o.id());
                 }
                 choices.push(choice);
                 let pos = pos + 1;
                 if let Some(next) = candidates.get(pos) {
-                    self.select_object(&object_key(next));
+                    self.select_object(&next.id());
                     self.open_popup(Popup::PruneStep {
                         candidates,
                         pos,
@@ -1339,4 +1617,16 @@ impl App {
         }
         Vec::new()
     }
+}
+
+/// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
+fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
+    let Some(set) = sets.get_mut(key) else {
+        return false;
+    };
+    let was = set.remove(path);
+    if set.is_empty() {
+        sets.remove(key);
+    }
+    was
 }

@@ -285,9 +285,11 @@ impl ApiServer {
     }
 }
 
+/// A YAML body, read as kube-apiserver reads it (go-yaml's YAML 1.1 rules,
+/// see [`crate::yaml::read_value`]).
 pub(super) fn yaml_value(body: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
-    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
+    crate::yaml::read_value(text).map_err(|e| e.to_string())
 }
 
 pub(super) fn json_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError> {
