@@ -2659,4 +2659,48 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     assert_eq!(strip(&after), strip(&before));
     let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+
+    // In a file with other objects: only its document is replaced.
+    k.ok(&["create", "configmap", "cfg", "--from-literal=a=1"]);
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {x: '1'}\n---\n";
+    let app_yaml = d.join("app.yaml");
+    std::fs::write(
+        &app_yaml,
+        format!("{other}# cfg as I remember it\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {{a: '2'}}\n"),
+    )
+    .unwrap();
+    let effects = feed(&mut a, [code(KeyCode::Esc), key('r')]);
+    settle(&mut a, &engine, effects).await;
+    select(&mut a, "cfg");
+    let effects = feed(&mut a, [key('E')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Export").unwrap();
+    let file = app_yaml.display().to_string();
+    assert!(text.contains(&format!("Path: {file}")), "{text}");
+    assert!(text.contains("replaces its document in"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "File exists").unwrap();
+    assert!(
+        text.contains("y replaces the document of ConfigMap default/cfg in it"),
+        "{text}"
+    );
+    let effects = feed(&mut a, [key('y')]);
+    settle(&mut a, &engine, effects).await;
+    let written = std::fs::read_to_string(&app_yaml).unwrap();
+    assert!(written.starts_with(other), "{written}");
+    assert!(
+        written.contains("name: cfg") && !written.contains("remember") && !written.contains("'2'"),
+        "{written}"
+    );
+    let cfg = a.plan.objects.iter().find(|o| o.name == "cfg").unwrap();
+    let changes: Vec<&str> = cfg
+        .fields
+        .iter()
+        .filter(|f| f.action != kapply::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(changes, ["metadata.annotations"], "{cfg:?}");
+    let other = a.plan.objects.iter().find(|o| o.name == "other").unwrap();
+    assert_eq!(other.action, kapply::plan::ObjectAction::Create);
 }

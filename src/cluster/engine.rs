@@ -248,10 +248,19 @@ impl Engine for KubeEngine {
                 Some("the manifests are not local files: pass the export with -f".into()),
             ),
         };
+        // In a manifest file with other objects: its document is replaced
+        // (a second file would define it twice).
+        if let Some((file, line)) = source_of(object).filter(|(f, _)| Path::new(f).is_file()) {
+            return Ok(ExportTarget {
+                path: file.to_string(),
+                note: Some(format!(
+                    "replaces its document in {file} (line {line}); the other objects there stay"
+                )),
+            });
+        }
         if let Some(src) = &object.source {
-            let file = src.rsplit_once(':').map_or(src.as_str(), |(f, _)| f);
             note = Some(format!(
-                "also defined in {file}: remove it there, or the reload reports it defined twice"
+                "also defined at {src}: remove it there, or the reload reports it defined twice"
             ));
         }
         Ok(ExportTarget {
@@ -278,10 +287,52 @@ impl Engine for KubeEngine {
                 .await
                 .map_err(|e| format!("{name}: {e}"))?;
             let text = crate::yaml::to_yaml(&crate::export::export(&live));
-            write_export(&path, &text, overwrite)
+            match source_of(&object) {
+                Some((file, line)) if overwrite && same_file(file, &path) => {
+                    replace_in_file(&path, line, &text)
+                }
+                _ => write_export(&path, &text, overwrite),
+            }
         }
         .boxed()
     }
+}
+
+/// The local manifest file and line an object was read from.
+fn source_of(object: &ObjectPlan) -> Option<(&str, usize)> {
+    let (file, line) = object.source.as_deref()?.rsplit_once(':')?;
+    let line = line.parse().ok()?;
+    (!is_url(std::path::Path::new(file))).then_some((file, line))
+}
+
+fn same_file(a: &str, b: &str) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Write the export over the document at `line` of `path`, keeping the
+/// file's other documents. Refused when that document is not this one
+/// object alone (a `kind: List`), or the result would not read back.
+fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<Exported, String> {
+    let p = std::path::Path::new(path);
+    let old = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
+    let opts = crate::manifest::LoadOptions::default();
+    let before = crate::manifest::parse_str(&old, p, &opts);
+    if before.manifests.len() <= 1 {
+        return write_export(path, doc, true);
+    }
+    let new = crate::export::replace_document(&old, line, doc)
+        .ok_or_else(|| format!("{path}:{line}: no document starts there; the file changed"))?;
+    let after = crate::manifest::parse_str(&new, p, &opts);
+    if after.manifests.len() != before.manifests.len() || !after.errors.is_empty() {
+        return Err(format!(
+            "{path}:{line}: that document holds more than this object (a list?); \
+             export to another file and remove the object from it by hand"
+        ));
+    }
+    write_export(path, &new, true)
 }
 
 fn is_url(p: &std::path::Path) -> bool {

@@ -996,6 +996,24 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
 }
 
+/// Whether `path` is the manifest file `object` was read from and it holds
+/// other objects too (then the export replaces only its document).
+fn shares_file(app: &App, object: &ObjectPlan, path: &str) -> bool {
+    let file = |o: &ObjectPlan| {
+        o.source
+            .as_deref()
+            .map(|s| s.rsplit_once(':').map_or(s, |(f, _)| f).to_string())
+    };
+    file(object).as_deref() == Some(path)
+        && app
+            .plan
+            .objects
+            .iter()
+            .filter(|o| file(o).as_deref() == Some(path))
+            .count()
+            > 1
+}
+
 /// A centred rectangle of at most `w` x `h`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width.saturating_sub(2)).max(1).min(area.width);
@@ -1238,10 +1256,14 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     format!("{path} exists."),
                     t.fg(Color::Red).add_modifier(Modifier::BOLD),
                 )),
-                Line::from(format!(
-                    "y replaces all of it with the export of {}.",
-                    object.id()
-                )),
+                Line::from(if shares_file(app, object, path) {
+                    format!(
+                        "y replaces the document of {} in it; its other objects stay.",
+                        object.id()
+                    )
+                } else {
+                    format!("y replaces all of it with the export of {}.", object.id())
+                }),
             ],
             footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
         },
