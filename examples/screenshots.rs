@@ -59,12 +59,36 @@ fn id(shown: &str) -> kapply::objref::ObjectRef {
     kapply::objref::ObjectRef::new(api_version, kind, ns, name)
 }
 
+/// A result as the engine reports it: `message` is what outputs print
+/// (`configured`, `created (server dry run)`, or, when not `ok`, the
+/// server's error).
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
         object: id(object),
-        ok,
-        message: message.to_string(),
-        unknown: false,
+        ..outcome(ok, message)
+    }
+}
+
+/// The outcome whose words are `message`.
+fn outcome(ok: bool, message: &str) -> ObjectResult {
+    use kapply::ops::Outcome;
+    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
+        Some(w) => (w, true),
+        None => (message, false),
+    };
+    let outcome = match word {
+        _ if !ok => Outcome::Failed(kapply::ops::Failure::Server(message.into())),
+        "created" => Outcome::Created,
+        "configured" => Outcome::Configured,
+        "unchanged" => Outcome::Unchanged,
+        "deleted" => Outcome::Deleted,
+        "pruned" => Outcome::Pruned,
+        other => panic!("not an outcome: {other}"),
+    };
+    ObjectResult {
+        object: Default::default(),
+        outcome,
+        dry_run,
     }
 }
 
@@ -354,9 +378,7 @@ mod live {
     ) -> Vec<ObjectResult> {
         objs.map(|object| ObjectResult {
             object,
-            ok: true,
-            message: message.to_string(),
-            unknown: false,
+            ..super::outcome(true, message)
         })
         .collect()
     }
@@ -405,7 +427,10 @@ mod live {
         fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
-                results(items.iter().map(|i| i.plan.id()), "ok (server dry run)")
+                results(
+                    items.iter().map(|i| i.plan.id()),
+                    "configured (server dry run)",
+                )
             })
         }
         fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>> {

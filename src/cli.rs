@@ -640,14 +640,14 @@ fn print_results(results: &[ObjectResult]) -> usize {
     let mut failed = 0;
     let mut unknown = 0;
     for r in results {
-        if r.ok {
-            outln!("{} {}", r.object, r.message);
-        } else if r.unknown {
+        if r.ok() {
+            outln!("{} {}", r.object, r.message());
+        } else if r.unknown() {
             unknown += 1;
-            errln!("unknown: {}: {}", r.object, r.message);
+            errln!("unknown: {}: {}", r.object, r.message());
         } else {
             failed += 1;
-            errln!("error: {}: {}", r.object, r.message);
+            errln!("error: {}: {}", r.object, r.message());
         }
     }
     if unknown > 0 {

@@ -12,7 +12,7 @@ use tui_fixture::{code, key, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use kapply::objref::ObjectRef;
-use kapply::ops::{ObjectResult, Progress, Propagation};
+use kapply::ops::{Failure, ObjectResult, Outcome, Progress, Propagation};
 use kapply::tui::app::{Effect, Msg, Popup};
 use kapply::tui::{App, Options};
 use ratatui::Terminal;
@@ -127,12 +127,35 @@ fn id(shown: &str) -> ObjectRef {
     ObjectRef::new(api_version, kind, ns, name)
 }
 
+/// A result as the engine reports it: `message` is what outputs print
+/// (`configured`, `created (server dry run)`, or, when not `ok`, the
+/// server's error).
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
         object: id(object),
-        ok,
-        message: message.to_string(),
-        unknown: false,
+        ..outcome(ok, message)
+    }
+}
+
+/// The outcome whose words are `message`.
+fn outcome(ok: bool, message: &str) -> ObjectResult {
+    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
+        Some(w) => (w, true),
+        None => (message, false),
+    };
+    let outcome = match word {
+        _ if !ok => Outcome::Failed(Failure::Server(message.into())),
+        "created" => Outcome::Created,
+        "configured" => Outcome::Configured,
+        "unchanged" => Outcome::Unchanged,
+        "deleted" => Outcome::Deleted,
+        "pruned" => Outcome::Pruned,
+        other => panic!("not an outcome: {other}"),
+    };
+    ObjectResult {
+        object: Default::default(),
+        outcome,
+        dry_run,
     }
 }
 
@@ -1142,9 +1165,7 @@ mod fake {
                     .iter()
                     .map(|i| ObjectResult {
                         object: name(&i.plan),
-                        ok: true,
-                        message: "configured (server dry run)".into(),
-                        unknown: false,
+                        ..super::outcome(true, "configured (server dry run)")
                     })
                     .collect()
             })
@@ -1167,13 +1188,7 @@ mod fake {
                     }
                     out.push(ObjectResult {
                         object: name(&i.plan),
-                        ok,
-                        message: if ok {
-                            "configured".into()
-                        } else {
-                            "forbidden".into()
-                        },
-                        unknown: false,
+                        ..super::outcome(ok, if ok { "configured" } else { "forbidden" })
                     });
                 }
                 self.applied.lock().unwrap().extend(items);
@@ -1206,9 +1221,7 @@ mod fake {
                     .iter()
                     .map(|o| ObjectResult {
                         object: name(o),
-                        ok: true,
-                        message: "pruned".into(),
-                        unknown: false,
+                        ..super::outcome(true, "pruned")
                     })
                     .collect()
             })
@@ -2263,18 +2276,8 @@ fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
     feed(&mut a, [key(' '), key('j'), key(' ')]);
     assert_eq!(a.marked.len(), 2, "{:?}", a.marked);
     a.update(Msg::Applied(vec![
-        ObjectResult {
-            object: istio.id(),
-            ok: true,
-            message: "created".into(),
-            unknown: false,
-        },
-        ObjectResult {
-            object: api.id(),
-            ok: false,
-            message: "forbidden".into(),
-            unknown: false,
-        },
+        ObjectResult::new(istio.id(), Outcome::Created),
+        ObjectResult::failed(api.id(), Failure::Server("forbidden".into())),
     ]));
     assert_eq!(
         a.marked.iter().collect::<Vec<_>>(),

@@ -5,7 +5,7 @@
 mod tui_fixture;
 
 use kapply::objref::ObjectRef;
-use kapply::ops::ObjectResult;
+use kapply::ops::{ObjectResult, Outcome};
 use kapply::tui::app::{Effect, Msg};
 use kapply::tui::{App, Options};
 use tui_fixture::{key, select};
@@ -27,13 +27,15 @@ fn a_write_without_an_answer_is_neither_applied_nor_failed() {
     select(&mut a, "db-credentials");
     a.update(key(' '));
     let eff = a.update(Msg::Applied(vec![
-        ObjectResult::done(
+        ObjectResult::new(
             ObjectRef::new("apps/v1", "Deployment", Some("default"), "nginx-deployment"),
-            "configured",
+            Outcome::Configured,
         ),
-        ObjectResult::unknown(
+        ObjectResult::new(
             ObjectRef::new("v1", "Secret", Some("demo"), "db-credentials"),
-            "no answer within 60 s; the change may or may not have been made",
+            Outcome::Unknown(
+                "no answer within 60 s; the change may or may not have been made".into(),
+            ),
         ),
     ]));
     // The reload shows what the server holds now.

@@ -12,7 +12,7 @@ use super::live::fill_type;
 use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
 use crate::merge::{LAST_APPLIED, Patch};
 use crate::objref::ObjectRef;
-use crate::ops::{ApplyItem, ObjectResult, Propagation};
+use crate::ops::{ApplyItem, Failure, ObjectResult, Outcome, Prerequisite, Propagation};
 use crate::patchmeta::PatchMeta;
 use crate::plan::{ObjectAction, ObjectPlan};
 use futures::StreamExt;
@@ -64,21 +64,34 @@ enum Prepared {
     Send(Write),
 }
 
-fn ok(object: ObjectRef, message: &str) -> ObjectResult {
-    ObjectResult::done(object, message)
+fn ok(object: ObjectRef, outcome: Outcome) -> ObjectResult {
+    ObjectResult::new(object, outcome)
 }
 
-fn fail(object: ObjectRef, message: String) -> ObjectResult {
-    ObjectResult::failed(object, message)
+fn fail(object: ObjectRef, why: Failure) -> ObjectResult {
+    ObjectResult::failed(object, why)
+}
+
+/// Not sent: why.
+fn skipped(object: ObjectRef, why: String) -> ObjectResult {
+    ObjectResult::new(object, Outcome::Skipped(why))
+}
+
+/// A failed request: a kind not served is told apart from the rest.
+fn failure(e: &ClusterError) -> Failure {
+    match e {
+        ClusterError::NotServed(kind) => Failure::NotServed(kind.clone()),
+        e => Failure::Server(e.to_string()),
+    }
 }
 
 /// The result of a real write that failed: unknown when the request went
 /// out and no answer came back, failed otherwise.
 fn write_failed(object: ObjectRef, e: &ClusterError) -> ObjectResult {
     if e.fate_unknown() {
-        ObjectResult::unknown(object, e.unknown_outcome())
+        ObjectResult::new(object, Outcome::Unknown(e.unknown_outcome()))
     } else {
-        fail(object, e.to_string())
+        fail(object, failure(e))
     }
 }
 
@@ -104,10 +117,6 @@ impl Halt {
             *g = Some(e.to_string());
         }
     }
-}
-
-fn created_meanwhile() -> String {
-    "created by someone else since the plan; re-plan and review again".into()
 }
 
 fn is_first(p: &ObjectPlan) -> bool {
@@ -244,7 +253,7 @@ impl Session {
                     let e = format!("ApplySet parent {}: {e}", set.reference());
                     for (r, item) in results.iter_mut().zip(items) {
                         if r.is_none() {
-                            *r = Some(fail(item.plan.id(), format!("not applied: {e}")));
+                            *r = Some(skipped(item.plan.id(), format!("not applied: {e}")));
                         }
                     }
                     break;
@@ -255,10 +264,10 @@ impl Session {
                 // Nothing of the first phase exists: what depends on it
                 // cannot be checked by the server.
                 for (item, r) in items.iter().zip(&results) {
-                    let Some(r) = r.as_ref().filter(|r| r.ok) else {
+                    let Some(r) = r.as_ref() else {
                         continue;
                     };
-                    if r.message != "created (server dry run)" {
+                    if !(r.outcome == Outcome::Created && r.dry_run) {
                         continue;
                     }
                     if item.plan.kind == "Namespace" {
@@ -280,7 +289,7 @@ impl Session {
                     .zip(&results)
                     .filter(|(item, r)| {
                         item.plan.kind == "CustomResourceDefinition"
-                            && r.as_ref().is_some_and(|r| r.ok)
+                            && r.as_ref().is_some_and(ObjectResult::ok)
                     })
                     .filter_map(|(item, _)| {
                         item.plan
@@ -300,7 +309,7 @@ impl Session {
                 futures::stream::iter(collect_vec(indices.iter().map(|&i| async move {
                     if let Some(why) = halt.stopped() {
                         let name = items[i].plan.id();
-                        return (i, Prepared::Done(fail(name, why)));
+                        return (i, Prepared::Done(skipped(name, why)));
                     }
                     (i, self.prepare(&items[i], crd_groups, halt).await)
                 })))
@@ -317,16 +326,18 @@ impl Session {
             for (i, p) in prepared {
                 match p {
                     Prepared::Done(r)
-                        if !r.ok
-                            && r.message.contains("is not served by the cluster")
+                        if matches!(r.outcome, Outcome::Failed(Failure::NotServed(_)))
                             && pending_groups.iter().any(|g| {
                                 *g == crate::objref::split_api_version(&items[i].plan.api_version).0
                             }) =>
                     {
-                        results[i] = Some(ok(
-                            r.object,
-                            "not checked: its CustomResourceDefinition is created by this apply (server dry run)",
-                        ));
+                        results[i] = Some(
+                            ok(
+                                r.object,
+                                Outcome::NotChecked(Prerequisite::CustomResourceDefinition),
+                            )
+                            .in_dry_run(),
+                        );
                     }
                     Prepared::Done(r) => results[i] = Some(r),
                     Prepared::Send(w) => writes.push((i, w)),
@@ -352,7 +363,7 @@ impl Session {
                 let name = items[i].plan.id();
                 match r {
                     Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
-                        results[i] = Some(fail(name, created_meanwhile()))
+                        results[i] = Some(fail(name, Failure::CreatedSincePlan))
                     }
                     Err(e)
                         if e.code() == 404
@@ -363,24 +374,21 @@ impl Session {
                                 .is_some_and(|ns| pending_namespaces.contains(ns)) =>
                     {
                         let ns = items[i].plan.namespace.clone().unwrap_or_default();
-                        results[i] = Some(ok(
-                            name,
-                            &format!(
-                                "not checked: namespace {ns} is created by this apply (server dry run)"
-                            ),
-                        ));
+                        results[i] = Some(
+                            ok(name, Outcome::NotChecked(Prerequisite::Namespace(ns))).in_dry_run(),
+                        );
                     }
                     // Not written: the dry run that goes first failed.
                     Err(e) if e.is_fatal() => {
-                        results[i] = Some(fail(name, format!("not applied (server dry run): {e}")))
+                        results[i] = Some(fail(name, Failure::DryRun(e.to_string())))
                     }
-                    Err(e) => results[i] = Some(fail(name, e.to_string())),
+                    Err(e) => results[i] = Some(fail(name, failure(&e))),
                     Ok(()) if opts.dry_run => {
-                        let m = match w {
-                            Write::Create { .. } => "created (server dry run)",
-                            Write::Patch { .. } => "configured (server dry run)",
+                        let done = match w {
+                            Write::Create { .. } => Outcome::Created,
+                            Write::Patch { .. } => Outcome::Configured,
                         };
-                        results[i] = Some(ok(name, m));
+                        results[i] = Some(ok(name, done).in_dry_run());
                     }
                     Ok(()) => real.push((i, w)),
                 }
@@ -388,7 +396,10 @@ impl Session {
             let written =
                 futures::stream::iter(collect_vec(real.into_iter().map(|(i, w)| async move {
                     if let Some(why) = halt.stopped() {
-                        return (i, fail(items[i].plan.id(), format!("not applied: {why}")));
+                        return (
+                            i,
+                            skipped(items[i].plan.id(), format!("not applied: {why}")),
+                        );
                     }
                     (i, self.write_checked(&items[i].plan, &w, halt).await)
                 })))
@@ -403,7 +414,7 @@ impl Session {
         results
             .into_iter()
             .zip(items)
-            .map(|(r, item)| r.unwrap_or_else(|| fail(item.plan.id(), "not applied".into())))
+            .map(|(r, item)| r.unwrap_or_else(|| skipped(item.plan.id(), "not applied".into())))
             .collect()
     }
 
@@ -414,9 +425,11 @@ impl Session {
         let Some(config) = plan.config.as_ref() else {
             return Prepared::Done(fail(
                 name,
-                plan.error
-                    .clone()
-                    .unwrap_or_else(|| "no configuration to apply".into()),
+                Failure::Refused(
+                    plan.error
+                        .clone()
+                        .unwrap_or_else(|| "no configuration to apply".into()),
+                ),
             ));
         };
         let info = match self
@@ -426,7 +439,7 @@ impl Session {
             Ok(i) => i,
             Err(e) => {
                 halt.note(&e);
-                return Prepared::Done(fail(name, e.to_string()));
+                return Prepared::Done(fail(name, failure(&e)));
             }
         };
         // A custom kind of unknown scope was planned without a namespace.
@@ -447,37 +460,36 @@ impl Session {
             ObjectAction::Prune => {
                 return Prepared::Done(fail(
                     name,
-                    "a prune candidate is pruned, not applied".into(),
+                    Failure::Refused("a prune candidate is pruned, not applied".into()),
                 ));
             }
             ObjectAction::Error => {
                 // A row that failed planning may be applicable now (its CRD
                 // was just applied): read it and plan it again.
-                if plan
-                    .error
-                    .as_deref()
-                    .is_some_and(|e| !e.contains("is not served by the cluster"))
-                {
-                    return Prepared::Done(fail(name, plan.error.clone().unwrap_or_default()));
+                if !plan.kind_not_served {
+                    return Prepared::Done(fail(
+                        name,
+                        Failure::Refused(plan.error.clone().unwrap_or_default()),
+                    ));
                 }
                 match self.get_live(&info, ns, &plan.name).await {
                     Ok(l) => live = l,
                     Err(e) => {
                         halt.note(&e);
-                        return Prepared::Done(fail(name, e.to_string()));
+                        return Prepared::Done(fail(name, failure(&e)));
                     }
                 }
             }
             ObjectAction::Unchanged
                 if item.accepted_fields.is_none() && item.released_fields.is_empty() =>
             {
-                return Prepared::Done(ok(name, "unchanged"));
+                return Prepared::Done(ok(name, Outcome::Unchanged));
             }
             _ => {}
         }
         let released = &item.released_fields;
         if let Some(why) = released.iter().find_map(|p| release_refusal(plan, p)) {
-            return Prepared::Done(fail(name, why));
+            return Prepared::Done(fail(name, Failure::Refused(why)));
         }
         // A released field stays out of the config (as accepted clears do);
         // what differs is the last-applied the patch is computed against.
@@ -503,7 +515,10 @@ impl Session {
             (Some(_), None) => {
                 return Prepared::Done(fail(
                     name,
-                    "does not exist: a partial apply needs the live object; apply it whole".into(),
+                    Failure::Refused(
+                        "does not exist: a partial apply needs the live object; apply it whole"
+                            .into(),
+                    ),
                 ));
             }
             (None, _) => config,
@@ -524,11 +539,11 @@ impl Session {
             let base = base_last_applied(&config, &live, released);
             match three_way(&config, &live, base.as_ref(), schema) {
                 Ok(t) => t.patch,
-                Err(e) => return Prepared::Done(fail(name, e.to_string())),
+                Err(e) => return Prepared::Done(fail(name, Failure::Refused(e.to_string()))),
             }
         };
         match patch {
-            None => Prepared::Done(ok(name, "unchanged")),
+            None => Prepared::Done(ok(name, Outcome::Unchanged)),
             Some(patch) => Prepared::Send(Write::Patch {
                 path: info.object_path(ns, &plan.name),
                 patch,
@@ -618,8 +633,8 @@ impl Session {
         let name = plan.id();
         match w {
             Write::Create { .. } => match self.send_write(w, false).await {
-                Ok(()) => ok(name, "created"),
-                Err(e) if e.code() == 409 => fail(name, created_meanwhile()),
+                Ok(()) => ok(name, Outcome::Created),
+                Err(e) if e.code() == 409 => fail(name, Failure::CreatedSincePlan),
                 Err(e) => {
                     halt.note(&e);
                     write_failed(name, &e)
@@ -636,14 +651,11 @@ impl Session {
                 let now = match self.call(Method::GET, get, &[], None, None).await {
                     Ok(v) => v,
                     Err(e) if e.code() == 404 => {
-                        return fail(
-                            name,
-                            "deleted since the plan; re-plan and review again".into(),
-                        );
+                        return fail(name, Failure::DeletedSincePlan);
                     }
                     Err(e) => {
                         halt.note(&e);
-                        return fail(name, format!("not applied: {e}"));
+                        return fail(name, Failure::NotApplied(e.to_string()));
                     }
                 };
                 let current = resource_version(&now);
@@ -653,17 +665,17 @@ impl Session {
                 {
                     return fail(
                         name,
-                        self.replanned_message(
+                        Failure::ChangedSincePlan(self.replanned_message(
                             plan,
                             config,
                             &now,
                             rv.as_deref(),
                             current.as_deref(),
-                        ),
+                        )),
                     );
                 }
                 match self.send_write(w, false).await {
-                    Ok(()) => ok(name, "configured"),
+                    Ok(()) => ok(name, Outcome::Configured),
                     Err(e) => {
                         halt.note(&e);
                         write_failed(name, &e)
@@ -748,7 +760,7 @@ impl Session {
             .delete_each(candidates, Propagation::Background, dry_run, true)
             .await;
         if let (Some(set), false) = (applyset, dry_run)
-            && results.iter().all(|r| r.ok)
+            && results.iter().all(ObjectResult::ok)
             && let Err(e) = self
                 .write_applyset_parent(set, &set.current_kinds, &set.current_namespaces)
                 .await
@@ -773,7 +785,7 @@ impl Session {
         futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
             let name = p.id();
             if let Some(why) = halt.stopped() {
-                return fail(name, why);
+                return skipped(name, why);
             }
             // The object reviewed, not one recreated under the same name
             // since the plan: the server refuses (409) when the uid differs.
@@ -790,7 +802,7 @@ impl Session {
                 Ok(i) => i,
                 Err(e) => {
                     halt.note(&e);
-                    return fail(name, e.to_string());
+                    return fail(name, failure(&e));
                 }
             };
             let path = info.object_path(p.namespace.as_deref(), &p.name);
@@ -800,27 +812,29 @@ impl Session {
                 .await
             {
                 Ok(_) => {
-                    let m = match (prune, dry_run) {
-                        (true, false) => "pruned",
-                        (false, false) => "deleted",
-                        (true, true) => "pruned (server dry run)",
-                        (false, true) => "deleted (server dry run)",
-                    };
-                    ok(name, m)
+                    let done = ok(
+                        name,
+                        if prune {
+                            Outcome::Pruned
+                        } else {
+                            Outcome::Deleted
+                        },
+                    );
+                    if dry_run { done.in_dry_run() } else { done }
                 }
                 // Only the uid precondition makes a DELETE conflict.
                 Err(e) if e.code() == 409 => fail(
                     name,
-                    format!(
-                        "changed since the plan: the object was deleted and created again (not the one reviewed); not {}: reload to review it ({e})",
-                        if prune { "pruned" } else { "deleted" }
-                    ),
+                    Failure::Recreated {
+                        prune,
+                        error: e.to_string(),
+                    },
                 ),
                 Err(e) => {
                     halt.note(&e);
                     // A dry run changes nothing, whatever became of it.
                     if dry_run {
-                        fail(name, e.to_string())
+                        fail(name, failure(&e))
                     } else {
                         write_failed(name, &e)
                     }

@@ -4,7 +4,7 @@ use super::applyset::ApplySet;
 use super::{ApplyOptions, DeleteOptions, PruneOptions, Session, Target};
 use crate::inputs::Inputs;
 use crate::ops::{
-    ApplyItem, Engine, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server,
+    ApplyItem, Engine, ExportTarget, Exported, ObjectResult, Outcome, Progress, Propagation, Server,
 };
 use crate::plan::{ObjectPlan, Plan};
 use futures::FutureExt;
@@ -83,7 +83,7 @@ impl KubeEngine {
 /// Every item reported not sent (no session).
 fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<ObjectResult> {
     names
-        .map(|n| ObjectResult::failed(n, NOT_CONNECTED))
+        .map(|n| ObjectResult::new(n, Outcome::Skipped(NOT_CONNECTED.into())))
         .collect()
 }
 

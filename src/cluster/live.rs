@@ -104,6 +104,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         last_applied: None,
         warnings: Vec::new(),
         error: Some(message),
+        kind_not_served: false,
         prune_reason: None,
         config: Some(m.object.clone()),
         live: None,
@@ -298,7 +299,11 @@ impl Session {
         let opts = PlanOptions::default();
         for (i, m) in manifests.iter().enumerate() {
             let plan = match (&resources[i], live[i].take()) {
-                (Err(e), _) => error_plan(m, e.to_string()),
+                (Err(e), _) => {
+                    let mut row = error_plan(m, e.to_string());
+                    row.kind_not_served = matches!(e, ClusterError::NotServed(_));
+                    row
+                }
                 (Ok(_), Some(Err(e))) => error_plan(m, format!("{}: {e}", m.id)),
                 (Ok(_), Some(Ok(l))) => plan_object(m, l.as_ref(), &opts),
                 (Ok(_), None) => plan_object(m, None, &opts),

@@ -116,7 +116,7 @@ pub enum ClusterError {
         message: String,
     },
     /// A kind the cluster does not serve (yet): an error on that object alone.
-    #[error("{0} is not served by the cluster: apply its CustomResourceDefinition first")]
+    #[error("{}", crate::ops::not_served(.0))]
     NotServed(String),
     #[error("{0}")]
     Other(String),

@@ -30,6 +30,7 @@ pub(super) fn base_plan(
         last_applied: None,
         warnings: vec![],
         error: None,
+        kind_not_served: false,
         prune_reason: None,
         config: None,
         live: None,

@@ -65,6 +65,11 @@ pub struct ObjectPlan {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The error is that the cluster does not serve the kind (yet): an
+    /// apply that creates its CustomResourceDefinition first plans the
+    /// object again instead of failing it.
+    #[serde(skip)]
+    pub kind_not_served: bool,
     /// Why a prune candidate is one (allowlist or ApplySet membership).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prune_reason: Option<String>,

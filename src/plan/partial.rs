@@ -301,6 +301,16 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
                 "{name}: {p:?} names the object, not a field of it; it cannot be released"
             ));
         }
+        // Without its merge key a list element in the annotation matches
+        // no live element any more.
+        if let [.., Segment::Element(key, _), Segment::Key(last)] = segs.as_slice()
+            && key == last
+        {
+            let element = p.rsplit_once('.').map_or(p.as_str(), |(e, _)| e);
+            return Err(format!(
+                "{name}: {p} is the key of its list element; release the element ({element}) instead"
+            ));
+        }
         let Some(value) = path::get(&la, &segs) else {
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
             let mut have: Vec<String> = Vec::new();
@@ -378,6 +388,16 @@ mod release_tests {
                 .unwrap_err()
                 .contains("names the object")
         );
+        let la = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"image":"i","name":"c"}]}}"#;
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": la}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        assert_eq!(
+            release_annotation(&pod, &["spec.containers[name=c].name".into()]).unwrap_err(),
+            "Pod p: spec.containers[name=c].name is the key of its list element; \
+             release the element (spec.containers[name=c]) instead"
+        );
+        assert!(release_annotation(&pod, &["spec.containers[name=c].image".into()]).is_ok());
         let mut bare = live.clone();
         bare["metadata"]["annotations"] = json!({});
         assert!(

@@ -892,20 +892,20 @@ impl App {
 
     fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
-        let ok = results.iter().filter(|r| r.ok).count();
-        let unknown = results.iter().filter(|r| r.unknown).count();
+        let ok = results.iter().filter(|r| r.ok()).count();
+        let unknown = results.iter().filter(|r| r.unknown()).count();
         let failed = results.len() - ok - unknown;
         for r in &results {
-            if r.ok {
-                self.log_entry(true, format!("{}: {}", r.object, r.message));
-            } else if r.unknown {
-                self.log_entry(false, format!("{} unknown: {}", r.object, r.message));
+            if r.ok() {
+                self.log_entry(true, format!("{}: {}", r.object, r.message()));
+            } else if r.unknown() {
+                self.log_entry(false, format!("{} unknown: {}", r.object, r.message()));
             } else {
-                self.log_entry(false, format!("{} failed: {}", r.object, r.message));
+                self.log_entry(false, format!("{} failed: {}", r.object, r.message()));
             }
         }
         // Marks of objects the engine reported done are cleared; failed ones stay.
-        for k in results.iter().filter(|r| r.ok).map(|r| &r.object) {
+        for k in results.iter().filter(|r| r.ok()).map(|r| &r.object) {
             self.marked.remove(k);
             self.excluded.remove(k);
             self.released.remove(k);

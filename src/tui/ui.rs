@@ -1347,13 +1347,13 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ))),
                 Some(rs) => {
                     for r in rs {
-                        let (m, s) = if r.ok {
+                        let (m, s) = if r.ok() {
                             ("✓", t.fg(Color::Green))
                         } else {
                             ("✗", t.fg(Color::Red))
                         };
                         lines.push(Line::from(Span::styled(
-                            format!("  {m} {}: {}", r.object, r.message),
+                            format!("  {m} {}: {}", r.object, r.message()),
                             s,
                         )));
                     }
@@ -1366,7 +1366,9 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 footer: vec![keys_line(
                     match dry_run {
                         None => "Esc cancel (Enter waits for the dry run)",
-                        Some(rs) if rs.iter().all(|r| r.ok) => "Enter apply · Esc cancel",
+                        Some(rs) if rs.iter().all(crate::ops::ObjectResult::ok) => {
+                            "Enter apply · Esc cancel"
+                        }
                         Some(_) => {
                             "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
                         }
