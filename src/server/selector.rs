@@ -92,6 +92,11 @@ fn parse_set(rest: &str) -> Result<Vec<String>, String> {
 }
 
 impl LabelSelector {
+    /// Selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn parse(s: &str) -> Result<LabelSelector, String> {
         let mut reqs = Vec::new();
         if s.trim().is_empty() {
@@ -166,6 +171,11 @@ fn split_word<'a>(p: &'a str, word: &str) -> Option<(String, &'a str)> {
 pub struct FieldSelector(Vec<(String, bool, String)>);
 
 impl FieldSelector {
+    /// Selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn parse(s: &str) -> Result<FieldSelector, String> {
         let mut out = Vec::new();
         if s.trim().is_empty() {
