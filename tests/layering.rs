@@ -234,10 +234,19 @@ fn only_the_yaml_module_reads_yaml() {
 
 /// What the embedded server may use of the crate: itself, the defaulting
 /// and patch metadata it shares with export, YAML reading, and patch
-/// application as kube-apiserver does it (`merge::apply`). Never the
+/// application as kube-apiserver does it (`merge::apply`), and the object
+/// vocabulary (`objref`: names, group/version joins), which decides nothing.
+/// Never the
 /// client's planning (`plan`, `merge`'s three-way merge and hazards): the
 /// server is the independent judge the client is tested against.
-const SERVER_MAY_USE: [&str; 5] = ["server", "defaults", "patchmeta", "yaml", "merge::apply"];
+const SERVER_MAY_USE: [&str; 6] = [
+    "server",
+    "defaults",
+    "patchmeta",
+    "yaml",
+    "merge::apply",
+    "objref",
+];
 
 /// Every (line number, path) where `source` names a `crate::` path outside
 /// `allowed` (a grouped `crate::{…}` import counts as outside: write one
