@@ -344,11 +344,7 @@ impl App {
             }
             KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
             KeyCode::Char('c') => {
-                propagation = match propagation {
-                    Propagation::Background => Propagation::Foreground,
-                    Propagation::Foreground => Propagation::Orphan,
-                    Propagation::Orphan => Propagation::Background,
-                }
+                propagation = propagation.next();
             }
             _ => {}
         }
