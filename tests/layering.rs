@@ -1,4 +1,4 @@
-//! The core modules (`objref`, `yaml`, `manifest`, `patchmeta`, `merge`,
+//! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`,
 //! `plan`, `defaults`, `export`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: [&str; 5] = ["tokio", "kube", "hyper", "ratatui", "crossterm"];
 
 /// Core module files, relative to the crate root; directories are walked.
-const CORE: [&str; 8] = [
+const CORE: [&str; 9] = [
     "src/objref.rs",
+    "src/selector.rs",
     "src/yaml.rs",
     "src/manifest.rs",
     "src/patchmeta.rs",
@@ -233,11 +234,22 @@ fn only_the_yaml_module_reads_yaml() {
 }
 
 /// What the embedded server may use of the crate: itself, the defaulting
-/// and patch metadata it shares with export, YAML reading, and patch
-/// application as kube-apiserver does it (`merge::apply`). Never the
-/// client's planning (`plan`, `merge`'s three-way merge and hazards): the
-/// server is the independent judge the client is tested against.
-const SERVER_MAY_USE: [&str; 5] = ["server", "defaults", "patchmeta", "yaml", "merge::apply"];
+/// and patch metadata it shares with export, YAML reading, patch
+/// application as kube-apiserver does it (`merge::apply`), and the
+/// Kubernetes vocabulary both sides speak as Kubernetes defines it
+/// (`objref`: apiVersion and group/kind names; `selector`: apimachinery's
+/// label selector grammar). Never the client's planning (`plan`, `merge`'s
+/// three-way merge and hazards): the server is the independent judge the
+/// client is tested against.
+const SERVER_MAY_USE: [&str; 7] = [
+    "server",
+    "defaults",
+    "patchmeta",
+    "yaml",
+    "merge::apply",
+    "objref",
+    "selector",
+];
 
 /// Every (line number, path) where `source` names a `crate::` path outside
 /// `allowed` (a grouped `crate::{…}` import counts as outside: write one
