@@ -146,7 +146,12 @@ impl Demo {
         {
             check_overwritable(path)?;
         }
-        let server = crate::server::start(crate::server::ServerOptions { port }).await?;
+        let server = crate::server::start(crate::server::ServerOptions {
+            port,
+            // A demo runs as long as the user likes; nobody reads its requests.
+            forget_requests: true,
+        })
+        .await?;
         seed(&server).await.context("seeding the demo cluster")?;
         let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
         let manifests = dir.path().join("manifests");

@@ -90,6 +90,11 @@ impl LabelSelector {
         self.requirements.iter().all(|r| r.matches(label))
     }
 
+    /// Selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
     /// The selector as given (sent as `labelSelector`).
     pub fn as_str(&self) -> &str {
         &self.text

@@ -40,7 +40,9 @@ pub struct DeleteOptions {
 enum Write {
     Create {
         path: String,
-        body: Value,
+        /// Encoded once (as kubectl encodes it), sent for the dry run and the
+        /// write; the tree it came from is dropped at once.
+        body: bytes::Bytes,
     },
     Patch {
         path: String,
@@ -164,6 +166,29 @@ fn same_patch(
     )
 }
 
+/// Drop what an item no longer needs once prepared. Kept: its identity
+/// (results name it), the config of Namespaces and CRDs (the second phase
+/// reads their group), and for a patch its field changes (to say what
+/// differs when the object changed since the plan).
+fn lighten(item: &mut ApplyItem, prepared: &Prepared) {
+    let p = &mut item.plan;
+    if is_first(p) {
+        return;
+    }
+    p.live = None;
+    p.last_applied = None;
+    p.patch = None;
+    p.config = None;
+    if !matches!(prepared, Prepared::Send(Write::Patch { .. })) {
+        p.fields = Vec::new();
+    }
+}
+
+/// A request body encoded as kubectl (Go) encodes it.
+fn go_body(v: &Value) -> bytes::Bytes {
+    bytes::Bytes::from(crate::merge::go_json(v).into_bytes())
+}
+
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
     let policy = match propagation {
         Propagation::Background => "Background",
@@ -195,7 +220,8 @@ impl Session {
     /// custom kind) that this apply would create first cannot be checked by
     /// the server and say `not checked: ...` (ok, since nothing failed).
     pub async fn apply(&self, items: Vec<ApplyItem>, opts: &ApplyOptions) -> Vec<ObjectResult> {
-        let items = &items;
+        let mut owned = items;
+        let items = &owned;
         let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
         let (first, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| is_first(&items[i].plan));
@@ -220,6 +246,7 @@ impl Session {
         let mut pending_namespaces: Vec<String> = Vec::new();
         let mut pending_groups: Vec<String> = Vec::new();
         for (phase, indices) in [first, rest].into_iter().enumerate() {
+            let items = &owned;
             if let Some(set) = parent.filter(|_| phase == parent_phase) {
                 let (kinds, namespaces) = set.union();
                 if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
@@ -289,6 +316,12 @@ impl Session {
                 .buffered(CONCURRENCY)
                 .collect::<Vec<_>>()
                 .await;
+            // What is prepared no longer needs the plan's trees: at 10,000
+            // objects they are most of the memory.
+            for (i, p) in &prepared {
+                lighten(&mut owned[*i], p);
+            }
+            let items = &owned;
             let mut writes = Vec::new();
             for (i, p) in prepared {
                 match p {
@@ -377,6 +410,7 @@ impl Session {
                 results[i] = Some(r);
             }
         }
+        let items = &owned;
         results
             .into_iter()
             .zip(items)
@@ -492,7 +526,7 @@ impl Session {
         let Some(live) = live else {
             return Prepared::Send(Write::Create {
                 path: info.collection_path(ns),
-                body: creation_body(&config),
+                body: go_body(&creation_body(&config)),
             });
         };
         let patch = if item.accepted_fields.is_none()
@@ -574,17 +608,19 @@ impl Session {
             query.push(("dryRun", "All"));
         }
         match w {
+            // The object the server answers with is not used.
             Write::Create { path, body } => {
-                self.call(Method::POST, path, &query, None, Some(body))
+                self.call_encoded(Method::POST, path, &query, None, Some(body.clone()), false)
                     .await
             }
             Write::Patch { path, patch, .. } => {
-                self.call(
+                self.call_encoded(
                     Method::PATCH,
                     path,
                     &query,
                     Some(patch.kind.content_type()),
-                    Some(&patch.body),
+                    Some(go_body(&patch.body)),
+                    false,
                 )
                 .await
             }

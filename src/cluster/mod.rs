@@ -407,6 +407,25 @@ impl Session {
         content_type: Option<&str>,
         body: Option<&Value>,
     ) -> Result<Value, ClusterError> {
+        // Encoded as kubectl (Go) encodes it, so the bytes on the wire match
+        // what kubectl sends for the same change.
+        let body = body.map(|b| bytes::Bytes::from(crate::merge::go_json(b).into_bytes()));
+        self.call_encoded(method, path, query, content_type, body, true)
+            .await
+    }
+
+    /// [`Session::call`] with the body already encoded; with `!decode`, a
+    /// successful answer's body is not parsed (`Ok(Null)`): writes whose
+    /// answer is not used skip decoding the object the server sends back.
+    pub(crate) async fn call_encoded(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        content_type: Option<&str>,
+        body: Option<bytes::Bytes>,
+        decode: bool,
+    ) -> Result<Value, ClusterError> {
         let mut uri = path.to_string();
         for (i, (k, v)) in query.iter().enumerate() {
             uri.push(if i == 0 { '?' } else { '&' });
@@ -435,11 +454,9 @@ impl Session {
                     http::header::CONTENT_TYPE,
                     content_type.unwrap_or("application/json"),
                 );
-                // Encoded as kubectl (Go) encodes it, so the bytes on the
-                // wire match what kubectl sends for the same change.
-                crate::merge::go_json(b).into_bytes()
+                b
             }
-            None => Vec::new(),
+            None => bytes::Bytes::new(),
         };
         let request = builder
             .body(kube::client::Body::from(bytes))
@@ -483,6 +500,9 @@ impl Session {
             Err(_) if is_write && status.is_success() => return Ok(Value::Null),
             Err(e) => return Err(e),
         };
+        if !decode && status.is_success() {
+            return Ok(Value::Null);
+        }
         let value: Value = if collected.is_empty() {
             Value::Null
         } else {

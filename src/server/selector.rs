@@ -7,6 +7,11 @@ use serde_json::Value;
 pub struct FieldSelector(Vec<(String, bool, String)>);
 
 impl FieldSelector {
+    /// Selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn parse(s: &str) -> Result<FieldSelector, String> {
         let mut out = Vec::new();
         if s.trim().is_empty() {
