@@ -1115,7 +1115,7 @@ fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> Strin
         None => "(not set live)".into(),
         Some(_) if secret => "***".into(),
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => crate::merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     }
 }
 

@@ -409,7 +409,7 @@ impl Session {
     ) -> Result<Value, ClusterError> {
         // Encoded as kubectl (Go) encodes it, so the bytes on the wire match
         // what kubectl sends for the same change.
-        let body = body.map(|b| bytes::Bytes::from(crate::merge::go_json(b).into_bytes()));
+        let body = body.map(|b| bytes::Bytes::from(crate::gocompat::json(b).into_bytes()));
         self.call_encoded(method, path, query, content_type, body, true)
             .await
     }
