@@ -313,6 +313,10 @@ impl ClusterArgs {
 impl PruneArgs {
     /// Validate the flag combination as kubectl does.
     fn options(&self) -> anyhow::Result<PruneOptions> {
+        // Refused as kubectl refuses it, before anything is read or sent.
+        if let Some(sel) = &self.selector {
+            LabelSelector::parse(sel).map_err(|e| anyhow::anyhow!("-l: {e}"))?;
+        }
         if let Some(parent) = &self.applyset {
             if !self.prune {
                 bail!("--applyset requires --prune");

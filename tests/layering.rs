@@ -1,5 +1,5 @@
-//! The core modules (`objref`, `yaml`, `manifest`, `patchmeta`, `merge`,
-//! `plan`, `defaults`, `export`, `gocompat`, `vocab`) stay
+//! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
+//! `merge`, `plan`, `defaults`, `export`, `gocompat`, `vocab`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
 //! file and line, when one of them imports or names a forbidden crate.
@@ -11,6 +11,7 @@ const FORBIDDEN: [&str; 5] = ["tokio", "kube", "hyper", "ratatui", "crossterm"];
 /// Core module files, relative to the crate root; directories are walked.
 const CORE: &[&str] = &[
     "src/objref.rs",
+    "src/selector.rs",
     "src/yaml.rs",
     "src/manifest.rs",
     "src/patchmeta.rs",
@@ -238,8 +239,9 @@ fn only_the_yaml_module_reads_yaml() {
 /// and patch metadata it shares with export, YAML reading, and patch
 /// application as kube-apiserver does it (`merge::apply`), and the shared
 /// vocabulary: Go's spellings of values (`gocompat`: base64 bytes,
-/// timestamps) and how group, version and kind are joined (`objref`),
-/// facts of the wire rather than judgements. Never the client's planning (`plan`,
+/// timestamps), how group, version and kind are joined (`objref`) and
+/// apimachinery's label selector grammar (`selector`), facts of the wire
+/// rather than judgements. Never the client's planning (`plan`,
 /// `merge`'s three-way merge and hazards): the server is the independent
 /// judge the client is tested against.
 const SERVER_MAY_USE: &[&str] = &[
@@ -250,6 +252,7 @@ const SERVER_MAY_USE: &[&str] = &[
     "merge::apply",
     "gocompat",
     "objref",
+    "selector",
 ];
 
 /// Every (line number, path) where `source` names a `crate::` path outside

@@ -38,15 +38,15 @@ mod engine;
 mod exec;
 mod export;
 mod live;
-mod selector;
+
 mod timeouts;
 
+pub use crate::selector::{LabelSelector, SelectorError};
 pub use apply::{ApplyOptions, DeleteOptions};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
-pub use selector::{LabelSelector, SelectorError};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};
