@@ -22,8 +22,9 @@ pub use build::{error_object, plan_object, prune_candidate, recorded_last_applie
 pub use mask::{mask_plan, mask_secret, mask_secret_pair};
 pub use owners::field_owners;
 pub use partial::{
-    AnnotationRelease, ReleasedField, partial_config, partial_from_plan, partial_from_rows,
-    release_annotation, release_from_last_applied, release_refusal,
+    AnnotationRelease, ReleaseRefusal, ReleasedField, partial_config, partial_from_plan,
+    partial_from_rows, release_annotation, release_from_last_applied, release_refusal,
+    release_refusal_kind,
 };
 pub use render::{render_diff, render_diff_terminal};
 

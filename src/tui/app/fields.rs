@@ -164,8 +164,10 @@ impl App {
             self.last_result = Some(format!("{path}: clear (apply removes it)"));
             return;
         }
-        if let Some(why) = crate::plan::release_refusal(&o, &path) {
-            self.last_result = Some(why);
+        // The row is in view: the status line says only why, so it reads
+        // whole at 80 columns.
+        if let Some(why) = crate::plan::release_refusal_kind(&o, &path) {
+            self.last_result = Some(why.short().to_string());
             return;
         }
         self.released
@@ -175,7 +177,7 @@ impl App {
         // Releasing is sending: the row is included again.
         unset(&mut self.excluded, &key, &path);
         self.last_result = Some(format!(
-            "{path}: released (apply keeps the live value, drops it from last-applied)"
+            "released {path}: live value stays, dropped from last-applied"
         ));
     }
 }
