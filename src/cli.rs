@@ -8,8 +8,26 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// so none reaches the terminal.
 macro_rules! outln {
     ($($arg:tt)*) => {
-        println!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+        $crate::cli::write_stdout(&format!("{}\n", $crate::text::escape_controls(&format!($($arg)*))))
     };
+}
+
+/// Writes `text` to stdout. A reader that went away (`kapply plan -o json
+/// | head`) ends the run quietly with 141, what a shell reports for kubectl
+/// killed by SIGPIPE there: Rust ignores SIGPIPE, so `print!` would panic.
+pub(crate) fn write_stdout(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(2);
+    }
 }
 
 /// `eprintln!` with control characters escaped, as [`outln!`].
@@ -586,7 +604,7 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
     } else {
         plan::render_diff(&plan, false)
     };
-    print!("{out}");
+    write_stdout(&out);
     Ok(if plan.has_errors() {
         2
     } else if plan.has_changes() {
@@ -605,15 +623,14 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     let shown = masked(&plan);
     match a.output {
         // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
-        Output::Json => println!(
-            "{}",
+        Output::Json => write_stdout(&format!(
+            "{}\n",
             crate::text::escape_controls_json(&plan::to_json(&shown))
-        ),
+        )),
         // The YAML writer quotes and escapes control characters itself.
-        Output::Yaml => print!(
-            "{}",
-            crate::text::escape_controls(&crate::yaml::to_yaml(&plan::to_value(&shown)))
-        ),
+        Output::Yaml => write_stdout(&crate::text::escape_controls(&crate::yaml::to_yaml(
+            &plan::to_value(&shown),
+        ))),
     }
     Ok(if plan.has_errors() { 2 } else { 0 })
 }
