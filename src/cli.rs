@@ -321,6 +321,10 @@ impl ClusterArgs {
 impl PruneArgs {
     /// Validate the flag combination as kubectl does.
     fn options(&self) -> anyhow::Result<PruneOptions> {
+        // Refused as kubectl refuses it, before anything is read or sent.
+        if let Some(sel) = &self.selector {
+            LabelSelector::parse(sel).map_err(|e| anyhow::anyhow!("-l: {e}"))?;
+        }
         if let Some(parent) = &self.applyset {
             if !self.prune {
                 bail!("--applyset requires --prune");
@@ -1111,7 +1115,7 @@ fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> Strin
         None => "(not set live)".into(),
         Some(_) if secret => "***".into(),
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => crate::merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     }
 }
 

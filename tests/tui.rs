@@ -2431,6 +2431,23 @@ async fn released_field_keeps_its_live_value_through_the_engine() {
     assert!(a.released.is_empty());
     let web = a.plan.objects.iter().find(|o| o.name == "web").unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+    // And kubectl agrees: nothing to diff, and its apply leaves the field.
+    if let Some(k) = kubectl::Kubectl::find(&kubeconfig) {
+        let dir = d.display().to_string();
+        let diff = k.run(&["diff", "-f", &dir], &[]);
+        assert_eq!(
+            diff.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&diff.stdout)
+        );
+        k.ok(&["apply", "-f", &dir]);
+        let live = server
+            .store()
+            .get("apps/v1", "Deployment", Some("default"), "web")
+            .unwrap();
+        assert_eq!(live["spec"]["minReadySeconds"], 7, "{live}");
+    }
 }
 
 // ---------- Export (E) ----------

@@ -7,12 +7,12 @@ use super::deps::{
     Loaded, Manifest, PlanOptions, error_object, plan_object, prune_block, prune_candidate,
 };
 use super::discovery::ResourceInfo;
-use super::selector::LabelSelector;
 use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::LAST_APPLIED;
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use crate::selector::LabelSelector;
 use futures::StreamExt;
 use http::Method;
 use serde_json::Value;
