@@ -213,14 +213,6 @@ pub struct ApplyArgs {
     pub plan_file: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
-pub enum Cascade {
-    #[default]
-    Background,
-    Foreground,
-    Orphan,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct DeleteArgs {
     #[command(flatten)]
@@ -228,8 +220,8 @@ pub struct DeleteArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Deletion propagation policy.
-    #[arg(long, value_enum, default_value_t = Cascade::Background)]
-    pub cascade: Cascade,
+    #[arg(long, value_enum, default_value_t = Propagation::Background)]
+    pub cascade: Propagation,
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -321,6 +313,10 @@ impl ClusterArgs {
 impl PruneArgs {
     /// Validate the flag combination as kubectl does.
     fn options(&self) -> anyhow::Result<PruneOptions> {
+        // Refused as kubectl refuses it, before anything is read or sent.
+        if let Some(sel) = &self.selector {
+            LabelSelector::parse(sel).map_err(|e| anyhow::anyhow!("-l: {e}"))?;
+        }
         if let Some(parent) = &self.applyset {
             if !self.prune {
                 bail!("--applyset requires --prune");
@@ -955,11 +951,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         errln!("cancelled: nothing was deleted");
         return Ok(1);
     }
-    let propagation = match a.cascade {
-        Cascade::Background => Propagation::Background,
-        Cascade::Foreground => Propagation::Foreground,
-        Cascade::Orphan => Propagation::Orphan,
-    };
+    let propagation = a.cascade;
     let results = session
         .delete(
             &targets,
@@ -1111,7 +1103,7 @@ fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> Strin
         None => "(not set live)".into(),
         Some(_) if secret => "***".into(),
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => crate::merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     }
 }
 

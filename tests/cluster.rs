@@ -2002,8 +2002,8 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     assert_eq!(ours.path, theirs.path);
     assert_eq!(ours.query, theirs.query);
     assert_eq!(
-        kapply::merge::go_json(ours.body.as_ref().unwrap()),
-        kapply::merge::go_json(theirs.body.as_ref().unwrap())
+        kapply::gocompat::json(ours.body.as_ref().unwrap()),
+        kapply::gocompat::json(theirs.body.as_ref().unwrap())
     );
     let theirs_live = e.get(path).unwrap();
     assert_eq!(
@@ -2032,8 +2032,8 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
         Some(patch.kind.content_type())
     );
     assert_eq!(
-        kapply::merge::go_json(patches[0].body.as_ref().unwrap()),
-        kapply::merge::go_json(&patch.body)
+        kapply::gocompat::json(patches[0].body.as_ref().unwrap()),
+        kapply::gocompat::json(&patch.body)
     );
     let plan = e.plan().await;
     assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);

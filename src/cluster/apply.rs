@@ -186,15 +186,11 @@ fn lighten(item: &mut ApplyItem, prepared: &Prepared) {
 
 /// A request body encoded as kubectl (Go) encodes it.
 fn go_body(v: &Value) -> bytes::Bytes {
-    bytes::Bytes::from(crate::merge::go_json(v).into_bytes())
+    bytes::Bytes::from(crate::gocompat::json(v).into_bytes())
 }
 
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
-    let policy = match propagation {
-        Propagation::Background => "Background",
-        Propagation::Foreground => "Foreground",
-        Propagation::Orphan => "Orphan",
-    };
+    let policy = propagation.policy();
     if typed {
         json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": policy})
     } else {

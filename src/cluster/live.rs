@@ -7,12 +7,12 @@ use super::deps::{
     Loaded, Manifest, PlanOptions, error_object, plan_object, prune_block, prune_candidate,
 };
 use super::discovery::ResourceInfo;
-use super::selector::LabelSelector;
 use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::LAST_APPLIED;
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use crate::selector::LabelSelector;
 use futures::StreamExt;
 use http::Method;
 use serde_json::Value;
@@ -500,11 +500,7 @@ impl Session {
                     )));
                 }
             };
-            let api_version = if group.is_empty() {
-                version.to_string()
-            } else {
-                format!("{group}/{version}")
-            };
+            let api_version = crate::objref::api_version(group, version);
             let info = match self.resource(&api_version, kind).await {
                 Ok(i) => i,
                 // The default list names kinds a small cluster may not serve.

@@ -38,15 +38,15 @@ mod engine;
 mod exec;
 mod export;
 mod live;
-mod selector;
+
 mod timeouts;
 
+pub use crate::selector::{LabelSelector, SelectorError};
 pub use apply::{ApplyOptions, DeleteOptions};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
-pub use selector::{LabelSelector, SelectorError};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};
@@ -409,7 +409,7 @@ impl Session {
     ) -> Result<Value, ClusterError> {
         // Encoded as kubectl (Go) encodes it, so the bytes on the wire match
         // what kubectl sends for the same change.
-        let body = body.map(|b| bytes::Bytes::from(crate::merge::go_json(b).into_bytes()));
+        let body = body.map(|b| bytes::Bytes::from(crate::gocompat::json(b).into_bytes()));
         self.call_encoded(method, path, query, content_type, body, true)
             .await
     }

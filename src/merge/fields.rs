@@ -1,9 +1,11 @@
 //! The field plan: per leaf (and per keyed list element) what apply does
 //! and why, from the three sides and the computed patch.
 
-use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq, go_string};
+use super::strategic::deep_eq;
 use super::{FieldAction, FieldChange, LAST_APPLIED, path};
+use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
+use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};
 use serde_json::Value;
 
 /// Paths that are bookkeeping of the server or of apply itself, never shown.
@@ -231,7 +233,7 @@ impl Walker {
             // kubectl re-sends the config's element order when it differs
             // from live's (live-only elements included): say so when that
             // is all that changes in the list.
-            let order = patch.and_then(|pv| pv.get(format!("{SET_ELEMENT_ORDER}{k}")));
+            let order = patch.and_then(|pv| pv.get(list_directive(SET_ELEMENT_ORDER, k)));
             let quiet = self.rows[before..]
                 .iter()
                 .all(|r| r.action == FieldAction::Keep);
@@ -272,7 +274,7 @@ impl Walker {
             let k = key_of(v);
             if !keys
                 .iter()
-                .any(|x| deep_eq(x, &k) && go_string(x) == go_string(&k))
+                .any(|x| deep_eq(x, &k) && sprint(x) == sprint(&k))
             {
                 keys.push(k);
             }
@@ -281,7 +283,7 @@ impl Walker {
             list.iter()
                 .find(|v| {
                     let vk = key_of(v);
-                    deep_eq(&vk, k) && go_string(&vk) == go_string(k)
+                    deep_eq(&vk, k) && sprint(&vk) == sprint(k)
                 })
                 .cloned()
         };
@@ -290,7 +292,7 @@ impl Walker {
             list.iter()
                 .filter(|v| {
                     let vk = key_of(v);
-                    deep_eq(&vk, k) && go_string(&vk) == go_string(k)
+                    deep_eq(&vk, k) && sprint(&vk) == sprint(k)
                 })
                 .cloned()
                 .collect()

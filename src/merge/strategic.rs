@@ -7,14 +7,14 @@
 //! compares with `reflect.DeepEqual`; the helpers here mirror that.
 
 use super::MergeError;
+use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
+use crate::vocab::{
+    DELETE_FROM_PRIMITIVE_LIST, PATCH, RETAIN_KEYS, SET_ELEMENT_ORDER, directive_list,
+    list_directive,
+};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
-
-pub(crate) const RETAIN_KEYS: &str = "$retainKeys";
-pub(crate) const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
-pub(crate) const DELETE_FROM_PRIMITIVE: &str = "$deleteFromPrimitiveList/";
-pub(crate) const DIRECTIVE: &str = "$patch";
 
 #[derive(Clone, Copy, Default)]
 struct Opts {
@@ -86,53 +86,6 @@ pub(crate) fn type_tag(v: &Value) -> u8 {
     }
 }
 
-/// `fmt.Sprintf("%v", v)` for the scalars that appear as merge keys and in
-/// primitive lists; Go sorts and matches list elements by this string.
-pub(crate) fn go_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "<nil>".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) => go_float(f),
-            None => n.to_string(),
-        },
-        other => other.to_string(),
-    }
-}
-
-/// Go's `%v` for float64: `%g` with the shortest digits, exponent form
-/// when the decimal exponent is < -4 or >= 6 (`fmt.Sprint(1e6)` is `1e+06`).
-fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return "0".into();
-    }
-    let exp = f.abs().log10().floor() as i32;
-    if !(-4..6).contains(&exp) {
-        let s = format!("{f:e}");
-        // Rust: 1e21 / 1.5e-5; Go: 1e+21 / 1.5e-05
-        match s.split_once('e') {
-            Some((m, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                let digits = if digits.len() < 2 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                format!("{m}e{sign}{digits}")
-            }
-            None => s,
-        }
-    } else if f.fract() == 0.0 {
-        format!("{}", f as i64)
-    } else {
-        format!("{f}")
-    }
-}
-
 fn child(path: &str, key: &str) -> String {
     super::path::key(path, key)
 }
@@ -160,7 +113,7 @@ fn diff_maps(
             }
             continue;
         };
-        if key == DIRECTIVE {
+        if key == PATCH {
             if let (Value::String(o), Value::String(m)) = (ov, mv) {
                 if o != m {
                     patch.insert(key.clone(), mv.clone());
@@ -225,7 +178,7 @@ fn diff_maps(
 }
 
 fn sort_scalars(v: &mut [Value]) {
-    v.sort_by_cached_key(go_string);
+    v.sort_by_cached_key(sprint);
 }
 
 fn slice_diff(
@@ -259,10 +212,13 @@ fn slice_diff(
         patch.insert(key.into(), Value::Array(add));
     }
     if !del.is_empty() {
-        patch.insert(format!("{DELETE_FROM_PRIMITIVE}{key}"), Value::Array(del));
+        patch.insert(
+            list_directive(DELETE_FROM_PRIMITIVE_LIST, key),
+            Value::Array(del),
+        );
     }
     if !order.is_empty() {
-        patch.insert(format!("{SET_ELEMENT_ORDER}{key}"), Value::Array(order));
+        patch.insert(list_directive(SET_ELEMENT_ORDER, key), Value::Array(order));
     }
     Ok(())
 }
@@ -378,7 +334,7 @@ fn sorted_by_key<'v>(
     let mut out = Vec::with_capacity(list.len());
     for v in list {
         let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
-        out.push((go_string(k), v));
+        out.push((sprint(k), v));
     }
     // Go sorts with Less = "i <= j" (sort.StringsAreSorted on the pair),
     // and sort.Sort's insertion sort (lists up to 12 elements) then
@@ -431,7 +387,7 @@ fn diff_lists_of_maps(
             Ordering::Less => {
                 if !opts.ignore_deletions {
                     let mut d = Map::new();
-                    d.insert(DIRECTIVE.into(), Value::String("delete".into()));
+                    d.insert(PATCH.into(), Value::String("delete".into()));
                     let kv = key_value(os[i].1, merge_key)
                         .cloned()
                         .unwrap_or(Value::Null);
@@ -459,7 +415,7 @@ fn diff_lists_of_scalars(
     let mut del: Vec<Value> = vec![];
     while i < os.len() || j < ms.len() {
         let cmp = match (os.get(i), ms.get(j)) {
-            (Some(o), Some(m)) => go_string(o).cmp(&go_string(m)),
+            (Some(o), Some(m)) => sprint(o).cmp(&sprint(m)),
             (None, Some(_)) => Ordering::Greater,
             _ => Ordering::Less,
         };
@@ -519,7 +475,7 @@ fn index_in(order: &[Value], v: &Value, merge_key: &str, maps: bool) -> Option<u
 }
 
 fn is_delete_directive(v: &Value) -> bool {
-    v.get(DIRECTIVE).and_then(Value::as_str) == Some("delete")
+    v.get(PATCH).and_then(Value::as_str) == Some("delete")
 }
 
 /// `normalizeSliceOrder`: stable sort by position in `order`, delete
@@ -570,17 +526,15 @@ fn merge_maps(
     let mut patch = patch;
     let orders: Vec<(String, Value)> = patch
         .iter()
-        .filter(|(k, _)| k.starts_with(SET_ELEMENT_ORDER))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .filter_map(|(k, v)| Some((directive_list(k, SET_ELEMENT_ORDER)?.to_string(), v.clone())))
         .collect();
-    for (k, order) in &orders {
-        let list_key = &k[SET_ELEMENT_ORDER.len()..];
+    for (list_key, order) in &orders {
         let order_list = order.as_array().cloned().unwrap_or_default();
         merge_ordered_list(path, original, &mut patch, list_key, &order_list, schema)?;
     }
     let mut rest = Map::new();
     for (k, v) in patch {
-        if k == RETAIN_KEYS || k.starts_with(SET_ELEMENT_ORDER) {
+        if k == RETAIN_KEYS || directive_list(&k, SET_ELEMENT_ORDER).is_some() {
             if let Some(o) = original.get(&k) {
                 if !deep_eq(o, &v) {
                     return Err(MergeError::Invalid {
@@ -596,7 +550,7 @@ fn merge_maps(
         }
     }
     for (k, pv) in rest {
-        if k.starts_with(DELETE_FROM_PRIMITIVE) || pv.is_null() {
+        if directive_list(&k, DELETE_FROM_PRIMITIVE_LIST).is_some() || pv.is_null() {
             original.insert(k, pv);
             continue;
         }
@@ -808,11 +762,6 @@ mod tests {
         let mut v = vec![json!(8080), json!(80), json!(443), json!(9)];
         sort_scalars(&mut v);
         assert_eq!(v, vec![json!(443), json!(80), json!(8080), json!(9)]);
-        assert_eq!(go_string(&json!(1000000)), "1e+06");
-        assert_eq!(go_string(&json!(123456)), "123456");
-        assert_eq!(go_string(&json!(0.5)), "0.5");
-        assert_eq!(go_string(&json!(0.00001)), "1e-05");
-        assert_eq!(go_string(&json!("x")), "x");
     }
 
     #[test]

@@ -336,7 +336,7 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
     }
     let released: Vec<String> = fields.iter().map(|f| f.path.clone()).collect();
     let out = release_from_last_applied(&Value::Null, Some(&la), &released).unwrap_or(la);
-    let mut annotation = merge::go_json(&out);
+    let mut annotation = crate::gocompat::json(&out);
     annotation.push('\n');
     Ok(AnnotationRelease { fields, annotation })
 }

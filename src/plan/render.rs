@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 fn show(v: &Option<Value>) -> String {
     match v {
         None => "-".into(),
-        Some(v) => merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     }
 }
 
@@ -176,7 +176,7 @@ pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String
 fn field_values(f: &FieldChange) -> String {
     let v = |x: &Option<Value>| match x {
         None => "(none)".to_string(),
-        Some(v) => merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     };
     let mut s = match f.action {
         FieldAction::Keep => format!("{} (kept)", v(&f.live)),

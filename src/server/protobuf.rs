@@ -8,7 +8,6 @@
 //! A field number the table lacks is an error naming the message and field,
 //! so a gap answers 415 instead of storing a silently different object.
 
-use base64::Engine;
 use serde_json::{Map, Value, json};
 
 /// One protobuf field: number and payload.
@@ -691,7 +690,7 @@ fn string(b: &[u8], at: &str) -> Result<String, String> {
 }
 
 fn b64(b: &[u8]) -> Value {
-    json!(base64::engine::general_purpose::STANDARD.encode(b))
+    json!(crate::gocompat::encode_bytes(b))
 }
 
 fn parse<'a>(b: &'a [u8], at: &str) -> Result<Vec<(u64, Field<'a>)>, String> {
@@ -759,9 +758,8 @@ fn scalar(t: T, f: Field<'_>, at: &str) -> Result<Value, String> {
             if secs == 0 && nanos == 0 {
                 Value::Null
             } else {
-                // metav1.Time's JSON has whole seconds.
                 let ts = jiff::Timestamp::from_second(secs).map_err(|e| format!("{at}: {e}"))?;
-                json!(ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                json!(crate::gocompat::timestamp(ts))
             }
         }
         _ => return Err(wire()),

@@ -312,9 +312,7 @@ pub fn namespace_key(name: &str) -> Key {
 
 /// RFC 3339 UTC, whole seconds, as Kubernetes writes timestamps.
 pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    crate::gocompat::timestamp(jiff::Timestamp::now())
 }
 
 impl Store {

@@ -2,7 +2,7 @@
 //! line diff with word-level emphasis, unchanged lines syntax-highlighted.
 
 use super::app::App;
-use super::ui::Theme;
+use super::theme::Theme;
 use crate::highlight::{Rgb, highlight_yaml};
 use crate::merge::PatchType;
 use crate::merge::apply::{apply_merge, apply_strategic};

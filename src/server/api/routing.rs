@@ -12,10 +12,11 @@ use super::writes::{
     remove, update,
 };
 use super::{ApiServer, Query, Reply, out, schema_of};
+use crate::selector::LabelSelector;
 use crate::server::fields;
 use crate::server::openapi;
 use crate::server::resources::ResourceInfo;
-use crate::server::selector::{FieldSelector, LabelSelector};
+use crate::server::selector::FieldSelector;
 use crate::server::status::ApiError;
 use crate::server::store::{self, State};
 use bytes::Bytes;
@@ -390,7 +391,7 @@ pub(super) fn list(
             .map(String::as_str)
             .unwrap_or_default(),
     )
-    .map_err(ApiError::bad_request)?;
+    .map_err(|e| ApiError::bad_request(e.message))?;
     let fieldsel = FieldSelector::parse(
         query
             .get("fieldSelector")

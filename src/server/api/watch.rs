@@ -4,8 +4,9 @@ use super::plumbing::parse_query;
 use super::routing::target;
 use super::table::table;
 use super::{ApiServer, out};
+use crate::selector::LabelSelector;
 use crate::server::resources::ResourceInfo;
-use crate::server::selector::{FieldSelector, LabelSelector};
+use crate::server::selector::FieldSelector;
 use crate::server::status::ApiError;
 use crate::server::store::{self, State, Stored};
 use http::{HeaderMap, Method, Uri, header};
@@ -60,7 +61,7 @@ impl ApiServer {
                 .map(String::as_str)
                 .unwrap_or_default(),
         )
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::bad_request(e.message))?;
         let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
         if let Some(name) = &t.name {
             if !field_sel.is_empty() {

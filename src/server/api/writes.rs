@@ -422,7 +422,6 @@ pub(super) fn write(
 
 /// What fails to decode into the Go types before validation even starts.
 fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
-    use base64::Engine;
     let fail = |detail: String| {
         Err(ApiError::bad_request(format!(
             "{} in version \"{}\" cannot be handled as a {}: {detail}",
@@ -445,7 +444,7 @@ fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
             for (k, v) in o[field].as_object().into_iter().flatten() {
                 let ok = v
                     .as_str()
-                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
+                    .is_some_and(|s| crate::gocompat::decode_bytes(s).is_some());
                 if !ok {
                     return fail(format!("illegal base64 data in data[{k:?}]"));
                 }
