@@ -1824,7 +1824,7 @@ fn kept_reasons_name_the_writer() {
         live: Some(json!(2)),
         last_applied: None,
         action: FieldAction::Keep,
-        reason: "live only: set by another writer or defaulted".to_string(),
+        reason: "live only: set by another writer or defaulted".into(),
         cause: Cause::Intended,
         owner: None,
         changed_at: None,
@@ -1855,13 +1855,13 @@ fn kept_reasons_name_the_writer() {
     drift.config = Some(json!(5));
     drift.last_applied = Some(json!(5));
     drift.live = Some(json!(9));
-    drift.reason = "config differs from live".to_string();
+    drift.reason = "config differs from live".into();
     rows.push(drift);
     let mut set = keep("spec.paused");
     set.action = FieldAction::Set;
     set.config = Some(json!(true));
     set.last_applied = Some(json!(false));
-    set.reason = "config differs from live".to_string();
+    set.reason = "config differs from live".into();
     rows.push(set);
     classify(&mut rows, &live, Some(&json!({})));
     let expected = [
