@@ -2288,6 +2288,15 @@ fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
         a.last_result.as_deref(),
         Some("applied 1 object(s), 1 failed")
     );
+    // Drawn as a failure because one is, not because of the words.
+    assert!(a.last_result_failed);
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    a.update(Msg::Applied(vec![ObjectResult::new(
+        istio.id(),
+        Outcome::Created,
+    )]));
+    assert_eq!(a.last_result.as_deref(), Some("applied 1 object(s)"));
+    assert!(!a.last_result_failed);
 }
 
 // ---------- Release (R) ----------
