@@ -1,10 +1,11 @@
 //! The field plan: per leaf (and per keyed list element) what apply does
 //! and why, from the three sides and the computed patch.
 
-use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq};
+use super::strategic::deep_eq;
 use super::{FieldAction, FieldChange, LAST_APPLIED, Reason, path};
 use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
+use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};
 use serde_json::Value;
 
 /// Paths that are bookkeeping of the server or of apply itself, never shown.
@@ -232,7 +233,7 @@ impl Walker {
             // kubectl re-sends the config's element order when it differs
             // from live's (live-only elements included): say so when that
             // is all that changes in the list.
-            let order = patch.and_then(|pv| pv.get(format!("{SET_ELEMENT_ORDER}{k}")));
+            let order = patch.and_then(|pv| pv.get(list_directive(SET_ELEMENT_ORDER, k)));
             let quiet = self.rows[before..]
                 .iter()
                 .all(|r| r.action == FieldAction::Keep);

@@ -181,8 +181,8 @@ impl App {
     /// Scroll the open dialog's body, within what it has to show.
     pub(super) fn scroll_popup(&mut self, d: i32) {
         let (max, _) = crate::tui::layout::popup_scroll_range(self);
-        let to = (i32::from(self.popup_scroll) + d).clamp(0, i32::from(max));
-        self.popup_scroll = u16::try_from(to).unwrap_or(0);
+        let to = scroll::moved(self.popup_scroll.into(), d as isize, max.into());
+        self.popup_scroll = u16::try_from(to).unwrap_or(max);
     }
 
     pub(super) fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
@@ -349,11 +349,7 @@ impl App {
             }
             KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
             KeyCode::Char('c') => {
-                propagation = match propagation {
-                    Propagation::Background => Propagation::Foreground,
-                    Propagation::Foreground => Propagation::Orphan,
-                    Propagation::Orphan => Propagation::Background,
-                }
+                propagation = propagation.next();
             }
             _ => {}
         }

@@ -112,9 +112,7 @@ impl App {
             .selected()
             .map_or(0, |o| crate::tui::yamlview::view(self, o).len());
         let page = self.areas().detail.height.saturating_sub(2) as usize;
-        let max = lines.saturating_sub(page);
-        let d = d.clamp(-(max as isize) - 1, max as isize + 1);
-        self.yaml_scroll = (self.yaml_scroll as isize + d).clamp(0, max as isize) as usize;
+        self.yaml_scroll = scroll::moved(self.yaml_scroll, d, scroll::max_top(lines, page));
     }
 
     pub(super) fn toggle_mark(&mut self) {

@@ -142,13 +142,15 @@ impl App {
             } else {
                 self.cursor
             };
-        if top < self.list_scroll {
-            self.list_scroll = top;
-        } else if self.cursor >= self.list_scroll + page {
-            self.list_scroll = self.cursor + 1 - page;
-        }
-        let max = self.rows.len().saturating_sub(page);
-        self.list_scroll = self.list_scroll.min(max);
+        let len = self.rows.len();
+        let top = scroll::keep_in_view(
+            self.list_scroll,
+            top..self.cursor + 1,
+            self.cursor,
+            len,
+            page,
+        );
+        self.list_scroll = top.min(scroll::max_top(len, page));
     }
 
     pub(super) fn move_cursor(&mut self, delta: isize) {

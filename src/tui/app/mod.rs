@@ -11,6 +11,8 @@ use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use crate::tui::scroll;
+
 mod dialogs;
 mod fields;
 mod keys;
