@@ -2270,8 +2270,13 @@ fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
     let api = gateway("gateway.networking.k8s.io/v1");
     let mut plan = tui_fixture::plan();
     plan.objects.extend([istio.clone(), api.clone()]);
-    let mut a = app(80, 24);
+    let mut a = app(160, 24);
     a.update(Msg::Loaded(Ok(plan)));
+    // The list tells them apart by their group.
+    let s = screen(&a);
+    assert!(s.contains("Gateway.networking.istio.io/web"), "{s}");
+    assert!(s.contains("Gateway.gateway.networking.k8s.io/web"), "{s}");
+    assert!(s.contains("Deployment/nginx-deployment"), "{s}");
     select(&mut a, "web");
     feed(&mut a, [key(' '), key('j'), key(' ')]);
     assert_eq!(a.marked.len(), 2, "{:?}", a.marked);

@@ -288,6 +288,8 @@ pub struct App {
     pub yaml_last_applied: bool,
     /// Bumped on every load: a cached view of an older plan is stale.
     pub plan_gen: u64,
+    /// Kinds the plan holds in more than one group (shown with the group).
+    pub ambiguous_kinds: BTreeSet<String>,
     /// The YAML view of one object, built once, not on every frame.
     pub yaml_cache: std::cell::RefCell<Option<crate::tui::yamlview::Cached>>,
     pub marked: BTreeSet<ObjectRef>,
@@ -358,6 +360,7 @@ impl App {
             pending: Vec::new(),
             last_result: None,
             last_result_failed: false,
+            ambiguous_kinds: BTreeSet::new(),
             spinner: 0,
             size: Rect::new(0, 0, 80, 24),
             clock: real_clock,
