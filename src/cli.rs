@@ -51,6 +51,10 @@ pub enum Command {
     /// Write live objects as clean manifests, to bring objects made with
     /// `kubectl create` under `kubectl apply` (or kapply) management.
     Export(ExportArgs),
+    /// Hand fields over to another writer: take them out of the object's
+    /// last-applied annotation (as `kubectl apply edit-last-applied` would by
+    /// hand), so apply stops clearing them; their live values stay.
+    Release(ReleaseArgs),
     /// Run the embedded demo cluster and open the TUI on the demo manifests.
     Demo(DemoArgs),
     /// Print a shell completion script (e.g. `source <(kapply completion bash)`).
@@ -243,6 +247,27 @@ pub struct ExportArgs {
     /// Secret values are written in clear only to files; stdout masks them.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReleaseArgs {
+    /// The object as KIND/NAME (`deploy/web`, `cm/cfg`, `widgets.demo.kapply.dev/w`).
+    #[arg(value_name = "KIND/NAME")]
+    pub object: String,
+    /// Field paths as `kapply plan` and the TUI write them: `spec.replicas`,
+    /// `metadata.labels.team`, `spec.template.spec.containers[name=nginx].image`,
+    /// `metadata.annotations["example.com/x"]`. Each must be in the
+    /// last-applied annotation.
+    #[arg(required = true, value_name = "FIELD-PATH")]
+    pub fields: Vec<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// `server`: send the change as a server-side dry run; nothing is written.
+    #[arg(long, value_enum, default_value_t = DryRun::None, num_args = 0..=1, default_missing_value = "server")]
+    pub dry_run: DryRun,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -978,11 +1003,6 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     })
 }
 
-async fn run_tui(session: Arc<Session>, load: Inputs, prune: PruneOptions) -> anyhow::Result<u8> {
-    let mut signals = crate::signals::Signals::new()?;
-    run_engine(KubeEngine::new(session, load, prune), &mut signals).await
-}
-
 /// Run the TUI; a signal that ends it exits with the shell's code for it
 /// (128 + n), after the terminal is restored and (demo) the temporary
 /// directory removed by the callers' drops.
@@ -1005,8 +1025,12 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     if !std::io::stdout().is_terminal() {
         bail!("the TUI needs a terminal; for scripts use `kapply diff`, `plan` or `apply`");
     }
-    let session = connect(&a.cluster).await?;
-    run_tui(session, load, prune).await
+    // Only the kubeconfig is read here (a local file: a mistake in it fails
+    // at once, before the screen changes). Connecting is the TUI's first
+    // effect, so a silent server shows a waiting screen that `q` leaves.
+    let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
+    let mut signals = crate::signals::Signals::new()?;
+    run_engine(KubeEngine::connecting(target, load, prune), &mut signals).await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
@@ -1101,4 +1125,134 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
         first = false;
     }
     Ok(if errors > 0 { 1 } else { 0 })
+}
+
+/// A field value as `kapply release` shows it: Secret data masked, strings
+/// bare, the rest as JSON.
+fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> String {
+    let secret = kind == "Secret"
+        && ["data", "stringData"].iter().any(|k| {
+            path == *k || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}["))
+        });
+    match v {
+        None => "(not set live)".into(),
+        Some(_) if secret => "***".into(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => crate::merge::go_json(v),
+    }
+}
+
+/// `kapply release KIND/NAME FIELD-PATH...`: GET the object, take the
+/// fields out of its last-applied annotation (`plan::release_annotation`),
+/// confirm, and write the annotation alone. Exit 0 when written (or
+/// nothing to do), 1 otherwise.
+pub async fn release(a: ReleaseArgs) -> anyhow::Result<u8> {
+    let dry_run = a.dry_run == DryRun::Server;
+    let Some((kind, name)) = a
+        .object
+        .split_once('/')
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
+    else {
+        errln!(
+            "error: {}: expected KIND/NAME, e.g. deployment/web",
+            a.object
+        );
+        return Ok(1);
+    };
+    let session = connect(&a.cluster).await?;
+    let res = match session.resolve_name(kind).await {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("error: {}: {e}", a.object);
+            return Ok(1);
+        }
+    };
+    let ns = a.cluster.namespace.as_deref();
+    let live = match session.get_object(&res, ns, name).await {
+        Ok(v) => v,
+        Err(e) => {
+            let where_ = if res.namespaced && e.code() == 404 {
+                format!(" in namespace {:?}", ns.unwrap_or(session.namespace()))
+            } else {
+                String::new()
+            };
+            errln!("error: {}: {e}{where_}", a.object);
+            return Ok(1);
+        }
+    };
+    let edit = match plan::release_annotation(&live, &a.fields) {
+        Ok(e) => e,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(1);
+        }
+    };
+    let shown = plan::error_object(
+        live["apiVersion"].as_str().unwrap_or_default(),
+        &res.kind,
+        live.pointer("/metadata/namespace").and_then(|v| v.as_str()),
+        name,
+        None,
+        String::new(),
+    )
+    .display_name();
+    for f in &edit.fields {
+        errln!(
+            "release      {shown} {}: live value {} stays; dropped from last-applied (was {})",
+            f.path,
+            release_value(&res.kind, &f.path, f.live.as_ref()),
+            release_value(&res.kind, &f.path, Some(&f.last_applied)),
+        );
+    }
+    if !a.yes
+        && !dry_run
+        && !confirm(&format!(
+            "release {} field(s) of {shown} (another writer owns them from now on)?",
+            edit.fields.len()
+        ))?
+    {
+        errln!("cancelled: nothing was written");
+        return Ok(1);
+    }
+    let rv = live
+        .pointer("/metadata/resourceVersion")
+        .and_then(|v| v.as_str());
+    let paths: Vec<&str> = edit.fields.iter().map(|f| f.path.as_str()).collect();
+    let suffix = if dry_run { " (server dry run)" } else { "" };
+    match session
+        .write_last_applied(&res, ns, name, &edit.annotation, rv, dry_run)
+        .await
+    {
+        Ok(after) => {
+            let written = after
+                .pointer("/metadata/annotations")
+                .and_then(|an| an.get(crate::merge::LAST_APPLIED))
+                .and_then(|v| v.as_str());
+            if written != Some(edit.annotation.as_str()) {
+                errln!(
+                    "error: {shown}: the server answered without the new last-applied annotation; run `kapply diff` to see what it holds"
+                );
+                return Ok(1);
+            }
+            outln!("{shown} released {}{suffix}", paths.join(", "));
+            if dry_run {
+                errln!("(server dry run: nothing was written)");
+            }
+            Ok(0)
+        }
+        Err(e) if e.code() == 409 => {
+            errln!(
+                "error: {shown}: changed since it was read (another write); nothing was written, run kapply release again"
+            );
+            Ok(1)
+        }
+        Err(e) if e.fate_unknown() => {
+            errln!("unknown: {shown}: {}", e.unknown_outcome());
+            Ok(1)
+        }
+        Err(e) => {
+            errln!("error: {shown}: {e}");
+            Ok(1)
+        }
+    }
 }

@@ -166,8 +166,9 @@ impl Demo {
     /// The engine the TUI uses on the demo: the demo manifests, pruning by
     /// `app=demo` (every demo object carries it, so that is safe).
     pub async fn engine(&self) -> anyhow::Result<crate::cluster::KubeEngine> {
-        use crate::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Session};
-        let session = Session::connect(&ClusterOptions {
+        use crate::cluster::{ClusterOptions, KubeEngine, PruneMode, PruneOptions, Target};
+        // Connecting is the TUI's first effect, as for any cluster.
+        let target = Target::resolve(&ClusterOptions {
             kubeconfig: Some(self.kubeconfig.clone()),
             ..Default::default()
         })
@@ -185,7 +186,7 @@ impl Demo {
                 allowlist: Vec::new(),
             },
         };
-        Ok(KubeEngine::new(session, load, prune))
+        Ok(KubeEngine::connecting(target, load, prune))
     }
 }
 
@@ -552,7 +553,7 @@ mod tests {
     fn manifests_parse_as_yaml_objects() {
         assert_eq!(DEMO_FILES.len(), 8);
         for (name, text) in DEMO_FILES.iter().chain(HISTORY_FILES) {
-            let v: Value = serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let v: Value = crate::yaml::read_value(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(v["apiVersion"].is_string(), "{name}");
             assert!(v["kind"].is_string(), "{name}");
             assert!(v["metadata"]["name"].is_string(), "{name}");

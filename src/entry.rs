@@ -53,10 +53,14 @@ pub fn main() -> ExitCode {
             Some(Command::Apply(a)) => cli::apply(a).await,
             Some(Command::Delete(a)) => cli::delete(a).await,
             Some(Command::Export(a)) => cli::export(a).await,
+            Some(Command::Release(a)) => cli::release(a).await,
             Some(Command::Demo(a)) => cli::demo(a).await.context("kapply demo"),
             Some(Command::Completion(_)) => Ok(0),
         }
     });
+    // Work still under way (the TUI quit while a request or a DNS lookup
+    // was out) must not hold the exit up: the runtime is not waited for.
+    runtime.shutdown_background();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

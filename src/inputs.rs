@@ -253,10 +253,12 @@ async fn fetch(client: &Client, url: &str) -> Result<String, String> {
             )
             .body(Empty::<Bytes>::new())
             .map_err(|e| format!("not a valid URL: {e}"))?;
-        let resp = client
-            .request(req)
-            .await
-            .map_err(|e| format!("cannot fetch: {}", error_chain(&e)))?;
+        let resp = client.request(req).await.map_err(|e| {
+            format!(
+                "cannot fetch: {}",
+                crate::transport::describe_request_error(&e)
+            )
+        })?;
         let status = resp.status();
         let via = if current == url {
             String::new()
@@ -303,20 +305,6 @@ fn resolve(base: &http::Uri, location: &str) -> String {
     }
     let dir = base.path().rsplit_once('/').map_or("", |(d, _)| d);
     format!("{scheme}://{authority}{dir}/{location}")
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let m = s.to_string();
-        if !msg.contains(&m) {
-            msg.push_str(": ");
-            msg.push_str(&m);
-        }
-        source = s.source();
-    }
-    msg
 }
 
 #[cfg(test)]

@@ -19,5 +19,6 @@ pub mod plan;
 pub mod server;
 pub mod signals;
 pub mod text;
+pub mod transport;
 pub mod tui;
 pub mod yaml;

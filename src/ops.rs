@@ -85,8 +85,41 @@ impl ObjectResult {
     }
 }
 
+/// The server an engine talks to, as the TUI names it while it waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub url: String,
+    /// The kubeconfig context (empty when none is named).
+    pub context: String,
+}
+
+impl Server {
+    /// `https://10.0.0.1:6443 (context prod)`
+    pub fn describe(&self) -> String {
+        if self.context.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{} (context {})", self.url, self.context)
+        }
+    }
+}
+
 /// What the TUI needs from a cluster.
 pub trait Engine: Send + Sync {
+    /// Where this engine connects, known before any request (`None`: a fake).
+    fn server(&self) -> Option<Server> {
+        None
+    }
+    /// Connect to the server (again, after a failure) and check that it
+    /// answers. An engine made connected answers `Ok` at once.
+    fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// The manifests alone, read without the cluster: the rows the TUI lists
+    /// while live state loads (their actions mean nothing yet).
+    fn manifests(&self) -> BoxFuture<'_, Result<Plan, String>> {
+        Box::pin(async { Ok(Plan::default()) })
+    }
     /// Read manifests and live state, and build the plan (prune candidates
     /// included when pruning is configured).
     fn load(

@@ -168,6 +168,17 @@ pub fn parse(text: &str) -> Result<Vec<Node>, YamlError> {
     }
 }
 
+/// The first document of a YAML (or JSON) text as one JSON value, `null`
+/// when the text holds none: what sigs.k8s.io/yaml's `YAMLToJSON` (go-yaml
+/// v2, YAML 1.1) makes of a body, which is how kube-apiserver decodes
+/// `application/yaml` and `application/apply-patch+yaml` requests.
+pub fn read_value(text: &str) -> Result<Value, YamlError> {
+    Ok(parse(text)?
+        .first()
+        .map(Node::to_value)
+        .unwrap_or(Value::Null))
+}
+
 /// Parses a YAML stream into documents, skipping empty ones.
 pub fn parse_yaml(text: &str) -> Result<Vec<Node>, YamlError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);

@@ -148,7 +148,7 @@ fn live_as_list(item: &str) -> String {
 }
 
 fn live_value() -> Value {
-    serde_saphyr::from_str(LIVE_DEPLOYMENT).unwrap()
+    kapply::yaml::read_value(LIVE_DEPLOYMENT).unwrap()
 }
 
 /// update_deployment.yaml as kubectl records it in the annotation.
@@ -340,7 +340,7 @@ fn plan_json_on_the_reference_walkthrough() {
         &["plan", "-f", "cfg", "--live", "list.yaml", "-o", "yaml"],
     );
     assert_eq!(yaml.code, Some(0), "{yaml:?}");
-    let back: Value = serde_saphyr::from_str(&yaml.stdout)
+    let back: Value = kapply::yaml::read_value(&yaml.stdout)
         .unwrap_or_else(|e| panic!("plan -o yaml does not parse ({e}): {yaml:?}"));
     assert_eq!(back, plan);
 }
@@ -1891,4 +1891,192 @@ fn export_then_kubectl_apply_changes_nothing_but_the_annotation() {
     assert_eq!(bad.code, Some(1), "{bad:?}");
     bad.assert_stderr("nosuchkind/x");
     bad.assert_stdout("name: cfg");
+}
+
+// ---------------------------------------------------------------------------
+// Release: a field handed from the config to another writer
+
+fn release_deployment(name: &str, with_owned: bool) -> String {
+    let (replicas, team) = if with_owned {
+        ("  replicas: 2\n", "    team: a\n")
+    } else {
+        ("", "")
+    };
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  labels:\n    app: {name}\n{team}\
+         spec:\n{replicas}  selector:\n    matchLabels:\n      app: {name}\n  template:\n    metadata:\n      \
+         labels:\n        app: {name}\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.25\n"
+    )
+}
+
+/// The PATCH requests that wrote `name`'s deployment.
+fn patches_of(c: &Cluster, name: &str) -> Vec<kapply::server::RecordedRequest> {
+    c.writes()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with(&format!("/deployments/{name}")))
+        .collect()
+}
+
+#[test]
+fn release_rewrites_last_applied_as_edit_last_applied_does_and_apply_leaves_the_field() {
+    let c = Cluster::start();
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    for name in ["web", "twin"] {
+        let f = c.write(&format!("{name}.yaml"), &release_deployment(name, true));
+        k.ok(&["apply", "-f", &f]);
+        // Another writer takes replicas over.
+        k.ok(&["scale", &format!("deploy/{name}"), "--replicas=5"]);
+    }
+    // The oracle: kubectl apply edit-last-applied, the two lines deleted by hand.
+    let editor = c.write(
+        "editor.sh",
+        "#!/bin/sh\nsed -i -e '/^  replicas:/d' -e '/^    team:/d' \"$1\"\n",
+    );
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    k.ok_env(
+        &["apply", "edit-last-applied", "deploy/twin"],
+        &[("KUBE_EDITOR", editor.as_str())],
+    );
+
+    // Without a terminal nor --yes: refused, nothing written.
+    let before = patches_of(&c, "web").len();
+    let asked = c.kapply(&["release", "deploy/web", "spec.replicas"]);
+    assert_eq!(asked.code, Some(2), "{asked:?}");
+    asked.assert_stderr("pass --yes");
+    // --dry-run: shown, sent as a server dry run only.
+    let dry = c.kapply(&[
+        "release",
+        "deploy/web",
+        "spec.replicas",
+        "metadata.labels.team",
+        "--dry-run",
+    ]);
+    assert_eq!(dry.code, Some(0), "{dry:?}");
+    dry.assert_stderr(
+        "release      Deployment default/web spec.replicas: live value 5 stays; dropped from last-applied (was 2)",
+    );
+    dry.assert_stderr("(server dry run: nothing was written)");
+    let sent = patches_of(&c, "web");
+    assert_eq!(sent.len(), before + 1, "{sent:?}");
+    assert_eq!(
+        sent[before].query.get("dryRun").map(String::as_str),
+        Some("All")
+    );
+    let la = |name: &str| {
+        c.get("apps/v1", "Deployment", Some("default"), name)
+            .unwrap()["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(la("web").contains("\"replicas\":2"), "{}", la("web"));
+
+    let out = c.kapply(&[
+        "release",
+        "deploy/web",
+        "spec.replicas",
+        "metadata.labels.team",
+        "--yes",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    out.assert_stdout("Deployment default/web released spec.replicas, metadata.labels.team");
+
+    // The same request as kubectl's (but the resourceVersion precondition),
+    // and the same annotation.
+    let theirs = patches_of(&c, "twin").pop().unwrap();
+    let ours = patches_of(&c, "web").pop().unwrap();
+    assert_eq!(ours.content_type, theirs.content_type);
+    assert_eq!(ours.query, theirs.query);
+    let mut body = ours.body.clone().unwrap();
+    assert!(body["metadata"]["resourceVersion"].is_string(), "{body}");
+    body["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    let twin = serde_json::to_string(&theirs.body.unwrap()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&body).unwrap(),
+        twin.replace("twin", "web")
+    );
+    assert_eq!(la("web"), la("twin").replace("twin", "web"));
+
+    // kubectl: the config without the fields is in sync, and applying it
+    // leaves the live values alone.
+    let plain = c.write("web-released.yaml", &release_deployment("web", false));
+    let diff = k.run(&["diff", "-f", &plain], &[]);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&diff.stdout)
+    );
+    k.ok(&["apply", "-f", &plain]);
+    let live = c
+        .get("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(live["spec"]["replicas"], 5, "{live}");
+    assert_eq!(live["metadata"]["labels"]["team"], "a", "{live}");
+}
+
+#[test]
+fn release_errors_name_the_object_and_mask_secrets() {
+    let c = Cluster::start();
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    let f = c.write("web.yaml", &release_deployment("web", true));
+    k.ok(&["apply", "-f", &f]);
+    k.ok(&["create", "configmap", "plain", "--from-literal=a=1"]);
+    let sec = c.write(
+        "sec.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: sec\ndata:\n  password: aHVudGVyMg==\n  user: YWRtaW4=\n",
+    );
+    k.ok(&["apply", "-f", &sec]);
+    let writes = c.writes().len();
+
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["release", "deploy/nope", "spec.replicas", "-y"],
+            "error: deploy/nope: deployments.apps \"nope\" not found in namespace \"default\"",
+        ),
+        (
+            &["release", "gadget/x", "spec.replicas", "-y"],
+            "error: gadget/x: the server doesn't have a resource type \"gadget\"",
+        ),
+        (
+            &["release", "deploy/web", "spec.paused", "-y"],
+            "error: Deployment default/web: spec.paused is not in its last-applied configuration, so apply does not own it; fields there: metadata.annotations, metadata.labels.app, metadata.labels.team, spec.replicas,",
+        ),
+        (
+            &["release", "cm/plain", "data.a", "-y"],
+            "error: ConfigMap default/plain has no kubectl.kubernetes.io/last-applied-configuration annotation",
+        ),
+        (
+            &["release", "deploy/web", "metadata.name", "-y"],
+            "error: Deployment default/web: \"metadata.name\" names the object, not a field of it",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = c.kapply(args);
+        assert_eq!(out.code, Some(1), "{args:?}: {out:?}");
+        out.assert_stderr(want);
+    }
+    assert_eq!(c.writes().len(), writes, "an error wrote something");
+
+    let out = c.kapply(&["release", "secret/sec", "data.password", "-y"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    out.assert_stderr("data.password: live value *** stays; dropped from last-applied (was ***)");
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        !all.contains("aHVudGVyMg==") && !all.contains("hunter2"),
+        "{out:?}"
+    );
+    let live = c.get("v1", "Secret", Some("default"), "sec").unwrap();
+    assert_eq!(live["data"]["password"], "aHVudGVyMg==");
+    let la = live["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap();
+    assert!(!la.contains("password") && la.contains("YWRtaW4="), "{la}");
 }

@@ -6,6 +6,8 @@
 //!
 //! Without tmux the tests skip, unless `KAPPLY_CI` is set: then they fail.
 
+#[path = "common/faults.rs"]
+mod faults;
 #[path = "common/kubectl.rs"]
 mod kubectl;
 
@@ -267,26 +269,37 @@ fn switch_focus(t: &Tmux) -> String {
 /// Start `kapply demo` in the shell, with the environment in `env`.
 fn start_demo(t: &Tmux, env: &str) -> PathBuf {
     let kubeconfig = t.path("kubeconfig");
+    start_kapply(
+        t,
+        &format!(
+            "{env} '{{bin}}' demo --kubeconfig-out '{}'",
+            kubeconfig.display()
+        ),
+    );
+    kubeconfig
+}
+
+/// Run `command` (`{bin}` stands for the kapply binary) in the shell; after
+/// it exits, print its exit code and whether the terminal is back in cooked
+/// mode with echo (raw mode turns both off).
+fn start_kapply(t: &Tmux, command: &str) {
     let script = t.path("run.sh");
     let bin = env!("CARGO_BIN_EXE_kapply");
-    // After kapply exits: its exit code, and whether the terminal is back in
-    // cooked mode with echo (raw mode turns both off).
     std::fs::write(
         &script,
         format!(
-            "{env} '{bin}' demo --kubeconfig-out '{}'\n\
+            "{}\n\
              echo \"KAPPLY-EXIT=$?\"\n\
              stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo \
              | tr '\\n' ' ' | sed 's/^/TTY: /'\n\
              echo\n",
-            kubeconfig.display()
+            command.replace("{bin}", bin)
         ),
     )
     .unwrap();
     t.wait_for(PROMPT);
     t.type_text(&format!("sh '{}'", script.display()));
     t.keys(&["Enter"]);
-    kubeconfig
 }
 
 /// Quit with `q` and check that the shell is back: exit code 0, the main
@@ -346,7 +359,7 @@ struct Cluster {
 impl Cluster {
     fn from_kubeconfig(path: &Path) -> Cluster {
         let text = std::fs::read_to_string(path).unwrap();
-        let config: Value = serde_saphyr::from_str(&text).unwrap();
+        let config: Value = kapply::yaml::read_value(&text).unwrap();
         let server = config["clusters"][0]["cluster"]["server"]
             .as_str()
             .unwrap()
@@ -884,4 +897,133 @@ fn signals_restore_the_terminal_and_remove_the_demo_dir() {
             dirs("")
         );
     }
+}
+
+/// A runtime for the fault servers of the tests below (they run on its
+/// worker threads while the test drives tmux).
+fn fault_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\ndata:\n  k: v\n";
+
+/// Against a server that accepts connections and never answers, the TUI
+/// opens at once with the manifests listed, says what it waits for (the
+/// URL, the context, the seconds), and `q` ends it at once, the terminal
+/// restored, although the request is still out.
+#[test]
+fn a_silent_server_shows_the_manifests_and_q_quits_at_once() {
+    if !tmux_available() {
+        return;
+    }
+    let rt = fault_runtime();
+    let url = rt.block_on(faults::silent());
+    let t = Tmux::start("silent", 80, 24);
+    let kubeconfig = t.path("kubeconfig");
+    faults::write_kubeconfig(&kubeconfig, &url, "silent-ctx");
+    std::fs::write(t.path("cm.yaml"), CM).unwrap();
+    t.wait_for(PROMPT);
+    let started = Instant::now();
+    // A limit far longer than the test: nothing may wait for it.
+    start_kapply(
+        &t,
+        &format!(
+            "'{{bin}}' --kubeconfig '{}' -f '{}' --request-timeout 5m",
+            kubeconfig.display(),
+            t.path("cm.yaml").display()
+        ),
+    );
+    let screen = t.wait_for("ConfigMap/settings");
+    let shown_after = started.elapsed();
+    eprintln!("the list showed after {shown_after:?}");
+    assert!(
+        shown_after < Duration::from_secs(10),
+        "the list took {shown_after:?}:\n{screen}"
+    );
+    assert!(screen.contains("live state loading"), "{screen}");
+    assert!(screen.contains("? ConfigMap/settings"), "{screen}");
+    let status = |s: &str| s.lines().last().unwrap_or("").to_string();
+    assert!(
+        status(&screen).contains(&format!("connecting to {url} (context silent-ctx) · ")),
+        "the status line names what it waits for:\n{screen}"
+    );
+    // The seconds move with the tick.
+    let screen = t.wait_until("the seconds to count", |s| {
+        s.lines().last().is_some_and(|l| l.contains(" · 2 s"))
+    });
+    assert!(screen.contains("step    connecting"), "{screen}");
+    let quit = Instant::now();
+    t.keys(&["q"]);
+    check_restored(&t, 0);
+    let took = quit.elapsed();
+    eprintln!("q ended kapply after {took:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "q took {took:?} to end kapply"
+    );
+}
+
+/// A server that refuses the credentials: the message names the context
+/// and says so, in place; once the server accepts them, `r` connects again
+/// and the plan shows.
+#[test]
+fn refused_credentials_show_in_place_and_r_retries() {
+    if !tmux_available() {
+        return;
+    }
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let rt = fault_runtime();
+    let refuse = std::sync::Arc::new(AtomicBool::new(true));
+    let r = refuse.clone();
+    let f = rt.block_on(faults::Faulty::start(move |_| {
+        if r.load(Ordering::SeqCst) {
+            faults::Action::Status(401, "Unauthorized".into())
+        } else {
+            faults::Action::Serve
+        }
+    }));
+    let t = Tmux::start("refused", 80, 24);
+    let kubeconfig = t.path("kubeconfig");
+    faults::write_kubeconfig(&kubeconfig, &f.url, "refused-ctx");
+    std::fs::write(t.path("cm.yaml"), CM).unwrap();
+    start_kapply(
+        &t,
+        &format!(
+            "'{{bin}}' --kubeconfig '{}' -f '{}'",
+            kubeconfig.display(),
+            t.path("cm.yaml").display()
+        ),
+    );
+    let screen = t.wait_for("r retries");
+    let pane: String = screen
+        .lines()
+        .filter_map(|l| {
+            l.split_once("││")
+                .map(|(_, r)| r.trim_end_matches('│').trim())
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        pane.contains(&format!(
+            "the server at {} refused the credentials of context \"refused-ctx\"",
+            f.url
+        )),
+        "{screen}"
+    );
+    assert!(screen.contains("live state unknown"), "{screen}");
+    // Nothing destructive while no live state is known.
+    t.keys(&["a"]);
+    t.wait_for("apply needs the live state");
+    let seen = f.requests_seen();
+    refuse.store(false, Ordering::SeqCst);
+    t.keys(&["r"]);
+    let screen = t.wait_for("+1 create");
+    assert!(f.requests_seen() > seen, "r sent requests again");
+    assert!(screen.contains("+ ConfigMap/settings"), "{screen}");
+    assert!(!screen.contains("Live state"), "{screen}");
+    quit_and_check_restored(&t);
 }

@@ -191,11 +191,65 @@ fn a_connection_closed_mid_body_is_reported() {
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(
         out.stderr.contains(&format!(
-            "the connection to {} was lost before an answer came",
+            "the connection to the server at {} broke in the middle of its answer; \
+             /api/v1/namespaces/default/configmaps could not be read",
             f.url
         )),
         "{out:?}"
     );
+    assert_no_library_text(&out);
+}
+
+/// hyper's own words say what the library was doing, not what happened:
+/// none reaches the user.
+fn assert_no_library_text(out: &Out) {
+    for raw in [
+        "error sending request",
+        "connection closed before message completed",
+        "client error (",
+        "os error",
+    ] {
+        assert!(
+            !out.stderr.contains(raw) && !out.stdout.contains(raw),
+            "{raw:?} reached the user: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn a_refused_connection_and_a_failed_tls_handshake_are_said_plainly() {
+    let env = Env::new();
+    let file = env.write("cm.yaml", &configmap("a", "1"));
+    // Nobody listens.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    faults::write_kubeconfig(&env.kubeconfig, &url, CONTEXT);
+    let out = env.kapply(&["diff", "-f", &file]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "cannot reach the Kubernetes API server at {url}: connection refused"
+        )),
+        "{out:?}"
+    );
+    assert_no_library_text(&out);
+    // TLS spoken to a server that answers plain HTTP.
+    let f = env.rt.block_on(Faulty::start(|_| Action::Serve));
+    let https = f.url.replace("http://", "https://");
+    faults::write_kubeconfig(&env.kubeconfig, &https, CONTEXT);
+    let out = env.kapply(&["diff", "-f", &file]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "cannot reach the Kubernetes API server at {https}: the TLS handshake failed ("
+        )),
+        "{out:?}"
+    );
+    assert_no_library_text(&out);
 }
 
 #[test]
@@ -418,4 +472,15 @@ fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
         out.stderr.contains("not applied"),
         "failures say nothing was applied"
     );
+    // The write the server handled before dying: what is known of it.
+    assert!(
+        out.stderr.contains(&format!(
+            "the server at {} closed the connection before answering; \
+             the write may or may not have been made",
+            f.url
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_no_library_text(&out);
 }

@@ -191,7 +191,7 @@ fn url_errors_name_the_url_and_the_status() {
     let out = kapply(&c, &["diff", "-f", &dead]);
     assert_eq!(out.code, Some(2), "{out:?}");
     out.assert_stdout(&format!("error: {dead}: cannot fetch"));
-    out.assert_stdout("Connection refused");
+    out.assert_stdout("connection refused (nothing listens at that address)");
     assert!(start.elapsed() < Duration::from_secs(10));
 
     // apply writes nothing when a URL cannot be read, as kubectl (and as

@@ -14,7 +14,7 @@ const CORE: [&str; 7] = [
     "src/manifest.rs",
     "src/patchmeta.rs",
     "src/merge",
-    "src/plan.rs",
+    "src/plan",
     "src/defaults.rs",
     "src/export.rs",
 ];
@@ -43,13 +43,17 @@ fn is_ident(c: char) -> bool {
 /// Comments are skipped; a crate-relative path such as `crate::x::kube::y`
 /// is not a use of the crate. Words like `kubectl` or `kube-system` do not match.
 fn violations(source: &str) -> Vec<(usize, &'static str)> {
-    let mut found = Vec::new();
+    crate_uses(source, &FORBIDDEN)
+}
+
+/// `source` line by line with comments blanked out (string contents rarely
+/// contain `krate::`, and a false alarm here is cheap to fix).
+fn code_lines(source: &str) -> Vec<String> {
+    let mut lines = Vec::new();
     let mut in_block_comment = false;
-    for (index, raw) in source.lines().enumerate() {
+    for raw in source.lines() {
         let mut line = String::new();
         let mut rest = raw;
-        // Drop block comments and line comments (string contents rarely
-        // contain `krate::`, and a false alarm here is cheap to fix).
         loop {
             if in_block_comment {
                 match rest.find("*/") {
@@ -79,7 +83,17 @@ fn violations(source: &str) -> Vec<(usize, &'static str)> {
                 }
             }
         }
-        for krate in FORBIDDEN {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Every (line number, crate) where `source` uses one of `crates`: `use
+/// krate`, `extern crate krate`, or a path `krate::…` (also `::krate::…`).
+fn crate_uses(source: &str, crates: &[&'static str]) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for (index, line) in code_lines(source).iter().enumerate() {
+        for &krate in crates {
             let mut from = 0;
             while let Some(pos) = line[from..].find(krate) {
                 let start = from + pos;
@@ -169,4 +183,140 @@ fn checker_flags_imports_and_paths_but_not_lookalikes() {
                 use crate::cluster::kube::Thing;\n\
                 let hyperlink = \"tokio\";\n";
     assert_eq!(violations(fine), vec![]);
+}
+
+/// The YAML crates. Only `src/yaml.rs` may use them: it reads YAML as
+/// kubectl and kube-apiserver do (go-yaml's YAML 1.1 rules, every field's
+/// line), and a second reader would disagree with it on `yes`, `0755` and
+/// the like.
+const YAML_CRATES: [&str; 6] = [
+    "saphyr",
+    "saphyr_parser",
+    "serde_saphyr",
+    "serde_yaml",
+    "yaml_rust",
+    "yaml_rust2",
+];
+
+#[test]
+fn only_the_yaml_module_reads_yaml() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches", "examples"] {
+        let path = root.join(dir);
+        if path.exists() {
+            rust_files(&path, &mut files);
+        }
+    }
+    // This file names the crates it looks for.
+    let allowed = [root.join("src/yaml.rs"), root.join("tests/layering.rs")];
+    assert!(files.contains(&allowed[0]), "src/yaml.rs is missing");
+    let mut problems = Vec::new();
+    for file in files.iter().filter(|f| !allowed.contains(f)) {
+        let source = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        for (line, krate) in crate_uses(&source, &YAML_CRATES) {
+            let shown = file.strip_prefix(root).unwrap_or(file);
+            problems.push(format!(
+                "{}:{line}: uses `{krate}` ({})",
+                shown.display(),
+                source.lines().nth(line - 1).unwrap_or("").trim()
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "only src/yaml.rs reads YAML; use kapply::yaml (read_value, parse) instead:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// What the embedded server may use of the crate: itself, the defaulting
+/// and patch metadata it shares with export, YAML reading, and patch
+/// application as kube-apiserver does it (`merge::apply`). Never the
+/// client's planning (`plan`, `merge`'s three-way merge and hazards): the
+/// server is the independent judge the client is tested against.
+const SERVER_MAY_USE: [&str; 5] = ["server", "defaults", "patchmeta", "yaml", "merge::apply"];
+
+/// Every (line number, path) where `source` names a `crate::` path outside
+/// `allowed` (a grouped `crate::{…}` import counts as outside: write one
+/// `use` per module so it can be checked).
+fn crate_paths_outside(source: &str, allowed: &[&str]) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (index, line) in code_lines(source).iter().enumerate() {
+        let mut from = 0;
+        while let Some(pos) = line[from..].find("crate::") {
+            let start = from + pos;
+            from = start + "crate::".len();
+            if line[..start].chars().next_back().is_some_and(is_ident) {
+                continue;
+            }
+            let path: String = line[from..]
+                .chars()
+                .take_while(|c| is_ident(*c) || *c == ':' || *c == '{')
+                .collect();
+            let ok = allowed.iter().any(|a| {
+                path == *a
+                    || path
+                        .strip_prefix(a)
+                        .is_some_and(|rest| rest.starts_with("::") || rest.is_empty())
+            });
+            if !ok {
+                found.push((index + 1, path));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_server_uses_nothing_of_the_clients_planning() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src/server"), &mut files);
+    assert!(files.len() > 5, "found only {files:?}");
+    let mut problems = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        for (line, path) in crate_paths_outside(&source, &SERVER_MAY_USE) {
+            let shown = file.strip_prefix(root).unwrap_or(file);
+            problems.push(format!("{}:{line}: crate::{path}", shown.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "src/server may use only crate::{{{}}}; the server judges the client \
+         independently:\n{}",
+        SERVER_MAY_USE.join(", "),
+        problems.join("\n")
+    );
+}
+
+/// The two checkers above catch what they look for and nothing else.
+#[test]
+fn yaml_and_server_checkers_flag_only_what_they_should() {
+    let bad = "use serde_saphyr::from_str;\n\
+               let v: Value = saphyr_parser::Parser::new_from_str(t);\n";
+    assert_eq!(
+        crate_uses(bad, &YAML_CRATES),
+        vec![(1, "serde_saphyr"), (2, "saphyr_parser")]
+    );
+    let fine = "// serde_saphyr::from_str\nlet saphyr_like = 1; kapply::yaml::read_value(t);\n";
+    assert_eq!(crate_uses(fine, &YAML_CRATES), vec![]);
+
+    let server = "use crate::merge::apply::apply_merge;\n\
+                  use crate::merge::hazards;\n\
+                  use crate::plan::ObjectPlan;\n\
+                  use crate::{defaults, plan};\n\
+                  use crate::server::store::State; let x = crate::yaml::read_value(t);\n\
+                  use crate::patchmeta; // crate::cluster\n";
+    assert_eq!(
+        crate_paths_outside(server, &SERVER_MAY_USE),
+        vec![
+            (2, "merge::hazards".to_string()),
+            (3, "plan::ObjectPlan".to_string()),
+            (4, "{defaults".to_string()),
+        ]
+    );
 }

@@ -1088,3 +1088,60 @@ fn diff_layouts_show_hazards_under_their_field() {
     let colour = render_diff_terminal(&plan, true, false);
     assert!(colour.contains("\x1b[31;1m⚠ reverts a hotfix"), "{colour}");
 }
+
+/// The object-level hazard rules that the tests above leave out, with
+/// their whole words, and the order in which several rules report.
+#[test]
+fn on_delete_job_template_and_rule_order_are_warned() {
+    let sts = |strategy: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+               "metadata": {"name": "db", "namespace": "default"},
+               "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                        "updateStrategy": strategy,
+                        "template": {"metadata": {"labels": {"app": "db"}},
+                                     "spec": {"containers": [{"name": "db", "image": "db"}]}}}})
+    };
+    let la = sts(json!({"type": "RollingUpdate"}));
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["updateStrategy"]["rollingUpdate"] = json!({"partition": 0});
+    let p = plan_against(sts(json!({"type": "OnDelete"})), &live);
+    assert_eq!(
+        p.warnings,
+        vec![
+            "spec.updateStrategy.type changes to OnDelete while live has the server-defaulted \
+             spec.updateStrategy.rollingUpdate, which the patch keeps: the server will reject \
+             it (422); set spec.updateStrategy.rollingUpdate: null in the config"
+                .to_string()
+        ]
+    );
+    let cleared = plan_against(
+        sts(json!({"type": "OnDelete", "rollingUpdate": null})),
+        &live,
+    );
+    assert!(
+        !cleared.warnings.iter().any(|w| w.contains("OnDelete")),
+        "{:?}",
+        cleared.warnings
+    );
+
+    let job = |image: &str, app: &str| {
+        json!({"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": "j", "namespace": "default"},
+               "spec": {"selector": {"matchLabels": {"app": app}},
+                        "template": {"metadata": {"labels": {"app": app}},
+                                     "spec": {"restartPolicy": "Never",
+                                              "containers": [{"name": "j", "image": image}]}}}})
+    };
+    let live = annotated(job("busybox:1", "j"), &job("busybox:1", "j"));
+    let p = plan_against(job("busybox:2", "k"), &live);
+    // Selector before template: the rules' order.
+    assert_eq!(
+        p.warnings,
+        vec![
+            "spec.selector is immutable: the server will reject this change (422)".to_string(),
+            "spec.template of a Job is immutable (except scheduling directives of a suspended \
+             Job): the server will likely reject this change (422)"
+                .to_string(),
+        ]
+    );
+}

@@ -1378,3 +1378,57 @@ fn writes_without_a_kubernetes_media_type_are_refused() {
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(get(&api, &format!("{cms}/x")).body["data"]["a"], "c");
 }
+
+/// YAML bodies are read with go-yaml's YAML 1.1 rules, as kube-apiserver
+/// reads them: its YAML serializer (k8s.io/apimachinery
+/// runtime/serializer/json, `Yaml: true`) and its apply patches both go
+/// through sigs.k8s.io/yaml, i.e. go-yaml v2. So unquoted `yes`/`on` are
+/// booleans and `0755` is octal (493), where a YAML 1.2 reader would see the
+/// strings "yes"/"on" and the decimal 755.
+#[test]
+fn yaml_bodies_are_read_with_yaml_1_1_rules() {
+    let api = ApiServer::new();
+    let body = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n\
+        spec:\n  paused: yes\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      \
+        labels: {app: web}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n      \
+        volumes:\n      - name: v\n        configMap:\n          name: c\n          defaultMode: 0755\n";
+    let r = call(&api, "POST", DEPLOYS, Some("application/yaml"), body);
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["spec"]["paused"], json!(true));
+    let volume = &r.body["spec"]["template"]["spec"]["volumes"][0];
+    assert_eq!(volume["configMap"]["defaultMode"], json!(493));
+
+    // Server-side apply's YAML patch: `0644` is 420, `on` is true.
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n\
+        spec:\n  paused: on\n  template:\n    spec:\n      volumes:\n      - name: v\n        \
+        configMap:\n          name: c\n          defaultMode: 0644\n";
+    let r = call(
+        &api,
+        "PATCH",
+        &format!("{DEPLOYS}/web?fieldManager=yaml-test&force=true"),
+        Some("application/apply-patch+yaml"),
+        patch,
+    );
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["paused"], json!(true));
+    let volume = &r.body["spec"]["template"]["spec"]["volumes"][0];
+    assert_eq!(volume["configMap"]["defaultMode"], json!(420));
+
+    // A ConfigMap value written `on` unquoted is a boolean, which the Go
+    // type refuses, as kube-apiserver refuses it (400).
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  enabled: on\n";
+    let r = call(
+        &api,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/yaml"),
+        cm,
+    );
+    assert_eq!(r.code, 400, "{}", r.body);
+    let message = r.body["message"].as_str().unwrap();
+    assert!(
+        message
+            .contains("cannot unmarshal bool into Go struct field ConfigMap.data of type string"),
+        "{message}"
+    );
+}

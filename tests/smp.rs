@@ -466,7 +466,7 @@ fn demo_manifests_read_as_kubectl_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     kapply::demo::write_demo_manifests(dir.path()).unwrap();
     for (name, text) in kapply::demo::DEMO_FILES {
-        let ours: Value = serde_saphyr::from_str(text).unwrap();
+        let ours: Value = kapply::yaml::read_value(text).unwrap();
         let theirs =
             kubectl::reads(&bin, &dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(ours, theirs, "{name}");

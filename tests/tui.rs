@@ -21,7 +21,10 @@ fn app_with(opts: Options, w: u16, h: u16) -> App {
     app.clock = || "12:34:56".to_string();
     app.update(Msg::Resize(w, h));
     let start = app.start();
-    assert!(matches!(start.as_slice(), [Effect::Load]));
+    assert!(matches!(
+        start.as_slice(),
+        [Effect::ReadManifests, Effect::Connect]
+    ));
     let after = app.update(Msg::Loaded(Ok(tui_fixture::plan())));
     assert!(after.is_empty());
     app
@@ -147,6 +150,20 @@ fn loading_with_progress() {
     let mut a = App::new(Options::default());
     a.update(Msg::Resize(80, 24));
     a.start();
+    // Connected: the first load runs; its progress shows in the pane.
+    a.update(Msg::Connected(Ok(())));
+    a.update(Msg::Progress(Progress {
+        done: 3,
+        total: 7,
+        what: "GET Deployment default/nginx".to_string(),
+    }));
+    let s = screen(&a);
+    assert!(s.contains("loading 3/7 from the server"), "{s}");
+    assert!(s.contains("GET Deployment default/nginx (3/7)"), "{s}");
+    insta::assert_snapshot!("loading", s);
+    // A reload once live state is known says the same on the status line.
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    a.update(key('r'));
     a.update(Msg::Progress(Progress {
         done: 3,
         total: 7,
@@ -157,7 +174,6 @@ fn loading_with_progress() {
         s.contains("loading 3/7 GET Deployment default/nginx"),
         "{s}"
     );
-    insta::assert_snapshot!("loading", s);
 }
 
 #[test]
@@ -2195,4 +2211,147 @@ fn dumb_terminal_gets_no_colour_and_ascii_borders() {
     check(&a, "the help");
     feed(&mut a, [code(KeyCode::Esc), key('p')]);
     check(&a, "the prune dialog");
+}
+
+// ---------- Release (R) ----------
+
+#[test]
+fn release_toggles_on_a_clear_row_and_is_listed_in_the_confirmation() {
+    let mut a = app(120, 30);
+    select(&mut a, "nginx-deployment");
+    // Row 0 of the field pane: the minReadySeconds clear.
+    feed(&mut a, [code(KeyCode::Tab), key('R')]);
+    let s = screen(&a);
+    assert!(s.contains("free  released: live value s"), "{s}");
+    assert!(
+        s.contains("released: live value stays, dropped from last-applied: another writer owns"),
+        "{s}"
+    );
+    insta::assert_snapshot!("fields_released", s);
+
+    // Not on a set row: the core's reason is shown, nothing toggles.
+    feed(&mut a, [key('j'), key('R')]);
+    let s = screen(&a);
+    assert!(s.contains("nginx-deployment is not a clear row"), "{s}");
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some(
+            "spec.template.spec.containers[name=nginx].image of Deployment default/nginx-deployment \
+             is not a clear row: only a field apply would remove can be released"
+        )
+    );
+    assert_eq!(a.released.values().map(|s| s.len()).sum::<usize>(), 1);
+
+    // The apply sends it released, the rest whole.
+    let eff = feed(&mut a, [key('a')]);
+    let [Effect::DryRun(items)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].released_fields, vec!["spec.minReadySeconds"]);
+    assert_eq!(items[0].accepted_fields, None);
+    let s = screen(&a);
+    assert!(
+        s.contains("release spec.minReadySeconds (live value 5 stays; dropped from last-applied)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("apply_confirm_released", s);
+    let eff = feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(eff.is_empty());
+
+    // R again: a clear once more; Space on a released row excludes it
+    // (and it is no longer released).
+    feed(&mut a, [key('k'), key('R')]);
+    assert!(a.released.is_empty());
+    assert!(screen(&a).contains("spec.minReadySeconds: clear (apply removes it)"));
+    feed(&mut a, [key('R'), key(' ')]);
+    assert!(a.released.is_empty());
+    let eff = feed(&mut a, [key('a')]);
+    let [Effect::DryRun(items)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert!(items[0].released_fields.is_empty());
+    assert_eq!(
+        items[0].accepted_fields.as_deref(),
+        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+    );
+}
+
+/// R then apply through the real engine on the embedded server: the live
+/// value stays, the annotation loses the field, and the object is in sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn released_field_keeps_its_live_value_through_the_engine() {
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let d = dir.path().join("m");
+    std::fs::create_dir_all(&d).unwrap();
+    let manifest = |extra: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n\
+             spec:\n{extra}  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      \
+             labels: {{app: web}}\n    spec:\n      containers:\n      - name: c\n        image: nginx:1.27\n"
+        )
+    };
+    std::fs::write(d.join("web.yaml"), manifest("  minReadySeconds: 7\n")).unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kapply"))
+        .args(["apply", "--yes", "-f"])
+        .arg(&d)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // minReadySeconds leaves the config: a clear row, released with R.
+    std::fs::write(d.join("web.yaml"), manifest("")).unwrap();
+
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions {
+                paths: vec![d.clone()],
+                ..Default::default()
+            },
+            Default::default(),
+        ));
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "web");
+    feed(&mut a, [code(KeyCode::Enter)]);
+    let s = screen(&a);
+    assert!(s.contains("clear"), "{s}");
+    feed(&mut a, [key('R')]);
+    let effects = feed(&mut a, [key('a')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Confirm apply").unwrap();
+    assert!(
+        text.contains("release spec.minReadySeconds (live value 7 stays"),
+        "{text}"
+    );
+    assert!(text.contains("✓ Deployment default/web"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+
+    let live = server
+        .store()
+        .get("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(live["spec"]["minReadySeconds"], 7, "{live}");
+    let la = live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .unwrap();
+    assert!(!la.contains("minReadySeconds"), "{la}");
+    // Reloaded after the apply: nothing left to do.
+    assert!(a.released.is_empty());
+    let web = a.plan.objects.iter().find(|o| o.name == "web").unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
 }

@@ -91,3 +91,45 @@ impl Session {
         self.call(Method::GET, &path, &[], None, None).await
     }
 }
+
+impl Session {
+    /// Rewrite only the last-applied annotation of an object (`kapply
+    /// release`): the merge patch `kubectl apply edit-last-applied` sends
+    /// (same content type, field manager and body), plus the resourceVersion
+    /// the annotation was read at, so a write made since (another apply)
+    /// is not overwritten: the server answers 409 instead.
+    pub async fn write_last_applied(
+        &self,
+        res: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        annotation: &str,
+        resource_version: Option<&str>,
+        dry_run: bool,
+    ) -> Result<Value, ClusterError> {
+        let ns = namespace.unwrap_or(self.namespace());
+        let path = res.object_path(Some(ns), name);
+        let mut metadata = serde_json::json!({
+            "annotations": {crate::merge::LAST_APPLIED: annotation}
+        });
+        if let Some(rv) = resource_version {
+            metadata["resourceVersion"] = Value::String(rv.into());
+        }
+        let body = serde_json::json!({ "metadata": metadata });
+        let mut query = vec![
+            ("fieldManager", super::FIELD_MANAGER),
+            ("fieldValidation", "Strict"),
+        ];
+        if dry_run {
+            query.push(("dryRun", "All"));
+        }
+        self.call(
+            Method::PATCH,
+            &path,
+            &query,
+            Some(crate::merge::PatchType::Merge.content_type()),
+            Some(&body),
+        )
+        .await
+    }
+}

@@ -124,6 +124,38 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
     }
 }
 
+/// The rows of `loaded` before any live state is read: identity and source
+/// only (action `Unchanged` is a placeholder, no field is planned, and the
+/// config is left out so nothing of a Secret travels), and the manifests
+/// that could not be read as error rows.
+pub(crate) fn unplanned(loaded: &Loaded) -> Plan {
+    let mut objects: Vec<ObjectPlan> = loaded
+        .errors
+        .iter()
+        .map(|e| {
+            error_object(
+                "",
+                "",
+                None,
+                "",
+                e.at().map(|s| s.to_string()),
+                e.to_string(),
+            )
+        })
+        .collect();
+    for m in &loaded.manifests {
+        let mut row = error_plan(m, String::new());
+        row.action = ObjectAction::Unchanged;
+        row.error = None;
+        row.config = None;
+        objects.push(row);
+    }
+    Plan {
+        objects,
+        prune_skipped: None,
+    }
+}
+
 impl Session {
     /// Build the plan for `loaded` against live state.
     ///
@@ -173,6 +205,13 @@ impl Session {
         }
 
         // Discovery, and the namespace filled in where the kind is namespaced.
+        if let Some(tx) = &progress {
+            let _ = tx.send(Progress {
+                done: 0,
+                total: manifests.len(),
+                what: "discovery (which kinds the server serves)".into(),
+            });
+        }
         let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
             Vec::with_capacity(manifests.len());
         for m in &mut manifests {

@@ -91,8 +91,13 @@ pub enum ClusterError {
     Timeout { url: String, after: Duration },
     /// The connection failed after the request was sent (reset, closed
     /// before the answer): for a write, whether it was made is unknown.
-    #[error("the connection to {url} was lost before an answer came: {message}")]
-    Lost { url: String, message: String },
+    #[error("{}", lost_text(url, how, request))]
+    Lost {
+        url: String,
+        how: Broken,
+        /// What was asked: a read (its path) or a write.
+        request: Asked,
+    },
     /// 401: the server refused the kubeconfig's credentials.
     #[error(
         "the server at {url} refused the credentials of context {context:?} ({message}): \
@@ -155,12 +160,52 @@ impl ClusterError {
             ClusterError::Timeout { after, .. } => {
                 format!("no answer within {}", timeouts::show(*after))
             }
-            ClusterError::Lost { message, .. } => {
-                format!("the connection was lost before the server answered ({message})")
-            }
+            // Its text already says the write's fate is unknown.
+            lost @ ClusterError::Lost { .. } => return lost.to_string(),
             other => other.to_string(),
         };
         format!("{why}; the change may or may not have been made")
+    }
+}
+
+/// How a connection broke once a request was on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// Closed before any answer came.
+    Closed,
+    /// Reset (or aborted) before any answer came.
+    Reset,
+    /// Closed or reset while the answer was arriving.
+    MidAnswer,
+    /// Some other failure: its innermost reason.
+    Other(String),
+}
+
+/// The request a lost connection carried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// A GET of this path: nothing changed, the data could not be read.
+    Read(String),
+    /// A POST, PATCH, PUT or DELETE: it may or may not have been made.
+    Write,
+}
+
+/// `the server at URL closed the connection before answering; the write
+/// may or may not have been made`: what happened and what is known of it.
+fn lost_text(url: &str, how: &Broken, request: &Asked) -> String {
+    let what = match how {
+        Broken::Closed => format!("the server at {url} closed the connection before answering"),
+        Broken::Reset => format!("the server at {url} reset the connection before answering"),
+        Broken::MidAnswer => {
+            format!("the connection to the server at {url} broke in the middle of its answer")
+        }
+        Broken::Other(why) => {
+            format!("the connection to the server at {url} failed before an answer came ({why})")
+        }
+    };
+    match request {
+        Asked::Write => format!("{what}; the write may or may not have been made"),
+        Asked::Read(path) => format!("{what}; {path} could not be read"),
     }
 }
 
@@ -234,15 +279,6 @@ impl Target {
             explicit_namespace: opts.namespace.is_some(),
             timeouts: opts.timeouts,
         })
-    }
-
-    /// `https://10.0.0.1:6443 (context prod)`: what a waiting screen names.
-    pub fn describe(&self) -> String {
-        if self.context.is_empty() {
-            self.url.clone()
-        } else {
-            format!("{} (context {})", self.url, self.context)
-        }
     }
 }
 
@@ -335,6 +371,11 @@ impl Session {
         &self.url
     }
 
+    /// The kubeconfig context in use (empty when none is named).
+    pub fn context(&self) -> &str {
+        &self.context
+    }
+
     /// The namespace in effect: `-n`, else the context's, else `default`.
     /// Pass it to the manifest loader as its default namespace.
     pub fn namespace(&self) -> &str {
@@ -408,6 +449,11 @@ impl Session {
             url: self.url.clone(),
             after,
         };
+        let asked = if is_write {
+            Asked::Write
+        } else {
+            Asked::Read(path.to_string())
+        };
         let sent = self.client.send(request);
         let response = match deadline {
             Some((at, after)) => tokio::time::timeout_at(at, sent)
@@ -415,7 +461,7 @@ impl Session {
                 .map_err(|_| timeout(after))?,
             None => sent.await,
         }
-        .map_err(|e| self.transport_error(&e))?;
+        .map_err(|e| self.transport_error(&e, &asked))?;
         let status = response.status();
         if status == http::StatusCode::UNAUTHORIZED
             && let Some(auth) = &self.exec
@@ -427,8 +473,8 @@ impl Session {
             Some((at, after)) => tokio::time::timeout_at(at, body)
                 .await
                 .map_err(|_| timeout(after))
-                .and_then(|r| r.map_err(|e| self.lost(&e))),
-            None => body.await.map_err(|e| self.lost(&e)),
+                .and_then(|r| r.map_err(|_| self.lost(Broken::MidAnswer, &asked))),
+            None => body.await.map_err(|_| self.lost(Broken::MidAnswer, &asked)),
         };
         let collected = match collected {
             Ok(c) => c.to_bytes(),
@@ -483,32 +529,51 @@ impl Session {
 impl Session {
     /// A failed send: before the request left (no connection could be
     /// made) or after (the connection broke: the server may have acted).
-    fn transport_error(&self, e: &kube::Error) -> ClusterError {
+    /// Told apart by the errors' types, never by their text.
+    fn transport_error(&self, e: &kube::Error, asked: &Asked) -> ClusterError {
+        use crate::transport::Cause;
+        let cause = Cause::of(e);
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
         while let Some(s) = source {
             if let Some(h) = s.downcast_ref::<hyper_util::client::legacy::Error>()
                 && h.is_connect()
             {
+                let message = match cause {
+                    Cause::TimedOut => format!(
+                        "no connection within {}",
+                        timeouts::show(self.timeouts.connect)
+                    ),
+                    c => c.connect_reason(),
+                };
                 return ClusterError::Unreachable {
                     url: self.url.clone(),
-                    message: error_chain(e),
+                    message,
                 };
             }
             source = s.source();
         }
-        self.lost(e)
+        let how = match cause {
+            Cause::Closed => Broken::Closed,
+            Cause::Reset => Broken::Reset,
+            Cause::TimedOut => Broken::Other("timed out".into()),
+            Cause::Refused => Broken::Other("connection refused".into()),
+            Cause::Tls(t) => Broken::Other(format!("TLS: {t}")),
+            Cause::Other(t) => Broken::Other(t),
+        };
+        self.lost(how, asked)
     }
 
-    fn lost(&self, e: &dyn std::error::Error) -> ClusterError {
+    fn lost(&self, how: Broken, asked: &Asked) -> ClusterError {
         ClusterError::Lost {
             url: self.url.clone(),
-            message: error_chain(e),
+            how,
+            request: asked.clone(),
         }
     }
 }
 
-/// The error and its sources, so "connection refused" is not hidden behind
-/// a generic "client error".
+/// The error and its sources, so a kube error is not hidden behind a
+/// generic "client error" (used where no network error is involved).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut source = e.source();

@@ -24,7 +24,7 @@
 //!
 //! Refused before routing: a `Host` that is not loopback (403, DNS
 //! rebinding) and a write whose Content-Type is not a Kubernetes one (415,
-//! cross-site form posts); see `api::guard`.
+//! cross-site form posts); see `api::plumbing::guard`.
 
 mod api;
 use crate::defaults;

@@ -3,11 +3,12 @@
 //! [`Effect`] for the runtime to perform.
 
 use crate::merge::FieldAction;
-use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
+use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation, Server};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +59,10 @@ pub enum Msg {
     Resize(u16, u16),
     Tick,
     Progress(Progress),
+    /// The engine connected (the server answered), or why not.
+    Connected(Result<(), String>),
+    /// The manifests alone, read while live state loads.
+    Manifests(Result<Plan, String>),
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
     Applied(Vec<ObjectResult>),
@@ -68,6 +73,10 @@ pub enum Msg {
 /// Work for the runtime. Destructive ones are only produced by a confirm.
 #[derive(Debug, Clone)]
 pub enum Effect {
+    /// Connect to the server (again); answered by `Msg::Connected`.
+    Connect,
+    /// Read the manifests without the cluster; answered by `Msg::Manifests`.
+    ReadManifests,
     Load,
     DryRun(Vec<ApplyItem>),
     Apply(Vec<ApplyItem>),
@@ -261,6 +270,22 @@ fn real_clock() -> String {
 pub struct App {
     pub opts: Options,
     pub plan: Plan,
+    /// A plan against live state has been loaded. Until then the list shows
+    /// the manifests alone and nothing destructive is offered.
+    pub live_known: bool,
+    /// `Effect::Connect` is under way.
+    pub connecting: bool,
+    /// Why connecting or the first load failed (no live state known): shown
+    /// in place of the field pane; `r` retries.
+    pub failure: Option<String>,
+    /// The server the engine talks to, named while waiting.
+    pub server: Option<Server>,
+    /// When the wait for live state began, and how long it has lasted (as
+    /// of the last tick).
+    pub waiting_since: Option<Instant>,
+    pub waited: Duration,
+    /// Time source for the wait (tests use a fixed one).
+    pub now: fn() -> Instant,
     pub loading: bool,
     pub progress: Option<Progress>,
     pub rows: Vec<Row>,
@@ -293,6 +318,9 @@ pub struct App {
     pub marked: BTreeSet<String>,
     /// Field changes left out of a partial apply, per object key.
     pub excluded: BTreeMap<String, BTreeSet<String>>,
+    /// `clear` rows released (`R`) instead of cleared, per object key:
+    /// apply drops them from last-applied and keeps their live value.
+    pub released: BTreeMap<String, BTreeSet<String>>,
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<String>,
     pub popup: Option<Popup>,
@@ -314,6 +342,13 @@ impl App {
         App {
             opts,
             plan: Plan::default(),
+            live_known: false,
+            connecting: false,
+            failure: None,
+            server: None,
+            waiting_since: None,
+            waited: Duration::ZERO,
+            now: Instant::now,
             loading: false,
             progress: None,
             rows: Vec::new(),
@@ -337,6 +372,7 @@ impl App {
             yaml_cache: std::cell::RefCell::new(None),
             marked: BTreeSet::new(),
             excluded: BTreeMap::new(),
+            released: BTreeMap::new(),
             queued_delete: BTreeSet::new(),
             popup: None,
             popup_scroll: 0,
@@ -350,17 +386,24 @@ impl App {
         }
     }
 
-    /// The effects to run when the app starts: load the plan.
     /// Whether a spinner is on screen, so a tick changes the frame. Idle
     /// ticks need no redraw (the YAML view's diff is costly to rebuild).
     pub fn animating(&self) -> bool {
         self.loading
+            || self.connecting
             || !self.pending.is_empty()
             || matches!(self.popup, Some(Popup::ApplyConfirm { dry_run: None, .. }))
     }
 
+    /// The effects to run when the app starts: read the manifests, and
+    /// connect (the first load follows once connected).
     pub fn start(&mut self) -> Vec<Effect> {
         self.begin_load()
+    }
+
+    /// Whether live state is being waited for (connecting or the first load).
+    pub fn waiting(&self) -> bool {
+        !self.live_known && (self.connecting || self.loading)
     }
 
     /// The selected object, if any.
@@ -373,6 +416,13 @@ impl App {
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
         self.excluded
+            .get(&object_key(o))
+            .is_some_and(|s| s.contains(path))
+    }
+
+    /// Whether the `clear` row `path` of `o` is released (`R`).
+    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+        self.released
             .get(&object_key(o))
             .is_some_and(|s| s.contains(path))
     }
@@ -662,10 +712,25 @@ impl App {
         self.log.push(LogEntry { time, ok, text });
     }
 
+    /// `r` and the start: reload, or (no live state known yet) connect
+    /// again and read everything from the start.
     fn begin_load(&mut self) -> Vec<Effect> {
-        if self.loading {
+        if self.loading || self.connecting {
             return Vec::new();
         }
+        if !self.live_known {
+            self.connecting = true;
+            self.failure = None;
+            self.progress = None;
+            self.waiting_since = Some((self.now)());
+            self.waited = Duration::ZERO;
+            self.pending.push("connecting".to_string());
+            return vec![Effect::ReadManifests, Effect::Connect];
+        }
+        self.start_load()
+    }
+
+    fn start_load(&mut self) -> Vec<Effect> {
         self.loading = true;
         self.progress = None;
         self.pending.push("loading".to_string());
@@ -693,6 +758,40 @@ impl App {
             }
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
+                if let Some(since) = self.waiting_since {
+                    self.waited = (self.now)().saturating_duration_since(since);
+                }
+                Vec::new()
+            }
+            Msg::Connected(result) => {
+                if !self.connecting {
+                    return Vec::new();
+                }
+                self.connecting = false;
+                self.finish("connecting");
+                match result {
+                    Ok(()) => self.start_load(),
+                    Err(e) => {
+                        self.log_entry(false, format!("connecting failed: {e}"));
+                        self.failure = Some(e);
+                        Vec::new()
+                    }
+                }
+            }
+            Msg::Manifests(result) => {
+                // Live state came first: its plan has these rows and more.
+                if self.live_known {
+                    return Vec::new();
+                }
+                match result {
+                    Ok(plan) => {
+                        let keep = self.selected_id();
+                        self.plan = plan;
+                        self.plan_gen += 1;
+                        self.rebuild_keeping(keep);
+                    }
+                    Err(e) => self.log_entry(false, format!("reading the manifests failed: {e}")),
+                }
                 Vec::new()
             }
             Msg::Progress(p) => {
@@ -708,6 +807,11 @@ impl App {
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
+                        self.live_known = true;
+                        self.connecting = false;
+                        self.finish("connecting");
+                        self.failure = None;
+                        self.waiting_since = None;
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
                         self.plan = plan;
@@ -717,6 +821,7 @@ impl App {
                             self.plan.objects.iter().map(object_key).collect();
                         self.marked.retain(|k| keys.contains(k));
                         self.excluded.retain(|k, _| keys.contains(k));
+                        self.released.retain(|k, _| keys.contains(k));
                         if !matches!(
                             self.popup,
                             Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
@@ -727,7 +832,12 @@ impl App {
                     }
                     Err(e) => {
                         self.log_entry(false, format!("load failed: {e}"));
-                        self.last_result = Some(format!("load failed: {e}"));
+                        if self.live_known {
+                            self.last_result = Some(format!("load failed: {e}"));
+                        } else {
+                            // Shown in place; the status line says what to do.
+                            self.failure = Some(e);
+                        }
                     }
                 }
                 Vec::new()
@@ -783,6 +893,7 @@ impl App {
         for k in keys {
             self.marked.remove(&k);
             self.excluded.remove(&k);
+            self.released.remove(&k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {
@@ -906,6 +1017,9 @@ impl App {
                 self.yaml_scroll = 0;
             }
             KeyCode::Char('K') => self.toggle_kept(),
+            KeyCode::Char('R') if self.focus == Focus::Fields && !self.yaml => {
+                self.toggle_release()
+            }
             // Both act on the YAML view, and open it.
             KeyCode::Char('z') => {
                 self.yaml_unfold = !self.yaml_unfold || !self.yaml;
@@ -923,6 +1037,9 @@ impl App {
                     GroupBy::Kind => GroupBy::Namespace,
                 };
                 self.rebuild();
+            }
+            KeyCode::Char('f') if !self.live_known => {
+                self.last_result = Some(self.needs_live_state("the status filter"))
             }
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
@@ -944,12 +1061,29 @@ impl App {
             KeyCode::Char('n') => self.next_change(true),
             KeyCode::Char('N') => self.next_change(false),
             KeyCode::Char('r') => return self.begin_load(),
+            KeyCode::Char('a' | 'D' | 'p') if !self.live_known => {
+                let what = match k.code {
+                    KeyCode::Char('a') => "apply",
+                    KeyCode::Char('D') => "delete",
+                    _ => "prune",
+                };
+                self.last_result = Some(self.needs_live_state(what));
+            }
             KeyCode::Char('a') => return self.open_apply(),
             KeyCode::Char('D') => self.open_delete(),
             KeyCode::Char('p') => self.open_prune(),
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Why `what` is not offered before live state is known.
+    fn needs_live_state(&self, what: &str) -> String {
+        if self.failure.is_some() {
+            format!("{what} needs the live state, which could not be read: r retries")
+        } else {
+            format!("{what} needs the live state, which is still loading")
+        }
     }
 
     fn page(&self) -> isize {
@@ -1024,15 +1158,51 @@ impl App {
                     self.last_result = Some(format!("{}: kept fields are not sent", f.path));
                     return;
                 }
+                let path = f.path.clone();
                 let set = self.excluded.entry(key.clone()).or_default();
-                if !set.remove(&f.path) {
-                    set.insert(f.path.clone());
+                if !set.remove(&path) {
+                    set.insert(path.clone());
+                    // An excluded row is not sent at all: no longer released.
+                    unset(&mut self.released, &key, &path);
                 }
                 if set.is_empty() {
                     self.excluded.remove(&key);
                 }
             }
         }
+    }
+
+    /// `R` on a `clear` row: release it (apply drops it from last-applied,
+    /// sends no deletion, the live value stays) or clear it again. Refused,
+    /// with the reason, where the core refuses a release.
+    fn toggle_release(&mut self) {
+        let Some(o) = self.selected().cloned() else {
+            return;
+        };
+        let key = object_key(&o);
+        let Some(path) = field_rows(&o, self.show_kept)
+            .get(self.field_cursor)
+            .map(|f| f.path.clone())
+        else {
+            return;
+        };
+        if unset(&mut self.released, &key, &path) {
+            self.last_result = Some(format!("{path}: clear (apply removes it)"));
+            return;
+        }
+        if let Some(why) = crate::plan::release_refusal(&o, &path) {
+            self.last_result = Some(why);
+            return;
+        }
+        self.released
+            .entry(key.clone())
+            .or_default()
+            .insert(path.clone());
+        // Releasing is sending: the row is included again.
+        unset(&mut self.excluded, &key, &path);
+        self.last_result = Some(format!(
+            "{path}: released (apply keeps the live value, drops it from last-applied)"
+        ));
     }
 
     fn next_change(&mut self, forward: bool) {
@@ -1070,27 +1240,42 @@ impl App {
         self.selected().into_iter().collect()
     }
 
-    /// What an apply of these objects sends, honouring excluded fields.
+    /// What an apply of these objects sends, honouring excluded and
+    /// released fields (as `apply --plan` does with `"action": "release"`).
     pub fn apply_items(&self) -> Vec<ApplyItem> {
         self.targets()
             .into_iter()
             .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
             .map(|o| {
-                let accepted_fields = self.excluded.get(&object_key(o)).map(|ex| {
+                let key = object_key(o);
+                // Only rows the current plan can still release.
+                let released_fields: Vec<String> = self
+                    .released
+                    .get(&key)
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| crate::plan::release_refusal(o, p).is_none())
+                    .cloned()
+                    .collect();
+                let accepted_fields = self.excluded.get(&key).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
+                        .filter(|f| !released_fields.contains(&f.path))
                         .map(|f| f.path.clone())
                         .collect()
                 });
                 ApplyItem {
                     plan: o.clone(),
                     accepted_fields,
-                    released_fields: Vec::new(),
+                    released_fields,
                 }
             })
             // Every change excluded: nothing of this object is to be sent.
-            .filter(|i: &ApplyItem| i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty()))
+            .filter(|i: &ApplyItem| {
+                !i.released_fields.is_empty()
+                    || i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty())
+            })
             .collect()
     }
 
@@ -1339,4 +1524,16 @@ impl App {
         }
         Vec::new()
     }
+}
+
+/// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
+fn unset(sets: &mut BTreeMap<String, BTreeSet<String>>, key: &str, path: &str) -> bool {
+    let Some(set) = sets.get_mut(key) else {
+        return false;
+    };
+    let was = set.remove(path);
+    if set.is_empty() {
+        sets.remove(key);
+    }
+    was
 }

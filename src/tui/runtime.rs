@@ -77,7 +77,9 @@ pub enum Ended {
 
 /// Run the TUI until the user quits or a signal (SIGTERM, SIGHUP, SIGINT,
 /// SIGQUIT) ends it; either way the terminal is restored before this
-/// returns. Starts by loading the plan.
+/// returns. Starts at once, with the manifests listed while the engine
+/// connects and loads the plan; quitting does not wait for the network
+/// (every task still running is aborted).
 pub async fn run(
     engine: Arc<dyn Engine>,
     opts: Options,
@@ -87,14 +89,16 @@ pub async fn run(
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     terminal.clear()?;
     let mut app = App::new(opts);
+    app.server = engine.server();
     let size = terminal.size()?;
     app.update(Msg::Resize(size.width, size.height));
     // Err: a task panicked (the hook has restored the terminal): stop.
     let (tx, mut rx) = mpsc::unbounded_channel::<Result<Msg, String>>();
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(120));
+    let mut tasks = Tasks::default();
     for e in app.start() {
-        spawn(e, &engine, &tx);
+        tasks.spawn(e, &engine, &tx);
     }
     let mut redraw = true;
     loop {
@@ -123,20 +127,35 @@ pub async fn run(
             if matches!(effect, Effect::Quit) {
                 return Ok(Ended::Quit);
             }
-            spawn(effect, &engine, &tx);
+            tasks.spawn(effect, &engine, &tx);
         }
     }
 }
 
-/// Perform one effect on a task; its result comes back as a message.
-fn spawn(
-    effect: Effect,
-    engine: &Arc<dyn Engine>,
-    tx: &mpsc::UnboundedSender<Result<Msg, String>>,
-) {
-    let engine = Arc::clone(engine);
-    let tx = tx.clone();
-    tokio::spawn(async move {
+/// The effects under way. Dropping it (the TUI ends) aborts them: a
+/// request the server never answers must not keep kapply from exiting.
+#[derive(Default)]
+struct Tasks(Vec<tokio::task::AbortHandle>);
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+impl Tasks {
+    /// Perform one effect on a task; its result comes back as a message.
+    fn spawn(
+        &mut self,
+        effect: Effect,
+        engine: &Arc<dyn Engine>,
+        tx: &mpsc::UnboundedSender<Result<Msg, String>>,
+    ) {
+        self.0.retain(|t| !t.is_finished());
+        let engine = Arc::clone(engine);
+        let tx = tx.clone();
         let (mtx, mut mrx) = mpsc::unbounded_channel();
         let ftx = tx.clone();
         let forward = tokio::spawn(async move {
@@ -145,18 +164,23 @@ fn spawn(
             }
         });
         let work = tokio::spawn(perform(effect, engine, mtx));
-        // The receivers are gone only when the app has quit.
-        match work.await {
-            Ok(Some(msg)) => {
-                let _ = tx.send(Ok(msg));
+        self.0.push(forward.abort_handle());
+        self.0.push(work.abort_handle());
+        let watch = tokio::spawn(async move {
+            // The receivers are gone only when the app has quit.
+            match work.await {
+                Ok(Some(msg)) => {
+                    let _ = tx.send(Ok(msg));
+                }
+                Ok(None) => {}
+                Err(e) if e.is_cancelled() => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e.to_string()));
+                }
             }
-            Ok(None) => {}
-            Err(e) => {
-                let _ = tx.send(Err(e.to_string()));
-            }
-        }
-        drop(forward);
-    });
+        });
+        self.0.push(watch.abort_handle());
+    }
 }
 
 /// Run one effect against the engine and return the message that reports
@@ -167,6 +191,8 @@ pub async fn perform(
     tx: mpsc::UnboundedSender<Msg>,
 ) -> Option<Msg> {
     Some(match effect {
+        Effect::Connect => Msg::Connected(engine.connect().await),
+        Effect::ReadManifests => Msg::Manifests(engine.manifests().await),
         Effect::Load => {
             let (ptx, mut prx) = mpsc::unbounded_channel();
             // Progress may trail the result; the app ignores it then.

@@ -98,6 +98,10 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     if o.action == ObjectAction::Error {
         return ('!', t.fg(Color::Red));
     }
+    // Read from the manifests; what apply would do is not known yet.
+    if !app.live_known {
+        return ('?', t.fg(Color::DarkGray));
+    }
     if !o.warnings.is_empty() {
         return ('!', t.fg(Color::Yellow));
     }
@@ -120,6 +124,10 @@ fn action_word(a: ObjectAction) -> &'static str {
         ObjectAction::Error => "error",
     }
 }
+
+/// The act column of a released `clear` row (`R`), and its reason.
+const RELEASED_WORD: &str = "free";
+const RELEASED_REASON: &str = "released: live value stays";
 
 fn field_word(a: FieldAction) -> &'static str {
     match a {
@@ -205,7 +213,9 @@ impl Widget for &App {
         let a = super::app::areas(area, self.show_log, self.focus == Focus::Fields);
         render_header(self, a.header, buf, t);
         render_list(self, a.list, buf, t);
-        if self.yaml {
+        if !self.live_known {
+            render_live_state(self, a.detail, buf, t);
+        } else if self.yaml {
             render_yaml(self, a.detail, buf, t);
         } else {
             render_fields(self, a.detail, buf, t);
@@ -232,6 +242,24 @@ fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         "kapply  ",
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
     )];
+    if !app.live_known {
+        // Counts of actions would be made up: none is known yet.
+        let (text, style) = if app.failure.is_some() {
+            ("live state unknown", t.fg(Color::Red))
+        } else {
+            ("live state loading", t.fg(Color::Cyan))
+        };
+        spans.push(Span::styled(text, style.add_modifier(Modifier::BOLD)));
+        let n = app.plan.objects.len();
+        if n > 0 {
+            spans.push(Span::styled(
+                format!("  {n} object(s) in the manifests"),
+                Style::default(),
+            ));
+        }
+        Paragraph::new(Line::from(spans)).render(area, buf);
+        return;
+    }
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
     spans.extend(item("=", c.in_sync, "in sync", Style::default()));
@@ -267,8 +295,10 @@ fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let inner = b.inner(area);
     b.render(area, buf);
     if app.rows.is_empty() {
-        let msg = if app.loading {
+        let msg = if app.loading || app.connecting {
             "loading…"
+        } else if !app.live_known {
+            "no object read"
         } else if app.plan.objects.is_empty() {
             "no objects"
         } else {
@@ -436,7 +466,15 @@ fn field_areas(o: &ObjectPlan, show_kept: bool, head: &[Line<'static>], inner: R
     let t = Theme::default();
     let tallest = fieldtable::ordered(o, show_kept)
         .into_iter()
-        .map(|f| wrapped_height(&field_detail(o, f, t), rest.width))
+        .map(|f| {
+            let h = wrapped_height(&field_detail(o, f, false, t), rest.width);
+            // A clear row may be shown released (`R`): room for either.
+            if f.action == FieldAction::Clear {
+                h.max(wrapped_height(&field_detail(o, f, true, t), rest.width))
+            } else {
+                h
+            }
+        })
         .max()
         .unwrap_or(0);
     let detail_h = if rest.height >= 10 {
@@ -458,11 +496,18 @@ fn field_areas(o: &ObjectPlan, show_kept: bool, head: &[Line<'static>], inner: R
 
 /// The box under the table: the selected field whole (path, the three
 /// values, the reason, its hazards and cause).
-fn field_detail(o: &ObjectPlan, f: &FieldChange, t: Theme) -> Vec<Line<'static>> {
+/// The box under the field table: the selected row whole. `released`:
+/// a `clear` row released with `R`.
+fn field_detail(o: &ObjectPlan, f: &FieldChange, released: bool, t: Theme) -> Vec<Line<'static>> {
+    let word = if released {
+        RELEASED_WORD
+    } else {
+        field_word(f.action)
+    };
     let mut lines = vec![
         Line::from(vec![
             Span::styled(
-                format!("{} ", field_word(f.action)),
+                format!("{word} "),
                 t.field(f.action).add_modifier(Modifier::BOLD),
             ),
             Span::styled(
@@ -482,7 +527,14 @@ fn field_detail(o: &ObjectPlan, f: &FieldChange, t: Theme) -> Vec<Line<'static>>
     } else {
         t.fg(Color::DarkGray)
     };
-    lines.push(Line::from(Span::styled(reason(f), why_style)));
+    let why = if released {
+        format!(
+            "{RELEASED_REASON}, dropped from last-applied: another writer owns it (R: clear instead)"
+        )
+    } else {
+        reason(f)
+    };
+    lines.push(Line::from(Span::styled(why, why_style)));
     for h in &f.hazards {
         lines.push(Line::from(Span::styled(
             format!("⚠ {}", h.message),
@@ -633,7 +685,7 @@ fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             .get(app.field_cursor)
             .map(|r| &o.fields[r.field])
     {
-        let lines = field_detail(o, f, t);
+        let lines = field_detail(o, f, app.is_released(o, &f.path), t);
         let b = t
             .block()
             .borders(Borders::TOP)
@@ -666,6 +718,7 @@ fn field_row_line(
     t: Theme,
 ) -> Line<'static> {
     let excluded = app.is_excluded(o, &f.path);
+    let released = app.is_released(o, &f.path);
     let drift = fieldtable::is_drift(f);
     let mut style = if drift {
         t.fg(DRIFT)
@@ -739,11 +792,17 @@ fn field_row_line(
         ));
     }
     if w[4] > 0 {
-        let word = if part == 0 { field_word(f.action) } else { "" };
+        let word = match part {
+            0 if released => RELEASED_WORD,
+            0 => field_word(f.action),
+            _ => "",
+        };
         spans.push(Span::styled(format!(" {}", pad(word, w[4])), style));
     }
     if w[5] > 0 {
-        let why = if part == 0 {
+        let why = if part == 0 && released {
+            RELEASED_REASON.to_string()
+        } else if part == 0 {
             esc(&reason(f))
         } else {
             String::new()
@@ -810,6 +869,76 @@ fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
     }
 }
 
+/// The field pane before live state is known: what kapply waits for (the
+/// server, the context, the step, the time so far), or why it could not
+/// read it and that `r` retries.
+fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let failed = app.failure.is_some();
+    let title = if failed {
+        " Live state unknown "
+    } else {
+        " Live state loading "
+    };
+    let b = block(title.to_string(), focused, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let dim = t.fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let row =
+        |k: &str, v: String| Line::from(vec![Span::styled(format!("{k:<8}"), dim), Span::raw(v)]);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match &app.failure {
+        Some(e) => {
+            lines.push(Line::from(Span::styled(
+                "The live state could not be read:",
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            )));
+            lines.push(Line::from(Span::styled(e.clone(), t.fg(Color::Red))));
+            lines.push(Line::default());
+        }
+        None => {
+            lines.push(Line::from(Span::styled(
+                "Waiting for the Kubernetes API server",
+                bold,
+            )));
+        }
+    }
+    if let Some(s) = &app.server {
+        lines.push(row("server", s.url.clone()));
+        if !s.context.is_empty() {
+            lines.push(row("context", s.context.clone()));
+        }
+    }
+    if !failed {
+        let step = if app.connecting {
+            "connecting (GET /version)".to_string()
+        } else {
+            match &app.progress {
+                Some(p) => format!("{} ({}/{})", p.what, p.done, p.total),
+                None => "reading the manifests".to_string(),
+            }
+        };
+        lines.push(row("step", step));
+        lines.push(row("waited", format!("{} s", app.waited.as_secs())));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "The list shows the manifests (?: not compared yet). Apply, delete and \
+         prune need the live state.",
+        dim,
+    )));
+    let keys = if failed {
+        "r retries (connects again) · q quits"
+    } else {
+        "q quits at any time"
+    };
+    lines.push(Line::from(Span::styled(keys, bold)));
+    Paragraph::new(esc_lines(lines))
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
+}
+
 fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let mut spans = Vec::new();
     if app.searching || !app.search.is_empty() {
@@ -819,7 +948,33 @@ fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
     }
-    if !app.pending.is_empty() {
+    let server = app
+        .server
+        .as_ref()
+        .map_or_else(|| "the server".to_string(), |s| s.describe());
+    if app.waiting() {
+        // What the wait is for, and for how long so far.
+        let what = match (&app.progress, app.connecting) {
+            (_, true) => format!("connecting to {server}"),
+            (Some(p), false) => format!("loading {}/{} from {server}", p.done, p.total),
+            (None, false) => format!("loading from {server}"),
+        };
+        spans.push(Span::styled(
+            format!(
+                "{} {what} · {} s  ",
+                SPINNER[app.spinner % SPINNER.len()],
+                app.waited.as_secs()
+            ),
+            t.fg(Color::Cyan),
+        ));
+    } else if app.failure.is_some() {
+        // The pane names the server and the error; this stays short so a
+        // key's answer (why apply is not offered) still fits at 80 columns.
+        spans.push(Span::styled(
+            "no live state: r retries  ".to_string(),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    } else if !app.pending.is_empty() {
         let mut what = app.pending.join(", ");
         if let Some(p) = &app.progress {
             what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
@@ -867,8 +1022,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("/", "search name/kind/namespace"),
     ("n / N", "next / previous change (fields: drift row)"),
     ("K", "show / hide the fields apply keeps"),
-    ("z", "YAML: fold / unfold unchanged lines"),
-    ("L", "YAML: last-applied annotation whole"),
+    ("R", "fields: release a clear row (free: live stays)"),
+    ("z / L", "YAML: fold unchanged / annotation whole"),
     ("r", "refresh live state"),
     ("l", "toggle log pane"),
     ("?", "this help"),
@@ -1075,6 +1230,17 @@ fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     style.add_modifier(Modifier::BOLD),
                 )));
                 for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+                    if it.released_fields.contains(&f.path) {
+                        lines.push(Line::from(Span::styled(
+                            format!(
+                                "    release {} (live value {} stays; dropped from last-applied)",
+                                f.path,
+                                show_value(o, &f.path, &f.live)
+                            ),
+                            t.field(FieldAction::Keep),
+                        )));
+                        continue;
+                    }
                     let included = it
                         .accepted_fields
                         .as_ref()

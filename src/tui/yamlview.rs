@@ -109,37 +109,47 @@ pub fn texts_with(o: &ObjectPlan, whole: bool) -> (String, String) {
     (y(live), y(after))
 }
 
-/// The YAML view of one object, cached: the diff and its highlighting
-/// are built when the object, the plan or a view key changes, not on
-/// every frame or scroll key.
+/// The YAML view of one object, cached in two layers: the diff and its
+/// highlighting (the costly part) are built when the object, the plan,
+/// `L` or the colours change; folding (`z`) reuses them. Neither is built
+/// on a frame or a scroll key. The lines do not depend on the pane's width
+/// (the pane cuts them), so a resize rebuilds nothing.
 pub struct Cached {
-    key: (u64, String, bool, bool, bool),
+    /// The plan's generation, the object (its key and address in the
+    /// plan), `L`, colour.
+    diff_key: (u64, String, bool, bool),
+    diff: Rc<(Vec<Line<'static>>, Vec<bool>)>,
+    unfold: bool,
     lines: Rc<Vec<Line<'static>>>,
 }
 
 /// The lines the YAML view shows for `o` (folded unless `z`).
 pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
-    let key = (
+    let diff_key = (
         app.plan_gen,
         format!("{} {:p}", object_key(o), o),
         app.yaml_last_applied,
-        app.yaml_unfold,
         app.opts.color,
     );
     let mut cache = app.yaml_cache.borrow_mut();
-    if let Some(c) = cache.as_ref().filter(|c| c.key == key) {
+    let same_object = cache.as_ref().filter(|c| c.diff_key == diff_key);
+    if let Some(c) = same_object.filter(|c| c.unfold == app.yaml_unfold) {
         return c.lines.clone();
     }
     let t = Theme::of(&app.opts);
-    let (lines, changed) = diff(o, app.yaml_last_applied, t);
-    let lines = if app.yaml_unfold {
-        lines
-    } else {
-        fold(lines, &changed, t)
+    let diff = match same_object {
+        Some(c) => c.diff.clone(),
+        None => Rc::new(diff(o, app.yaml_last_applied, t)),
     };
-    let lines = Rc::new(lines);
+    let lines = Rc::new(if app.yaml_unfold {
+        diff.0.clone()
+    } else {
+        fold(diff.0.clone(), &diff.1, t)
+    });
     *cache = Some(Cached {
-        key,
+        diff_key,
+        diff,
+        unfold: app.yaml_unfold,
         lines: lines.clone(),
     });
     lines
@@ -261,4 +271,43 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
         changed.push(false);
     }
     (out, changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::{App, Options};
+
+    #[test]
+    fn folding_reuses_the_diff_and_a_new_plan_rebuilds_it() {
+        let mut app = App::new(Options::default());
+        let mut o = crate::plan::error_object("v1", "ConfigMap", Some("a"), "b", None, "".into());
+        o.action = ObjectAction::Create;
+        o.error = None;
+        let mut data = serde_json::Map::new();
+        for i in 0..40 {
+            data.insert(format!("k{i}"), Value::String(format!("v{i}")));
+        }
+        o.config = Some(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "b", "namespace": "a"}, "data": data,
+        }));
+        let diff_of = |app: &App| app.yaml_cache.borrow().as_ref().map(|c| c.diff.clone());
+        let folded = view(&app, &o);
+        let first = diff_of(&app).unwrap();
+        assert!(Rc::ptr_eq(&folded, &view(&app, &o)), "one build per object");
+        app.yaml_unfold = true;
+        let unfolded = view(&app, &o);
+        assert!(!Rc::ptr_eq(&folded, &unfolded));
+        assert!(
+            Rc::ptr_eq(&first, &diff_of(&app).unwrap()),
+            "z folds, no new diff"
+        );
+        app.plan_gen += 1;
+        view(&app, &o);
+        assert!(
+            !Rc::ptr_eq(&first, &diff_of(&app).unwrap()),
+            "a new plan, a new diff"
+        );
+    }
 }

@@ -189,9 +189,13 @@ fn partial(fail: bool) -> Body {
         'static,
         Result<hyper::body::Frame<Bytes>, std::io::Error>,
     > = if fail {
-        Box::pin(futures::stream::iter([Err(std::io::Error::other(
-            "connection closed by the test server",
-        ))]))
+        // After a pause, so the headers and the first bytes are sent first.
+        Box::pin(futures::stream::once(async {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            Err(std::io::Error::other(
+                "connection closed by the test server",
+            ))
+        }))
     } else {
         Box::pin(futures::stream::pending())
     };

@@ -1,0 +1,154 @@
+//! Building the plan of one object: the three-way merge against its live
+//! object, the warnings, prune candidates and objects that failed.
+
+use super::{ObjectAction, ObjectPlan, PlanOptions};
+use super::{hazards, owners};
+use crate::manifest::Manifest;
+use crate::merge::{self, LAST_APPLIED};
+use crate::patchmeta::PatchMeta;
+use serde_json::{Map, Value};
+
+pub(super) fn str_at<'v>(v: &'v Value, ptr: &str) -> Option<&'v str> {
+    v.pointer(ptr).and_then(Value::as_str)
+}
+
+pub(super) fn base_plan(
+    config: &Value,
+    source: Option<String>,
+    action: ObjectAction,
+) -> ObjectPlan {
+    ObjectPlan {
+        api_version: str_at(config, "/apiVersion").unwrap_or_default().into(),
+        kind: str_at(config, "/kind").unwrap_or_default().into(),
+        namespace: str_at(config, "/metadata/namespace").map(String::from),
+        name: str_at(config, "/metadata/name").unwrap_or_default().into(),
+        source,
+        action,
+        reverts_drift: false,
+        fields: vec![],
+        patch: None,
+        last_applied: None,
+        warnings: vec![],
+        error: None,
+        prune_reason: None,
+        config: None,
+        live: None,
+    }
+}
+
+/// The last-applied configuration recorded on a live object: `Ok(None)`
+/// when the annotation is absent.
+pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
+    let Some(raw) = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+    else {
+        return Ok(None);
+    };
+    serde_json::from_str(raw)
+        .map(Some)
+        .map_err(|e| format!("the {LAST_APPLIED} annotation is not valid JSON: {e}"))
+}
+
+/// Plan one manifest against its live object (`None`: it does not exist).
+pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> ObjectPlan {
+    let mut config = m.object.clone();
+    if !opts.labels.is_empty()
+        && let Some(md) = config.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        let labels = md
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !labels.is_object() {
+            *labels = Value::Object(Map::new());
+        }
+        if let Some(l) = labels.as_object_mut() {
+            for (k, v) in &opts.labels {
+                l.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    let api_version = m.id.api_version();
+    let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
+    let source = Some(m.source.to_string());
+    let mut plan = base_plan(&config, source, ObjectAction::Create);
+    plan.api_version = api_version;
+    plan.kind = m.id.kind.clone();
+    plan.namespace = m.id.namespace.clone();
+    plan.name = m.id.name.clone();
+    plan.config = Some(config.clone());
+    let Some(live) = live else {
+        plan.fields = merge::create_fields(&config, schema);
+        plan.last_applied = serde_json::from_str(&merge::last_applied_annotation(&config)).ok();
+        return plan;
+    };
+    plan.live = Some(live.clone());
+    let last_applied = match recorded_last_applied(live) {
+        Ok(v) => v,
+        Err(e) => {
+            plan.action = ObjectAction::Error;
+            plan.error = Some(format!("{}: {e}", m.id));
+            return plan;
+        }
+    };
+    if last_applied.is_none() {
+        plan.warnings.push(hazards::missing_last_applied());
+    }
+    match merge::three_way(&config, live, last_applied.as_ref(), schema) {
+        Ok(tw) => {
+            plan.action = if tw.patch.is_some() {
+                ObjectAction::Update
+            } else {
+                ObjectAction::Unchanged
+            };
+            plan.fields = tw.fields;
+            owners::name_kept_writers(&mut plan.fields);
+            plan.reverts_drift = merge::reverts_drift(&plan.fields);
+            plan.last_applied = Some(tw.last_applied);
+            plan.warnings.extend(hazards::warnings(
+                &m.id.kind,
+                &config,
+                live,
+                tw.patch.as_ref(),
+            ));
+            if schema.is_some()
+                && let Some(w) = hazards::explicit_nulls(&config)
+            {
+                plan.warnings.push(w);
+            }
+            plan.patch = tw.patch;
+        }
+        Err(e) => {
+            plan.action = ObjectAction::Error;
+            plan.error = Some(format!("{}: {e}", m.id));
+        }
+    }
+    plan
+}
+
+/// A live object that apply would delete with `--prune`.
+pub fn prune_candidate(live: &Value, reason: String) -> ObjectPlan {
+    let mut plan = base_plan(live, None, ObjectAction::Prune);
+    plan.prune_reason = Some(reason);
+    plan.live = Some(live.clone());
+    plan
+}
+
+/// An object that could not be planned (load error, cluster error).
+pub fn error_object(
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+    source: Option<String>,
+    error: String,
+) -> ObjectPlan {
+    let mut plan = base_plan(&Value::Null, source, ObjectAction::Error);
+    plan.api_version = api_version.into();
+    plan.kind = kind.into();
+    plan.namespace = namespace.map(String::from);
+    plan.name = name.into();
+    plan.error = Some(error);
+    plan
+}

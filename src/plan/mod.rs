@@ -1,0 +1,218 @@
+//! The plan: for every object, what apply (or prune) will do, field by field.
+//! No I/O. Its JSON form (`kapply plan -o json`) is stable: scripts read it.
+//!
+//! - `build`: one object's plan (three-way merge, warnings), prune
+//!   candidates, objects that failed.
+//! - `hazards`: object-level warnings, one named rule each (per-field
+//!   hazards are `merge::hazards`).
+//! - `partial`: partial apply, field release (in a plan, and `kapply
+//!   release` on the annotation).
+//! - `mask`: Secret masking.
+//! - `owners`: field owners.
+//! - `render`: `kapply diff` text.
+
+mod build;
+mod hazards;
+mod mask;
+mod owners;
+mod partial;
+mod render;
+
+pub use build::{error_object, plan_object, prune_candidate, recorded_last_applied};
+pub use mask::{mask_plan, mask_secret, mask_secret_pair};
+pub use owners::field_owners;
+pub use partial::{
+    AnnotationRelease, ReleasedField, partial_config, partial_from_plan, partial_from_rows,
+    release_annotation, release_from_last_applied, release_refusal,
+};
+pub use render::{render_diff, render_diff_terminal};
+
+use crate::merge::{FieldChange, Patch};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectAction {
+    Create,
+    Update,
+    Unchanged,
+    Prune,
+    Error,
+}
+
+/// One object of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectPlan {
+    pub api_version: String,
+    pub kind: String,
+    /// `None` (JSON null) for cluster-scoped objects.
+    pub namespace: Option<String>,
+    pub name: String,
+    /// `file:line` of the manifest; `None` for prune candidates.
+    pub source: Option<String>,
+    pub action: ObjectAction,
+    /// Applying reverts a change made in the cluster (some field's cause
+    /// is `drift`).
+    #[serde(default)]
+    pub reverts_drift: bool,
+    pub fields: Vec<FieldChange>,
+    pub patch: Option<Patch>,
+    /// The new last-applied configuration (what the annotation will hold).
+    pub last_applied: Option<Value>,
+    pub warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Why a prune candidate is one (allowlist or ApplySet membership).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune_reason: Option<String>,
+    /// The config as read (not serialized: the plan JSON stays compact).
+    #[serde(skip)]
+    pub config: Option<Value>,
+    /// The live object when it exists.
+    #[serde(skip)]
+    pub live: Option<Value>,
+}
+
+impl ObjectPlan {
+    /// `Deployment demo/nginx`, `Namespace demo`; a manifest that could not
+    /// be read has no identity and says so.
+    pub fn display_name(&self) -> String {
+        match (self.namespace.as_deref(), self.kind.is_empty()) {
+            (_, true) => "(unreadable manifest)".to_string(),
+            (Some(ns), false) if !ns.is_empty() => format!("{} {ns}/{}", self.kind, self.name),
+            _ => format!("{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// The whole plan, in manifest order, prune candidates last.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub objects: Vec<ObjectPlan>,
+    /// Set when pruning was asked for but must not run on this read (see
+    /// [`crate::manifest::PruneBlock`]): why, in words. Then the plan has
+    /// no prune candidates.
+    #[serde(
+        default,
+        rename = "pruneSkipped",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_block",
+        skip_deserializing
+    )]
+    pub prune_skipped: Option<PruneBlock>,
+}
+
+/// `pruneSkipped` in the plan JSON is the reason in words.
+fn serialize_block<S: serde::Serializer>(b: &Option<PruneBlock>, s: S) -> Result<S::Ok, S::Error> {
+    match b {
+        Some(b) => s.serialize_str(&b.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+/// Options for planning one object.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Labels kubectl adds to every object before applying (the ApplySet
+    /// `applyset.kubernetes.io/part-of` label); they end up in the
+    /// annotation too.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Why pruning must not run. Pruning deletes what is not in the manifests,
+/// so an object that could not be read (or planned) would look removed:
+/// kapply, like kubectl, prunes only after a complete read and a clean apply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PruneBlock {
+    /// Some manifests could not be read, parsed or built.
+    #[error(
+        "pruning skipped: {count} manifest{} could not be read ({first}); kapply never prunes from an incomplete read",
+        plural(*count)
+    )]
+    Unreadable { count: usize, first: String },
+    /// Nothing was read at all (an empty file, only `---`, every object
+    /// left out by `-l`).
+    #[error("pruning skipped: no objects passed to apply")]
+    Empty,
+    /// A write of this apply failed or its fate is unknown.
+    #[error(
+        "pruning skipped: {count} object{} failed to apply (kubectl prunes only after a clean apply)",
+        plural(*count)
+    )]
+    ApplyFailed { count: usize },
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl PruneBlock {
+    /// A few words for where the TUI would show the prune count.
+    pub fn short(&self) -> String {
+        match self {
+            PruneBlock::Unreadable { count, .. } => {
+                format!(
+                    "prune disabled: {count} manifest{} unreadable",
+                    plural(*count)
+                )
+            }
+            PruneBlock::Empty => "prune disabled: no objects read".to_string(),
+            PruneBlock::ApplyFailed { count } => {
+                format!("prune disabled: {count} failed to apply")
+            }
+        }
+    }
+}
+
+/// Whether prune candidates may be computed after a read that gave
+/// `errors` and `objects` objects (after any `-l` filtering): `Some` when
+/// a manifest could not be read, parsed or built, or nothing was read.
+/// Errors found later, against the cluster (a kind not served yet), leave
+/// the object's identity known, so it still counts as in the manifests.
+pub fn prune_block(
+    errors: &[crate::manifest::ManifestError],
+    objects: usize,
+) -> Option<PruneBlock> {
+    match errors.first() {
+        Some(first) => Some(PruneBlock::Unreadable {
+            count: errors.len(),
+            first: first.to_string(),
+        }),
+        None => (objects == 0).then_some(PruneBlock::Empty),
+    }
+}
+
+impl Plan {
+    /// Whether applying (or pruning) would change anything: drives
+    /// `kapply diff`'s exit code 1.
+    pub fn has_changes(&self) -> bool {
+        self.objects.iter().any(|o| {
+            matches!(
+                o.action,
+                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+            )
+        })
+    }
+
+    /// Whether some object could not be planned.
+    pub fn has_errors(&self) -> bool {
+        self.objects.iter().any(|o| o.action == ObjectAction::Error)
+    }
+}
+
+/// The plan as shown to scripts (`kapply plan -o json`), Secrets masked.
+pub fn to_value(plan: &Plan) -> Value {
+    let masked = Plan {
+        objects: plan.objects.iter().map(mask_plan).collect(),
+        prune_skipped: plan.prune_skipped.clone(),
+    };
+    serde_json::to_value(&masked).unwrap_or(Value::Null)
+}
+
+/// `kapply plan -o json`.
+pub fn to_json(plan: &Plan) -> String {
+    serde_json::to_string_pretty(&to_value(plan)).unwrap_or_default()
+}

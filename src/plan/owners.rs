@@ -1,0 +1,37 @@
+//! Field owners from managedFields, and the kept fields' other writers
+//! named in their reasons.
+
+use crate::merge::{self, Cause, FieldAction, FieldChange};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Which manager owns which field, from `metadata.managedFields`
+/// (fieldsV1): path -> manager (several managers joined by ", ").
+/// [`merge::FieldOwners`] is the lookup the plan uses (nearest owned
+/// ancestor, write times).
+pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
+    merge::FieldOwners::from_live(live)
+        .exact()
+        .map(|(p, ms)| (p.to_string(), ms.join(", ")))
+        .collect()
+}
+
+/// Name the other writer of each kept field in its reason (the core
+/// decided the cause from managedFields).
+pub(super) fn name_kept_writers(fields: &mut [FieldChange]) {
+    for f in fields.iter_mut() {
+        match (f.action, f.cause, f.owner.as_deref()) {
+            (FieldAction::Keep, Cause::ServerDefault, _) => {
+                f.reason = "live only: defaulted by the server when apply wrote the object \
+                            (not in config or last-applied)"
+                    .into();
+            }
+            (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
+                f.reason = format!(
+                    "live only: owned by another writer, {owner} (not in config or last-applied)"
+                );
+            }
+            _ => {}
+        }
+    }
+}

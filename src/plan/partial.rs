@@ -1,0 +1,414 @@
+//! Partial apply and release: configurations that take only some of a
+//! plan's field changes, and last-applied without released fields.
+
+use super::build::{base_plan, str_at};
+use super::{ObjectAction, ObjectPlan};
+use crate::merge::path::{self, Segment};
+use crate::merge::{self, FieldAction, LAST_APPLIED};
+use crate::patchmeta::PatchMeta;
+use serde_json::{Map, Value};
+
+fn remove_path(v: &mut Value, segs: &[Segment]) {
+    let Some((last, parent)) = segs.split_last() else {
+        return;
+    };
+    let mut cur = v;
+    for s in parent {
+        let next = match s {
+            Segment::Key(k) => cur.get_mut(k),
+            Segment::Index(i) => cur.get_mut(*i),
+            Segment::Element(k, want) => cur
+                .as_array_mut()
+                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Segment::Key(k) => {
+            if let Some(m) = cur.as_object_mut() {
+                m.remove(k);
+            }
+        }
+        Segment::Index(i) => {
+            if let Some(a) = cur.as_array_mut()
+                && *i < a.len()
+            {
+                a.remove(*i);
+            }
+        }
+        Segment::Element(k, want) => {
+            if let Some(a) = cur.as_array_mut() {
+                a.retain(|e| !path::element_matches(e, k, want));
+            }
+        }
+    }
+}
+
+fn set_path(v: &mut Value, segs: &[Segment], value: Value) {
+    let Some((last, parent)) = segs.split_last() else {
+        *v = value;
+        return;
+    };
+    let mut cur = v;
+    for s in parent {
+        let next = match s {
+            Segment::Key(k) => {
+                if !cur.is_object() {
+                    *cur = Value::Object(Map::new());
+                }
+                cur.as_object_mut().map(|m| {
+                    m.entry(k.clone())
+                        .or_insert_with(|| Value::Object(Map::new()))
+                })
+            }
+            Segment::Index(i) => cur.get_mut(*i),
+            Segment::Element(k, want) => cur
+                .as_array_mut()
+                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Segment::Key(k) => {
+            if !cur.is_object() {
+                *cur = Value::Object(Map::new());
+            }
+            if let Some(m) = cur.as_object_mut() {
+                m.insert(k.clone(), value);
+            }
+        }
+        Segment::Index(i) => {
+            if let Some(slot) = cur.get_mut(*i) {
+                *slot = value;
+            }
+        }
+        Segment::Element(k, want) => {
+            if cur.is_null() {
+                *cur = Value::Array(vec![]);
+            }
+            if let Some(a) = cur.as_array_mut() {
+                match a.iter_mut().find(|e| path::element_matches(e, k, want)) {
+                    Some(slot) => *slot = value,
+                    None => a.push(value),
+                }
+            }
+        }
+    }
+}
+
+/// A configuration that applies only the accepted field changes: the
+/// config with every change that was not accepted reverted to its
+/// last-applied state, so skipped changes stay pending for the next apply
+/// (the annotation records this configuration).
+pub fn partial_config(config: &Value, last_applied: Option<&Value>, accepted: &[String]) -> Value {
+    let live = Value::Object(Map::new());
+    let schema = match (str_at(config, "/apiVersion"), str_at(config, "/kind")) {
+        (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
+        _ => None,
+    };
+    // The rows that apply could take, live aside: every difference between
+    // config and last-applied.
+    let rows = match merge::three_way(config, last_applied.unwrap_or(&live), last_applied, schema) {
+        Ok(tw) => tw.fields,
+        Err(_) => merge::create_fields(config, schema),
+    };
+    partial_from_rows(
+        config,
+        last_applied,
+        accepted,
+        rows.iter().map(|r| r.path.as_str()),
+    )
+}
+
+/// [`partial_config`] over the paths of a plan's rows: every path not in
+/// `accepted` is reverted to its last-applied value (or removed).
+pub fn partial_from_rows<'r>(
+    config: &Value,
+    last_applied: Option<&Value>,
+    accepted: &[String],
+    rows: impl Iterator<Item = &'r str>,
+) -> Value {
+    let mut out = config.clone();
+    for p in rows {
+        if accepted.iter().any(|a| a == p) {
+            continue;
+        }
+        let segs = path::parse(p);
+        match last_applied.and_then(|la| path::get(la, &segs)) {
+            Some(v) => set_path(&mut out, &segs, v.clone()),
+            None => remove_path(&mut out, &segs),
+        }
+    }
+    out
+}
+
+/// The configuration to apply when only `accepted` rows of an object's plan
+/// (paths of `plan.fields`) are taken: every other change is reverted to
+/// its live value (or dropped when live has none), so applying it changes
+/// nothing else, and the next plan shows the skipped changes again.
+/// Prefer this to [`partial_config`] when the plan is at hand: it also
+/// skips changes where live drifted from last-applied.
+pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value> {
+    let mut out = plan.config.clone()?;
+    let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    for f in &plan.fields {
+        if f.action == FieldAction::Keep
+            || accepted.iter().any(|a| a == &f.path)
+            || f.path == annotation
+            || f.reason.starts_with("element order")
+        {
+            continue;
+        }
+        let segs = path::parse(&f.path);
+        match &f.live {
+            Some(v) => set_path(&mut out, &segs, v.clone()),
+            None => remove_path(&mut out, &segs),
+        }
+    }
+    Some(out)
+}
+
+/// Why `path` cannot be released on this object, or `None` when it can.
+/// Only a `clear` row whose field the config leaves out can be: releasing
+/// hands the live value to another writer, which needs the config to say
+/// nothing about the field (an explicit null in the config is a removal
+/// the config asks for).
+pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+    let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
+        return Some(format!(
+            "{path} is not a field change of {}",
+            plan.display_name()
+        ));
+    };
+    if row.action != FieldAction::Clear {
+        return Some(format!(
+            "{path} of {} is not a clear row: only a field apply would remove can be released",
+            plan.display_name()
+        ));
+    }
+    let in_config = plan
+        .config
+        .as_ref()
+        .and_then(|c| path::get(c, &path::parse(path)))
+        .is_some();
+    if in_config || row.last_applied.is_none() {
+        return Some(format!(
+            "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
+            plan.display_name()
+        ));
+    }
+    None
+}
+
+/// The last-applied configuration with the `released` paths taken out.
+/// The three-way patch computed against it sends no deletion for them
+/// (they are then in neither config nor last-applied: another writer's),
+/// while the annotation it writes still records the config without them.
+/// A parent left empty by the removal goes too when the config lacks it:
+/// an empty map in last-applied and none in the config would make the
+/// patch delete the whole parent, the released field with it.
+pub fn release_from_last_applied(
+    config: &Value,
+    last_applied: Option<&Value>,
+    released: &[String],
+) -> Option<Value> {
+    let mut out = last_applied?.clone();
+    for p in released {
+        let segs = path::parse(p);
+        remove_path(&mut out, &segs);
+        for depth in (1..segs.len()).rev() {
+            let parent = &segs[..depth];
+            let emptied = match path::get(&out, parent) {
+                Some(Value::Object(m)) => m.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                _ => false,
+            };
+            if !emptied || path::get(config, parent).is_some() {
+                break;
+            }
+            remove_path(&mut out, parent);
+        }
+    }
+    Some(out)
+}
+
+/// One field `kapply release` takes out of the last-applied annotation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleasedField {
+    pub path: String,
+    /// Its value in the annotation (what apply would have cleared).
+    pub last_applied: Value,
+    /// Its live value, which stays (`None`: not set live).
+    pub live: Option<Value>,
+}
+
+/// What `kapply release` writes: the live object's last-applied annotation
+/// without the released fields, as `kubectl apply edit-last-applied` leaves
+/// it when they are deleted by hand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnotationRelease {
+    pub fields: Vec<ReleasedField>,
+    /// The new annotation value (kubectl's encoding: compact, keys sorted,
+    /// trailing newline).
+    pub annotation: String,
+}
+
+/// Paths that name the object rather than a field of it.
+const IDENTITY_PATHS: [&str; 5] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "metadata.name",
+    "metadata.namespace",
+];
+
+/// Release `paths` (field paths as the plan writes them) from the
+/// last-applied annotation of `live`. A parent the removal leaves empty
+/// goes too: an empty map left in the annotation would make the next apply
+/// of a config without it delete the whole map, the released field with it.
+/// Errors name the object and, for a path the annotation lacks, the paths
+/// it has.
+pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
+    let plan = base_plan(live, None, ObjectAction::Unchanged);
+    let name = plan.display_name();
+    let Some(text) = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+    else {
+        return Err(format!(
+            "{name} has no {LAST_APPLIED} annotation: it is not managed by kubectl apply, so \
+             no field of it can be released (`kapply export` brings it under apply)"
+        ));
+    };
+    let la: Value = serde_json::from_str(text).map_err(|e| {
+        format!("{name}: its {LAST_APPLIED} annotation is not JSON ({e}); fix it with kubectl apply edit-last-applied")
+    })?;
+    if paths.is_empty() {
+        return Err(format!("{name}: name at least one field path to release"));
+    }
+    let mut fields: Vec<ReleasedField> = Vec::new();
+    for p in paths {
+        if fields.iter().any(|f| &f.path == p) {
+            continue;
+        }
+        let segs = path::parse(p);
+        if segs.is_empty() || IDENTITY_PATHS.contains(&p.as_str()) {
+            return Err(format!(
+                "{name}: {p:?} names the object, not a field of it; it cannot be released"
+            ));
+        }
+        let Some(value) = path::get(&la, &segs) else {
+            let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
+            let mut have: Vec<String> = Vec::new();
+            for f in merge::create_fields(&la, schema) {
+                leaf_paths(&f.path, f.config.as_ref(), &mut have);
+            }
+            have.retain(|f| !IDENTITY_PATHS.contains(&f.as_str()));
+            let shown = match have.len() {
+                0 => "none".to_string(),
+                n if n > 20 => format!("{}, ... ({n} in all)", have[..20].join(", ")),
+                _ => have.join(", "),
+            };
+            return Err(format!(
+                "{name}: {p} is not in its last-applied configuration, so apply does not own it; \
+                 fields there: {shown}"
+            ));
+        };
+        fields.push(ReleasedField {
+            path: p.clone(),
+            last_applied: value.clone(),
+            live: path::get(live, &segs).cloned(),
+        });
+    }
+    let released: Vec<String> = fields.iter().map(|f| f.path.clone()).collect();
+    let out = release_from_last_applied(&Value::Null, Some(&la), &released).unwrap_or(la);
+    let mut annotation = merge::go_json(&out);
+    annotation.push('\n');
+    Ok(AnnotationRelease { fields, annotation })
+}
+
+/// `path` and, for a map (a keyed list element's fields), the paths of its
+/// leaves, so an error can list the paths a user would type.
+fn leaf_paths(p: &str, v: Option<&Value>, out: &mut Vec<String>) {
+    match v {
+        Some(Value::Object(m)) if !m.is_empty() => {
+            for (k, x) in m {
+                leaf_paths(&path::key(p, k), Some(x), out);
+            }
+        }
+        _ => out.push(p.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::{release_annotation, release_from_last_applied};
+    use serde_json::json;
+
+    #[test]
+    fn release_annotation_drops_the_fields_and_keeps_kubectl_encoding() {
+        let la = r#"{"apiVersion":"v1","data":{"a":"1","b":"<2>"},"kind":"ConfigMap","metadata":{"annotations":{},"labels":{"app":"x"},"name":"c","namespace":"d"}}"#;
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "d", "labels": {"app": "x"},
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": la}},
+            "data": {"a": "9", "b": "<2>"}});
+        let out =
+            release_annotation(&live, &["data.a".into(), "metadata.labels.app".into()]).unwrap();
+        assert_eq!(
+            out.annotation,
+            "{\"apiVersion\":\"v1\",\"data\":{\"b\":\"\\u003c2\\u003e\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"name\":\"c\",\"namespace\":\"d\"}}\n"
+        );
+        assert_eq!(out.fields[0].last_applied, json!("1"));
+        assert_eq!(out.fields[0].live, Some(json!("9")));
+
+        let missing = release_annotation(&live, &["data.z".into()]).unwrap_err();
+        assert!(
+            missing.ends_with(
+                "data.z is not in its last-applied configuration, so apply does not own it; \
+                 fields there: data.a, data.b, metadata.annotations, metadata.labels.app"
+            ),
+            "{missing}"
+        );
+        assert!(
+            release_annotation(&live, &["kind".into()])
+                .unwrap_err()
+                .contains("names the object")
+        );
+        let mut bare = live.clone();
+        bare["metadata"]["annotations"] = json!({});
+        assert!(
+            release_annotation(&bare, &["data.a".into()])
+                .unwrap_err()
+                .starts_with(
+                    "ConfigMap d/c has no kubectl.kubernetes.io/last-applied-configuration"
+                )
+        );
+    }
+
+    #[test]
+    fn a_released_leaf_goes_with_the_parents_it_leaves_empty() {
+        let config = json!({"metadata": {"name": "x"}, "data": {"b": "2"}});
+        let la = json!({"metadata": {"name": "x", "labels": {"app": "a"}}, "data": {"a": "1", "b": "2"}});
+        let out = release_from_last_applied(
+            &config,
+            Some(&la),
+            &["metadata.labels.app".into(), "data.a".into()],
+        );
+        // `labels: {}` would make the patch delete every label.
+        assert_eq!(
+            out,
+            Some(json!({"metadata": {"name": "x"}, "data": {"b": "2"}}))
+        );
+        assert_eq!(
+            release_from_last_applied(&config, None, &["data.a".into()]),
+            None
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! `kapply diff` text: the piped one-line-per-field layout and the
+//! terminal layout, both escaped and optionally painted.
+
+use super::mask::mask_plan;
+use super::{ObjectAction, Plan};
+use crate::merge::{self, Cause, FieldAction, FieldChange};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+fn show(v: &Option<Value>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) => merge::go_json(v),
+    }
+}
+
+/// One line of `diff` output: data escaped (no control character from a
+/// manifest or the server reaches the terminal), then painted with the ANSI
+/// `code` when `color` (an empty code paints nothing).
+fn paint(color: bool, code: &str, s: &str) -> String {
+    let s = crate::text::escape_controls(s);
+    if color && !code.is_empty() {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.into_owned()
+    }
+}
+
+/// An object's mark, word and colour in both `diff` layouts.
+fn object_mark(action: ObjectAction) -> (&'static str, &'static str, &'static str) {
+    match action {
+        ObjectAction::Create => ("+", "create", "32"),
+        ObjectAction::Update => ("~", "update", "33"),
+        ObjectAction::Unchanged => ("=", "unchanged", "2"),
+        ObjectAction::Prune => ("-", "prune", "31"),
+        ObjectAction::Error => ("!", "error", "31;1"),
+    }
+}
+
+/// `kapply diff` output when piped (one line per field, for scripts): per
+/// object a header (` reverts drift` at its end when it does), then per
+/// field its action, path, the three sides (last-applied | live | config;
+/// `-` = absent), the reason, the cause in brackets (`[intended]`,
+/// `[drift: kubectl-edit at 2026-11-20T10:04:00Z]`), and a `hazard:`
+/// line per hazard. ANSI colours when `color`.
+pub fn render_diff(plan: &Plan, color: bool) -> String {
+    let paint = |code: &str, s: &str| paint(color, code, s);
+    let mut out = String::new();
+    for obj in &plan.objects {
+        let obj = mask_plan(obj);
+        let (sym, word, code) = object_mark(obj.action);
+        let id = obj.display_name();
+        let mut header = format!("{sym} {id} ({word})");
+        if let Some(src) = &obj.source {
+            let _ = write!(header, "  {src}");
+        }
+        if let Some(r) = &obj.prune_reason {
+            let _ = write!(header, "  {r}");
+        }
+        if obj.reverts_drift {
+            header.push_str("  reverts drift");
+        }
+        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
+        if let Some(e) = &obj.error {
+            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
+        }
+        for w in &obj.warnings {
+            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
+        }
+        for f in &obj.fields {
+            let (word, code) = match f.action {
+                FieldAction::Set if f.live.is_none() => ("set  ", "32"),
+                FieldAction::Set => ("set  ", "33"),
+                FieldAction::Clear => ("clear", "31"),
+                FieldAction::Keep => ("keep ", "2;34"),
+            };
+            let line = format!(
+                "{word} {}  last-applied: {} | live: {} | config: {}  ({})  [{}]",
+                f.path,
+                show(&f.last_applied),
+                show(&f.live),
+                show(&f.config),
+                f.reason,
+                f.cause_tag()
+            );
+            let _ = writeln!(out, "    {}", paint(code, &line));
+            for h in &f.hazards {
+                let _ = writeln!(
+                    out,
+                    "      {}",
+                    paint("31;1", &format!("hazard: {}", h.message))
+                );
+            }
+        }
+    }
+    if let Some(why) = &plan.prune_skipped {
+        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
+    }
+    out
+}
+
+/// `kapply diff` on a terminal: per object one header line (an unchanged
+/// object is just that line), then its changed fields grouped under it,
+/// each marked and coloured by cause (drift stands out: `!` and its own
+/// colour, so it reads without colour too), its live value and what apply
+/// makes of it, and its hazards. Kept fields only with `show_kept`.
+pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String {
+    let paint = |code: &str, s: &str| paint(color, code, s);
+    let mut out = String::new();
+    for obj in &plan.objects {
+        let obj = mask_plan(obj);
+        let (sym, word, code) = object_mark(obj.action);
+        let mut header = format!("{sym} {}  {word}", obj.display_name());
+        if obj.reverts_drift {
+            header.push_str(" · reverts drift");
+        }
+        if let Some(src) = &obj.source {
+            let _ = write!(header, "  {src}");
+        }
+        if let Some(r) = &obj.prune_reason {
+            let _ = write!(header, "  {r}");
+        }
+        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
+        if let Some(e) = &obj.error {
+            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
+        }
+        for w in &obj.warnings {
+            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
+        }
+        let unchanged = obj.action == ObjectAction::Unchanged;
+        let mut kept = 0;
+        for f in &obj.fields {
+            let is_kept = f.action == FieldAction::Keep;
+            if is_kept && !show_kept {
+                kept += 1;
+                continue;
+            }
+            let (mark, code) = match (is_kept, f.cause) {
+                (true, _) => ("=", "2"),
+                (false, Cause::Drift) => ("!", "1;35"),
+                (false, Cause::Intended) => ("~", "33"),
+                (false, Cause::New) => ("+", "32"),
+                (false, Cause::Removed) => ("-", "31"),
+                (false, Cause::Unmanaged) => ("?", "36"),
+                (false, Cause::ServerDefault | Cause::OtherWriter) => ("~", "33"),
+            };
+            let head = format!("{mark} {}  {}", f.path, f.cause_text());
+            let _ = writeln!(out, "  {}", paint(code, &head));
+            let _ = writeln!(out, "      {}", paint("", &field_values(f)));
+            for h in &f.hazards {
+                let _ = writeln!(out, "      {}", paint("31;1", &format!("⚠ {}", h.message)));
+            }
+        }
+        if kept > 0 && !unchanged {
+            let s = if kept == 1 { "" } else { "s" };
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(
+                    "2",
+                    &format!(
+                        "· {kept} kept field{s} (server defaults, other writers): --show-kept lists them"
+                    )
+                )
+            );
+        }
+    }
+    if let Some(why) = &plan.prune_skipped {
+        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
+    }
+    out
+}
+
+/// A field's values as a terminal diff shows them: live, then what apply
+/// makes of it; last-applied too where it differs from both.
+fn field_values(f: &FieldChange) -> String {
+    let v = |x: &Option<Value>| match x {
+        None => "(none)".to_string(),
+        Some(v) => merge::go_json(v),
+    };
+    let mut s = match f.action {
+        FieldAction::Keep => format!("{} (kept)", v(&f.live)),
+        FieldAction::Clear if f.config.is_none() => format!("{} → (removed)", v(&f.live)),
+        FieldAction::Set | FieldAction::Clear => format!("{} → {}", v(&f.live), v(&f.config)),
+    };
+    let differs = |x: &Option<Value>| match (&f.last_applied, x) {
+        (Some(a), Some(b)) => !merge::deep_eq(a, b),
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if f.action != FieldAction::Keep && differs(&f.live) && differs(&f.config) {
+        let _ = write!(s, "   (last-applied {})", v(&f.last_applied));
+    }
+    s
+}
+
+#[cfg(test)]
+mod diff_tests {
+    use super::{render_diff, render_diff_terminal};
+    use crate::plan::{Plan, PlanOptions, plan_object};
+    use serde_json::json;
+
+    #[test]
+    fn no_control_character_reaches_the_terminal_in_either_layout() {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c\u{9b}", "namespace": "d"},
+            "data": {"k\u{1b}[2J": "v\u{9b}1\u{7f}"}});
+        let m = crate::manifest::Manifest {
+            id: crate::manifest::ObjectId::from_object(&config).unwrap(),
+            source: crate::manifest::Source {
+                file: "c.yaml".into(),
+                line: 1,
+            },
+            object: config,
+            lines: Default::default(),
+        };
+        let plan = Plan {
+            objects: vec![plan_object(&m, None, &PlanOptions::default())],
+            prune_skipped: None,
+        };
+        for color in [false, true] {
+            for out in [
+                render_diff(&plan, color),
+                render_diff_terminal(&plan, color, true),
+            ] {
+                // Only the ANSI colour codes kapply writes itself remain.
+                let data = out.replace("\x1b[", "");
+                assert!(
+                    !data.chars().any(|c| c.is_control() && c != '\n'),
+                    "{out:?}"
+                );
+                assert!(out.contains("\\u{9b}"), "{out:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Watches: what a watch selects, its first events and those after.
+
+use super::plumbing::parse_query;
+use super::routing::target;
+use super::table::table;
+use super::{ApiServer, out};
+use crate::server::resources::ResourceInfo;
+use crate::server::selector::{FieldSelector, LabelSelector};
+use crate::server::status::ApiError;
+use crate::server::store::{self, State};
+use http::{HeaderMap, Method, Uri, header};
+use serde_json::{Value, json};
+
+/// A watch in progress: what it selects and how far it has got.
+#[derive(Debug)]
+pub struct Watch {
+    resource: ResourceInfo,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    table: bool,
+    /// Events up to this resourceVersion have been sent.
+    pub rv: u64,
+    /// `timeoutSeconds`, capped.
+    pub timeout: std::time::Duration,
+}
+
+/// `?watch=true` (or `1`) on a GET.
+pub fn is_watch(method: &Method, uri: &Uri) -> bool {
+    method == Method::GET
+        && parse_query(uri.query())
+            .get("watch")
+            .is_some_and(|w| w == "true" || w == "1")
+}
+
+impl ApiServer {
+    /// Begin a watch: check the request, and the events to send first
+    /// (ADDED for every matching object, or the changes after the given
+    /// resourceVersion).
+    pub fn watch_start(
+        &self,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(Watch, Vec<Value>), ApiError> {
+        let query = parse_query(uri.query());
+        let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let st = self.store.lock();
+        let resources = st.resources();
+        let t = match segs.as_slice() {
+            ["api", "v1", rest @ ..] => target("", "v1", rest, &resources)?,
+            ["apis", group, version, rest @ ..] => target(group, version, rest, &resources)?,
+            _ => return Err(ApiError::method_not_allowed("WATCH")),
+        };
+        if t.sub.is_some() {
+            return Err(ApiError::method_not_allowed("WATCH"));
+        }
+        let labels = LabelSelector::parse(
+            query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or_default(),
+        )
+        .map_err(ApiError::bad_request)?;
+        let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
+        if let Some(name) = &t.name {
+            if !field_sel.is_empty() {
+                field_sel.push(',');
+            }
+            field_sel.push_str(&format!("metadata.name={name}"));
+        }
+        let fields = FieldSelector::parse(&field_sel).map_err(ApiError::bad_request)?;
+        let timeout = query
+            .get("timeoutSeconds")
+            .and_then(|t| t.parse::<u64>().ok())
+            .unwrap_or(1800)
+            .min(3600);
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let mut w = Watch {
+            resource: t.resource,
+            namespace: t.namespace,
+            labels,
+            fields,
+            table: accept.contains("as=Table"),
+            rv: st.rv,
+            timeout: std::time::Duration::from_secs(timeout),
+        };
+        let since: u64 = query
+            .get("resourceVersion")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if since == 0 {
+            let objects: Vec<Value> = st
+                .objects
+                .iter()
+                .filter(|(k, o)| w.selects(k, o))
+                .map(|(_, o)| w.event("ADDED", o))
+                .collect();
+            return Ok((w, objects));
+        }
+        if st.events.front().is_some_and(|e| e.rv > since + 1) {
+            let gone = ApiError::new(
+                410,
+                "Expired",
+                format!("too old resource version: {since} ({})", st.rv),
+            );
+            return Ok((
+                w,
+                vec![json!({"type": "ERROR", "object": gone.to_status()})],
+            ));
+        }
+        w.rv = since;
+        let events = w.collect(&st);
+        Ok((w, events))
+    }
+
+    /// The events after `w.rv` that it selects.
+    pub fn watch_next(&self, w: &mut Watch) -> Vec<Value> {
+        let st = self.store.lock();
+        w.collect(&st)
+    }
+}
+
+impl Watch {
+    fn selects(&self, key: &store::Key, o: &Value) -> bool {
+        let r = &self.resource;
+        key.0 == r.group
+            && key.1 == r.plural
+            && self.namespace.as_deref().is_none_or(|n| n == key.2)
+            && self.labels.matches(o)
+            && self.fields.matches(o)
+    }
+
+    fn event(&self, kind: &str, o: &Value) -> Value {
+        let o = out(&self.resource, o);
+        let object = if self.table {
+            let list = json!({"metadata": {"resourceVersion": o["metadata"]["resourceVersion"]}, "items": [o]});
+            table(&self.resource, &list)
+        } else {
+            o
+        };
+        json!({"type": kind, "object": object})
+    }
+
+    fn collect(&mut self, st: &State) -> Vec<Value> {
+        let events = st
+            .events
+            .iter()
+            .filter(|e| e.rv > self.rv && self.selects(&e.key, &e.object))
+            .map(|e| self.event(e.kind, &e.object))
+            .collect();
+        self.rv = st.rv;
+        events
+    }
+}

@@ -1,0 +1,530 @@
+//! Writes: create, update and delete, with the checks, defaulting,
+//! validation and stamping that every write goes through.
+
+use super::controllers::simulate_status;
+use super::plumbing::truncate;
+use super::{out, schema_of};
+use crate::server::fields::{self, Write};
+use crate::server::resources::{self, ResourceInfo};
+use crate::server::status::{ApiError, Cause};
+use crate::server::store::{self, State};
+use crate::server::{defaults, validate};
+use serde_json::{Value, json};
+
+/// Write parameters shared by create, update and patch.
+pub(super) struct WriteCtx<'a> {
+    pub(super) manager: String,
+    pub(super) operation: &'a str,
+    pub(super) subresource: Option<&'a str>,
+    pub(super) dry_run: bool,
+    pub(super) strict: bool,
+    /// `fieldValidation=Warn`: unknown fields become Warning headers.
+    pub(super) warn: bool,
+    pub(super) applied: Option<fields::FieldSet>,
+}
+
+impl WriteCtx<'_> {
+    /// A write that comes from inside the server (seeding, built-ins), not
+    /// from a request.
+    pub(super) fn direct(manager: String) -> Self {
+        WriteCtx {
+            manager,
+            operation: "Update",
+            subresource: None,
+            dry_run: false,
+            strict: false,
+            warn: false,
+            applied: None,
+        }
+    }
+}
+
+fn is_dns_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && !s.starts_with(['-', '.'])
+        && !s.ends_with(['-', '.'])
+}
+
+/// Whether DeleteOptions ask for a dry run (`"dryRun": ["All"]`); any
+/// other value is refused, as kube-apiserver refuses it.
+pub(super) fn delete_options_dry_run(options: &Value) -> Result<bool, ApiError> {
+    let values = match &options["dryRun"] {
+        Value::Null => return Ok(false),
+        Value::Array(values) => values,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "DeleteOptions: dryRun must be a list of strings, not {}",
+                truncate(&other.to_string())
+            )));
+        }
+    };
+    let mut dry_run = false;
+    for v in values {
+        match v.as_str() {
+            Some("All") => dry_run = true,
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "Invalid dry run value: {}: supported values: \"All\"",
+                    truncate(&v.to_string())
+                )));
+            }
+        }
+    }
+    Ok(dry_run)
+}
+
+/// A patch or update that carries metadata.resourceVersion must match.
+/// DeleteOptions.preconditions (uid, resourceVersion), as kube-apiserver
+/// checks them: 409 Conflict when the object is not the one named.
+pub(super) fn delete_preconditions(
+    r: &ResourceInfo,
+    name: &str,
+    old: &Value,
+    options: &Value,
+) -> Result<(), ApiError> {
+    for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
+        if let Some(want) = options["preconditions"][field].as_str()
+            && old["metadata"][field].as_str() != Some(want)
+        {
+            let mut e = ApiError::conflict(r, name);
+            e.message = format!(
+                "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: {label} in precondition: {want}, {label} in object meta: {}",
+                r.qualified(),
+                old["metadata"][field].as_str().unwrap_or_default()
+            );
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn precondition(
+    r: &ResourceInfo,
+    name: &str,
+    old: &Value,
+    new: &Value,
+) -> Result<(), ApiError> {
+    let want = &new["metadata"]["resourceVersion"];
+    if let Some(w) = want.as_str()
+        && !w.is_empty()
+        && old["metadata"]["resourceVersion"].as_str() != Some(w)
+    {
+        return Err(ApiError::conflict(r, name));
+    }
+    Ok(())
+}
+
+pub(super) fn check_identity(
+    r: &ResourceInfo,
+    ns: Option<&str>,
+    name: &str,
+    obj: &Value,
+) -> Result<(), ApiError> {
+    if let Some(n) = obj["metadata"]["name"].as_str()
+        && n != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        )));
+    }
+    if r.namespaced
+        && let Some(n) = obj["metadata"]["namespace"].as_str()
+        && Some(n) != ns
+        && !n.is_empty()
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(())
+}
+
+fn check_type(r: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
+    let kind = obj["kind"].as_str().unwrap_or_default();
+    let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+    if !kind.is_empty() && kind != r.kind {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {api_version:?} cannot be handled as a {}: the object kind does not match the resource",
+            r.kind
+        )));
+    }
+    if !api_version.is_empty() && api_version != r.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({})",
+            r.api_version()
+        )));
+    }
+    if !obj["metadata"].is_null() && !obj["metadata"].is_object() {
+        return Err(ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: metadata must be an object",
+            r.kind, r.version, r.kind
+        )));
+    }
+    obj["apiVersion"] = json!(r.api_version());
+    obj["kind"] = json!(r.kind);
+    Ok(())
+}
+
+pub(super) fn create(
+    st: &mut State,
+    r: &ResourceInfo,
+    ns: Option<&str>,
+    mut obj: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Value, ApiError> {
+    check_type(r, &mut obj)?;
+    if r.namespaced {
+        let Some(ns) = ns else {
+            return Err(ApiError::not_found_path());
+        };
+        match obj["metadata"]["namespace"].as_str() {
+            Some(n) if !n.is_empty() && n != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => obj["metadata"]["namespace"] = json!(ns),
+        }
+        let nsr = &resources::builtin()[0];
+        if !st.objects.contains_key(&store::key(nsr, None, ns)) {
+            return Err(ApiError::namespace_not_found(ns));
+        }
+    } else if let Some(m) = obj["metadata"].as_object_mut() {
+        m.remove("namespace");
+    }
+    let mut name = obj["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if name.is_empty() {
+        if let Some(prefix) = obj["metadata"]["generateName"].as_str() {
+            let uid = st.next_uid(prefix);
+            name = format!("{prefix}{}", &uid[..5]);
+            obj["metadata"]["name"] = json!(name);
+        } else {
+            return Err(ApiError::invalid(
+                r,
+                "",
+                &[Cause::new(
+                    "metadata.name",
+                    "FieldValueRequired",
+                    "Required value: name or generateName is required",
+                )],
+            ));
+        }
+    }
+    if !is_dns_name(&name) {
+        return Err(ApiError::invalid(
+            r,
+            &name,
+            &[Cause::new(
+                "metadata.name",
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+                ),
+            )],
+        ));
+    }
+    if st.objects.contains_key(&store::key(r, ns, &name)) {
+        return Err(ApiError::already_exists(r, &name));
+    }
+    if let Some(m) = obj["metadata"].as_object_mut() {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
+            m.remove(k);
+        }
+    }
+    write(st, r, None, obj, ctx)
+}
+
+pub(super) fn update(
+    st: &mut State,
+    r: &ResourceInfo,
+    ns: Option<&str>,
+    name: &str,
+    mut obj: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Value, ApiError> {
+    check_type(r, &mut obj)?;
+    check_identity(r, ns, name, &obj)?;
+    let Some(old) = st.objects.get(&store::key(r, ns, name)).cloned() else {
+        return Err(ApiError::not_found(r, name));
+    };
+    precondition(r, name, &old, &obj)?;
+    obj["metadata"]["name"] = json!(name);
+    if let Some(ns) = ns {
+        obj["metadata"]["namespace"] = json!(ns);
+    }
+    write(st, r, Some(&old), obj, ctx)
+}
+
+/// Default, validate, stamp and store (unless dry run) a new state.
+pub(super) fn write(
+    st: &mut State,
+    r: &ResourceInfo,
+    old: Option<&Value>,
+    mut new: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Value, ApiError> {
+    let name = new["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let schema = schema_of(r);
+    if (ctx.strict || ctx.warn)
+        && let Some(s) = schema
+    {
+        let unknown = validate::unknown_fields(&new, s);
+        if ctx.warn {
+            st.warnings.extend(
+                unknown
+                    .iter()
+                    .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.'))),
+            );
+        } else if !unknown.is_empty() {
+            let list: Vec<String> = unknown
+                .iter()
+                .map(|u| format!("unknown field \"{}\"", u.trim_start_matches('.')))
+                .collect();
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
+                r.kind,
+                r.version,
+                r.kind,
+                list.join(", ")
+            )));
+        }
+    }
+    // Types the real server decodes strictly: bad values fail decoding (400).
+    decode_errors(r, &new)?;
+    // Status belongs to the status subresource: main-resource writes keep it.
+    if r.status && ctx.subresource.is_none() {
+        match old {
+            Some(o) if !o["status"].is_null() => new["status"] = o["status"].clone(),
+            _ => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    let mut alloc = Vec::new();
+    {
+        let mut next_ip = || {
+            let mut ip = st.next_ip();
+            while st.ip_in_use(&ip) {
+                ip = st.next_ip();
+            }
+            alloc.push(ip.clone());
+            ip
+        };
+        defaults::apply(&mut new, &mut next_ip);
+    }
+    let causes = validate::validate(&new, old);
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(r, &name, &causes));
+    }
+    let spec_of = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("metadata");
+            m.remove("status");
+        }
+        v
+    };
+    let now = store::now();
+    match old {
+        Some(o) => {
+            for k in ["uid", "creationTimestamp", "generation", "resourceVersion"] {
+                new["metadata"][k] = o["metadata"][k].clone();
+            }
+            if has_generation(r) && spec_of(o) != spec_of(&new) {
+                let g = o["metadata"]["generation"].as_i64().unwrap_or(1);
+                new["metadata"]["generation"] = json!(g + 1);
+            }
+        }
+        None => {
+            let uid = st.next_uid(&name);
+            new["metadata"]["uid"] = json!(uid);
+            new["metadata"]["creationTimestamp"] = json!(now);
+            if has_generation(r) {
+                new["metadata"]["generation"] = json!(1);
+            }
+        }
+    }
+    // A request that rewrites managedFields (kubectl's client-side to
+    // server-side apply migration) sets the baseline; otherwise the stored
+    // ones are kept whatever the body says.
+    let baseline = old.map(|o| {
+        let mut o = o.clone();
+        let sent = &new["metadata"]["managedFields"];
+        if sent.is_array() && *sent != o["metadata"]["managedFields"] {
+            o["metadata"]["managedFields"] = sent.clone();
+        }
+        o
+    });
+    if let Some(o) = &baseline {
+        new["metadata"]["managedFields"] = o["metadata"]["managedFields"].clone();
+    }
+    simulate_status(r, &mut new);
+    let api_version = r.api_version();
+    fields::record(
+        baseline.as_ref(),
+        &mut new,
+        schema,
+        &Write {
+            manager: &ctx.manager,
+            operation: ctx.operation,
+            subresource: ctx.subresource,
+            api_version: &api_version,
+            time: &now,
+            applied: ctx.applied.clone(),
+        },
+    );
+    if let Some(o) = old {
+        // A write that changes nothing keeps the resourceVersion.
+        let strip = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(m) = v["metadata"].as_object_mut() {
+                m.remove("resourceVersion");
+                m.remove("managedFields");
+            }
+            v
+        };
+        if strip(o) == strip(&new) {
+            return Ok(out(r, o));
+        }
+    }
+    if ctx.dry_run {
+        if old.is_none()
+            && let Some(m) = new["metadata"].as_object_mut()
+        {
+            m.remove("resourceVersion");
+        }
+        return Ok(out(r, &new));
+    }
+    new["metadata"]["resourceVersion"] = json!(st.next_rv());
+    if let Some(m) = new["metadata"].as_object_mut() {
+        m.retain(|_, v| !v.is_null());
+    }
+    let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
+    st.put(store::key(r, ns.as_deref(), &name), new.clone());
+    Ok(out(r, &new))
+}
+
+/// What fails to decode into the Go types before validation even starts.
+fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
+    use base64::Engine;
+    let fail = |detail: String| {
+        Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {detail}",
+            r.kind, r.version, r.kind
+        )))
+    };
+    let md = &o["metadata"];
+    for field in ["labels", "annotations"] {
+        if let Some(m) = md[field].as_object()
+            && let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string())
+        {
+            return fail(format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type string (key {k:?})",
+                json_type(v)
+            ));
+        }
+    }
+    if r.group.is_empty() && r.kind == "Secret" {
+        for field in ["data"] {
+            for (k, v) in o[field].as_object().into_iter().flatten() {
+                let ok = v
+                    .as_str()
+                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
+                if !ok {
+                    return fail(format!("illegal base64 data in data[{k:?}]"));
+                }
+            }
+        }
+    }
+    if r.group.is_empty()
+        && r.kind == "ConfigMap"
+        && let Some((k, v)) = o["data"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(_, v)| !v.is_string())
+    {
+        return fail(format!(
+            "json: cannot unmarshal {} into Go struct field ConfigMap.data of type string (key {k:?})",
+            json_type(v)
+        ));
+    }
+    Ok(())
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Core and RBAC kinds carry no metadata.generation on a real server.
+pub(crate) fn has_generation(r: &ResourceInfo) -> bool {
+    !(r.group.is_empty() || r.group == "rbac.authorization.k8s.io")
+}
+
+/// Delete an object and whatever dies with it.
+pub(super) fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &str) {
+    let removed = st.delete(&store::key(r, ns, name));
+    let doomed: Vec<store::Key> = match (r.group.as_str(), r.plural.as_str()) {
+        ("", "namespaces") => st
+            .objects
+            .keys()
+            .filter(|(_, _, ons, _)| ons == name)
+            .cloned()
+            .collect(),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            let crd = removed.unwrap_or_default();
+            let g = crd["spec"]["group"].as_str().unwrap_or_default();
+            let p = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+            st.objects
+                .keys()
+                .filter(|(og, op, _, _)| og == g && op == p)
+                .cloned()
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    for k in doomed {
+        st.delete(&k);
+    }
+}
+
+/// Used by `new()`: create without request plumbing.
+pub(super) fn commit(
+    st: &mut State,
+    r: &ResourceInfo,
+    old: Option<&Value>,
+    obj: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Value, ApiError> {
+    match old {
+        Some(o) => write(st, r, Some(o), obj, ctx),
+        None => {
+            let ns = obj["metadata"]["namespace"].as_str().map(str::to_string);
+            create(st, r, ns.as_deref(), obj, ctx)
+        }
+    }
+}
