@@ -18,7 +18,9 @@ mod owners;
 mod partial;
 mod render;
 
-pub use build::{error_object, plan_object, prune_candidate, recorded_last_applied};
+pub use build::{
+    error_object, plan_object, plan_object_owned, prune_candidate, recorded_last_applied,
+};
 pub use mask::{mask_plan, mask_secret, mask_secret_pair};
 pub use owners::field_owners;
 pub use partial::{
