@@ -57,7 +57,10 @@ fn engine(c: &mut Criterion) {
     let live: serde_json::Value =
         serde_json::from_str(include_str!("fixtures/deployment-live.json")).unwrap();
     let opts = PlanOptions::default();
-    for (what, image) in [("unchanged", "nginx:1.26.0"), ("image changed", "nginx:1.27.1")] {
+    for (what, image) in [
+        ("unchanged", "nginx:1.26.0"),
+        ("image changed", "nginx:1.27.1"),
+    ] {
         let loaded = parse_str(
             &config(image),
             Path::new("web.yaml"),

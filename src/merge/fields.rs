@@ -286,7 +286,9 @@ impl Walker {
         let find = |list: &'v [Value], k: &Value| -> Option<&'v Value> {
             list.iter().find(|v| same_key(v, k))
         };
-        let patch_list = patch.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        let patch_list = patch
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
         let all = |list: &[Value], k: &Value| -> Vec<Value> {
             list.iter().filter(|v| same_key(v, k)).cloned().collect()
         };
