@@ -678,6 +678,14 @@ pub fn crd_scope(obj: &Value) -> Option<(String, String, bool)> {
 /// namespaced.
 fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
     raws.iter()
+        // Only a CustomResourceDefinition's value is worth building here.
+        .filter(|r| {
+            let kind = match &r.inferred {
+                Some((_, kind)) => Some(kind.clone()),
+                None => r.node.get("kind").and_then(scalar_str),
+            };
+            kind.is_some_and(|k| k == "CustomResourceDefinition")
+        })
         .filter_map(|r| crd_scope(&object_value(r)))
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect()
@@ -686,8 +694,9 @@ fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
 fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {
     let crds = crd_scopes(&raws);
     let mut candidates = Vec::new();
-    for raw in &raws {
-        match to_manifest(raw, opts, &crds) {
+    // Each document's tree goes as soon as its object is built.
+    for raw in raws {
+        match to_manifest(&raw, opts, &crds) {
             Ok(m) => candidates.push(m),
             Err(e) => errors.push(e),
         }
