@@ -82,7 +82,7 @@ fn bench_plan(c: &mut Criterion) {
             })
             .collect();
         let results = session.apply(items, &ApplyOptions::default()).await;
-        assert!(results.iter().all(|r| r.ok));
+        assert!(results.iter().all(|r| r.ok()));
     });
     let loaded = load(&opts);
 

@@ -43,12 +43,52 @@ fn app(opts: Options, w: u16, h: u16) -> App {
     app
 }
 
+/// The fixture object shown as `shown`: Deployments are in apps, the rest
+/// in the core group.
+fn id(shown: &str) -> kapply::objref::ObjectRef {
+    let (kind, rest) = shown.split_once(' ').expect("Kind name");
+    let (ns, name) = match rest.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, rest),
+    };
+    let api_version = if kind == "Deployment" {
+        "apps/v1"
+    } else {
+        "v1"
+    };
+    kapply::objref::ObjectRef::new(api_version, kind, ns, name)
+}
+
+/// A result as the engine reports it: `message` is what outputs print
+/// (`configured`, `created (server dry run)`, or, when not `ok`, the
+/// server's error).
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
-        object: object.to_string(),
-        ok,
-        message: message.to_string(),
-        unknown: false,
+        object: id(object),
+        ..outcome(ok, message)
+    }
+}
+
+/// The outcome whose words are `message`.
+fn outcome(ok: bool, message: &str) -> ObjectResult {
+    use kapply::ops::Outcome;
+    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
+        Some(w) => (w, true),
+        None => (message, false),
+    };
+    let outcome = match word {
+        _ if !ok => Outcome::Failed(kapply::ops::Failure::Server(message.into())),
+        "created" => Outcome::Created,
+        "configured" => Outcome::Configured,
+        "unchanged" => Outcome::Unchanged,
+        "deleted" => Outcome::Deleted,
+        "pruned" => Outcome::Pruned,
+        other => panic!("not an outcome: {other}"),
+    };
+    ObjectResult {
+        object: Default::default(),
+        outcome,
+        dry_run,
     }
 }
 
@@ -332,12 +372,13 @@ mod live {
 
     const DELAY: Duration = Duration::from_millis(400);
 
-    fn results(objs: impl Iterator<Item = String>, message: &str) -> Vec<ObjectResult> {
+    fn results(
+        objs: impl Iterator<Item = kapply::objref::ObjectRef>,
+        message: &str,
+    ) -> Vec<ObjectResult> {
         objs.map(|object| ObjectResult {
             object,
-            ok: true,
-            message: message.to_string(),
-            unknown: false,
+            ..super::outcome(true, message)
         })
         .collect()
     }
@@ -354,7 +395,7 @@ mod live {
         fn remove(&self, objects: &[ObjectPlan]) {
             if let Ok(mut p) = self.plan.lock() {
                 p.objects
-                    .retain(|o| !objects.iter().any(|d| d.display_name() == o.display_name()));
+                    .retain(|o| !objects.iter().any(|d| d.id() == o.id()));
             }
         }
     }
@@ -376,7 +417,7 @@ mod live {
                     let _ = progress.send(Progress {
                         done: i + 1,
                         total,
-                        what: o.display_name(),
+                        what: o.id().to_string(),
                     });
                     tokio::time::sleep(DELAY / 4).await;
                 }
@@ -387,8 +428,8 @@ mod live {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 results(
-                    items.iter().map(|i| i.plan.display_name()),
-                    "ok (server dry run)",
+                    items.iter().map(|i| i.plan.id()),
+                    "configured (server dry run)",
                 )
             })
         }
@@ -397,17 +438,14 @@ mod live {
                 tokio::time::sleep(DELAY).await;
                 if let Ok(mut p) = self.plan.lock() {
                     for o in p.objects.iter_mut() {
-                        if items
-                            .iter()
-                            .any(|i| i.plan.display_name() == o.display_name())
-                        {
+                        if items.iter().any(|i| i.plan.id() == o.id()) {
                             o.action = ObjectAction::Unchanged;
                             o.fields.clear();
                             o.warnings.clear();
                         }
                     }
                 }
-                results(items.iter().map(|i| i.plan.display_name()), "configured")
+                results(items.iter().map(|i| i.plan.id()), "configured")
             })
         }
         fn delete(
@@ -418,14 +456,14 @@ mod live {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 self.remove(&objects);
-                results(objects.iter().map(ObjectPlan::display_name), "deleted")
+                results(objects.iter().map(ObjectPlan::id), "deleted")
             })
         }
         fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
             Box::pin(async move {
                 tokio::time::sleep(DELAY).await;
                 self.remove(&objects);
-                results(objects.iter().map(ObjectPlan::display_name), "pruned")
+                results(objects.iter().map(ObjectPlan::id), "pruned")
             })
         }
     }

@@ -7,10 +7,15 @@ async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let kubeconfig = args.next().unwrap_or_else(|| "kapply.kubeconfig".into());
     let port = args.next().and_then(|p| p.parse().ok());
-    let server = kapply::server::start(kapply::server::ServerOptions { port }).await?;
+    let trace = std::env::var_os("KAPPLY_TRACE").is_some();
+    let server = kapply::server::start(kapply::server::ServerOptions {
+        port,
+        // Recorded requests are only read to trace them.
+        forget_requests: !trace,
+    })
+    .await?;
     server.write_kubeconfig(std::path::Path::new(&kubeconfig))?;
     println!("{} {kubeconfig}", server.url());
-    let trace = std::env::var_os("KAPPLY_TRACE").is_some();
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => break,

@@ -296,6 +296,7 @@ use crate::cluster::{
 };
 use crate::inputs::Inputs;
 use crate::manifest::{self, LoadOptions, Loaded};
+use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use crate::plan::{self, ObjectAction, ObjectPlan, Plan};
 use anyhow::{Context, bail};
@@ -320,6 +321,10 @@ impl ClusterArgs {
 impl PruneArgs {
     /// Validate the flag combination as kubectl does.
     fn options(&self) -> anyhow::Result<PruneOptions> {
+        // Refused as kubectl refuses it, before anything is read or sent.
+        if let Some(sel) = &self.selector {
+            LabelSelector::parse(sel).map_err(|e| anyhow::anyhow!("-l: {e}"))?;
+        }
         if let Some(parent) = &self.applyset {
             if !self.prune {
                 bail!("--applyset requires --prune");
@@ -529,23 +534,14 @@ fn offline_plan_each(
     keep_objects: bool,
     emit: &mut (dyn FnMut(ObjectPlan) + Send),
 ) {
-    let key = |api_version: &str, kind: &str, ns: Option<&str>, name: &str| {
-        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-        (
-            group.to_string(),
-            kind.to_string(),
-            ns.unwrap_or("").to_string(),
-            name.to_string(),
-        )
-    };
-    // Key -> position in `live`; the last object of a key wins.
-    let index: std::collections::HashMap<_, usize> = live
+    // Identity -> position in `live`; the last object of one wins.
+    let index: std::collections::HashMap<ObjectRef, usize> = live
         .iter()
         .enumerate()
         .map(|(i, o)| {
             let md = &o["metadata"];
             (
-                key(
+                ObjectRef::new(
                     o["apiVersion"].as_str().unwrap_or(""),
                     o["kind"].as_str().unwrap_or(""),
                     md["namespace"].as_str(),
@@ -567,28 +563,18 @@ fn offline_plan_each(
     for m in &loaded.manifests {
         let mut m = std::borrow::Cow::Borrowed(m);
         let mut unknown_scope = false;
-        if manifest::is_namespaced(&m.id.api_version(), &m.id.kind).is_none() {
+        if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
             match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
                 Some(&namespaced) => m.to_mut().set_scope(namespaced, default_ns),
                 None => unknown_scope = true,
             }
         }
-        let k = key(
-            &m.id.api_version(),
-            &m.id.kind,
-            m.id.namespace.as_deref(),
-            &m.id.name,
-        );
-        // Manifests are unique by this key, so each live object is planned
+        // Manifests are unique by identity, so each live object is planned
         // at most once: it moves into the plan.
-        let found = index.get(&k).map(|&i| std::mem::take(&mut live[i]));
+        let found = index.get(&m.id).map(|&i| std::mem::take(&mut live[i]));
         let mut row = plan::plan_object_owned(&m, found, &Default::default());
         if unknown_scope {
-            let group_kind = if m.id.group.is_empty() {
-                m.id.kind.clone()
-            } else {
-                format!("{}.{}", m.id.kind, m.id.group)
-            };
+            let group_kind = m.id.group_kind();
             row.warnings.push(format!(
                 "the scope of {group_kind} is unknown offline (no CustomResourceDefinition for it \
                  among the manifests or the --live objects): planned as namespaced in {:?}; \
@@ -608,7 +594,7 @@ fn load_error_row(e: &manifest::ManifestError) -> ObjectPlan {
     let source = e.at().map(|s| s.to_string());
     match e.id() {
         Some(id) => plan::error_object(
-            &id.api_version(),
+            &e.api_version().unwrap_or_default(),
             &id.kind,
             id.namespace.as_deref(),
             &id.name,
@@ -829,14 +815,14 @@ fn print_results(results: &[ObjectResult]) -> usize {
     let mut failed = 0;
     let mut unknown = 0;
     for r in results {
-        if r.ok {
-            outln!("{} {}", r.object, r.message);
-        } else if r.unknown {
+        if r.ok() {
+            outln!("{} {}", r.object, r.message());
+        } else if r.unknown() {
             unknown += 1;
-            errln!("unknown: {}: {}", r.object, r.message);
+            errln!("unknown: {}: {}", r.object, r.message());
         } else {
             failed += 1;
-            errln!("error: {}: {}", r.object, r.message);
+            errln!("error: {}: {}", r.object, r.message());
         }
     }
     if unknown > 0 {
@@ -868,7 +854,7 @@ fn summary_line(p: &ObjectPlan) -> String {
         ),
         _ => String::new(),
     };
-    format!("{mark:<12} {}{extra}", p.display_name())
+    format!("{mark:<12} {}{extra}", p.id())
 }
 
 /// Unchanged objects get a result line on stdout too (as kubectl prints
@@ -880,27 +866,16 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
         .filter(|p| p.action == ObjectAction::Unchanged)
     {
         let suffix = if dry_run { " (server dry run)" } else { "" };
-        outln!("{} unchanged{suffix}", p.display_name());
+        outln!("{} unchanged{suffix}", p.id());
     }
 }
 
 /// What a plan file selects: per object, the paths of its field changes.
 /// Per object: the change paths the file lists, and those of them marked
 /// `"action": "release"`.
-type Selection =
-    std::collections::HashMap<(String, String, String, String), (Vec<String>, Vec<String>)>;
-
-/// Objects are matched by group, kind, namespace and name (the version may
-/// differ between the file and the fresh plan).
-fn selection_key(p: &ObjectPlan) -> (String, String, String, String) {
-    let group = p.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-    (
-        group.to_string(),
-        p.kind.clone(),
-        p.namespace.clone().unwrap_or_default(),
-        p.name.clone(),
-    )
-}
+/// Objects are matched by their [`ObjectRef`] (the version may differ
+/// between the file and the fresh plan).
+type Selection = std::collections::HashMap<ObjectRef, (Vec<String>, Vec<String>)>;
 
 fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
     let text =
@@ -950,7 +925,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
                 .filter(|f| f.action != crate::merge::FieldAction::Keep)
                 .map(|f| f.path.clone())
                 .collect();
-            (selection_key(p), (paths, released))
+            (p.id(), (paths, released))
         })
         .collect())
 }
@@ -958,7 +933,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
 /// The item to apply for `p` under a selection: skipped when the file does
 /// not list the object or none of its changes; partial when it lists only some.
 fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
-    let (listed, released) = sel.get(&selection_key(p))?;
+    let (listed, released) = sel.get(&p.id())?;
     let changes: Vec<&str> = p
         .fields
         .iter()
@@ -973,7 +948,7 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     if accepted.is_empty() && !changes.is_empty() {
         errln!(
             "skipped      {}: the plan file lists none of its changes",
-            p.display_name()
+            p.id()
         );
         return None;
     }
@@ -1008,7 +983,9 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if let Some(code) = made.refuse_writes("apply") {
         return Ok(code);
     }
-    let Made { plan, cluster, .. } = made;
+    let Made {
+        mut plan, cluster, ..
+    } = made;
     let Some((session, planned)) = cluster else {
         bail!("apply needs a cluster");
     };
@@ -1022,24 +999,28 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         Some(path) => Some(read_selection(path)?),
         None => None,
     };
-    let items: Vec<ApplyItem> = plan
-        .objects
-        .iter()
-        .filter(|p| matches!(p.action, ObjectAction::Create | ObjectAction::Update))
+    // The objects to write move into the items (no copy: at 10,000 objects
+    // the plan is most of the memory); the plan keeps the others.
+    let (changing, others): (Vec<ObjectPlan>, Vec<ObjectPlan>) = std::mem::take(&mut plan.objects)
+        .into_iter()
+        .partition(|p| matches!(p.action, ObjectAction::Create | ObjectAction::Update));
+    plan.objects = others;
+    let items: Vec<ApplyItem> = changing
+        .into_iter()
         .filter_map(|p| match &chosen {
             None => Some(ApplyItem {
-                plan: p.clone(),
+                plan: p,
                 accepted_fields: None,
                 released_fields: Vec::new(),
             }),
-            Some(sel) => select_item(p, sel),
+            Some(sel) => select_item(&p, sel),
         })
         .collect();
     for it in &items {
         for r in &it.released_fields {
             errln!(
                 "release      {} {r}: keeps the live value, drops it from last-applied",
-                it.plan.display_name()
+                it.plan.id()
             );
         }
     }
@@ -1047,11 +1028,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         .objects
         .iter()
         .filter(|p| p.action == ObjectAction::Prune)
-        .filter(|p| {
-            chosen
-                .as_ref()
-                .is_none_or(|sel| sel.contains_key(&selection_key(p)))
-        })
+        .filter(|p| chosen.as_ref().is_none_or(|sel| sel.contains_key(&p.id())))
         .cloned()
         .collect();
     let load_errors = plan
@@ -1139,7 +1116,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
                 errors += 1;
                 errln!("error: {e}");
             }
-            None => errln!("{} not found", p.display_name()),
+            None => errln!("{} not found", p.id()),
         }
     }
     if targets.is_empty() {
@@ -1147,7 +1124,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         return Ok(if errors > 0 { 1 } else { 0 });
     }
     for p in &targets {
-        errln!("x delete     {}", p.display_name());
+        errln!("x delete     {}", p.id());
     }
     if !a.yes && !confirm(&format!("delete {} object(s)?", targets.len()))? {
         errln!("cancelled: nothing was deleted");
@@ -1309,7 +1286,7 @@ fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> Strin
         None => "(not set live)".into(),
         Some(_) if secret => "***".into(),
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => crate::merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     }
 }
 
@@ -1358,15 +1335,12 @@ pub async fn release(a: ReleaseArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let shown = plan::error_object(
+    let shown = ObjectRef::new(
         live["apiVersion"].as_str().unwrap_or_default(),
         &res.kind,
         live.pointer("/metadata/namespace").and_then(|v| v.as_str()),
         name,
-        None,
-        String::new(),
-    )
-    .display_name();
+    );
     for f in &edit.fields {
         errln!(
             "release      {shown} {}: live value {} stays; dropped from last-applied (was {})",

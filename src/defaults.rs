@@ -1,7 +1,6 @@
 //! Defaulting, as the API server does after every write: only fields that
 //! are unset get a value.
 
-use base64::Engine;
 use serde_json::{Map, Value, json};
 
 /// Set `obj[key]` when it is absent or null.
@@ -261,16 +260,15 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
 fn secret(o: &mut Map<String, Value>) {
     default(o, "type", json!("Opaque"));
     // stringData is write-only: folded into data, never stored.
-    if let Some(Value::Object(sd)) = o.remove("stringData") {
-        let engine = base64::engine::general_purpose::STANDARD;
-        if let Some(data) = child(o, "data") {
-            for (k, v) in sd {
-                let s = match v {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                data.insert(k, json!(engine.encode(s)));
-            }
+    if let Some(Value::Object(sd)) = o.remove("stringData")
+        && let Some(data) = child(o, "data")
+    {
+        for (k, v) in sd {
+            let s = match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            data.insert(k, json!(crate::gocompat::encode_bytes(s)));
         }
     }
 }

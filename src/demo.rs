@@ -146,7 +146,12 @@ impl Demo {
         {
             check_overwritable(path)?;
         }
-        let server = crate::server::start(crate::server::ServerOptions { port }).await?;
+        let server = crate::server::start(crate::server::ServerOptions {
+            port,
+            // A demo runs as long as the user likes; nobody reads its requests.
+            forget_requests: true,
+        })
+        .await?;
         seed(&server).await.context("seeding the demo cluster")?;
         let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
         let manifests = dir.path().join("manifests");
@@ -459,7 +464,7 @@ impl<'a> Kubectl<'a> {
     fn apply_new(&self, m: &Manifest) -> anyhow::Result<()> {
         let what = format!("kubectl apply of {} ({})", m.id, m.source);
         let collection =
-            self.collection(&m.id.api_version(), &m.id.kind, m.id.namespace.as_deref())?;
+            self.collection(&m.api_version(), &m.id.kind, m.id.namespace.as_deref())?;
         let object = format!("{collection}/{}", m.id.name);
         self.send(&what, Method::GET, &object, None, 404)?;
         if let Some(ns) = &m.id.namespace {
@@ -720,7 +725,7 @@ mod tests {
             let live = server
                 .store()
                 .get(
-                    &m.id.api_version(),
+                    &m.api_version(),
                     &m.id.kind,
                     m.id.namespace.as_deref(),
                     &m.id.name,

@@ -179,6 +179,38 @@ pub fn file_name(obj: &Value) -> String {
     format!("{kind}-{safe}.yaml")
 }
 
+/// `text` (a multi-document YAML file) with the document that holds line
+/// `line` (1-based, as a manifest source names it) replaced by `doc`; the
+/// other documents and the `---` lines are kept byte for byte. `None` when
+/// `line` is outside the file or on a `---` line.
+pub fn replace_document(text: &str, line: usize, doc: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let at = line.checked_sub(1).filter(|&i| i < lines.len())?;
+    let is_sep = |l: &str| {
+        l.strip_prefix("---")
+            .is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+    };
+    if is_sep(lines[at]) {
+        return None;
+    }
+    let start = (0..at)
+        .rev()
+        .find(|&i| is_sep(lines[i]))
+        .map_or(0, |i| i + 1);
+    let end = (at..lines.len())
+        .find(|&i| is_sep(lines[i]))
+        .unwrap_or(lines.len());
+    // A separator before `at` is never the file's last line: it ends
+    // with a newline, so `doc` starts on a line of its own.
+    let mut out: String = lines[..start].concat();
+    out.push_str(doc);
+    if !doc.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&lines[end..].concat());
+    Some(out)
+}
+
 /// A copy of a Secret with every `data`/`stringData` value masked, for
 /// printing to a terminal; other objects are returned unchanged.
 pub fn masked(obj: &Value) -> Value {
@@ -287,6 +319,25 @@ mod tests {
         let m = masked(&e);
         assert_eq!(m["data"]["k"], "***");
         assert!(!crate::yaml::to_yaml(&m).contains("c2VjcmV0"));
+    }
+
+    #[test]
+    fn one_document_is_replaced_the_others_kept() {
+        let text = "# first\na: 1\n---\n# the one\nkind: X\nb: 2\n--- # third\nc: 3\n";
+        assert_eq!(
+            super::replace_document(text, 5, "kind: X\nb: 9\n").as_deref(),
+            Some("# first\na: 1\n---\nkind: X\nb: 9\n--- # third\nc: 3\n")
+        );
+        assert_eq!(
+            super::replace_document(text, 1, "z: 0").as_deref(),
+            Some("z: 0\n---\n# the one\nkind: X\nb: 2\n--- # third\nc: 3\n")
+        );
+        assert_eq!(
+            super::replace_document(text, 8, "c: 4\n").as_deref(),
+            Some("# first\na: 1\n---\n# the one\nkind: X\nb: 2\n--- # third\nc: 4\n")
+        );
+        assert_eq!(super::replace_document(text, 3, "x"), None);
+        assert_eq!(super::replace_document(text, 99, "x"), None);
     }
 
     #[test]

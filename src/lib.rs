@@ -1,6 +1,7 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
-//! Core modules (`yaml`, `manifest`, `patchmeta`, `merge`, `plan`, `defaults`, `export`) do no I/O
+//! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
+//! `defaults`, `export`, `gocompat`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -9,13 +10,16 @@ pub mod defaults;
 pub mod demo;
 pub mod entry;
 pub mod export;
+pub mod gocompat;
 pub mod highlight;
 pub mod inputs;
 pub mod manifest;
 pub mod merge;
+pub mod objref;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;
+pub mod selector;
 pub mod server;
 pub mod signals;
 pub mod text;

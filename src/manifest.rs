@@ -29,60 +29,8 @@ use std::fmt;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-/// Group/version/kind/namespace/name of an object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectId {
-    /// `""` for the core group.
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    /// `None` for cluster-scoped objects.
-    pub namespace: Option<String>,
-    pub name: String,
-}
-
-impl ObjectId {
-    /// `apps/v1`, or `v1` for the core group.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-
-    /// The identity of an object as found (a live object, say): apiVersion,
-    /// kind, metadata.namespace (empty = none) and metadata.name.
-    pub fn from_object(obj: &Value) -> Option<ObjectId> {
-        let (group, version) = split_api_version(obj.get("apiVersion")?.as_str()?);
-        let md = obj.get("metadata")?;
-        Some(ObjectId {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: obj.get("kind")?.as_str()?.to_string(),
-            namespace: md
-                .get("namespace")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
-            name: md.get("name")?.as_str()?.to_string(),
-        })
-    }
-}
-
-impl fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
-            None => write!(f, "{} {}", self.kind, self.name),
-        }
-    }
-}
-
-/// `("apps", "v1")` for `apps/v1`, `("", "v1")` for `v1`.
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    api_version.split_once('/').unwrap_or(("", api_version))
-}
+use crate::objref::ObjectRef;
+pub use crate::objref::split_api_version;
 
 /// Where an object (or an error) is in the manifests.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,7 +49,9 @@ impl fmt::Display for Source {
 /// One object to apply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
-    pub id: ObjectId,
+    pub id: ObjectRef,
+    /// The version of the apiVersion written (the identity has the group).
+    pub version: String,
     /// The object as read, with `metadata.namespace` filled in for
     /// namespaced kinds.
     pub object: Value,
@@ -112,6 +62,11 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The apiVersion written: `apps/v1`, `v1`.
+    pub fn api_version(&self) -> String {
+        crate::objref::api_version(&self.id.group, &self.version)
+    }
+
     /// Corrects the scope once the cluster knows the kind (kinds neither
     /// built in nor defined by a loaded CRD are loaded as namespaced, and
     /// were checked against `-n` as such).
@@ -217,7 +172,8 @@ pub enum ManifestError {
     /// occurrence. Neither is loaded.
     #[error("{second}: {id} is defined more than once (also at {first})")]
     Duplicate {
-        id: Box<ObjectId>,
+        id: Box<ObjectRef>,
+        version: String,
         first: Source,
         second: Source,
     },
@@ -225,7 +181,8 @@ pub enum ManifestError {
     #[error("{at}: {id}: the namespace from the provided object {:?} does not match the namespace {namespace:?} given with -n", id.namespace.as_deref().unwrap_or_default())]
     NamespaceMismatch {
         at: Source,
-        id: Box<ObjectId>,
+        id: Box<ObjectRef>,
+        version: String,
         namespace: String,
     },
 }
@@ -245,10 +202,21 @@ impl ManifestError {
     }
 
     /// The object concerned, when it has an identity.
-    pub fn id(&self) -> Option<&ObjectId> {
+    pub fn id(&self) -> Option<&ObjectRef> {
         match self {
             ManifestError::Duplicate { id, .. } | ManifestError::NamespaceMismatch { id, .. } => {
                 Some(&**id)
+            }
+            _ => None,
+        }
+    }
+
+    /// The apiVersion of the object concerned, when it has an identity.
+    pub fn api_version(&self) -> Option<String> {
+        match self {
+            ManifestError::Duplicate { id, version, .. }
+            | ManifestError::NamespaceMismatch { id, version, .. } => {
+                Some(crate::objref::api_version(&id.group, version))
             }
             _ => None,
         }
@@ -702,14 +670,7 @@ fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> 
         }
     }
     // Duplicates: drop every occurrence, report each one after the first.
-    let key = |m: &Manifest| {
-        (
-            m.id.group.clone(),
-            m.id.kind.clone(),
-            m.id.namespace.clone(),
-            m.id.name.clone(),
-        )
-    };
+    let key = |m: &Manifest| m.id.clone();
     let mut first: HashMap<_, Source> = HashMap::new();
     let mut duplicated = std::collections::HashSet::new();
     for m in &candidates {
@@ -717,6 +678,7 @@ fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> 
             Some(f) => {
                 errors.push(ManifestError::Duplicate {
                     id: Box::new(m.id.clone()),
+                    version: m.version.clone(),
                     first: f.clone(),
                     second: m.source.clone(),
                 });
@@ -849,9 +811,8 @@ fn to_manifest(
     let namespaced = is_namespaced(&api_version, &kind)
         .or_else(|| crds.get(&(group.to_string(), kind.clone())).copied())
         .unwrap_or(true);
-    let mut id = ObjectId {
+    let mut id = ObjectRef {
         group: group.to_string(),
-        version: version.to_string(),
         kind: kind.clone(),
         namespace: None,
         name,
@@ -864,6 +825,7 @@ fn to_manifest(
             return Err(ManifestError::NamespaceMismatch {
                 at: at_line(md_field_line("namespace")),
                 id: Box::new(id),
+                version: version.to_string(),
                 namespace: n.clone(),
             });
         }
@@ -876,6 +838,7 @@ fn to_manifest(
     let lines = yaml::line_map(node, PatchMeta::builtin().root(&api_version, &kind));
     Ok(Manifest {
         id,
+        version: version.to_string(),
         object,
         source: at,
         lines,
@@ -885,27 +848,9 @@ fn to_manifest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn load_text(text: &str, opts: &LoadOptions) -> Loaded {
         parse_str(text, Path::new("m.yaml"), opts)
-    }
-
-    #[test]
-    fn identity_and_display() {
-        let id = ObjectId::from_object(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "nginx", "namespace": "default"}}))
-        .unwrap();
-        assert_eq!(id.api_version(), "apps/v1");
-        assert_eq!(id.to_string(), "Deployment default/nginx");
-        let ns = ObjectId::from_object(&json!({"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": "demo"}}))
-        .unwrap();
-        assert_eq!(
-            (ns.group.as_str(), ns.api_version()),
-            ("", "v1".to_string())
-        );
-        assert_eq!(ns.to_string(), "Namespace demo");
     }
 
     #[test]

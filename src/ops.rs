@@ -4,6 +4,7 @@
 //! against a real API server (kube-rs), tests implement it with fakes.
 //! Keeping this seam narrow lets `App::update` stay free of I/O.
 
+use crate::objref::ObjectRef;
 use crate::plan::{ObjectPlan, Plan};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -38,49 +39,172 @@ pub enum Propagation {
     Orphan,
 }
 
-/// The outcome of one object of an apply, delete or prune: done (`ok`),
-/// failed (`!ok`: not done), or unknown (`unknown`, never `ok`: the write
-/// was sent and no answer came, so it may or may not have been made).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The outcome of one object of an apply, delete or prune: done
+/// ([`ObjectResult::ok`]), not done, or unknown (the write was sent and no
+/// answer came, so it may or may not have been made). Its words come from
+/// [`ObjectResult::message`] alone; code decides on the variants, never on
+/// the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectResult {
-    /// `Deployment default/nginx`
-    pub object: String,
-    pub ok: bool,
-    /// `created`, `configured`, `unchanged`, `deleted`, `pruned`, the
-    /// server's error message, or why the outcome is unknown.
-    pub message: String,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unknown: bool,
+    /// Displayed `Deployment default/nginx`.
+    pub object: ObjectRef,
+    pub outcome: Outcome,
+    /// The outcome is the server's dry run's answer: nothing was written
+    /// (`created (server dry run)`). Not set where no request was needed
+    /// (`unchanged`).
+    pub dry_run: bool,
+}
+
+/// What became of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Created,
+    Configured,
+    /// Nothing to change: no write was needed.
+    Unchanged,
+    Deleted,
+    /// Deleted as a prune candidate.
+    Pruned,
+    /// A dry run could not check it: what it needs is created by this same
+    /// apply first (ok: nothing failed).
+    NotChecked(Prerequisite),
+    /// Not sent: why, in words (an earlier request failed, the ApplySet
+    /// parent could not be written, no session).
+    Skipped(String),
+    /// Not done.
+    Failed(Failure),
+    /// Sent without an answer: why, in words ending in "the change may or
+    /// may not have been made".
+    Unknown(String),
+}
+
+/// What a dry run could not check an object without.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prerequisite {
+    /// Its namespace, created by this apply.
+    Namespace(String),
+    /// The CustomResourceDefinition of its kind, created by this apply.
+    CustomResourceDefinition,
+}
+
+/// Why an object was not done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The cluster does not serve its kind (yet): `Widget.demo.kapply.dev/v1`.
+    NotServed(String),
+    /// Created by someone else since the plan.
+    CreatedSincePlan,
+    /// Deleted since the plan.
+    DeletedSincePlan,
+    /// Changed since the plan: re-planned; the words say what is pending now.
+    ChangedSincePlan(String),
+    /// Deleted and created again since the plan (the uid precondition of a
+    /// delete or prune failed): the server's words.
+    Recreated { prune: bool, error: String },
+    /// Refused before any request: the plan's error, a partial apply of an
+    /// object that does not exist, a release that cannot be, ...
+    Refused(String),
+    /// The server's dry run failed in a way that stops the run: not written.
+    DryRun(String),
+    /// The read before the write failed: not written.
+    NotApplied(String),
+    /// The server's (or the connection's) error.
+    Server(String),
+}
+
+/// How a kind the cluster does not serve is reported (`kind` is
+/// `Widget.demo.kapply.dev/v1`).
+pub fn not_served(kind: &str) -> String {
+    format!("{kind} is not served by the cluster: apply its CustomResourceDefinition first")
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::NotServed(kind) => f.write_str(&not_served(kind)),
+            Failure::CreatedSincePlan => {
+                f.write_str("created by someone else since the plan; re-plan and review again")
+            }
+            Failure::DeletedSincePlan => {
+                f.write_str("deleted since the plan; re-plan and review again")
+            }
+            Failure::Recreated { prune, error } => write!(
+                f,
+                "changed since the plan: the object was deleted and created again (not the one \
+                 reviewed); not {}: reload to review it ({error})",
+                if *prune { "pruned" } else { "deleted" }
+            ),
+            Failure::DryRun(e) => write!(f, "not applied (server dry run): {e}"),
+            Failure::NotApplied(e) => write!(f, "not applied: {e}"),
+            Failure::ChangedSincePlan(m) | Failure::Refused(m) | Failure::Server(m) => {
+                f.write_str(m)
+            }
+        }
+    }
 }
 
 impl ObjectResult {
-    /// Done: `message` says what was done (`created`, `configured`, ...).
-    pub fn done(object: String, message: impl Into<String>) -> ObjectResult {
+    pub fn new(object: ObjectRef, outcome: Outcome) -> ObjectResult {
         ObjectResult {
             object,
-            ok: true,
-            message: message.into(),
-            unknown: false,
+            outcome,
+            dry_run: false,
         }
     }
 
-    /// Not done: `message` says why.
-    pub fn failed(object: String, message: impl Into<String>) -> ObjectResult {
-        ObjectResult {
-            object,
-            ok: false,
-            message: message.into(),
-            unknown: false,
-        }
+    /// The same outcome, as the server's dry run's answer.
+    pub fn in_dry_run(mut self) -> ObjectResult {
+        self.dry_run = true;
+        self
     }
 
-    /// Sent, but whether it was done is not known: `message` says why.
-    pub fn unknown(object: String, message: impl Into<String>) -> ObjectResult {
-        ObjectResult {
-            object,
-            ok: false,
-            message: message.into(),
-            unknown: true,
+    /// Not done: why.
+    pub fn failed(object: ObjectRef, why: Failure) -> ObjectResult {
+        ObjectResult::new(object, Outcome::Failed(why))
+    }
+
+    /// Done (a dry run's "not checked" counts: nothing failed).
+    pub fn ok(&self) -> bool {
+        matches!(
+            self.outcome,
+            Outcome::Created
+                | Outcome::Configured
+                | Outcome::Unchanged
+                | Outcome::Deleted
+                | Outcome::Pruned
+                | Outcome::NotChecked(_)
+        )
+    }
+
+    /// Sent, but whether it was done is not known.
+    pub fn unknown(&self) -> bool {
+        matches!(self.outcome, Outcome::Unknown(_))
+    }
+
+    /// What outputs say of it: `created`, `configured (server dry run)`,
+    /// the server's error, why it is unknown.
+    pub fn message(&self) -> String {
+        let done = |word: &str| {
+            if self.dry_run {
+                format!("{word} (server dry run)")
+            } else {
+                word.to_string()
+            }
+        };
+        match &self.outcome {
+            Outcome::Created => done("created"),
+            Outcome::Configured => done("configured"),
+            Outcome::Unchanged => done("unchanged"),
+            Outcome::Deleted => done("deleted"),
+            Outcome::Pruned => done("pruned"),
+            Outcome::NotChecked(Prerequisite::Namespace(ns)) => done(&format!(
+                "not checked: namespace {ns} is created by this apply"
+            )),
+            Outcome::NotChecked(Prerequisite::CustomResourceDefinition) => {
+                done("not checked: its CustomResourceDefinition is created by this apply")
+            }
+            Outcome::Skipped(why) | Outcome::Unknown(why) => why.clone(),
+            Outcome::Failed(f) => f.to_string(),
         }
     }
 }
@@ -137,4 +261,93 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete prune candidates (reported as pruned).
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// Where `E` proposes to write the export of `object` (`own_file`: the
+    /// manifest file that holds it and nothing else, if any).
+    fn export_target(
+        &self,
+        object: &ObjectPlan,
+        own_file: Option<&str>,
+    ) -> Result<ExportTarget, String> {
+        let _ = (object, own_file);
+        Err("export is not available here".into())
+    }
+    /// GET the object, clean it ([`crate::export::export`]) and write it to
+    /// `path`; an existing file is left alone unless `overwrite`.
+    fn export(
+        &self,
+        object: ObjectPlan,
+        path: String,
+        overwrite: bool,
+    ) -> BoxFuture<'_, Result<Exported, String>> {
+        let _ = (object, path, overwrite);
+        Box::pin(async { Err("export is not available here".to_string()) })
+    }
+}
+
+/// Where the TUI's export (`E`) proposes to write an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportTarget {
+    pub path: String,
+    /// Something the user should know before writing there (the file is
+    /// not read back by this run's inputs, the object is also elsewhere).
+    pub note: Option<String>,
+}
+
+/// What an export did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exported {
+    /// Written to this path.
+    Written(String),
+    /// Nothing written: the file exists (ask before overwriting).
+    Exists(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words outputs print, one per outcome (the CLI's stdout, the
+    /// TUI's log, scripts reading them).
+    #[test]
+    fn outcomes_are_said_as_before() {
+        let r = |o: Outcome| ObjectResult::new(ObjectRef::default(), o);
+        assert_eq!(r(Outcome::Created).message(), "created");
+        assert_eq!(
+            r(Outcome::Configured).in_dry_run().message(),
+            "configured (server dry run)"
+        );
+        assert_eq!(
+            r(Outcome::Pruned).in_dry_run().message(),
+            "pruned (server dry run)"
+        );
+        assert_eq!(
+            r(Outcome::NotChecked(Prerequisite::Namespace("demo".into())))
+                .in_dry_run()
+                .message(),
+            "not checked: namespace demo is created by this apply (server dry run)"
+        );
+        let not_served = r(Outcome::Failed(Failure::NotServed(
+            "Widget.demo.kapply.dev/v1".into(),
+        )));
+        assert!(!not_served.ok() && !not_served.unknown());
+        assert_eq!(
+            not_served.message(),
+            "Widget.demo.kapply.dev/v1 is not served by the cluster: apply its \
+             CustomResourceDefinition first"
+        );
+        assert_eq!(
+            r(Outcome::Failed(Failure::Recreated {
+                prune: true,
+                error: "409".into()
+            }))
+            .message(),
+            "changed since the plan: the object was deleted and created again (not the one \
+             reviewed); not pruned: reload to review it (409)"
+        );
+        let unknown = r(Outcome::Unknown("no answer".into()));
+        assert!(unknown.unknown() && !unknown.ok());
+        let skipped = r(Outcome::Skipped("not sent".into()));
+        assert!(!skipped.ok() && !skipped.unknown());
+        assert!(r(Outcome::NotChecked(Prerequisite::CustomResourceDefinition)).ok());
+    }
 }

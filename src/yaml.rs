@@ -712,11 +712,10 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Scalar {
     match core {
         "str" => Scalar::Str(text.to_string()),
         "binary" => {
-            use base64::Engine as _;
             let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-            match base64::engine::general_purpose::STANDARD.decode(clean) {
-                Ok(bytes) => Scalar::Str(String::from_utf8_lossy(&bytes).into_owned()),
-                Err(_) => Scalar::Error("!!binary value contains invalid base64 data".into()),
+            match crate::gocompat::decode_bytes(&clean) {
+                Some(bytes) => Scalar::Str(String::from_utf8_lossy(&bytes).into_owned()),
+                None => Scalar::Error("!!binary value contains invalid base64 data".into()),
             }
         }
         "null" => match implicit {
@@ -972,43 +971,9 @@ fn go_float32_g(f: f64) -> String {
     if f.is_nan() {
         return ".nan".into();
     }
-    if f.is_infinite() {
-        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
-    }
-    let x = f as f32;
-    if x.is_infinite() {
-        // Beyond float32: Go prints +Inf, which go-yaml spells .inf.
-        return if x > 0.0 { ".inf" } else { "-.inf" }.into();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    // Shortest digits of the float32, as d.ddd e exp.
-    let e = format!("{:e}", x.abs());
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let sign = if x < 0.0 { "-" } else { "" };
-    if !(-4..6).contains(&exp) {
-        let rest = &digits[1..];
-        let dot = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{}{dot}e{esign}{:02}", &digits[..1], exp.abs());
-    }
-    let n = digits.len() as i32;
-    let dp = exp + 1; // digits before the decimal point
-    let body = if dp <= 0 {
-        format!("0.{}{digits}", "0".repeat((-dp) as usize))
-    } else if dp >= n {
-        format!("{digits}{}", "0".repeat((dp - n) as usize))
-    } else {
-        format!("{}.{}", &digits[..dp as usize], &digits[dp as usize..])
-    };
-    format!("{sign}{body}")
+    // Beyond float32 too: Go prints +Inf, which go-yaml spells .inf.
+    crate::gocompat::format_float32(f)
+        .unwrap_or_else(|| if f > 0.0 { ".inf" } else { "-.inf" }.into())
 }
 
 // ---------------------------------------------------------------------------

@@ -891,6 +891,48 @@ fn prune_by_label() {
     assert!(c.configmap("default", "bystander").is_some());
 }
 
+/// `-l` refuses what kubectl refuses, in kubectl's words, before any
+/// request, and accepts what kubectl accepts.
+#[test]
+fn label_selectors_are_checked_as_kubectl_checks_them() {
+    let c = Cluster::start();
+    c.write("m/one.yaml", &configmap("one", "{a: b}", "{k: v}"));
+    let m = c.dir.path().join("m");
+    let m = m.to_str().unwrap();
+    let kubectl = Kubectl::find(&c.kubeconfig);
+    for sel in [
+        "a in (b", "a b", "a=b c", "=b", "a=b,", "!a=b", "a in b", "a>x", "x/=1", "a=b/c", "a,,b",
+    ] {
+        c.server.clear_requests();
+        let out = c.kapply(&["diff", "-f", m, "-l", sel]);
+        assert_eq!(out.code, Some(2), "{sel}: {out:?}");
+        let ours = out
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("error: -l: "))
+            .unwrap_or_else(|| panic!("{sel}: {out:?}"));
+        assert!(
+            ours.starts_with(&format!("the provided selector {sel:?} is not valid: ")),
+            "{ours}"
+        );
+        assert!(c.server.requests().is_empty(), "{sel}: a request was sent");
+        if let Some(k) = &kubectl {
+            let theirs = k.run(&["apply", "--dry-run=client", "-f", m, "-l", sel], &[]);
+            assert!(!theirs.status.success(), "{sel}");
+            let theirs = String::from_utf8_lossy(&theirs.stderr);
+            assert_eq!(theirs.trim_end(), format!("error: {ours}"), "{sel}");
+        }
+    }
+    for sel in ["a in (b,)", "a!=", "a==b", " a = b ", "a in (b, c),!d"] {
+        let out = c.kapply(&["diff", "-f", m, "-l", sel]);
+        assert_eq!(out.code, Some(1), "{sel}: {out:?}");
+        if let Some(k) = &kubectl {
+            let theirs = k.run(&["apply", "--dry-run=client", "-f", m, "-l", sel], &[]);
+            assert!(theirs.status.success(), "{sel}: {theirs:?}");
+        }
+    }
+}
+
 #[test]
 fn applyset_parent_and_prune() {
     let c = Cluster::start();

@@ -12,6 +12,7 @@ use kapply::cluster::{
 };
 use kapply::manifest::{LoadOptions, load};
 use kapply::merge::{FieldAction, LAST_APPLIED};
+use kapply::objref::ObjectRef;
 use kapply::ops::{ApplyItem, ObjectResult, Progress, Propagation};
 use kapply::plan::{ObjectAction, ObjectPlan, Plan};
 use kapply::server::{RecordedRequest, RunningServer};
@@ -182,7 +183,7 @@ fn find<'a>(plan: &'a Plan, kind: &str, name: &str) -> &'a ObjectPlan {
 fn result<'a>(results: &'a [ObjectResult], object: &str) -> &'a ObjectResult {
     results
         .iter()
-        .find(|r| r.object == object)
+        .find(|r| r.object.to_string() == object)
         .unwrap_or_else(|| panic!("no result for {object}: {results:#?}"))
 }
 
@@ -310,11 +311,11 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
 
     e.server.clear_requests();
     let results = e.apply_all(&plan).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
-    assert_eq!(result(&results, "Namespace demo").message, "created");
-    assert_eq!(result(&results, "Deployment demo/web").message, "created");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
+    assert_eq!(result(&results, "Namespace demo").message(), "created");
+    assert_eq!(result(&results, "Deployment demo/web").message(), "created");
     // Results come back in the order given.
-    assert_eq!(results[0].object, "ConfigMap demo/settings");
+    assert_eq!(results[0].object.to_string(), "ConfigMap demo/settings");
 
     let posts: Vec<_> = e.requests(|r| r.method == "POST");
     // Namespace first: its dry run and its write precede everything else.
@@ -358,7 +359,7 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
     }
     let results = e.apply_all(&again).await;
     assert!(
-        results.iter().all(|r| r.ok && r.message == "unchanged"),
+        results.iter().all(|r| r.ok() && r.message() == "unchanged"),
         "{results:#?}"
     );
 }
@@ -378,14 +379,14 @@ async fn update_sends_the_engines_patch_like_kubectl() {
     e.server.clear_requests();
     let results = e.apply_all(&plan).await;
     assert_eq!(
-        result(&results, "Deployment demo/web").message,
+        result(&results, "Deployment demo/web").message(),
         "configured"
     );
     assert_eq!(
-        result(&results, "ConfigMap demo/settings").message,
+        result(&results, "ConfigMap demo/settings").message(),
         "configured"
     );
-    assert_eq!(result(&results, "Namespace demo").message, "unchanged");
+    assert_eq!(result(&results, "Namespace demo").message(), "unchanged");
     let patches: Vec<_> = e.requests(|r| r.method == "PATCH" && !r.query.contains_key("dryRun"));
     assert_eq!(patches.len(), 2);
     for p in &patches {
@@ -419,7 +420,7 @@ async fn kubectl_finds_nothing_to_change_after_kapply_and_the_reverse() {
     e.write("app.yaml", BASIC);
     let plan = e.plan().await;
     let results = e.apply_all(&plan).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     let dir = e.manifests();
     let dir = dir.to_str().unwrap();
     let Some((code, out, err)) = e.kubectl(&["diff", "-f", dir], &[]).await else {
@@ -466,7 +467,10 @@ async fn kubectl_finds_nothing_to_change_after_kapply_and_the_reverse() {
     let plan = e.plan().await;
     e.server.clear_requests();
     let results = e.apply_all(&plan).await;
-    assert_eq!(result(&results, "ConfigMap demo/fresh").message, "created");
+    assert_eq!(
+        result(&results, "ConfigMap demo/fresh").message(),
+        "created"
+    );
     let post = |reqs: Vec<RecordedRequest>| {
         reqs.into_iter()
             .find(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
@@ -507,7 +511,7 @@ async fn planning_costs_one_list_per_group_not_a_get_per_object() {
     e.write("many.yaml", &text);
     let plan = e.plan().await;
     let results = e.apply_all(&plan).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
 
     // A fresh session: its discovery cache is empty.
     let session = connect(&e.kubeconfig, None).await;
@@ -608,14 +612,14 @@ spec:
         )
     );
     let results = e.apply_all(&plan).await;
-    assert!(!result(&results, "Widget default/w1").ok);
+    assert!(!result(&results, "Widget default/w1").ok());
     assert!(
         result(&results, "Widget default/w1")
-            .message
+            .message()
             .contains("is not served")
     );
     assert_eq!(
-        result(&results, "ConfigMap default/plain").message,
+        result(&results, "ConfigMap default/plain").message(),
         "created"
     );
 
@@ -625,11 +629,11 @@ spec:
     assert_eq!(find(&plan, "Widget", "w1").action, ObjectAction::Error);
     let results = e.apply_all(&plan).await;
     assert_eq!(
-        result(&results, "CustomResourceDefinition widgets.demo.kapply.dev").message,
+        result(&results, "CustomResourceDefinition widgets.demo.kapply.dev").message(),
         "created"
     );
     assert_eq!(
-        result(&results, "Widget default/w1").message,
+        result(&results, "Widget default/w1").message(),
         "created",
         "{results:#?}"
     );
@@ -678,8 +682,8 @@ async fn status_only_change_since_the_plan_still_applies() {
     assert_eq!(live["spec"]["replicas"], 2, "status only");
     let results = e.apply_all(&plan).await;
     let r = result(&results, "Deployment demo/web");
-    assert!(r.ok, "{results:#?}");
-    assert_eq!(r.message, "configured");
+    assert!(r.ok(), "{results:#?}");
+    assert_eq!(r.message(), "configured");
     let live = e.get(path).unwrap();
     assert_eq!(live["spec"]["replicas"], 3);
 
@@ -697,10 +701,10 @@ async fn status_only_change_since_the_plan_still_applies() {
     assert_eq!(code, 200, "{body}");
     let results = e.apply_all(&plan).await;
     let r = result(&results, "Deployment demo/web");
-    assert!(!r.ok, "{results:#?}");
+    assert!(!r.ok(), "{results:#?}");
     assert!(
-        r.message.starts_with("changed since the plan")
-            && r.message
+        r.message().starts_with("changed since the plan")
+            && r.message()
                 .contains("spec.template.spec.containers[name=nginx].image"),
         "{r:?}"
     );
@@ -731,9 +735,9 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
     e.server.api().put_object_as(cm, "someone").unwrap();
     let results = e.apply_all(&plan).await;
     let r = result(&results, "ConfigMap demo/settings");
-    assert!(!r.ok);
+    assert!(!r.ok());
     assert!(
-        r.message.contains("changed since the plan") && r.message.contains("review again"),
+        r.message().contains("changed since the plan") && r.message().contains("review again"),
         "{r:?}"
     );
     let live = e
@@ -741,9 +745,9 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
         .unwrap();
     assert_eq!(live["data"]["color"], "blue", "not overwritten");
     assert_eq!(live["metadata"]["labels"]["app"], "other");
-    assert!(r.message.contains("metadata.labels.app"), "{r:?}");
+    assert!(r.message().contains("metadata.labels.app"), "{r:?}");
     assert_eq!(
-        result(&results, "Deployment demo/web").message,
+        result(&results, "Deployment demo/web").message(),
         "configured"
     );
 
@@ -763,8 +767,8 @@ async fn changed_since_the_plan_is_not_overwritten_and_others_still_apply() {
         .unwrap();
     let results = e.apply_all(&plan).await;
     let r = result(&results, "ConfigMap demo/fresh");
-    assert!(!r.ok);
-    assert!(r.message.contains("since the plan"), "{r:?}");
+    assert!(!r.ok());
+    assert!(r.message().contains("since the plan"), "{r:?}");
 }
 
 #[tokio::test]
@@ -781,11 +785,11 @@ async fn invalid_change_fails_in_the_dry_run_alone() {
     e.server.clear_requests();
     let results = e.apply_all(&plan).await;
     let r = result(&results, "Deployment demo/web");
-    assert!(!r.ok);
-    assert!(r.message.contains("field is immutable"), "{r:?}");
-    assert!(r.message.contains("web"), "names the object: {r:?}");
+    assert!(!r.ok());
+    assert!(r.message().contains("field is immutable"), "{r:?}");
+    assert!(r.message().contains("web"), "names the object: {r:?}");
     assert_eq!(
-        result(&results, "ConfigMap demo/settings").message,
+        result(&results, "ConfigMap demo/settings").message(),
         "configured"
     );
     let real_deploy_writes = e
@@ -808,7 +812,7 @@ async fn server_dry_run_writes_nothing() {
     );
     let plan = e.plan().await;
     let results = e.dry_run_all(&plan).await;
-    assert_eq!(results[0].message, "created (server dry run)");
+    assert_eq!(results[0].message(), "created (server dry run)");
     assert!(e.get("/api/v1/namespaces/default/configmaps/x").is_none());
 
     // A new namespace and its contents: the contents cannot be checked.
@@ -816,21 +820,21 @@ async fn server_dry_run_writes_nothing() {
     e.write("widgets.yaml", &format!("{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n"));
     let plan = e.plan().await;
     let results = e.dry_run_all(&plan).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     assert_eq!(
-        result(&results, "Namespace demo").message,
+        result(&results, "Namespace demo").message(),
         "created (server dry run)"
     );
     assert_eq!(
-        result(&results, "Deployment demo/web").message,
+        result(&results, "Deployment demo/web").message(),
         "not checked: namespace demo is created by this apply (server dry run)"
     );
     assert_eq!(
-        result(&results, "Widget default/w").message,
+        result(&results, "Widget default/w").message(),
         "not checked: its CustomResourceDefinition is created by this apply (server dry run)"
     );
     assert_eq!(
-        result(&results, "ConfigMap default/x").message,
+        result(&results, "ConfigMap default/x").message(),
         "created (server dry run)"
     );
     assert!(e.get("/api/v1/namespaces/demo").is_none());
@@ -871,7 +875,7 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             &ApplyOptions::default(),
         )
         .await;
-    assert_eq!(results[0].message, "configured", "{results:?}");
+    assert_eq!(results[0].message(), "configured", "{results:?}");
     let live = e
         .get("/apis/apps/v1/namespaces/demo/deployments/web")
         .unwrap();
@@ -916,8 +920,11 @@ async fn partial_apply_leaves_skipped_changes_pending() {
             &ApplyOptions::default(),
         )
         .await;
-    assert!(!results[0].ok);
-    assert!(results[0].message.contains("apply it whole"), "{results:?}");
+    assert!(!results[0].ok());
+    assert!(
+        results[0].message().contains("apply it whole"),
+        "{results:?}"
+    );
     assert!(e.get("/api/v1/namespaces/demo/configmaps/fresh").is_none());
 }
 
@@ -962,9 +969,9 @@ async fn released_fields_keep_their_live_value_and_leave_last_applied() {
             &ApplyOptions::default(),
         )
         .await;
-    assert!(!refused[0].ok, "{refused:?}");
+    assert!(!refused[0].ok(), "{refused:?}");
     assert!(
-        refused[0].message.contains("not a field change"),
+        refused[0].message().contains("not a field change"),
         "{refused:?}"
     );
 
@@ -987,7 +994,7 @@ async fn released_fields_keep_their_live_value_and_leave_last_applied() {
             &ApplyOptions::default(),
         )
         .await;
-    assert!(results.iter().all(|r| r.ok), "{results:?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:?}");
     let patches = e.requests(|r| r.method == "PATCH" && !r.query.contains_key("dryRun"));
     assert_eq!(patches.len(), 2, "{patches:?}");
     for p in &patches {
@@ -1046,7 +1053,7 @@ async fn delete_uses_background_propagation_by_default() {
         .session
         .delete(std::slice::from_ref(&cm), &DeleteOptions::default())
         .await;
-    assert_eq!(results[0].message, "deleted");
+    assert_eq!(results[0].message(), "deleted");
     let results = e
         .session
         .delete(
@@ -1057,7 +1064,7 @@ async fn delete_uses_background_propagation_by_default() {
             },
         )
         .await;
-    assert!(results[0].ok, "{results:?}");
+    assert!(results[0].ok(), "{results:?}");
     let deletes: Vec<_> = e.requests(|r| r.method == "DELETE");
     let uid = |p: &ObjectPlan| p.live.as_ref().unwrap()["metadata"]["uid"].clone();
     assert_eq!(
@@ -1076,8 +1083,8 @@ async fn delete_uses_background_propagation_by_default() {
     );
     // Deleting what is gone reports the server's NotFound on that object.
     let results = e.session.delete(&[cm], &DeleteOptions::default()).await;
-    assert!(!results[0].ok);
-    assert!(results[0].message.contains("not found"), "{results:?}");
+    assert!(!results[0].ok());
+    assert!(results[0].message().contains("not found"), "{results:?}");
 }
 
 #[tokio::test]
@@ -1107,9 +1114,9 @@ async fn delete_and_prune_touch_only_the_object_reviewed() {
                 .delete(std::slice::from_ref(&cm), &DeleteOptions::default())
                 .await
         };
-        assert!(!results[0].ok, "{results:?}");
+        assert!(!results[0].ok(), "{results:?}");
         assert!(
-            results[0].message.starts_with("changed since the plan"),
+            results[0].message().starts_with("changed since the plan"),
             "{results:?}"
         );
         assert_eq!(e.get(path).unwrap()["data"]["new"], "1");
@@ -1160,7 +1167,7 @@ async fn allowlist_prune_matches_kubectls_decisions() {
 
     e.server.clear_requests();
     let results = e.session.prune(&candidates, None, false).await;
-    assert_eq!(results[0].message, "pruned");
+    assert_eq!(results[0].message(), "pruned");
     let delete = e
         .server
         .requests()
@@ -1264,7 +1271,7 @@ async fn kapply_apply_set_with(e: &Env, prune: &PruneOptions) -> Planned {
             },
         )
         .await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     let candidates: Vec<_> = planned
         .plan
         .objects
@@ -1276,7 +1283,7 @@ async fn kapply_apply_set_with(e: &Env, prune: &PruneOptions) -> Planned {
         .session
         .prune(&candidates, planned.applyset.as_ref(), false)
         .await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     planned
 }
 
@@ -1597,7 +1604,7 @@ async fn allowlist_prune_decides_what_kubectl_decides() {
     );
     let plan = e.plan().await;
     let results = e.apply_all(&plan).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     e.server
         .api()
         .put_object(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"manual","namespace":"demo","labels":{"app":"demo"}}}))
@@ -1663,7 +1670,7 @@ async fn allowlist_prune_decides_what_kubectl_decides() {
     );
     let plan = e.plan().await;
     let results = e.apply_all(&plan).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     e.remove("more.yaml");
     let defaults = PruneOptions {
         mode: PruneMode::Allowlist {
@@ -1700,12 +1707,12 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
     let dry = engine.dry_run(items(&plan)).await;
     assert!(
         dry.iter()
-            .all(|r| r.ok && r.message.ends_with("(server dry run)")),
+            .all(|r| r.ok() && r.message().ends_with("(server dry run)")),
         "{dry:#?}"
     );
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
     let results = engine.apply(items(&plan)).await;
-    assert!(results.iter().all(|r| r.ok), "{results:#?}");
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
     assert!(e.get("/api/v1/namespaces/demo/secrets/myset").is_some());
 
     e.write(
@@ -1723,7 +1730,7 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
     assert_eq!(candidates.len(), 2);
     let results = engine.prune(candidates).await;
     assert!(
-        results.iter().all(|r| r.ok && r.message == "pruned"),
+        results.iter().all(|r| r.ok() && r.message() == "pruned"),
         "{results:#?}"
     );
     let parent = e.get("/api/v1/namespaces/demo/secrets/myset").unwrap();
@@ -1735,7 +1742,7 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
     // The TUI holds it as a trait object.
     let engine: Arc<dyn Engine> = Arc::new(engine);
     let results = engine.delete(vec![one], Propagation::Orphan).await;
-    assert_eq!(results[0].message, "deleted");
+    assert_eq!(results[0].message(), "deleted");
     assert!(e.get("/api/v1/namespaces/demo/configmaps/one").is_none());
 }
 
@@ -1855,9 +1862,9 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
     let results = session.apply(items(&plan), &ApplyOptions::default()).await;
     assert_eq!(results.len(), 3);
     for r in &results {
-        assert!(!r.ok, "{r:?}");
+        assert!(!r.ok(), "{r:?}");
         assert!(
-            r.message
+            r.message()
                 .contains(&format!("cannot reach the Kubernetes API server at {url}")),
             "{r:?}"
         );
@@ -1940,13 +1947,13 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
         .await
         .unwrap()
         .plan;
-    assert!(e.apply_all(&crd_plan).await.iter().all(|r| r.ok));
+    assert!(e.apply_all(&crd_plan).await.iter().all(|r| r.ok()));
 
     e.write("gadget.yaml", GADGET);
     let plan = e.plan().await;
     let g = find(&plan, "Gadget", "g1");
     assert_eq!(g.namespace, None, "{g:#?}");
-    assert_eq!(g.display_name(), "Gadget g1");
+    assert_eq!(g.id().to_string(), "Gadget g1");
     assert!(
         g.config.as_ref().unwrap()["metadata"]
             .get("namespace")
@@ -1957,7 +1964,7 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     assert!(la["metadata"].get("namespace").is_none(), "{la}");
     e.server.clear_requests();
     let results = e.apply_all(&plan).await;
-    assert_eq!(result(&results, "Gadget g1").message, "created");
+    assert_eq!(result(&results, "Gadget g1").message(), "created");
     let post = |reqs: Vec<RecordedRequest>| {
         reqs.into_iter()
             .find(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
@@ -1995,8 +2002,8 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     assert_eq!(ours.path, theirs.path);
     assert_eq!(ours.query, theirs.query);
     assert_eq!(
-        kapply::merge::go_json(ours.body.as_ref().unwrap()),
-        kapply::merge::go_json(theirs.body.as_ref().unwrap())
+        kapply::gocompat::json(ours.body.as_ref().unwrap()),
+        kapply::gocompat::json(theirs.body.as_ref().unwrap())
     );
     let theirs_live = e.get(path).unwrap();
     assert_eq!(
@@ -2025,9 +2032,139 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
         Some(patch.kind.content_type())
     );
     assert_eq!(
-        kapply::merge::go_json(patches[0].body.as_ref().unwrap()),
-        kapply::merge::go_json(&patch.body)
+        kapply::gocompat::json(patches[0].body.as_ref().unwrap()),
+        kapply::gocompat::json(&patch.body)
     );
     let plan = e.plan().await;
     assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
+}
+
+/// A CustomResourceDefinition of a namespaced kind `kind` in `group`.
+fn crd(group: &str, plural: &str, kind: &str) -> String {
+    format!(
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names:
+    plural: {plural}
+    singular: {singular}
+    kind: {kind}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+",
+        singular = kind.to_lowercase()
+    )
+}
+
+/// istio's Gateway and Gateway API's Gateway, same name and namespace, in
+/// one manifest directory: two objects everywhere (plan, results, the
+/// objects the server holds), never one reported for the other.
+#[tokio::test]
+async fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
+    let e = env().await;
+    e.write(
+        "0-crds.yaml",
+        &format!(
+            "{}---\n{}",
+            crd("networking.istio.io", "gateways", "Gateway"),
+            crd("gateway.networking.k8s.io", "gateways", "Gateway")
+        ),
+    );
+    let gateway = |api: &str, key: &str| {
+        format!(
+            "apiVersion: {api}\nkind: Gateway\nmetadata:\n  name: web\n  namespace: default\nspec:\n  {key}: a\n"
+        )
+    };
+    e.write(
+        "gateways.yaml",
+        &format!(
+            "{}---\n{}",
+            gateway("networking.istio.io/v1", "selector"),
+            gateway("gateway.networking.k8s.io/v1", "gatewayClassName")
+        ),
+    );
+    let plan = e.plan().await;
+    let gateways: Vec<&ObjectPlan> = plan
+        .objects
+        .iter()
+        .filter(|o| o.kind == "Gateway")
+        .collect();
+    assert_eq!(gateways.len(), 2, "{plan:#?}");
+    assert_ne!(gateways[0].id(), gateways[1].id());
+    // Not served yet: the CRDs come first in the same apply.
+    let results = e.apply_all(&plan).await;
+    let created: Vec<&ObjectResult> = results
+        .iter()
+        .filter(|r| r.object.kind == "Gateway")
+        .collect();
+    assert_eq!(created.len(), 2, "{results:#?}");
+    let mut groups: Vec<&str> = created.iter().map(|r| r.object.group.as_str()).collect();
+    groups.sort();
+    assert_eq!(groups, ["gateway.networking.k8s.io", "networking.istio.io"]);
+    assert!(
+        created.iter().all(|r| r.ok() && r.message() == "created"),
+        "{results:#?}"
+    );
+    let istio = e
+        .get("/apis/networking.istio.io/v1/namespaces/default/gateways/web")
+        .unwrap();
+    assert_eq!(istio["spec"], json!({"selector": "a"}));
+    let api = e
+        .get("/apis/gateway.networking.k8s.io/v1/namespaces/default/gateways/web")
+        .unwrap();
+    assert_eq!(api["spec"], json!({"gatewayClassName": "a"}));
+
+    // One of them changes: only that one is planned and configured.
+    e.write(
+        "gateways.yaml",
+        &format!(
+            "{}---\n{}",
+            gateway("networking.istio.io/v1", "selector").replace("a\n", "b\n"),
+            gateway("gateway.networking.k8s.io/v1", "gatewayClassName")
+        ),
+    );
+    let plan = e.plan().await;
+    let actions: Vec<(String, ObjectAction)> = plan
+        .objects
+        .iter()
+        .filter(|o| o.kind == "Gateway")
+        .map(|o| (o.id().group, o.action))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("networking.istio.io".to_string(), ObjectAction::Update),
+            (
+                "gateway.networking.k8s.io".to_string(),
+                ObjectAction::Unchanged
+            ),
+        ]
+    );
+    let results = e.apply_all(&plan).await;
+    let istio_ref = ObjectRef::new("networking.istio.io/v1", "Gateway", Some("default"), "web");
+    let api_ref = ObjectRef::new(
+        "gateway.networking.k8s.io/v1",
+        "Gateway",
+        Some("default"),
+        "web",
+    );
+    let by_ref = |r: &ObjectRef| results.iter().find(|x| x.object == *r).unwrap();
+    assert_eq!(by_ref(&istio_ref).message(), "configured", "{results:#?}");
+    assert_eq!(by_ref(&api_ref).message(), "unchanged", "{results:#?}");
+    assert_eq!(
+        e.get("/apis/gateway.networking.k8s.io/v1/namespaces/default/gateways/web")
+            .unwrap()["spec"],
+        json!({"gatewayClassName": "a"})
+    );
 }

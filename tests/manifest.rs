@@ -76,7 +76,7 @@ fn directory_in_lexical_order_with_lists_json_and_empty_documents() {
         json!({"name": "nginx", "namespace": "default"})
     );
     assert_eq!(l.manifests[0].object["metadata"], json!({"name": "demo"}));
-    assert_eq!(l.manifests[1].id.api_version(), "apps/v1");
+    assert_eq!(l.manifests[1].api_version(), "apps/v1");
     assert_eq!(l.manifests[1].id.group, "apps");
 }
 
@@ -283,7 +283,11 @@ fn live_objects_flatten_lists() {
     let objs = manifest::load_objects(&[fixture("live/objects.yaml")]).unwrap();
     let ids: Vec<String> = objs
         .iter()
-        .map(|o| manifest::ObjectId::from_object(o).unwrap().to_string())
+        .map(|o| {
+            kapply::objref::ObjectRef::from_object(o)
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(
         ids,

@@ -4,6 +4,7 @@
 #[path = "common/kubectl.rs"]
 mod kubectl;
 
+use kapply::gocompat;
 use kapply::merge::{
     self, FieldAction, FieldChange, LAST_APPLIED, PatchType, ThreeWay, creation_body,
     last_applied_annotation, three_way,
@@ -1144,7 +1145,7 @@ fn kubectl_apply_oracle() {
         let out = match three_way(&config, &live, la.as_ref(), schema) {
             Ok(tw) => tw
                 .patch
-                .map(|p| merge::go_json(&p.body))
+                .map(|p| gocompat::json(&p.body))
                 .unwrap_or_default(),
             Err(e) => format!("ERROR {e}"),
         };
@@ -1162,7 +1163,7 @@ fn kubectl_diff_dry_run_patch_has_no_annotation_and_the_resource_version() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        merge::go_json(&patch.body),
+        gocompat::json(&patch.body),
         r#"{"metadata":{"resourceVersion":"1207"},"spec":{"minReadySeconds":null,"template":{"spec":{"$setElementOrder/containers":[{"name":"nginx"}],"containers":[{"image":"nginx:1.16.1","name":"nginx"}]}}}}"#
     );
     // No difference: nothing is sent.
@@ -1180,7 +1181,7 @@ fn creation_body_matches_kubectl_post() {
         "metadata": {"name": "c", "namespace": "default", "labels": {"a": "1"}},
         "data": {"k": "x<y>&z", "false": null}});
     assert_eq!(
-        merge::go_json(&creation_body(&config)),
+        gocompat::json(&creation_body(&config)),
         r#"{"apiVersion":"v1","data":{"k":"x\u003cy\u003e\u0026z"},"kind":"ConfigMap","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"v1\",\"data\":{\"false\":null,\"k\":\"x\\u003cy\\u003e\\u0026z\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"labels\":{\"a\":\"1\"},\"name\":\"c\",\"namespace\":\"default\"}}\n"},"labels":{"a":"1"},"name":"c","namespace":"default"}}"#
     );
 }
@@ -1211,7 +1212,7 @@ fn custom_resource_explicit_nulls_follow_the_merge_patch() {
 fn go_json_writes_numbers_and_strings_as_go_does() {
     let v = json!({"b": [1.0, 0.5, 1.5e-5, 1e-7, 1e21, 12345678.0, -3], "a": "<&>\u{2028}\"\n"});
     assert_eq!(
-        merge::go_json(&v),
+        gocompat::json(&v),
         r#"{"a":"\u003c\u0026\u003e\u2028\"\n","b":[1,0.5,0.000015,1e-7,1e+21,12345678,-3]}"#
     );
 }
@@ -1251,8 +1252,8 @@ fn engine_matches_patches_recorded_from_kubectl() {
         };
         assert_eq!(patch.kind, want_type, "{}", path.display());
         assert_eq!(
-            kapply::merge::go_json(&patch.body),
-            kapply::merge::go_json(&case["body"]),
+            kapply::gocompat::json(&patch.body),
+            kapply::gocompat::json(&case["body"]),
             "{}",
             path.display()
         );

@@ -5,8 +5,9 @@ mod kubectl;
 #[path = "common/plan_json.rs"]
 mod plan_json;
 
-use kapply::manifest::{Manifest, ObjectId, Source};
+use kapply::manifest::{Manifest, Source};
 use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_way};
+use kapply::objref::{ObjectRef, split_api_version};
 use kapply::patchmeta::PatchMeta;
 use kapply::plan::{
     ObjectAction, ObjectPlan, Plan, PlanOptions, error_object, field_owners, mask_secret,
@@ -17,18 +18,9 @@ use std::collections::BTreeMap;
 
 fn manifest(object: Value) -> Manifest {
     let api = object["apiVersion"].as_str().unwrap().to_string();
-    let (group, version) = match api.split_once('/') {
-        Some((g, v)) => (g.to_string(), v.to_string()),
-        None => (String::new(), api.clone()),
-    };
     Manifest {
-        id: ObjectId {
-            group,
-            version,
-            kind: object["kind"].as_str().unwrap().into(),
-            namespace: object["metadata"]["namespace"].as_str().map(String::from),
-            name: object["metadata"]["name"].as_str().unwrap().into(),
-        },
+        id: ObjectRef::from_object(&object).unwrap(),
+        version: split_api_version(&api).1.to_string(),
         object,
         source: Source {
             file: "app.yaml".into(),

@@ -2,6 +2,8 @@
 //! ratatui's TestBackend. No engine: the plan is built by hand
 //! (tests/tui_fixture), effects are checked as data.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
 #[path = "common/server.rs"]
 mod server;
 mod tui_fixture;
@@ -9,7 +11,8 @@ mod tui_fixture;
 use tui_fixture::{code, key, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use kapply::ops::{ObjectResult, Progress, Propagation};
+use kapply::objref::ObjectRef;
+use kapply::ops::{Failure, ObjectResult, Outcome, Progress, Propagation};
 use kapply::tui::app::{Effect, Msg, Popup};
 use kapply::tui::{App, Options};
 use ratatui::Terminal;
@@ -108,12 +111,51 @@ fn mask(s: &str) -> String {
     out
 }
 
+/// The fixture object shown as `shown` (`Deployment default/nginx`,
+/// `Namespace demo`): Deployments are in apps, the rest in the core group.
+fn id(shown: &str) -> ObjectRef {
+    let (kind, rest) = shown.split_once(' ').expect("Kind name");
+    let (ns, name) = match rest.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, rest),
+    };
+    let api_version = if kind == "Deployment" {
+        "apps/v1"
+    } else {
+        "v1"
+    };
+    ObjectRef::new(api_version, kind, ns, name)
+}
+
+/// A result as the engine reports it: `message` is what outputs print
+/// (`configured`, `created (server dry run)`, or, when not `ok`, the
+/// server's error).
 fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
     ObjectResult {
-        object: object.to_string(),
-        ok,
-        message: message.to_string(),
-        unknown: false,
+        object: id(object),
+        ..outcome(ok, message)
+    }
+}
+
+/// The outcome whose words are `message`.
+fn outcome(ok: bool, message: &str) -> ObjectResult {
+    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
+        Some(w) => (w, true),
+        None => (message, false),
+    };
+    let outcome = match word {
+        _ if !ok => Outcome::Failed(Failure::Server(message.into())),
+        "created" => Outcome::Created,
+        "configured" => Outcome::Configured,
+        "unchanged" => Outcome::Unchanged,
+        "deleted" => Outcome::Deleted,
+        "pruned" => Outcome::Pruned,
+        other => panic!("not an outcome: {other}"),
+    };
+    ObjectResult {
+        object: Default::default(),
+        outcome,
+        dry_run,
     }
 }
 
@@ -126,7 +168,13 @@ fn answer_dry_run(app: &mut App) {
     };
     let results = items
         .iter()
-        .map(|i| result(&i.plan.display_name(), true, "configured (server dry run)"))
+        .map(|i| {
+            result(
+                &i.plan.id().to_string(),
+                true,
+                "configured (server dry run)",
+            )
+        })
         .collect();
     app.update(Msg::DryRunDone(results));
 }
@@ -885,8 +933,11 @@ fn no_destructive_effect_without_confirm() {
             a.update(key(' '));
             let eff = a.update(m.clone());
             assert!(
-                eff.iter()
-                    .all(|e| matches!(e, Effect::Load | Effect::DryRun(_))),
+                // ExportTarget only proposes a path: nothing is written.
+                eff.iter().all(|e| matches!(
+                    e,
+                    Effect::Load | Effect::DryRun(_) | Effect::ExportTarget(..)
+                )),
                 "{m:?} on {start} gave {eff:?}"
             );
         }
@@ -965,7 +1016,7 @@ fn results_are_logged_and_reload() {
     assert_eq!(a.log[0].time, "12:34:56");
     // Only what the engine reported ok is unmarked; the failure stays marked.
     assert_eq!(a.marked.len(), 1);
-    assert!(a.marked.iter().next().unwrap().contains("db-credentials"));
+    assert_eq!(a.marked.iter().next().unwrap().name, "db-credentials");
     assert_eq!(
         a.last_result.as_deref(),
         Some("applied 1 object(s), 1 failed")
@@ -1085,8 +1136,8 @@ mod fake {
         pub applied: Mutex<Vec<ApplyItem>>,
     }
 
-    fn name(o: &ObjectPlan) -> String {
-        o.display_name()
+    fn name(o: &ObjectPlan) -> kapply::objref::ObjectRef {
+        o.id()
     }
 
     impl Engine for Engine1 {
@@ -1114,9 +1165,7 @@ mod fake {
                     .iter()
                     .map(|i| ObjectResult {
                         object: name(&i.plan),
-                        ok: true,
-                        message: "configured (server dry run)".into(),
-                        unknown: false,
+                        ..super::outcome(true, "configured (server dry run)")
                     })
                     .collect()
             })
@@ -1139,13 +1188,7 @@ mod fake {
                     }
                     out.push(ObjectResult {
                         object: name(&i.plan),
-                        ok,
-                        message: if ok {
-                            "configured".into()
-                        } else {
-                            "forbidden".into()
-                        },
-                        unknown: false,
+                        ..super::outcome(ok, if ok { "configured" } else { "forbidden" })
                     });
                 }
                 self.applied.lock().unwrap().extend(items);
@@ -1178,9 +1221,7 @@ mod fake {
                     .iter()
                     .map(|o| ObjectResult {
                         object: name(o),
-                        ok: true,
-                        message: "pruned".into(),
-                        unknown: false,
+                        ..super::outcome(true, "pruned")
                     })
                     .collect()
             })
@@ -2213,6 +2254,42 @@ fn dumb_terminal_gets_no_colour_and_ascii_borders() {
     check(&a, "the prune dialog");
 }
 
+/// istio's Gateway and Gateway API's Gateway of the same name: marked,
+/// applied and reported as two objects (a result for one never clears the
+/// other's mark).
+#[test]
+fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
+    let gateway = |api: &str| {
+        let mut o = tui_fixture::configmap_create();
+        o.api_version = api.to_string();
+        o.kind = "Gateway".into();
+        o.name = "web".into();
+        o
+    };
+    let istio = gateway("networking.istio.io/v1");
+    let api = gateway("gateway.networking.k8s.io/v1");
+    let mut plan = tui_fixture::plan();
+    plan.objects.extend([istio.clone(), api.clone()]);
+    let mut a = app(80, 24);
+    a.update(Msg::Loaded(Ok(plan)));
+    select(&mut a, "web");
+    feed(&mut a, [key(' '), key('j'), key(' ')]);
+    assert_eq!(a.marked.len(), 2, "{:?}", a.marked);
+    a.update(Msg::Applied(vec![
+        ObjectResult::new(istio.id(), Outcome::Created),
+        ObjectResult::failed(api.id(), Failure::Server("forbidden".into())),
+    ]));
+    assert_eq!(
+        a.marked.iter().collect::<Vec<_>>(),
+        [&api.id()],
+        "only the one applied is unmarked"
+    );
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("applied 1 object(s), 1 failed")
+    );
+}
+
 // ---------- Release (R) ----------
 
 #[test]
@@ -2354,4 +2431,296 @@ async fn released_field_keeps_its_live_value_through_the_engine() {
     assert!(a.released.is_empty());
     let web = a.plan.objects.iter().find(|o| o.name == "web").unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+    // And kubectl agrees: nothing to diff, and its apply leaves the field.
+    if let Some(k) = kubectl::Kubectl::find(&kubeconfig) {
+        let dir = d.display().to_string();
+        let diff = k.run(&["diff", "-f", &dir], &[]);
+        assert_eq!(
+            diff.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&diff.stdout)
+        );
+        k.ok(&["apply", "-f", &dir]);
+        let live = server
+            .store()
+            .get("apps/v1", "Deployment", Some("default"), "web")
+            .unwrap();
+        assert_eq!(live["spec"]["minReadySeconds"], 7, "{live}");
+    }
+}
+
+// ---------- Export (E) ----------
+
+#[test]
+fn export_asks_for_a_path_and_a_second_confirmation_before_overwriting() {
+    let mut a = app(100, 30);
+    // A managed object: refused, with why.
+    select(&mut a, "nginx-deployment");
+    assert!(feed(&mut a, [key('E')]).is_empty());
+    assert!(
+        a.last_result
+            .as_deref()
+            .is_some_and(|r| r.contains("E exports objects apply does not manage yet")),
+        "{:?}",
+        a.last_result
+    );
+
+    select(&mut a, "old-config");
+    let eff = feed(&mut a, [key('E')]);
+    let [Effect::ExportTarget(obj, None)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    assert_eq!(obj.name, "old-config");
+    let obj = obj.clone();
+    feed(
+        &mut a,
+        [Msg::ExportAsk(
+            obj.clone(),
+            Ok(kapply::ops::ExportTarget {
+                path: "manifests/configmap-old-config.yaml".into(),
+                note: None,
+            }),
+        )],
+    );
+    insta::assert_snapshot!("export_path", screen(&a));
+    // The path is edited in place: j and k are typed, not scroll keys.
+    let typed = feed(
+        &mut a,
+        std::iter::repeat_n(code(KeyCode::Backspace), "old-config.yaml".len())
+            .chain(keys("kj.yaml"))
+            .chain([code(KeyCode::Enter)]),
+    );
+    let [Effect::Export(o, path, false)] = typed.as_slice() else {
+        panic!("{typed:?}");
+    };
+    assert_eq!(o.name, "old-config");
+    assert_eq!(path, "manifests/configmap-kj.yaml");
+
+    // The file exists: nothing written until y.
+    feed(
+        &mut a,
+        [Msg::Exported(
+            obj.clone(),
+            Ok(kapply::ops::Exported::Exists(path.clone())),
+        )],
+    );
+    insta::assert_snapshot!("export_overwrite", screen(&a));
+    let eff = feed(&mut a, [key('n')]);
+    assert!(eff.is_empty() && a.popup.is_none(), "{eff:?}");
+    assert!(
+        a.last_result
+            .as_deref()
+            .unwrap_or("")
+            .contains("left as it was")
+    );
+
+    feed(
+        &mut a,
+        [Msg::Exported(
+            obj.clone(),
+            Ok(kapply::ops::Exported::Exists(path.clone())),
+        )],
+    );
+    let eff = feed(&mut a, [key('y')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::Export(_, p, true)] if p == path),
+        "{eff:?}"
+    );
+    // Written: logged, and the plan is loaded again.
+    let eff = feed(
+        &mut a,
+        [Msg::Exported(
+            obj,
+            Ok(kapply::ops::Exported::Written(path.clone())),
+        )],
+    );
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert!(
+        a.log
+            .iter()
+            .any(|l| l.ok && l.text.contains("exported to manifests/configmap-kj.yaml")),
+        "{:?}",
+        a.log
+    );
+}
+
+/// E on an object kubectl created (no annotation) through the real engine:
+/// the export replaces its manifest (after the second confirmation), the
+/// reload shows only the annotation to add, and applying it leaves the
+/// live object unchanged apart from the annotation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_then_apply_changes_nothing_but_the_annotation() {
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let Some(k) = kubectl::Kubectl::find(&kubeconfig) else {
+        return;
+    };
+    k.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=3",
+    ]);
+    let get = || {
+        server
+            .store()
+            .get("apps/v1", "Deployment", Some("default"), "web")
+            .unwrap()
+    };
+    let before = get();
+    let d = dir.path().join("m");
+    std::fs::create_dir_all(&d).unwrap();
+    // The user's manifest for it: what they think it is.
+    std::fs::write(
+        d.join("web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+         matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+         containers:\n      - name: nginx\n        image: nginx:1.28\n",
+    )
+    .unwrap();
+
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions {
+                paths: vec![d.clone()],
+                ..Default::default()
+            },
+            Default::default(),
+        ));
+    // A prune candidate (no manifest) would go to the manifest directory.
+    let mut cand = kapply::plan::ObjectPlan {
+        source: None,
+        ..tui_fixture::plan().objects[0].clone()
+    };
+    cand.kind = "ConfigMap".into();
+    cand.name = "cfg".into();
+    let target = engine.export_target(&cand, None).unwrap();
+    assert_eq!(
+        target.path,
+        d.join("configmap-cfg.yaml").display().to_string()
+    );
+
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "web");
+    let web = a.selected().unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Update);
+    assert!(
+        web.fields.iter().any(|f| f.path.ends_with("image")),
+        "{web:?}"
+    );
+    let effects = feed(&mut a, [key('E')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Export").unwrap();
+    let own = d.join("web.yaml").display().to_string();
+    assert!(text.contains(&format!("Path: {own}")), "{text}");
+    assert!(text.contains("holds only this object"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "File exists").unwrap();
+    assert!(text.contains(&format!("{own} exists.")), "{text}");
+    assert!(
+        std::fs::read_to_string(d.join("web.yaml"))
+            .unwrap()
+            .contains("nginx:1.28"),
+        "written before the second confirmation"
+    );
+    let effects = feed(&mut a, [key('y')]);
+    settle(&mut a, &engine, effects).await;
+    let exported = std::fs::read_to_string(d.join("web.yaml")).unwrap();
+    assert!(
+        exported.contains("nginx:1.27") && !exported.contains("resourceVersion"),
+        "{exported}"
+    );
+
+    // Reloaded: only the annotation is left to write.
+    let web = a.selected().unwrap();
+    assert_eq!(web.name, "web");
+    let changes: Vec<&str> = web
+        .fields
+        .iter()
+        .filter(|f| f.action != kapply::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(changes, ["metadata.annotations"], "{web:?}");
+    let effects = feed(&mut a, [key('a')]);
+    settle(&mut a, &engine, effects).await;
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+
+    let after = get();
+    let la = "kubectl.kubernetes.io/last-applied-configuration";
+    assert!(after["metadata"]["annotations"][la].is_string(), "{after}");
+    let strip = |o: &serde_json::Value| {
+        let mut o = o.clone();
+        o.as_object_mut().unwrap().remove("status");
+        let md = o["metadata"].as_object_mut().unwrap();
+        for k in ["resourceVersion", "managedFields", "generation"] {
+            md.remove(k);
+        }
+        if let Some(an) = md.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+            an.remove(la);
+            if an.is_empty() {
+                md.remove("annotations");
+            }
+        }
+        o
+    };
+    assert_eq!(strip(&after), strip(&before));
+    let web = a.selected().unwrap();
+    assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
+
+    // In a file with other objects: only its document is replaced.
+    k.ok(&["create", "configmap", "cfg", "--from-literal=a=1"]);
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {x: '1'}\n---\n";
+    let app_yaml = d.join("app.yaml");
+    std::fs::write(
+        &app_yaml,
+        format!("{other}# cfg as I remember it\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {{a: '2'}}\n"),
+    )
+    .unwrap();
+    let effects = feed(&mut a, [code(KeyCode::Esc), key('r')]);
+    settle(&mut a, &engine, effects).await;
+    select(&mut a, "cfg");
+    let effects = feed(&mut a, [key('E')]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "Export").unwrap();
+    let file = app_yaml.display().to_string();
+    assert!(text.contains(&format!("Path: {file}")), "{text}");
+    assert!(text.contains("replaces its document in"), "{text}");
+    let effects = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, effects).await;
+    let text = popup_text(&a, "File exists").unwrap();
+    assert!(
+        text.contains("y replaces the document of ConfigMap default/cfg in it"),
+        "{text}"
+    );
+    let effects = feed(&mut a, [key('y')]);
+    settle(&mut a, &engine, effects).await;
+    let written = std::fs::read_to_string(&app_yaml).unwrap();
+    assert!(written.starts_with(other), "{written}");
+    assert!(
+        written.contains("name: cfg") && !written.contains("remember") && !written.contains("'2'"),
+        "{written}"
+    );
+    let cfg = a.plan.objects.iter().find(|o| o.name == "cfg").unwrap();
+    let changes: Vec<&str> = cfg
+        .fields
+        .iter()
+        .filter(|f| f.action != kapply::merge::FieldAction::Keep)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(changes, ["metadata.annotations"], "{cfg:?}");
+    let other = a.plan.objects.iter().find(|o| o.name == "other").unwrap();
+    assert_eq!(other.action, kapply::plan::ObjectAction::Create);
 }

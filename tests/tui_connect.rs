@@ -4,7 +4,8 @@
 
 mod tui_fixture;
 
-use kapply::ops::ObjectResult;
+use kapply::objref::ObjectRef;
+use kapply::ops::{ObjectResult, Outcome};
 use kapply::tui::app::{Effect, Msg};
 use kapply::tui::{App, Options};
 use tui_fixture::{key, select};
@@ -26,10 +27,15 @@ fn a_write_without_an_answer_is_neither_applied_nor_failed() {
     select(&mut a, "db-credentials");
     a.update(key(' '));
     let eff = a.update(Msg::Applied(vec![
-        ObjectResult::done("Deployment default/nginx-deployment".into(), "configured"),
-        ObjectResult::unknown(
-            "Secret demo/db-credentials".into(),
-            "no answer within 60 s; the change may or may not have been made",
+        ObjectResult::new(
+            ObjectRef::new("apps/v1", "Deployment", Some("default"), "nginx-deployment"),
+            Outcome::Configured,
+        ),
+        ObjectResult::new(
+            ObjectRef::new("v1", "Secret", Some("demo"), "db-credentials"),
+            Outcome::Unknown(
+                "no answer within 60 s; the change may or may not have been made".into(),
+            ),
         ),
     ]));
     // The reload shows what the server holds now.
@@ -48,7 +54,7 @@ fn a_write_without_an_answer_is_neither_applied_nor_failed() {
     assert!(!entry.text.contains("failed"), "{entry:?}");
     // Its mark stays: it is not known to be done.
     assert_eq!(a.marked.len(), 1);
-    assert!(a.marked.iter().next().unwrap().contains("db-credentials"));
+    assert_eq!(a.marked.iter().next().unwrap().name, "db-credentials");
 }
 
 // ---------- before live state is known ----------

@@ -8,10 +8,11 @@ use super::deps::{
     three_way,
 };
 use super::discovery::ResourceInfo;
-use super::live::{describe_plan, fill_type};
+use super::live::fill_type;
 use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
 use crate::merge::{LAST_APPLIED, Patch};
-use crate::ops::{ApplyItem, ObjectResult, Propagation};
+use crate::objref::ObjectRef;
+use crate::ops::{ApplyItem, Failure, ObjectResult, Outcome, Prerequisite, Propagation};
 use crate::patchmeta::PatchMeta;
 use crate::plan::{ObjectAction, ObjectPlan};
 use futures::StreamExt;
@@ -39,7 +40,9 @@ pub struct DeleteOptions {
 enum Write {
     Create {
         path: String,
-        body: Value,
+        /// Encoded once (as kubectl encodes it), sent for the dry run and the
+        /// write; the tree it came from is dropped at once.
+        body: bytes::Bytes,
     },
     Patch {
         path: String,
@@ -61,21 +64,34 @@ enum Prepared {
     Send(Write),
 }
 
-fn ok(object: String, message: &str) -> ObjectResult {
-    ObjectResult::done(object, message)
+fn ok(object: ObjectRef, outcome: Outcome) -> ObjectResult {
+    ObjectResult::new(object, outcome)
 }
 
-fn fail(object: String, message: String) -> ObjectResult {
-    ObjectResult::failed(object, message)
+fn fail(object: ObjectRef, why: Failure) -> ObjectResult {
+    ObjectResult::failed(object, why)
+}
+
+/// Not sent: why.
+fn skipped(object: ObjectRef, why: String) -> ObjectResult {
+    ObjectResult::new(object, Outcome::Skipped(why))
+}
+
+/// A failed request: a kind not served is told apart from the rest.
+fn failure(e: &ClusterError) -> Failure {
+    match e {
+        ClusterError::NotServed(kind) => Failure::NotServed(kind.clone()),
+        e => Failure::Server(e.to_string()),
+    }
 }
 
 /// The result of a real write that failed: unknown when the request went
 /// out and no answer came back, failed otherwise.
-fn write_failed(object: String, e: &ClusterError) -> ObjectResult {
+fn write_failed(object: ObjectRef, e: &ClusterError) -> ObjectResult {
     if e.fate_unknown() {
-        ObjectResult::unknown(object, e.unknown_outcome())
+        ObjectResult::new(object, Outcome::Unknown(e.unknown_outcome()))
     } else {
-        fail(object, e.to_string())
+        fail(object, failure(e))
     }
 }
 
@@ -101,10 +117,6 @@ impl Halt {
             *g = Some(e.to_string());
         }
     }
-}
-
-fn created_meanwhile() -> String {
-    "created by someone else since the plan; re-plan and review again".into()
 }
 
 fn is_first(p: &ObjectPlan) -> bool {
@@ -154,6 +166,29 @@ fn same_patch(
     )
 }
 
+/// Drop what an item no longer needs once prepared. Kept: its identity
+/// (results name it), the config of Namespaces and CRDs (the second phase
+/// reads their group), and for a patch its field changes (to say what
+/// differs when the object changed since the plan).
+fn lighten(item: &mut ApplyItem, prepared: &Prepared) {
+    let p = &mut item.plan;
+    if is_first(p) {
+        return;
+    }
+    p.live = None;
+    p.last_applied = None;
+    p.patch = None;
+    p.config = None;
+    if !matches!(prepared, Prepared::Send(Write::Patch { .. })) {
+        p.fields = Vec::new();
+    }
+}
+
+/// A request body encoded as kubectl (Go) encodes it.
+fn go_body(v: &Value) -> bytes::Bytes {
+    bytes::Bytes::from(crate::gocompat::json(v).into_bytes())
+}
+
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
     let policy = match propagation {
         Propagation::Background => "Background",
@@ -185,7 +220,8 @@ impl Session {
     /// custom kind) that this apply would create first cannot be checked by
     /// the server and say `not checked: ...` (ok, since nothing failed).
     pub async fn apply(&self, items: Vec<ApplyItem>, opts: &ApplyOptions) -> Vec<ObjectResult> {
-        let items = &items;
+        let mut owned = items;
+        let items = &owned;
         let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
         let (first, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| is_first(&items[i].plan));
@@ -210,13 +246,14 @@ impl Session {
         let mut pending_namespaces: Vec<String> = Vec::new();
         let mut pending_groups: Vec<String> = Vec::new();
         for (phase, indices) in [first, rest].into_iter().enumerate() {
+            let items = &owned;
             if let Some(set) = parent.filter(|_| phase == parent_phase) {
                 let (kinds, namespaces) = set.union();
                 if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
                     let e = format!("ApplySet parent {}: {e}", set.reference());
                     for (r, item) in results.iter_mut().zip(items) {
                         if r.is_none() {
-                            *r = Some(fail(describe_plan(&item.plan), format!("not applied: {e}")));
+                            *r = Some(skipped(item.plan.id(), format!("not applied: {e}")));
                         }
                     }
                     break;
@@ -227,10 +264,10 @@ impl Session {
                 // Nothing of the first phase exists: what depends on it
                 // cannot be checked by the server.
                 for (item, r) in items.iter().zip(&results) {
-                    let Some(r) = r.as_ref().filter(|r| r.ok) else {
+                    let Some(r) = r.as_ref() else {
                         continue;
                     };
-                    if r.message != "created (server dry run)" {
+                    if !(r.outcome == Outcome::Created && r.dry_run) {
                         continue;
                     }
                     if item.plan.kind == "Namespace" {
@@ -252,7 +289,7 @@ impl Session {
                     .zip(&results)
                     .filter(|(item, r)| {
                         item.plan.kind == "CustomResourceDefinition"
-                            && r.as_ref().is_some_and(|r| r.ok)
+                            && r.as_ref().is_some_and(ObjectResult::ok)
                     })
                     .filter_map(|(item, _)| {
                         item.plan
@@ -271,28 +308,36 @@ impl Session {
             let prepared =
                 futures::stream::iter(collect_vec(indices.iter().map(|&i| async move {
                     if let Some(why) = halt.stopped() {
-                        let name = describe_plan(&items[i].plan);
-                        return (i, Prepared::Done(fail(name, why)));
+                        let name = items[i].plan.id();
+                        return (i, Prepared::Done(skipped(name, why)));
                     }
                     (i, self.prepare(&items[i], crd_groups, halt).await)
                 })))
                 .buffered(CONCURRENCY)
                 .collect::<Vec<_>>()
                 .await;
+            // What is prepared no longer needs the plan's trees: at 10,000
+            // objects they are most of the memory.
+            for (i, p) in &prepared {
+                lighten(&mut owned[*i], p);
+            }
+            let items = &owned;
             let mut writes = Vec::new();
             for (i, p) in prepared {
                 match p {
                     Prepared::Done(r)
-                        if !r.ok
-                            && r.message.contains("is not served by the cluster")
+                        if matches!(r.outcome, Outcome::Failed(Failure::NotServed(_)))
                             && pending_groups.iter().any(|g| {
-                                *g == super::split_api_version(&items[i].plan.api_version).0
+                                *g == crate::objref::split_api_version(&items[i].plan.api_version).0
                             }) =>
                     {
-                        results[i] = Some(ok(
-                            r.object,
-                            "not checked: its CustomResourceDefinition is created by this apply (server dry run)",
-                        ));
+                        results[i] = Some(
+                            ok(
+                                r.object,
+                                Outcome::NotChecked(Prerequisite::CustomResourceDefinition),
+                            )
+                            .in_dry_run(),
+                        );
                     }
                     Prepared::Done(r) => results[i] = Some(r),
                     Prepared::Send(w) => writes.push((i, w)),
@@ -315,10 +360,10 @@ impl Session {
                 .await;
             let mut real = Vec::new();
             for (i, w, r) in checked {
-                let name = describe_plan(&items[i].plan);
+                let name = items[i].plan.id();
                 match r {
                     Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
-                        results[i] = Some(fail(name, created_meanwhile()))
+                        results[i] = Some(fail(name, Failure::CreatedSincePlan))
                     }
                     Err(e)
                         if e.code() == 404
@@ -329,24 +374,21 @@ impl Session {
                                 .is_some_and(|ns| pending_namespaces.contains(ns)) =>
                     {
                         let ns = items[i].plan.namespace.clone().unwrap_or_default();
-                        results[i] = Some(ok(
-                            name,
-                            &format!(
-                                "not checked: namespace {ns} is created by this apply (server dry run)"
-                            ),
-                        ));
+                        results[i] = Some(
+                            ok(name, Outcome::NotChecked(Prerequisite::Namespace(ns))).in_dry_run(),
+                        );
                     }
                     // Not written: the dry run that goes first failed.
                     Err(e) if e.is_fatal() => {
-                        results[i] = Some(fail(name, format!("not applied (server dry run): {e}")))
+                        results[i] = Some(fail(name, Failure::DryRun(e.to_string())))
                     }
-                    Err(e) => results[i] = Some(fail(name, e.to_string())),
+                    Err(e) => results[i] = Some(fail(name, failure(&e))),
                     Ok(()) if opts.dry_run => {
-                        let m = match w {
-                            Write::Create { .. } => "created (server dry run)",
-                            Write::Patch { .. } => "configured (server dry run)",
+                        let done = match w {
+                            Write::Create { .. } => Outcome::Created,
+                            Write::Patch { .. } => Outcome::Configured,
                         };
-                        results[i] = Some(ok(name, m));
+                        results[i] = Some(ok(name, done).in_dry_run());
                     }
                     Ok(()) => real.push((i, w)),
                 }
@@ -356,7 +398,7 @@ impl Session {
                     if let Some(why) = halt.stopped() {
                         return (
                             i,
-                            fail(describe_plan(&items[i].plan), format!("not applied: {why}")),
+                            skipped(items[i].plan.id(), format!("not applied: {why}")),
                         );
                     }
                     (i, self.write_checked(&items[i].plan, &w, halt).await)
@@ -368,25 +410,26 @@ impl Session {
                 results[i] = Some(r);
             }
         }
+        let items = &owned;
         results
             .into_iter()
             .zip(items)
-            .map(|(r, item)| {
-                r.unwrap_or_else(|| fail(describe_plan(&item.plan), "not applied".into()))
-            })
+            .map(|(r, item)| r.unwrap_or_else(|| skipped(item.plan.id(), "not applied".into())))
             .collect()
     }
 
     /// Turn a plan row into the request to send (or a result without one).
     async fn prepare(&self, item: &ApplyItem, crd_groups: &[String], halt: &Halt) -> Prepared {
         let plan = &item.plan;
-        let name = describe_plan(plan);
+        let name = plan.id();
         let Some(config) = plan.config.as_ref() else {
             return Prepared::Done(fail(
                 name,
-                plan.error
-                    .clone()
-                    .unwrap_or_else(|| "no configuration to apply".into()),
+                Failure::Refused(
+                    plan.error
+                        .clone()
+                        .unwrap_or_else(|| "no configuration to apply".into()),
+                ),
             ));
         };
         let info = match self
@@ -396,7 +439,7 @@ impl Session {
             Ok(i) => i,
             Err(e) => {
                 halt.note(&e);
-                return Prepared::Done(fail(name, e.to_string()));
+                return Prepared::Done(fail(name, failure(&e)));
             }
         };
         // A custom kind of unknown scope was planned without a namespace.
@@ -417,37 +460,36 @@ impl Session {
             ObjectAction::Prune => {
                 return Prepared::Done(fail(
                     name,
-                    "a prune candidate is pruned, not applied".into(),
+                    Failure::Refused("a prune candidate is pruned, not applied".into()),
                 ));
             }
             ObjectAction::Error => {
                 // A row that failed planning may be applicable now (its CRD
                 // was just applied): read it and plan it again.
-                if plan
-                    .error
-                    .as_deref()
-                    .is_some_and(|e| !e.contains("is not served by the cluster"))
-                {
-                    return Prepared::Done(fail(name, plan.error.clone().unwrap_or_default()));
+                if !plan.kind_not_served {
+                    return Prepared::Done(fail(
+                        name,
+                        Failure::Refused(plan.error.clone().unwrap_or_default()),
+                    ));
                 }
                 match self.get_live(&info, ns, &plan.name).await {
                     Ok(l) => live = l,
                     Err(e) => {
                         halt.note(&e);
-                        return Prepared::Done(fail(name, e.to_string()));
+                        return Prepared::Done(fail(name, failure(&e)));
                     }
                 }
             }
             ObjectAction::Unchanged
                 if item.accepted_fields.is_none() && item.released_fields.is_empty() =>
             {
-                return Prepared::Done(ok(name, "unchanged"));
+                return Prepared::Done(ok(name, Outcome::Unchanged));
             }
             _ => {}
         }
         let released = &item.released_fields;
         if let Some(why) = released.iter().find_map(|p| release_refusal(plan, p)) {
-            return Prepared::Done(fail(name, why));
+            return Prepared::Done(fail(name, Failure::Refused(why)));
         }
         // A released field stays out of the config (as accepted clears do);
         // what differs is the last-applied the patch is computed against.
@@ -473,7 +515,10 @@ impl Session {
             (Some(_), None) => {
                 return Prepared::Done(fail(
                     name,
-                    "does not exist: a partial apply needs the live object; apply it whole".into(),
+                    Failure::Refused(
+                        "does not exist: a partial apply needs the live object; apply it whole"
+                            .into(),
+                    ),
                 ));
             }
             (None, _) => config,
@@ -481,7 +526,7 @@ impl Session {
         let Some(live) = live else {
             return Prepared::Send(Write::Create {
                 path: info.collection_path(ns),
-                body: creation_body(&config),
+                body: go_body(&creation_body(&config)),
             });
         };
         let patch = if item.accepted_fields.is_none()
@@ -494,11 +539,11 @@ impl Session {
             let base = base_last_applied(&config, &live, released);
             match three_way(&config, &live, base.as_ref(), schema) {
                 Ok(t) => t.patch,
-                Err(e) => return Prepared::Done(fail(name, e.to_string())),
+                Err(e) => return Prepared::Done(fail(name, Failure::Refused(e.to_string()))),
             }
         };
         match patch {
-            None => Prepared::Done(ok(name, "unchanged")),
+            None => Prepared::Done(ok(name, Outcome::Unchanged)),
             Some(patch) => Prepared::Send(Write::Patch {
                 path: info.object_path(ns, &plan.name),
                 patch,
@@ -519,7 +564,7 @@ impl Session {
         kind: &str,
         crd_groups: &[String],
     ) -> Result<ResourceInfo, ClusterError> {
-        let group = super::split_api_version(api_version).0;
+        let group = crate::objref::split_api_version(api_version).0;
         let mut tries = 0;
         loop {
             match self.resource(api_version, kind).await {
@@ -563,17 +608,19 @@ impl Session {
             query.push(("dryRun", "All"));
         }
         match w {
+            // The object the server answers with is not used.
             Write::Create { path, body } => {
-                self.call(Method::POST, path, &query, None, Some(body))
+                self.call_encoded(Method::POST, path, &query, None, Some(body.clone()), false)
                     .await
             }
             Write::Patch { path, patch, .. } => {
-                self.call(
+                self.call_encoded(
                     Method::PATCH,
                     path,
                     &query,
                     Some(patch.kind.content_type()),
-                    Some(&patch.body),
+                    Some(go_body(&patch.body)),
+                    false,
                 )
                 .await
             }
@@ -583,11 +630,11 @@ impl Session {
 
     /// The real write, after checking the object did not change since the plan.
     async fn write_checked(&self, plan: &ObjectPlan, w: &Write, halt: &Halt) -> ObjectResult {
-        let name = describe_plan(plan);
+        let name = plan.id();
         match w {
             Write::Create { .. } => match self.send_write(w, false).await {
-                Ok(()) => ok(name, "created"),
-                Err(e) if e.code() == 409 => fail(name, created_meanwhile()),
+                Ok(()) => ok(name, Outcome::Created),
+                Err(e) if e.code() == 409 => fail(name, Failure::CreatedSincePlan),
                 Err(e) => {
                     halt.note(&e);
                     write_failed(name, &e)
@@ -604,14 +651,11 @@ impl Session {
                 let now = match self.call(Method::GET, get, &[], None, None).await {
                     Ok(v) => v,
                     Err(e) if e.code() == 404 => {
-                        return fail(
-                            name,
-                            "deleted since the plan; re-plan and review again".into(),
-                        );
+                        return fail(name, Failure::DeletedSincePlan);
                     }
                     Err(e) => {
                         halt.note(&e);
-                        return fail(name, format!("not applied: {e}"));
+                        return fail(name, Failure::NotApplied(e.to_string()));
                     }
                 };
                 let current = resource_version(&now);
@@ -621,17 +665,17 @@ impl Session {
                 {
                     return fail(
                         name,
-                        self.replanned_message(
+                        Failure::ChangedSincePlan(self.replanned_message(
                             plan,
                             config,
                             &now,
                             rv.as_deref(),
                             current.as_deref(),
-                        ),
+                        )),
                     );
                 }
                 match self.send_write(w, false).await {
-                    Ok(()) => ok(name, "configured"),
+                    Ok(()) => ok(name, Outcome::Configured),
                     Err(e) => {
                         halt.note(&e);
                         write_failed(name, &e)
@@ -716,13 +760,13 @@ impl Session {
             .delete_each(candidates, Propagation::Background, dry_run, true)
             .await;
         if let (Some(set), false) = (applyset, dry_run)
-            && results.iter().all(|r| r.ok)
+            && results.iter().all(ObjectResult::ok)
             && let Err(e) = self
                 .write_applyset_parent(set, &set.current_kinds, &set.current_namespaces)
                 .await
         {
             let mut results = results;
-            results.push(write_failed(format!("ApplySet {}", set.reference()), &e));
+            results.push(write_failed(set.result_ref(), &e));
             return results;
         }
         results
@@ -739,9 +783,9 @@ impl Session {
         let base = &base;
         let halt = &Halt::default();
         futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
-            let name = describe_plan(p);
+            let name = p.id();
             if let Some(why) = halt.stopped() {
-                return fail(name, why);
+                return skipped(name, why);
             }
             // The object reviewed, not one recreated under the same name
             // since the plan: the server refuses (409) when the uid differs.
@@ -758,7 +802,7 @@ impl Session {
                 Ok(i) => i,
                 Err(e) => {
                     halt.note(&e);
-                    return fail(name, e.to_string());
+                    return fail(name, failure(&e));
                 }
             };
             let path = info.object_path(p.namespace.as_deref(), &p.name);
@@ -768,27 +812,29 @@ impl Session {
                 .await
             {
                 Ok(_) => {
-                    let m = match (prune, dry_run) {
-                        (true, false) => "pruned",
-                        (false, false) => "deleted",
-                        (true, true) => "pruned (server dry run)",
-                        (false, true) => "deleted (server dry run)",
-                    };
-                    ok(name, m)
+                    let done = ok(
+                        name,
+                        if prune {
+                            Outcome::Pruned
+                        } else {
+                            Outcome::Deleted
+                        },
+                    );
+                    if dry_run { done.in_dry_run() } else { done }
                 }
                 // Only the uid precondition makes a DELETE conflict.
                 Err(e) if e.code() == 409 => fail(
                     name,
-                    format!(
-                        "changed since the plan: the object was deleted and created again (not the one reviewed); not {}: reload to review it ({e})",
-                        if prune { "pruned" } else { "deleted" }
-                    ),
+                    Failure::Recreated {
+                        prune,
+                        error: e.to_string(),
+                    },
                 ),
                 Err(e) => {
                     halt.note(&e);
                     // A dry run changes nothing, whatever became of it.
                     if dry_run {
-                        fail(name, e.to_string())
+                        fail(name, failure(&e))
                     } else {
                         write_failed(name, &e)
                     }

@@ -55,6 +55,16 @@ pub struct ApplySet {
 }
 
 impl ApplySet {
+    /// How a result about the parent names it: `ApplySet secrets/myset`
+    /// (the set, not one of the objects of the plan).
+    pub fn result_ref(&self) -> crate::objref::ObjectRef {
+        crate::objref::ObjectRef {
+            kind: "ApplySet".into(),
+            name: self.reference(),
+            ..Default::default()
+        }
+    }
+
     /// `secrets/myset`, `configmaps/myset`, `widgets.demo.kapply.dev/x`.
     pub fn reference(&self) -> String {
         let resource = if self.parent.group.is_empty() {

@@ -21,11 +21,7 @@ pub struct ResourceInfo {
 
 impl ResourceInfo {
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        crate::objref::api_version(&self.group, &self.version)
     }
 
     /// `Deployment.apps`, `ConfigMap`: how ApplySet parents record kinds.
@@ -51,13 +47,7 @@ impl ResourceInfo {
     }
 }
 
-pub(crate) fn group_kind(group: &str, kind: &str) -> String {
-    if group.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}.{group}")
-    }
-}
+pub(crate) use crate::objref::group_kind;
 
 /// `Widget.demo.kapply.dev/v1`, `Pod/v1`: how a not-served kind is named.
 pub(crate) fn kind_label(api_version: &str, kind: &str) -> String {

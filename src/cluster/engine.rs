@@ -3,7 +3,9 @@
 use super::applyset::ApplySet;
 use super::{ApplyOptions, DeleteOptions, PruneOptions, Session, Target};
 use crate::inputs::Inputs;
-use crate::ops::{ApplyItem, Engine, ObjectResult, Progress, Propagation, Server};
+use crate::ops::{
+    ApplyItem, Engine, ExportTarget, Exported, ObjectResult, Outcome, Progress, Propagation, Server,
+};
 use crate::plan::{ObjectPlan, Plan};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -79,9 +81,9 @@ impl KubeEngine {
 }
 
 /// Every item reported not sent (no session).
-fn not_sent(names: impl Iterator<Item = String>) -> Vec<ObjectResult> {
+fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<ObjectResult> {
     names
-        .map(|n| ObjectResult::failed(n, NOT_CONNECTED))
+        .map(|n| ObjectResult::new(n, Outcome::Skipped(NOT_CONNECTED.into())))
         .collect()
 }
 
@@ -152,7 +154,7 @@ impl Engine for KubeEngine {
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
-                None => not_sent(items.iter().map(|i| i.plan.display_name())),
+                None => not_sent(items.iter().map(|i| i.plan.id())),
             }
         }
         .boxed()
@@ -166,7 +168,7 @@ impl Engine for KubeEngine {
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
-                None => not_sent(items.iter().map(|i| i.plan.display_name())),
+                None => not_sent(items.iter().map(|i| i.plan.id())),
             }
         }
         .boxed()
@@ -184,7 +186,7 @@ impl Engine for KubeEngine {
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,
-                None => not_sent(objects.iter().map(ObjectPlan::display_name)),
+                None => not_sent(objects.iter().map(ObjectPlan::id)),
             }
         }
         .boxed()
@@ -195,9 +197,173 @@ impl Engine for KubeEngine {
             let set = self.applyset();
             match self.session() {
                 Some(session) => session.prune(&objects, set.as_ref(), false).await,
-                None => not_sent(objects.iter().map(ObjectPlan::display_name)),
+                None => not_sent(objects.iter().map(ObjectPlan::id)),
             }
         }
         .boxed()
     }
+
+    /// The object's own manifest file when it holds nothing else (the
+    /// export replaces it); otherwise `kind-name.yaml` in the manifest
+    /// directory (the `-k` directory, the `-f` directory, or the directory
+    /// of the `-f` file), with a note when this run will not read it back.
+    fn export_target(
+        &self,
+        object: &ObjectPlan,
+        own_file: Option<&str>,
+    ) -> Result<ExportTarget, String> {
+        use std::path::{Path, PathBuf};
+        if let Some(f) = own_file.filter(|f| !is_url(Path::new(f)) && Path::new(f).is_file()) {
+            return Ok(ExportTarget {
+                path: f.to_string(),
+                note: Some(format!(
+                    "{f} holds only this object: the export replaces it"
+                )),
+            });
+        }
+        let name = crate::export::file_name(&serde_json::json!({
+            "kind": object.kind, "metadata": {"name": object.name}
+        }));
+        let local = self
+            .inputs
+            .load
+            .paths
+            .iter()
+            .find(|p| !is_url(p) && p.as_os_str() != "-");
+        let (dir, mut note): (PathBuf, Option<String>) = match (&self.inputs.kustomize, local) {
+            (Some(k), _) => (
+                k.clone(),
+                Some(format!(
+                    "kustomize reads it only once it is listed under resources: in {}",
+                    k.join("kustomization.yaml").display()
+                )),
+            ),
+            (None, Some(p)) if p.is_dir() => (p.clone(), None),
+            (None, Some(p)) => (
+                p.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+                Some(format!(
+                    "this run reads {} only: pass the export with -f too",
+                    p.display()
+                )),
+            ),
+            (None, None) => (
+                PathBuf::from("."),
+                Some("the manifests are not local files: pass the export with -f".into()),
+            ),
+        };
+        // In a manifest file with other objects: its document is replaced
+        // (a second file would define it twice).
+        if let Some((file, line)) = source_of(object).filter(|(f, _)| Path::new(f).is_file()) {
+            return Ok(ExportTarget {
+                path: file.to_string(),
+                note: Some(format!(
+                    "replaces its document in {file} (line {line}); the other objects there stay"
+                )),
+            });
+        }
+        if let Some(src) = &object.source {
+            note = Some(format!(
+                "also defined at {src}: remove it there, or the reload reports it defined twice"
+            ));
+        }
+        Ok(ExportTarget {
+            path: dir.join(name).display().to_string(),
+            note,
+        })
+    }
+
+    fn export(
+        &self,
+        object: ObjectPlan,
+        path: String,
+        overwrite: bool,
+    ) -> BoxFuture<'_, Result<Exported, String>> {
+        async move {
+            let name = object.id();
+            let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
+            let res = session
+                .resource(&object.api_version, &object.kind)
+                .await
+                .map_err(|e| format!("{name}: {e}"))?;
+            let live = session
+                .get_object(&res, object.namespace.as_deref(), &object.name)
+                .await
+                .map_err(|e| format!("{name}: {e}"))?;
+            let text = crate::yaml::to_yaml(&crate::export::export(&live));
+            match source_of(&object) {
+                Some((file, line)) if overwrite && same_file(file, &path) => {
+                    replace_in_file(&path, line, &text)
+                }
+                _ => write_export(&path, &text, overwrite),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// The local manifest file and line an object was read from.
+fn source_of(object: &ObjectPlan) -> Option<(&str, usize)> {
+    let (file, line) = object.source.as_deref()?.rsplit_once(':')?;
+    let line = line.parse().ok()?;
+    (!is_url(std::path::Path::new(file))).then_some((file, line))
+}
+
+fn same_file(a: &str, b: &str) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Write the export over the document at `line` of `path`, keeping the
+/// file's other documents. Refused when that document is not this one
+/// object alone (a `kind: List`), or the result would not read back.
+fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<Exported, String> {
+    let p = std::path::Path::new(path);
+    let old = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
+    let opts = crate::manifest::LoadOptions::default();
+    let before = crate::manifest::parse_str(&old, p, &opts);
+    if before.manifests.len() <= 1 {
+        return write_export(path, doc, true);
+    }
+    let new = crate::export::replace_document(&old, line, doc)
+        .ok_or_else(|| format!("{path}:{line}: no document starts there; the file changed"))?;
+    let after = crate::manifest::parse_str(&new, p, &opts);
+    if after.manifests.len() != before.manifests.len() || !after.errors.is_empty() {
+        return Err(format!(
+            "{path}:{line}: that document holds more than this object (a list?); \
+             export to another file and remove the object from it by hand"
+        ));
+    }
+    write_export(path, &new, true)
+}
+
+fn is_url(p: &std::path::Path) -> bool {
+    crate::inputs::is_url(p)
+}
+
+/// Write an export; an existing file only when `overwrite` (checked by the
+/// open itself, so a file created meanwhile is not lost).
+fn write_export(path: &str, text: &str, overwrite: bool) -> Result<Exported, String> {
+    use std::io::Write as _;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if overwrite {
+        open.create(true).truncate(true);
+    } else {
+        open.create_new(true);
+    }
+    let mut f = match open.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Ok(Exported::Exists(path.to_string()));
+        }
+        Err(e) => return Err(format!("{path}: {e}")),
+    };
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| format!("{path}: {e}"))?;
+    Ok(Exported::Written(path.to_string()))
 }

@@ -6,14 +6,13 @@ use super::applyset::{ApplySet, PART_OF_LABEL};
 use super::deps::{
     Loaded, Manifest, PlanOptions, error_object, plan_object_owned, prune_block, prune_candidate,
 };
-use super::discovery::{ResourceInfo, group_kind};
-use super::selector::LabelSelector;
-use super::{
-    CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec, describe, split_api_version,
-};
+use super::discovery::ResourceInfo;
+use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::LAST_APPLIED;
+use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use crate::selector::LabelSelector;
 use futures::StreamExt;
 use http::Method;
 use serde_json::Value;
@@ -82,21 +81,8 @@ pub struct Planned {
     pub skipped: Vec<String>,
 }
 
-/// Identity of an object across versions: (group, kind, namespace, name).
-type Key = (String, String, Option<String>, String);
-
 /// (apiVersion, plural, namespace) -> the resource and the manifests in it.
 type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
-
-fn key_of(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Key {
-    let (group, _) = split_api_version(api_version);
-    (
-        group.to_string(),
-        kind.to_string(),
-        namespace.filter(|n| !n.is_empty()).map(str::to_string),
-        name.to_string(),
-    )
-}
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
@@ -106,7 +92,7 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
 /// retry it (a custom kind whose CRD is applied in the same run).
 pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
     ObjectPlan {
-        api_version: m.id.api_version(),
+        api_version: m.api_version(),
         kind: m.id.kind.clone(),
         namespace: m.id.namespace.clone(),
         name: m.id.name.clone(),
@@ -118,6 +104,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         last_applied: None,
         warnings: Vec::new(),
         error: Some(message),
+        kind_not_served: false,
         prune_reason: None,
         config: Some(m.object.clone()),
         live: None,
@@ -245,7 +232,7 @@ impl Session {
         let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
             Vec::with_capacity(loaded_manifests.len());
         for m in &mut loaded_manifests {
-            let r = self.resource(&m.id.api_version(), &m.id.kind).await;
+            let r = self.resource(&m.api_version(), &m.id.kind).await;
             if let Err(e) = &r
                 && e.is_fatal()
             {
@@ -266,17 +253,8 @@ impl Session {
             PruneMode::None => None,
             _ => prune_block(&load_errors, total),
         };
-        let in_manifests: HashSet<Key> = loaded_manifests
-            .iter()
-            .map(|m| {
-                key_of(
-                    &m.id.api_version(),
-                    &m.id.kind,
-                    m.id.namespace.as_deref(),
-                    &m.id.name,
-                )
-            })
-            .collect();
+        let in_manifests: HashSet<ObjectRef> =
+            loaded_manifests.iter().map(|m| m.id.clone()).collect();
         let namespaces: BTreeSet<String> = loaded_manifests
             .iter()
             .filter_map(|m| m.id.namespace.clone())
@@ -285,8 +263,7 @@ impl Session {
             // Every manifest counts, served or not yet (a custom
             // kind whose CRD this run applies is still a member).
             for (m, r) in loaded_manifests.iter().zip(&resources) {
-                set.current_kinds
-                    .insert(group_kind(&m.id.group, &m.id.kind));
+                set.current_kinds.insert(m.id.group_kind());
                 let namespaced = match r {
                     Ok(info) => info.namespaced,
                     Err(_) => true,
@@ -362,7 +339,9 @@ impl Session {
             if let Err(e) = r
                 && let Some(m) = manifests[i].take()
             {
-                slots[i] = Some(lean(error_plan(&m, e.to_string())));
+                let mut row = error_plan(&m, e.to_string());
+                row.kind_not_served = matches!(e, ClusterError::NotServed(_));
+                slots[i] = Some(lean(row));
             }
         }
         let send = |done: usize, what: String| {
@@ -571,7 +550,7 @@ impl Session {
         selector: Option<&str>,
         allowlist: &[String],
         namespaces: &BTreeSet<String>,
-        in_manifests: &HashSet<Key>,
+        in_manifests: &HashSet<ObjectRef>,
     ) -> Result<Vec<ObjectPlan>, ClusterError> {
         let defaulted = allowlist.is_empty();
         let list = if defaulted {
@@ -646,7 +625,7 @@ impl Session {
     async fn applyset_candidates(
         &self,
         set: &ApplySet,
-        in_manifests: &HashSet<Key>,
+        in_manifests: &HashSet<ObjectRef>,
     ) -> Result<Vec<ObjectPlan>, ClusterError> {
         let selector = format!("{PART_OF_LABEL}={}", set.id);
         let namespaces: BTreeSet<String> = set
@@ -702,8 +681,8 @@ impl Session {
     }
 }
 
-fn item_key(item: &Value) -> Key {
-    key_of(
+fn item_key(item: &Value) -> ObjectRef {
+    ObjectRef::new(
         str_at(item, "/apiVersion").unwrap_or_default(),
         str_at(item, "/kind").unwrap_or_default(),
         str_at(item, "/metadata/namespace"),
@@ -743,11 +722,6 @@ pub(crate) fn set_label(object: &mut Value, key: &str, value: &str) {
     }
 }
 
-/// `Deployment demo/web` for a plan row.
-pub(crate) fn describe_plan(p: &ObjectPlan) -> String {
-    describe(&p.kind, p.namespace.as_deref(), &p.name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -763,18 +737,6 @@ mod tests {
         assert_eq!(
             o["metadata"]["labels"],
             json!({"app": "a", PART_OF_LABEL: "id"})
-        );
-    }
-
-    #[test]
-    fn identity_ignores_version() {
-        assert_eq!(
-            key_of("apps/v1", "Deployment", Some("d"), "w"),
-            key_of("apps/v1beta1", "Deployment", Some("d"), "w")
-        );
-        assert_ne!(
-            key_of("v1", "Namespace", None, "a"),
-            key_of("v1", "Namespace", Some(""), "b")
         );
     }
 

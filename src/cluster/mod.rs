@@ -38,15 +38,15 @@ mod engine;
 mod exec;
 mod export;
 mod live;
-mod selector;
+
 mod timeouts;
 
+pub use crate::selector::{LabelSelector, SelectorError};
 pub use apply::{ApplyOptions, DeleteOptions};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
-pub use selector::{LabelSelector, SelectorError};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};
@@ -116,7 +116,7 @@ pub enum ClusterError {
         message: String,
     },
     /// A kind the cluster does not serve (yet): an error on that object alone.
-    #[error("{0} is not served by the cluster: apply its CustomResourceDefinition first")]
+    #[error("{}", crate::ops::not_served(.0))]
     NotServed(String),
     #[error("{0}")]
     Other(String),
@@ -407,6 +407,25 @@ impl Session {
         content_type: Option<&str>,
         body: Option<&Value>,
     ) -> Result<Value, ClusterError> {
+        // Encoded as kubectl (Go) encodes it, so the bytes on the wire match
+        // what kubectl sends for the same change.
+        let body = body.map(|b| bytes::Bytes::from(crate::gocompat::json(b).into_bytes()));
+        self.call_encoded(method, path, query, content_type, body, true)
+            .await
+    }
+
+    /// [`Session::call`] with the body already encoded; with `!decode`, a
+    /// successful answer's body is not parsed (`Ok(Null)`): writes whose
+    /// answer is not used skip decoding the object the server sends back.
+    pub(crate) async fn call_encoded(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        content_type: Option<&str>,
+        body: Option<bytes::Bytes>,
+        decode: bool,
+    ) -> Result<Value, ClusterError> {
         let mut uri = path.to_string();
         for (i, (k, v)) in query.iter().enumerate() {
             uri.push(if i == 0 { '?' } else { '&' });
@@ -435,11 +454,9 @@ impl Session {
                     http::header::CONTENT_TYPE,
                     content_type.unwrap_or("application/json"),
                 );
-                // Encoded as kubectl (Go) encodes it, so the bytes on the
-                // wire match what kubectl sends for the same change.
-                crate::merge::go_json(b).into_bytes()
+                b
             }
-            None => Vec::new(),
+            None => bytes::Bytes::new(),
         };
         let request = builder
             .body(kube::client::Body::from(bytes))
@@ -483,6 +500,9 @@ impl Session {
             Err(_) if is_write && status.is_success() => return Ok(Value::Null),
             Err(e) => return Err(e),
         };
+        if !decode && status.is_success() {
+            return Ok(Value::Null);
+        }
         let value: Value = if collected.is_empty() {
             Value::Null
         } else {
@@ -601,21 +621,7 @@ fn encode_query(v: &str) -> String {
     out
 }
 
-/// `Deployment demo/nginx`, `Namespace demo`: how results name objects.
-pub(crate) fn describe(kind: &str, namespace: Option<&str>, name: &str) -> String {
-    match namespace {
-        Some(ns) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
-        _ => format!("{kind} {name}"),
-    }
-}
-
-/// `(group, version)` of an apiVersion: `apps/v1` -> (`apps`, `v1`), `v1` -> (``, `v1`).
-pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    }
-}
+pub(crate) use crate::objref::split_api_version;
 
 /// Collect futures before streaming them: keeps closures out of the
 /// stream's type, which the `Send` bound of boxed futures needs.
@@ -631,16 +637,5 @@ mod tests {
     fn query_values_are_encoded() {
         assert_eq!(encode_query("app=demo,tier!=x"), "app%3Ddemo%2Ctier%21%3Dx");
         assert_eq!(encode_query("abc-1.2_~"), "abc-1.2_~");
-    }
-
-    #[test]
-    fn objects_are_named_like_kubectl() {
-        assert_eq!(
-            describe("Deployment", Some("demo"), "web"),
-            "Deployment demo/web"
-        );
-        assert_eq!(describe("Namespace", None, "demo"), "Namespace demo");
-        assert_eq!(split_api_version("apps/v1"), ("apps", "v1"));
-        assert_eq!(split_api_version("v1"), ("", "v1"));
     }
 }

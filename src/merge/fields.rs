@@ -1,8 +1,9 @@
 //! The field plan: per leaf (and per keyed list element) what apply does
 //! and why, from the three sides and the computed patch.
 
-use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq, go_string};
+use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq};
 use super::{FieldAction, FieldChange, LAST_APPLIED, path};
+use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
 
@@ -274,14 +275,14 @@ impl Walker {
             let k = key_of(v);
             if !keys
                 .iter()
-                .any(|x| deep_eq(x, &k) && go_string(x) == go_string(&k))
+                .any(|x| deep_eq(x, &k) && sprint(x) == sprint(&k))
             {
                 keys.push(k);
             }
         }
         let same_key = |v: &Value, k: &Value| {
             let vk = v.get(merge_key).unwrap_or(&Value::Null);
-            deep_eq(vk, k) && go_string(vk) == go_string(k)
+            deep_eq(vk, k) && sprint(vk) == sprint(k)
         };
         let find = |list: &'v [Value], k: &Value| -> Option<&'v Value> {
             list.iter().find(|v| same_key(v, k))

@@ -5,9 +5,8 @@
 use super::owners::FieldOwners;
 use super::path::{self, Segment};
 use super::strategic::deep_eq;
-use super::{
-    Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply, go_json,
-};
+use super::{Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply};
+use crate::gocompat;
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
 
@@ -106,14 +105,14 @@ fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Opti
     let lost: Vec<String> = dups
         .iter()
         .filter(|d| !kept.iter().any(|k| deep_eq(k, d)))
-        .map(go_json)
+        .map(gocompat::json)
         .collect();
     // The patch may carry them all untouched (a list live does not have
     // yet is inserted whole): nothing is lost then.
     if lost.is_empty() {
         return None;
     }
-    let kept_text: Vec<String> = kept.iter().map(|v| go_json(v)).collect();
+    let kept_text: Vec<String> = kept.iter().map(|v| gocompat::json(v)).collect();
     let mut message = format!(
         "{} config elements share the merge key {key}={want}: client-side apply sends them \
          under that one key and the server merges them into one",
@@ -162,7 +161,7 @@ fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &FieldOwners) 
         let who = owners.others(&name);
         let label = match merge_key.and_then(|k| e.get(k).map(|v| (k, v))) {
             Some((k, v)) => format!("{k}={}", path::element_value(v)),
-            None => go_json(e),
+            None => gocompat::json(e),
         };
         theirs.push(format!("{label} (added{})", owned_by(&who)));
     }
@@ -197,7 +196,7 @@ fn replaced_atomic(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
         .iter()
         .filter(|e| !config.iter().any(|c| deep_eq(c, e)))
         .filter(|e| !recorded.is_some_and(|r| r.iter().any(|x| deep_eq(x, e))))
-        .map(go_json)
+        .map(gocompat::json)
         .collect();
     if lost.is_empty() {
         return None;
@@ -235,8 +234,14 @@ fn hotfix(f: &FieldChange) -> Option<Hazard> {
         message: format!(
             "reverts a hotfix: the image was changed in the cluster{by} to {}; apply rolls \
              it back to {}",
-            f.live.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
-            f.config.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
+            f.live
+                .as_ref()
+                .map(gocompat::json)
+                .unwrap_or_else(|| "-".into()),
+            f.config
+                .as_ref()
+                .map(gocompat::json)
+                .unwrap_or_else(|| "-".into()),
         ),
     })
 }
@@ -260,8 +265,14 @@ fn autoscaled(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
             "an autoscaler ({}) owns spec.replicas: apply sets it back from {} to {}, and the \
              autoscaler scales it again; leave spec.replicas out of the config",
             scalers.join(", "),
-            f.live.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
-            f.config.as_ref().map(go_json).unwrap_or_else(|| "-".into()),
+            f.live
+                .as_ref()
+                .map(gocompat::json)
+                .unwrap_or_else(|| "-".into()),
+            f.config
+                .as_ref()
+                .map(gocompat::json)
+                .unwrap_or_else(|| "-".into()),
         ),
     })
 }

@@ -409,94 +409,6 @@ pub struct ThreeWay {
     pub annotation: String,
 }
 
-/// JSON as Go's `encoding/json` writes it: compact, map keys sorted (our
-/// maps are ordered), `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in
-/// Go's notation (`1` for 1.0, `1e+21`, `0.000015`).
-pub fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(v, &mut out);
-    out
-}
-
-fn write_go_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(k, out);
-                out.push(':');
-                write_go_json(x, out);
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(x, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_go_string(s, out),
-        Value::Number(n) if n.is_f64() => match n.as_f64() {
-            Some(f) => out.push_str(&go_float_json(f)),
-            None => out.push_str(&n.to_string()),
-        },
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_go_string(s: &str, out: &mut String) {
-    let quoted = Value::String(s.into()).to_string();
-    if !quoted.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        out.push_str(&quoted);
-        return;
-    }
-    for ch in quoted.chars() {
-        match ch {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-}
-
-/// encoding/json's float64: shortest round-trip digits, exponent form
-/// below 1e-6 and from 1e21 on (`1e-7`, `1e+21`).
-fn go_float_json(f: f64) -> String {
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let s = format!("{f:e}");
-        match s.split_once('e') {
-            Some((m, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                // Go pads positive exponents to two digits, not negative ones.
-                let digits = if sign == '+' && digits.len() < 2 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                format!("{m}e{sign}{digits}")
-            }
-            None => s,
-        }
-    } else {
-        // Display prints the shortest round-trip digits without exponent.
-        format!("{f}")
-    }
-}
-
 /// The config as kubectl records it: the annotation removed from its own
 /// value, and `annotations: {}` when no other annotation is left.
 fn recorded_config(config: &Value) -> Value {
@@ -518,7 +430,7 @@ fn recorded_config(config: &Value) -> Value {
 /// The last-applied-configuration annotation value kubectl writes for this
 /// config: compact JSON, keys sorted, trailing newline.
 pub fn last_applied_annotation(config: &Value) -> String {
-    let mut s = go_json(&recorded_config(config));
+    let mut s = crate::gocompat::json(&recorded_config(config));
     s.push('\n');
     s
 }
@@ -623,7 +535,7 @@ pub fn three_way(
     // annotation set (what the patch is computed from), and the tree the
     // field rows walk.
     let mut recorded = recorded_config(config);
-    let mut annotation = go_json(&recorded);
+    let mut annotation = crate::gocompat::json(&recorded);
     annotation.push('\n');
     let set = |v: &mut Value, text: Option<String>| {
         if let Some(a) = v

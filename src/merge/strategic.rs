@@ -7,6 +7,7 @@
 //! compares with `reflect.DeepEqual`; the helpers here mirror that.
 
 use super::MergeError;
+use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -83,53 +84,6 @@ pub(crate) fn type_tag(v: &Value) -> u8 {
         Value::String(_) => 3,
         Value::Array(_) => 4,
         Value::Object(_) => 5,
-    }
-}
-
-/// `fmt.Sprintf("%v", v)` for the scalars that appear as merge keys and in
-/// primitive lists; Go sorts and matches list elements by this string.
-pub(crate) fn go_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "<nil>".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) => go_float(f),
-            None => n.to_string(),
-        },
-        other => other.to_string(),
-    }
-}
-
-/// Go's `%v` for float64: `%g` with the shortest digits, exponent form
-/// when the decimal exponent is < -4 or >= 6 (`fmt.Sprint(1e6)` is `1e+06`).
-fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return "0".into();
-    }
-    let exp = f.abs().log10().floor() as i32;
-    if !(-4..6).contains(&exp) {
-        let s = format!("{f:e}");
-        // Rust: 1e21 / 1.5e-5; Go: 1e+21 / 1.5e-05
-        match s.split_once('e') {
-            Some((m, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                let digits = if digits.len() < 2 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                format!("{m}e{sign}{digits}")
-            }
-            None => s,
-        }
-    } else if f.fract() == 0.0 {
-        format!("{}", f as i64)
-    } else {
-        format!("{f}")
     }
 }
 
@@ -225,7 +179,7 @@ fn diff_maps(
 }
 
 fn sort_scalars(v: &mut [Value]) {
-    v.sort_by_cached_key(go_string);
+    v.sort_by_cached_key(sprint);
 }
 
 fn slice_diff(
@@ -378,7 +332,7 @@ fn sorted_by_key<'v>(
     let mut out = Vec::with_capacity(list.len());
     for v in list {
         let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
-        out.push((go_string(k), v));
+        out.push((sprint(k), v));
     }
     // Go sorts with Less = "i <= j" (sort.StringsAreSorted on the pair),
     // and sort.Sort's insertion sort (lists up to 12 elements) then
@@ -459,7 +413,7 @@ fn diff_lists_of_scalars(
     let mut del: Vec<Value> = vec![];
     while i < os.len() || j < ms.len() {
         let cmp = match (os.get(i), ms.get(j)) {
-            (Some(o), Some(m)) => go_string(o).cmp(&go_string(m)),
+            (Some(o), Some(m)) => sprint(o).cmp(&sprint(m)),
             (None, Some(_)) => Ordering::Greater,
             _ => Ordering::Less,
         };
@@ -808,11 +762,6 @@ mod tests {
         let mut v = vec![json!(8080), json!(80), json!(443), json!(9)];
         sort_scalars(&mut v);
         assert_eq!(v, vec![json!(443), json!(80), json!(8080), json!(9)]);
-        assert_eq!(go_string(&json!(1000000)), "1e+06");
-        assert_eq!(go_string(&json!(123456)), "123456");
-        assert_eq!(go_string(&json!(0.5)), "0.5");
-        assert_eq!(go_string(&json!(0.00001)), "1e-05");
-        assert_eq!(go_string(&json!("x")), "x");
     }
 
     #[test]

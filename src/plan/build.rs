@@ -30,6 +30,7 @@ pub(super) fn base_plan(
         last_applied: None,
         warnings: vec![],
         error: None,
+        kind_not_served: false,
         prune_reason: None,
         config: None,
         live: None,
@@ -74,7 +75,7 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
             }
         }
     }
-    let api_version = m.id.api_version();
+    let api_version = m.api_version();
     let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
     let source = Some(m.source.to_string());
     let mut plan = base_plan(&config, source, ObjectAction::Create);

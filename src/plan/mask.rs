@@ -2,8 +2,8 @@
 //! patch and the last-applied annotation.
 
 use super::ObjectPlan;
+use crate::merge::LAST_APPLIED;
 use crate::merge::path::{self};
-use crate::merge::{self, LAST_APPLIED};
 use serde_json::Value;
 
 /// Mask the values of a Secret's `data` and `stringData` (and inside its
@@ -32,7 +32,7 @@ fn mask_recorded(text: &str) -> String {
     match serde_json::from_str::<Value>(text) {
         Ok(mut v) => {
             mask_data(&mut v);
-            format!("{}\n", merge::go_json(&v))
+            format!("{}\n", crate::gocompat::json(&v))
         }
         Err(_) => MASK.into(),
     }
@@ -80,7 +80,7 @@ pub fn mask_secret_pair(
     let (rb, ra) = (recorded(&b), recorded(&a));
     let shown = |r: Option<Result<Value, ()>>| -> Option<String> {
         match r? {
-            Ok(v) => Some(format!("{}\n", merge::go_json(&v))),
+            Ok(v) => Some(format!("{}\n", crate::gocompat::json(&v))),
             Err(()) => Some(MASK.into()),
         }
     };

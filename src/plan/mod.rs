@@ -70,6 +70,11 @@ pub struct ObjectPlan {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The error is that the cluster does not serve the kind (yet): an
+    /// apply that creates its CustomResourceDefinition first plans the
+    /// object again instead of failing it.
+    #[serde(skip)]
+    pub kind_not_served: bool,
     /// Why a prune candidate is one (allowlist or ApplySet membership).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prune_reason: Option<String>,
@@ -82,14 +87,16 @@ pub struct ObjectPlan {
 }
 
 impl ObjectPlan {
+    /// Which object: its group, kind, namespace and name. Displayed as
     /// `Deployment demo/nginx`, `Namespace demo`; a manifest that could not
     /// be read has no identity and says so.
-    pub fn display_name(&self) -> String {
-        match (self.namespace.as_deref(), self.kind.is_empty()) {
-            (_, true) => "(unreadable manifest)".to_string(),
-            (Some(ns), false) if !ns.is_empty() => format!("{} {ns}/{}", self.kind, self.name),
-            _ => format!("{} {}", self.kind, self.name),
-        }
+    pub fn id(&self) -> crate::objref::ObjectRef {
+        crate::objref::ObjectRef::new(
+            &self.api_version,
+            &self.kind,
+            self.namespace.as_deref(),
+            &self.name,
+        )
     }
 }
 

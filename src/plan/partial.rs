@@ -181,15 +181,12 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
 /// the config asks for).
 pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
-        return Some(format!(
-            "{path} is not a field change of {}",
-            plan.display_name()
-        ));
+        return Some(format!("{path} is not a field change of {}", plan.id()));
     };
     if row.action != FieldAction::Clear {
         return Some(format!(
             "{path} of {} is not a clear row: only a field apply would remove can be released",
-            plan.display_name()
+            plan.id()
         ));
     }
     let in_config = plan
@@ -200,7 +197,7 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
     if in_config || row.last_applied.is_none() {
         return Some(format!(
             "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
-            plan.display_name()
+            plan.id()
         ));
     }
     None
@@ -276,7 +273,7 @@ const IDENTITY_PATHS: [&str; 5] = [
 /// it has.
 pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
     let plan = base_plan(live, None, ObjectAction::Unchanged);
-    let name = plan.display_name();
+    let name = plan.id();
     let Some(text) = live
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
@@ -304,6 +301,16 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
                 "{name}: {p:?} names the object, not a field of it; it cannot be released"
             ));
         }
+        // Without its merge key a list element in the annotation matches
+        // no live element any more.
+        if let [.., Segment::Element(key, _), Segment::Key(last)] = segs.as_slice()
+            && key == last
+        {
+            let element = p.rsplit_once('.').map_or(p.as_str(), |(e, _)| e);
+            return Err(format!(
+                "{name}: {p} is the key of its list element; release the element ({element}) instead"
+            ));
+        }
         let Some(value) = path::get(&la, &segs) else {
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
             let mut have: Vec<String> = Vec::new();
@@ -329,7 +336,7 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
     }
     let released: Vec<String> = fields.iter().map(|f| f.path.clone()).collect();
     let out = release_from_last_applied(&Value::Null, Some(&la), &released).unwrap_or(la);
-    let mut annotation = merge::go_json(&out);
+    let mut annotation = crate::gocompat::json(&out);
     annotation.push('\n');
     Ok(AnnotationRelease { fields, annotation })
 }
@@ -381,6 +388,16 @@ mod release_tests {
                 .unwrap_err()
                 .contains("names the object")
         );
+        let la = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"image":"i","name":"c"}]}}"#;
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": la}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        assert_eq!(
+            release_annotation(&pod, &["spec.containers[name=c].name".into()]).unwrap_err(),
+            "Pod p: spec.containers[name=c].name is the key of its list element; \
+             release the element (spec.containers[name=c]) instead"
+        );
+        assert!(release_annotation(&pod, &["spec.containers[name=c].image".into()]).is_ok());
         let mut bare = live.clone();
         bare["metadata"]["annotations"] = json!({});
         assert!(

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 fn show(v: &Option<Value>) -> String {
     match v {
         None => "-".into(),
-        Some(v) => merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     }
 }
 
@@ -70,7 +70,7 @@ pub fn render_diff_object(out: &mut String, obj: &ObjectPlan, color: bool) {
     let obj = shown(obj);
     {
         let (sym, word, code) = object_mark(obj.action);
-        let id = obj.display_name();
+        let id = obj.id();
         let mut header = format!("{sym} {id} ({word})");
         if let Some(src) = &obj.source {
             let _ = write!(header, "  {src}");
@@ -149,7 +149,7 @@ pub fn render_diff_terminal_object(
     let obj = shown(obj);
     {
         let (sym, word, code) = object_mark(obj.action);
-        let mut header = format!("{sym} {}  {word}", obj.display_name());
+        let mut header = format!("{sym} {}  {word}", obj.id());
         if obj.reverts_drift {
             header.push_str(" · reverts drift");
         }
@@ -211,7 +211,7 @@ pub fn render_diff_terminal_object(
 fn field_values(f: &FieldChange) -> String {
     let v = |x: &Option<Value>| match x {
         None => "(none)".to_string(),
-        Some(v) => merge::go_json(v),
+        Some(v) => crate::gocompat::json(v),
     };
     let mut s = match f.action {
         FieldAction::Keep => format!("{} (kept)", v(&f.live)),
@@ -241,7 +241,8 @@ mod diff_tests {
             "metadata": {"name": "c\u{9b}", "namespace": "d"},
             "data": {"k\u{1b}[2J": "v\u{9b}1\u{7f}"}});
         let m = crate::manifest::Manifest {
-            id: crate::manifest::ObjectId::from_object(&config).unwrap(),
+            id: crate::objref::ObjectRef::from_object(&config).unwrap(),
+            version: "v1".into(),
             source: crate::manifest::Source {
                 file: "c.yaml".into(),
                 line: 1,

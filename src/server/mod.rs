@@ -70,6 +70,9 @@ const MAX_BODY: usize = 8 << 20;
 pub struct ServerOptions {
     /// None: any free port.
     pub port: Option<u16>,
+    /// Record no requests ([`RunningServer::requests`] stays empty): for a
+    /// server that runs long and whose requests nobody reads.
+    pub forget_requests: bool,
 }
 
 /// A server running on a tokio task until [`RunningServer::shutdown`] (or drop).
@@ -85,6 +88,9 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     let addr = listener.local_addr()?;
     let api = Arc::new(ApiServer::new());
     api.set_address(&addr.to_string());
+    if opts.forget_requests {
+        api.forget_requests();
+    }
     let (stop, mut stopped) = oneshot::channel::<()>();
     let served = api.clone();
     tokio::spawn(async move {

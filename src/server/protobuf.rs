@@ -3,7 +3,6 @@
 //! typed clients write `application/vnd.kubernetes.protobuf` and do not fall
 //! back to JSON. Other kinds answer 415.
 
-use base64::Engine;
 use serde_json::{Map, Value, json};
 
 /// One protobuf field: number and payload.
@@ -70,7 +69,7 @@ fn entry(b: &[u8], bytes_b64: bool) -> Option<(String, Value)> {
         if let Field::Bytes(x) = f {
             match n {
                 1 => k = string(x)?,
-                2 if bytes_b64 => v = json!(base64::engine::general_purpose::STANDARD.encode(x)),
+                2 if bytes_b64 => v = json!(crate::gocompat::encode_bytes(x)),
                 2 => v = json!(string(x)?),
                 _ => {}
             }

@@ -25,11 +25,7 @@ pub struct ResourceInfo {
 
 impl ResourceInfo {
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        crate::objref::api_version(&self.group, &self.version)
     }
 
     /// `deployments.apps`, `configmaps`: how Status messages name the resource.
@@ -43,11 +39,7 @@ impl ResourceInfo {
 
     /// `Deployment.apps`, `ConfigMap`
     pub fn group_kind(&self) -> String {
-        if self.group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{}", self.kind, self.group)
-        }
+        crate::objref::group_kind(&self.group, &self.kind)
     }
 }
 

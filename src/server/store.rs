@@ -1,15 +1,53 @@
 //! The in-memory object store: objects by resource, namespace and name, a
 //! global resourceVersion counter, cluster IP allocation.
+//!
+//! Objects are kept as their compact JSON ([`Stored`]), not as trees: a
+//! `serde_json::Value` of a Deployment with managedFields takes several
+//! times its text in small allocations, and LIST and GET, the bulk of what
+//! clients ask, then only copy bytes. A write parses the old object again.
 
 use super::resources::{self, ResourceInfo};
 use super::status::ApiError;
+use bytes::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// (group, plural, namespace or "", name)
 pub type Key = (String, String, String, String);
+
+/// One stored object: its JSON as `serde_json` writes it (compact, keys
+/// sorted), and the apiVersion and kind in it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    json: Bytes,
+    api_version: Box<str>,
+    kind: Box<str>,
+}
+
+impl Stored {
+    pub fn new(object: &Value) -> Stored {
+        Stored {
+            // Serializing a Value cannot fail (its keys are strings).
+            json: Bytes::from(serde_json::to_vec(object).unwrap_or_default()),
+            api_version: object["apiVersion"].as_str().unwrap_or_default().into(),
+            kind: object["kind"].as_str().unwrap_or_default().into(),
+        }
+    }
+
+    /// The object as a tree.
+    pub fn value(&self) -> Value {
+        // The bytes were written from a Value: they parse.
+        serde_json::from_slice(&self.json).unwrap_or_default()
+    }
+
+    /// Its JSON, when it is already the object as served through `r`
+    /// (apiVersion and kind of `r`, as `out` would set them).
+    pub fn json_as(&self, r: &ResourceInfo) -> Option<&Bytes> {
+        (*self.kind == r.kind && *self.api_version == r.api_version()).then_some(&self.json)
+    }
+}
 
 /// One change, for watches.
 #[derive(Debug, Clone)]
@@ -18,21 +56,43 @@ pub struct Event {
     /// `ADDED`, `MODIFIED`, `DELETED`
     pub kind: &'static str,
     pub key: Key,
-    pub object: Value,
+    /// Shares its bytes with the store.
+    pub object: Stored,
 }
 
 /// How many changes watches can resume from.
 const EVENT_LOG: usize = 4096;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct State {
-    pub objects: BTreeMap<Key, Value>,
+    objects: BTreeMap<Key, Stored>,
     pub rv: u64,
     pub events: VecDeque<Event>,
     /// Warnings of the request being handled (Warning headers).
     pub warnings: Vec<String>,
     next_ip: u32,
     uid_seq: u64,
+    /// Built-in resources plus those of stored CRDs, computed again when a
+    /// CRD is stored or removed (every request resolves its path with it).
+    resources: Arc<Vec<ResourceInfo>>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            objects: BTreeMap::new(),
+            rv: 0,
+            events: VecDeque::new(),
+            warnings: Vec::new(),
+            next_ip: 0,
+            uid_seq: 0,
+            resources: Arc::new(resources::builtin()),
+        }
+    }
+}
+
+fn is_crd(key: &Key) -> bool {
+    key.0 == "apiextensions.k8s.io" && key.1 == "customresourcedefinitions"
 }
 
 impl State {
@@ -41,7 +101,7 @@ impl State {
         self.rv.to_string()
     }
 
-    fn log(&mut self, kind: &'static str, key: Key, object: Value) {
+    fn log(&mut self, kind: &'static str, key: Key, object: Stored) {
         if self.events.len() >= EVENT_LOG {
             self.events.pop_front();
         }
@@ -54,23 +114,84 @@ impl State {
     }
 
     /// Store an object (its resourceVersion already set from `next_rv`).
-    pub fn put(&mut self, key: Key, object: Value) {
-        let kind = if self.objects.contains_key(&key) {
-            "MODIFIED"
-        } else {
-            "ADDED"
+    pub fn put(&mut self, key: Key, object: &Value) {
+        let stored = Stored::new(object);
+        let crd = is_crd(&key);
+        let kind = match self.objects.insert(key.clone(), stored.clone()) {
+            Some(_) => "MODIFIED",
+            None => "ADDED",
         };
-        self.objects.insert(key.clone(), object.clone());
-        self.log(kind, key, object);
+        self.log(kind, key, stored);
+        if crd {
+            self.recompute_resources();
+        }
     }
 
     /// Remove an object; the DELETED event carries a new resourceVersion.
     pub fn delete(&mut self, key: &Key) -> Option<Value> {
-        let mut object = self.objects.remove(key)?;
+        let mut object = self.objects.remove(key)?.value();
         let rv = self.next_rv();
         object["metadata"]["resourceVersion"] = Value::from(rv);
-        self.log("DELETED", key.clone(), object.clone());
+        self.log("DELETED", key.clone(), Stored::new(&object));
+        if is_crd(key) {
+            self.recompute_resources();
+        }
         Some(object)
+    }
+
+    /// The stored object, parsed.
+    pub fn get(&self, key: &Key) -> Option<Value> {
+        self.objects.get(key).map(Stored::value)
+    }
+
+    pub fn stored(&self, key: &Key) -> Option<&Stored> {
+        self.objects.get(key)
+    }
+
+    pub fn contains(&self, key: &Key) -> bool {
+        self.objects.contains_key(key)
+    }
+
+    /// Every stored object, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Stored)> {
+        self.objects.iter()
+    }
+
+    /// The stored objects of one resource (in one namespace when given), in
+    /// key order: a range of the map, not a scan of it.
+    pub fn of<'a>(
+        &'a self,
+        group: &'a str,
+        plural: &'a str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a Key, &'a Stored)> + 'a {
+        let from = (
+            group.to_string(),
+            plural.to_string(),
+            namespace.unwrap_or_default().to_string(),
+            String::new(),
+        );
+        self.objects
+            .range(from..)
+            .take_while(move |((g, p, ns, _), _)| {
+                g == group && p == plural && namespace.is_none_or(|n| n == ns)
+            })
+    }
+
+    fn recompute_resources(&mut self) {
+        let mut out = resources::builtin();
+        for (_, crd) in self.of("apiextensions.k8s.io", "customresourcedefinitions", None) {
+            for r in resources::from_crd(&crd.value()) {
+                // A CRD may not shadow a built-in kind.
+                if !out
+                    .iter()
+                    .any(|b| b.group == r.group && b.version == r.version && b.plural == r.plural)
+                {
+                    out.push(r);
+                }
+            }
+        }
+        self.resources = Arc::new(out);
     }
 
     pub fn next_ip(&mut self) -> String {
@@ -81,9 +202,8 @@ impl State {
     }
 
     pub fn ip_in_use(&self, ip: &str) -> bool {
-        self.objects.iter().any(|((g, p, _, _), o)| {
-            g.is_empty() && p == "services" && o["spec"]["clusterIP"] == ip
-        })
+        self.of("", "services", None)
+            .any(|(_, o)| o.value()["spec"]["clusterIP"] == ip)
     }
 
     pub fn next_uid(&mut self, seed: &str) -> String {
@@ -101,27 +221,15 @@ impl State {
     }
 
     /// Built-in resources plus those of stored CRDs.
-    pub fn resources(&self) -> Vec<ResourceInfo> {
-        let mut out = resources::builtin();
-        for ((g, p, _, _), crd) in &self.objects {
-            if g == "apiextensions.k8s.io" && p == "customresourcedefinitions" {
-                for r in resources::from_crd(crd) {
-                    // A CRD may not shadow a built-in kind.
-                    if !out.iter().any(|b| {
-                        b.group == r.group && b.version == r.version && b.plural == r.plural
-                    }) {
-                        out.push(r);
-                    }
-                }
-            }
-        }
-        out
+    pub fn resources(&self) -> Arc<Vec<ResourceInfo>> {
+        self.resources.clone()
     }
 
     pub fn find_kind(&self, api_version: &str, kind: &str) -> Option<ResourceInfo> {
-        self.resources()
-            .into_iter()
-            .find(|r| r.api_version() == api_version && r.kind == kind)
+        self.resources
+            .iter()
+            .find(|r| r.kind == kind && r.api_version() == api_version)
+            .cloned()
     }
 
     /// Where an object written directly (seeding) goes: its resource, its
@@ -192,11 +300,19 @@ pub fn key(r: &ResourceInfo, ns: Option<&str>, name: &str) -> Key {
     )
 }
 
+/// The key of a Namespace.
+pub fn namespace_key(name: &str) -> Key {
+    (
+        String::new(),
+        "namespaces".into(),
+        String::new(),
+        name.to_string(),
+    )
+}
+
 /// RFC 3339 UTC, whole seconds, as Kubernetes writes timestamps.
 pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    crate::gocompat::timestamp(jiff::Timestamp::now())
 }
 
 impl Store {
@@ -255,7 +371,7 @@ impl Store {
             };
             obj["metadata"]["resourceVersion"] = Value::from(rv);
             obj["apiVersion"] = Value::from(r.api_version());
-            st.put(key(&r, ns.as_deref(), &name), obj.clone());
+            st.put(key(&r, ns.as_deref(), &name), &obj);
         }
         self.notify();
         Ok(obj)
@@ -272,7 +388,7 @@ impl Store {
         let st = self.lock();
         let r = st.find_kind(api_version, kind)?;
         let ns = if r.namespaced { namespace } else { None };
-        let mut o = st.objects.get(&key(&r, ns, name))?.clone();
+        let mut o = st.get(&key(&r, ns, name))?;
         o["apiVersion"] = Value::from(r.api_version());
         Some(o)
     }
@@ -283,13 +399,9 @@ impl Store {
         let Some(r) = st.find_kind(api_version, kind) else {
             return Vec::new();
         };
-        st.objects
-            .iter()
-            .filter(|((g, p, ns, _), _)| {
-                *g == r.group && *p == r.plural && namespace.is_none_or(|n| n == ns)
-            })
+        st.of(&r.group, &r.plural, namespace)
             .map(|(_, o)| {
-                let mut o = o.clone();
+                let mut o = o.value();
                 o["apiVersion"] = Value::from(r.api_version());
                 o
             })
@@ -298,7 +410,7 @@ impl Store {
 
     /// Every stored object.
     pub fn all(&self) -> Vec<Value> {
-        self.lock().objects.values().cloned().collect()
+        self.lock().objects.values().map(Stored::value).collect()
     }
 
     /// The current global resourceVersion.

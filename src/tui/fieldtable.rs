@@ -437,7 +437,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         .max(4);
     let reason_nat = rows_in
         .iter()
-        .map(|&(_, _, i)| width(&esc(&super::ui::reason(&o.fields[i]))))
+        .map(|&(_, _, i)| width(&esc(&super::theme::reason(&o.fields[i]))))
         .max()
         .unwrap_or(0);
     let mins = [4, 4, 4];

@@ -4,8 +4,12 @@
 //! [`Engine`](crate::ops::Engine), feeding results back as messages.
 
 pub mod app;
+pub mod detail;
+pub mod dialogs;
 pub mod fieldtable;
+pub mod layout;
 pub mod runtime;
+pub mod theme;
 pub mod ui;
 pub mod yamlview;
 

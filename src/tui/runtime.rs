@@ -207,6 +207,14 @@ pub async fn perform(
         Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
         Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
         Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
+        Effect::ExportTarget(obj, own_file) => {
+            let target = engine.export_target(&obj, own_file.as_deref());
+            Msg::ExportAsk(obj, target)
+        }
+        Effect::Export(obj, path, overwrite) => {
+            let done = engine.export(obj.clone(), path, overwrite).await;
+            Msg::Exported(obj, done)
+        }
         Effect::Quit => return None,
     })
 }

@@ -1,8 +1,8 @@
 //! The YAML view: the live object against the result of the apply, as a
 //! line diff with word-level emphasis, unchanged lines syntax-highlighted.
 
-use super::app::{App, object_key};
-use super::ui::Theme;
+use super::app::App;
+use super::theme::Theme;
 use crate::highlight::{Rgb, highlight_yaml};
 use crate::merge::PatchType;
 use crate::merge::apply::{apply_merge, apply_strategic};
@@ -127,7 +127,7 @@ pub struct Cached {
 pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
     let diff_key = (
         app.plan_gen,
-        format!("{} {:p}", object_key(o), o),
+        format!("{:?} {:p}", o.id(), o),
         app.yaml_last_applied,
         app.opts.color,
     );

@@ -56,6 +56,7 @@ fn object(
         last_applied: None,
         warnings: Vec::new(),
         error: None,
+        kind_not_served: false,
         prune_reason: None,
         config: None,
         live: None,

@@ -52,20 +52,71 @@ pub struct RecordedRequest {
     pub body: Option<Value>,
 }
 
+/// A request as recorded; [`ApiServer::requests`] parses its body.
+#[derive(Debug)]
+struct Recorded {
+    method: String,
+    path: String,
+    query: BTreeMap<String, String>,
+    content_type: Option<String>,
+    user_agent: Option<String>,
+    body: bytes::Bytes,
+}
+
+impl Recorded {
+    fn to_request(&self) -> RecordedRequest {
+        let body = &self.body;
+        RecordedRequest {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            query: self.query.clone(),
+            content_type: self.content_type.clone(),
+            user_agent: self.user_agent.clone(),
+            body: if body.is_empty() {
+                None
+            } else {
+                serde_json::from_slice::<Value>(body)
+                    .ok()
+                    .or_else(|| plumbing::yaml_value(body).ok())
+            },
+        }
+    }
+}
+
 /// The API server without its socket.
 #[derive(Debug, Default)]
 pub struct ApiServer {
     store: Store,
-    requests: Mutex<Vec<RecordedRequest>>,
+    requests: Mutex<Vec<Recorded>>,
+    /// Requests are not recorded (a long-running server nobody inspects:
+    /// `kapply demo`).
+    forget_requests: std::sync::atomic::AtomicBool,
     /// `host:port`, for `/api` serverAddressByClientCIDRs.
     address: Mutex<String>,
 }
 
 type Query = BTreeMap<String, String>;
 
+/// A response body: a tree to serialize, or JSON already written (objects
+/// as the store holds them).
+enum Reply {
+    Json(Value),
+    Raw(bytes::Bytes),
+}
+
+impl From<Value> for Reply {
+    fn from(v: Value) -> Reply {
+        Reply::Json(v)
+    }
+}
+
 /// The object as returned to clients: apiVersion of the served version.
 fn out(r: &ResourceInfo, o: &Value) -> Value {
-    let mut o = o.clone();
+    served(r, o.clone())
+}
+
+/// [`out`] of an object no longer needed as it is.
+fn served(r: &ResourceInfo, mut o: Value) -> Value {
     o["apiVersion"] = json!(r.api_version());
     o["kind"] = json!(r.kind);
     o
@@ -104,7 +155,16 @@ impl ApiServer {
         self.requests
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone()
+            .iter()
+            .map(Recorded::to_request)
+            .collect()
+    }
+
+    /// Stop recording requests (and drop those recorded).
+    pub fn forget_requests(&self) {
+        self.forget_requests
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.clear_requests();
     }
 
     pub fn clear_requests(&self) {
@@ -120,10 +180,7 @@ impl ApiServer {
         let mut st = self.store.lock();
         let mut obj = obj;
         let (r, ns, name) = st.locate(&mut obj)?;
-        let old = st
-            .objects
-            .get(&store::key(&r, ns.as_deref(), &name))
-            .cloned();
+        let old = st.get(&store::key(&r, ns.as_deref(), &name));
         let ctx = WriteCtx::direct(manager.to_string());
         let result = commit(&mut st, &r, old.as_ref(), obj, &ctx);
         drop(st);

@@ -3,7 +3,7 @@
 
 use super::discovery::aggregated;
 use super::watch::is_watch;
-use super::{ApiServer, Query, RecordedRequest};
+use super::{ApiServer, Query, Recorded, Reply};
 use crate::server::status::ApiError;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, StatusCode, Uri, header};
@@ -45,8 +45,14 @@ pub fn parse_query(q: Option<&str>) -> Query {
 }
 
 fn json_response(code: u16, body: &Value) -> Response<Bytes> {
-    let text = serde_json::to_vec(body).unwrap_or_default();
-    let mut resp = Response::new(Bytes::from(text));
+    raw_json_response(
+        code,
+        Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
+    )
+}
+
+fn raw_json_response(code: u16, body: Bytes) -> Response<Bytes> {
+    let mut resp = Response::new(body);
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -192,24 +198,23 @@ impl ApiServer {
             .get(header::USER_AGENT)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let parsed = if body.is_empty() {
-            None
-        } else {
-            serde_json::from_slice::<Value>(body)
-                .ok()
-                .or_else(|| yaml_value(body).ok())
-        };
-        self.requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(RecordedRequest {
-                method: method.to_string(),
-                path: uri.path().to_string(),
-                query: query.clone(),
-                content_type: content_type.clone(),
-                user_agent: user_agent.clone(),
-                body: parsed,
-            });
+        if !self
+            .forget_requests
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            // The body as it came: parsed only when the requests are read.
+            self.requests
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Recorded {
+                    method: method.to_string(),
+                    path: uri.path().to_string(),
+                    query: query.clone(),
+                    content_type: content_type.clone(),
+                    user_agent: user_agent.clone(),
+                    body: Bytes::copy_from_slice(body),
+                });
+        }
         if let Err(e) = guard(method, headers, content_type.as_deref()) {
             return error_response(&e);
         }
@@ -265,7 +270,8 @@ impl ApiServer {
         self.notify();
         let warnings = std::mem::take(&mut self.store.lock().warnings);
         let mut resp = match result {
-            Ok((code, v)) => json_response(code, &v),
+            Ok((code, Reply::Json(v))) => json_response(code, &v),
+            Ok((code, Reply::Raw(bytes))) => raw_json_response(code, bytes),
             Err(e) => error_response(&e),
         };
         for w in warnings {

@@ -11,13 +11,15 @@ use super::writes::{
     WriteCtx, check_identity, create, delete_options_dry_run, delete_preconditions, precondition,
     remove, update,
 };
-use super::{ApiServer, Query, out, schema_of};
+use super::{ApiServer, Query, Reply, out, schema_of};
+use crate::selector::LabelSelector;
 use crate::server::fields;
 use crate::server::openapi;
 use crate::server::resources::ResourceInfo;
-use crate::server::selector::{FieldSelector, LabelSelector};
+use crate::server::selector::FieldSelector;
 use crate::server::status::ApiError;
 use crate::server::store::{self, State};
+use bytes::Bytes;
 use http::Method;
 use serde_json::{Value, json};
 
@@ -38,9 +40,31 @@ impl ApiServer {
         content_type: Option<&str>,
         accept: &str,
         body: &[u8],
-    ) -> Result<(u16, Value), ApiError> {
+    ) -> Result<(u16, Reply), ApiError> {
         let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         let resources = self.store.lock().resources();
+        match segs.as_slice() {
+            ["api", "v1", rest @ ..] if !rest.is_empty() => {
+                let t = target("", "v1", rest, &resources)?;
+                self.resource(method, t, query, content_type, accept, body)
+            }
+            ["apis", group, version, rest @ ..] if !rest.is_empty() => {
+                let t = target(group, version, rest, &resources)?;
+                self.resource(method, t, query, content_type, accept, body)
+            }
+            _ => self
+                .discovery(method, &segs, &resources)
+                .map(|(code, v)| (code, Reply::Json(v))),
+        }
+    }
+
+    /// Everything but resources: version, health, discovery, OpenAPI.
+    fn discovery(
+        &self,
+        method: &Method,
+        segs: &[&str],
+        resources: &[ResourceInfo],
+    ) -> Result<(u16, Value), ApiError> {
         let get_only = || {
             if method == Method::GET {
                 Ok(())
@@ -48,7 +72,7 @@ impl ApiServer {
                 Err(ApiError::method_not_allowed(method.as_str()))
             }
         };
-        match segs.as_slice() {
+        match segs {
             ["version"] => {
                 get_only()?;
                 Ok((200, version()))
@@ -69,15 +93,15 @@ impl ApiServer {
             }
             ["apis"] => {
                 get_only()?;
-                Ok((200, group_list(&resources)))
+                Ok((200, group_list(resources)))
             }
             ["api", "v1"] => {
                 get_only()?;
-                Ok((200, resource_list("", "v1", &resources)?))
+                Ok((200, resource_list("", "v1", resources)?))
             }
             ["apis", group] => {
                 get_only()?;
-                group_list(&resources)["groups"]
+                group_list(resources)["groups"]
                     .as_array()
                     .and_then(|gs| gs.iter().find(|g| g["name"] == *group).cloned())
                     .map(|mut g| {
@@ -89,25 +113,17 @@ impl ApiServer {
             }
             ["apis", group, version] => {
                 get_only()?;
-                Ok((200, resource_list(group, version, &resources)?))
+                Ok((200, resource_list(group, version, resources)?))
             }
             ["openapi", "v3"] => {
                 get_only()?;
-                Ok((200, openapi::index(&resources)))
+                Ok((200, openapi::index(resources)))
             }
             ["openapi", "v3", rest @ ..] => {
                 get_only()?;
-                openapi::document(&rest.join("/"), &resources)
+                openapi::document(&rest.join("/"), resources)
                     .map(|d| (200, d))
                     .ok_or_else(ApiError::not_found_path)
-            }
-            ["api", "v1", rest @ ..] => {
-                let t = target("", "v1", rest, &resources)?;
-                self.resource(method, t, query, content_type, accept, body)
-            }
-            ["apis", group, version, rest @ ..] => {
-                let t = target(group, version, rest, &resources)?;
-                self.resource(method, t, query, content_type, accept, body)
             }
             _ => Err(ApiError::not_found_path()),
         }
@@ -121,7 +137,7 @@ impl ApiServer {
         content_type: Option<&str>,
         accept: &str,
         body: &[u8],
-    ) -> Result<(u16, Value), ApiError> {
+    ) -> Result<(u16, Reply), ApiError> {
         let mut st = self.store.lock();
         let r = &t.resource;
         let ns = t.namespace.as_deref();
@@ -166,18 +182,18 @@ impl ApiServer {
                     }
                     let list = list(&st, r, ns, query)?;
                     if accept.contains("as=Table") {
-                        Ok((200, table(r, &list)))
+                        Ok((200, table(r, &list.to_value()).into()))
                     } else {
-                        Ok((200, list))
+                        Ok((200, Reply::Raw(list.to_json().into())))
                     }
                 }
                 Method::POST => {
                     let obj = json_body(content_type, body)?;
                     let ctx = request_ctx(manager.unwrap_or_else(|| "unknown".into()), None);
-                    create(&mut st, r, ns, obj, &ctx).map(|o| (201, o))
+                    create(&mut st, r, ns, obj, &ctx).map(|o| (201, o.into()))
                 }
                 Method::DELETE => {
-                    let items = list(&st, r, ns, query)?;
+                    let items = list(&st, r, ns, query)?.to_value();
                     for item in items["items"].as_array().into_iter().flatten() {
                         let name = item["metadata"]["name"].as_str().unwrap_or_default();
                         let ins = item["metadata"]["namespace"].as_str();
@@ -185,7 +201,7 @@ impl ApiServer {
                             remove(&mut st, r, ins, name);
                         }
                     }
-                    Ok((200, items))
+                    Ok((200, items.into()))
                 }
                 _ => Err(ApiError::method_not_allowed(method.as_str())),
             },
@@ -193,27 +209,29 @@ impl ApiServer {
                 let k = store::key(r, ns, name);
                 match *method {
                     Method::GET => {
-                        let o = st
-                            .objects
-                            .get(&k)
-                            .map(|o| out(r, o))
-                            .ok_or_else(|| ApiError::not_found(r, name))?;
+                        let o = st.stored(&k).ok_or_else(|| ApiError::not_found(r, name))?;
                         if accept.contains("as=Table") {
                             let list = json!({"metadata": {"resourceVersion": st.rv.to_string()},
-                                "items": [o]});
-                            Ok((200, table(r, &list)))
+                                "items": [out(r, &o.value())]});
+                            Ok((200, table(r, &list).into()))
                         } else {
-                            Ok((200, o))
+                            // Straight from the store when it is already
+                            // the object as served.
+                            let reply = match o.json_as(r) {
+                                Some(json) => Reply::Raw(json.clone()),
+                                None => out(r, &o.value()).into(),
+                            };
+                            Ok((200, reply))
                         }
                     }
                     Method::PUT => {
                         let obj = json_body(content_type, body)?;
                         let ctx = request_ctx(manager.unwrap_or_else(|| "unknown".into()), None);
-                        update(&mut st, r, ns, name, obj, &ctx).map(|o| (200, o))
+                        update(&mut st, r, ns, name, obj, &ctx).map(|o| (200, o.into()))
                     }
                     Method::PATCH => {
                         let kind = patch_kind(content_type)?;
-                        let old = st.objects.get(&k).cloned();
+                        let old = st.get(&k);
                         let is_apply = matches!(kind, PatchKind::Apply);
                         let manager = match (manager, is_apply) {
                             (Some(m), _) => m,
@@ -233,7 +251,7 @@ impl ApiServer {
                                 if obj["metadata"]["name"].is_null() {
                                     obj["metadata"]["name"] = json!(name);
                                 }
-                                return create(&mut st, r, ns, obj, &ctx).map(|o| (201, o));
+                                return create(&mut st, r, ns, obj, &ctx).map(|o| (201, o.into()));
                             }
                             return Err(ApiError::not_found(r, name));
                         };
@@ -251,10 +269,10 @@ impl ApiServer {
                         };
                         let ctx = request_ctx(manager, applied);
                         precondition(r, name, &old, &new)?;
-                        update(&mut st, r, ns, name, new, &ctx).map(|o| (200, o))
+                        update(&mut st, r, ns, name, new, &ctx).map(|o| (200, o.into()))
                     }
                     Method::DELETE => {
-                        let Some(old) = st.objects.get(&k).cloned() else {
+                        let Some(old) = st.get(&k) else {
                             return Err(ApiError::not_found(r, name));
                         };
                         if let Some(options) = &delete_options {
@@ -268,7 +286,8 @@ impl ApiServer {
                             json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                 "status": "Success",
                                 "details": {"name": name, "group": r.group, "kind": r.plural,
-                                    "uid": old["metadata"]["uid"]}}),
+                                    "uid": old["metadata"]["uid"]}})
+                            .into(),
                         ))
                     }
                     _ => Err(ApiError::method_not_allowed(method.as_str())),
@@ -285,8 +304,78 @@ impl ApiServer {
                 body,
                 manager,
                 dry_run,
-            ),
+            )
+            .map(|(code, v)| (code, v.into())),
         }
+    }
+}
+
+/// A LIST answer. Items are the stored JSON as it is, unless the object
+/// was written through another version of its resource (then a tree with
+/// the served apiVersion).
+pub(super) struct Listed {
+    kind: String,
+    api_version: String,
+    metadata: Value,
+    items: Vec<Item>,
+}
+
+enum Item {
+    Raw(Bytes),
+    Tree(Value),
+}
+
+impl Listed {
+    /// Byte for byte what `serde_json` writes for [`Listed::to_value`]
+    /// (keys sorted, compact), without building that tree.
+    pub(super) fn to_json(&self) -> Vec<u8> {
+        let size: usize = self
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Raw(b) => b.len() + 1,
+                Item::Tree(_) => 1024,
+            })
+            .sum();
+        let mut out = Vec::with_capacity(size + 256);
+        // Writing JSON into a Vec cannot fail.
+        out.extend_from_slice(b"{\"apiVersion\":");
+        let _ = serde_json::to_writer(&mut out, &self.api_version);
+        out.extend_from_slice(b",\"items\":[");
+        for (n, item) in self.items.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            match item {
+                Item::Raw(b) => out.extend_from_slice(b),
+                Item::Tree(v) => {
+                    let _ = serde_json::to_writer(&mut out, v);
+                }
+            }
+        }
+        out.extend_from_slice(b"],\"kind\":");
+        let _ = serde_json::to_writer(&mut out, &self.kind);
+        out.extend_from_slice(b",\"metadata\":");
+        let _ = serde_json::to_writer(&mut out, &self.metadata);
+        out.push(b'}');
+        out
+    }
+
+    pub(super) fn to_value(&self) -> Value {
+        let items: Vec<Value> = self
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Raw(b) => serde_json::from_slice(b).unwrap_or_default(),
+                Item::Tree(v) => v.clone(),
+            })
+            .collect();
+        json!({
+            "kind": self.kind,
+            "apiVersion": self.api_version,
+            "metadata": self.metadata,
+            "items": items,
+        })
     }
 }
 
@@ -295,14 +384,14 @@ pub(super) fn list(
     r: &ResourceInfo,
     ns: Option<&str>,
     query: &Query,
-) -> Result<Value, ApiError> {
+) -> Result<Listed, ApiError> {
     let labels = LabelSelector::parse(
         query
             .get("labelSelector")
             .map(String::as_str)
             .unwrap_or_default(),
     )
-    .map_err(ApiError::bad_request)?;
+    .map_err(|e| ApiError::bad_request(e.message))?;
     let fieldsel = FieldSelector::parse(
         query
             .get("fieldSelector")
@@ -324,30 +413,39 @@ pub(super) fn list(
             .ok_or_else(|| ApiError::bad_request("continue key is not valid"))?,
         None => 0,
     };
-    let matching: Vec<Value> = st
-        .objects
-        .iter()
-        .filter(|((g, p, ons, _), _)| {
-            *g == r.group && *p == r.plural && ns.is_none_or(|n| n == ons)
+    let everything = labels.is_empty() && fieldsel.is_empty();
+    let matching: Vec<Item> = st
+        .of(&r.group, &r.plural, ns)
+        .filter_map(|(_, o)| {
+            let raw = o.json_as(r);
+            if everything && let Some(b) = raw {
+                return Some(Item::Raw(b.clone()));
+            }
+            let v = out(r, &o.value());
+            if !(labels.matches(&v) && fieldsel.matches(&v)) {
+                return None;
+            }
+            Some(match raw {
+                Some(b) => Item::Raw(b.clone()),
+                None => Item::Tree(v),
+            })
         })
-        .map(|(_, o)| out(r, o))
-        .filter(|o| labels.matches(o) && fieldsel.matches(o))
         .collect();
     let total = matching.len();
     let take = limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
-    let items: Vec<Value> = matching.into_iter().skip(start).take(take).collect();
+    let items: Vec<Item> = matching.into_iter().skip(start).take(take).collect();
     let end = start + items.len();
     let mut metadata = json!({"resourceVersion": st.rv.to_string()});
     if end < total {
         metadata["continue"] = json!(format!("kapply-{end}"));
         metadata["remainingItemCount"] = json!(total - end);
     }
-    Ok(json!({
-        "kind": format!("{}List", r.kind),
-        "apiVersion": r.api_version(),
-        "metadata": metadata,
-        "items": items,
-    }))
+    Ok(Listed {
+        kind: format!("{}List", r.kind),
+        api_version: r.api_version(),
+        metadata,
+        items,
+    })
 }
 
 pub(super) fn target(
@@ -394,4 +492,89 @@ pub(super) fn target(
         name: tail.first().map(|s| s.to_string()),
         sub: tail.get(1).map(|s| s.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// LIST and GET send the stored bytes; they must be exactly what
+    /// serializing the tree would give.
+    #[test]
+    fn lists_and_gets_are_written_as_their_trees_would_be() {
+        let server = ApiServer::new();
+        for (name, data) in [
+            (
+                "a",
+                json!({"k": "v", "quote": "\"é\" \u{1}\n", "n": "1.50"}),
+            ),
+            ("b", json!({})),
+            ("c", json!({"big": "x".repeat(3000)})),
+        ] {
+            let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+                "data": data});
+            server.put_object_as(obj, "test").unwrap();
+        }
+        server
+            .put_object_as(
+                json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}),
+                "test",
+            )
+            .unwrap();
+        let st = server.store.lock();
+        let cm = st.find_kind("v1", "ConfigMap").unwrap();
+        let q = |pairs: &[(&str, &str)]| -> Query {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        for (ns, query) in [
+            (Some("default"), q(&[])),
+            (None, q(&[])),
+            (Some("default"), q(&[("limit", "2")])),
+            (
+                Some("default"),
+                q(&[("limit", "2"), ("continue", "kapply-2")]),
+            ),
+            (Some("default"), q(&[("labelSelector", "app in (a,c)")])),
+            (Some("other"), q(&[])),
+        ] {
+            let listed = list(&st, &cm, ns, &query).unwrap();
+            let tree = listed.to_value();
+            assert_eq!(
+                String::from_utf8(listed.to_json()).unwrap(),
+                serde_json::to_string(&tree).unwrap(),
+                "{query:?}"
+            );
+        }
+        let deploy = st.find_kind("apps/v1", "Deployment").unwrap();
+        let listed = list(&st, &deploy, None, &q(&[])).unwrap();
+        assert_eq!(listed.to_value()["items"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            listed.to_json(),
+            serde_json::to_vec(&listed.to_value()).unwrap()
+        );
+        drop(st);
+        for path in [
+            "/api/v1/namespaces/default/configmaps/a",
+            "/apis/apps/v1/namespaces/default/deployments/web",
+        ] {
+            let uri: http::Uri = path.parse().unwrap();
+            let resp = server.handle(&Method::GET, &uri, &http::HeaderMap::new(), b"");
+            let v: Value = serde_json::from_slice(resp.body()).unwrap();
+            assert_eq!(
+                resp.body().as_ref(),
+                serde_json::to_vec(&v).unwrap(),
+                "{path}"
+            );
+            assert_eq!(v["metadata"]["name"], path.rsplit('/').next().unwrap());
+        }
+    }
 }

@@ -48,7 +48,7 @@ pub(super) fn subresource(
     dry_run: bool,
 ) -> Result<(u16, Value), ApiError> {
     let k = store::key(r, ns, name);
-    let Some(old) = st.objects.get(&k).cloned() else {
+    let Some(old) = st.get(&k) else {
         return Err(ApiError::not_found(r, name));
     };
     let manager = manager.unwrap_or_else(|| "unknown".into());
@@ -106,7 +106,7 @@ pub(super) fn subresource(
             new["status"] = new_status;
             if !dry_run {
                 new["metadata"]["resourceVersion"] = json!(st.next_rv());
-                st.put(k, new.clone());
+                st.put(k, &new);
             }
             Ok((200, out(r, &new)))
         }

@@ -4,10 +4,11 @@ use super::plumbing::parse_query;
 use super::routing::target;
 use super::table::table;
 use super::{ApiServer, out};
+use crate::selector::LabelSelector;
 use crate::server::resources::ResourceInfo;
-use crate::server::selector::{FieldSelector, LabelSelector};
+use crate::server::selector::FieldSelector;
 use crate::server::status::ApiError;
-use crate::server::store::{self, State};
+use crate::server::store::{self, State, Stored};
 use http::{HeaderMap, Method, Uri, header};
 use serde_json::{Value, json};
 
@@ -60,7 +61,7 @@ impl ApiServer {
                 .map(String::as_str)
                 .unwrap_or_default(),
         )
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::bad_request(e.message))?;
         let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
         if let Some(name) = &t.name {
             if !field_sel.is_empty() {
@@ -92,11 +93,11 @@ impl ApiServer {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
         if since == 0 {
+            let r = &w.resource;
             let objects: Vec<Value> = st
-                .objects
-                .iter()
-                .filter(|(k, o)| w.selects(k, o))
-                .map(|(_, o)| w.event("ADDED", o))
+                .of(&r.group, &r.plural, w.namespace.as_deref())
+                .filter_map(|(k, o)| w.selected(k, o))
+                .map(|o| w.event("ADDED", &o))
                 .collect();
             return Ok((w, objects));
         }
@@ -124,13 +125,17 @@ impl ApiServer {
 }
 
 impl Watch {
-    fn selects(&self, key: &store::Key, o: &Value) -> bool {
+    /// The object, parsed, when the watch selects it.
+    fn selected(&self, key: &store::Key, o: &Stored) -> Option<Value> {
         let r = &self.resource;
-        key.0 == r.group
+        if !(key.0 == r.group
             && key.1 == r.plural
-            && self.namespace.as_deref().is_none_or(|n| n == key.2)
-            && self.labels.matches(o)
-            && self.fields.matches(o)
+            && self.namespace.as_deref().is_none_or(|n| n == key.2))
+        {
+            return None;
+        }
+        let o = o.value();
+        (self.labels.matches(&o) && self.fields.matches(&o)).then_some(o)
     }
 
     fn event(&self, kind: &str, o: &Value) -> Value {
@@ -148,8 +153,8 @@ impl Watch {
         let events = st
             .events
             .iter()
-            .filter(|e| e.rv > self.rv && self.selects(&e.key, &e.object))
-            .map(|e| self.event(e.kind, &e.object))
+            .filter(|e| e.rv > self.rv)
+            .filter_map(|e| Some(self.event(e.kind, &self.selected(&e.key, &e.object)?)))
             .collect();
         self.rv = st.rv;
         events

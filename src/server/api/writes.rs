@@ -3,9 +3,9 @@
 
 use super::controllers::simulate_status;
 use super::plumbing::truncate;
-use super::{out, schema_of};
+use super::{out, schema_of, served};
 use crate::server::fields::{self, Write};
-use crate::server::resources::{self, ResourceInfo};
+use crate::server::resources::ResourceInfo;
 use crate::server::status::{ApiError, Cause};
 use crate::server::store::{self, State};
 use crate::server::{defaults, validate};
@@ -188,8 +188,7 @@ pub(super) fn create(
             }
             _ => obj["metadata"]["namespace"] = json!(ns),
         }
-        let nsr = &resources::builtin()[0];
-        if !st.objects.contains_key(&store::key(nsr, None, ns)) {
+        if !st.contains(&store::namespace_key(ns)) {
             return Err(ApiError::namespace_not_found(ns));
         }
     } else if let Some(m) = obj["metadata"].as_object_mut() {
@@ -229,7 +228,7 @@ pub(super) fn create(
             )],
         ));
     }
-    if st.objects.contains_key(&store::key(r, ns, &name)) {
+    if st.contains(&store::key(r, ns, &name)) {
         return Err(ApiError::already_exists(r, &name));
     }
     if let Some(m) = obj["metadata"].as_object_mut() {
@@ -256,7 +255,7 @@ pub(super) fn update(
 ) -> Result<Value, ApiError> {
     check_type(r, &mut obj)?;
     check_identity(r, ns, name, &obj)?;
-    let Some(old) = st.objects.get(&store::key(r, ns, name)).cloned() else {
+    let Some(old) = st.get(&store::key(r, ns, name)) else {
         return Err(ApiError::not_found(r, name));
     };
     precondition(r, name, &old, &obj)?;
@@ -410,20 +409,19 @@ pub(super) fn write(
         {
             m.remove("resourceVersion");
         }
-        return Ok(out(r, &new));
+        return Ok(served(r, new));
     }
     new["metadata"]["resourceVersion"] = json!(st.next_rv());
     if let Some(m) = new["metadata"].as_object_mut() {
         m.retain(|_, v| !v.is_null());
     }
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
-    st.put(store::key(r, ns.as_deref(), &name), new.clone());
-    Ok(out(r, &new))
+    st.put(store::key(r, ns.as_deref(), &name), &new);
+    Ok(served(r, new))
 }
 
 /// What fails to decode into the Go types before validation even starts.
 fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
-    use base64::Engine;
     let fail = |detail: String| {
         Err(ApiError::bad_request(format!(
             "{} in version \"{}\" cannot be handled as a {}: {detail}",
@@ -446,7 +444,7 @@ fn decode_errors(r: &ResourceInfo, o: &Value) -> Result<(), ApiError> {
             for (k, v) in o[field].as_object().into_iter().flatten() {
                 let ok = v
                     .as_str()
-                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
+                    .is_some_and(|s| crate::gocompat::decode_bytes(s).is_some());
                 if !ok {
                     return fail(format!("illegal base64 data in data[{k:?}]"));
                 }
@@ -490,8 +488,8 @@ pub(super) fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &
     let removed = st.delete(&store::key(r, ns, name));
     let doomed: Vec<store::Key> = match (r.group.as_str(), r.plural.as_str()) {
         ("", "namespaces") => st
-            .objects
-            .keys()
+            .iter()
+            .map(|(k, _)| k)
             .filter(|(_, _, ons, _)| ons == name)
             .cloned()
             .collect(),
@@ -499,11 +497,7 @@ pub(super) fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &
             let crd = removed.unwrap_or_default();
             let g = crd["spec"]["group"].as_str().unwrap_or_default();
             let p = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
-            st.objects
-                .keys()
-                .filter(|(og, op, _, _)| og == g && op == p)
-                .cloned()
-                .collect()
+            st.of(g, p, None).map(|(k, _)| k.clone()).collect()
         }
         _ => Vec::new(),
     };

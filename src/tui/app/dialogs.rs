@@ -1,0 +1,428 @@
+//! The dialogs: what apply, delete and prune act on, opening each dialog,
+//! and one key handler per dialog.
+
+use super::*;
+
+impl App {
+    /// The objects `a`, `D` act on: the marked ones, else the selected one.
+    pub(super) fn targets(&self) -> Vec<&ObjectPlan> {
+        let marked: Vec<&ObjectPlan> = self
+            .plan
+            .objects
+            .iter()
+            .filter(|o| self.marked.contains(&o.id()))
+            .collect();
+        if !marked.is_empty() {
+            return marked;
+        }
+        self.selected().into_iter().collect()
+    }
+
+    /// What an apply of these objects sends, honouring excluded and
+    /// released fields (as `apply --plan` does with `"action": "release"`).
+    pub fn apply_items(&self) -> Vec<ApplyItem> {
+        self.targets()
+            .into_iter()
+            .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
+            .map(|o| {
+                let key = o.id();
+                // Only rows the current plan can still release.
+                let released_fields: Vec<String> = self
+                    .released
+                    .get(&key)
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| crate::plan::release_refusal(o, p).is_none())
+                    .cloned()
+                    .collect();
+                let accepted_fields = self.excluded.get(&key).map(|ex| {
+                    o.fields
+                        .iter()
+                        .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
+                        .filter(|f| !released_fields.contains(&f.path))
+                        .map(|f| f.path.clone())
+                        .collect()
+                });
+                ApplyItem {
+                    plan: o.clone(),
+                    accepted_fields,
+                    released_fields,
+                }
+            })
+            // Every change excluded: nothing of this object is to be sent.
+            .filter(|i: &ApplyItem| {
+                !i.released_fields.is_empty()
+                    || i.accepted_fields.as_ref().is_none_or(|a| !a.is_empty())
+            })
+            .collect()
+    }
+
+    pub(super) fn open_apply(&mut self) -> Vec<Effect> {
+        let items = self.apply_items();
+        if items.is_empty() {
+            self.last_result = Some(
+                "nothing to apply (select a create or update with included changes)".to_string(),
+            );
+            return Vec::new();
+        }
+        self.open_popup(Popup::ApplyConfirm {
+            items: items.clone(),
+            dry_run: None,
+        });
+        self.pending.push("server dry run".to_string());
+        vec![Effect::DryRun(items)]
+    }
+
+    /// `E` on an object apply does not manage yet (its live object has no
+    /// last-applied annotation) or on a prune candidate: ask the engine
+    /// where to write its export.
+    pub(super) fn open_export(&mut self) -> Vec<Effect> {
+        let Some(o) = self.selected() else {
+            return Vec::new();
+        };
+        let unmanaged = o.live.as_ref().is_some_and(|l| {
+            l.pointer("/metadata/annotations")
+                .and_then(|a| a.get(crate::merge::LAST_APPLIED))
+                .is_none()
+        });
+        if o.action != ObjectAction::Prune && !unmanaged {
+            self.last_result = Some(format!(
+                "{}: E exports objects apply does not manage yet (no last-applied annotation) \
+                 and prune candidates",
+                o.id()
+            ));
+            return Vec::new();
+        }
+        // The manifest file, when it holds this object alone: the export
+        // can replace it without touching other objects.
+        let file = |src: &str| src.rsplit_once(':').map_or(src, |(f, _)| f).to_string();
+        let own_file = o.source.as_deref().map(file).filter(|f| {
+            self.plan
+                .objects
+                .iter()
+                .filter(|x| x.source.as_deref().map(file).as_ref() == Some(f))
+                .count()
+                == 1
+        });
+        let o = o.clone();
+        self.last_result = None;
+        self.pending.push("export".to_string());
+        vec![Effect::ExportTarget(o, own_file)]
+    }
+
+    pub(super) fn open_delete(&mut self) {
+        let objects: Vec<ObjectPlan> = self
+            .targets()
+            .into_iter()
+            // Objects still to be created are not in the cluster.
+            .filter(|o| {
+                o.live.is_some()
+                    || matches!(
+                        o.action,
+                        ObjectAction::Update | ObjectAction::Unchanged | ObjectAction::Prune
+                    )
+            })
+            .cloned()
+            .collect();
+        if objects.is_empty() {
+            self.last_result =
+                Some("nothing to delete (the object is not in the cluster)".to_string());
+            return;
+        }
+        self.open_popup(Popup::DeleteConfirm {
+            objects,
+            typed: String::new(),
+            propagation: Propagation::Background,
+        });
+    }
+
+    pub(super) fn open_prune(&mut self) {
+        if let Some(block) = &self.plan.prune_skipped {
+            self.open_popup(Popup::Notice {
+                title: "Prune disabled",
+                text: format!(
+                    "{block}.\n\nAn object in a manifest kapply cannot read would look removed, \
+                     and pruning would delete it. Fix the rows marked ! and press r to reload."
+                ),
+            });
+            return;
+        }
+        let candidates: Vec<ObjectPlan> = self
+            .plan
+            .objects
+            .iter()
+            .filter(|o| o.action == ObjectAction::Prune)
+            .cloned()
+            .collect();
+        let Some(first) = candidates.first() else {
+            self.last_result = Some("no prune candidates".to_string());
+            return;
+        };
+        self.queued_delete.clear();
+        self.select_object(&first.id());
+        self.open_popup(Popup::PruneStep {
+            candidates,
+            pos: 0,
+            choices: Vec::new(),
+        });
+    }
+
+    /// Show a dialog from its top.
+    pub(super) fn open_popup(&mut self, p: Popup) {
+        self.popup = Some(p);
+        self.popup_scroll = 0;
+    }
+
+    /// Scroll the open dialog's body, within what it has to show.
+    pub(super) fn scroll_popup(&mut self, d: i32) {
+        let (max, _) = crate::tui::layout::popup_scroll_range(self);
+        let to = (i32::from(self.popup_scroll) + d).clamp(0, i32::from(max));
+        self.popup_scroll = u16::try_from(to).unwrap_or(0);
+    }
+
+    pub(super) fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        // No dialog but the path input uses j/k or the page keys for
+        // anything else.
+        let page = i32::from(crate::tui::layout::popup_scroll_range(self).1);
+        let typing = matches!(self.popup, Some(Popup::ExportPath { .. }));
+        let d = match k.code {
+            _ if typing => 0,
+            KeyCode::Char('j') | KeyCode::Down => 1,
+            KeyCode::Char('k') | KeyCode::Up => -1,
+            KeyCode::PageDown => page,
+            KeyCode::PageUp => -page,
+            KeyCode::Home => -i32::from(u16::MAX),
+            KeyCode::End => i32::from(u16::MAX),
+            _ => 0,
+        };
+        if d != 0 {
+            self.scroll_popup(d);
+            return Vec::new();
+        }
+        let Some(popup) = self.popup.take() else {
+            return Vec::new();
+        };
+        // Each handler puts its dialog back unless the key closes it.
+        match popup {
+            Popup::Help => self.help_key(k),
+            Popup::ExportPath {
+                object,
+                input,
+                note,
+            } => self.export_path_key(k, object, input, note),
+            Popup::ExportOverwrite { object, path } => self.export_overwrite_key(k, object, path),
+            Popup::Notice { title, text } => self.notice_key(k, title, text),
+            Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
+            Popup::DeleteConfirm {
+                objects,
+                typed,
+                propagation,
+            } => self.delete_key(k, objects, typed, propagation),
+            Popup::PruneStep {
+                candidates,
+                pos,
+                choices,
+            } => self.prune_step_key(k, candidates, pos, choices),
+            Popup::PruneConfirm { objects } => self.prune_confirm_key(k, objects),
+        }
+    }
+
+    fn help_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {}
+            _ => self.popup = Some(Popup::Help),
+        }
+        Vec::new()
+    }
+
+    fn export_path_key(
+        &mut self,
+        k: KeyEvent,
+        object: ObjectPlan,
+        mut input: String,
+        note: Option<String>,
+    ) -> Vec<Effect> {
+        match k.code {
+            KeyCode::Esc => return Vec::new(),
+            KeyCode::Enter if !input.trim().is_empty() => {
+                self.pending.push("exporting".to_string());
+                return vec![Effect::Export(object, input.trim().to_string(), false)];
+            }
+            KeyCode::Backspace => {
+                input.pop();
+            }
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => input.clear(),
+            KeyCode::Char(c) => input.push(c),
+            _ => {}
+        }
+        self.popup = Some(Popup::ExportPath {
+            object,
+            input,
+            note,
+        });
+        Vec::new()
+    }
+
+    fn export_overwrite_key(
+        &mut self,
+        k: KeyEvent,
+        object: ObjectPlan,
+        path: String,
+    ) -> Vec<Effect> {
+        match k.code {
+            KeyCode::Char('y') => {
+                self.pending.push("exporting".to_string());
+                return vec![Effect::Export(object, path, true)];
+            }
+            KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
+                self.last_result = Some(format!("export cancelled: {path} left as it was"));
+            }
+            _ => self.popup = Some(Popup::ExportOverwrite { object, path }),
+        }
+        Vec::new()
+    }
+
+    fn notice_key(&mut self, k: KeyEvent, title: &'static str, text: String) -> Vec<Effect> {
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
+            _ => self.popup = Some(Popup::Notice { title, text }),
+        }
+        Vec::new()
+    }
+
+    fn apply_key(
+        &mut self,
+        k: KeyEvent,
+        items: Vec<ApplyItem>,
+        dry_run: Option<Vec<ObjectResult>>,
+    ) -> Vec<Effect> {
+        match (k.code, &dry_run) {
+            // The dialog promises the server's answer before anything is
+            // written: Enter waits for it.
+            (KeyCode::Enter, None) => {
+                self.last_result =
+                    Some("waiting for the server dry run: Enter applies once it answers".into());
+                self.popup = Some(Popup::ApplyConfirm { items, dry_run });
+            }
+            (KeyCode::Enter, Some(_)) => {
+                self.pending.push("applying".to_string());
+                return vec![Effect::Apply(items)];
+            }
+            // Ask the server again (after a refusal or a failure).
+            (KeyCode::Char('r'), Some(_)) => {
+                self.popup = Some(Popup::ApplyConfirm {
+                    items: items.clone(),
+                    dry_run: None,
+                });
+                self.pending.push("server dry run".to_string());
+                return vec![Effect::DryRun(items)];
+            }
+            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish("server dry run"),
+            _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
+        }
+        Vec::new()
+    }
+
+    fn delete_key(
+        &mut self,
+        k: KeyEvent,
+        objects: Vec<ObjectPlan>,
+        mut typed: String,
+        mut propagation: Propagation,
+    ) -> Vec<Effect> {
+        match k.code {
+            KeyCode::Esc => return vec![],
+            KeyCode::Enter => {
+                let confirmed = objects.len() == 1 || typed.trim() == objects.len().to_string();
+                if confirmed {
+                    self.pending.push("deleting".to_string());
+                    return vec![Effect::Delete(objects, propagation)];
+                }
+            }
+            KeyCode::Backspace => {
+                typed.pop();
+            }
+            KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
+            KeyCode::Char('c') => {
+                propagation = match propagation {
+                    Propagation::Background => Propagation::Foreground,
+                    Propagation::Foreground => Propagation::Orphan,
+                    Propagation::Orphan => Propagation::Background,
+                }
+            }
+            _ => {}
+        }
+        self.popup = Some(Popup::DeleteConfirm {
+            objects,
+            typed,
+            propagation,
+        });
+        Vec::new()
+    }
+
+    fn prune_step_key(
+        &mut self,
+        k: KeyEvent,
+        candidates: Vec<ObjectPlan>,
+        pos: usize,
+        mut choices: Vec<PruneChoice>,
+    ) -> Vec<Effect> {
+        let choice = match k.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.queued_delete.clear();
+                return Vec::new();
+            }
+            KeyCode::Char('y') => PruneChoice::Prune,
+            KeyCode::Char('n') => PruneChoice::Keep,
+            KeyCode::Char('s') => PruneChoice::Skip,
+            _ => {
+                self.popup = Some(Popup::PruneStep {
+                    candidates,
+                    pos,
+                    choices,
+                });
+                return Vec::new();
+            }
+        };
+        if choice == PruneChoice::Prune
+            && let Some(o) = candidates.get(pos)
+        {
+            self.queued_delete.insert(o.id());
+        }
+        choices.push(choice);
+        let pos = pos + 1;
+        if let Some(next) = candidates.get(pos) {
+            self.select_object(&next.id());
+            self.open_popup(Popup::PruneStep {
+                candidates,
+                pos,
+                choices,
+            });
+        } else {
+            let objects: Vec<ObjectPlan> = candidates
+                .into_iter()
+                .zip(&choices)
+                .filter(|(_, c)| **c == PruneChoice::Prune)
+                .map(|(o, _)| o)
+                .collect();
+            if objects.is_empty() {
+                self.last_result = Some("prune: nothing queued".to_string());
+            } else {
+                self.open_popup(Popup::PruneConfirm { objects });
+            }
+        }
+        Vec::new()
+    }
+
+    fn prune_confirm_key(&mut self, k: KeyEvent, objects: Vec<ObjectPlan>) -> Vec<Effect> {
+        match k.code {
+            KeyCode::Enter => {
+                self.pending.push("pruning".to_string());
+                return vec![Effect::Prune(objects)];
+            }
+            KeyCode::Esc | KeyCode::Char('q') => self.queued_delete.clear(),
+            _ => self.popup = Some(Popup::PruneConfirm { objects }),
+        }
+        Vec::new()
+    }
+}

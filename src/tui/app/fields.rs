@@ -1,0 +1,183 @@
+//! The field pane: its cursor and scroll, drift rows, kept rows, marks and
+//! releases of single changes, and the YAML view's scroll.
+
+use super::*;
+
+/// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
+fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
+    let Some(set) = sets.get_mut(key) else {
+        return false;
+    };
+    let was = set.remove(path);
+    if set.is_empty() {
+        sets.remove(key);
+    }
+    was
+}
+
+impl App {
+    pub(super) fn detail_page(&self) -> usize {
+        (self.areas().detail.height.saturating_sub(4) as usize).max(1)
+    }
+
+    /// Field rows of the selected object that a cursor can sit on.
+    pub(super) fn field_count(&self) -> usize {
+        self.selected()
+            .map_or(0, |o| field_rows(o, self.show_kept).len())
+    }
+
+    pub(super) fn clamp_fields(&mut self) {
+        let n = self.field_count();
+        self.field_cursor = self.field_cursor.min(n.saturating_sub(1));
+        self.field_scroll = self.field_scroll.min(self.field_cursor);
+    }
+
+    pub(super) fn move_field(&mut self, delta: isize) {
+        let n = self.field_count();
+        if n == 0 {
+            return;
+        }
+        let pos = (self.field_cursor as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.set_field_cursor(pos);
+    }
+
+    /// Put the field cursor on row `pos`, scrolled (in table lines, as
+    /// the table is drawn) so that the row shows.
+    pub(super) fn set_field_cursor(&mut self, pos: usize) {
+        self.field_cursor = pos;
+        let (Some(o), Some((w, h))) = (self.selected(), crate::tui::layout::field_table_size(self))
+        else {
+            return;
+        };
+        let l = crate::tui::fieldtable::layout(o, self.show_kept, w);
+        self.field_scroll = crate::tui::fieldtable::scroll_for(&l, pos, self.field_scroll, h);
+    }
+
+    /// `n` / `N` in the field table: the next / previous row that reverts
+    /// a drift.
+    pub(super) fn next_drift(&mut self, forward: bool) {
+        let Some(o) = self.selected() else {
+            return;
+        };
+        let rows = field_rows(o, self.show_kept);
+        let is = |i: usize| crate::tui::fieldtable::is_drift(rows[i]);
+        let found = if forward {
+            (self.field_cursor + 1..rows.len()).find(|&i| is(i))
+        } else {
+            (0..self.field_cursor.min(rows.len()))
+                .rev()
+                .find(|&i| is(i))
+        };
+        let any = (0..rows.len()).any(is);
+        match found {
+            Some(i) => self.set_field_cursor(i),
+            None if any => {
+                self.last_result = Some(format!(
+                    "no drift row {} this one",
+                    if forward { "after" } else { "before" }
+                ))
+            }
+            None => self.last_result = Some("no drift: nothing changed in the cluster".into()),
+        }
+    }
+
+    /// `K`: show or hide the kept rows, the cursor staying on its field.
+    pub(super) fn toggle_kept(&mut self) {
+        let path = self.selected().and_then(|o| {
+            field_rows(o, self.show_kept)
+                .get(self.field_cursor)
+                .map(|f| f.path.clone())
+        });
+        self.show_kept = !self.show_kept;
+        let pos = self
+            .selected()
+            .zip(path)
+            .and_then(|(o, p)| {
+                field_rows(o, self.show_kept)
+                    .iter()
+                    .position(|f| f.path == p)
+            })
+            .unwrap_or(0);
+        self.field_scroll = 0;
+        self.set_field_cursor(pos);
+    }
+
+    /// Scroll the YAML view, clamped to its length (computed only here, on a key).
+    pub(super) fn scroll_yaml(&mut self, d: isize) {
+        let lines = self
+            .selected()
+            .map_or(0, |o| crate::tui::yamlview::view(self, o).len());
+        let page = self.areas().detail.height.saturating_sub(2) as usize;
+        let max = lines.saturating_sub(page);
+        let d = d.clamp(-(max as isize) - 1, max as isize + 1);
+        self.yaml_scroll = (self.yaml_scroll as isize + d).clamp(0, max as isize) as usize;
+    }
+
+    pub(super) fn toggle_mark(&mut self) {
+        let Some(o) = self.selected().cloned() else {
+            return;
+        };
+        let key = o.id();
+        match self.focus {
+            Focus::List => {
+                if !self.marked.remove(&key) {
+                    self.marked.insert(key);
+                }
+            }
+            Focus::Fields => {
+                let rows = field_rows(&o, self.show_kept);
+                let Some(f) = rows.get(self.field_cursor) else {
+                    return;
+                };
+                // Keep rows are not sent: nothing to include or exclude.
+                if f.action == FieldAction::Keep {
+                    self.last_result = Some(format!("{}: kept fields are not sent", f.path));
+                    return;
+                }
+                let path = f.path.clone();
+                let set = self.excluded.entry(key.clone()).or_default();
+                if !set.remove(&path) {
+                    set.insert(path.clone());
+                    // An excluded row is not sent at all: no longer released.
+                    unset(&mut self.released, &key, &path);
+                }
+                if set.is_empty() {
+                    self.excluded.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// `R` on a `clear` row: release it (apply drops it from last-applied,
+    /// sends no deletion, the live value stays) or clear it again. Refused,
+    /// with the reason, where the core refuses a release.
+    pub(super) fn toggle_release(&mut self) {
+        let Some(o) = self.selected().cloned() else {
+            return;
+        };
+        let key = o.id();
+        let Some(path) = field_rows(&o, self.show_kept)
+            .get(self.field_cursor)
+            .map(|f| f.path.clone())
+        else {
+            return;
+        };
+        if unset(&mut self.released, &key, &path) {
+            self.last_result = Some(format!("{path}: clear (apply removes it)"));
+            return;
+        }
+        if let Some(why) = crate::plan::release_refusal(&o, &path) {
+            self.last_result = Some(why);
+            return;
+        }
+        self.released
+            .entry(key.clone())
+            .or_default()
+            .insert(path.clone());
+        // Releasing is sending: the row is included again.
+        unset(&mut self.excluded, &key, &path);
+        self.last_result = Some(format!(
+            "{path}: released (apply keeps the live value, drops it from last-applied)"
+        ));
+    }
+}

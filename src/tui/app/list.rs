@@ -1,0 +1,219 @@
+//! The object list: rows from the plan (grouped, filtered, searched), the
+//! cursor on an object row, and the scroll that keeps it in view.
+
+use super::*;
+
+impl App {
+    /// Rows of the list pane that fit (inside the border).
+    pub(super) fn list_page(&self) -> usize {
+        (self.areas().list.height.saturating_sub(2) as usize).max(1)
+    }
+
+    pub(super) fn matches(&self, o: &ObjectPlan) -> bool {
+        let status_ok = match self.filter {
+            Filter::All => true,
+            Filter::Changes => matches!(
+                o.action,
+                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+            ),
+            Filter::Create => o.action == ObjectAction::Create,
+            Filter::Update => o.action == ObjectAction::Update,
+            Filter::InSync => o.action == ObjectAction::Unchanged,
+            Filter::Prune => o.action == ObjectAction::Prune,
+            Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
+            Filter::Marked => self.marked.contains(&o.id()),
+        };
+        if !status_ok {
+            return false;
+        }
+        if self.search.is_empty() {
+            return true;
+        }
+        let hay = format!(
+            "{} {}/{}",
+            o.kind,
+            o.namespace.as_deref().unwrap_or(""),
+            o.name
+        )
+        .to_lowercase();
+        hay.contains(&self.search.to_lowercase())
+    }
+
+    /// Rebuild the list rows and counts, keeping the selection on the same object.
+    pub fn rebuild(&mut self) {
+        let keep = self.selected_id();
+        self.rebuild_keeping(keep);
+    }
+
+    /// Identity of the selected object (apiVersion, kind, namespace, name).
+    pub(super) fn selected_id(&self) -> Option<ObjectRef> {
+        self.selected().map(ObjectPlan::id)
+    }
+
+    /// Rebuild with the cursor on `keep` when it is still listed.
+    pub(super) fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
+        let mut counts = Counts::default();
+        for o in &self.plan.objects {
+            match o.action {
+                ObjectAction::Create => counts.create += 1,
+                ObjectAction::Update => counts.update += 1,
+                ObjectAction::Unchanged => counts.in_sync += 1,
+                ObjectAction::Prune => counts.prune += 1,
+                ObjectAction::Error => counts.error += 1,
+            }
+        }
+        self.counts = counts;
+        let group = self.group;
+        fn group_of(group: GroupBy, o: &ObjectPlan) -> &str {
+            match group {
+                GroupBy::Namespace => o.namespace.as_deref().unwrap_or("(cluster)"),
+                GroupBy::Kind => o.kind.as_str(),
+            }
+        }
+        let mut idx: Vec<(&str, usize)> = self
+            .plan
+            .objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| self.matches(o))
+            .map(|(i, o)| (group_of(group, o), i))
+            .collect();
+        // Stable: groups sorted, objects in plan order within a group.
+        idx.sort_by(|a, b| a.0.cmp(b.0));
+        let mut rows = Vec::with_capacity(idx.len() + 8);
+        let mut last: Option<&str> = None;
+        for (g, i) in &idx {
+            if last != Some(*g) {
+                rows.push(Row::Group(g.to_string()));
+                last = Some(*g);
+            }
+            rows.push(Row::Object(*i));
+        }
+        let shown = idx.len();
+        self.shown = shown;
+        self.rows = rows;
+        let found = keep.and_then(|keep| {
+            self.rows.iter().position(|r| match r {
+                Row::Object(i) => self.plan.objects[*i].id() == keep,
+                Row::Group(_) => false,
+            })
+        });
+        match found {
+            Some(p) => self.cursor = p,
+            None => {
+                self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
+                self.snap_cursor(true);
+            }
+        }
+        self.clamp_fields();
+        self.scroll_to_cursor();
+    }
+
+    /// Move the cursor off a group header.
+    pub(super) fn snap_cursor(&mut self, forward: bool) {
+        if matches!(self.rows.get(self.cursor), Some(Row::Object(_))) {
+            return;
+        }
+        let next = if forward {
+            (self.cursor..self.rows.len())
+                .find(|&i| matches!(self.rows[i], Row::Object(_)))
+                .or_else(|| {
+                    (0..self.cursor)
+                        .rev()
+                        .find(|&i| matches!(self.rows[i], Row::Object(_)))
+                })
+        } else {
+            (0..=self.cursor.min(self.rows.len().saturating_sub(1)))
+                .rev()
+                .find(|&i| matches!(self.rows.get(i), Some(Row::Object(_))))
+                .or_else(|| {
+                    (self.cursor..self.rows.len()).find(|&i| matches!(self.rows[i], Row::Object(_)))
+                })
+        };
+        self.cursor = next.unwrap_or(0);
+    }
+
+    pub(super) fn scroll_to_cursor(&mut self) {
+        let page = self.list_page();
+        // Keep a group header visible above the first object.
+        let top =
+            if self.cursor > 0 && matches!(self.rows.get(self.cursor - 1), Some(Row::Group(_))) {
+                self.cursor - 1
+            } else {
+                self.cursor
+            };
+        if top < self.list_scroll {
+            self.list_scroll = top;
+        } else if self.cursor >= self.list_scroll + page {
+            self.list_scroll = self.cursor + 1 - page;
+        }
+        let max = self.rows.len().saturating_sub(page);
+        self.list_scroll = self.list_scroll.min(max);
+    }
+
+    pub(super) fn move_cursor(&mut self, delta: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let last = self.rows.len() as isize - 1;
+        let mut pos = self.cursor as isize;
+        let step = delta.signum();
+        let mut remaining = delta.abs();
+        while remaining > 0 {
+            let mut next = pos + step;
+            while (0..=last).contains(&next) && matches!(self.rows[next as usize], Row::Group(_)) {
+                next += step;
+            }
+            if !(0..=last).contains(&next) {
+                break;
+            }
+            pos = next;
+            remaining -= 1;
+        }
+        self.set_cursor(pos as usize);
+    }
+
+    pub(super) fn set_cursor(&mut self, pos: usize) {
+        let before = self.cursor;
+        self.cursor = pos.min(self.rows.len().saturating_sub(1));
+        self.snap_cursor(self.cursor >= before);
+        if self.cursor != before {
+            self.field_cursor = 0;
+            self.field_scroll = 0;
+            self.yaml_scroll = 0;
+        }
+        self.scroll_to_cursor();
+    }
+
+    pub(super) fn next_change(&mut self, forward: bool) {
+        let has_change = |r: &Row, plan: &Plan| match r {
+            Row::Object(i) => matches!(
+                plan.objects[*i].action,
+                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+            ),
+            Row::Group(_) => false,
+        };
+        let n = self.rows.len();
+        let found = if forward {
+            (self.cursor + 1..n).find(|&i| has_change(&self.rows[i], &self.plan))
+        } else {
+            (0..self.cursor)
+                .rev()
+                .find(|&i| has_change(&self.rows[i], &self.plan))
+        };
+        if let Some(i) = found {
+            self.set_cursor(i);
+        }
+    }
+
+    /// Put the cursor on the object with this key, if it is listed.
+    pub(super) fn select_object(&mut self, key: &ObjectRef) {
+        let found = self.rows.iter().position(|r| match r {
+            Row::Object(i) => self.plan.objects[*i].id() == *key,
+            Row::Group(_) => false,
+        });
+        if let Some(p) = found {
+            self.set_cursor(p);
+        }
+    }
+}

@@ -1,0 +1,623 @@
+//! The TUI's state and its one transition function. `App::update` does no
+//! I/O: every input arrives as a [`Msg`], every side effect leaves as an
+//! [`Effect`] for the runtime to perform.
+
+use crate::merge::FieldAction;
+use crate::objref::ObjectRef;
+use crate::ops::{ApplyItem, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server};
+use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+mod dialogs;
+mod fields;
+mod keys;
+mod list;
+
+pub use crate::tui::layout::{Areas, areas};
+
+/// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// False when NO_COLOR is set or TERM=dumb: no colours at all, marks still show.
+    pub color: bool,
+    /// Capture the mouse (wheel and click).
+    pub mouse: bool,
+    /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
+    pub ascii: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            color: true,
+            mouse: true,
+            ascii: false,
+        }
+    }
+}
+
+impl Options {
+    pub fn from_env() -> Self {
+        Self::from_vars(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var_os("TERM").as_deref(),
+        )
+    }
+
+    /// The options for these values of NO_COLOR and TERM: a dumb terminal
+    /// gets neither colour nor box-drawing characters.
+    pub fn from_vars(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsStr>) -> Self {
+        let dumb = term.is_some_and(|t| t == "dumb");
+        Options {
+            color: !dumb && no_color.is_none_or(|v| v.is_empty()),
+            mouse: true,
+            ascii: dumb,
+        }
+    }
+}
+
+/// Every input the app reacts to.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    Tick,
+    Progress(Progress),
+    /// The engine connected (the server answered), or why not.
+    Connected(Result<(), String>),
+    /// The manifests alone, read while live state loads.
+    Manifests(Result<Plan, String>),
+    Loaded(Result<Plan, String>),
+    DryRunDone(Vec<ObjectResult>),
+    Applied(Vec<ObjectResult>),
+    Deleted(Vec<ObjectResult>),
+    Pruned(Vec<ObjectResult>),
+    /// Where to write an object's export (`E`), or why it cannot be.
+    ExportAsk(ObjectPlan, Result<ExportTarget, String>),
+    /// An export's outcome.
+    Exported(ObjectPlan, Result<Exported, String>),
+}
+
+/// Work for the runtime. Destructive ones are only produced by a confirm.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Connect to the server (again); answered by `Msg::Connected`.
+    Connect,
+    /// Read the manifests without the cluster; answered by `Msg::Manifests`.
+    ReadManifests,
+    Load,
+    DryRun(Vec<ApplyItem>),
+    Apply(Vec<ApplyItem>),
+    Delete(Vec<ObjectPlan>, Propagation),
+    Prune(Vec<ObjectPlan>),
+    /// Propose a path for an object's export; the manifest file that holds
+    /// only this object, if any.
+    ExportTarget(ObjectPlan, Option<String>),
+    /// Write an object's export to a path (`true`: overwrite an existing file).
+    Export(ObjectPlan, String, bool),
+    Quit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    List,
+    Fields,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Namespace,
+    Kind,
+}
+
+/// The status filter `f` cycles through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    Changes,
+    Create,
+    Update,
+    InSync,
+    Prune,
+    Error,
+    Marked,
+}
+
+impl Filter {
+    pub fn next(self) -> Filter {
+        use Filter::*;
+        match self {
+            All => Changes,
+            Changes => Create,
+            Create => Update,
+            Update => InSync,
+            InSync => Prune,
+            Prune => Error,
+            Error => Marked,
+            Marked => All,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Changes => "changes",
+            Filter::Create => "create",
+            Filter::Update => "update",
+            Filter::InSync => "in sync",
+            Filter::Prune => "prune",
+            Filter::Error => "error",
+            Filter::Marked => "marked",
+        }
+    }
+}
+
+/// One row of the object list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Row {
+    Group(String),
+    /// Index into `plan.objects`.
+    Object(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PruneChoice {
+    Prune,
+    Keep,
+    Skip,
+}
+
+/// Modal dialogs; while one is open it gets every key.
+#[derive(Debug, Clone)]
+pub enum Popup {
+    Help,
+    ApplyConfirm {
+        items: Vec<ApplyItem>,
+        dry_run: Option<Vec<ObjectResult>>,
+    },
+    DeleteConfirm {
+        objects: Vec<ObjectPlan>,
+        typed: String,
+        /// `c` cycles Background → Foreground → Orphan.
+        propagation: Propagation,
+    },
+    PruneStep {
+        /// Copies, not indices: a reload while stepping must not shift them.
+        candidates: Vec<ObjectPlan>,
+        pos: usize,
+        choices: Vec<PruneChoice>,
+    },
+    PruneConfirm {
+        objects: Vec<ObjectPlan>,
+    },
+    /// `E`: the path to write an object's export to, edited in place.
+    ExportPath {
+        object: ObjectPlan,
+        input: String,
+        note: Option<String>,
+    },
+    /// The export's path exists: `y` overwrites it.
+    ExportOverwrite {
+        object: ObjectPlan,
+        path: String,
+    },
+    /// Something the user asked for cannot be done, and why (prune after
+    /// an incomplete read). Any of Esc, q, Enter closes it.
+    Notice {
+        title: &'static str,
+        text: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// HH:MM:SS
+    pub time: String,
+    pub ok: bool,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub create: usize,
+    pub update: usize,
+    pub in_sync: usize,
+    pub prune: usize,
+    pub error: usize,
+}
+
+/// The field table's rows, as the cursor visits them: the changes apply
+/// sends (set, clear) first, then (when shown) the kept fields, each group
+/// as a path tree.
+pub fn field_rows(o: &ObjectPlan, show_kept: bool) -> Vec<&crate::merge::FieldChange> {
+    crate::tui::fieldtable::ordered(o, show_kept)
+}
+
+fn real_clock() -> String {
+    jiff::Zoned::now().strftime("%H:%M:%S").to_string()
+}
+
+pub struct App {
+    pub opts: Options,
+    pub plan: Plan,
+    /// A plan against live state has been loaded. Until then the list shows
+    /// the manifests alone and nothing destructive is offered.
+    pub live_known: bool,
+    /// `Effect::Connect` is under way.
+    pub connecting: bool,
+    /// Why connecting or the first load failed (no live state known): shown
+    /// in place of the field pane; `r` retries.
+    pub failure: Option<String>,
+    /// The server the engine talks to, named while waiting.
+    pub server: Option<Server>,
+    /// When the wait for live state began, and how long it has lasted (as
+    /// of the last tick).
+    pub waiting_since: Option<Instant>,
+    pub waited: Duration,
+    /// Time source for the wait (tests use a fixed one).
+    pub now: fn() -> Instant,
+    pub loading: bool,
+    pub progress: Option<Progress>,
+    pub rows: Vec<Row>,
+    /// How many objects `rows` shows (kept by `rebuild`, not counted per frame).
+    pub shown: usize,
+    pub counts: Counts,
+    /// Index into `rows`; always an `Object` row when any exists.
+    pub cursor: usize,
+    pub list_scroll: usize,
+    pub focus: Focus,
+    pub group: GroupBy,
+    pub filter: Filter,
+    pub search: String,
+    /// True while typing a search.
+    pub searching: bool,
+    pub yaml: bool,
+    pub field_cursor: usize,
+    pub field_scroll: usize,
+    pub yaml_scroll: usize,
+    /// The field table lists the fields apply keeps (`K`).
+    pub show_kept: bool,
+    /// The YAML view shows unchanged runs whole (`z`).
+    pub yaml_unfold: bool,
+    /// The YAML view shows the last-applied annotation whole (`L`).
+    pub yaml_last_applied: bool,
+    /// Bumped on every load: a cached view of an older plan is stale.
+    pub plan_gen: u64,
+    /// The YAML view of one object, built once, not on every frame.
+    pub yaml_cache: std::cell::RefCell<Option<crate::tui::yamlview::Cached>>,
+    pub marked: BTreeSet<ObjectRef>,
+    /// Field changes left out of a partial apply, per object key.
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
+    /// `clear` rows released (`R`) instead of cleared, per object key:
+    /// apply drops them from last-applied and keeps their live value.
+    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
+    /// Prune candidates queued in prune mode (shown as `x`).
+    pub queued_delete: BTreeSet<ObjectRef>,
+    pub popup: Option<Popup>,
+    /// Rows the open dialog's body is scrolled by (when it does not fit).
+    pub popup_scroll: u16,
+    pub show_log: bool,
+    pub log: Vec<LogEntry>,
+    /// What is under way, for the status line.
+    pub pending: Vec<String>,
+    pub last_result: Option<String>,
+    pub spinner: usize,
+    pub size: Rect,
+    /// Time source for log entries (tests use a fixed one).
+    pub clock: fn() -> String,
+}
+
+impl App {
+    pub fn new(opts: Options) -> App {
+        App {
+            opts,
+            plan: Plan::default(),
+            live_known: false,
+            connecting: false,
+            failure: None,
+            server: None,
+            waiting_since: None,
+            waited: Duration::ZERO,
+            now: Instant::now,
+            loading: false,
+            progress: None,
+            rows: Vec::new(),
+            shown: 0,
+            counts: Counts::default(),
+            cursor: 0,
+            list_scroll: 0,
+            focus: Focus::List,
+            group: GroupBy::Namespace,
+            filter: Filter::All,
+            search: String::new(),
+            searching: false,
+            yaml: false,
+            field_cursor: 0,
+            field_scroll: 0,
+            yaml_scroll: 0,
+            show_kept: false,
+            yaml_unfold: false,
+            yaml_last_applied: false,
+            plan_gen: 0,
+            yaml_cache: std::cell::RefCell::new(None),
+            marked: BTreeSet::new(),
+            excluded: BTreeMap::new(),
+            released: BTreeMap::new(),
+            queued_delete: BTreeSet::new(),
+            popup: None,
+            popup_scroll: 0,
+            show_log: false,
+            log: Vec::new(),
+            pending: Vec::new(),
+            last_result: None,
+            spinner: 0,
+            size: Rect::new(0, 0, 80, 24),
+            clock: real_clock,
+        }
+    }
+
+    /// Whether a spinner is on screen, so a tick changes the frame. Idle
+    /// ticks need no redraw (the YAML view's diff is costly to rebuild).
+    pub fn animating(&self) -> bool {
+        self.loading
+            || self.connecting
+            || !self.pending.is_empty()
+            || matches!(self.popup, Some(Popup::ApplyConfirm { dry_run: None, .. }))
+    }
+
+    /// The effects to run when the app starts: read the manifests, and
+    /// connect (the first load follows once connected).
+    pub fn start(&mut self) -> Vec<Effect> {
+        self.begin_load()
+    }
+
+    /// Whether live state is being waited for (connecting or the first load).
+    pub fn waiting(&self) -> bool {
+        !self.live_known && (self.connecting || self.loading)
+    }
+
+    /// The selected object, if any.
+    pub fn selected(&self) -> Option<&ObjectPlan> {
+        match self.rows.get(self.cursor) {
+            Some(Row::Object(i)) => self.plan.objects.get(*i),
+            _ => None,
+        }
+    }
+
+    pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
+        self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
+    }
+
+    /// Whether the `clear` row `path` of `o` is released (`R`).
+    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+        self.released.get(&o.id()).is_some_and(|s| s.contains(path))
+    }
+
+    pub fn areas(&self) -> Areas {
+        areas(self.size, self.show_log, self.focus == Focus::Fields)
+    }
+
+    fn log_entry(&mut self, ok: bool, text: String) {
+        let time = (self.clock)();
+        self.log.push(LogEntry { time, ok, text });
+    }
+
+    /// `r` and the start: reload, or (no live state known yet) connect
+    /// again and read everything from the start.
+    fn begin_load(&mut self) -> Vec<Effect> {
+        if self.loading || self.connecting {
+            return Vec::new();
+        }
+        if !self.live_known {
+            self.connecting = true;
+            self.failure = None;
+            self.progress = None;
+            self.waiting_since = Some((self.now)());
+            self.waited = Duration::ZERO;
+            self.pending.push("connecting".to_string());
+            return vec![Effect::ReadManifests, Effect::Connect];
+        }
+        self.start_load()
+    }
+
+    fn start_load(&mut self) -> Vec<Effect> {
+        self.loading = true;
+        self.progress = None;
+        self.pending.push("loading".to_string());
+        vec![Effect::Load]
+    }
+
+    fn finish(&mut self, what: &str) {
+        if let Some(p) = self.pending.iter().position(|p| p == what) {
+            self.pending.remove(p);
+        }
+    }
+
+    /// The single transition function.
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
+            Msg::Key(k) => self.on_key(k),
+            Msg::Mouse(m) => {
+                self.on_mouse(m);
+                Vec::new()
+            }
+            Msg::Resize(w, h) => {
+                self.size = Rect::new(0, 0, w, h);
+                self.scroll_to_cursor();
+                Vec::new()
+            }
+            Msg::Tick => {
+                self.spinner = self.spinner.wrapping_add(1);
+                if let Some(since) = self.waiting_since {
+                    self.waited = (self.now)().saturating_duration_since(since);
+                }
+                Vec::new()
+            }
+            Msg::Connected(result) => {
+                if !self.connecting {
+                    return Vec::new();
+                }
+                self.connecting = false;
+                self.finish("connecting");
+                match result {
+                    Ok(()) => self.start_load(),
+                    Err(e) => {
+                        self.log_entry(false, format!("connecting failed: {e}"));
+                        self.failure = Some(e);
+                        Vec::new()
+                    }
+                }
+            }
+            Msg::Manifests(result) => {
+                // Live state came first: its plan has these rows and more.
+                if self.live_known {
+                    return Vec::new();
+                }
+                match result {
+                    Ok(plan) => {
+                        let keep = self.selected_id();
+                        self.plan = plan;
+                        self.plan_gen += 1;
+                        self.rebuild_keeping(keep);
+                    }
+                    Err(e) => self.log_entry(false, format!("reading the manifests failed: {e}")),
+                }
+                Vec::new()
+            }
+            Msg::Progress(p) => {
+                // Progress can trail the load's result; only a running load shows it.
+                if self.loading {
+                    self.progress = Some(p);
+                }
+                Vec::new()
+            }
+            Msg::Loaded(result) => {
+                self.loading = false;
+                self.progress = None;
+                self.finish("loading");
+                match result {
+                    Ok(plan) => {
+                        self.live_known = true;
+                        self.connecting = false;
+                        self.finish("connecting");
+                        self.failure = None;
+                        self.waiting_since = None;
+                        // Rows index the old plan: take the selection first.
+                        let keep = self.selected_id();
+                        self.plan = plan;
+                        self.plan_gen += 1;
+                        // Forget marks and exclusions of objects that are gone.
+                        let keys: BTreeSet<ObjectRef> =
+                            self.plan.objects.iter().map(ObjectPlan::id).collect();
+                        self.marked.retain(|k| keys.contains(k));
+                        self.excluded.retain(|k, _| keys.contains(k));
+                        self.released.retain(|k, _| keys.contains(k));
+                        if !matches!(
+                            self.popup,
+                            Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
+                        ) {
+                            self.queued_delete.clear();
+                        }
+                        self.rebuild_keeping(keep);
+                    }
+                    Err(e) => {
+                        self.log_entry(false, format!("load failed: {e}"));
+                        if self.live_known {
+                            self.last_result = Some(format!("load failed: {e}"));
+                        } else {
+                            // Shown in place; the status line says what to do.
+                            self.failure = Some(e);
+                        }
+                    }
+                }
+                Vec::new()
+            }
+            Msg::DryRunDone(results) => {
+                if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
+                    // A stale run (for a dialog closed since) names none of
+                    // this dialog's objects: drop it. Anything else is shown
+                    // whole, so the dialog never waits for a result that came.
+                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
+                    let same =
+                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
+                    if same && dry_run.is_none() {
+                        *dry_run = Some(results);
+                    }
+                }
+                self.finish("server dry run");
+                Vec::new()
+            }
+            Msg::ExportAsk(object, target) => {
+                self.finish("export");
+                match target {
+                    Ok(t) => self.open_popup(Popup::ExportPath {
+                        object,
+                        input: t.path,
+                        note: t.note,
+                    }),
+                    Err(e) => self.last_result = Some(format!("export: {e}")),
+                }
+                Vec::new()
+            }
+            Msg::Exported(object, result) => {
+                self.finish("exporting");
+                let name = object.id();
+                match result {
+                    Ok(Exported::Written(path)) => {
+                        self.log_entry(true, format!("{name}: exported to {path}"));
+                        self.last_result = Some(format!(
+                            "exported {name} to {path}; the next apply records the annotation"
+                        ));
+                        return self.begin_load();
+                    }
+                    Ok(Exported::Exists(path)) => {
+                        self.open_popup(Popup::ExportOverwrite { object, path });
+                    }
+                    Err(e) => {
+                        self.log_entry(false, format!("{name} export failed: {e}"));
+                        self.last_result = Some(format!("export failed: {e}"));
+                    }
+                }
+                Vec::new()
+            }
+            Msg::Applied(results) => self.on_results("applying", "applied", results),
+            Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
+            Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
+        }
+    }
+
+    fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
+        self.finish(pending);
+        let ok = results.iter().filter(|r| r.ok()).count();
+        let unknown = results.iter().filter(|r| r.unknown()).count();
+        let failed = results.len() - ok - unknown;
+        for r in &results {
+            if r.ok() {
+                self.log_entry(true, format!("{}: {}", r.object, r.message()));
+            } else if r.unknown() {
+                self.log_entry(false, format!("{} unknown: {}", r.object, r.message()));
+            } else {
+                self.log_entry(false, format!("{} failed: {}", r.object, r.message()));
+            }
+        }
+        // Marks of objects the engine reported done are cleared; failed ones stay.
+        for k in results.iter().filter(|r| r.ok()).map(|r| &r.object) {
+            self.marked.remove(k);
+            self.excluded.remove(k);
+            self.released.remove(k);
+        }
+        let mut summary = format!("{verb} {ok} object(s)");
+        if failed > 0 {
+            summary.push_str(&format!(", {failed} failed"));
+        }
+        // Sent without an answer: neither done nor failed (see the log).
+        if unknown > 0 {
+            summary.push_str(&format!(", {unknown} unknown (no answer)"));
+        }
+        self.last_result = Some(summary);
+        self.begin_load()
+    }
+}

@@ -1,0 +1,120 @@
+//! The field pane's content: its head (verdict, source, errors, warnings)
+//! and the box with the selected row whole. Measured by `layout`, drawn
+//! by `ui`.
+
+use crate::merge::{Cause, FieldAction, FieldChange};
+use crate::plan::ObjectPlan;
+use crate::tui::fieldtable;
+use crate::tui::theme::*;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+/// The field pane's head: the object's verdict, source and patch type,
+/// then its error, prune reason and warnings.
+pub(crate) fn field_head(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
+    let mut head: Vec<Line> = Vec::new();
+    let mut first = vec![Span::styled(
+        action_word(o.action),
+        t.action(o.action).add_modifier(Modifier::BOLD),
+    )];
+    if o.reverts_drift {
+        first.push(Span::styled(
+            format!("  {DRIFT_MARK} reverts drift"),
+            t.fg(DRIFT).add_modifier(Modifier::BOLD),
+        ));
+    }
+    if let Some(src) = &o.source {
+        first.push(Span::styled(format!("  {src}"), t.fg(Color::DarkGray)));
+    }
+    if let Some(p) = &o.patch {
+        let kind = match p.kind {
+            crate::merge::PatchType::Strategic => "strategic merge patch",
+            crate::merge::PatchType::Merge => "JSON merge patch",
+        };
+        first.push(Span::styled(format!("  {kind}"), t.fg(Color::DarkGray)));
+    }
+    head.push(Line::from(first));
+    if let Some(e) = &o.error {
+        head.push(Line::from(Span::styled(
+            format!("error: {e}"),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )));
+    }
+    if let Some(r) = &o.prune_reason {
+        head.push(Line::from(Span::styled(
+            format!("prune: {r}"),
+            t.fg(Color::Magenta),
+        )));
+    }
+    for w in &o.warnings {
+        head.push(Line::from(Span::styled(
+            format!("⚠ {w}"),
+            t.fg(Color::Yellow),
+        )));
+    }
+    esc_lines(head)
+}
+
+/// The box under the table: the selected field whole (path, the three
+/// values, the reason, its hazards and cause).
+/// The box under the field table: the selected row whole. `released`:
+/// a `clear` row released with `R`.
+pub(crate) fn field_detail(
+    o: &ObjectPlan,
+    f: &FieldChange,
+    released: bool,
+    t: Theme,
+) -> Vec<Line<'static>> {
+    let word = if released {
+        RELEASED_WORD
+    } else {
+        field_word(f.action)
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(
+                format!("{word} "),
+                t.field(f.action).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                f.path.clone(),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+        ]),
+        Line::from(format!(
+            "last-applied {} · live {} · config {}",
+            show_value(o, &f.path, &f.last_applied),
+            show_value(o, &f.path, &f.live),
+            show_value(o, &f.path, &f.config)
+        )),
+    ];
+    let why_style = if fieldtable::is_drift(f) {
+        t.fg(DRIFT).add_modifier(Modifier::BOLD)
+    } else {
+        t.fg(Color::DarkGray)
+    };
+    let why = if released {
+        format!(
+            "{RELEASED_REASON}, dropped from last-applied: another writer owns it (R: clear instead)"
+        )
+    } else {
+        reason(f)
+    };
+    lines.push(Line::from(Span::styled(why, why_style)));
+    for h in &f.hazards {
+        lines.push(Line::from(Span::styled(
+            format!("⚠ {}", h.message),
+            t.fg(Color::Yellow),
+        )));
+    }
+    // The cause, where the reason does not already say it.
+    if f.action != FieldAction::Keep
+        && !matches!(f.cause, Cause::Drift | Cause::New | Cause::Removed)
+    {
+        lines.push(Line::from(Span::styled(
+            f.cause_text(),
+            t.fg(Color::DarkGray),
+        )));
+    }
+    esc_lines(lines)
+}

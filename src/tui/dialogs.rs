@@ -1,0 +1,370 @@
+//! The dialogs' content (help, apply, delete, prune, notices): title,
+//! width, body and footer. Measured by `layout`, drawn by `ui`.
+
+use crate::merge::FieldAction;
+use crate::plan::{ObjectAction, ObjectPlan};
+use crate::tui::app::{App, Popup, PruneChoice};
+use crate::tui::theme::*;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+/// Whether `path` is the manifest file `object` was read from and it holds
+/// other objects too (then the export replaces only its document).
+pub(crate) fn shares_file(app: &App, object: &ObjectPlan, path: &str) -> bool {
+    let file = |o: &ObjectPlan| {
+        o.source
+            .as_deref()
+            .map(|s| s.rsplit_once(':').map_or(s, |(f, _)| f).to_string())
+    };
+    file(object).as_deref() == Some(path)
+        && app
+            .plan
+            .objects
+            .iter()
+            .filter(|o| file(o).as_deref() == Some(path))
+            .count()
+            > 1
+}
+
+pub const HELP: &[(&str, &str)] = &[
+    ("j/k ↑/↓", "move (PgUp/PgDn a page)"),
+    ("g/G Home/End", "first / last"),
+    ("Tab / Enter", "switch pane / open fields"),
+    ("Space", "mark object (list) / include change (fields)"),
+    ("a", "apply marked (or current)"),
+    ("p", "prune mode (y prune, n keep, s skip)"),
+    ("D", "delete current or marked"),
+    ("y", "toggle YAML diff view"),
+    ("t", "group by namespace / kind"),
+    ("f", "cycle status filter"),
+    ("/", "search name/kind/namespace"),
+    ("n / N", "next / previous change (fields: drift row)"),
+    ("K", "show / hide the fields apply keeps"),
+    ("R", "fields: release a clear row (free: live stays)"),
+    ("z / L", "YAML: fold unchanged / annotation whole"),
+    ("E", "export an unmanaged object / prune candidate"),
+    ("r / l", "refresh live state / toggle log pane"),
+    ("?", "this help"),
+    (
+        "q Esc Ctrl-C",
+        "quit (in a dialog: Enter confirms, Esc cancels)",
+    ),
+    ("mouse", "wheel scrolls, click selects"),
+];
+
+/// A dialog's content: the body wraps and scrolls; the footer (prompt,
+/// counts, keys) wraps and always shows.
+pub(crate) struct PopupView {
+    pub(crate) title: &'static str,
+    /// The widest the frame may be, borders included.
+    pub(crate) width: u16,
+    pub(crate) body: Vec<Line<'static>>,
+    pub(crate) footer: Vec<Line<'static>>,
+}
+
+/// The dialog, its text escaped before it is measured and drawn.
+pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
+    let v = popup_view_raw(app, p, t);
+    PopupView {
+        body: esc_lines(v.body),
+        footer: esc_lines(v.footer),
+        ..v
+    }
+}
+
+pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
+    match p {
+        Popup::Help => PopupView {
+            title: "Keys",
+            width: 66,
+            body: HELP
+                .iter()
+                .map(|(k, d)| {
+                    Line::from(vec![
+                        Span::styled(
+                            format!("{k:<14}"),
+                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                        ),
+                        Span::raw(d.to_string()),
+                    ])
+                })
+                .collect(),
+            footer: Vec::new(),
+        },
+        Popup::ExportPath {
+            object,
+            input,
+            note,
+        } => {
+            let mut body = vec![Line::from(Span::styled(
+                format!(
+                    "Export {} as a manifest (the live object, cleaned as kapply export does)",
+                    object.id()
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))];
+            if let Some(n) = note {
+                body.push(Line::from(Span::styled(n.clone(), t.fg(Color::Yellow))));
+            }
+            if object.kind == "Secret" {
+                body.push(Line::from(Span::styled(
+                    "Secret: its values are written in clear to the file",
+                    t.fg(Color::Yellow),
+                )));
+            }
+            PopupView {
+                title: "Export",
+                width: 80,
+                body,
+                footer: vec![
+                    Line::from(vec![
+                        Span::raw("Path: "),
+                        Span::styled(
+                            format!("{input}▏"),
+                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                        ),
+                    ]),
+                    keys_line("Enter write · Ctrl-U clear · Esc cancel", t),
+                ],
+            }
+        }
+        Popup::ExportOverwrite { object, path } => PopupView {
+            title: "File exists",
+            width: 80,
+            body: vec![
+                Line::from(Span::styled(
+                    format!("{path} exists."),
+                    t.fg(Color::Red).add_modifier(Modifier::BOLD),
+                )),
+                Line::from(if shares_file(app, object, path) {
+                    format!(
+                        "y replaces the document of {} in it; its other objects stay.",
+                        object.id()
+                    )
+                } else {
+                    format!("y replaces all of it with the export of {}.", object.id())
+                }),
+            ],
+            footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
+        },
+        Popup::Notice { title, text } => PopupView {
+            title,
+            width: 66,
+            body: text.lines().map(|l| Line::from(l.to_string())).collect(),
+            footer: vec![keys_line("Esc close", t)],
+        },
+        Popup::ApplyConfirm { items, dry_run } => {
+            let mut lines: Vec<Line> = Vec::new();
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "Apply {} object(s)? This is what will be sent:",
+                    items.len()
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            for it in items {
+                let o = &it.plan;
+                let (m, style) = mark(app, o);
+                let partial = if it.accepted_fields.is_some() {
+                    ", partial"
+                } else {
+                    ""
+                };
+                let how = match (&o.patch, o.action) {
+                    (_, ObjectAction::Create) => "POST",
+                    (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
+                    _ => "PATCH, strategic merge",
+                };
+                lines.push(Line::from(Span::styled(
+                    format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
+                    style.add_modifier(Modifier::BOLD),
+                )));
+                for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+                    if it.released_fields.contains(&f.path) {
+                        lines.push(Line::from(Span::styled(
+                            format!(
+                                "    release {} (live value {} stays; dropped from last-applied)",
+                                f.path,
+                                show_value(o, &f.path, &f.live)
+                            ),
+                            t.field(FieldAction::Keep),
+                        )));
+                        continue;
+                    }
+                    let included = it
+                        .accepted_fields
+                        .as_ref()
+                        .is_none_or(|acc| acc.contains(&f.path));
+                    let text = match f.action {
+                        FieldAction::Clear => format!("    clear {}", f.path),
+                        _ => format!(
+                            "    set   {} = {}",
+                            f.path,
+                            show_value(o, &f.path, &f.config)
+                        ),
+                    };
+                    if included {
+                        lines.push(Line::from(Span::styled(text, t.field(f.action))));
+                    } else {
+                        lines.push(Line::from(Span::styled(
+                            format!("{text}  (excluded)"),
+                            t.fg(Color::DarkGray).add_modifier(Modifier::CROSSED_OUT),
+                        )));
+                    }
+                }
+            }
+            lines.push(Line::from(Span::styled(
+                "Server dry run:",
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            match dry_run {
+                None => lines.push(Line::from(Span::styled(
+                    format!(
+                        "  {} waiting for the server…",
+                        SPINNER[app.spinner % SPINNER.len()]
+                    ),
+                    t.fg(Color::Cyan),
+                ))),
+                Some(rs) => {
+                    for r in rs {
+                        let (m, s) = if r.ok() {
+                            ("✓", t.fg(Color::Green))
+                        } else {
+                            ("✗", t.fg(Color::Red))
+                        };
+                        lines.push(Line::from(Span::styled(
+                            format!("  {m} {}: {}", r.object, r.message()),
+                            s,
+                        )));
+                    }
+                }
+            }
+            PopupView {
+                title: "Confirm apply",
+                width: app.size.width.saturating_sub(8).min(90),
+                body: lines,
+                footer: vec![keys_line(
+                    match dry_run {
+                        None => "Esc cancel (Enter waits for the dry run)",
+                        Some(rs) if rs.iter().all(crate::ops::ObjectResult::ok) => {
+                            "Enter apply · Esc cancel"
+                        }
+                        Some(_) => {
+                            "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
+                        }
+                    },
+                    t,
+                )],
+            }
+        }
+        Popup::DeleteConfirm {
+            objects,
+            typed,
+            propagation,
+        } => {
+            let mut body = vec![Line::from(Span::styled(
+                format!(
+                    "Delete {} object(s) from the cluster (propagation {propagation:?})?",
+                    objects.len()
+                ),
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            ))];
+            for o in objects {
+                body.push(Line::from(format!("  x {}", o.id())));
+            }
+            // The prompt stays in view however long the list is.
+            let footer = if objects.len() > 1 {
+                vec![
+                    Line::from(vec![
+                        Span::raw(format!("Type {} to confirm: ", objects.len())),
+                        Span::styled(
+                            format!("{typed}▏"),
+                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                        ),
+                    ]),
+                    keys_line(
+                        "type the count, Enter delete · c propagation · Esc cancel",
+                        t,
+                    ),
+                ]
+            } else {
+                vec![keys_line("Enter delete · c propagation · Esc cancel", t)]
+            };
+            PopupView {
+                title: "Confirm delete",
+                width: 70,
+                body,
+                footer,
+            }
+        }
+        Popup::PruneStep {
+            candidates,
+            pos,
+            choices,
+        } => {
+            let mut body = Vec::new();
+            if let Some(o) = candidates.get(*pos) {
+                body.push(Line::from(Span::styled(
+                    format!("Candidate {}/{}: {}", pos + 1, candidates.len(), o.id()),
+                    t.fg(Color::Magenta).add_modifier(Modifier::BOLD),
+                )));
+                body.push(Line::from(format!(
+                    "why: {}",
+                    o.prune_reason.as_deref().unwrap_or("not in the manifests")
+                )));
+                if let Some(labels) = o
+                    .live
+                    .as_ref()
+                    .and_then(|l| l.pointer("/metadata/labels"))
+                    .and_then(Value::as_object)
+                {
+                    let l: Vec<String> = labels
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                        .collect();
+                    body.push(Line::from(format!("labels: {}", l.join(","))));
+                }
+                for w in &o.warnings {
+                    body.push(Line::from(Span::styled(
+                        format!("⚠ {w}"),
+                        t.fg(Color::Yellow),
+                    )));
+                }
+            }
+            let count = |c: PruneChoice| choices.iter().filter(|x| **x == c).count();
+            PopupView {
+                title: "Prune",
+                width: 70,
+                body,
+                footer: vec![
+                    Line::from(Span::styled(
+                        format!(
+                            "queued {} · kept {} · skipped {}",
+                            count(PruneChoice::Prune),
+                            count(PruneChoice::Keep),
+                            count(PruneChoice::Skip)
+                        ),
+                        t.fg(Color::DarkGray),
+                    )),
+                    keys_line("y prune · n keep · s skip · Esc cancel", t),
+                ],
+            }
+        }
+        Popup::PruneConfirm { objects } => {
+            let mut body = vec![Line::from(Span::styled(
+                format!("Prune (delete) {} object(s)?", objects.len()),
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            ))];
+            for o in objects {
+                body.push(Line::from(format!("  x {}", o.id())));
+            }
+            PopupView {
+                title: "Confirm prune",
+                width: 70,
+                body,
+                footer: vec![keys_line("Enter delete · Esc cancel", t)],
+            }
+        }
+    }
+}

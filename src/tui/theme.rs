@@ -1,0 +1,228 @@
+//! How things look: colours (none under NO_COLOR), borders (ASCII for
+//! TERM=dumb), marks and words, and the text helpers every pane uses
+//! (control characters escaped, values masked and cut).
+
+use crate::merge::{Cause, FieldAction, FieldChange};
+use crate::plan::{ObjectAction, ObjectPlan};
+use crate::tui::app::{App, Popup};
+use crate::tui::fieldtable;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders};
+use serde_json::Value;
+
+/// What Secret values show as (as `plan::mask_secret` writes them).
+pub(crate) const MASK: &str = "***";
+
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Colours, or none at all under NO_COLOR (modifiers still apply).
+#[derive(Clone, Copy, Default)]
+pub struct Theme {
+    pub color: bool,
+    /// ASCII borders (TERM=dumb).
+    pub ascii: bool,
+}
+
+/// Borders a dumb terminal can draw.
+pub(crate) const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols::border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
+impl Theme {
+    pub fn of(opts: &crate::tui::app::Options) -> Theme {
+        Theme {
+            color: opts.color,
+            ascii: opts.ascii,
+        }
+    }
+
+    /// A block with this theme's border characters.
+    pub(crate) fn block(self) -> Block<'static> {
+        let b = Block::default();
+        if self.ascii {
+            b.border_set(ASCII_BORDER)
+        } else {
+            b
+        }
+    }
+
+    pub fn fg(self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+    pub fn bg(self, c: Color) -> Style {
+        if self.color {
+            Style::default().bg(c)
+        } else {
+            Style::default()
+        }
+    }
+    pub(crate) fn action(self, a: ObjectAction) -> Style {
+        self.fg(match a {
+            ObjectAction::Create => Color::Green,
+            ObjectAction::Update => Color::Yellow,
+            ObjectAction::Unchanged => Color::DarkGray,
+            ObjectAction::Prune => Color::Magenta,
+            ObjectAction::Error => Color::Red,
+        })
+    }
+    pub(crate) fn field(self, a: FieldAction) -> Style {
+        self.fg(match a {
+            FieldAction::Set => Color::Green,
+            FieldAction::Clear => Color::Red,
+            FieldAction::Keep => Color::Blue,
+        })
+    }
+}
+
+/// The mark and its colour for one object.
+pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
+    let t = Theme::of(&app.opts);
+    let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
+        if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
+    if in_delete || app.queued_delete.contains(&o.id()) {
+        return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
+    }
+    if o.action == ObjectAction::Error {
+        return ('!', t.fg(Color::Red));
+    }
+    // Read from the manifests; what apply would do is not known yet.
+    if !app.live_known {
+        return ('?', t.fg(Color::DarkGray));
+    }
+    if !o.warnings.is_empty() {
+        return ('!', t.fg(Color::Yellow));
+    }
+    let c = match o.action {
+        ObjectAction::Create => '+',
+        ObjectAction::Update => '~',
+        ObjectAction::Unchanged => '=',
+        ObjectAction::Prune => '-',
+        ObjectAction::Error => '!',
+    };
+    (c, t.action(o.action))
+}
+
+pub(crate) fn action_word(a: ObjectAction) -> &'static str {
+    match a {
+        ObjectAction::Create => "create",
+        ObjectAction::Update => "update",
+        ObjectAction::Unchanged => "in sync",
+        ObjectAction::Prune => "prune candidate",
+        ObjectAction::Error => "error",
+    }
+}
+
+/// The act column of a released `clear` row (`R`), and its reason.
+pub(crate) const RELEASED_WORD: &str = "free";
+
+pub(crate) const RELEASED_REASON: &str = "released: live value stays";
+
+pub(crate) fn field_word(a: FieldAction) -> &'static str {
+    match a {
+        FieldAction::Set => "set",
+        FieldAction::Clear => "clear",
+        FieldAction::Keep => "keep",
+    }
+}
+
+/// A field value for display: `—` when the side has none; Secret data masked.
+pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+    match v {
+        None => "—".to_string(),
+        Some(_) if fieldtable::is_secret_path(o, path) => MASK.to_string(),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// Cut to `w` columns, marking the cut with `…`.
+pub fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(w - 1).collect();
+    out.push('…');
+    out
+}
+
+/// The reason column: a kept field names the other writer that owns it,
+/// a drift names who changed it (the core's cause, shortened for a table
+/// cell).
+pub fn reason(f: &FieldChange) -> String {
+    match (f.action, f.cause, f.owner.as_deref()) {
+        (FieldAction::Keep, Cause::ServerDefault, _) => "kept: server default".to_string(),
+        (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
+            format!("kept: another writer owns it ({owner})")
+        }
+        (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
+        _ => f.reason.clone(),
+    }
+}
+
+/// Text from manifests, live objects and servers as drawn: control
+/// characters shown escaped ([`crate::text::escape_controls`]; ratatui
+/// would drop them silently). Applied where lines reach a widget.
+pub(crate) fn esc(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
+}
+
+/// [`esc`] over every span of built lines.
+pub(crate) fn esc_lines(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines.into_iter().map(esc_line).collect()
+}
+
+pub(crate) fn esc_line(mut l: Line<'static>) -> Line<'static> {
+    for span in &mut l.spans {
+        if let std::borrow::Cow::Owned(e) = crate::text::escape_controls(&span.content) {
+            span.content = e.into();
+        }
+    }
+    l
+}
+
+pub(crate) fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
+    let style = if focused {
+        t.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    } else {
+        t.fg(Color::Gray)
+    };
+    t.block()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(Span::styled(esc(&title), style))
+}
+
+/// Text padded with spaces (or cut) to `w` columns.
+pub(crate) fn pad(s: &str, w: usize) -> String {
+    let s = fit(s, w);
+    let n = Line::from(s.as_str()).width();
+    format!("{s}{}", " ".repeat(w.saturating_sub(n)))
+}
+
+/// The colour of a drift row (a change made in the cluster that apply
+/// reverts); its mark shows without colour too.
+pub(crate) const DRIFT: Color = Color::LightMagenta;
+
+pub(crate) const DRIFT_MARK: char = '↺';
+
+pub(crate) fn keys_line(text: &str, t: Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        text.to_string(),
+        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+    ))
+}

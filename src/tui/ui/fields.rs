@@ -1,0 +1,347 @@
+//! The right-hand pane: the field table, the YAML view, or the live
+//! state's wait or failure.
+
+use crate::merge::{FieldAction, FieldChange};
+use crate::plan::{ObjectAction, ObjectPlan};
+use crate::tui::app::{App, Focus};
+use crate::tui::detail::*;
+use crate::tui::layout::*;
+use crate::tui::theme::*;
+use crate::tui::{fieldtable, yamlview};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
+
+pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let Some(o) = app.selected() else {
+        let b = block(" Fields ".to_string(), focused, t);
+        let inner = b.inner(area);
+        b.render(area, buf);
+        let msg = if app.loading {
+            "loading…"
+        } else {
+            "nothing selected"
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
+        return;
+    };
+    let inner0 = Block::default().borders(Borders::ALL).inner(area);
+    let layout = fieldtable::layout(o, app.show_kept, inner0.width as usize);
+    let mut title = format!(" {} · fields ", o.id());
+    if layout.kept_hidden > 0 {
+        title.push_str(&format!("· {} kept hidden (K) ", layout.kept_hidden));
+    }
+    let b = block(title, focused, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+
+    let head = field_head(o, t);
+    let a = field_areas(o, app.show_kept, &head, inner);
+    Paragraph::new(head)
+        .wrap(Wrap { trim: false })
+        .render(a.head, buf);
+
+    if layout.rows.is_empty() {
+        let msg = match o.action {
+            _ if layout.kept_hidden > 0 => {
+                "no field changes; K shows the fields apply keeps".to_string()
+            }
+            ObjectAction::Unchanged => "no field changes: live matches the config".to_string(),
+            ObjectAction::Prune => "apply with prune would delete this object".to_string(),
+            _ => "no field changes".to_string(),
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray)))
+            .wrap(Wrap { trim: false })
+            .render(
+                Rect::new(
+                    a.table.x,
+                    a.table.y,
+                    a.table.width,
+                    a.table.height + a.detail.height,
+                ),
+                buf,
+            );
+        return;
+    }
+    let w = layout.widths;
+    let sep = " ";
+    // Column titles.
+    let titles = ["path", "last-applied", "live", "config", "act", "reason"];
+    let mut spans = vec![Span::raw(" ".repeat(layout.mark_w))];
+    for (i, name) in titles.iter().enumerate() {
+        if w[i] == 0 {
+            continue;
+        }
+        if i > 0 {
+            spans.push(Span::raw(sep));
+        }
+        spans.push(Span::raw(pad(
+            &name.chars().take(w[i]).collect::<String>(),
+            w[i],
+        )));
+    }
+    let title_style = Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    Line::from(spans).style(title_style).render(
+        Rect::new(a.table.x, a.table.y, a.table.width, 1.min(a.table.height)),
+        buf,
+    );
+
+    let body_h = a.table.height.saturating_sub(1) as usize;
+    let top = fieldtable::scroll_for(&layout, app.field_cursor, app.field_scroll, body_h);
+    for (y, line) in layout.lines.iter().skip(top).take(body_h).enumerate() {
+        let r = Rect::new(a.table.x, a.table.y + 1 + y as u16, a.table.width, 1);
+        let l = match line {
+            fieldtable::TLine::Header { depth, text } => {
+                let indent = depth * 2;
+                let room = (a.table.width as usize).saturating_sub(layout.mark_w + indent);
+                Line::from(vec![
+                    Span::raw(" ".repeat(layout.mark_w + indent)),
+                    Span::styled(fieldtable::elide_middle(text, room), t.fg(Color::Cyan)),
+                ])
+            }
+            fieldtable::TLine::Kept(n) => {
+                let rule = if t.ascii { "--" } else { "──" };
+                Line::from(Span::styled(
+                    format!("{rule} kept: {n} field(s) apply leaves as they are (K hides) {rule}"),
+                    t.fg(Color::DarkGray),
+                ))
+            }
+            fieldtable::TLine::Row { row, part } => {
+                let rl = &layout.rows[*row];
+                let f = &o.fields[rl.field];
+                let selected = *row == app.field_cursor && app.focus == Focus::Fields;
+                field_row_line(app, o, f, rl, *part, w, layout.mark_w, selected, t)
+            }
+        };
+        l.render(r, buf);
+    }
+
+    if a.detail.height > 0
+        && let Some(f) = layout
+            .rows
+            .get(app.field_cursor)
+            .map(|r| &o.fields[r.field])
+    {
+        let lines = field_detail(o, f, app.is_released(o, &f.path), t);
+        let b = t
+            .block()
+            .borders(Borders::TOP)
+            .border_style(t.fg(Color::DarkGray));
+        let di = b.inner(a.detail);
+        b.render(a.detail, buf);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .render(di, buf);
+    }
+}
+
+/// One screen line of a field row: line `part` of its values (the marks,
+/// path, action and reason on the first).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn field_row_line(
+    app: &App,
+    o: &ObjectPlan,
+    f: &FieldChange,
+    rl: &fieldtable::RowLayout,
+    part: usize,
+    w: [usize; 6],
+    mark_w: usize,
+    selected: bool,
+    t: Theme,
+) -> Line<'static> {
+    let excluded = app.is_excluded(o, &f.path);
+    let released = app.is_released(o, &f.path);
+    let drift = fieldtable::is_drift(f);
+    let mut style = if drift {
+        t.fg(DRIFT)
+    } else {
+        t.field(f.action)
+    };
+    if excluded {
+        style = t
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::DIM | Modifier::CROSSED_OUT);
+    }
+    if selected {
+        style = style.add_modifier(Modifier::REVERSED);
+    }
+    let emph = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    let mut spans = Vec::new();
+    if part == 0 {
+        let inc = if f.action == FieldAction::Keep {
+            ' '
+        } else if excluded {
+            '□'
+        } else {
+            '■'
+        };
+        let cause = if !f.hazards.is_empty() {
+            '⚠'
+        } else if drift {
+            DRIFT_MARK
+        } else {
+            ' '
+        };
+        let indent = " ".repeat(rl.depth * 2);
+        let marks = if mark_w > 2 {
+            format!("{inc}{cause} ")
+        } else {
+            format!("{inc} ")
+        };
+        spans.push(Span::styled(marks, style.add_modifier(Modifier::BOLD)));
+        spans.push(Span::styled(
+            pad(&format!("{indent}{}", rl.label), w[0]),
+            style,
+        ));
+    } else {
+        spans.push(Span::styled(" ".repeat(mark_w + w[0]), style));
+    }
+    for (s, cell) in rl.values.iter().enumerate() {
+        spans.push(Span::styled(" ", style));
+        let mut used = 0;
+        if let Some(chars) = cell.get(part) {
+            // Runs of flagged / unflagged chars.
+            let mut run = String::new();
+            let mut flag = false;
+            for &(c, d) in chars {
+                if d != flag && !run.is_empty() {
+                    spans.push(Span::styled(
+                        std::mem::take(&mut run),
+                        if flag { emph } else { style },
+                    ));
+                }
+                flag = d;
+                run.push(c);
+            }
+            used = Line::from(chars.iter().map(|c| c.0).collect::<String>()).width();
+            if !run.is_empty() {
+                spans.push(Span::styled(run, if flag { emph } else { style }));
+            }
+        }
+        spans.push(Span::styled(
+            " ".repeat(w[1 + s].saturating_sub(used)),
+            style,
+        ));
+    }
+    if w[4] > 0 {
+        let word = match part {
+            0 if released => RELEASED_WORD,
+            0 => field_word(f.action),
+            _ => "",
+        };
+        spans.push(Span::styled(format!(" {}", pad(word, w[4])), style));
+    }
+    if w[5] > 0 {
+        let why = if part == 0 && released {
+            RELEASED_REASON.to_string()
+        } else if part == 0 {
+            esc(&reason(f))
+        } else {
+            String::new()
+        };
+        spans.push(Span::styled(format!(" {}", pad(&why, w[5])), style));
+    }
+    Line::from(spans)
+}
+
+pub(crate) fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let Some(o) = app.selected() else {
+        block(" YAML ".to_string(), focused, t).render(area, buf);
+        return;
+    };
+    let b = block(
+        format!(
+            " {} · yaml: live → result · z {} · L annotation ",
+            o.id(),
+            if app.yaml_unfold { "fold" } else { "unfold" }
+        ),
+        focused,
+        t,
+    );
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let lines = yamlview::view(app, o);
+    let max = lines.len().saturating_sub(inner.height as usize);
+    let top = app.yaml_scroll.min(max);
+    let visible: Vec<Line> = lines
+        .iter()
+        .skip(top)
+        .take(inner.height as usize)
+        .cloned()
+        .collect();
+    Paragraph::new(esc_lines(visible)).render(inner, buf);
+}
+
+/// The field pane before live state is known: what kapply waits for (the
+/// server, the context, the step, the time so far), or why it could not
+/// read it and that `r` retries.
+pub(crate) fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let failed = app.failure.is_some();
+    let title = if failed {
+        " Live state unknown "
+    } else {
+        " Live state loading "
+    };
+    let b = block(title.to_string(), focused, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let dim = t.fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let row =
+        |k: &str, v: String| Line::from(vec![Span::styled(format!("{k:<8}"), dim), Span::raw(v)]);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match &app.failure {
+        Some(e) => {
+            lines.push(Line::from(Span::styled(
+                "The live state could not be read:",
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            )));
+            lines.push(Line::from(Span::styled(e.clone(), t.fg(Color::Red))));
+            lines.push(Line::default());
+        }
+        None => {
+            lines.push(Line::from(Span::styled(
+                "Waiting for the Kubernetes API server",
+                bold,
+            )));
+        }
+    }
+    if let Some(s) = &app.server {
+        lines.push(row("server", s.url.clone()));
+        if !s.context.is_empty() {
+            lines.push(row("context", s.context.clone()));
+        }
+    }
+    if !failed {
+        let step = if app.connecting {
+            "connecting (GET /version)".to_string()
+        } else {
+            match &app.progress {
+                Some(p) => format!("{} ({}/{})", p.what, p.done, p.total),
+                None => "reading the manifests".to_string(),
+            }
+        };
+        lines.push(row("step", step));
+        lines.push(row("waited", format!("{} s", app.waited.as_secs())));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "The list shows the manifests (?: not compared yet). Apply, delete and \
+         prune need the live state.",
+        dim,
+    )));
+    let keys = if failed {
+        "r retries (connects again) · q quits"
+    } else {
+        "q quits at any time"
+    };
+    lines.push(Line::from(Span::styled(keys, bold)));
+    Paragraph::new(esc_lines(lines))
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
+}

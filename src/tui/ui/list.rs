@@ -1,0 +1,172 @@
+//! The header (counts) and the object list.
+
+use crate::tui::app::{App, Focus, GroupBy, Row};
+use crate::tui::theme::*;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let c = app.counts;
+    let item = |mark: &str, n: usize, word: &str, style: Style| {
+        vec![
+            Span::styled(format!("{mark}{n} "), style.add_modifier(Modifier::BOLD)),
+            Span::styled(format!("{word}  "), style),
+        ]
+    };
+    let mut spans = vec![Span::styled(
+        "kapply  ",
+        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+    )];
+    if !app.live_known {
+        // Counts of actions would be made up: none is known yet.
+        let (text, style) = if app.failure.is_some() {
+            ("live state unknown", t.fg(Color::Red))
+        } else {
+            ("live state loading", t.fg(Color::Cyan))
+        };
+        spans.push(Span::styled(text, style.add_modifier(Modifier::BOLD)));
+        let n = app.plan.objects.len();
+        if n > 0 {
+            spans.push(Span::styled(
+                format!("  {n} object(s) in the manifests"),
+                Style::default(),
+            ));
+        }
+        Paragraph::new(Line::from(spans)).render(area, buf);
+        return;
+    }
+    spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
+    spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
+    spans.extend(item("=", c.in_sync, "in sync", Style::default()));
+    match &app.plan.prune_skipped {
+        // Where the count would be: no candidate is shown, and why.
+        Some(block) => spans.push(Span::styled(
+            format!("{}  ", block.short()),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )),
+        None => spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta))),
+    }
+    spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
+    spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
+    Paragraph::new(Line::from(spans)).render(area, buf);
+}
+
+pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let group = match app.group {
+        GroupBy::Namespace => "ns",
+        GroupBy::Kind => "kind",
+    };
+    let shown = app
+        .rows
+        .iter()
+        .filter(|r| matches!(r, Row::Object(_)))
+        .count();
+    let mut title = format!(" Objects {shown}/{} {group}", app.plan.objects.len());
+    if app.filter != crate::tui::app::Filter::All {
+        title.push_str(&format!(" · {}", app.filter.label()));
+    }
+    title.push(' ');
+    let b = block(title, app.focus == Focus::List && app.popup.is_none(), t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    if app.rows.is_empty() {
+        let msg = if app.loading || app.connecting {
+            "loading…"
+        } else if !app.live_known {
+            "no object read"
+        } else if app.plan.objects.is_empty() {
+            "no objects"
+        } else {
+            "no object matches"
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
+        return;
+    }
+    let h = inner.height as usize;
+    // The scroll offset is kept by update(); clamp here so the cursor always shows.
+    let mut top = app.list_scroll.min(app.rows.len().saturating_sub(1));
+    if app.cursor < top {
+        top = app.cursor;
+    } else if h > 0 && app.cursor >= top + h {
+        top = app.cursor + 1 - h;
+    }
+    for (y, (ri, row)) in app.rows.iter().enumerate().skip(top).take(h).enumerate() {
+        let line = match row {
+            Row::Group(g) => Line::from(Span::styled(
+                format!("▾ {g}"),
+                t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            )),
+            Row::Object(i) => {
+                let o = &app.plan.objects[*i];
+                let (m, style) = mark(app, o);
+                let key = o.id();
+                // ◐: some of its changes are excluded (a partial apply).
+                let sel = if app.excluded.contains_key(&key) {
+                    "◐"
+                } else if app.marked.contains(&key) {
+                    "●"
+                } else {
+                    " "
+                };
+                let label = match app.group {
+                    // A manifest that could not be read has no identity.
+                    _ if o.kind.is_empty() => o.id().to_string(),
+                    GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
+                    GroupBy::Kind => match &o.namespace {
+                        Some(ns) => format!("{ns}/{}", o.name),
+                        None => o.name.clone(),
+                    },
+                };
+                let mut spans = vec![
+                    Span::styled(
+                        format!(" {sel}"),
+                        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
+                ];
+                if o.reverts_drift {
+                    // Said in words where the row has room, as a mark where not.
+                    let room = (inner.width as usize).saturating_sub(4 + label.chars().count());
+                    let note = if room >= 16 {
+                        format!("{label} {DRIFT_MARK} reverts drift")
+                    } else {
+                        format!("{DRIFT_MARK}{label}")
+                    };
+                    let cut = note.find(&label).unwrap_or(0);
+                    let (a, b) = note.split_at(cut);
+                    let (lab, rest) = b.split_at(label.len());
+                    if !a.is_empty() {
+                        spans.push(Span::styled(
+                            a.to_string(),
+                            t.fg(DRIFT).add_modifier(Modifier::BOLD),
+                        ));
+                    }
+                    spans.push(Span::styled(lab.to_string(), style));
+                    if !rest.is_empty() {
+                        spans.push(Span::styled(rest.to_string(), t.fg(DRIFT)));
+                    }
+                } else {
+                    spans.push(Span::styled(label, style));
+                }
+                let mut l = Line::from(spans);
+                if ri == app.cursor {
+                    let hl = if app.focus == Focus::List {
+                        Modifier::REVERSED
+                    } else {
+                        Modifier::UNDERLINED
+                    };
+                    l = l.patch_style(Style::default().add_modifier(hl));
+                }
+                l
+            }
+        };
+        let r = Rect::new(inner.x, inner.y + y as u16, inner.width, 1);
+        if ri == app.cursor && app.focus == Focus::List {
+            buf.set_style(r, Style::default().add_modifier(Modifier::REVERSED));
+        }
+        esc_line(line).render(r, buf);
+    }
+}

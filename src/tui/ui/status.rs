@@ -1,0 +1,94 @@
+//! The status line and the log pane.
+
+use crate::tui::app::{App, LogEntry};
+use crate::tui::theme::*;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+pub(crate) fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
+    let b = block(" Log ".to_string(), false, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let h = inner.height as usize;
+    let lines: Vec<Line> = log
+        .iter()
+        .skip(log.len().saturating_sub(h))
+        .map(|e| {
+            let (m, s) = if e.ok {
+                ("✓", t.fg(Color::Green))
+            } else {
+                ("✗", t.fg(Color::Red))
+            };
+            Line::from(vec![
+                Span::styled(format!("{} ", e.time), t.fg(Color::DarkGray)),
+                Span::styled(format!("{m} "), s.add_modifier(Modifier::BOLD)),
+                Span::styled(e.text.clone(), s),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        Paragraph::new(Span::styled("nothing yet", t.fg(Color::DarkGray))).render(inner, buf);
+    } else {
+        Paragraph::new(esc_lines(lines)).render(inner, buf);
+    }
+}
+
+pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let mut spans = Vec::new();
+    if app.searching || !app.search.is_empty() {
+        let cursor = if app.searching { "▏" } else { "" };
+        spans.push(Span::styled(
+            format!("/{}{cursor}  ", app.search),
+            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let server = app
+        .server
+        .as_ref()
+        .map_or_else(|| "the server".to_string(), |s| s.describe());
+    if app.waiting() {
+        // What the wait is for, and for how long so far.
+        let what = match (&app.progress, app.connecting) {
+            (_, true) => format!("connecting to {server}"),
+            (Some(p), false) => format!("loading {}/{} from {server}", p.done, p.total),
+            (None, false) => format!("loading from {server}"),
+        };
+        spans.push(Span::styled(
+            format!(
+                "{} {what} · {} s  ",
+                SPINNER[app.spinner % SPINNER.len()],
+                app.waited.as_secs()
+            ),
+            t.fg(Color::Cyan),
+        ));
+    } else if app.failure.is_some() {
+        // The pane names the server and the error; this stays short so a
+        // key's answer (why apply is not offered) still fits at 80 columns.
+        spans.push(Span::styled(
+            "no live state: r retries  ".to_string(),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    } else if !app.pending.is_empty() {
+        let mut what = app.pending.join(", ");
+        if let Some(p) = &app.progress {
+            what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
+        }
+        spans.push(Span::styled(
+            format!("{} {what}…  ", SPINNER[app.spinner % SPINNER.len()]),
+            t.fg(Color::Cyan),
+        ));
+    }
+    if let Some(r) = &app.last_result {
+        let style = if r.contains("failed") || r.contains("unknown") {
+            t.fg(Color::Red)
+        } else {
+            t.fg(Color::Green)
+        };
+        spans.push(Span::styled(format!("{r}  "), style));
+    }
+    spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
+    Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
+}
