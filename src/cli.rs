@@ -213,14 +213,6 @@ pub struct ApplyArgs {
     pub plan_file: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
-pub enum Cascade {
-    #[default]
-    Background,
-    Foreground,
-    Orphan,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct DeleteArgs {
     #[command(flatten)]
@@ -228,8 +220,8 @@ pub struct DeleteArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Deletion propagation policy.
-    #[arg(long, value_enum, default_value_t = Cascade::Background)]
-    pub cascade: Cascade,
+    #[arg(long, value_enum, default_value_t = Propagation::Background)]
+    pub cascade: Propagation,
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -1130,11 +1122,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         errln!("cancelled: nothing was deleted");
         return Ok(1);
     }
-    let propagation = match a.cascade {
-        Cascade::Background => Propagation::Background,
-        Cascade::Foreground => Propagation::Foreground,
-        Cascade::Orphan => Propagation::Orphan,
-    };
+    let propagation = a.cascade;
     let results = session
         .delete(
             &targets,

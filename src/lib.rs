@@ -1,7 +1,7 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
 //! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
-//! `defaults`, `export`, `gocompat`) do no I/O
+//! `defaults`, `export`, `gocompat`, `vocab`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -25,4 +25,5 @@ pub mod signals;
 pub mod text;
 pub mod transport;
 pub mod tui;
+pub mod vocab;
 pub mod yaml;

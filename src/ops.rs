@@ -7,7 +7,6 @@
 use crate::objref::ObjectRef;
 use crate::plan::{ObjectPlan, Plan};
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
 
 /// Progress of long work (fetching live state), sent as it happens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +30,7 @@ pub struct ApplyItem {
     pub released_fields: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Propagation {
-    #[default]
-    Background,
-    Foreground,
-    Orphan,
-}
+pub use crate::vocab::Propagation;
 
 /// The outcome of one object of an apply, delete or prune: done
 /// ([`ObjectResult::ok`]), not done, or unknown (the write was sent and no

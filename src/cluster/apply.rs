@@ -190,11 +190,7 @@ fn go_body(v: &Value) -> bytes::Bytes {
 }
 
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
-    let policy = match propagation {
-        Propagation::Background => "Background",
-        Propagation::Foreground => "Foreground",
-        Propagation::Orphan => "Orphan",
-    };
+    let policy = propagation.policy();
     if typed {
         json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": policy})
     } else {

@@ -167,11 +167,7 @@ impl Discovery {
             .preferred_version(session, group)
             .await?
             .ok_or_else(|| ClusterError::NotServed(label.clone()))?;
-        let api_version = if group.is_empty() {
-            version
-        } else {
-            format!("{group}/{version}")
-        };
+        let api_version = crate::objref::api_version(group, &version);
         let resources = self
             .group_version(session, &api_version)
             .await?

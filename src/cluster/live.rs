@@ -570,11 +570,7 @@ impl Session {
                     )));
                 }
             };
-            let api_version = if group.is_empty() {
-                version.to_string()
-            } else {
-                format!("{group}/{version}")
-            };
+            let api_version = crate::objref::api_version(group, version);
             let info = match self.resource(&api_version, kind).await {
                 Ok(i) => i,
                 // The default list names kinds a small cluster may not serve.

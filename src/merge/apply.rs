@@ -25,12 +25,10 @@
 use super::MergeError;
 use crate::merge::path;
 use crate::patchmeta::{ListStrategy, Schema, Shape};
+use crate::vocab::{
+    DELETE_FROM_PRIMITIVE_LIST, PATCH, RETAIN_KEYS, SET_ELEMENT_ORDER, directive_list,
+};
 use serde_json::{Map, Value};
-
-const DIRECTIVE: &str = "$patch";
-const RETAIN_KEYS: &str = "$retainKeys";
-const SET_ELEMENT_ORDER: &str = "$setElementOrder";
-const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList";
 
 type Result<T> = std::result::Result<T, MergeError>;
 
@@ -143,10 +141,10 @@ fn strip_directives(v: &mut Value) {
 }
 
 fn is_directive_key(k: &str) -> bool {
-    k == DIRECTIVE
+    k == PATCH
         || k == RETAIN_KEYS
-        || k.starts_with(&format!("{SET_ELEMENT_ORDER}/"))
-        || k.starts_with(&format!("{DELETE_FROM_PRIMITIVE_LIST}/"))
+        || directive_list(k, SET_ELEMENT_ORDER).is_some()
+        || directive_list(k, DELETE_FROM_PRIMITIVE_LIST).is_some()
 }
 
 /// Patch metadata of one field: (patch strategy is merge, merge key).
@@ -208,10 +206,10 @@ fn merge_map(
     schema: Option<Schema<'_>>,
     at: &str,
 ) -> Result<Map<String, Value>> {
-    if let Some(d) = patch.get(DIRECTIVE) {
+    if let Some(d) = patch.get(PATCH) {
         return match d.as_str() {
             Some("replace") => {
-                patch.remove(DIRECTIVE);
+                patch.remove(PATCH);
                 Ok(patch)
             }
             Some("delete") => Ok(Map::new()),
@@ -424,7 +422,7 @@ fn validate_order(patch_list: &[Value], order: &[Value], merge_key: &str, at: &s
             let Value::Object(m) = v else {
                 return Err(invalid(at, "merge list element is not a map"));
             };
-            if m.get(DIRECTIVE).and_then(Value::as_str) != Some("delete") {
+            if m.get(PATCH).and_then(Value::as_str) != Some("delete") {
                 keep.push(v);
             }
         }
@@ -432,7 +430,7 @@ fn validate_order(patch_list: &[Value], order: &[Value], merge_key: &str, at: &s
     };
     let (mut pi, mut oi) = (0, 0);
     while pi < non_delete.len() && oi < order.len() {
-        if matches!(non_delete[pi], Value::Object(m) if m.contains_key(DIRECTIVE)) {
+        if matches!(non_delete[pi], Value::Object(m) if m.contains_key(PATCH)) {
             pi += 1;
             continue;
         }
@@ -605,7 +603,7 @@ fn merge_special_elements(
     let mut replace = false;
     for v in patch {
         let directive = match &v {
-            Value::Object(m) => m.get(DIRECTIVE).cloned(),
+            Value::Object(m) => m.get(PATCH).cloned(),
             _ => return Err(invalid(at, "merge list element is not a map")),
         };
         let Some(directive) = directive else {
@@ -853,9 +851,9 @@ fn normalize_slice_order(
         for v in to_sort.iter().chain(order.iter()) {
             key_of(v, merge_key, at)?;
         }
-        to_sort.into_iter().partition::<Vec<Value>, _>(|v| {
-            v.get(DIRECTIVE).and_then(Value::as_str) != Some("delete")
-        })
+        to_sort
+            .into_iter()
+            .partition::<Vec<Value>, _>(|v| v.get(PATCH).and_then(Value::as_str) != Some("delete"))
     } else {
         (to_sort, Vec::new())
     };
@@ -1015,7 +1013,7 @@ fn discard_nulls(v: &mut Value) {
 fn remove_directives(v: Value) -> Option<Value> {
     match v {
         Value::Object(m) => {
-            if m.contains_key(DIRECTIVE) {
+            if m.contains_key(PATCH) {
                 return None;
             }
             let kept = m

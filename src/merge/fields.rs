@@ -1,10 +1,11 @@
 //! The field plan: per leaf (and per keyed list element) what apply does
 //! and why, from the three sides and the computed patch.
 
-use super::strategic::{RETAIN_KEYS, SET_ELEMENT_ORDER, deep_eq};
-use super::{FieldAction, FieldChange, LAST_APPLIED, path};
+use super::strategic::deep_eq;
+use super::{FieldAction, FieldChange, LAST_APPLIED, Reason, path};
 use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
+use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};
 use serde_json::Value;
 
 /// Paths that are bookkeeping of the server or of apply itself, never shown.
@@ -42,7 +43,7 @@ fn row(
     l: Option<&Value>,
     a: Option<&Value>,
     action: FieldAction,
-    reason: &str,
+    reason: Reason,
 ) -> FieldChange {
     FieldChange {
         path,
@@ -50,7 +51,7 @@ fn row(
         live: l.cloned(),
         last_applied: a.cloned(),
         action,
-        reason: reason.into(),
+        reason,
         // Decided once all rows exist (causes::classify).
         cause: super::Cause::Intended,
         owner: None,
@@ -98,8 +99,8 @@ pub(crate) fn drop_nulls(v: &mut Value) {
     }
 }
 
-const LIVE_ONLY: &str = "live only: owned by another writer (not in config or last-applied)";
-const REMOVED: &str = "in last-applied, removed from config";
+const LIVE_ONLY: Reason = Reason::LiveOnly;
+const REMOVED: Reason = Reason::Removed;
 
 impl Walker {
     pub fn walk(
@@ -137,7 +138,7 @@ impl Walker {
                     None,
                     a,
                     FieldAction::Set,
-                    "in config, not in live: created, its null fields left out",
+                    Reason::NewWithoutNulls,
                 ));
             }
             return;
@@ -191,7 +192,7 @@ impl Walker {
                     None,
                     a,
                     FieldAction::Set,
-                    "in config, not in live",
+                    Reason::NotInLive,
                 ));
             }
             return;
@@ -222,7 +223,7 @@ impl Walker {
                         Some(lv),
                         None,
                         FieldAction::Clear,
-                        "not in config: $retainKeys makes the server drop it",
+                        Reason::RetainKeysDrops,
                     ));
                 }
                 continue;
@@ -234,7 +235,7 @@ impl Walker {
             // kubectl re-sends the config's element order when it differs
             // from live's (live-only elements included): say so when that
             // is all that changes in the list.
-            let order = patch.and_then(|pv| pv.get(format!("{SET_ELEMENT_ORDER}{k}")));
+            let order = patch.and_then(|pv| pv.get(list_directive(SET_ELEMENT_ORDER, k)));
             let quiet = self.rows[before..]
                 .iter()
                 .all(|r| r.action == FieldAction::Keep);
@@ -247,8 +248,7 @@ impl Walker {
                     lk.map(|l| key_order(l, order)).as_ref(),
                     ak.map(|a| key_order(a, order)).as_ref(),
                     FieldAction::Set,
-                    "element order: kubectl re-sends the config's order ($setElementOrder), \
-                         live elements the config does not name keep their place",
+                    Reason::ElementOrder,
                 ));
             }
         }
@@ -314,11 +314,11 @@ impl Walker {
                     live_side.as_ref(),
                     la_side.as_ref(),
                     FieldAction::Set,
-                    &format!(
-                        "{} config elements share the merge key {merge_key}={}",
-                        dups.len(),
-                        path::element_value(&k)
-                    ),
+                    Reason::SharedMergeKey {
+                        count: dups.len(),
+                        key: merge_key.to_string(),
+                        value: path::element_value(&k),
+                    },
                 ));
                 continue;
             }
@@ -329,7 +329,7 @@ impl Walker {
                     None,
                     ae,
                     FieldAction::Set,
-                    "new element: in config, not in live",
+                    Reason::NewElement,
                 )),
                 (Some(_), Some(_), _) => {
                     let pe = patch_list.iter().find(|v| same_key(v, &k));
@@ -341,7 +341,7 @@ impl Walker {
                     Some(lv),
                     Some(av),
                     FieldAction::Clear,
-                    "in last-applied, removed from config: deleted with $patch: delete",
+                    Reason::RemovedElement,
                 )),
                 (None, Some(lv), None) => self.rows.push(row(
                     ep,
@@ -349,7 +349,7 @@ impl Walker {
                     Some(lv),
                     None,
                     FieldAction::Keep,
-                    "live only: element owned by another writer (not in config or last-applied)",
+                    Reason::LiveOnlyElement,
                 )),
                 (None, None, _) => {}
             }
@@ -375,14 +375,8 @@ impl Walker {
                 let missing = cl.iter().any(|v| !has(ll, v));
                 let removed = al.iter().any(|v| !has(cl, v) && has(ll, v));
                 if missing || removed {
-                    self.rows.push(row(
-                        p.into(),
-                        c,
-                        l,
-                        a,
-                        FieldAction::Set,
-                        "merge list: config values added, values removed from config deleted, others kept",
-                    ));
+                    self.rows
+                        .push(row(p.into(), c, l, a, FieldAction::Set, Reason::MergeList));
                 }
             }
             None => {
@@ -420,7 +414,7 @@ impl Walker {
                     l,
                     a,
                     FieldAction::Keep,
-                    "explicit null in config, already in last-applied: the merge patch does not send it again",
+                    Reason::NullNotResent,
                 )),
                 (Some(lv), _) if !lv.is_null() => self.rows.push(row(
                     p.into(),
@@ -428,7 +422,7 @@ impl Walker {
                     l,
                     a,
                     FieldAction::Clear,
-                    "explicit null in config",
+                    Reason::ExplicitNull,
                 )),
                 _ => {}
             }
@@ -441,7 +435,7 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config",
+                Reason::ExplicitNull,
             )),
             (Some(Value::Null), _) => self.rows.push(row(
                 p.into(),
@@ -449,14 +443,14 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config: nothing to clear in live, but kubectl sends it on every apply",
+                Reason::NullNothingToClear,
             )),
             (Some(cv), Some(lv)) => {
                 if !deep_eq(cv, lv) {
                     let reason = if atomic_list {
-                        "config differs from live: the list is replaced whole"
+                        Reason::DiffersListReplaced
                     } else {
-                        "config differs from live"
+                        Reason::Differs
                     };
                     self.rows
                         .push(row(p.into(), c, l, a, FieldAction::Set, reason));
@@ -468,7 +462,7 @@ impl Walker {
                 None,
                 a,
                 FieldAction::Set,
-                "in config, not in live",
+                Reason::NotInLive,
             )),
             (None, Some(lv)) => {
                 if a.is_some() {

@@ -9,13 +9,12 @@
 use super::MergeError;
 use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
+use crate::vocab::{
+    DELETE_FROM_PRIMITIVE_LIST, PATCH, RETAIN_KEYS, SET_ELEMENT_ORDER, directive_list,
+    list_directive,
+};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
-
-pub(crate) const RETAIN_KEYS: &str = "$retainKeys";
-pub(crate) const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
-pub(crate) const DELETE_FROM_PRIMITIVE: &str = "$deleteFromPrimitiveList/";
-pub(crate) const DIRECTIVE: &str = "$patch";
 
 #[derive(Clone, Copy, Default)]
 struct Opts {
@@ -114,7 +113,7 @@ fn diff_maps(
             }
             continue;
         };
-        if key == DIRECTIVE {
+        if key == PATCH {
             if let (Value::String(o), Value::String(m)) = (ov, mv) {
                 if o != m {
                     patch.insert(key.clone(), mv.clone());
@@ -213,10 +212,13 @@ fn slice_diff(
         patch.insert(key.into(), Value::Array(add));
     }
     if !del.is_empty() {
-        patch.insert(format!("{DELETE_FROM_PRIMITIVE}{key}"), Value::Array(del));
+        patch.insert(
+            list_directive(DELETE_FROM_PRIMITIVE_LIST, key),
+            Value::Array(del),
+        );
     }
     if !order.is_empty() {
-        patch.insert(format!("{SET_ELEMENT_ORDER}{key}"), Value::Array(order));
+        patch.insert(list_directive(SET_ELEMENT_ORDER, key), Value::Array(order));
     }
     Ok(())
 }
@@ -385,7 +387,7 @@ fn diff_lists_of_maps(
             Ordering::Less => {
                 if !opts.ignore_deletions {
                     let mut d = Map::new();
-                    d.insert(DIRECTIVE.into(), Value::String("delete".into()));
+                    d.insert(PATCH.into(), Value::String("delete".into()));
                     let kv = key_value(os[i].1, merge_key)
                         .cloned()
                         .unwrap_or(Value::Null);
@@ -473,7 +475,7 @@ fn index_in(order: &[Value], v: &Value, merge_key: &str, maps: bool) -> Option<u
 }
 
 fn is_delete_directive(v: &Value) -> bool {
-    v.get(DIRECTIVE).and_then(Value::as_str) == Some("delete")
+    v.get(PATCH).and_then(Value::as_str) == Some("delete")
 }
 
 /// `normalizeSliceOrder`: stable sort by position in `order`, delete
@@ -524,17 +526,15 @@ fn merge_maps(
     let mut patch = patch;
     let orders: Vec<(String, Value)> = patch
         .iter()
-        .filter(|(k, _)| k.starts_with(SET_ELEMENT_ORDER))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .filter_map(|(k, v)| Some((directive_list(k, SET_ELEMENT_ORDER)?.to_string(), v.clone())))
         .collect();
-    for (k, order) in &orders {
-        let list_key = &k[SET_ELEMENT_ORDER.len()..];
+    for (list_key, order) in &orders {
         let order_list = order.as_array().cloned().unwrap_or_default();
         merge_ordered_list(path, original, &mut patch, list_key, &order_list, schema)?;
     }
     let mut rest = Map::new();
     for (k, v) in patch {
-        if k == RETAIN_KEYS || k.starts_with(SET_ELEMENT_ORDER) {
+        if k == RETAIN_KEYS || directive_list(&k, SET_ELEMENT_ORDER).is_some() {
             if let Some(o) = original.get(&k) {
                 if !deep_eq(o, &v) {
                     return Err(MergeError::Invalid {
@@ -550,7 +550,7 @@ fn merge_maps(
         }
     }
     for (k, pv) in rest {
-        if k.starts_with(DELETE_FROM_PRIMITIVE) || pv.is_null() {
+        if directive_list(&k, DELETE_FROM_PRIMITIVE_LIST).is_some() || pv.is_null() {
             original.insert(k, pv);
             continue;
         }

@@ -140,7 +140,7 @@ fn recreate_keeps_rolling_update(s: &Subject) -> Vec<String> {
     }
     let retained = s
         .body
-        .pointer("/spec/strategy/$retainKeys")
+        .pointer(&format!("/spec/strategy/{}", crate::vocab::RETAIN_KEYS))
         .and_then(Value::as_array);
     let clears = retained.is_some_and(|r| !r.iter().any(|k| k == "rollingUpdate"))
         || s.body.pointer("/spec/strategy/rollingUpdate") == Some(&Value::Null);

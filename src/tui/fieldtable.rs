@@ -581,19 +581,12 @@ pub fn scroll_for(l: &Layout, cursor: usize, scroll: usize, height: usize) -> us
         return 0;
     };
     let end = start + l.rows[cursor].height;
-    let mut top = scroll.min(l.lines.len().saturating_sub(1));
     // Headers directly above the row come into view with it.
     let mut first = start;
     while first > 0 && matches!(l.lines[first - 1], TLine::Header { .. } | TLine::Kept(_)) {
         first -= 1;
     }
-    if first < top {
-        top = first;
-    }
-    if height > 0 && end > top + height {
-        top = end.saturating_sub(height);
-    }
-    top.min(start)
+    super::scroll::keep_in_view(scroll, first..end, start, l.lines.len(), height)
 }
 
 #[cfg(test)]

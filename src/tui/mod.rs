@@ -9,6 +9,7 @@ pub mod dialogs;
 pub mod fieldtable;
 pub mod layout;
 pub mod runtime;
+pub mod scroll;
 pub mod theme;
 pub mod ui;
 pub mod yamlview;

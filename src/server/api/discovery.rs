@@ -118,10 +118,6 @@ pub(super) fn resource_list(
     if rs.is_empty() {
         return Err(ApiError::not_found_path());
     }
-    let gv = if group.is_empty() {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
-    };
+    let gv = crate::objref::api_version(group, version);
     Ok(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": rs}))
 }

@@ -60,8 +60,9 @@ impl App {
     pub(super) fn open_apply(&mut self) -> Vec<Effect> {
         let items = self.apply_items();
         if items.is_empty() {
-            self.last_result = Some(
+            self.say(
                 "nothing to apply (select a create or update with included changes)".to_string(),
+                false,
             );
             return Vec::new();
         }
@@ -86,11 +87,14 @@ impl App {
                 .is_none()
         });
         if o.action != ObjectAction::Prune && !unmanaged {
-            self.last_result = Some(format!(
-                "{}: E exports objects apply does not manage yet (no last-applied annotation) \
+            self.say(
+                format!(
+                    "{}: E exports objects apply does not manage yet (no last-applied annotation) \
                  and prune candidates",
-                o.id()
-            ));
+                    o.id()
+                ),
+                false,
+            );
             return Vec::new();
         }
         // The manifest file, when it holds this object alone: the export
@@ -106,6 +110,7 @@ impl App {
         });
         let o = o.clone();
         self.last_result = None;
+        self.last_result_failed = false;
         self.pending.push("export".to_string());
         vec![Effect::ExportTarget(o, own_file)]
     }
@@ -155,7 +160,7 @@ impl App {
             .cloned()
             .collect();
         let Some(first) = candidates.first() else {
-            self.last_result = Some("no prune candidates".to_string());
+            self.say("no prune candidates".to_string(), false);
             return;
         };
         self.queued_delete.clear();
@@ -176,8 +181,8 @@ impl App {
     /// Scroll the open dialog's body, within what it has to show.
     pub(super) fn scroll_popup(&mut self, d: i32) {
         let (max, _) = crate::tui::layout::popup_scroll_range(self);
-        let to = (i32::from(self.popup_scroll) + d).clamp(0, i32::from(max));
-        self.popup_scroll = u16::try_from(to).unwrap_or(0);
+        let to = scroll::moved(self.popup_scroll.into(), d as isize, max.into());
+        self.popup_scroll = u16::try_from(to).unwrap_or(max);
     }
 
     pub(super) fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
@@ -275,7 +280,7 @@ impl App {
                 return vec![Effect::Export(object, path, true)];
             }
             KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
-                self.last_result = Some(format!("export cancelled: {path} left as it was"));
+                self.say(format!("export cancelled: {path} left as it was"), false);
             }
             _ => self.popup = Some(Popup::ExportOverwrite { object, path }),
         }
@@ -344,11 +349,7 @@ impl App {
             }
             KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
             KeyCode::Char('c') => {
-                propagation = match propagation {
-                    Propagation::Background => Propagation::Foreground,
-                    Propagation::Foreground => Propagation::Orphan,
-                    Propagation::Orphan => Propagation::Background,
-                }
+                propagation = propagation.next();
             }
             _ => {}
         }
@@ -406,7 +407,7 @@ impl App {
                 .map(|(o, _)| o)
                 .collect();
             if objects.is_empty() {
-                self.last_result = Some("prune: nothing queued".to_string());
+                self.say("prune: nothing queued".to_string(), false);
             } else {
                 self.open_popup(Popup::PruneConfirm { objects });
             }

@@ -265,7 +265,7 @@ pub(crate) fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let inner = b.inner(area);
     b.render(area, buf);
     let lines = yamlview::view(app, o);
-    let max = lines.len().saturating_sub(inner.height as usize);
+    let max = crate::tui::scroll::max_top(lines.len(), inner.height as usize);
     let top = app.yaml_scroll.min(max);
     let visible: Vec<Line> = lines
         .iter()

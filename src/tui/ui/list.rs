@@ -87,12 +87,13 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     }
     let h = inner.height as usize;
     // The scroll offset is kept by update(); clamp here so the cursor always shows.
-    let mut top = app.list_scroll.min(app.rows.len().saturating_sub(1));
-    if app.cursor < top {
-        top = app.cursor;
-    } else if h > 0 && app.cursor >= top + h {
-        top = app.cursor + 1 - h;
-    }
+    let top = crate::tui::scroll::keep_in_view(
+        app.list_scroll,
+        app.cursor..app.cursor + 1,
+        app.cursor,
+        app.rows.len(),
+        h,
+    );
     for (y, (ri, row)) in app.rows.iter().enumerate().skip(top).take(h).enumerate() {
         let line = match row {
             Row::Group(g) => Line::from(Span::styled(
@@ -114,7 +115,7 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 let label = match app.group {
                     // A manifest that could not be read has no identity.
                     _ if o.kind.is_empty() => o.id().to_string(),
-                    GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
+                    GroupBy::Namespace => format!("{}/{}", app.kind_label(o), o.name),
                     GroupBy::Kind => match &o.namespace {
                         Some(ns) => format!("{ns}/{}", o.name),
                         None => o.name.clone(),
