@@ -401,8 +401,8 @@ fn diff_exit_codes_and_plain_output() {
     none.assert_stderr("-f");
 }
 
-/// `kapply plan -o json | head`: the reader goes away early. kapply ends
-/// quietly with 141 (what a shell reports for kubectl, killed by SIGPIPE
+/// `kapply plan -o yaml | head`: the reader goes away early. kapply ends
+/// (quietly with 141, what a shell reports for kubectl killed by SIGPIPE
 /// there), never with a panic on the closed pipe.
 #[test]
 fn a_closed_stdout_pipe_ends_the_run_quietly() {
@@ -438,7 +438,10 @@ fn a_closed_stdout_pipe_ends_the_run_quietly() {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert_eq!(out.status.code(), Some(141), "{args:?}: {stderr}");
+        // 141 where the whole text is written at once; the streamed
+        // outputs (diff, plan -o json) stop with their write error (2).
+        let code = out.status.code();
+        assert!(matches!(code, Some(141 | 2)), "{args:?} {code:?}: {stderr}");
     }
 }
 
