@@ -655,15 +655,14 @@ mod tests {
         let replicas = field(&p, "spec.replicas");
         assert_eq!(replicas.action, FieldAction::Keep);
         assert_eq!(replicas.live, Some(json!(2)));
-        assert!(replicas.reason.contains("kubectl"), "{}", replicas.reason);
+        assert_eq!(
+            replicas.reason,
+            crate::merge::Reason::OtherWriter("kubectl".into())
+        );
         // Server defaults recorded under apply's own manager say so.
         let deadline = field(&p, "spec.progressDeadlineSeconds");
         assert_eq!(deadline.action, FieldAction::Keep);
-        assert!(
-            deadline.reason.contains("defaulted by the server"),
-            "{}",
-            deadline.reason
-        );
+        assert_eq!(deadline.reason, crate::merge::Reason::ServerDefault);
         let min = field(&p, "spec.minReadySeconds");
         assert_eq!(min.action, FieldAction::Clear);
         assert_eq!(min.last_applied, Some(json!(5)));

@@ -54,7 +54,26 @@ pub fn export(live: &Value) -> Value {
             }
         }
     }
+    drop_null_timestamps(&mut obj);
     drop_defaults(obj)
+}
+
+/// Go's encoder writes a template's zero `metadata.creationTimestamp` as
+/// `null` (kube-apiserver 1.32, and what `kubectl create` sends); it is not
+/// the user's.
+fn drop_null_timestamps(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut)
+                && meta.get("creationTimestamp").is_some_and(Value::is_null)
+            {
+                meta.remove("creationTimestamp");
+            }
+            m.values_mut().for_each(drop_null_timestamps);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_null_timestamps),
+        _ => {}
+    }
 }
 
 fn empty_or_null(v: &Value) -> bool {
@@ -242,6 +261,17 @@ mod tests {
         assert_eq!(keys, ["annotations", "labels", "name", "namespace"]);
         assert_eq!(meta["annotations"], json!({"team": "a"}));
         assert!(e.get("status").is_none());
+    }
+
+    #[test]
+    fn drops_a_templates_null_creation_timestamp() {
+        let mut live = live_deployment();
+        live["spec"]["template"]["metadata"]["creationTimestamp"] = Value::Null;
+        let e = export(&live);
+        assert_eq!(
+            e["spec"]["template"]["metadata"],
+            json!({"labels": {"app": "web"}})
+        );
     }
 
     #[test]

@@ -115,7 +115,7 @@ fn update_unchanged_and_create_verdicts() {
         .find(|f| f.path == "spec.replicas")
         .unwrap();
     assert_eq!(
-        replicas.reason,
+        replicas.reason.to_string(),
         "live only: owned by another writer, kubectl-scale (not in config or last-applied)"
     );
     assert!(actions.contains(&("spec.minReadySeconds", FieldAction::Clear)));
@@ -506,11 +506,7 @@ fn order_only_and_annotation_only_updates_are_explained() {
         .iter()
         .find(|f| f.path == "spec.template.spec.containers")
         .unwrap();
-    assert!(
-        order.reason.starts_with("element order"),
-        "{}",
-        order.reason
-    );
+    assert_eq!(order.reason, kapply::merge::Reason::ElementOrder);
     assert_eq!(order.config, Some(json!([{"name": "nginx"}])));
     assert_eq!(
         order.live,

@@ -656,6 +656,257 @@ fn imperative_creates_and_tables() {
     assert!(table.contains("READY") && table.contains("1/1"), "{table}");
 }
 
+/// Every `kubectl create` subcommand (but `token`) and `kubectl run`: what the
+/// server stores holds everything kubectl's `--dry-run=client -o json` of
+/// the same command shows, with the same values (server defaults may add
+/// more). Most of these send protobuf, so this checks the decoder field by
+/// field against kubectl's own JSON encoding of the object it sent.
+#[test]
+fn every_imperative_create_stores_what_kubectl_sent() {
+    let Some((k, c)) = setup() else { return };
+    // The comparison itself notices a changed, missing or extra element.
+    assert!(holds(&json!({"a": [1]}), &json!({"a": [2]}), "").is_err());
+    assert!(holds(&json!({}), &json!({"a": null}), "").is_err());
+    assert!(holds(&json!({"a": [1, 2]}), &json!({"a": [1]}), "").is_err());
+    let cert = c.write("tls.crt", TLS_CERT);
+    let key = c.write("tls.key", TLS_KEY);
+    let tls = ["--cert", cert.as_str(), "--key", key.as_str()];
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["create", "namespace", "imp"],
+        vec!["create", "configmap", "cm", "--from-literal=a=b"],
+        vec![
+            "create",
+            "secret",
+            "generic",
+            "s",
+            "--from-literal=p=x",
+            "--type=Opaque",
+        ],
+        vec![
+            "create",
+            "secret",
+            "docker-registry",
+            "reg",
+            "--docker-username=u",
+            "--docker-password=p",
+            "--docker-server=r.io",
+        ],
+        [&["create", "secret", "tls", "tls"][..], &tls[..]].concat(),
+        vec!["create", "serviceaccount", "sa1"],
+        vec![
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1.25",
+            "--port=80",
+            "--replicas=0",
+        ],
+        vec![
+            "create",
+            "service",
+            "clusterip",
+            "web",
+            "--tcp=80:8080",
+            "--tcp=443",
+        ],
+        vec![
+            "create",
+            "service",
+            "clusterip",
+            "headless",
+            "--clusterip=None",
+        ],
+        vec![
+            "create",
+            "service",
+            "nodeport",
+            "np",
+            "--tcp=80:8080",
+            "--node-port=30080",
+        ],
+        vec!["create", "service", "loadbalancer", "lb", "--tcp=443:8443"],
+        vec![
+            "create",
+            "service",
+            "externalname",
+            "ext",
+            "--external-name=example.com",
+        ],
+        vec![
+            "create",
+            "cronjob",
+            "tick",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "--restart=Never",
+            "--",
+            "date",
+        ],
+        vec![
+            "create",
+            "job",
+            "once",
+            "--image=busybox",
+            "--",
+            "echo",
+            "hi",
+        ],
+        vec!["create", "job", "manual", "--from=cronjob/tick"],
+        vec![
+            "create",
+            "role",
+            "reader",
+            "--verb=get,list",
+            "--resource=pods,deployments.apps",
+            "--resource-name=a",
+        ],
+        vec![
+            "create",
+            "clusterrole",
+            "logs",
+            "--verb=get",
+            "--resource=nodes,pods",
+            "--non-resource-url=/logs/*",
+        ],
+        vec!["create", "clusterrole", "agg", "--aggregation-rule=foo=bar"],
+        vec![
+            "create",
+            "rolebinding",
+            "rb",
+            "--role=reader",
+            "--user=alice",
+            "--group=devs",
+            "--serviceaccount=default:sa1",
+        ],
+        vec![
+            "create",
+            "clusterrolebinding",
+            "crb",
+            "--clusterrole=logs",
+            "--user=bob",
+        ],
+        vec![
+            "create",
+            "quota",
+            "q",
+            "--hard=cpu=1,memory=1G,pods=2",
+            "--scopes=BestEffort",
+        ],
+        vec![
+            "create",
+            "priorityclass",
+            "high",
+            "--value=1000",
+            "--description=important",
+            "--preemption-policy=Never",
+        ],
+        vec![
+            "create",
+            "priorityclass",
+            "low",
+            "--value=-5",
+            "--global-default=true",
+        ],
+        vec![
+            "create",
+            "poddisruptionbudget",
+            "pdb",
+            "--selector=app=web",
+            "--min-available=1",
+        ],
+        vec![
+            "create",
+            "poddisruptionbudget",
+            "pdb2",
+            "--selector=app=web",
+            "--max-unavailable=50%",
+        ],
+        vec![
+            "create",
+            "ingress",
+            "ing",
+            "--class=nginx",
+            "--annotation=a=b",
+            "--rule=foo.com/bar=svc1:8080,tls=secret1",
+            "--rule=/path*=svc2:http",
+            "--default-backend=defsvc:http",
+        ],
+        vec![
+            "run",
+            "pod1",
+            "--image=nginx",
+            "--port=80",
+            "--labels=app=x",
+            "--env=A=B",
+            "--restart=Never",
+            "--",
+            "sleep",
+            "1",
+        ],
+    ];
+    for args in &commands {
+        // Output flags go before `--`, after which everything is the command.
+        let at = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        let with =
+            |extra: &[&'static str]| -> Vec<&str> { [&args[..at], extra, &args[at..]].concat() };
+        let sent: Value = serde_json::from_str(&k.ok(&with(&["--dry-run=client", "-o", "json"])))
+            .unwrap_or_else(|e| panic!("{args:?}: dry-run output: {e}"));
+        let name = k.ok(&with(&["-o", "name"]));
+        let stored: Value = serde_json::from_str(&k.ok(&["get", name.trim(), "-o", "json"]))
+            .unwrap_or_else(|e| panic!("{args:?}: get output: {e}"));
+        if let Err(path) = holds(&stored, &sent, "") {
+            panic!("{args:?}: stored object differs at {path}\nsent:   {sent}\nstored: {stored}");
+        }
+    }
+}
+
+/// `Ok` when `stored` holds every field of `sent` with the same value, but
+/// what the server owns (status, the top-level creationTimestamp).
+fn holds(stored: &Value, sent: &Value, path: &str) -> Result<(), String> {
+    match (stored, sent) {
+        (Value::Object(st), Value::Object(se)) => {
+            for (key, v) in se {
+                let p = format!("{path}.{key}");
+                if p == ".status" || p == ".metadata.creationTimestamp" {
+                    continue;
+                }
+                holds(st.get(key).unwrap_or(&Value::Null), v, &p)?;
+                if !st.contains_key(key) {
+                    return Err(format!("{p} (missing)"));
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(st), Value::Array(se)) if st.len() == se.len() => st
+            .iter()
+            .zip(se)
+            .enumerate()
+            .try_for_each(|(i, (a, b))| holds(a, b, &format!("{path}[{i}]"))),
+        (a, b) if a == b => Ok(()),
+        _ => Err(path.to_string()),
+    }
+}
+
+/// A self-signed P-256 pair made for this test (kubectl checks that they match).
+const TLS_CERT: &str = "-----BEGIN CERTIFICATE-----
+MIIBgzCCASmgAwIBAgIUP/nzn/e/G0da4FbMTlbNba+q7g0wCgYIKoZIzj0EAwIw
+FjEUMBIGA1UEAwwLa2FwcGx5LXRlc3QwIBcNMjYxMTIzMTIxNTUzWhgPMjEyNjEw
+MzAxMjE1NTNaMBYxFDASBgNVBAMMC2thcHBseS10ZXN0MFkwEwYHKoZIzj0CAQYI
+KoZIzj0DAQcDQgAEdjQLlGogs5WtGhsCZVHWXlFXdgClDEIQD2HCUxMb5O5YgOLc
+S2gybABpHIHLNzkkVJ64pg2DwVikgQC9zA7lOaNTMFEwHQYDVR0OBBYEFLgU79so
+HLQ1f/0swE2iaAt/tQSLMB8GA1UdIwQYMBaAFLgU79soHLQ1f/0swE2iaAt/tQSL
+MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhAMseOsWAiSaxXKgE
+ne/aSFYvE14H6DJKCxahI/EhdtDIAiBA1v+fIF9Fz2UvQlEzBe+puUGaGTHv4fiq
+o+AJsBXNPg==
+-----END CERTIFICATE-----
+";
+const TLS_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgFR8faAjOA/ueNzNL
+qypgNEl0/uiKn7VtPeS+SXfp1dihRANCAAR2NAuUaiCzla0aGwJlUdZeUVd2AKUM
+QhAPYcJTExvk7liA4txLaDJsAGkcgcs3OSRUnrimDYPBWKSBAL3MDuU5
+-----END PRIVATE KEY-----
+";
+
 /// The demo story seeded into the server behaves under real kubectl as
 /// the story says: apply changes the image, clears minReadySeconds, keeps
 /// the scaled replicas, reverts the kubectl edit of ConfigMap settings

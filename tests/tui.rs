@@ -1824,7 +1824,7 @@ fn kept_reasons_name_the_writer() {
         live: Some(json!(2)),
         last_applied: None,
         action: FieldAction::Keep,
-        reason: "live only: set by another writer or defaulted".to_string(),
+        reason: "live only: set by another writer or defaulted".into(),
         cause: Cause::Intended,
         owner: None,
         changed_at: None,
@@ -1855,13 +1855,13 @@ fn kept_reasons_name_the_writer() {
     drift.config = Some(json!(5));
     drift.last_applied = Some(json!(5));
     drift.live = Some(json!(9));
-    drift.reason = "config differs from live".to_string();
+    drift.reason = "config differs from live".into();
     rows.push(drift);
     let mut set = keep("spec.paused");
     set.action = FieldAction::Set;
     set.config = Some(json!(true));
     set.last_applied = Some(json!(false));
-    set.reason = "config differs from live".to_string();
+    set.reason = "config differs from live".into();
     rows.push(set);
     classify(&mut rows, &live, Some(&json!({})));
     let expected = [
@@ -2270,8 +2270,13 @@ fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
     let api = gateway("gateway.networking.k8s.io/v1");
     let mut plan = tui_fixture::plan();
     plan.objects.extend([istio.clone(), api.clone()]);
-    let mut a = app(80, 24);
+    let mut a = app(160, 24);
     a.update(Msg::Loaded(Ok(plan)));
+    // The list tells them apart by their group.
+    let s = screen(&a);
+    assert!(s.contains("Gateway.networking.istio.io/web"), "{s}");
+    assert!(s.contains("Gateway.gateway.networking.k8s.io/web"), "{s}");
+    assert!(s.contains("Deployment/nginx-deployment"), "{s}");
     select(&mut a, "web");
     feed(&mut a, [key(' '), key('j'), key(' ')]);
     assert_eq!(a.marked.len(), 2, "{:?}", a.marked);
@@ -2288,6 +2293,15 @@ fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
         a.last_result.as_deref(),
         Some("applied 1 object(s), 1 failed")
     );
+    // Drawn as a failure because one is, not because of the words.
+    assert!(a.last_result_failed);
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    a.update(Msg::Applied(vec![ObjectResult::new(
+        istio.id(),
+        Outcome::Created,
+    )]));
+    assert_eq!(a.last_result.as_deref(), Some("applied 1 object(s)"));
+    assert!(!a.last_result_failed);
 }
 
 // ---------- Release (R) ----------

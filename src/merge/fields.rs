@@ -2,7 +2,7 @@
 //! and why, from the three sides and the computed patch.
 
 use super::strategic::deep_eq;
-use super::{FieldAction, FieldChange, LAST_APPLIED, path};
+use super::{FieldAction, FieldChange, LAST_APPLIED, Reason, path};
 use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
 use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};
@@ -35,7 +35,7 @@ fn row(
     l: Option<&Value>,
     a: Option<&Value>,
     action: FieldAction,
-    reason: &str,
+    reason: Reason,
 ) -> FieldChange {
     FieldChange {
         path,
@@ -43,7 +43,7 @@ fn row(
         live: l.cloned(),
         last_applied: a.cloned(),
         action,
-        reason: reason.into(),
+        reason,
         // Decided once all rows exist (causes::classify).
         cause: super::Cause::Intended,
         owner: None,
@@ -91,8 +91,8 @@ pub(crate) fn drop_nulls(v: &mut Value) {
     }
 }
 
-const LIVE_ONLY: &str = "live only: owned by another writer (not in config or last-applied)";
-const REMOVED: &str = "in last-applied, removed from config";
+const LIVE_ONLY: Reason = Reason::LiveOnly;
+const REMOVED: Reason = Reason::Removed;
 
 impl Walker {
     pub fn walk(
@@ -130,7 +130,7 @@ impl Walker {
                     None,
                     a,
                     FieldAction::Set,
-                    "in config, not in live: created, its null fields left out",
+                    Reason::NewWithoutNulls,
                 ));
             }
             return;
@@ -184,7 +184,7 @@ impl Walker {
                     None,
                     a,
                     FieldAction::Set,
-                    "in config, not in live",
+                    Reason::NotInLive,
                 ));
             }
             return;
@@ -214,7 +214,7 @@ impl Walker {
                         Some(lv),
                         None,
                         FieldAction::Clear,
-                        "not in config: $retainKeys makes the server drop it",
+                        Reason::RetainKeysDrops,
                     ));
                 }
                 continue;
@@ -246,8 +246,7 @@ impl Walker {
                     lk.as_ref().map(|l| key_order(l, order)).as_ref(),
                     ak.as_ref().map(|a| key_order(a, order)).as_ref(),
                     FieldAction::Set,
-                    "element order: kubectl re-sends the config's order ($setElementOrder), \
-                         live elements the config does not name keep their place",
+                    Reason::ElementOrder,
                 ));
             }
         }
@@ -316,11 +315,11 @@ impl Walker {
                     live_side.as_ref(),
                     la_side.as_ref(),
                     FieldAction::Set,
-                    &format!(
-                        "{} config elements share the merge key {merge_key}={}",
-                        dups.len(),
-                        path::element_value(&k)
-                    ),
+                    Reason::SharedMergeKey {
+                        count: dups.len(),
+                        key: merge_key.to_string(),
+                        value: path::element_value(&k),
+                    },
                 ));
                 continue;
             }
@@ -331,7 +330,7 @@ impl Walker {
                     None,
                     ae.as_ref(),
                     FieldAction::Set,
-                    "new element: in config, not in live",
+                    Reason::NewElement,
                 )),
                 (Some(_), Some(_), _) => {
                     let pe = find(&patch_list, &k);
@@ -350,7 +349,7 @@ impl Walker {
                     Some(lv),
                     Some(av),
                     FieldAction::Clear,
-                    "in last-applied, removed from config: deleted with $patch: delete",
+                    Reason::RemovedElement,
                 )),
                 (None, Some(lv), None) => self.rows.push(row(
                     ep,
@@ -358,7 +357,7 @@ impl Walker {
                     Some(lv),
                     None,
                     FieldAction::Keep,
-                    "live only: element owned by another writer (not in config or last-applied)",
+                    Reason::LiveOnlyElement,
                 )),
                 (None, None, _) => {}
             }
@@ -378,14 +377,8 @@ impl Walker {
                 let missing = cl.iter().any(|v| !has(&ll, v));
                 let removed = al.iter().any(|v| !has(&cl, v) && has(&ll, v));
                 if missing || removed {
-                    self.rows.push(row(
-                        p.into(),
-                        c,
-                        l,
-                        a,
-                        FieldAction::Set,
-                        "merge list: config values added, values removed from config deleted, others kept",
-                    ));
+                    self.rows
+                        .push(row(p.into(), c, l, a, FieldAction::Set, Reason::MergeList));
                 }
             }
             None => {
@@ -423,7 +416,7 @@ impl Walker {
                     l,
                     a,
                     FieldAction::Keep,
-                    "explicit null in config, already in last-applied: the merge patch does not send it again",
+                    Reason::NullNotResent,
                 )),
                 (Some(lv), _) if !lv.is_null() => self.rows.push(row(
                     p.into(),
@@ -431,7 +424,7 @@ impl Walker {
                     l,
                     a,
                     FieldAction::Clear,
-                    "explicit null in config",
+                    Reason::ExplicitNull,
                 )),
                 _ => {}
             }
@@ -444,7 +437,7 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config",
+                Reason::ExplicitNull,
             )),
             (Some(Value::Null), _) => self.rows.push(row(
                 p.into(),
@@ -452,14 +445,14 @@ impl Walker {
                 l,
                 a,
                 FieldAction::Clear,
-                "explicit null in config: nothing to clear in live, but kubectl sends it on every apply",
+                Reason::NullNothingToClear,
             )),
             (Some(cv), Some(lv)) => {
                 if !deep_eq(cv, lv) {
                     let reason = if atomic_list {
-                        "config differs from live: the list is replaced whole"
+                        Reason::DiffersListReplaced
                     } else {
-                        "config differs from live"
+                        Reason::Differs
                     };
                     self.rows
                         .push(row(p.into(), c, l, a, FieldAction::Set, reason));
@@ -471,7 +464,7 @@ impl Walker {
                 None,
                 a,
                 FieldAction::Set,
-                "in config, not in live",
+                Reason::NotInLive,
             )),
             (None, Some(lv)) => {
                 if a.is_some() {

@@ -39,7 +39,7 @@ pub struct FieldChange {
     #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
     pub last_applied: Option<Value>,
     pub action: FieldAction,
-    pub reason: String,
+    pub reason: Reason,
     /// Why the field differs, or why it is kept (JSON `cause`).
     #[serde(default)]
     pub cause: Cause,
@@ -379,10 +379,12 @@ mod fields;
 mod hazards;
 mod jsonmerge;
 mod owners;
+mod reason;
 mod strategic;
 
 pub use causes::{classify, reverts_drift};
 pub use owners::{APPLY_MANAGERS, FieldOwners, Writer, is_apply_manager};
+pub use reason::Reason;
 
 pub use strategic::deep_eq;
 
@@ -563,7 +565,7 @@ pub fn three_way(
                 live: old,
                 last_applied: None,
                 action: FieldAction::Set,
-                reason: "only the recorded last-applied configuration changes".into(),
+                reason: Reason::AnnotationOnly,
                 cause: Cause::Intended,
                 owner: None,
                 changed_at: None,
@@ -590,7 +592,7 @@ pub fn create_fields(config: &Value, schema: Option<Schema>) -> Vec<FieldChange>
     };
     walker.walk("", Some(config), None, None, schema, None);
     for row in &mut walker.rows {
-        row.reason = "new object: created with this value".into();
+        row.reason = Reason::NewObject;
         row.cause = Cause::New;
     }
     walker.rows

@@ -1,7 +1,7 @@
 //! Field owners from managedFields, and the kept fields' other writers
 //! named in their reasons.
 
-use crate::merge::{self, Cause, FieldAction, FieldChange};
+use crate::merge::{self, Cause, FieldAction, FieldChange, Reason};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -22,14 +22,10 @@ pub(super) fn name_kept_writers(fields: &mut [FieldChange]) {
     for f in fields.iter_mut() {
         match (f.action, f.cause, f.owner.as_deref()) {
             (FieldAction::Keep, Cause::ServerDefault, _) => {
-                f.reason = "live only: defaulted by the server when apply wrote the object \
-                            (not in config or last-applied)"
-                    .into();
+                f.reason = Reason::ServerDefault;
             }
             (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
-                f.reason = format!(
-                    "live only: owned by another writer, {owner} (not in config or last-applied)"
-                );
+                f.reason = Reason::OtherWriter(owner.to_string());
             }
             _ => {}
         }

@@ -4,7 +4,7 @@
 use super::build::{base_plan, str_at};
 use super::{ObjectAction, ObjectPlan};
 use crate::merge::path::{self, Segment};
-use crate::merge::{self, FieldAction, LAST_APPLIED};
+use crate::merge::{self, FieldAction, LAST_APPLIED, Reason};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
 
@@ -161,7 +161,7 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
         if f.action == FieldAction::Keep
             || accepted.iter().any(|a| a == &f.path)
             || f.path == annotation
-            || f.reason.starts_with("element order")
+            || f.reason == Reason::ElementOrder
         {
             continue;
         }

@@ -252,6 +252,30 @@ const BUILTIN: &[Row] = &[
         false,
         true,
     ),
+    // Served (empty: the embedded cluster has no nodes) so that
+    // `kubectl create clusterrole --resource=nodes` resolves the name.
+    ("", "v1", "nodes", "Node", false, &["no"], false, true),
+    // `kubectl create quota` and `kubectl create priorityclass` write these.
+    (
+        "",
+        "v1",
+        "resourcequotas",
+        "ResourceQuota",
+        true,
+        &["quota"],
+        false,
+        true,
+    ),
+    (
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "PriorityClass",
+        false,
+        &["pc"],
+        false,
+        false,
+    ),
     (
         "apiextensions.k8s.io",
         "v1",

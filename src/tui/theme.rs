@@ -166,7 +166,7 @@ pub fn reason(f: &FieldChange) -> String {
             format!("kept: another writer owns it ({owner})")
         }
         (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
-        _ => f.reason.clone(),
+        _ => f.reason.to_string(),
     }
 }
 

@@ -26,7 +26,7 @@ fn field(
         live,
         last_applied: last,
         action,
-        reason: reason.to_string(),
+        reason: reason.into(),
         // Objects with a live side get their causes from the core
         // (kapply::merge::classify), as a real plan does.
         cause: if created { Cause::New } else { Cause::Intended },

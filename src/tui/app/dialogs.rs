@@ -60,8 +60,9 @@ impl App {
     pub(super) fn open_apply(&mut self) -> Vec<Effect> {
         let items = self.apply_items();
         if items.is_empty() {
-            self.last_result = Some(
+            self.say(
                 "nothing to apply (select a create or update with included changes)".to_string(),
+                false,
             );
             return Vec::new();
         }
@@ -86,11 +87,14 @@ impl App {
                 .is_none()
         });
         if o.action != ObjectAction::Prune && !unmanaged {
-            self.last_result = Some(format!(
-                "{}: E exports objects apply does not manage yet (no last-applied annotation) \
+            self.say(
+                format!(
+                    "{}: E exports objects apply does not manage yet (no last-applied annotation) \
                  and prune candidates",
-                o.id()
-            ));
+                    o.id()
+                ),
+                false,
+            );
             return Vec::new();
         }
         // The manifest file, when it holds this object alone: the export
@@ -106,6 +110,7 @@ impl App {
         });
         let o = o.clone();
         self.last_result = None;
+        self.last_result_failed = false;
         self.pending.push("export".to_string());
         vec![Effect::ExportTarget(o, own_file)]
     }
@@ -155,7 +160,7 @@ impl App {
             .cloned()
             .collect();
         let Some(first) = candidates.first() else {
-            self.last_result = Some("no prune candidates".to_string());
+            self.say("no prune candidates".to_string(), false);
             return;
         };
         self.queued_delete.clear();
@@ -275,7 +280,7 @@ impl App {
                 return vec![Effect::Export(object, path, true)];
             }
             KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
-                self.last_result = Some(format!("export cancelled: {path} left as it was"));
+                self.say(format!("export cancelled: {path} left as it was"), false);
             }
             _ => self.popup = Some(Popup::ExportOverwrite { object, path }),
         }
@@ -402,7 +407,7 @@ impl App {
                 .map(|(o, _)| o)
                 .collect();
             if objects.is_empty() {
-                self.last_result = Some("prune: nothing queued".to_string());
+                self.say("prune: nothing queued".to_string(), false);
             } else {
                 self.open_popup(Popup::PruneConfirm { objects });
             }

@@ -71,13 +71,17 @@ impl App {
         let any = (0..rows.len()).any(is);
         match found {
             Some(i) => self.set_field_cursor(i),
-            None if any => {
-                self.last_result = Some(format!(
+            None if any => self.say(
+                format!(
                     "no drift row {} this one",
                     if forward { "after" } else { "before" }
-                ))
-            }
-            None => self.last_result = Some("no drift: nothing changed in the cluster".into()),
+                ),
+                false,
+            ),
+            None => self.say(
+                "no drift: nothing changed in the cluster".to_string(),
+                false,
+            ),
         }
     }
 
@@ -129,7 +133,7 @@ impl App {
                 };
                 // Keep rows are not sent: nothing to include or exclude.
                 if f.action == FieldAction::Keep {
-                    self.last_result = Some(format!("{}: kept fields are not sent", f.path));
+                    self.say(format!("{}: kept fields are not sent", f.path), false);
                     return;
                 }
                 let path = f.path.clone();
@@ -161,11 +165,11 @@ impl App {
             return;
         };
         if unset(&mut self.released, &key, &path) {
-            self.last_result = Some(format!("{path}: clear (apply removes it)"));
+            self.say(format!("{path}: clear (apply removes it)"), false);
             return;
         }
         if let Some(why) = crate::plan::release_refusal(&o, &path) {
-            self.last_result = Some(why);
+            self.say(why, false);
             return;
         }
         self.released
@@ -174,8 +178,9 @@ impl App {
             .insert(path.clone());
         // Releasing is sending: the row is included again.
         unset(&mut self.excluded, &key, &path);
-        self.last_result = Some(format!(
-            "{path}: released (apply keeps the live value, drops it from last-applied)"
-        ));
+        self.say(
+            format!("{path}: released (apply keeps the live value, drops it from last-applied)"),
+            false,
+        );
     }
 }

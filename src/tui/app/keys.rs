@@ -136,7 +136,7 @@ impl App {
                 self.rebuild();
             }
             KeyCode::Char('f') if !self.live_known => {
-                self.last_result = Some(self.needs_live_state("the status filter"))
+                self.say(self.needs_live_state("the status filter"), false)
             }
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
@@ -165,7 +165,7 @@ impl App {
                     KeyCode::Char('E') => "export",
                     _ => "prune",
                 };
-                self.last_result = Some(self.needs_live_state(what));
+                self.say(self.needs_live_state(what), false);
             }
             KeyCode::Char('a') => return self.open_apply(),
             KeyCode::Char('D') => self.open_delete(),

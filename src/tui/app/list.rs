@@ -51,6 +51,17 @@ impl App {
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
+    /// The kind as the list shows it: `Gateway`, or `Gateway.networking.istio.io`
+    /// when the plan holds a `Gateway` of another group too.
+    pub fn kind_label<'a>(&self, o: &'a ObjectPlan) -> std::borrow::Cow<'a, str> {
+        let group = crate::objref::split_api_version(&o.api_version).0;
+        if self.ambiguous_kinds.contains(&o.kind) && !group.is_empty() {
+            std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
+        } else {
+            std::borrow::Cow::Borrowed(o.kind.as_str())
+        }
+    }
+
     pub(super) fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
@@ -63,29 +74,43 @@ impl App {
             }
         }
         self.counts = counts;
-        let group = self.group;
-        fn group_of(group: GroupBy, o: &ObjectPlan) -> &str {
-            match group {
-                GroupBy::Namespace => o.namespace.as_deref().unwrap_or("(cluster)"),
-                GroupBy::Kind => o.kind.as_str(),
-            }
+        // Kinds of one name in several groups (istio's and Gateway API's
+        // `Gateway`) are shown with their group, so the rows differ.
+        let mut groups_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for o in &self.plan.objects {
+            groups_of
+                .entry(o.kind.as_str())
+                .or_default()
+                .insert(crate::objref::split_api_version(&o.api_version).0);
         }
-        let mut idx: Vec<(&str, usize)> = self
+        self.ambiguous_kinds = groups_of
+            .into_iter()
+            .filter(|(_, g)| g.len() > 1)
+            .map(|(k, _)| k.to_string())
+            .collect();
+        let group = self.group;
+        let group_of = |o: &'_ ObjectPlan| -> String {
+            match group {
+                GroupBy::Namespace => o.namespace.as_deref().unwrap_or("(cluster)").to_string(),
+                GroupBy::Kind => self.kind_label(o).into_owned(),
+            }
+        };
+        let mut idx: Vec<(String, usize)> = self
             .plan
             .objects
             .iter()
             .enumerate()
             .filter(|(_, o)| self.matches(o))
-            .map(|(i, o)| (group_of(group, o), i))
+            .map(|(i, o)| (group_of(o), i))
             .collect();
         // Stable: groups sorted, objects in plan order within a group.
-        idx.sort_by(|a, b| a.0.cmp(b.0));
+        idx.sort_by(|a, b| a.0.cmp(&b.0));
         let mut rows = Vec::with_capacity(idx.len() + 8);
         let mut last: Option<&str> = None;
         for (g, i) in &idx {
-            if last != Some(*g) {
-                rows.push(Row::Group(g.to_string()));
-                last = Some(*g);
+            if last != Some(g.as_str()) {
+                rows.push(Row::Group(g.clone()));
+                last = Some(g.as_str());
             }
             rows.push(Row::Object(*i));
         }

@@ -288,6 +288,8 @@ pub struct App {
     pub yaml_last_applied: bool,
     /// Bumped on every load: a cached view of an older plan is stale.
     pub plan_gen: u64,
+    /// Kinds the plan holds in more than one group (shown with the group).
+    pub ambiguous_kinds: BTreeSet<String>,
     /// The YAML view of one object, built once, not on every frame.
     pub yaml_cache: std::cell::RefCell<Option<crate::tui::yamlview::Cached>>,
     pub marked: BTreeSet<ObjectRef>,
@@ -306,6 +308,8 @@ pub struct App {
     /// What is under way, for the status line.
     pub pending: Vec<String>,
     pub last_result: Option<String>,
+    /// `last_result` reports a failure (or an unknown outcome): drawn as one.
+    pub last_result_failed: bool,
     pub spinner: usize,
     pub size: Rect,
     /// Time source for log entries (tests use a fixed one).
@@ -355,6 +359,8 @@ impl App {
             log: Vec::new(),
             pending: Vec::new(),
             last_result: None,
+            last_result_failed: false,
+            ambiguous_kinds: BTreeSet::new(),
             spinner: 0,
             size: Rect::new(0, 0, 80, 24),
             clock: real_clock,
@@ -396,6 +402,12 @@ impl App {
     /// Whether the `clear` row `path` of `o` is released (`R`).
     pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
         self.released.get(&o.id()).is_some_and(|s| s.contains(path))
+    }
+
+    /// Put `text` on the status line; `failed` draws it as a failure.
+    pub(crate) fn say(&mut self, text: impl Into<String>, failed: bool) {
+        self.last_result = Some(text.into());
+        self.last_result_failed = failed;
     }
 
     pub fn areas(&self) -> Areas {
@@ -528,7 +540,7 @@ impl App {
                     Err(e) => {
                         self.log_entry(false, format!("load failed: {e}"));
                         if self.live_known {
-                            self.last_result = Some(format!("load failed: {e}"));
+                            self.say(format!("load failed: {e}"), true);
                         } else {
                             // Shown in place; the status line says what to do.
                             self.failure = Some(e);
@@ -560,7 +572,7 @@ impl App {
                         input: t.path,
                         note: t.note,
                     }),
-                    Err(e) => self.last_result = Some(format!("export: {e}")),
+                    Err(e) => self.say(format!("export: {e}"), true),
                 }
                 Vec::new()
             }
@@ -570,9 +582,12 @@ impl App {
                 match result {
                     Ok(Exported::Written(path)) => {
                         self.log_entry(true, format!("{name}: exported to {path}"));
-                        self.last_result = Some(format!(
-                            "exported {name} to {path}; the next apply records the annotation"
-                        ));
+                        self.say(
+                            format!(
+                                "exported {name} to {path}; the next apply records the annotation"
+                            ),
+                            false,
+                        );
                         return self.begin_load();
                     }
                     Ok(Exported::Exists(path)) => {
@@ -580,7 +595,7 @@ impl App {
                     }
                     Err(e) => {
                         self.log_entry(false, format!("{name} export failed: {e}"));
-                        self.last_result = Some(format!("export failed: {e}"));
+                        self.say(format!("export failed: {e}"), true);
                     }
                 }
                 Vec::new()
@@ -619,7 +634,7 @@ impl App {
         if unknown > 0 {
             summary.push_str(&format!(", {unknown} unknown (no answer)"));
         }
-        self.last_result = Some(summary);
+        self.say(summary, failed > 0 || unknown > 0);
         self.begin_load()
     }
 }

@@ -115,7 +115,7 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 let label = match app.group {
                     // A manifest that could not be read has no identity.
                     _ if o.kind.is_empty() => o.id().to_string(),
-                    GroupBy::Namespace => format!("{}/{}", o.kind, o.name),
+                    GroupBy::Namespace => format!("{}/{}", app.kind_label(o), o.name),
                     GroupBy::Kind => match &o.namespace {
                         Some(ns) => format!("{ns}/{}", o.name),
                         None => o.name.clone(),

@@ -82,7 +82,7 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         ));
     }
     if let Some(r) = &app.last_result {
-        let style = if r.contains("failed") || r.contains("unknown") {
+        let style = if app.last_result_failed {
             t.fg(Color::Red)
         } else {
             t.fg(Color::Green)

@@ -1,0 +1,201 @@
+//! Why a field row is what it is, as a type. Its text (the plan JSON's
+//! `reason`, the diff's and the TUI's words) comes from `Display` alone;
+//! code decides on the variants, never on the words.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// Every field of an object created by this apply.
+    NewObject,
+    /// Only the last-applied annotation changes.
+    AnnotationOnly,
+    /// A map or list in config, absent from live: created without its nulls.
+    NewWithoutNulls,
+    NotInLive,
+    /// A keyed list element in config, absent from live.
+    NewElement,
+    /// `$retainKeys` makes the server drop a field the config leaves out.
+    RetainKeysDrops,
+    /// Only the element order of a keyed list changes
+    /// (`$setElementOrder`).
+    ElementOrder,
+    /// Several config elements share one merge key: the server keeps one.
+    SharedMergeKey {
+        count: usize,
+        key: String,
+        value: String,
+    },
+    /// In last-applied, gone from the config: deleted.
+    Removed,
+    /// A keyed list element removed from the config: `$patch: delete`.
+    RemovedElement,
+    /// A set-like (merge) list: values added and removed, others kept.
+    MergeList,
+    /// Live only, owned by another writer (before owners are known).
+    LiveOnly,
+    LiveOnlyElement,
+    /// Live only, defaulted by the server when apply wrote the object.
+    ServerDefault,
+    /// Live only, written by this manager.
+    OtherWriter(String),
+    ExplicitNull,
+    /// An explicit null already in last-applied: not sent again.
+    NullNotResent,
+    /// An explicit null with nothing to clear in live.
+    NullNothingToClear,
+    Differs,
+    /// Differs, in an atomic list (replaced whole).
+    DiffersListReplaced,
+    /// Words read from a plan file that name none of the above (an edited
+    /// or older file): kept as written.
+    Other(String),
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Reason::NewObject => "new object: created with this value",
+            Reason::AnnotationOnly => "only the recorded last-applied configuration changes",
+            Reason::NewWithoutNulls => "in config, not in live: created, its null fields left out",
+            Reason::NotInLive => "in config, not in live",
+            Reason::NewElement => "new element: in config, not in live",
+            Reason::RetainKeysDrops => "not in config: $retainKeys makes the server drop it",
+            Reason::ElementOrder => {
+                "element order: kubectl re-sends the config's order ($setElementOrder), live \
+                 elements the config does not name keep their place"
+            }
+            Reason::SharedMergeKey { count, key, value } => {
+                return write!(
+                    f,
+                    "{count} config elements share the merge key {key}={value}"
+                );
+            }
+            Reason::Removed => "in last-applied, removed from config",
+            Reason::RemovedElement => {
+                "in last-applied, removed from config: deleted with $patch: delete"
+            }
+            Reason::MergeList => {
+                "merge list: config values added, values removed from config deleted, others kept"
+            }
+            Reason::LiveOnly => {
+                "live only: owned by another writer (not in config or last-applied)"
+            }
+            Reason::LiveOnlyElement => {
+                "live only: element owned by another writer (not in config or last-applied)"
+            }
+            Reason::ServerDefault => {
+                "live only: defaulted by the server when apply wrote the object (not in config \
+                 or last-applied)"
+            }
+            Reason::OtherWriter(owner) => {
+                return write!(
+                    f,
+                    "live only: owned by another writer, {owner} (not in config or last-applied)"
+                );
+            }
+            Reason::ExplicitNull => "explicit null in config",
+            Reason::NullNotResent => {
+                "explicit null in config, already in last-applied: the merge patch does not send \
+                 it again"
+            }
+            Reason::NullNothingToClear => {
+                "explicit null in config: nothing to clear in live, but kubectl sends it on every \
+                 apply"
+            }
+            Reason::Differs => "config differs from live",
+            Reason::DiffersListReplaced => "config differs from live: the list is replaced whole",
+            Reason::Other(s) => s,
+        };
+        f.write_str(s)
+    }
+}
+
+/// Every reason without parameters, to read text back.
+const FIXED: [Reason; 18] = [
+    Reason::NewObject,
+    Reason::AnnotationOnly,
+    Reason::NewWithoutNulls,
+    Reason::NotInLive,
+    Reason::NewElement,
+    Reason::RetainKeysDrops,
+    Reason::ElementOrder,
+    Reason::Removed,
+    Reason::RemovedElement,
+    Reason::MergeList,
+    Reason::LiveOnly,
+    Reason::LiveOnlyElement,
+    Reason::ServerDefault,
+    Reason::ExplicitNull,
+    Reason::NullNotResent,
+    Reason::NullNothingToClear,
+    Reason::Differs,
+    Reason::DiffersListReplaced,
+];
+
+impl From<&str> for Reason {
+    /// The reason a plan JSON's `reason` text stands for (the inverse of
+    /// `Display`); text that is none of them stays [`Reason::Other`].
+    fn from(text: &str) -> Reason {
+        if let Some(r) = FIXED.iter().find(|r| r.to_string() == text) {
+            return r.clone();
+        }
+        if let Some(owner) = text
+            .strip_prefix("live only: owned by another writer, ")
+            .and_then(|t| t.strip_suffix(" (not in config or last-applied)"))
+        {
+            return Reason::OtherWriter(owner.to_string());
+        }
+        if let Some((count, rest)) = text.split_once(" config elements share the merge key ")
+            && let (Ok(count), Some((key, value))) = (count.parse(), rest.split_once('='))
+        {
+            return Reason::SharedMergeKey {
+                count,
+                key: key.to_string(),
+                value: value.to_string(),
+            };
+        }
+        Reason::Other(text.to_string())
+    }
+}
+
+impl Serialize for Reason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Reason {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Reason, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(Reason::from(text.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_reads_back_as_the_same_reason() {
+        let all = FIXED.iter().cloned().chain([
+            Reason::OtherWriter("kubectl-edit".into()),
+            Reason::SharedMergeKey {
+                count: 2,
+                key: "name".into(),
+                value: "a".into(),
+            },
+            Reason::Other("edited by hand".into()),
+        ]);
+        for r in all {
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), r, "{json}");
+        }
+        assert_eq!(
+            Reason::ElementOrder.to_string(),
+            "element order: kubectl re-sends the config's order ($setElementOrder), live \
+             elements the config does not name keep their place"
+        );
+    }
+}
