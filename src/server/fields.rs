@@ -236,6 +236,17 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
     let empty = json!({});
     let old_v = old.unwrap_or(&empty);
     let present = leaves(new, schema);
+    if old.is_none() && w.applied.is_none() {
+        // A new object: every leaf is this write's (what `changed` against
+        // nothing gives, all of it present), and there are no other entries.
+        let entries = if present.is_empty() {
+            Vec::new()
+        } else {
+            vec![entry(w, &present)]
+        };
+        set_entries(new, entries);
+        return;
+    }
     let owned = match &w.applied {
         Some(set) => set.clone(),
         None => changed(old_v, new, schema),
@@ -275,25 +286,34 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         let mut set = owned;
         set.retain(|p| present.contains(p));
         if !set.is_empty() {
-            let mut e = json!({
-                "manager": w.manager,
-                "operation": w.operation,
-                "apiVersion": w.api_version,
-                "time": w.time,
-                "fieldsType": "FieldsV1",
-                "fieldsV1": to_fields_v1(&set),
-            });
-            if let Some(sub) = w.subresource {
-                e["subresource"] = json!(sub);
-            }
-            out.push(e);
+            out.push(entry(w, &set));
         }
     }
+    set_entries(new, out);
+}
+
+/// A new managedFields entry for this write.
+fn entry(w: &Write<'_>, set: &FieldSet) -> Value {
+    let mut e = json!({
+        "manager": w.manager,
+        "operation": w.operation,
+        "apiVersion": w.api_version,
+        "time": w.time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": to_fields_v1(set),
+    });
+    if let Some(sub) = w.subresource {
+        e["subresource"] = json!(sub);
+    }
+    e
+}
+
+fn set_entries(new: &mut Value, entries: Vec<Value>) {
     if let Some(md) = new.get_mut("metadata").and_then(Value::as_object_mut) {
-        if out.is_empty() {
+        if entries.is_empty() {
             md.remove("managedFields");
         } else {
-            md.insert("managedFields".into(), Value::Array(out));
+            md.insert("managedFields".into(), Value::Array(entries));
         }
     }
 }
@@ -302,6 +322,39 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
 mod tests {
     use super::*;
     use crate::patchmeta::PatchMeta;
+
+    /// A create takes the short way; it records what the general way does.
+    #[test]
+    fn a_create_records_what_a_write_over_nothing_does() {
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let w = Write {
+            manager: "kubectl-client-side-apply",
+            operation: "Update",
+            subresource: None,
+            api_version: "apps/v1",
+            time: "t",
+            applied: None,
+        };
+        let new = json!({"metadata": {"name": "d", "labels": {"a": "b"}, "annotations": {"x": "y"}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [
+                    {"name": "c", "image": "i", "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                     "args": ["a", "b"], "env": [{"name": "E", "value": "1"}]},
+                    {"name": "s", "image": "j"}]}}}});
+        let (mut short, mut general) = (new.clone(), new.clone());
+        record(None, &mut short, schema, &w);
+        record(Some(&json!({})), &mut general, schema, &w);
+        assert_eq!(short, general);
+        assert!(short["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"].is_object());
+        let (mut short, mut general) = (
+            json!({"metadata": {"name": "e"}}),
+            json!({"metadata": {"name": "e"}}),
+        );
+        record(None, &mut short, schema, &w);
+        record(Some(&json!({})), &mut general, schema, &w);
+        assert_eq!(short, general);
+        assert!(short["metadata"].get("managedFields").is_none());
+    }
 
     #[test]
     fn scale_then_apply_keeps_owner() {
