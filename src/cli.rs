@@ -478,12 +478,13 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     opts.load.default_namespace = session.namespace().to_string();
     let mut loaded = crate::inputs::load(&opts).await?;
     filter_by_selector(&mut loaded, &a.prune)?;
-    let planned = session.plan(&loaded, &prune, progress_line()).await?;
+    let mut planned = session.plan(&loaded, &prune, progress_line()).await?;
     for s in &planned.skipped {
         errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
     Ok(Made {
-        plan: planned.plan.clone(),
+        // Moved out: apply and delete use the rest (the ApplySet).
+        plan: std::mem::take(&mut planned.plan),
         cluster: Some((session, planned)),
         unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
     })
@@ -505,9 +506,31 @@ fn require_objects(plan: &Plan) -> anyhow::Result<()> {
 /// none defines it the object is planned as namespaced (in `default_ns`
 /// unless it names one) and a warning on it says the scope is a guess.
 pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &str) -> Plan {
-    let index: std::collections::HashMap<ObjectRef, &serde_json::Value> = live
+    let mut objects = Vec::new();
+    offline_plan_each(loaded, live.to_vec(), default_ns, true, &mut |o| {
+        objects.push(o)
+    });
+    Plan {
+        objects,
+        prune_skipped: None,
+    }
+}
+
+/// [`offline_plan`], each object handed to `emit` in plan order; each live
+/// object moves into its plan (kept there with `keep_objects`, else
+/// dropped with the config once the object is planned).
+fn offline_plan_each(
+    loaded: &Loaded,
+    mut live: Vec<serde_json::Value>,
+    default_ns: &str,
+    keep_objects: bool,
+    emit: &mut (dyn FnMut(ObjectPlan) + Send),
+) {
+    // Identity -> position in `live`; the last object of one wins.
+    let index: std::collections::HashMap<ObjectRef, usize> = live
         .iter()
-        .map(|o| {
+        .enumerate()
+        .map(|(i, o)| {
             let md = &o["metadata"];
             (
                 ObjectRef::new(
@@ -516,11 +539,13 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &st
                     md["namespace"].as_str(),
                     md["name"].as_str().unwrap_or(""),
                 ),
-                o,
+                i,
             )
         })
         .collect();
-    let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
+    for e in &loaded.errors {
+        emit(load_error_row(e));
+    }
     let scopes: std::collections::HashMap<(String, String), bool> = live
         .iter()
         .chain(loaded.manifests.iter().map(|m| &m.object))
@@ -528,15 +553,18 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &st
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect();
     for m in &loaded.manifests {
-        let mut m = m.clone();
+        let mut m = std::borrow::Cow::Borrowed(m);
         let mut unknown_scope = false;
         if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
             match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
-                Some(&namespaced) => m.set_scope(namespaced, default_ns),
+                Some(&namespaced) => m.to_mut().set_scope(namespaced, default_ns),
                 None => unknown_scope = true,
             }
         }
-        let mut row = plan::plan_object(&m, index.get(&m.id).copied(), &Default::default());
+        // Manifests are unique by identity, so each live object is planned
+        // at most once: it moves into the plan.
+        let found = index.get(&m.id).map(|&i| std::mem::take(&mut live[i]));
+        let mut row = plan::plan_object_owned(&m, found, &Default::default());
         if unknown_scope {
             let group_kind = m.id.group_kind();
             row.warnings.push(format!(
@@ -546,11 +574,11 @@ pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &st
                 m.id.namespace.as_deref().unwrap_or(default_ns)
             ));
         }
-        objects.push(row);
-    }
-    Plan {
-        objects,
-        prune_skipped: None,
+        if !keep_objects {
+            row.config = None;
+            row.live = None;
+        }
+        emit(row);
     }
 }
 
@@ -577,19 +605,28 @@ fn masked(plan: &Plan) -> Plan {
 }
 
 pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
-    let plan = make_plan(&a.plan).await?.plan;
-    require_objects(&plan)?;
     // A person reads the grouped layout; scripts keep one line per field.
     let tty = std::io::stdout().is_terminal();
-    let out = if tty {
-        plan::render_diff_terminal(&plan, color_enabled(tty), a.show_kept)
-    } else {
-        plan::render_diff(&plan, false)
-    };
-    print!("{out}");
-    Ok(if plan.has_errors() {
+    let color = color_enabled(tty);
+    let mut out = Streamer::default();
+    let show_kept = a.show_kept;
+    let end = stream_plan(&a.plan, &mut |p: ObjectPlan| {
+        out.object(&p, |text, p| {
+            if tty {
+                plan::render_diff_terminal_object(text, p, color, show_kept)
+            } else {
+                plan::render_diff_object(text, p, false)
+            }
+        })
+    })
+    .await?;
+    out.require_objects()?;
+    let mut text = String::new();
+    plan::render_diff_end(&mut text, end.as_ref(), color);
+    out.finish(&text)?;
+    Ok(if out.errors {
         2
-    } else if plan.has_changes() {
+    } else if out.changes {
         1
     } else {
         0
@@ -597,25 +634,159 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
-    let plan = make_plan(&a.plan).await?.plan;
-    require_objects(&plan)?;
-    if let Some(why) = &plan.prune_skipped {
-        errln!("{why}");
-    }
-    let shown = masked(&plan);
-    match a.output {
-        // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
-        Output::Json => println!(
-            "{}",
-            crate::text::escape_controls_json(&plan::to_json(&shown))
-        ),
+    if matches!(a.output, Output::Yaml) {
+        let plan = make_plan(&a.plan).await?.plan;
+        require_objects(&plan)?;
+        if let Some(why) = &plan.prune_skipped {
+            errln!("{why}");
+        }
+        let shown = masked(&plan);
         // The YAML writer quotes and escapes control characters itself.
-        Output::Yaml => print!(
+        print!(
             "{}",
             crate::text::escape_controls(&crate::yaml::to_yaml(&plan::to_value(&shown)))
-        ),
+        );
+        return Ok(if plan.has_errors() { 2 } else { 0 });
     }
-    Ok(if plan.has_errors() { 2 } else { 0 })
+    // JSON, written object by object: the same text as plan::to_json.
+    let mut out = Streamer::json();
+    let end = stream_plan(&a.plan, &mut |p: ObjectPlan| {
+        out.object(&p, |text, p| {
+            let masked;
+            let p = if p.kind == "Secret" {
+                masked = plan::mask_plan(p);
+                &masked
+            } else {
+                p
+            };
+            // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
+            text.push_str(&crate::text::escape_controls_json(&plan::json_object(p)));
+        })
+    })
+    .await?;
+    out.require_objects()?;
+    if let Some(why) = &end {
+        errln!("{why}");
+    }
+    let tail = format!(
+        "{}\n",
+        crate::text::escape_controls_json(&plan::json_end(end.as_ref()))
+    );
+    out.finish(&tail)?;
+    Ok(if out.errors { 2 } else { 0 })
+}
+
+/// `diff` and `plan` output written as each object is planned: what the
+/// objects said so far (exit code), and the first write error.
+#[derive(Default)]
+struct Streamer {
+    count: usize,
+    errors: bool,
+    changes: bool,
+    text: String,
+    /// `plan -o json`: the document's start goes before the first object,
+    /// `,\n` between objects.
+    json: bool,
+    out: Option<std::io::BufWriter<std::io::Stdout>>,
+    failed: Option<std::io::Error>,
+}
+
+impl Streamer {
+    fn json() -> Streamer {
+        Streamer {
+            json: true,
+            ..Streamer::default()
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        let out = self
+            .out
+            .get_or_insert_with(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
+        if self.failed.is_none()
+            && let Err(e) = out.write_all(text.as_bytes())
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn object(&mut self, p: &ObjectPlan, render: impl FnOnce(&mut String, &ObjectPlan)) {
+        self.count += 1;
+        self.errors |= p.action == ObjectAction::Error;
+        self.changes |= matches!(
+            p.action,
+            ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+        );
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        if self.json {
+            text.push_str(if self.count == 1 {
+                plan::JSON_START
+            } else {
+                ",\n"
+            });
+        }
+        render(&mut text, p);
+        self.write(&text);
+        self.text = text;
+    }
+
+    /// No object at all: an error (nothing was written).
+    fn require_objects(&self) -> anyhow::Result<()> {
+        if self.count == 0 {
+            bail!("no objects passed to apply: the manifests hold no object");
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, tail: &str) -> anyhow::Result<()> {
+        self.write(tail);
+        if let Some(out) = &mut self.out
+            && self.failed.is_none()
+            && let Err(e) = out.flush()
+        {
+            self.failed = Some(e);
+        }
+        match self.failed.take() {
+            Some(e) => Err(anyhow::Error::new(e).context("writing the output")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The plan of `diff` and `plan`, each object handed to `emit` in plan
+/// order as soon as it is planned (without its config and live object,
+/// which neither shows); returns why pruning was skipped, if it was.
+async fn stream_plan(
+    a: &PlanArgs,
+    emit: &mut (dyn FnMut(ObjectPlan) + Send),
+) -> anyhow::Result<Option<plan::PruneBlock>> {
+    let prune = a.prune.options()?;
+    let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
+    note_kustomize(&opts)?;
+    if !a.live.is_empty() {
+        if prune.mode != PruneMode::None {
+            bail!("--prune needs a cluster: it cannot be combined with --live");
+        }
+        opts.load.default_namespace = "default".into();
+        let mut loaded = crate::inputs::load(&opts).await?;
+        filter_by_selector(&mut loaded, &a.prune)?;
+        let live = manifest::load_objects(&a.live).context("--live")?;
+        let default_ns = opts.load.namespace.as_deref().unwrap_or("default");
+        offline_plan_each(&loaded, live, default_ns, false, emit);
+        return Ok(None);
+    }
+    let session = connect(&a.cluster).await?;
+    opts.load.default_namespace = session.namespace().to_string();
+    let mut loaded = crate::inputs::load(&opts).await?;
+    filter_by_selector(&mut loaded, &a.prune)?;
+    let planned = session
+        .plan_each(loaded, &prune, progress_line(), false, emit)
+        .await?;
+    for s in &planned.skipped {
+        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
+    }
+    Ok(planned.plan.prune_skipped)
 }
 
 /// Ask y/N on the terminal; with no terminal, refuse.

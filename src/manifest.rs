@@ -371,6 +371,10 @@ pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
     let mut out = Vec::new();
     for file in files {
         let (text, name) = read_text(&file)?;
+        if let Some(mut objects) = json_objects(&text) {
+            out.append(&mut objects);
+            continue;
+        }
         for raw in read_docs(&text, &name)? {
             let at = Source {
                 file: raw.file.clone(),
@@ -388,6 +392,49 @@ pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
         }
     }
     Ok(out)
+}
+
+/// The objects of a JSON file (`kubectl get -o json`: one object or a
+/// list), read by serde_json alone: no line is needed unless something is
+/// wrong, so `None` for anything but plain objects and lists of objects,
+/// which [`load_objects`] then reads the general way (its errors name lines).
+fn json_objects(text: &str) -> Option<Vec<Value>> {
+    let start = text.strip_prefix('\u{feff}').unwrap_or(text).trim_start();
+    if !start.starts_with('{') {
+        return None;
+    }
+    let mut out = Vec::new();
+    for doc in yaml::parse_json_values(text).ok()? {
+        let Value::Object(mut m) = doc else {
+            return None;
+        };
+        match m.remove("items") {
+            None => out.push(Value::Object(m)),
+            Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                let str_of = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
+                let list_av = str_of("apiVersion").to_string();
+                let list_kind = str_of("kind");
+                let item_kind = list_kind
+                    .strip_suffix("List")
+                    .unwrap_or(list_kind)
+                    .to_string();
+                for item in items {
+                    let Value::Object(mut item) = item else {
+                        return None;
+                    };
+                    // As `flatten`: an item without both takes the list's.
+                    if !item.contains_key("apiVersion") && !item.contains_key("kind") {
+                        item.insert("apiVersion".into(), Value::String(list_av.clone()));
+                        item.insert("kind".into(), Value::String(item_kind.clone()));
+                    }
+                    out.push(Value::Object(item));
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The files to read, in kubectl's order.
@@ -599,6 +646,14 @@ pub fn crd_scope(obj: &Value) -> Option<(String, String, bool)> {
 /// namespaced.
 fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
     raws.iter()
+        // Only a CustomResourceDefinition's value is worth building here.
+        .filter(|r| {
+            let kind = match &r.inferred {
+                Some((_, kind)) => Some(kind.clone()),
+                None => r.node.get("kind").and_then(scalar_str),
+            };
+            kind.is_some_and(|k| k == "CustomResourceDefinition")
+        })
         .filter_map(|r| crd_scope(&object_value(r)))
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect()
@@ -607,8 +662,9 @@ fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
 fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {
     let crds = crd_scopes(&raws);
     let mut candidates = Vec::new();
-    for raw in &raws {
-        match to_manifest(raw, opts, &crds) {
+    // Each document's tree goes as soon as its object is built.
+    for raw in raws {
+        match to_manifest(&raw, opts, &crds) {
             Ok(m) => candidates.push(m),
             Err(e) => errors.push(e),
         }

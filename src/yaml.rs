@@ -232,6 +232,41 @@ pub fn parse_json(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(docs)
 }
 
+/// The values of a JSON stream, numbers as kubectl reads them (see
+/// [`parse_json`]), null documents skipped; no lines. For live objects
+/// saved from a cluster, where only the values matter: one pass of
+/// serde_json, no second reading of the text.
+pub fn parse_json_values(text: &str) -> Result<Vec<Value>, YamlError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut docs = Vec::new();
+    for item in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        let mut value =
+            item.map_err(|e| YamlError::at(e.line().max(1), e.column().max(1), e.to_string()))?;
+        normalize_json_in_place(&mut value);
+        if !value.is_null() {
+            docs.push(value);
+        }
+    }
+    Ok(docs)
+}
+
+/// [`normalize_json`] without rebuilding the tree: only numbers change.
+fn normalize_json_in_place(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64()
+                && (n.is_f64() || (n.is_u64() && n.as_i64().is_none()))
+                && let Some(x) = float_value(f)
+            {
+                *v = x;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize_json_in_place),
+        Value::Object(m) => m.values_mut().for_each(normalize_json_in_place),
+        _ => {}
+    }
+}
+
 /// Numbers as kubectl's JSON round trip leaves them: floats with an
 /// integral value become integers (`1.0` is written `1` and read back as an
 /// integer), integers beyond int64 become floats.

@@ -3,6 +3,6 @@
 pub use crate::manifest::{Loaded, Manifest};
 pub use crate::merge::{creation_body, three_way};
 pub use crate::plan::{
-    PlanOptions, error_object, partial_config, partial_from_plan, plan_object, prune_block,
+    PlanOptions, error_object, partial_config, partial_from_plan, plan_object_owned, prune_block,
     prune_candidate, release_from_last_applied, release_refusal,
 };

@@ -129,13 +129,18 @@ impl Engine for KubeEngine {
             let loaded = crate::inputs::load(&self.inputs)
                 .await
                 .map_err(|e| format!("{e:#}"))?;
-            let planned = session
-                .plan(&loaded, &self.prune, Some(progress))
+            // The load is handed over (no copy); live objects move into the plan.
+            let mut objects = Vec::new();
+            let mut planned = session
+                .plan_each(loaded, &self.prune, Some(progress), true, |o| {
+                    objects.push(o)
+                })
                 .await
                 .map_err(|e| e.to_string())?;
             if let Ok(mut s) = self.applyset.lock() {
                 *s = planned.applyset;
             }
+            planned.plan.objects = objects;
             Ok(planned.plan)
         }
         .boxed()

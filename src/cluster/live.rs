@@ -4,7 +4,7 @@
 
 use super::applyset::{ApplySet, PART_OF_LABEL};
 use super::deps::{
-    Loaded, Manifest, PlanOptions, error_object, plan_object, prune_block, prune_candidate,
+    Loaded, Manifest, PlanOptions, error_object, plan_object_owned, prune_block, prune_candidate,
 };
 use super::discovery::ResourceInfo;
 use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
@@ -158,7 +158,37 @@ impl Session {
         prune: &PruneOptions,
         progress: Option<UnboundedSender<Progress>>,
     ) -> Result<Planned, ClusterError> {
-        let mut manifests: Vec<Manifest> = loaded.manifests.clone();
+        let mut objects = Vec::new();
+        let mut planned = self
+            .plan_each(loaded.clone(), prune, progress, true, |o| objects.push(o))
+            .await?;
+        planned.plan.objects = objects;
+        Ok(planned)
+    }
+
+    /// [`Session::plan`], handing each object's plan to `emit` in plan
+    /// order as soon as it and every object before it are planned (the
+    /// returned plan has no objects). An object is planned as soon as the
+    /// LIST of its group answers, and its live object is then dropped or
+    /// kept in the plan (`keep_objects`; without it the rows have neither
+    /// config nor live, which `diff` and `plan` never show), so memory
+    /// holds the LISTs in flight, not every live object. Groups are read in
+    /// manifest order, so the plan comes out while later groups are read.
+    /// Nothing is emitted before discovery is done; a failure of the whole
+    /// run while reading (an unreachable server) comes after the objects
+    /// already emitted.
+    pub async fn plan_each(
+        &self,
+        loaded: Loaded,
+        prune: &PruneOptions,
+        progress: Option<UnboundedSender<Progress>>,
+        keep_objects: bool,
+        mut emit: impl FnMut(ObjectPlan) + Send,
+    ) -> Result<Planned, ClusterError> {
+        let Loaded {
+            manifests: mut loaded_manifests,
+            errors: load_errors,
+        } = loaded;
         let mut applyset = None;
         let mut skipped = Vec::new();
         match &prune.mode {
@@ -167,7 +197,7 @@ impl Session {
                 Some(s) => {
                     let sel =
                         LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
-                    manifests.retain(|m| {
+                    loaded_manifests.retain(|m| {
                         let keep = sel.matches(&m.object);
                         if !keep {
                             skipped.push(format!("{} {}", m.source, m.id));
@@ -184,7 +214,7 @@ impl Session {
             },
             PruneMode::ApplySet { parent, tooling } => {
                 let set = self.applyset(parent, tooling.as_deref()).await?;
-                for m in &mut manifests {
+                for m in &mut loaded_manifests {
                     set_label(&mut m.object, PART_OF_LABEL, &set.id);
                 }
                 applyset = Some(set);
@@ -195,13 +225,13 @@ impl Session {
         if let Some(tx) = &progress {
             let _ = tx.send(Progress {
                 done: 0,
-                total: manifests.len(),
+                total: loaded_manifests.len(),
                 what: "discovery (which kinds the server serves)".into(),
             });
         }
         let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
-            Vec::with_capacity(manifests.len());
-        for m in &mut manifests {
+            Vec::with_capacity(loaded_manifests.len());
+        for m in &mut loaded_manifests {
             let r = self.resource(&m.api_version(), &m.id.kind).await;
             if let Err(e) = &r
                 && e.is_fatal()
@@ -215,13 +245,49 @@ impl Session {
             }
             resources.push(r);
         }
+        let total = loaded_manifests.len();
 
-        // Group by (resource, namespace).
+        // What pruning needs of the manifests: their identities (taken now,
+        // as each manifest goes once it is planned).
+        let blocked = match prune.mode {
+            PruneMode::None => None,
+            _ => prune_block(&load_errors, total),
+        };
+        let in_manifests: HashSet<ObjectRef> =
+            loaded_manifests.iter().map(|m| m.id.clone()).collect();
+        let namespaces: BTreeSet<String> = loaded_manifests
+            .iter()
+            .filter_map(|m| m.id.namespace.clone())
+            .collect();
+        if let Some(set) = &mut applyset {
+            // Every manifest counts, served or not yet (a custom
+            // kind whose CRD this run applies is still a member).
+            for (m, r) in loaded_manifests.iter().zip(&resources) {
+                set.current_kinds.insert(m.id.group_kind());
+                let namespaced = match r {
+                    Ok(info) => info.namespaced,
+                    Err(_) => true,
+                };
+                if namespaced {
+                    let ns =
+                        m.id.namespace
+                            .clone()
+                            .unwrap_or_else(|| self.namespace.clone());
+                    set.current_namespaces.insert(ns);
+                }
+            }
+            if let Some(ns) = &set.namespace {
+                set.current_namespaces.insert(ns.clone());
+            }
+        }
+
+        // Group by (resource, namespace), read in the order of each group's
+        // first manifest.
         let mut groups: Groups = BTreeMap::new();
         for (i, r) in resources.iter().enumerate() {
             if let Ok(info) = r {
                 let ns = if info.namespaced {
-                    manifests[i].id.namespace.clone()
+                    loaded_manifests[i].id.namespace.clone()
                 } else {
                     None
                 };
@@ -232,43 +298,94 @@ impl Session {
                     .push(i);
             }
         }
-        let total = manifests.len();
+        let mut groups: Vec<_> = groups
+            .into_iter()
+            .map(|((_, _, ns), (info, idx))| {
+                let names: Vec<String> = idx
+                    .iter()
+                    .map(|&i| loaded_manifests[i].id.name.clone())
+                    .collect();
+                (info, ns, idx, names)
+            })
+            .collect();
+        groups.sort_by_key(|(_, _, idx, _)| idx.first().copied());
+
+        // The plan in order: load errors, then the manifests as their
+        // groups answer (each slot emitted once those before it are), then
+        // prune candidates.
+        for e in &load_errors {
+            emit(error_object(
+                "",
+                "",
+                None,
+                "",
+                e.at().map(|s| s.to_string()),
+                e.to_string(),
+            ));
+        }
+        let opts = PlanOptions::default();
+        let mut manifests: Vec<Option<Manifest>> = loaded_manifests.into_iter().map(Some).collect();
+        let mut slots: Vec<Option<ObjectPlan>> = Vec::new();
+        slots.resize_with(total, || None);
+        let mut next = 0;
+        let lean = |mut p: ObjectPlan| {
+            if !keep_objects {
+                p.config = None;
+                p.live = None;
+            }
+            p
+        };
+        for (i, r) in resources.iter().enumerate() {
+            if let Err(e) = r
+                && let Some(m) = manifests[i].take()
+            {
+                let mut row = error_plan(&m, e.to_string());
+                row.kind_not_served = matches!(e, ClusterError::NotServed(_));
+                slots[i] = Some(lean(row));
+            }
+        }
         let send = |done: usize, what: String| {
             if let Some(tx) = &progress {
                 let _ = tx.send(Progress { done, total, what });
             }
         };
         send(0, "reading live state".into());
-        let mut live: Vec<Option<Result<Option<Value>, ClusterError>>> =
-            vec![None; manifests.len()];
-        let manifests_ref = &manifests;
         let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
-            |((_, _, ns), (info, idx))| async move {
-                let names: Vec<String> = idx
-                    .iter()
-                    .map(|&i| manifests_ref[i].id.name.clone())
-                    .collect();
+            |(info, ns, idx, names)| async move {
                 let found = self.fetch_group(&info, ns.as_deref(), &names).await;
-                (info, ns, idx, found)
+                (info, ns, idx, names, found)
             },
         )))
         .buffer_unordered(super::CONCURRENCY);
         let mut done = 0;
-        while let Some((info, ns, idx, found)) = stream.next().await {
-            match found {
-                Ok(mut by_name) => {
-                    for i in &idx {
-                        live[*i] = Some(by_name.remove(&manifests[*i].id.name).unwrap_or(Ok(None)));
-                    }
+        loop {
+            while let Some(Some(_)) = slots.get(next) {
+                if let Some(p) = slots[next].take() {
+                    emit(p);
                 }
-                Err(e) => {
-                    if e.is_fatal() {
-                        return Err(e);
-                    }
-                    for i in &idx {
-                        live[*i] = Some(Err(e.clone()));
-                    }
-                }
+                next += 1;
+            }
+            let Some((info, ns, idx, names, found)) = stream.next().await else {
+                break;
+            };
+            let mut by_name = match found {
+                Ok(by_name) => Ok(by_name),
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => Err(e),
+            };
+            for (i, name) in idx.iter().zip(&names) {
+                let Some(m) = manifests[*i].take() else {
+                    continue;
+                };
+                let live = match &mut by_name {
+                    Ok(by_name) => by_name.remove(name).unwrap_or(Ok(None)),
+                    Err(e) => Err(e.clone()),
+                };
+                let plan = match live {
+                    Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
+                    Ok(live) => plan_object_owned(&m, live, &opts),
+                };
+                slots[*i] = Some(lean(plan));
             }
             done += idx.len();
             send(
@@ -281,47 +398,17 @@ impl Session {
             );
         }
         drop(stream);
-
-        let mut objects: Vec<ObjectPlan> = loaded
-            .errors
-            .iter()
-            .map(|e| {
-                error_object(
-                    "",
-                    "",
-                    None,
-                    "",
-                    e.at().map(|s| s.to_string()),
-                    e.to_string(),
-                )
-            })
-            .collect();
-        let opts = PlanOptions::default();
-        for (i, m) in manifests.iter().enumerate() {
-            let plan = match (&resources[i], live[i].take()) {
-                (Err(e), _) => {
-                    let mut row = error_plan(m, e.to_string());
-                    row.kind_not_served = matches!(e, ClusterError::NotServed(_));
-                    row
-                }
-                (Ok(_), Some(Err(e))) => error_plan(m, format!("{}: {e}", m.id)),
-                (Ok(_), Some(Ok(l))) => plan_object(m, l.as_ref(), &opts),
-                (Ok(_), None) => plan_object(m, None, &opts),
-            };
-            objects.push(plan);
+        // Manifests of no group (none: each is served or an error row).
+        for i in next..total {
+            if let Some(p) = slots[i].take() {
+                emit(p);
+            } else if let Some(m) = manifests[i].take() {
+                emit(lean(plan_object_owned(&m, None, &opts)));
+            }
         }
 
         // Prune candidates, only from a complete read: an object that could
         // not be read or planned must never look like one to delete.
-        let blocked = match prune.mode {
-            PruneMode::None => None,
-            _ => prune_block(&loaded.errors, manifests.len()),
-        };
-        let in_manifests: HashSet<ObjectRef> = manifests.iter().map(|m| m.id.clone()).collect();
-        let namespaces: BTreeSet<String> = manifests
-            .iter()
-            .filter_map(|m| m.id.namespace.clone())
-            .collect();
         match &prune.mode {
             PruneMode::None => {}
             PruneMode::Allowlist {
@@ -342,41 +429,23 @@ impl Session {
                             &in_manifests,
                         )
                         .await?;
-                    objects.extend(candidates);
+                    candidates.into_iter().map(lean).for_each(&mut emit);
                 }
             }
             PruneMode::ApplySet { .. } => {
-                if let Some(set) = &mut applyset {
-                    // Every manifest counts, served or not yet (a custom
-                    // kind whose CRD this run applies is still a member).
-                    for (m, r) in manifests.iter().zip(&resources) {
-                        set.current_kinds.insert(m.id.group_kind());
-                        let namespaced = match r {
-                            Ok(info) => info.namespaced,
-                            Err(_) => true,
-                        };
-                        if namespaced {
-                            let ns =
-                                m.id.namespace
-                                    .clone()
-                                    .unwrap_or_else(|| self.namespace.clone());
-                            set.current_namespaces.insert(ns);
-                        }
-                    }
-                    if let Some(ns) = &set.namespace {
-                        set.current_namespaces.insert(ns.clone());
-                    }
-                    // The kinds above still go to the parent before the
-                    // apply (as kubectl does); only pruning is skipped.
-                    if blocked.is_none() {
-                        objects.extend(self.applyset_candidates(set, &in_manifests).await?);
-                    }
+                // The kinds above still go to the parent before the
+                // apply (as kubectl does); only pruning is skipped.
+                if let Some(set) = &applyset
+                    && blocked.is_none()
+                {
+                    let candidates = self.applyset_candidates(set, &in_manifests).await?;
+                    candidates.into_iter().map(lean).for_each(&mut emit);
                 }
             }
         }
         Ok(Planned {
             plan: Plan {
-                objects,
+                objects: Vec::new(),
                 prune_skipped: blocked,
             },
             applyset,
@@ -460,9 +529,10 @@ impl Session {
                 Err(e) if e.code() == 404 && namespace.is_some() && info.namespaced => break,
                 Err(e) => return Err(e),
             };
-            if let Some(list) = page.get("items").and_then(Value::as_array) {
-                for item in list {
-                    let mut item = item.clone();
+            // Taken out of the page, not copied.
+            let mut page = page;
+            if let Some(Value::Array(list)) = page.get_mut("items").map(Value::take) {
+                for mut item in list {
                     fill_type(&mut item, info);
                     items.push(item);
                 }

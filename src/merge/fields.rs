@@ -20,7 +20,15 @@ fn noise(p: &str) -> bool {
         "metadata.selfLink",
         "metadata.deletionTimestamp",
     ];
-    SKIP.contains(&p) || p == path::key("metadata.annotations", LAST_APPLIED)
+    // Every noisy path starts with one of these: most paths are out after
+    // one comparison, without building the annotation's path.
+    if !(p.starts_with("metadata") || p == "status") {
+        return false;
+    }
+    SKIP.contains(&p)
+        || p.strip_prefix("metadata.annotations[\"")
+            .and_then(|r| r.strip_suffix("\"]"))
+            .is_some_and(|k| k == LAST_APPLIED)
 }
 
 pub(crate) struct Walker {
@@ -160,12 +168,12 @@ impl Walker {
         self.leaf(p, c, l, a, schema);
     }
 
-    fn walk_map(
+    fn walk_map<'v>(
         &mut self,
         p: &str,
-        c: Option<&Value>,
-        l: Option<&Value>,
-        a: Option<&Value>,
+        c: Option<&'v Value>,
+        l: Option<&'v Value>,
+        a: Option<&'v Value>,
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
@@ -193,7 +201,8 @@ impl Walker {
             .and_then(|p| p.get(RETAIN_KEYS))
             .and_then(Value::as_array)
             .map(|v| v.iter().filter_map(Value::as_str).collect());
-        let get = |v: Option<&'_ Value>, k: &str| v.and_then(|v| v.get(k)).cloned();
+        // Borrowed: every level of the walk reads the same three trees.
+        let get = |v: Option<&'v Value>, k: &str| v.and_then(|v| v.get(k));
         for k in keys {
             let (ck, lk, ak) = (get(c, k), get(l, k), get(a, k));
             let sub = path::key(p, k);
@@ -205,7 +214,7 @@ impl Walker {
                 && ak.is_none()
                 && !retain.contains(&k.as_str())
             {
-                if let Some(lv) = &lk
+                if let Some(lv) = lk
                     && !lv.is_null()
                 {
                     self.rows.push(row(
@@ -222,14 +231,7 @@ impl Walker {
             let sub_schema = schema.and_then(|s| s.field(k));
             let sub_patch = patch.and_then(|pv| pv.get(k));
             let before = self.rows.len();
-            self.walk(
-                &sub,
-                ck.as_ref(),
-                lk.as_ref(),
-                ak.as_ref(),
-                sub_schema,
-                sub_patch,
-            );
+            self.walk(&sub, ck, lk, ak, sub_schema, sub_patch);
             // kubectl re-sends the config's element order when it differs
             // from live's (live-only elements included): say so when that
             // is all that changes in the list.
@@ -243,8 +245,8 @@ impl Walker {
                 self.rows.push(row(
                     sub,
                     Some(order),
-                    lk.as_ref().map(|l| key_order(l, order)).as_ref(),
-                    ak.as_ref().map(|a| key_order(a, order)).as_ref(),
+                    lk.map(|l| key_order(l, order)).as_ref(),
+                    ak.map(|a| key_order(a, order)).as_ref(),
                     FieldAction::Set,
                     Reason::ElementOrder,
                 ));
@@ -253,23 +255,23 @@ impl Walker {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn walk_keyed(
+    fn walk_keyed<'v>(
         &mut self,
         p: &str,
-        c: Option<&Value>,
-        l: Option<&Value>,
-        a: Option<&Value>,
+        c: Option<&'v Value>,
+        l: Option<&'v Value>,
+        a: Option<&'v Value>,
         merge_key: &str,
         items: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        let list = |v: Option<&Value>| -> Vec<Value> {
-            v.and_then(Value::as_array).cloned().unwrap_or_default()
+        let list = |v: Option<&'v Value>| -> &'v [Value] {
+            v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
         };
         let (cl, ll, al) = (list(c), list(l), list(a));
         let key_of = |v: &Value| v.get(merge_key).cloned().unwrap_or(Value::Null);
         let mut keys: Vec<Value> = Vec::new();
-        for v in cl.iter().chain(&ll).chain(&al) {
+        for v in cl.iter().chain(ll).chain(al) {
             let k = key_of(v);
             if !keys
                 .iter()
@@ -278,36 +280,33 @@ impl Walker {
                 keys.push(k);
             }
         }
-        let find = |list: &[Value], k: &Value| -> Option<Value> {
-            list.iter()
-                .find(|v| {
-                    let vk = key_of(v);
-                    deep_eq(&vk, k) && sprint(&vk) == sprint(k)
-                })
-                .cloned()
+        let same_key = |v: &Value, k: &Value| {
+            let vk = v.get(merge_key).unwrap_or(&Value::Null);
+            deep_eq(vk, k) && sprint(vk) == sprint(k)
         };
-        let patch_list = patch.and_then(Value::as_array).cloned().unwrap_or_default();
+        let find = |list: &'v [Value], k: &Value| -> Option<&'v Value> {
+            list.iter().find(|v| same_key(v, k))
+        };
+        let patch_list = patch
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
         let all = |list: &[Value], k: &Value| -> Vec<Value> {
-            list.iter()
-                .filter(|v| {
-                    let vk = key_of(v);
-                    deep_eq(&vk, k) && sprint(&vk) == sprint(k)
-                })
-                .cloned()
-                .collect()
+            list.iter().filter(|v| same_key(v, k)).cloned().collect()
         };
         for k in keys {
-            let (ce, le, ae) = (find(&cl, &k), find(&ll, &k), find(&al, &k));
+            let (ce, le, ae) = (find(cl, &k), find(ll, &k), find(al, &k));
             let ep = path::element(p, merge_key, &k);
             // Config elements sharing a merge key: the patch names them by
             // that key only, so the server merges them into one element.
             // Shown as one row (the hazard says which survives) when the
             // patch sends them.
-            let dups = all(&cl, &k);
-            if dups.len() > 1 && find(&patch_list, &k).is_some() {
-                let live_all = all(&ll, &k);
+            // Counted first: the copies are made only for such a row.
+            let dups = cl.iter().filter(|v| same_key(v, &k)).count();
+            if dups > 1 && patch_list.iter().any(|v| same_key(v, &k)) {
+                let dups = all(cl, &k);
+                let live_all = all(ll, &k);
                 let live_side = (!live_all.is_empty()).then_some(Value::Array(live_all));
-                let la_all = all(&al, &k);
+                let la_all = all(al, &k);
                 let la_side = (!la_all.is_empty()).then_some(Value::Array(la_all));
                 self.rows.push(row(
                     ep,
@@ -323,25 +322,18 @@ impl Walker {
                 ));
                 continue;
             }
-            match (&ce, &le, &ae) {
+            match (ce, le, ae) {
                 (Some(cv), None, _) => self.rows.push(row(
                     ep,
                     Some(cv),
                     None,
-                    ae.as_ref(),
+                    ae,
                     FieldAction::Set,
                     Reason::NewElement,
                 )),
                 (Some(_), Some(_), _) => {
-                    let pe = find(&patch_list, &k);
-                    self.walk(
-                        &ep,
-                        ce.as_ref(),
-                        le.as_ref(),
-                        ae.as_ref(),
-                        items,
-                        pe.as_ref(),
-                    );
+                    let pe = patch_list.iter().find(|v| same_key(v, &k));
+                    self.walk(&ep, ce, le, ae, items, pe);
                 }
                 (None, Some(lv), Some(av)) => self.rows.push(row(
                     ep,
@@ -366,16 +358,22 @@ impl Walker {
 
     /// Merge lists of scalars (finalizers): a union, values removed from
     /// the config are deleted, other writers' values stay.
-    fn primitive_list(&mut self, p: &str, c: Option<&Value>, l: Option<&Value>, a: Option<&Value>) {
-        let items = |v: Option<&Value>| -> Vec<Value> {
-            v.and_then(Value::as_array).cloned().unwrap_or_default()
+    fn primitive_list<'v>(
+        &mut self,
+        p: &str,
+        c: Option<&'v Value>,
+        l: Option<&'v Value>,
+        a: Option<&'v Value>,
+    ) {
+        let items = |v: Option<&'v Value>| -> &'v [Value] {
+            v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
         };
         let (cl, ll, al) = (items(c), items(l), items(a));
         let has = |list: &[Value], v: &Value| list.iter().any(|x| deep_eq(x, v));
         match c {
             Some(_) => {
-                let missing = cl.iter().any(|v| !has(&ll, v));
-                let removed = al.iter().any(|v| !has(&cl, v) && has(&ll, v));
+                let missing = cl.iter().any(|v| !has(ll, v));
+                let removed = al.iter().any(|v| !has(cl, v) && has(ll, v));
                 if missing || removed {
                     self.rows
                         .push(row(p.into(), c, l, a, FieldAction::Set, Reason::MergeList));

@@ -245,7 +245,14 @@ pub mod path {
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$');
         match (parent.is_empty(), plain) {
             (true, true) => key.to_string(),
-            (false, true) => format!("{parent}.{key}"),
+            (false, true) => {
+                // Built by hand: this runs for every field of every object.
+                let mut s = String::with_capacity(parent.len() + 1 + key.len());
+                s.push_str(parent);
+                s.push('.');
+                s.push_str(key);
+                s
+            }
             (_, false) => format!("{parent}[{}]", serde_json::Value::from(key)),
         }
     }
@@ -452,9 +459,9 @@ pub fn creation_body(config: &Value) -> Value {
     body
 }
 
-fn as_map(v: &Value, what: &str) -> Result<Map<String, Value>, MergeError> {
+fn as_map<'v>(v: &'v Value, what: &str) -> Result<&'v Map<String, Value>, MergeError> {
     match v {
-        Value::Object(m) => Ok(m.clone()),
+        Value::Object(m) => Ok(m),
         _ => Err(MergeError::Invalid {
             path: what.into(),
             message: "not a JSON object".into(),
@@ -470,18 +477,19 @@ fn compute_patch(
 ) -> Result<Option<Patch>, MergeError> {
     let modified = as_map(modified, "config")?;
     let current = as_map(live, "live object")?;
+    let empty = Map::new();
     let original = match last_applied {
         Some(v) => as_map(v, "last-applied configuration")?,
-        None => Map::new(),
+        None => &empty,
     };
     let (kind, body) = match schema {
         Some(s) => (
             PatchType::Strategic,
-            strategic::three_way(&original, &modified, &current, Some(s))?,
+            strategic::three_way(original, modified, current, Some(s))?,
         ),
         None => (
             PatchType::Merge,
-            jsonmerge::three_way(&original, &modified, &current)?,
+            jsonmerge::three_way(original, modified, current)?,
         ),
     };
     Ok((!body.is_empty()).then_some(Patch {
@@ -524,20 +532,39 @@ pub fn three_way(
     last_applied: Option<&Value>,
     schema: Option<Schema>,
 ) -> Result<ThreeWay, MergeError> {
-    let annotation = last_applied_annotation(config);
-    let patch = compute_patch(
-        &with_annotation(config, &annotation),
-        live,
-        last_applied,
-        schema,
-    )?;
+    // One copy of the config serves as all three: the recorded config (the
+    // annotation's value and the new last-applied), the same with the
+    // annotation set (what the patch is computed from), and the tree the
+    // field rows walk.
+    let mut recorded = recorded_config(config);
+    let mut annotation = crate::gocompat::json(&recorded);
+    annotation.push('\n');
+    let set = |v: &mut Value, text: Option<String>| {
+        if let Some(a) = v
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut("annotations"))
+            .and_then(Value::as_object_mut)
+        {
+            match text {
+                Some(t) => {
+                    a.insert(LAST_APPLIED.into(), Value::String(t));
+                }
+                None => {
+                    a.remove(LAST_APPLIED);
+                }
+            }
+        }
+    };
+    set(&mut recorded, Some(annotation.clone()));
+    let patch = compute_patch(&recorded, live, last_applied, schema);
+    set(&mut recorded, None);
+    let patch = patch?;
     let mut walker = fields::Walker {
         rows: Vec::new(),
         merge_patch: schema.is_none(),
     };
     // Walk the config as recorded (with `annotations: {}`), as the patch
     // was computed from it.
-    let recorded = recorded_config(config);
     walker.walk(
         "",
         Some(&recorded),

@@ -54,6 +54,11 @@ pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
 
 /// Plan one manifest against its live object (`None`: it does not exist).
 pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> ObjectPlan {
+    plan_object_owned(m, live.cloned(), opts)
+}
+
+/// [`plan_object`] taking the live object, which the plan keeps (no copy).
+pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) -> ObjectPlan {
     let mut config = m.object.clone();
     if !opts.labels.is_empty()
         && let Some(md) = config.get_mut("metadata").and_then(Value::as_object_mut)
@@ -78,25 +83,38 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
     plan.kind = m.id.kind.clone();
     plan.namespace = m.id.namespace.clone();
     plan.name = m.id.name.clone();
-    plan.config = Some(config.clone());
     let Some(live) = live else {
         plan.fields = merge::create_fields(&config, schema);
         plan.last_applied = serde_json::from_str(&merge::last_applied_annotation(&config)).ok();
+        plan.config = Some(config);
         return plan;
     };
-    plan.live = Some(live.clone());
+    plan_existing(m, &mut plan, &config, &live, schema);
+    plan.config = Some(config);
+    plan.live = Some(live);
+    plan
+}
+
+/// The plan of an object that exists: the three-way merge and its warnings.
+fn plan_existing(
+    m: &Manifest,
+    plan: &mut ObjectPlan,
+    config: &Value,
+    live: &Value,
+    schema: Option<crate::patchmeta::Schema<'_>>,
+) {
     let last_applied = match recorded_last_applied(live) {
         Ok(v) => v,
         Err(e) => {
             plan.action = ObjectAction::Error;
             plan.error = Some(format!("{}: {e}", m.id));
-            return plan;
+            return;
         }
     };
     if last_applied.is_none() {
         plan.warnings.push(hazards::missing_last_applied());
     }
-    match merge::three_way(&config, live, last_applied.as_ref(), schema) {
+    match merge::three_way(config, live, last_applied.as_ref(), schema) {
         Ok(tw) => {
             plan.action = if tw.patch.is_some() {
                 ObjectAction::Update
@@ -109,12 +127,12 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
             plan.last_applied = Some(tw.last_applied);
             plan.warnings.extend(hazards::warnings(
                 &m.id.kind,
-                &config,
+                config,
                 live,
                 tw.patch.as_ref(),
             ));
             if schema.is_some()
-                && let Some(w) = hazards::explicit_nulls(&config)
+                && let Some(w) = hazards::explicit_nulls(config)
             {
                 plan.warnings.push(w);
             }
@@ -125,7 +143,6 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
             plan.error = Some(format!("{}: {e}", m.id));
         }
     }
-    plan
 }
 
 /// A live object that apply would delete with `--prune`.

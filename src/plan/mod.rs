@@ -18,14 +18,19 @@ mod owners;
 mod partial;
 mod render;
 
-pub use build::{error_object, plan_object, prune_candidate, recorded_last_applied};
+pub use build::{
+    error_object, plan_object, plan_object_owned, prune_candidate, recorded_last_applied,
+};
 pub use mask::{mask_plan, mask_secret, mask_secret_pair};
 pub use owners::field_owners;
 pub use partial::{
     AnnotationRelease, ReleasedField, partial_config, partial_from_plan, partial_from_rows,
     release_annotation, release_from_last_applied, release_refusal,
 };
-pub use render::{render_diff, render_diff_terminal};
+pub use render::{
+    render_diff, render_diff_end, render_diff_object, render_diff_terminal,
+    render_diff_terminal_object,
+};
 
 use crate::merge::{FieldChange, Patch};
 use serde::{Deserialize, Serialize};
@@ -217,6 +222,46 @@ pub fn to_value(plan: &Plan) -> Value {
         prune_skipped: plan.prune_skipped.clone(),
     };
     serde_json::to_value(&masked).unwrap_or(Value::Null)
+}
+
+/// The start of [`to_json`]'s text when written object by object: then
+/// each object ([`json_object`]) joined by `,\n`, then [`json_end`].
+pub const JSON_START: &str = "{\n  \"objects\": [\n";
+
+/// One object of [`to_json`], Secrets masked, indented as it sits there.
+pub fn json_object(obj: &ObjectPlan) -> String {
+    let masked;
+    let obj = if obj.kind == "Secret" {
+        masked = mask_plan(obj);
+        &masked
+    } else {
+        obj
+    };
+    let text = serde_json::to_value(obj)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_default();
+    // Two levels deep in the document: the pretty printer's indent, twice.
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// The end of [`to_json`]'s text written object by object (after at
+/// least one object).
+pub fn json_end(prune_skipped: Option<&PruneBlock>) -> String {
+    let mut out = String::from("\n  ]");
+    if let Some(b) = prune_skipped {
+        out.push_str(",\n  \"pruneSkipped\": ");
+        out.push_str(&Value::String(b.to_string()).to_string());
+    }
+    out.push_str("\n}");
+    out
 }
 
 /// `kapply plan -o json`.

@@ -2,9 +2,10 @@
 //! terminal layout, both escaped and optionally painted.
 
 use super::mask::mask_plan;
-use super::{ObjectAction, Plan};
+use super::{ObjectAction, ObjectPlan, Plan, PruneBlock};
 use crate::merge::{self, Cause, FieldAction, FieldChange};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 fn show(v: &Option<Value>) -> String {
@@ -44,10 +45,30 @@ fn object_mark(action: ObjectAction) -> (&'static str, &'static str, &'static st
 /// `[drift: kubectl-edit at 2026-11-20T10:04:00Z]`), and a `hazard:`
 /// line per hazard. ANSI colours when `color`.
 pub fn render_diff(plan: &Plan, color: bool) -> String {
-    let paint = |code: &str, s: &str| paint(color, code, s);
     let mut out = String::new();
     for obj in &plan.objects {
-        let obj = mask_plan(obj);
+        render_diff_object(&mut out, obj, color);
+    }
+    render_diff_end(&mut out, plan.prune_skipped.as_ref(), color);
+    out
+}
+
+/// The object plan as shown: a Secret's values masked, any other object
+/// as it is (no copy).
+fn shown(obj: &ObjectPlan) -> Cow<'_, ObjectPlan> {
+    if obj.kind == "Secret" {
+        Cow::Owned(mask_plan(obj))
+    } else {
+        Cow::Borrowed(obj)
+    }
+}
+
+/// One object of [`render_diff`], appended to `out` (`diff` writes each
+/// as soon as it is planned).
+pub fn render_diff_object(out: &mut String, obj: &ObjectPlan, color: bool) {
+    let paint = |code: &str, s: &str| paint(color, code, s);
+    let obj = shown(obj);
+    {
         let (sym, word, code) = object_mark(obj.action);
         let id = obj.id();
         let mut header = format!("{sym} {id} ({word})");
@@ -93,10 +114,14 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
             }
         }
     }
-    if let Some(why) = &plan.prune_skipped {
-        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
+}
+
+/// What [`render_diff`] and [`render_diff_terminal`] end with: why pruning
+/// was skipped, when it was.
+pub fn render_diff_end(out: &mut String, prune_skipped: Option<&PruneBlock>, color: bool) {
+    if let Some(why) = prune_skipped {
+        let _ = writeln!(out, "{}", paint(color, "31;1", &format!("! {why}")));
     }
-    out
 }
 
 /// `kapply diff` on a terminal: per object one header line (an unchanged
@@ -105,10 +130,24 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
 /// colour, so it reads without colour too), its live value and what apply
 /// makes of it, and its hazards. Kept fields only with `show_kept`.
 pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String {
-    let paint = |code: &str, s: &str| paint(color, code, s);
     let mut out = String::new();
     for obj in &plan.objects {
-        let obj = mask_plan(obj);
+        render_diff_terminal_object(&mut out, obj, color, show_kept);
+    }
+    render_diff_end(&mut out, plan.prune_skipped.as_ref(), color);
+    out
+}
+
+/// One object of [`render_diff_terminal`], appended to `out`.
+pub fn render_diff_terminal_object(
+    out: &mut String,
+    obj: &ObjectPlan,
+    color: bool,
+    show_kept: bool,
+) {
+    let paint = |code: &str, s: &str| paint(color, code, s);
+    let obj = shown(obj);
+    {
         let (sym, word, code) = object_mark(obj.action);
         let mut header = format!("{sym} {}  {word}", obj.id());
         if obj.reverts_drift {
@@ -165,10 +204,6 @@ pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String
             );
         }
     }
-    if let Some(why) = &plan.prune_skipped {
-        let _ = writeln!(out, "{}", paint("31;1", &format!("! {why}")));
-    }
-    out
 }
 
 /// A field's values as a terminal diff shows them: live, then what apply
