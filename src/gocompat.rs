@@ -75,26 +75,30 @@ fn write_string(s: &str, out: &mut String) {
 fn float_json(f: f64) -> String {
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let s = format!("{f:e}");
-        match s.split_once('e') {
-            Some((m, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                // Go pads positive exponents to two digits, not negative ones.
-                let digits = if sign == '+' && digits.len() < 2 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                format!("{m}e{sign}{digits}")
-            }
-            None => s,
-        }
+        // Go pads positive exponents to two digits, not negative ones.
+        exponent_form(f, false)
     } else {
         // Display prints the shortest round-trip digits without exponent.
         format!("{f}")
+    }
+}
+
+/// `f` with the shortest digits in Go's exponent form: the exponent signed
+/// and padded to two digits (`1e+21`), negative exponents too when
+/// `pad_negative` (`%v`'s `1.5e-05`; encoding/json writes `1e-7`).
+fn exponent_form(f: f64, pad_negative: bool) -> String {
+    let s = format!("{f:e}");
+    let Some((m, e)) = s.split_once('e') else {
+        return s;
+    };
+    let (sign, digits) = match e.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', e),
+    };
+    if digits.len() < 2 && (sign == '+' || pad_negative) {
+        format!("{m}e{sign}0{digits}")
+    } else {
+        format!("{m}e{sign}{digits}")
     }
 }
 
@@ -122,23 +126,8 @@ fn sprint_float(f: f64) -> String {
     }
     let exp = f.abs().log10().floor() as i32;
     if !(-4..6).contains(&exp) {
-        let s = format!("{f:e}");
         // Rust: 1e21 / 1.5e-5; Go: 1e+21 / 1.5e-05
-        match s.split_once('e') {
-            Some((m, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                let digits = if digits.len() < 2 {
-                    format!("0{digits}")
-                } else {
-                    digits.to_string()
-                };
-                format!("{m}e{sign}{digits}")
-            }
-            None => s,
-        }
+        exponent_form(f, true)
     } else if f.fract() == 0.0 {
         format!("{}", f as i64)
     } else {
