@@ -379,19 +379,25 @@ impl Listed {
     }
 }
 
+/// The request's `labelSelector`; one that does not parse is a 400, as
+/// from kube-apiserver.
+pub(super) fn label_selector(query: &Query) -> Result<LabelSelector, ApiError> {
+    LabelSelector::parse(
+        query
+            .get("labelSelector")
+            .map(String::as_str)
+            .unwrap_or_default(),
+    )
+    .map_err(|e| ApiError::bad_request(e.message))
+}
+
 pub(super) fn list(
     st: &State,
     r: &ResourceInfo,
     ns: Option<&str>,
     query: &Query,
 ) -> Result<Listed, ApiError> {
-    let labels = LabelSelector::parse(
-        query
-            .get("labelSelector")
-            .map(String::as_str)
-            .unwrap_or_default(),
-    )
-    .map_err(|e| ApiError::bad_request(e.message))?;
+    let labels = label_selector(query)?;
     let fieldsel = FieldSelector::parse(
         query
             .get("fieldSelector")

@@ -1,7 +1,7 @@
 //! Watches: what a watch selects, its first events and those after.
 
 use super::plumbing::parse_query;
-use super::routing::target;
+use super::routing::{label_selector, target};
 use super::table::table;
 use super::{ApiServer, out};
 use crate::selector::LabelSelector;
@@ -55,13 +55,7 @@ impl ApiServer {
         if t.sub.is_some() {
             return Err(ApiError::method_not_allowed("WATCH"));
         }
-        let labels = LabelSelector::parse(
-            query
-                .get("labelSelector")
-                .map(String::as_str)
-                .unwrap_or_default(),
-        )
-        .map_err(|e| ApiError::bad_request(e.message))?;
+        let labels = label_selector(&query)?;
         let mut field_sel = query.get("fieldSelector").cloned().unwrap_or_default();
         if let Some(name) = &t.name {
             if !field_sel.is_empty() {
