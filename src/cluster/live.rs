@@ -4,7 +4,8 @@
 
 use super::applyset::{ApplySet, PART_OF_LABEL};
 use super::deps::{
-    Loaded, Manifest, PlanOptions, error_object, plan_object_owned, prune_block, prune_candidate,
+    Loaded, Manifest, ManifestError, PlanOptions, error_object, plan_object_owned, prune_block,
+    prune_candidate,
 };
 use super::discovery::ResourceInfo;
 use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
@@ -111,25 +112,24 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
     }
 }
 
+/// The error row of a manifest that could not be read: where, and why.
+fn load_error_row(e: &ManifestError) -> ObjectPlan {
+    error_object(
+        "",
+        "",
+        None,
+        "",
+        e.at().map(|s| s.to_string()),
+        e.to_string(),
+    )
+}
+
 /// The rows of `loaded` before any live state is read: identity and source
 /// only (action `Unchanged` is a placeholder, no field is planned, and the
 /// config is left out so nothing of a Secret travels), and the manifests
 /// that could not be read as error rows.
 pub(crate) fn unplanned(loaded: &Loaded) -> Plan {
-    let mut objects: Vec<ObjectPlan> = loaded
-        .errors
-        .iter()
-        .map(|e| {
-            error_object(
-                "",
-                "",
-                None,
-                "",
-                e.at().map(|s| s.to_string()),
-                e.to_string(),
-            )
-        })
-        .collect();
+    let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
     for m in &loaded.manifests {
         let mut row = error_plan(m, String::new());
         row.action = ObjectAction::Unchanged;
@@ -314,14 +314,7 @@ impl Session {
         // groups answer (each slot emitted once those before it are), then
         // prune candidates.
         for e in &load_errors {
-            emit(error_object(
-                "",
-                "",
-                None,
-                "",
-                e.at().map(|s| s.to_string()),
-                e.to_string(),
-            ));
+            emit(load_error_row(e));
         }
         let opts = PlanOptions::default();
         let mut manifests: Vec<Option<Manifest>> = loaded_manifests.into_iter().map(Some).collect();
