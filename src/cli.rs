@@ -1034,9 +1034,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         }
     }
     let candidates: Vec<ObjectPlan> = plan
-        .objects
-        .iter()
-        .filter(|p| p.action == ObjectAction::Prune)
+        .prune_candidates()
         .filter(|p| chosen.as_ref().is_none_or(|sel| sel.contains_key(&p.id())))
         .cloned()
         .collect();

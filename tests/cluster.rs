@@ -194,9 +194,7 @@ fn is_list(r: &RecordedRequest) -> bool {
 fn pruned_names(planned: &Planned) -> Vec<String> {
     let mut names: Vec<_> = planned
         .plan
-        .objects
-        .iter()
-        .filter(|o| o.action == ObjectAction::Prune)
+        .prune_candidates()
         .map(|o| format!("{} {}", o.kind, o.name))
         .collect();
     names.sort();
@@ -559,27 +557,10 @@ async fn lists_are_paged() {
     assert!(pages[1].query.contains_key("continue"));
 }
 
-const CRD: &str = "\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.demo.kapply.dev
-spec:
-  group: demo.kapply.dev
-  scope: Namespaced
-  names:
-    plural: widgets
-    singular: widget
-    kind: Widget
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-";
+/// The demo's Widget CRD (namespaced).
+fn widget_crd() -> String {
+    crd("demo.kapply.dev", "widgets", "Widget")
+}
 
 #[tokio::test]
 async fn custom_kind_not_served_is_an_error_on_that_object_until_its_crd_is_applied() {
@@ -624,7 +605,7 @@ spec:
     );
 
     // With its CRD in the same run (after it in file order), the CRD goes first.
-    e.write("c-crd.yaml", CRD);
+    e.write("c-crd.yaml", &widget_crd());
     let plan = e.plan().await;
     assert_eq!(find(&plan, "Widget", "w1").action, ObjectAction::Error);
     let results = e.apply_all(&plan).await;
@@ -817,7 +798,7 @@ async fn server_dry_run_writes_nothing() {
 
     // A new namespace and its contents: the contents cannot be checked.
     e.write("app.yaml", BASIC);
-    e.write("widgets.yaml", &format!("{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n"));
+    e.write("widgets.yaml", &format!("{}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n", widget_crd()));
     let plan = e.plan().await;
     let results = e.dry_run_all(&plan).await;
     assert!(results.iter().all(|r| r.ok()), "{results:#?}");
@@ -1147,13 +1128,7 @@ async fn allowlist_prune_matches_kubectls_decisions() {
         },
     };
     let planned = e.plan_with(&prune).await;
-    let candidates: Vec<ObjectPlan> = planned
-        .plan
-        .objects
-        .iter()
-        .filter(|o| o.action == ObjectAction::Prune)
-        .cloned()
-        .collect();
+    let candidates: Vec<ObjectPlan> = planned.plan.prune_candidates().cloned().collect();
     assert_eq!(candidates.len(), 1, "{candidates:#?}");
     assert_eq!(candidates[0].name, "old");
     assert_eq!(
@@ -1272,13 +1247,7 @@ async fn kapply_apply_set_with(e: &Env, prune: &PruneOptions) -> Planned {
         )
         .await;
     assert!(results.iter().all(|r| r.ok()), "{results:#?}");
-    let candidates: Vec<_> = planned
-        .plan
-        .objects
-        .iter()
-        .filter(|o| o.action == ObjectAction::Prune)
-        .cloned()
-        .collect();
+    let candidates: Vec<_> = planned.plan.prune_candidates().cloned().collect();
     let results = e
         .session
         .prune(&candidates, planned.applyset.as_ref(), false)
@@ -1721,12 +1690,7 @@ async fn the_engine_seam_plans_applies_prunes_and_deletes() {
     );
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.unwrap();
-    let candidates: Vec<ObjectPlan> = plan
-        .objects
-        .iter()
-        .filter(|o| o.action == ObjectAction::Prune)
-        .cloned()
-        .collect();
+    let candidates: Vec<ObjectPlan> = plan.prune_candidates().cloned().collect();
     assert_eq!(candidates.len(), 2);
     let results = engine.prune(candidates).await;
     assert!(
@@ -1773,10 +1737,7 @@ async fn the_tui_engine_offers_no_candidate_after_an_unreadable_manifest() {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.unwrap();
     assert!(plan.prune_skipped.is_none());
-    assert!(
-        plan.objects.iter().any(|o| o.action == ObjectAction::Prune),
-        "{plan:#?}"
-    );
+    assert!(plan.prune_candidates().next().is_some(), "{plan:#?}");
 }
 
 #[tokio::test]
@@ -1787,7 +1748,7 @@ async fn applyset_in_a_namespace_this_apply_creates() {
     let e = Env { session, ..e };
     e.write(
         "all.yaml",
-        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{CRD}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n"),
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{}---\napiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n", widget_crd()),
     );
     let planned = kapply_apply_set(&e, "myset").await;
     let set = planned.applyset.unwrap();
@@ -1810,7 +1771,10 @@ async fn applyset_in_a_namespace_this_apply_creates() {
     // Dropping the widget prunes it: its kind was recorded.
     e.write(
         "all.yaml",
-        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{CRD}"),
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n---\n{SET}---\n{}",
+            widget_crd()
+        ),
     );
     let planned = e.plan_with(&applyset("myset")).await;
     assert_eq!(pruned_names(&planned), ["Widget w"]);

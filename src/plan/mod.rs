@@ -210,6 +210,13 @@ impl Plan {
         })
     }
 
+    /// The prune candidates, in plan order.
+    pub fn prune_candidates(&self) -> impl Iterator<Item = &ObjectPlan> {
+        self.objects
+            .iter()
+            .filter(|o| o.action == ObjectAction::Prune)
+    }
+
     /// Whether some object could not be planned.
     pub fn has_errors(&self) -> bool {
         self.objects.iter().any(|o| o.action == ObjectAction::Error)

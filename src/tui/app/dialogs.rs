@@ -152,13 +152,7 @@ impl App {
             });
             return;
         }
-        let candidates: Vec<ObjectPlan> = self
-            .plan
-            .objects
-            .iter()
-            .filter(|o| o.action == ObjectAction::Prune)
-            .cloned()
-            .collect();
+        let candidates: Vec<ObjectPlan> = self.plan.prune_candidates().cloned().collect();
         let Some(first) = candidates.first() else {
             self.say("no prune candidates".to_string(), false);
             return;
