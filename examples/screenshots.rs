@@ -13,11 +13,10 @@
 #[path = "../tests/tui_fixture/mod.rs"]
 mod tui_fixture;
 
-use tui_fixture::{code, key, select};
+use tui_fixture::{code, key, result, select};
 
 use anyhow::Context;
 use crossterm::event::KeyCode;
-use kapply::ops::ObjectResult;
 use kapply::tui::app::Msg;
 use kapply::tui::{App, Options};
 use ratatui::Terminal;
@@ -41,55 +40,6 @@ fn app(opts: Options, w: u16, h: u16) -> App {
     app.start();
     app.update(Msg::Loaded(Ok(tui_fixture::plan())));
     app
-}
-
-/// The fixture object shown as `shown`: Deployments are in apps, the rest
-/// in the core group.
-fn id(shown: &str) -> kapply::objref::ObjectRef {
-    let (kind, rest) = shown.split_once(' ').expect("Kind name");
-    let (ns, name) = match rest.split_once('/') {
-        Some((ns, name)) => (Some(ns), name),
-        None => (None, rest),
-    };
-    let api_version = if kind == "Deployment" {
-        "apps/v1"
-    } else {
-        "v1"
-    };
-    kapply::objref::ObjectRef::new(api_version, kind, ns, name)
-}
-
-/// A result as the engine reports it: `message` is what outputs print
-/// (`configured`, `created (server dry run)`, or, when not `ok`, the
-/// server's error).
-fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
-    ObjectResult {
-        object: id(object),
-        ..outcome(ok, message)
-    }
-}
-
-/// The outcome whose words are `message`.
-fn outcome(ok: bool, message: &str) -> ObjectResult {
-    use kapply::ops::Outcome;
-    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
-        Some(w) => (w, true),
-        None => (message, false),
-    };
-    let outcome = match word {
-        _ if !ok => Outcome::Failed(kapply::ops::Failure::Server(message.into())),
-        "created" => Outcome::Created,
-        "configured" => Outcome::Configured,
-        "unchanged" => Outcome::Unchanged,
-        "deleted" => Outcome::Deleted,
-        "pruned" => Outcome::Pruned,
-        other => panic!("not an outcome: {other}"),
-    };
-    ObjectResult {
-        object: Default::default(),
-        outcome,
-        dry_run,
-    }
 }
 
 /// The screens, each with the keys that lead to it.
@@ -378,7 +328,7 @@ mod live {
     ) -> Vec<ObjectResult> {
         objs.map(|object| ObjectResult {
             object,
-            ..super::outcome(true, message)
+            ..super::tui_fixture::outcome(true, message)
         })
         .collect()
     }

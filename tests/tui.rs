@@ -8,15 +8,12 @@ mod kubectl;
 mod server;
 mod tui_fixture;
 
-use tui_fixture::{code, key, select};
+use tui_fixture::{buffer, code, key, outcome, result, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use kapply::objref::ObjectRef;
 use kapply::ops::{Failure, ObjectResult, Outcome, Progress, Propagation};
 use kapply::tui::app::{Effect, Msg, Popup};
 use kapply::tui::{App, Options};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
 fn app_with(opts: Options, w: u16, h: u16) -> App {
@@ -46,26 +43,9 @@ fn keys(s: &str) -> Vec<Msg> {
     s.chars().map(key).collect()
 }
 
-fn buffer(app: &App) -> ratatui::buffer::Buffer {
-    let (w, h) = (app.size.width, app.size.height);
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| f.render_widget(app, f.area())).unwrap();
-    term.backend().buffer().clone()
-}
-
 /// The frame as text, uids and clock times masked.
 fn screen(app: &App) -> String {
-    let buf = buffer(app);
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    mask(&out)
+    mask(&tui_fixture::text(app))
 }
 
 /// Replace uuids with `<uid>` and HH:MM:SS clock times with `<time>`.
@@ -109,54 +89,6 @@ fn mask(s: &str) -> String {
         }
     }
     out
-}
-
-/// The fixture object shown as `shown` (`Deployment default/nginx`,
-/// `Namespace demo`): Deployments are in apps, the rest in the core group.
-fn id(shown: &str) -> ObjectRef {
-    let (kind, rest) = shown.split_once(' ').expect("Kind name");
-    let (ns, name) = match rest.split_once('/') {
-        Some((ns, name)) => (Some(ns), name),
-        None => (None, rest),
-    };
-    let api_version = if kind == "Deployment" {
-        "apps/v1"
-    } else {
-        "v1"
-    };
-    ObjectRef::new(api_version, kind, ns, name)
-}
-
-/// A result as the engine reports it: `message` is what outputs print
-/// (`configured`, `created (server dry run)`, or, when not `ok`, the
-/// server's error).
-fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
-    ObjectResult {
-        object: id(object),
-        ..outcome(ok, message)
-    }
-}
-
-/// The outcome whose words are `message`.
-fn outcome(ok: bool, message: &str) -> ObjectResult {
-    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
-        Some(w) => (w, true),
-        None => (message, false),
-    };
-    let outcome = match word {
-        _ if !ok => Outcome::Failed(Failure::Server(message.into())),
-        "created" => Outcome::Created,
-        "configured" => Outcome::Configured,
-        "unchanged" => Outcome::Unchanged,
-        "deleted" => Outcome::Deleted,
-        "pruned" => Outcome::Pruned,
-        other => panic!("not an outcome: {other}"),
-    };
-    ObjectResult {
-        object: Default::default(),
-        outcome,
-        dry_run,
-    }
 }
 
 // ---------- screens ----------
@@ -1247,6 +1179,28 @@ async fn settle(
     }
 }
 
+/// The real engine on the cluster of `kubeconfig`, reading the manifests
+/// in `dir` (no pruning).
+async fn kube_engine(
+    kubeconfig: &std::path::Path,
+    dir: &std::path::Path,
+) -> std::sync::Arc<dyn kapply::ops::Engine> {
+    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    std::sync::Arc::new(kapply::cluster::KubeEngine::new(
+        session,
+        kapply::manifest::LoadOptions {
+            paths: vec![dir.to_path_buf()],
+            ..Default::default()
+        },
+        Default::default(),
+    ))
+}
+
 #[tokio::test]
 async fn apply_then_prune_through_the_engine() {
     let fake = std::sync::Arc::new(fake::Engine1 {
@@ -2030,21 +1984,7 @@ async fn secret_values_never_shown_by_any_command_or_view() {
     shown.push((what, text));
 
     // The TUI on the same change, through the real engine.
-    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
-        kubeconfig: Some(kubeconfig.clone()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
-        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
-            session,
-            kapply::manifest::LoadOptions {
-                paths: vec![sec.clone()],
-                ..Default::default()
-            },
-            Default::default(),
-        ));
+    let engine = kube_engine(&kubeconfig, &sec).await;
     let mut a = App::new(Options::default());
     a.clock = || "12:34:56".to_string();
     a.update(Msg::Resize(160, 50));
@@ -2396,21 +2336,7 @@ async fn released_field_keeps_its_live_value_through_the_engine() {
     // minReadySeconds leaves the config: a clear row, released with R.
     std::fs::write(d.join("web.yaml"), manifest("")).unwrap();
 
-    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
-        kubeconfig: Some(kubeconfig.clone()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
-        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
-            session,
-            kapply::manifest::LoadOptions {
-                paths: vec![d.clone()],
-                ..Default::default()
-            },
-            Default::default(),
-        ));
+    let engine = kube_engine(&kubeconfig, &d).await;
     let mut a = App::new(Options::default());
     a.update(Msg::Resize(120, 30));
     let start = a.start();
@@ -2593,21 +2519,7 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     )
     .unwrap();
 
-    let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
-        kubeconfig: Some(kubeconfig.clone()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
-        std::sync::Arc::new(kapply::cluster::KubeEngine::new(
-            session,
-            kapply::manifest::LoadOptions {
-                paths: vec![d.clone()],
-                ..Default::default()
-            },
-            Default::default(),
-        ));
+    let engine = kube_engine(&kubeconfig, &d).await;
     // A prune candidate (no manifest) would go to the manifest directory.
     let mut cand = kapply::plan::ObjectPlan {
         source: None,

@@ -62,8 +62,6 @@ fn a_write_without_an_answer_is_neither_applied_nor_failed() {
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kapply::ops::Server;
 use kapply::plan::{ObjectAction, Plan};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 use tui_fixture::code;
@@ -79,20 +77,7 @@ fn t7() -> Instant {
 }
 
 fn screen(app: &App) -> String {
-    let (w, h) = (app.size.width, app.size.height);
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| f.render_widget(app, f.area())).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    tui_fixture::text(app)
 }
 
 /// The rows an engine reads from the manifests alone: identities, no

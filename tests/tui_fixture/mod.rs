@@ -6,6 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kapply::merge::{Cause, FieldAction, FieldChange, LAST_APPLIED, Patch, PatchType, classify};
+use kapply::ops::ObjectResult;
 use kapply::plan::{ObjectAction, ObjectPlan, Plan};
 use kapply::tui::App;
 use kapply::tui::app::Msg;
@@ -459,4 +460,76 @@ pub fn configmap_drift() -> ObjectPlan {
     o.config = Some(config);
     o.live = Some(live);
     o
+}
+
+/// The fixture object shown as `shown` (`Deployment default/nginx`,
+/// `Namespace demo`): Deployments are in apps, the rest in the core group.
+pub fn id(shown: &str) -> kapply::objref::ObjectRef {
+    let (kind, rest) = shown.split_once(' ').expect("Kind name");
+    let (ns, name) = match rest.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, rest),
+    };
+    let api_version = if kind == "Deployment" {
+        "apps/v1"
+    } else {
+        "v1"
+    };
+    kapply::objref::ObjectRef::new(api_version, kind, ns, name)
+}
+
+/// A result as the engine reports it: `message` is what outputs print
+/// (`configured`, `created (server dry run)`, or, when not `ok`, the
+/// server's error).
+pub fn result(object: &str, ok: bool, message: &str) -> ObjectResult {
+    ObjectResult {
+        object: id(object),
+        ..outcome(ok, message)
+    }
+}
+
+/// The outcome whose words are `message`.
+pub fn outcome(ok: bool, message: &str) -> ObjectResult {
+    use kapply::ops::Outcome;
+    let (word, dry_run) = match message.strip_suffix(" (server dry run)") {
+        Some(w) => (w, true),
+        None => (message, false),
+    };
+    let outcome = match word {
+        _ if !ok => Outcome::Failed(kapply::ops::Failure::Server(message.into())),
+        "created" => Outcome::Created,
+        "configured" => Outcome::Configured,
+        "unchanged" => Outcome::Unchanged,
+        "deleted" => Outcome::Deleted,
+        "pruned" => Outcome::Pruned,
+        other => panic!("not an outcome: {other}"),
+    };
+    ObjectResult {
+        object: Default::default(),
+        outcome,
+        dry_run,
+    }
+}
+
+/// The frame the app draws at its size.
+pub fn buffer(app: &App) -> ratatui::buffer::Buffer {
+    let (w, h) = (app.size.width, app.size.height);
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    term.draw(|f| f.render_widget(app, f.area())).unwrap();
+    term.backend().buffer().clone()
+}
+
+/// The frame as text: a line a row, trailing blanks trimmed.
+pub fn text(app: &App) -> String {
+    let buf = buffer(app);
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
