@@ -1267,9 +1267,9 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
 /// bare, the rest as JSON.
 fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> String {
     let secret = kind == "Secret"
-        && ["data", "stringData"].iter().any(|k| {
-            path == *k || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}["))
-        });
+        && ["data", "stringData"]
+            .iter()
+            .any(|k| crate::fieldpath::is_under(path, k));
     match v {
         None => "(not set live)".into(),
         Some(_) if secret => "***".into(),

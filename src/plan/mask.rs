@@ -2,8 +2,8 @@
 //! patch and the last-applied annotation.
 
 use super::ObjectPlan;
+use crate::fieldpath as path;
 use crate::merge::LAST_APPLIED;
-use crate::merge::path::{self};
 use serde_json::Value;
 
 /// Mask the values of a Secret's `data` and `stringData` (and inside its

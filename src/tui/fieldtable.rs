@@ -206,12 +206,8 @@ pub fn ordered(o: &ObjectPlan, show_kept: bool) -> Vec<&FieldChange> {
 /// Whether `path` of `o` holds Secret data (masked wherever it is shown).
 pub(crate) fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
     o.kind == "Secret"
-        && (path == "data"
-            || path == "stringData"
-            || path.starts_with("data.")
-            || path.starts_with("data[")
-            || path.starts_with("stringData.")
-            || path.starts_with("stringData["))
+        && (crate::fieldpath::is_under(path, "data")
+            || crate::fieldpath::is_under(path, "stringData"))
 }
 
 /// A value in a table cell: strings bare, `—` for no value, Secret data
