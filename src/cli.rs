@@ -1245,7 +1245,7 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
                 errln!("exported {text} -> {}{note}", path.display());
             }
             None => {
-                let shown = crate::export::masked(&clean);
+                let shown = crate::mask::mask_secret(&clean);
                 let mut out = std::io::stdout().lock();
                 if !first {
                     writeln!(out, "---")?;
@@ -1266,13 +1266,9 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
 /// A field value as `kapply release` shows it: Secret data masked, strings
 /// bare, the rest as JSON.
 fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> String {
-    let secret = kind == "Secret"
-        && ["data", "stringData"]
-            .iter()
-            .any(|k| crate::fieldpath::is_under(path, k));
     match v {
         None => "(not set live)".into(),
-        Some(_) if secret => "***".into(),
+        Some(_) if crate::mask::is_secret_field(kind, path) => crate::mask::MASK.into(),
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => crate::gocompat::json(v),
     }

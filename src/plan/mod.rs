@@ -21,7 +21,7 @@ mod render;
 pub use build::{
     error_object, plan_object, plan_object_owned, prune_candidate, recorded_last_applied,
 };
-pub use mask::{mask_plan, mask_secret, mask_secret_pair};
+pub use mask::mask_plan;
 pub use owners::field_owners;
 pub use partial::{
     AnnotationRelease, ReleasedField, partial_config, partial_from_plan, partial_from_rows,
