@@ -3,7 +3,7 @@
 //! field causes, `diff` and the TUI. The format is read through
 //! [`crate::managedfields`].
 
-use super::path;
+use crate::fieldpath as path;
 use crate::managedfields::{self, Element};
 use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
 use serde_json::{Map, Value};

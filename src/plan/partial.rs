@@ -3,104 +3,10 @@
 
 use super::build::{base_plan, str_at};
 use super::{ObjectAction, ObjectPlan};
-use crate::merge::path::{self, Segment};
+use crate::fieldpath::{self as path, Segment};
 use crate::merge::{self, FieldAction, LAST_APPLIED, Reason};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
-
-fn remove_path(v: &mut Value, segs: &[Segment]) {
-    let Some((last, parent)) = segs.split_last() else {
-        return;
-    };
-    let mut cur = v;
-    for s in parent {
-        let next = match s {
-            Segment::Key(k) => cur.get_mut(k),
-            Segment::Index(i) => cur.get_mut(*i),
-            Segment::Element(k, want) => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
-    match last {
-        Segment::Key(k) => {
-            if let Some(m) = cur.as_object_mut() {
-                m.remove(k);
-            }
-        }
-        Segment::Index(i) => {
-            if let Some(a) = cur.as_array_mut()
-                && *i < a.len()
-            {
-                a.remove(*i);
-            }
-        }
-        Segment::Element(k, want) => {
-            if let Some(a) = cur.as_array_mut() {
-                a.retain(|e| !path::element_matches(e, k, want));
-            }
-        }
-    }
-}
-
-fn set_path(v: &mut Value, segs: &[Segment], value: Value) {
-    let Some((last, parent)) = segs.split_last() else {
-        *v = value;
-        return;
-    };
-    let mut cur = v;
-    for s in parent {
-        let next = match s {
-            Segment::Key(k) => {
-                if !cur.is_object() {
-                    *cur = Value::Object(Map::new());
-                }
-                cur.as_object_mut().map(|m| {
-                    m.entry(k.clone())
-                        .or_insert_with(|| Value::Object(Map::new()))
-                })
-            }
-            Segment::Index(i) => cur.get_mut(*i),
-            Segment::Element(k, want) => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
-    match last {
-        Segment::Key(k) => {
-            if !cur.is_object() {
-                *cur = Value::Object(Map::new());
-            }
-            if let Some(m) = cur.as_object_mut() {
-                m.insert(k.clone(), value);
-            }
-        }
-        Segment::Index(i) => {
-            if let Some(slot) = cur.get_mut(*i) {
-                *slot = value;
-            }
-        }
-        Segment::Element(k, want) => {
-            if cur.is_null() {
-                *cur = Value::Array(vec![]);
-            }
-            if let Some(a) = cur.as_array_mut() {
-                match a.iter_mut().find(|e| path::element_matches(e, k, want)) {
-                    Some(slot) => *slot = value,
-                    None => a.push(value),
-                }
-            }
-        }
-    }
-}
 
 /// A configuration that applies only the accepted field changes: the
 /// config with every change that was not accepted reverted to its
@@ -141,8 +47,8 @@ pub fn partial_from_rows<'r>(
         }
         let segs = path::parse(p);
         match last_applied.and_then(|la| path::get(la, &segs)) {
-            Some(v) => set_path(&mut out, &segs, v.clone()),
-            None => remove_path(&mut out, &segs),
+            Some(v) => path::set(&mut out, &segs, v.clone()),
+            None => path::remove(&mut out, &segs),
         }
     }
     out
@@ -167,11 +73,38 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
         }
         let segs = path::parse(&f.path);
         match &f.live {
-            Some(v) => set_path(&mut out, &segs, v.clone()),
-            None => remove_path(&mut out, &segs),
+            Some(v) => path::set(&mut out, &segs, v.clone()),
+            None => path::remove(&mut out, &segs),
         }
     }
     Some(out)
+}
+
+/// Why a field cannot be released (see [`release_refusal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseRefusal {
+    /// The path names no row of the object's field plan.
+    NotAChange,
+    /// The row is not a `clear`: apply would not remove the field.
+    NotClear,
+    /// The config removes the field with an explicit null.
+    ExplicitNull,
+}
+
+impl ReleaseRefusal {
+    /// The reason alone, for a status line where the row is in view: short
+    /// enough to read whole at 80 columns.
+    pub fn short(self) -> &'static str {
+        match self {
+            ReleaseRefusal::NotAChange => "R: not a field change",
+            ReleaseRefusal::NotClear => {
+                "R: not a clear row: only a field apply would remove can be released"
+            }
+            ReleaseRefusal::ExplicitNull => {
+                "R: the config sets it to null (not left out): it cannot be released"
+            }
+        }
+    }
 }
 
 /// Why `path` cannot be released on this object, or `None` when it can.
@@ -179,15 +112,12 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
 /// hands the live value to another writer, which needs the config to say
 /// nothing about the field (an explicit null in the config is a removal
 /// the config asks for).
-pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+pub fn release_refusal_kind(plan: &ObjectPlan, path: &str) -> Option<ReleaseRefusal> {
     let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
-        return Some(format!("{path} is not a field change of {}", plan.id()));
+        return Some(ReleaseRefusal::NotAChange);
     };
     if row.action != FieldAction::Clear {
-        return Some(format!(
-            "{path} of {} is not a clear row: only a field apply would remove can be released",
-            plan.id()
-        ));
+        return Some(ReleaseRefusal::NotClear);
     }
     let in_config = plan
         .config
@@ -195,12 +125,23 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
         .and_then(|c| path::get(c, &path::parse(path)))
         .is_some();
     if in_config || row.last_applied.is_none() {
-        return Some(format!(
-            "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
-            plan.id()
-        ));
+        return Some(ReleaseRefusal::ExplicitNull);
     }
     None
+}
+
+/// [`release_refusal_kind`] in words naming the field and the object.
+pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+    let id = plan.id();
+    Some(match release_refusal_kind(plan, path)? {
+        ReleaseRefusal::NotAChange => format!("{path} is not a field change of {id}"),
+        ReleaseRefusal::NotClear => format!(
+            "{path} of {id} is not a clear row: only a field apply would remove can be released"
+        ),
+        ReleaseRefusal::ExplicitNull => format!(
+            "{path} of {id} is removed by the config itself (explicit null), not by leaving it out; it cannot be released"
+        ),
+    })
 }
 
 /// The last-applied configuration with the `released` paths taken out.
@@ -218,7 +159,7 @@ pub fn release_from_last_applied(
     let mut out = last_applied?.clone();
     for p in released {
         let segs = path::parse(p);
-        remove_path(&mut out, &segs);
+        path::remove(&mut out, &segs);
         for depth in (1..segs.len()).rev() {
             let parent = &segs[..depth];
             let emptied = match path::get(&out, parent) {
@@ -229,7 +170,7 @@ pub fn release_from_last_applied(
             if !emptied || path::get(config, parent).is_some() {
                 break;
             }
-            remove_path(&mut out, parent);
+            path::remove(&mut out, parent);
         }
     }
     Some(out)
