@@ -1,7 +1,7 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
 //! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
-//! `defaults`, `export`, `gocompat`, `vocab`, `mask`,
+//! `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`, `mask`,
 //! `managedfields`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
