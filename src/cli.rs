@@ -8,8 +8,26 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// so none reaches the terminal.
 macro_rules! outln {
     ($($arg:tt)*) => {
-        println!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+        $crate::cli::write_stdout(&format!("{}\n", $crate::text::escape_controls(&format!($($arg)*))))
     };
+}
+
+/// Writes `text` to stdout. A reader that went away (`kapply plan -o json
+/// | head`) ends the run quietly with 141, what a shell reports for kubectl
+/// killed by SIGPIPE there: Rust ignores SIGPIPE, so `print!` would panic.
+pub(crate) fn write_stdout(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(2);
+    }
 }
 
 /// `eprintln!` with control characters escaped, as [`outln!`].
@@ -642,10 +660,9 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
         }
         let shown = masked(&plan);
         // The YAML writer quotes and escapes control characters itself.
-        print!(
-            "{}",
-            crate::text::escape_controls(&crate::yaml::to_yaml(&plan::to_value(&shown)))
-        );
+        write_stdout(&crate::text::escape_controls(&crate::yaml::to_yaml(
+            &plan::to_value(&shown),
+        )));
         return Ok(if plan.has_errors() { 2 } else { 0 });
     }
     // JSON, written object by object: the same text as plan::to_json.
@@ -1245,7 +1262,7 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
                 errln!("exported {text} -> {}{note}", path.display());
             }
             None => {
-                let shown = crate::export::masked(&clean);
+                let shown = crate::mask::mask_secret(&clean);
                 let mut out = std::io::stdout().lock();
                 if !first {
                     writeln!(out, "---")?;
@@ -1266,13 +1283,9 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
 /// A field value as `kapply release` shows it: Secret data masked, strings
 /// bare, the rest as JSON.
 fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> String {
-    let secret = kind == "Secret"
-        && ["data", "stringData"].iter().any(|k| {
-            path == *k || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}["))
-        });
     match v {
         None => "(not set live)".into(),
-        Some(_) if secret => "***".into(),
+        Some(_) if crate::mask::is_secret_field(kind, path) => crate::mask::MASK.into(),
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => crate::gocompat::json(v),
     }

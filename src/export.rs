@@ -230,24 +230,6 @@ pub fn replace_document(text: &str, line: usize, doc: &str) -> Option<String> {
     Some(out)
 }
 
-/// A copy of a Secret with every `data`/`stringData` value masked, for
-/// printing to a terminal; other objects are returned unchanged.
-pub fn masked(obj: &Value) -> Value {
-    let mut out = obj.clone();
-    if obj["kind"] == "Secret"
-        && let Some(o) = out.as_object_mut()
-    {
-        for k in ["data", "stringData"] {
-            if let Some(m) = o.get_mut(k).and_then(Value::as_object_mut) {
-                for v in m.values_mut() {
-                    *v = Value::String("***".into());
-                }
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,7 +328,8 @@ mod tests {
         let e = export(&live);
         assert_eq!(e["data"]["k"], "c2VjcmV0");
         assert!(e.get("type").is_none());
-        let m = masked(&e);
+        // Printed to a terminal through the one masker.
+        let m = crate::mask::mask_secret(&e);
         assert_eq!(m["data"]["k"], "***");
         assert!(!crate::yaml::to_yaml(&m).contains("c2VjcmV0"));
     }

@@ -1,7 +1,7 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
 //! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
-//! `defaults`, `export`, `gocompat`, `vocab`) do no I/O
+//! `defaults`, `export`, `gocompat`, `vocab`, `mask`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -14,6 +14,7 @@ pub mod gocompat;
 pub mod highlight;
 pub mod inputs;
 pub mod manifest;
+pub mod mask;
 pub mod merge;
 pub mod objref;
 pub mod ops;

@@ -401,6 +401,50 @@ fn diff_exit_codes_and_plain_output() {
     none.assert_stderr("-f");
 }
 
+/// `kapply plan -o yaml | head`: the reader goes away early. kapply ends
+/// (quietly with 141, what a shell reports for kubectl killed by SIGPIPE
+/// there), never with a panic on the closed pipe.
+#[test]
+fn a_closed_stdout_pipe_ends_the_run_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Far more than a pipe holds (64 KiB), so a write meets the closed end
+    // however fast the reader goes away.
+    let mut many = String::new();
+    for i in 0..300 {
+        let data = format!("{{k: {}}}", "x".repeat(300));
+        many.push_str("---\n");
+        many.push_str(&configmap(&format!("cm-{i}"), "{app: big}", &data));
+    }
+    write(&d.join("cfg/all.yaml"), &many);
+    write(&d.join("live.yaml"), "");
+    for args in [
+        &["plan", "-f", "cfg", "--live", "live.yaml", "-o", "json"][..],
+        &["plan", "-f", "cfg", "--live", "live.yaml", "-o", "yaml"],
+        &["diff", "-f", "cfg", "--live", "live.yaml"],
+    ] {
+        let mut child = Command::new(KAPPLY)
+            .current_dir(d)
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read a little, as `head -c` does, then close the pipe.
+        let mut first = [0u8; 16];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        // 141 where the whole text is written at once; the streamed
+        // outputs (diff, plan -o json) stop with their write error (2).
+        let code = out.status.code();
+        assert!(matches!(code, Some(141 | 2)), "{args:?} {code:?}: {stderr}");
+    }
+}
+
 #[test]
 fn diff_reports_malformed_yaml_and_still_shows_the_rest() {
     let dir = walkthrough_dir();

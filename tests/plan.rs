@@ -6,12 +6,13 @@ mod kubectl;
 mod plan_json;
 
 use kapply::manifest::{Manifest, Source};
+use kapply::mask::mask_secret;
 use kapply::merge::{FieldAction, LAST_APPLIED, last_applied_annotation, three_way};
 use kapply::objref::{ObjectRef, split_api_version};
 use kapply::patchmeta::PatchMeta;
 use kapply::plan::{
-    ObjectAction, ObjectPlan, Plan, PlanOptions, error_object, field_owners, mask_secret,
-    partial_config, plan_object, prune_candidate, render_diff, render_diff_terminal, to_json,
+    ObjectAction, ObjectPlan, Plan, PlanOptions, error_object, field_owners, partial_config,
+    plan_object, prune_candidate, render_diff, render_diff_terminal, to_json,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

@@ -860,6 +860,38 @@ fn every_imperative_create_stores_what_kubectl_sent() {
     }
 }
 
+/// `kubectl create token` (a protobuf TokenRequest on serviceaccounts/token)
+/// prints a JWT whose claims name the ServiceAccount, audience and lifetime;
+/// a lifetime under 10 minutes is refused as kube-apiserver refuses it.
+#[test]
+fn create_token_for_a_service_account() {
+    let Some((k, _c)) = setup() else { return };
+    k.ok(&["create", "serviceaccount", "robot"]);
+    let token = k.ok(&[
+        "create",
+        "token",
+        "robot",
+        "--duration=2h",
+        "--audience=api",
+    ]);
+    let parts: Vec<&str> = token.trim().split('.').collect();
+    assert_eq!(parts.len(), 3, "{token}");
+    let claims =
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, parts[1])
+            .unwrap_or_else(|e| panic!("{token}: {e}"));
+    let claims: Value = serde_json::from_slice(&claims).unwrap();
+    assert_eq!(claims["sub"], "system:serviceaccount:default:robot");
+    assert_eq!(claims["aud"], json!(["api"]));
+    let life = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
+    assert_eq!(life, 7200, "{claims}");
+    let short = k.run(&["create", "token", "robot", "--duration=1m"], &[]);
+    assert!(!short.status.success());
+    let err = String::from_utf8_lossy(&short.stderr);
+    assert!(err.contains("less than 10 minutes"), "{err}");
+    let missing = k.run(&["create", "token", "nobody"], &[]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("not found"));
+}
+
 /// `Ok` when `stored` holds every field of `sent` with the same value, but
 /// what the server owns (status, the top-level creationTimestamp).
 fn holds(stored: &Value, sent: &Value, path: &str) -> Result<(), String> {

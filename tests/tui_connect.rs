@@ -205,11 +205,26 @@ fn nothing_destructive_is_offered_without_live_state() {
         );
     }
     a.update(Msg::Connected(Err("refused".into())));
-    a.update(key('a'));
-    assert_eq!(
-        a.last_result.as_deref(),
-        Some("apply needs the live state, which could not be read: r retries")
-    );
+    // After a failure the answer reads whole at 80 columns, beside the
+    // status line's own `no live state: r retries`.
+    for (k, what) in [
+        ('a', "apply"),
+        ('D', "delete"),
+        ('p', "prune"),
+        ('E', "export"),
+        ('f', "the status filter"),
+    ] {
+        a.update(key(k));
+        let answer = format!("{what} needs the live state");
+        assert_eq!(a.last_result.as_deref(), Some(answer.as_str()));
+        let s = screen(&a);
+        let status = s.lines().last().unwrap();
+        assert_eq!(
+            status,
+            format!("no live state: r retries  {answer}  ? help  q quit"),
+            "{s}"
+        );
+    }
 }
 
 const REFUSED: &str = "the server at https://10.0.0.1:6443 refused the credentials of context \

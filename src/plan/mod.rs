@@ -21,11 +21,12 @@ mod render;
 pub use build::{
     error_object, plan_object, plan_object_owned, prune_candidate, recorded_last_applied,
 };
-pub use mask::{mask_plan, mask_secret, mask_secret_pair};
+pub use mask::mask_plan;
 pub use owners::field_owners;
 pub use partial::{
-    AnnotationRelease, ReleasedField, partial_config, partial_from_plan, partial_from_rows,
-    release_annotation, release_from_last_applied, release_refusal,
+    AnnotationRelease, ReleaseRefusal, ReleasedField, partial_config, partial_from_plan,
+    partial_from_rows, release_annotation, release_from_last_applied, release_refusal,
+    release_refusal_kind,
 };
 pub use render::{
     render_diff, render_diff_end, render_diff_object, render_diff_terminal,

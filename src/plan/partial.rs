@@ -174,20 +174,44 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
     Some(out)
 }
 
+/// Why a field cannot be released (see [`release_refusal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseRefusal {
+    /// The path names no row of the object's field plan.
+    NotAChange,
+    /// The row is not a `clear`: apply would not remove the field.
+    NotClear,
+    /// The config removes the field with an explicit null.
+    ExplicitNull,
+}
+
+impl ReleaseRefusal {
+    /// The reason alone, for a status line where the row is in view: short
+    /// enough to read whole at 80 columns.
+    pub fn short(self) -> &'static str {
+        match self {
+            ReleaseRefusal::NotAChange => "R: not a field change",
+            ReleaseRefusal::NotClear => {
+                "R: not a clear row: only a field apply would remove can be released"
+            }
+            ReleaseRefusal::ExplicitNull => {
+                "R: the config sets it to null (not left out): it cannot be released"
+            }
+        }
+    }
+}
+
 /// Why `path` cannot be released on this object, or `None` when it can.
 /// Only a `clear` row whose field the config leaves out can be: releasing
 /// hands the live value to another writer, which needs the config to say
 /// nothing about the field (an explicit null in the config is a removal
 /// the config asks for).
-pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+pub fn release_refusal_kind(plan: &ObjectPlan, path: &str) -> Option<ReleaseRefusal> {
     let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
-        return Some(format!("{path} is not a field change of {}", plan.id()));
+        return Some(ReleaseRefusal::NotAChange);
     };
     if row.action != FieldAction::Clear {
-        return Some(format!(
-            "{path} of {} is not a clear row: only a field apply would remove can be released",
-            plan.id()
-        ));
+        return Some(ReleaseRefusal::NotClear);
     }
     let in_config = plan
         .config
@@ -195,12 +219,23 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
         .and_then(|c| path::get(c, &path::parse(path)))
         .is_some();
     if in_config || row.last_applied.is_none() {
-        return Some(format!(
-            "{path} of {} is removed by the config itself (explicit null), not by leaving it out; it cannot be released",
-            plan.id()
-        ));
+        return Some(ReleaseRefusal::ExplicitNull);
     }
     None
+}
+
+/// [`release_refusal_kind`] in words naming the field and the object.
+pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+    let id = plan.id();
+    Some(match release_refusal_kind(plan, path)? {
+        ReleaseRefusal::NotAChange => format!("{path} is not a field change of {id}"),
+        ReleaseRefusal::NotClear => format!(
+            "{path} of {id} is not a clear row: only a field apply would remove can be released"
+        ),
+        ReleaseRefusal::ExplicitNull => format!(
+            "{path} of {id} is removed by the config itself (explicit null), not by leaving it out; it cannot be released"
+        ),
+    })
 }
 
 /// The last-applied configuration with the `released` paths taken out.

@@ -35,6 +35,7 @@ pub mod resources;
 pub mod selector;
 pub mod status;
 pub mod store;
+mod token;
 mod validate;
 
 pub use api::{ApiServer, RecordedRequest};

@@ -97,6 +97,8 @@ enum Z {
     List,
     /// Repeated without `omitempty`: `null` when empty.
     ListKeep,
+    /// Pointer without `omitempty`: `null` when not sent.
+    Null,
 }
 
 type Row = (u64, &'static str, T, Z);
@@ -553,6 +555,28 @@ const SCHEMA: &[(&str, &[Row])] = &[
             (3, "name", Str, Keep),
         ],
     ),
+    // authentication.k8s.io/v1
+    (
+        "TokenRequest",
+        &[META, (2, "spec", Msg("TokenRequestSpec"), Ptr), STATUS],
+    ),
+    (
+        "TokenRequestSpec",
+        &[
+            (1, "audiences", Str, ListKeep),
+            (4, "expirationSeconds", Int, Null),
+            (3, "boundObjectRef", Msg("BoundObjectReference"), Null),
+        ],
+    ),
+    (
+        "BoundObjectReference",
+        &[
+            (1, "kind", Str, Omit),
+            (2, "apiVersion", Str, Omit),
+            (3, "name", Str, Omit),
+            (4, "uid", Str, Omit),
+        ],
+    ),
     // scheduling.k8s.io/v1
     (
         "PriorityClass",
@@ -668,6 +692,7 @@ const KINDS: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io/v1", "RoleBinding"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("authentication.k8s.io/v1", "TokenRequest"),
     ("policy/v1", "PodDisruptionBudget"),
     ("networking.k8s.io/v1", "Ingress"),
 ];
@@ -842,7 +867,7 @@ fn message(name: &str, b: &[u8], depth: usize) -> Result<Map<String, Value>, Str
                 Some(v) => v,
                 None => continue,
             },
-            (None, ListKeep) => Value::Null,
+            (None, ListKeep | Null) => Value::Null,
             (None, _) => continue,
         };
         out.insert((*json_name).to_string(), v);

@@ -4,6 +4,7 @@
 //! takes (a long value wraps, or is cut in the middle, never where it
 //! differs). The renderer and the cursor's scrolling share it.
 
+use crate::mask;
 use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::ObjectPlan;
 use serde_json::Value;
@@ -203,23 +204,12 @@ pub fn ordered(o: &ObjectPlan, show_kept: bool) -> Vec<&FieldChange> {
         .collect()
 }
 
-/// Whether `path` of `o` holds Secret data (masked wherever it is shown).
-pub(crate) fn is_secret_path(o: &ObjectPlan, path: &str) -> bool {
-    o.kind == "Secret"
-        && (path == "data"
-            || path == "stringData"
-            || path.starts_with("data.")
-            || path.starts_with("data[")
-            || path.starts_with("stringData.")
-            || path.starts_with("stringData["))
-}
-
 /// A value in a table cell: strings bare, `—` for no value, Secret data
-/// masked (as `plan::mask_secret` writes it), control characters escaped.
+/// masked (by the one masker, [`crate::mask`]), control characters escaped.
 pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     match v {
         None => "—".to_string(),
-        Some(_) if is_secret_path(o, path) => "***".to_string(),
+        Some(_) if mask::is_secret_field(&o.kind, path) => mask::MASK.to_string(),
         Some(Value::String(s)) => esc(s),
         Some(v) => esc(&v.to_string()),
     }
@@ -506,7 +496,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
     for (k, &(depth, label, i)) in rows_in.iter().enumerate() {
         let f = &o.fields[i];
         let t = &texts[k];
-        let secret = is_secret_path(o, &f.path);
+        let secret = mask::is_secret_field(&o.kind, &f.path);
         // Highlight against: last-applied and live against the config
         // (what the apply changes), the config against live.
         let cmp = |side: usize| -> Option<&str> {

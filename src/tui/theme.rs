@@ -5,14 +5,10 @@
 use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::tui::app::{App, Popup};
-use crate::tui::fieldtable;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 use serde_json::Value;
-
-/// What Secret values show as (as `plan::mask_secret` writes them).
-pub(crate) const MASK: &str = "***";
 
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -141,7 +137,7 @@ pub(crate) fn field_word(a: FieldAction) -> &'static str {
 pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     match v {
         None => "—".to_string(),
-        Some(_) if fieldtable::is_secret_path(o, path) => MASK.to_string(),
+        Some(_) if crate::mask::is_secret_field(&o.kind, path) => crate::mask::MASK.to_string(),
         Some(Value::String(s)) => format!("{s:?}"),
         Some(v) => v.to_string(),
     }

@@ -4,10 +4,10 @@
 use super::app::App;
 use super::theme::Theme;
 use crate::highlight::{Rgb, highlight_yaml};
+use crate::mask::mask_secret_pair;
 use crate::merge::PatchType;
 use crate::merge::apply::{apply_merge, apply_strategic};
 use crate::patchmeta::PatchMeta;
-use crate::plan::mask_secret_pair;
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::yaml::to_yaml;
 use ratatui::style::{Color, Modifier, Style};

@@ -1,4 +1,4 @@
-//! Subresources: `/scale` and `/status`.
+//! Subresources: `/scale`, `/status` and a ServiceAccount's `/token`.
 
 use super::out;
 use super::patch::{PatchKind, apply_patch, json_patch_apply, patch_body, patch_kind};
@@ -109,6 +109,13 @@ pub(super) fn subresource(
                 st.put(k, &new);
             }
             Ok((200, out(r, &new)))
+        }
+        "token" if r.kind == "ServiceAccount" && r.group.is_empty() => {
+            if *method != Method::POST {
+                return Err(ApiError::method_not_allowed(method.as_str()));
+            }
+            let request = json_body(content_type, body)?;
+            Ok((201, crate::server::token::issue(r, &old, &request)?))
         }
         _ => Err(ApiError::not_found_path()),
     }

@@ -32,7 +32,7 @@ impl App {
                     .get(&key)
                     .into_iter()
                     .flatten()
-                    .filter(|p| crate::plan::release_refusal(o, p).is_none())
+                    .filter(|p| crate::plan::release_refusal_kind(o, p).is_none())
                     .cloned()
                     .collect();
                 let accepted_fields = self.excluded.get(&key).map(|ex| {

@@ -168,8 +168,10 @@ impl App {
             self.say(format!("{path}: clear (apply removes it)"), false);
             return;
         }
-        if let Some(why) = crate::plan::release_refusal(&o, &path) {
-            self.say(why, false);
+        // The row is in view: the status line says only why, so it reads
+        // whole at 80 columns.
+        if let Some(why) = crate::plan::release_refusal_kind(&o, &path) {
+            self.say(why.short(), false);
             return;
         }
         self.released
@@ -179,7 +181,7 @@ impl App {
         // Releasing is sending: the row is included again.
         unset(&mut self.excluded, &key, &path);
         self.say(
-            format!("{path}: released (apply keeps the live value, drops it from last-applied)"),
+            format!("released {path}: live value stays, dropped from last-applied"),
             false,
         );
     }

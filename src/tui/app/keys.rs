@@ -176,10 +176,13 @@ impl App {
         Vec::new()
     }
 
-    /// Why `what` is not offered before live state is known.
+    /// Why `what` is not offered before live state is known. After a
+    /// failure the status line already starts with `no live state: r
+    /// retries`, so the answer stays short enough to read whole at 80
+    /// columns beside it.
     pub(super) fn needs_live_state(&self, what: &str) -> String {
         if self.failure.is_some() {
-            format!("{what} needs the live state, which could not be read: r retries")
+            format!("{what} needs the live state")
         } else {
             format!("{what} needs the live state, which is still loading")
         }
