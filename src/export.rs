@@ -6,6 +6,7 @@
 //! (`crate::defaults`) would give it back the same value, so a field a user set
 //! to a non-default value is always kept.
 
+use crate::fieldpath::Segment;
 use serde_json::{Map, Value};
 
 /// Metadata the server owns; never part of a manifest.
@@ -93,30 +94,23 @@ fn defaulted(v: &Value) -> Value {
     d
 }
 
-/// One step of a path into a JSON value.
-#[derive(Clone, Debug)]
-enum Step {
-    Key(String),
-    Index(usize),
-}
-
 /// Paths of the leaves under `spec`-like content (everything but apiVersion,
 /// kind and metadata). Scalars, empty maps and arrays of non-maps are leaves.
-fn leaves(v: &Value, path: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+fn leaves(v: &Value, path: &mut Vec<Segment>, out: &mut Vec<Vec<Segment>>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, c) in m {
                 if path.is_empty() && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
                     continue;
                 }
-                path.push(Step::Key(k.clone()));
+                path.push(Segment::Key(k.clone()));
                 leaves(c, path, out);
                 path.pop();
             }
         }
         Value::Array(a) if a.iter().any(Value::is_object) => {
             for (i, c) in a.iter().enumerate() {
-                path.push(Step::Index(i));
+                path.push(Segment::Index(i));
                 leaves(c, path, out);
                 path.pop();
             }
@@ -127,18 +121,18 @@ fn leaves(v: &Value, path: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
 
 /// Remove the leaf at `path` (a map key only); with `prune`, also remove the
 /// maps left empty above it. False when the path does not end in a map key.
-fn remove(v: &mut Value, path: &[Step], prune: bool) -> bool {
+fn remove(v: &mut Value, path: &[Segment], prune: bool) -> bool {
     let Some((first, rest)) = path.split_first() else {
         return false;
     };
     let child = match (first, &mut *v) {
-        (Step::Key(k), Value::Object(m)) => {
+        (Segment::Key(k), Value::Object(m)) => {
             if rest.is_empty() {
                 return m.remove(k).is_some();
             }
             m.get_mut(k)
         }
-        (Step::Index(i), Value::Array(a)) => {
+        (Segment::Index(i), Value::Array(a)) => {
             if rest.is_empty() {
                 return false;
             }
@@ -154,7 +148,7 @@ fn remove(v: &mut Value, path: &[Step], prune: bool) -> bool {
     }
     if prune
         && child.as_object().is_some_and(Map::is_empty)
-        && let (Step::Key(k), Value::Object(m)) = (first, v)
+        && let (Segment::Key(k), Value::Object(m)) = (first, v)
     {
         m.remove(k);
     }

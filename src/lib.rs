@@ -10,6 +10,7 @@ pub mod defaults;
 pub mod demo;
 pub mod entry;
 pub mod export;
+pub mod fieldpath;
 pub mod gocompat;
 pub mod highlight;
 pub mod inputs;

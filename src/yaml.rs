@@ -16,7 +16,7 @@
 //! style, quoting every string that would otherwise be read back as
 //! something else.
 
-use crate::merge::path;
+use crate::fieldpath as path;
 use crate::patchmeta::{ListStrategy, Schema};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use serde_json::{Map, Number, Value};

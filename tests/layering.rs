@@ -1,5 +1,5 @@
 //! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
-//! `merge`, `plan`, `defaults`, `export`, `gocompat`, `vocab`,
+//! `merge`, `plan`, `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`,
 //! `mask`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
@@ -20,6 +20,7 @@ const CORE: &[&str] = &[
     "src/plan",
     "src/defaults.rs",
     "src/export.rs",
+    "src/fieldpath.rs",
     "src/gocompat.rs",
     "src/vocab.rs",
     "src/mask.rs",

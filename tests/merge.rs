@@ -827,7 +827,7 @@ mod props {
     }
 
     fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
-        use kapply::merge::path::{Segment, element_value, parse};
+        use kapply::fieldpath::{Segment, element_value, parse};
         let mut cur = v;
         for seg in parse(path) {
             cur = match seg {
@@ -904,7 +904,7 @@ mod props {
         schema: Option<Schema>,
         out: &mut std::collections::BTreeMap<String, Value>,
     ) {
-        use kapply::merge::path;
+        use kapply::fieldpath as path;
         match v {
             Value::Object(m) if !m.is_empty() => {
                 for (k, x) in m {
@@ -943,7 +943,8 @@ mod props {
         fields: &[kapply::merge::FieldChange],
         schema: Option<Schema>,
     ) {
-        use kapply::merge::{FieldAction, path};
+        use kapply::fieldpath as path;
+        use kapply::merge::FieldAction;
         let (mut before, mut after) = Default::default();
         leaves("", live, schema, &mut before);
         leaves("", result, schema, &mut after);

@@ -23,7 +23,7 @@
 //! No I/O.
 
 use super::MergeError;
-use crate::merge::path;
+use crate::fieldpath as path;
 use crate::patchmeta::{ListStrategy, Schema, Shape};
 use crate::vocab::{
     DELETE_FROM_PRIMITIVE_LIST, PATCH, RETAIN_KEYS, SET_ELEMENT_ORDER, directive_list,

@@ -4,7 +4,8 @@
 
 use super::owners::{FieldOwners, is_apply_manager};
 use super::strategic::deep_eq;
-use super::{Cause, FieldAction, FieldChange, LAST_APPLIED, path};
+use super::{Cause, FieldAction, FieldChange, LAST_APPLIED};
+use crate::fieldpath as path;
 use serde_json::Value;
 
 /// Equal as apply sees them: an explicit null and an absent value both

@@ -2,7 +2,8 @@
 //! and why, from the three sides and the computed patch.
 
 use super::strategic::deep_eq;
-use super::{FieldAction, FieldChange, LAST_APPLIED, Reason, path};
+use super::{FieldAction, FieldChange, LAST_APPLIED, Reason};
+use crate::fieldpath as path;
 use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
 use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};

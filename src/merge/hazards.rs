@@ -3,9 +3,9 @@
 //! sends, merged by kubectl's own code, must leave what the words say).
 
 use super::owners::FieldOwners;
-use super::path::{self, Segment};
 use super::strategic::deep_eq;
 use super::{Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply};
+use crate::fieldpath::{self as path, Segment};
 use crate::gocompat;
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
@@ -217,9 +217,18 @@ fn replaced_atomic(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
     })
 }
 
+/// `….containers[name=x].image` (or `initContainers`, `ephemeralContainers`).
+fn is_container_image(p: &str) -> bool {
+    matches!(
+        path::parse(p).as_slice(),
+        [.., Segment::Key(list), Segment::Element(..) | Segment::Index(_), Segment::Key(image)]
+            if image == "image" && list.ends_with("ontainers")
+    )
+}
+
 /// A drifted container image: someone rolled out a hotfix in the cluster.
 fn hotfix(f: &FieldChange) -> Option<Hazard> {
-    if f.cause != Cause::Drift || !f.path.ends_with(".image") || !f.path.contains("ontainers[") {
+    if f.cause != Cause::Drift || !is_container_image(&f.path) {
         return None;
     }
     let mut by = match &f.owner {

@@ -2,7 +2,7 @@
 //! object, as field-plan paths. The one owner lookup of the plan, the
 //! field causes, `diff` and the TUI.
 
-use super::path;
+use crate::fieldpath as path;
 use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

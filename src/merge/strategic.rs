@@ -87,7 +87,7 @@ pub(crate) fn type_tag(v: &Value) -> u8 {
 }
 
 fn child(path: &str, key: &str) -> String {
-    super::path::key(path, key)
+    crate::fieldpath::key(path, key)
 }
 
 fn field_schema<'a>(schema: Option<Schema<'a>>, key: &str) -> Option<Schema<'a>> {

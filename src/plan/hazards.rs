@@ -7,7 +7,7 @@
 //! elements, reverted hotfixes, autoscalers); these need the object's kind
 //! and the patch as a whole.
 
-use crate::merge::path;
+use crate::fieldpath as path;
 use crate::merge::{LAST_APPLIED, Patch};
 use serde_json::Value;
 

@@ -2,9 +2,9 @@
 //! objects), through the one masker, [`crate::mask`].
 
 use super::ObjectPlan;
+use crate::fieldpath as path;
 use crate::mask::{is_secret_field, mask_data, mask_recorded, mask_secret, mask_value};
 use crate::merge::LAST_APPLIED;
-use crate::merge::path;
 use serde_json::Value;
 
 /// A copy of the object plan safe to show: Secret values masked in the

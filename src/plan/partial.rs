@@ -3,104 +3,10 @@
 
 use super::build::{base_plan, str_at};
 use super::{ObjectAction, ObjectPlan};
-use crate::merge::path::{self, Segment};
+use crate::fieldpath::{self as path, Segment};
 use crate::merge::{self, FieldAction, LAST_APPLIED, Reason};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
-
-fn remove_path(v: &mut Value, segs: &[Segment]) {
-    let Some((last, parent)) = segs.split_last() else {
-        return;
-    };
-    let mut cur = v;
-    for s in parent {
-        let next = match s {
-            Segment::Key(k) => cur.get_mut(k),
-            Segment::Index(i) => cur.get_mut(*i),
-            Segment::Element(k, want) => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
-    match last {
-        Segment::Key(k) => {
-            if let Some(m) = cur.as_object_mut() {
-                m.remove(k);
-            }
-        }
-        Segment::Index(i) => {
-            if let Some(a) = cur.as_array_mut()
-                && *i < a.len()
-            {
-                a.remove(*i);
-            }
-        }
-        Segment::Element(k, want) => {
-            if let Some(a) = cur.as_array_mut() {
-                a.retain(|e| !path::element_matches(e, k, want));
-            }
-        }
-    }
-}
-
-fn set_path(v: &mut Value, segs: &[Segment], value: Value) {
-    let Some((last, parent)) = segs.split_last() else {
-        *v = value;
-        return;
-    };
-    let mut cur = v;
-    for s in parent {
-        let next = match s {
-            Segment::Key(k) => {
-                if !cur.is_object() {
-                    *cur = Value::Object(Map::new());
-                }
-                cur.as_object_mut().map(|m| {
-                    m.entry(k.clone())
-                        .or_insert_with(|| Value::Object(Map::new()))
-                })
-            }
-            Segment::Index(i) => cur.get_mut(*i),
-            Segment::Element(k, want) => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| path::element_matches(e, k, want))),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
-    match last {
-        Segment::Key(k) => {
-            if !cur.is_object() {
-                *cur = Value::Object(Map::new());
-            }
-            if let Some(m) = cur.as_object_mut() {
-                m.insert(k.clone(), value);
-            }
-        }
-        Segment::Index(i) => {
-            if let Some(slot) = cur.get_mut(*i) {
-                *slot = value;
-            }
-        }
-        Segment::Element(k, want) => {
-            if cur.is_null() {
-                *cur = Value::Array(vec![]);
-            }
-            if let Some(a) = cur.as_array_mut() {
-                match a.iter_mut().find(|e| path::element_matches(e, k, want)) {
-                    Some(slot) => *slot = value,
-                    None => a.push(value),
-                }
-            }
-        }
-    }
-}
 
 /// A configuration that applies only the accepted field changes: the
 /// config with every change that was not accepted reverted to its
@@ -141,8 +47,8 @@ pub fn partial_from_rows<'r>(
         }
         let segs = path::parse(p);
         match last_applied.and_then(|la| path::get(la, &segs)) {
-            Some(v) => set_path(&mut out, &segs, v.clone()),
-            None => remove_path(&mut out, &segs),
+            Some(v) => path::set(&mut out, &segs, v.clone()),
+            None => path::remove(&mut out, &segs),
         }
     }
     out
@@ -167,8 +73,8 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
         }
         let segs = path::parse(&f.path);
         match &f.live {
-            Some(v) => set_path(&mut out, &segs, v.clone()),
-            None => remove_path(&mut out, &segs),
+            Some(v) => path::set(&mut out, &segs, v.clone()),
+            None => path::remove(&mut out, &segs),
         }
     }
     Some(out)
@@ -253,7 +159,7 @@ pub fn release_from_last_applied(
     let mut out = last_applied?.clone();
     for p in released {
         let segs = path::parse(p);
-        remove_path(&mut out, &segs);
+        path::remove(&mut out, &segs);
         for depth in (1..segs.len()).rev() {
             let parent = &segs[..depth];
             let emptied = match path::get(&out, parent) {
@@ -264,7 +170,7 @@ pub fn release_from_last_applied(
             if !emptied || path::get(config, parent).is_some() {
                 break;
             }
-            remove_path(&mut out, parent);
+            path::remove(&mut out, parent);
         }
     }
     Some(out)

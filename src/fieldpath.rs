@@ -1,0 +1,424 @@
+//! Field paths: the one syntax the field plan, the plan JSON, manifest line
+//! maps, the TUI and `kapply release` use to name a field, and get/set/remove
+//! over JSON values by such a path.
+//!
+//! `spec.template.spec.containers[name=nginx].image`: map keys and struct
+//! fields joined by `.`, keyed list elements as `[mergeKey=value]`, list
+//! indexes as `[N]`; map keys that are not plain identifiers are quoted as a
+//! JSON string: `metadata.annotations["example.com/x"]`.
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// One step of a path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// A map key or struct field.
+    Key(String),
+    /// A keyed list element: merge key and the key value as written
+    /// (strings bare, other scalars as JSON).
+    Element(String, String),
+    /// A list index.
+    Index(usize),
+}
+
+/// A parsed path; `Display` writes the text [`key`], [`element`] and
+/// [`index`] build, so `FieldPath::parse(p).to_string() == p` for every path
+/// they produce.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct FieldPath(pub Vec<Segment>);
+
+impl FieldPath {
+    pub fn parse(path: &str) -> FieldPath {
+        FieldPath(parse(path))
+    }
+
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+
+    /// The first map key, when the path starts with one (`data` of `data.x`).
+    pub fn root_key(&self) -> Option<&str> {
+        match self.0.first() {
+            Some(Segment::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        for seg in &self.0 {
+            push(&mut s, seg);
+        }
+        f.write_str(&s)
+    }
+}
+
+impl std::str::FromStr for FieldPath {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(FieldPath::parse(s))
+    }
+}
+
+/// Whether `key` can be written bare after a `.`.
+fn is_plain(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
+}
+
+/// Append one segment to a path's text.
+fn push(out: &mut String, seg: &Segment) {
+    match seg {
+        Segment::Key(k) => push_key(out, k),
+        Segment::Element(k, v) => {
+            out.push('[');
+            out.push_str(k);
+            out.push('=');
+            out.push_str(v);
+            out.push(']');
+        }
+        Segment::Index(i) => {
+            out.push('[');
+            out.push_str(&i.to_string());
+            out.push(']');
+        }
+    }
+}
+
+/// Append a map key to a path's text: bare after a `.` (none at the start),
+/// or quoted.
+fn push_key(out: &mut String, key: &str) {
+    if is_plain(key) {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(key);
+    } else {
+        out.push('[');
+        out.push_str(&Value::from(key).to_string());
+        out.push(']');
+    }
+}
+
+/// Append a map key or struct field to a path.
+pub fn key(parent: &str, key: &str) -> String {
+    if parent.is_empty() && is_plain(key) {
+        return key.to_string();
+    }
+    // Built by hand: this runs for every field of every object.
+    let mut s = String::with_capacity(parent.len() + 3 + key.len());
+    s.push_str(parent);
+    push_key(&mut s, key);
+    s
+}
+
+/// Append a keyed list element: `containers[name=nginx]`.
+pub fn element(parent: &str, merge_key: &str, value: &Value) -> String {
+    format!("{parent}[{merge_key}={}]", element_value(value))
+}
+
+/// Append a list index (lists without a merge key, when listed per element).
+pub fn index(parent: &str, i: usize) -> String {
+    format!("{parent}[{i}]")
+}
+
+/// Parse a path written by [`key`], [`element`] and [`index`].
+pub fn parse(path: &str) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            rest = r;
+            continue;
+        }
+        if let Some(r) = rest.strip_prefix('[') {
+            if r.starts_with('"') {
+                // A quoted key: a JSON string, then `]`.
+                let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
+                if let Some(Ok(k)) = de.next() {
+                    let used = de.byte_offset();
+                    out.push(Segment::Key(k));
+                    rest = r[used..].strip_prefix(']').unwrap_or(&r[used..]);
+                    continue;
+                }
+            }
+            let end = r.find(']').unwrap_or(r.len());
+            let inner = &r[..end];
+            match inner.split_once('=') {
+                Some((k, v)) => out.push(Segment::Element(k.into(), v.into())),
+                None => match inner.parse() {
+                    Ok(i) => out.push(Segment::Index(i)),
+                    Err(_) => out.push(Segment::Key(inner.into())),
+                },
+            }
+            rest = r.get(end + 1..).unwrap_or("");
+            continue;
+        }
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        out.push(Segment::Key(rest[..end].into()));
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// Whether `path` is `root` or lies under the top-level key `root`.
+pub fn is_under(path: &str, root: &str) -> bool {
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
+/// The key value of a list element as [`element`] writes it.
+pub fn element_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether the list element `v` has `key` equal to `want` (as a path names it).
+pub fn element_matches(v: &Value, key: &str, want: &str) -> bool {
+    v.get(key).is_some_and(|k| element_value(k) == want)
+}
+
+/// The value at a parsed path, if there is one.
+pub fn get<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
+    let mut cur = v;
+    for s in segs {
+        cur = match s {
+            Segment::Key(k) => cur.get(k)?,
+            Segment::Index(i) => cur.get(*i)?,
+            Segment::Element(k, want) => cur
+                .as_array()?
+                .iter()
+                .find(|e| element_matches(e, k, want))?,
+        };
+    }
+    Some(cur)
+}
+
+/// Remove the value at a parsed path; nothing happens when it is absent.
+/// A keyed element is removed wherever it matches, an index shifts the rest.
+pub fn remove(v: &mut Value, segs: &[Segment]) {
+    let Some((last, parent)) = segs.split_last() else {
+        return;
+    };
+    let mut cur = v;
+    for s in parent {
+        let next = match s {
+            Segment::Key(k) => cur.get_mut(k),
+            Segment::Index(i) => cur.get_mut(*i),
+            Segment::Element(k, want) => cur
+                .as_array_mut()
+                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Segment::Key(k) => {
+            if let Some(m) = cur.as_object_mut() {
+                m.remove(k);
+            }
+        }
+        Segment::Index(i) => {
+            if let Some(a) = cur.as_array_mut()
+                && *i < a.len()
+            {
+                a.remove(*i);
+            }
+        }
+        Segment::Element(k, want) => {
+            if let Some(a) = cur.as_array_mut() {
+                a.retain(|e| !element_matches(e, k, want));
+            }
+        }
+    }
+}
+
+/// Set the value at a parsed path, creating the maps on the way (and the
+/// list of a keyed element, appended when no element matches). A missing
+/// index or an element under a missing list stops the walk: there is no
+/// element to create it from.
+pub fn set(v: &mut Value, segs: &[Segment], value: Value) {
+    let Some((last, parent)) = segs.split_last() else {
+        *v = value;
+        return;
+    };
+    let mut cur = v;
+    for s in parent {
+        let next = match s {
+            Segment::Key(k) => {
+                if !cur.is_object() {
+                    *cur = Value::Object(Map::new());
+                }
+                cur.as_object_mut().map(|m| {
+                    m.entry(k.clone())
+                        .or_insert_with(|| Value::Object(Map::new()))
+                })
+            }
+            Segment::Index(i) => cur.get_mut(*i),
+            Segment::Element(k, want) => cur
+                .as_array_mut()
+                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    match last {
+        Segment::Key(k) => {
+            if !cur.is_object() {
+                *cur = Value::Object(Map::new());
+            }
+            if let Some(m) = cur.as_object_mut() {
+                m.insert(k.clone(), value);
+            }
+        }
+        Segment::Index(i) => {
+            if let Some(slot) = cur.get_mut(*i) {
+                *slot = value;
+            }
+        }
+        Segment::Element(k, want) => {
+            if cur.is_null() {
+                *cur = Value::Array(vec![]);
+            }
+            if let Some(a) = cur.as_array_mut() {
+                match a.iter_mut().find(|e| element_matches(e, k, want)) {
+                    Some(slot) => *slot = value,
+                    None => a.push(value),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn formats() {
+        let p = key(&key("", "spec"), "containers");
+        assert_eq!(
+            element(&p, "name", &"nginx".into()),
+            "spec.containers[name=nginx]"
+        );
+        assert_eq!(
+            element("ports", "containerPort", &json!(80)),
+            "ports[containerPort=80]"
+        );
+        assert_eq!(
+            key("metadata.annotations", "example.com/x"),
+            "metadata.annotations[\"example.com/x\"]"
+        );
+        assert_eq!(key("", "a.b"), "[\"a.b\"]");
+        assert_eq!(key("x", ""), "x[\"\"]");
+        assert_eq!(index("args", 2), "args[2]");
+        assert_eq!(
+            parse("spec.containers[name=nginx].ports[0][\"a.b/c\"]"),
+            vec![
+                Segment::Key("spec".into()),
+                Segment::Key("containers".into()),
+                Segment::Element("name".into(), "nginx".into()),
+                Segment::Key("ports".into()),
+                Segment::Index(0),
+                Segment::Key("a.b/c".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn display_round_trips() {
+        let texts = [
+            "",
+            "spec",
+            "spec.template.spec.containers[name=nginx].image",
+            "metadata.annotations[\"example.com/x\"]",
+            "metadata.labels[\"a.b\"]",
+            "data[\"with [brackets]\"]",
+            "data[\"quote \\\" and \\\\ back\"]",
+            "data[\"\"]",
+            "[\"top.level\"].x",
+            "spec.ports[containerPort=80].protocol",
+            "args[2]",
+            "m[0][1]",
+            "spec.$setElementOrder",
+        ];
+        for t in texts {
+            let p = FieldPath::parse(t);
+            assert_eq!(p.to_string(), t, "{p:?}");
+        }
+        // Built by the helpers, then parsed and written again.
+        let weird = ["a.b", "x]y", "q\"q", "sp ace", "ünï", "=", ""];
+        for k in weird {
+            let built = key("metadata.labels", k);
+            let p: FieldPath = built.parse().unwrap_or_default();
+            assert_eq!(p.0.last(), Some(&Segment::Key(k.into())), "{built}");
+            assert_eq!(p.to_string(), built);
+        }
+        let built = element(&key("spec", "containers"), "name", &json!("web"));
+        assert_eq!(FieldPath::parse(&built).to_string(), built);
+    }
+
+    #[test]
+    fn under_and_root() {
+        assert!(is_under("data", "data"));
+        assert!(is_under("data.x", "data"));
+        assert!(is_under("data[\"a.b\"]", "data"));
+        assert!(!is_under("dataX", "data"));
+        assert!(!is_under("metadata.data", "data"));
+        assert_eq!(FieldPath::parse("data[\"a\"]").root_key(), Some("data"));
+        assert_eq!(FieldPath::parse("[0]").root_key(), None);
+    }
+
+    #[test]
+    fn get_set_remove() {
+        let mut v = json!({
+            "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b"}], "args": [1, 2, 3]},
+            "metadata": {"labels": {"a.b": "1"}}
+        });
+        let img = parse("spec.containers[name=a].image");
+        assert_eq!(get(&v, &img), Some(&json!("x")));
+        assert_eq!(
+            get(&v, &parse("metadata.labels[\"a.b\"]")),
+            Some(&json!("1"))
+        );
+        assert_eq!(get(&v, &parse("spec.args[1]")), Some(&json!(2)));
+        assert_eq!(get(&v, &parse("spec.containers[name=zz]")), None);
+
+        set(&mut v, &img, json!("y"));
+        assert_eq!(get(&v, &img), Some(&json!("y")));
+        // Maps are created on the way; a missing keyed element is appended.
+        set(&mut v, &parse("metadata.annotations[\"k/x\"]"), json!("v"));
+        assert_eq!(v["metadata"]["annotations"]["k/x"], json!("v"));
+        set(
+            &mut v,
+            &parse("spec.containers[name=c]"),
+            json!({"name": "c"}),
+        );
+        assert_eq!(v["spec"]["containers"][2], json!({"name": "c"}));
+        // A missing index is not created.
+        set(&mut v, &parse("spec.args[9]"), json!(0));
+        assert_eq!(v["spec"]["args"], json!([1, 2, 3]));
+        set(&mut v, &[], json!(1));
+        assert_eq!(v, json!(1));
+
+        let mut v = json!({"a": {"b": 1, "c": [{"k": 1}, {"k": 2}], "d": [5, 6]}});
+        remove(&mut v, &parse("a.b"));
+        remove(&mut v, &parse("a.c[k=1]"));
+        remove(&mut v, &parse("a.d[0]"));
+        remove(&mut v, &parse("a.d[7]"));
+        remove(&mut v, &parse("x.y"));
+        assert_eq!(v, json!({"a": {"c": [{"k": 2}], "d": [6]}}));
+    }
+}
