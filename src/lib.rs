@@ -1,7 +1,8 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
 //! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
-//! `defaults`, `export`, `gocompat`, `vocab`, `mask`) do no I/O
+//! `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`, `mask`,
+//! `managedfields`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -14,6 +15,7 @@ pub mod fieldpath;
 pub mod gocompat;
 pub mod highlight;
 pub mod inputs;
+pub mod managedfields;
 pub mod manifest;
 pub mod mask;
 pub mod merge;

@@ -1,6 +1,6 @@
 //! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
 //! `merge`, `plan`, `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`,
-//! `mask`) stay
+//! `mask`, `managedfields`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
 //! file and line, when one of them imports or names a forbidden crate.
@@ -24,6 +24,7 @@ const CORE: &[&str] = &[
     "src/gocompat.rs",
     "src/vocab.rs",
     "src/mask.rs",
+    "src/managedfields.rs",
 ];
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
@@ -242,7 +243,8 @@ fn only_the_yaml_module_reads_yaml() {
 /// and patch metadata it shares with export, YAML reading, and patch
 /// application as kube-apiserver does it (`merge::apply`), and the shared
 /// vocabulary: Go's spellings of values (`gocompat`: base64 bytes,
-/// timestamps), how group, version and kind are joined (`objref`) and
+/// timestamps), the managedFields format (`managedfields`: reading and
+/// writing FieldsV1; who owns what stays the server's own judgement), how group, version and kind are joined (`objref`) and
 /// apimachinery's label selector grammar (`selector`), facts of the wire
 /// rather than judgements. Never the client's planning (`plan`,
 /// `merge`'s three-way merge and hazards): the server is the independent
@@ -254,6 +256,7 @@ const SERVER_MAY_USE: &[&str] = &[
     "yaml",
     "merge::apply",
     "gocompat",
+    "managedfields",
     "objref",
     "selector",
 ];

@@ -1,8 +1,10 @@
 //! Who wrote which field: `metadata.managedFields` (fieldsV1) of a live
 //! object, as field-plan paths. The one owner lookup of the plan, the
-//! field causes, `diff` and the TUI.
+//! field causes, `diff` and the TUI. The format is read through
+//! [`crate::managedfields`].
 
 use crate::fieldpath as path;
+use crate::managedfields::{self, Element};
 use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -156,25 +158,25 @@ fn walk_fields_v1(
         return;
     }
     for (k, v) in m {
-        if k == "." {
-            record_owner(out, p, manager);
-            continue;
-        }
-        let (sub, sub_schema) = if let Some(name) = k.strip_prefix("f:") {
-            (path::key(p, name), schema.and_then(|s| s.field(name)))
-        } else if let Some(keyjson) = k.strip_prefix("k:") {
-            let items = schema.and_then(|s| s.items());
-            match serde_json::from_str::<Map<String, Value>>(keyjson) {
-                Ok(keys) => (keyed_element(p, &keys, schema), items),
-                Err(_) => (format!("{p}[{keyjson}]"), items),
+        let (sub, sub_schema) = match managedfields::element(k) {
+            Element::Itself => {
+                record_owner(out, p, manager);
+                continue;
             }
-        } else if let Some(val) = k.strip_prefix("v:") {
-            let v: Value = serde_json::from_str(val).unwrap_or(Value::String(val.into()));
-            (format!("{p}[{}]", path::element_value(&v)), None)
-        } else if let Some(i) = k.strip_prefix("i:") {
-            (format!("{p}[{i}]"), schema.and_then(|s| s.items()))
-        } else {
-            (path::key(p, k), None)
+            Element::Field(name) => (path::key(p, name), schema.and_then(|s| s.field(name))),
+            Element::Key { keys, raw } => {
+                let items = schema.and_then(|s| s.items());
+                match keys {
+                    Some(keys) => (keyed_element(p, &keys, schema), items),
+                    None => (format!("{p}[{raw}]"), items),
+                }
+            }
+            Element::Value { value, raw } => {
+                let v = value.unwrap_or_else(|| Value::String(raw.into()));
+                (format!("{p}[{}]", path::element_value(&v)), None)
+            }
+            Element::Index(i) => (format!("{p}[{i}]"), schema.and_then(|s| s.items())),
+            Element::Other(k) => (path::key(p, k), None),
         };
         walk_fields_v1(&sub, v, sub_schema, manager, out);
     }

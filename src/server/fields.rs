@@ -1,14 +1,13 @@
 //! managedFields: which manager wrote which fields, in the FieldsV1 format
 //! (`{"f:spec":{"f:replicas":{}}}`, keyed list elements as
-//! `k:{"name":"nginx"}`).
+//! `k:{"name":"nginx"}`). The format is read and written through
+//! `managedfields`; who owns what after a write is this server's own
+//! judgement.
 
+use crate::managedfields::{Element, element, field_element, key_element, value_element};
+pub use crate::managedfields::{FieldPath, FieldSet, from_fields_v1, to_fields_v1};
 use crate::patchmeta::{ListStrategy, Schema, Shape};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeSet;
-
-/// A field path as FieldsV1 path elements (`f:spec`, `k:{"name":"a"}`).
-pub type FieldPath = Vec<String>;
-pub type FieldSet = BTreeSet<FieldPath>;
 
 /// Metadata fields the server owns, never attributed to a manager.
 const SYSTEM_METADATA: &[&str] = &[
@@ -53,7 +52,7 @@ fn element_key(item: &Value, schema: Option<Schema<'_>>) -> Option<String> {
     if m.is_empty() {
         return None;
     }
-    Some(format!("k:{}", Value::Object(m)))
+    Some(key_element(m))
 }
 
 fn is_set_list(schema: Option<Schema<'_>>) -> bool {
@@ -76,7 +75,7 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut F
                 if skip(path, k) {
                     continue;
                 }
-                path.push(format!("f:{k}"));
+                path.push(field_element(k));
                 walk(child, schema.and_then(|s| s.field(k)), path, out);
                 path.pop();
             }
@@ -96,7 +95,7 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut F
                 }
             } else if is_set_list(schema) {
                 for item in items {
-                    path.push(format!("v:{item}"));
+                    path.push(value_element(item));
                     out.insert(path.clone());
                     path.pop();
                 }
@@ -140,21 +139,22 @@ fn leaf_values(
 pub fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
     let mut cur = v;
     for pe in path {
-        if let Some(k) = pe.strip_prefix("f:") {
-            cur = cur.get(k)?;
-        } else if let Some(key) = pe.strip_prefix("k:") {
-            let key: Map<String, Value> = serde_json::from_str(key).ok()?;
-            cur = cur
-                .as_array()?
-                .iter()
-                .find(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))?;
-        } else if let Some(val) = pe.strip_prefix("v:") {
-            let val: Value = serde_json::from_str(val).ok()?;
-            cur = cur.as_array()?.iter().find(|item| **item == val)?;
-        } else if pe == "." {
+        match element(pe) {
+            Element::Field(k) => cur = cur.get(k)?,
+            Element::Key { keys, .. } => {
+                let key = keys?;
+                cur = cur
+                    .as_array()?
+                    .iter()
+                    .find(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))?;
+            }
+            Element::Value { value, .. } => {
+                let val = value?;
+                cur = cur.as_array()?.iter().find(|item| **item == val)?;
+            }
             // The element itself.
-        } else {
-            return None;
+            Element::Itself => {}
+            Element::Index(_) | Element::Other(_) => return None,
         }
     }
     Some(cur)
@@ -165,57 +165,21 @@ pub fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
 pub fn display(path: &[String]) -> String {
     let mut out = String::new();
     for pe in path {
-        if let Some(k) = pe.strip_prefix("f:") {
-            out.push('.');
-            out.push_str(k);
-        } else if let Some(key) = pe.strip_prefix("k:") {
-            let parts: Vec<String> = serde_json::from_str::<Map<String, Value>>(key)
-                .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
-                .unwrap_or_default();
-            out.push_str(&format!("[{}]", parts.join(",")));
-        } else if let Some(v) = pe.strip_prefix("v:") {
-            out.push_str(&format!("[={v}]"));
+        match element(pe) {
+            Element::Field(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Element::Key { keys, .. } => {
+                let parts: Vec<String> = keys
+                    .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                    .unwrap_or_default();
+                out.push_str(&format!("[{}]", parts.join(",")));
+            }
+            Element::Value { raw, .. } => out.push_str(&format!("[={raw}]")),
+            Element::Index(_) | Element::Itself | Element::Other(_) => {}
         }
     }
-    out
-}
-
-/// FieldsV1 JSON of a set.
-pub fn to_fields_v1(set: &FieldSet) -> Value {
-    let mut root = Map::new();
-    for path in set {
-        let mut cur = &mut root;
-        for pe in path {
-            let entry = cur.entry(pe.clone()).or_insert_with(|| json!({}));
-            match entry.as_object_mut() {
-                Some(m) => cur = m,
-                None => break,
-            }
-        }
-    }
-    Value::Object(root)
-}
-
-/// The leaf paths of a FieldsV1 value.
-pub fn from_fields_v1(v: &Value) -> FieldSet {
-    let mut out = FieldSet::new();
-    fn rec(v: &Value, path: &mut FieldPath, out: &mut FieldSet) {
-        match v.as_object() {
-            Some(m) if !m.is_empty() => {
-                for (k, child) in m {
-                    path.push(k.clone());
-                    rec(child, path, out);
-                    path.pop();
-                }
-            }
-            _ => {
-                if !path.is_empty() {
-                    out.insert(path.clone());
-                }
-            }
-        }
-    }
-    rec(v, &mut Vec::new(), &mut out);
     out
 }
 
