@@ -23,6 +23,7 @@ pub mod objref;
 pub mod ops;
 pub mod patchmeta;
 pub mod plan;
+pub mod resource;
 pub mod selector;
 pub mod server;
 pub mod signals;

@@ -1,6 +1,6 @@
 //! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
 //! `merge`, `plan`, `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`,
-//! `mask`, `managedfields`) stay
+//! `mask`, `managedfields`, `resource`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
 //! file and line, when one of them imports or names a forbidden crate.
@@ -21,6 +21,7 @@ const CORE: &[&str] = &[
     "src/defaults.rs",
     "src/export.rs",
     "src/fieldpath.rs",
+    "src/resource.rs",
     "src/gocompat.rs",
     "src/vocab.rs",
     "src/mask.rs",
@@ -244,8 +245,9 @@ fn only_the_yaml_module_reads_yaml() {
 /// application as kube-apiserver does it (`merge::apply`), and the shared
 /// vocabulary: Go's spellings of values (`gocompat`: base64 bytes,
 /// timestamps), the managedFields format (`managedfields`: reading and
-/// writing FieldsV1; who owns what stays the server's own judgement), how group, version and kind are joined (`objref`) and
-/// apimachinery's label selector grammar (`selector`), facts of the wire
+/// writing FieldsV1; who owns what stays the server's own judgement), how group, version and kind are joined (`objref`),
+/// apimachinery's label selector grammar (`selector`) and what a resource
+/// type is (`resource`: group, version, plural, scope), facts of the wire
 /// rather than judgements. Never the client's planning (`plan`,
 /// `merge`'s three-way merge and hazards): the server is the independent
 /// judge the client is tested against.
@@ -259,6 +261,7 @@ const SERVER_MAY_USE: &[&str] = &[
     "managedfields",
     "objref",
     "selector",
+    "resource",
 ];
 
 /// Every (line number, path) where `source` names a `crate::` path outside

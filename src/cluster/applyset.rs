@@ -313,6 +313,7 @@ mod tests {
                 kind: "Secret".into(),
                 plural: "secrets".into(),
                 namespaced: true,
+                ..Default::default()
             },
             name: "myset".into(),
             namespace: Some("demo".into()),

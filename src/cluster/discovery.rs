@@ -8,44 +8,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// A served resource: what a kind maps to on the server.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ResourceInfo {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    /// The plural resource name in URLs: `deployments`.
-    pub plural: String,
-    pub namespaced: bool,
-}
-
-impl ResourceInfo {
-    pub fn api_version(&self) -> String {
-        crate::objref::api_version(&self.group, &self.version)
-    }
-
-    /// `Deployment.apps`, `ConfigMap`: how ApplySet parents record kinds.
-    pub fn group_kind(&self) -> String {
-        group_kind(&self.group, &self.kind)
-    }
-
-    /// The collection URL, in `namespace` when namespaced (`None`: all namespaces).
-    pub fn collection_path(&self, namespace: Option<&str>) -> String {
-        let base = if self.group.is_empty() {
-            format!("/api/{}", self.version)
-        } else {
-            format!("/apis/{}/{}", self.group, self.version)
-        };
-        match namespace {
-            Some(ns) if self.namespaced => format!("{base}/namespaces/{ns}/{}", self.plural),
-            _ => format!("{base}/{}", self.plural),
-        }
-    }
-
-    pub fn object_path(&self, namespace: Option<&str>, name: &str) -> String {
-        format!("{}/{name}", self.collection_path(namespace))
-    }
-}
+pub use crate::resource::ResourceInfo;
 
 pub(crate) use crate::objref::group_kind;
 
@@ -235,6 +198,7 @@ fn parse_resources(list: &Value, group: &str, version: &str) -> Vec<ResourceInfo
                             .get("namespaced")
                             .and_then(Value::as_bool)
                             .unwrap_or(false),
+                        ..Default::default()
                     })
                 })
                 .collect()
@@ -273,6 +237,7 @@ mod tests {
             kind: "Namespace".into(),
             plural: "namespaces".into(),
             namespaced: false,
+            ..Default::default()
         };
         assert_eq!(ns.object_path(Some("x"), "demo"), "/api/v1/namespaces/demo");
         assert_eq!(ns.group_kind(), "Namespace");

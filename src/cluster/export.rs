@@ -70,6 +70,7 @@ impl Session {
                     kind: kind.to_string(),
                     plural: plural.to_string(),
                     namespaced: r["namespaced"].as_bool().unwrap_or(false),
+                    ..Default::default()
                 });
             }
         }

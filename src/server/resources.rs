@@ -4,44 +4,7 @@
 
 use serde_json::{Value, json};
 
-/// One served resource (a kind under one group/version).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceInfo {
-    pub group: String,
-    pub version: String,
-    /// Plural, lower case: `deployments`.
-    pub plural: String,
-    pub singular: String,
-    pub kind: String,
-    pub namespaced: bool,
-    pub short_names: Vec<String>,
-    /// Serves the `/scale` subresource.
-    pub scale: bool,
-    /// Serves the `/status` subresource.
-    pub status: bool,
-    /// Defined by a CustomResourceDefinition.
-    pub custom: bool,
-}
-
-impl ResourceInfo {
-    pub fn api_version(&self) -> String {
-        crate::objref::api_version(&self.group, &self.version)
-    }
-
-    /// `deployments.apps`, `configmaps`: how Status messages name the resource.
-    pub fn qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.plural.clone()
-        } else {
-            format!("{}.{}", self.plural, self.group)
-        }
-    }
-
-    /// `Deployment.apps`, `ConfigMap`
-    pub fn group_kind(&self) -> String {
-        crate::objref::group_kind(&self.group, &self.kind)
-    }
-}
+pub use crate::resource::ResourceInfo;
 
 /// (group, version, plural, kind, namespaced, short names, scale, status)
 type Row = (
