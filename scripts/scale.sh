@@ -60,19 +60,20 @@ for n in "${sizes[@]}"; do
   tmux kill-session -t kapply-scale 2>/dev/null || true
   start=$(date +%s.%N)
   tmux new-session -d -s kapply-scale -x 120 -y 40 \
-    "/usr/bin/time -f '%e %M' -o $work/tui-time $K -R -f $work/m"
+    "/usr/bin/time -f '%e %M' -o $work/tui-time $K --kubeconfig $work/kc -R -f $work/m"
   tui="timeout"
   for _ in $(seq 600); do
     if tmux capture-pane -p -t kapply-scale 2>/dev/null | grep -qE "~[1-9][0-9]* update"; then
       end=$(date +%s.%N)
-      pid=$(pgrep -n -f "^$K -R -f $work/m" || true)
+      pid=$(pgrep -n -f "^$K --kubeconfig $work/kc -R -f $work/m" || true)
       rss=$([ -n "$pid" ] && awk '/VmHWM/ {print $2}' "/proc/$pid/status" || echo 0)
       tui=$(awk -v s="$start" -v e="$end" -v r="$rss" 'BEGIN {printf "%.2f s  %4.0f MB", e-s, r/1024}')
       break
     fi
     sleep 0.05
   done
-  tmux send-keys -t kapply-scale q
+  # (A session already gone, the TUI having failed, leaves "timeout".)
+  tmux send-keys -t kapply-scale q 2>/dev/null || true
   sleep 0.3
   tmux kill-session -t kapply-scale 2>/dev/null || true
 
