@@ -166,6 +166,48 @@ pub fn parse(path: &str) -> Vec<Segment> {
     out
 }
 
+/// The raw steps of a path as the TUI's tree shows them: `spec`, `containers[name=nginx]`, `image`; a
+/// keyed element or index stays with its list, a quoted key is its own step.
+pub fn steps(path: &str) -> Vec<&str> {
+    let b = path.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut quoted = false;
+    while i < b.len() {
+        let c = b[i];
+        if quoted {
+            if c == b'\\' {
+                i += 1;
+            } else if c == b'"' {
+                quoted = false;
+            }
+        } else if c == b'"' && depth > 0 {
+            quoted = true;
+        } else if c == b'[' {
+            // `["key"]` starts a step of its own; `[name=x]` and `[0]` do not.
+            if depth == 0 && b.get(i + 1) == Some(&b'"') && i > start {
+                out.push(&path[start..i]);
+                start = i;
+            }
+            depth += 1;
+        } else if c == b']' {
+            depth = depth.saturating_sub(1);
+        } else if c == b'.' && depth == 0 {
+            if i > start {
+                out.push(&path[start..i]);
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        out.push(&path[start..]);
+    }
+    out
+}
+
 /// Whether `path` is `root` or lies under the top-level key `root`.
 pub fn is_under(path: &str, root: &str) -> bool {
     path.strip_prefix(root)
@@ -304,6 +346,26 @@ pub fn set(v: &mut Value, segs: &[Segment], value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_keep_elements_with_their_list() {
+        assert_eq!(
+            steps("spec.template.spec.containers[name=nginx].image"),
+            [
+                "spec",
+                "template",
+                "spec",
+                "containers[name=nginx]",
+                "image"
+            ]
+        );
+        assert_eq!(
+            steps("metadata.annotations[\"example.com/x.y\"]"),
+            ["metadata", "annotations", "[\"example.com/x.y\"]"]
+        );
+        assert_eq!(steps("args[2]"), ["args[2]"]);
+    }
+
     use serde_json::json;
 
     #[test]

@@ -60,48 +60,6 @@ pub struct Layout {
     pub mark_w: usize,
 }
 
-/// The raw steps of a path: `spec`, `containers[name=nginx]`, `image`; a
-/// keyed element or index stays with its list, a quoted key is its own step.
-pub fn steps(path: &str) -> Vec<&str> {
-    let b = path.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    let mut depth = 0usize;
-    let mut quoted = false;
-    while i < b.len() {
-        let c = b[i];
-        if quoted {
-            if c == b'\\' {
-                i += 1;
-            } else if c == b'"' {
-                quoted = false;
-            }
-        } else if c == b'"' && depth > 0 {
-            quoted = true;
-        } else if c == b'[' {
-            // `["key"]` starts a step of its own; `[name=x]` and `[0]` do not.
-            if depth == 0 && b.get(i + 1) == Some(&b'"') && i > start {
-                out.push(&path[start..i]);
-                start = i;
-            }
-            depth += 1;
-        } else if c == b']' {
-            depth = depth.saturating_sub(1);
-        } else if c == b'.' && depth == 0 {
-            if i > start {
-                out.push(&path[start..i]);
-            }
-            start = i + 1;
-        }
-        i += 1;
-    }
-    if start < b.len() {
-        out.push(&path[start..]);
-    }
-    out
-}
-
 fn join(a: &str, b: &str) -> String {
     if a.is_empty() {
         b.to_string()
@@ -169,7 +127,7 @@ fn emit(node: &Node, depth: usize, prefix: &str, out: &mut Vec<(usize, String, O
 fn tree(o: &ObjectPlan, idx: &[usize]) -> Vec<(usize, String, Option<usize>)> {
     let mut root = Node::default();
     for &i in idx {
-        root.insert(&steps(&o.fields[i].path), i);
+        root.insert(&crate::fieldpath::steps(&o.fields[i].path), i);
     }
     let mut out = Vec::new();
     for c in &root.children {
@@ -582,25 +540,6 @@ pub fn scroll_for(l: &Layout, cursor: usize, scroll: usize, height: usize) -> us
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn steps_keep_elements_with_their_list() {
-        assert_eq!(
-            steps("spec.template.spec.containers[name=nginx].image"),
-            [
-                "spec",
-                "template",
-                "spec",
-                "containers[name=nginx]",
-                "image"
-            ]
-        );
-        assert_eq!(
-            steps("metadata.annotations[\"example.com/x.y\"]"),
-            ["metadata", "annotations", "[\"example.com/x.y\"]"]
-        );
-        assert_eq!(steps("args[2]"), ["args[2]"]);
-    }
 
     #[test]
     fn elision_keeps_what_differs() {
