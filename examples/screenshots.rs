@@ -441,6 +441,8 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
     use kapply::ops::Engine;
     let demo = kapply::demo::Demo::start(None, None, false).await?;
     let engine = demo.engine().await?;
+    // The engine connects as the TUI's first effect; here, by hand.
+    engine.connect().await.map_err(|e| anyhow::anyhow!(e))?;
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let plan = engine.load(tx).await.map_err(|e| anyhow::anyhow!(e))?;
     let mut out = Vec::new();
