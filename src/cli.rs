@@ -15,6 +15,14 @@ macro_rules! outln {
 /// Writes `text` to stdout. A reader that went away (`kapply plan -o json
 /// | head`) ends the run quietly with 141, what a shell reports for kubectl
 /// killed by SIGPIPE there: Rust ignores SIGPIPE, so `print!` would panic.
+/// `diff` and `plan` write nothing to the cluster, so a reader that went
+/// away ends them as [`write_stdout`] does: quietly, 141.
+fn quit_if_reader_left(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+}
+
 pub(crate) fn write_stdout(text: &str) {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
@@ -723,6 +731,7 @@ impl Streamer {
         if self.failed.is_none()
             && let Err(e) = out.write_all(text.as_bytes())
         {
+            quit_if_reader_left(&e);
             self.failed = Some(e);
         }
     }
@@ -762,6 +771,7 @@ impl Streamer {
             && self.failed.is_none()
             && let Err(e) = out.flush()
         {
+            quit_if_reader_left(&e);
             self.failed = Some(e);
         }
         match self.failed.take() {
