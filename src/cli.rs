@@ -30,9 +30,7 @@ pub(crate) fn write_stdout(text: &str) {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(141);
-        }
+        quit_if_reader_left(&e);
         eprintln!("error: writing to stdout: {e}");
         std::process::exit(2);
     }

@@ -23,7 +23,7 @@ const SERVER_METADATA: &[&str] = &[
 
 /// Annotations written by kubectl or controllers, not by the user.
 const TOOL_ANNOTATIONS: &[&str] = &[
-    "kubectl.kubernetes.io/last-applied-configuration",
+    crate::merge::LAST_APPLIED,
     "deployment.kubernetes.io/revision",
     "kubectl.kubernetes.io/restartedAt",
 ];

@@ -243,26 +243,39 @@ pub fn get<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
     Some(cur)
 }
 
+/// The value at a parsed path, for writing; `make_maps` creates the maps
+/// on the way (replacing a non-map), as [`set`] needs and [`remove`] not.
+fn descend<'v>(mut cur: &'v mut Value, segs: &[Segment], make_maps: bool) -> Option<&'v mut Value> {
+    for s in segs {
+        cur = match s {
+            Segment::Key(k) if make_maps => {
+                if !cur.is_object() {
+                    *cur = Value::Object(Map::new());
+                }
+                cur.as_object_mut()?
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Object(Map::new()))
+            }
+            Segment::Key(k) => cur.get_mut(k)?,
+            Segment::Index(i) => cur.get_mut(*i)?,
+            Segment::Element(k, want) => cur
+                .as_array_mut()?
+                .iter_mut()
+                .find(|e| element_matches(e, k, want))?,
+        };
+    }
+    Some(cur)
+}
+
 /// Remove the value at a parsed path; nothing happens when it is absent.
 /// A keyed element is removed wherever it matches, an index shifts the rest.
 pub fn remove(v: &mut Value, segs: &[Segment]) {
     let Some((last, parent)) = segs.split_last() else {
         return;
     };
-    let mut cur = v;
-    for s in parent {
-        let next = match s {
-            Segment::Key(k) => cur.get_mut(k),
-            Segment::Index(i) => cur.get_mut(*i),
-            Segment::Element(k, want) => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
+    let Some(cur) = descend(v, parent, false) else {
+        return;
+    };
     match last {
         Segment::Key(k) => {
             if let Some(m) = cur.as_object_mut() {
@@ -293,28 +306,9 @@ pub fn set(v: &mut Value, segs: &[Segment], value: Value) {
         *v = value;
         return;
     };
-    let mut cur = v;
-    for s in parent {
-        let next = match s {
-            Segment::Key(k) => {
-                if !cur.is_object() {
-                    *cur = Value::Object(Map::new());
-                }
-                cur.as_object_mut().map(|m| {
-                    m.entry(k.clone())
-                        .or_insert_with(|| Value::Object(Map::new()))
-                })
-            }
-            Segment::Index(i) => cur.get_mut(*i),
-            Segment::Element(k, want) => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| element_matches(e, k, want))),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
+    let Some(cur) = descend(v, parent, true) else {
+        return;
+    };
     match last {
         Segment::Key(k) => {
             if !cur.is_object() {

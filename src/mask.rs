@@ -141,9 +141,9 @@ fn mask_data_pair(mut before: Option<&mut Value>, mut after: Option<&mut Value>)
 /// `stringData["a.b"]`) of an object of `kind` holds Secret data.
 pub fn is_secret_field(kind: &str, path: &str) -> bool {
     kind == "Secret"
-        && ["data", "stringData"].iter().any(|f| {
-            path == *f || path.starts_with(&format!("{f}.")) || path.starts_with(&format!("{f}["))
-        })
+        && ["data", "stringData"]
+            .iter()
+            .any(|f| crate::fieldpath::is_under(path, f))
 }
 
 /// One side of a Secret data field row, masked: a map keeps its keys

@@ -49,22 +49,29 @@ pub(crate) fn find(
         return;
     };
     let owners = FieldOwners::from_live(live);
-    // The object as the server will merge it.
-    let result = match patch.kind {
-        PatchType::Strategic => apply::apply_strategic(live, &patch.body, schema).ok(),
-        PatchType::Merge => Some(apply::apply_merge(live, &patch.body)),
+    // The object as the server will merge it: a whole merge of the object,
+    // needed only by the rare rows whose elements share a merge key.
+    let result = std::cell::OnceCell::new();
+    let merged = || {
+        result
+            .get_or_init(|| match patch.kind {
+                PatchType::Strategic => apply::apply_strategic(live, &patch.body, schema).ok(),
+                PatchType::Merge => Some(apply::apply_merge(live, &patch.body)),
+            })
+            .as_ref()
     };
     for f in fields.iter_mut() {
         if f.action == FieldAction::Keep {
             continue;
         }
         let segs = path::parse(&f.path);
-        if let Some(h) = duplicates(f, &segs, result.as_ref()) {
+        if let Some(h) = duplicates(f, &segs, merged) {
             f.hazards.push(h);
         }
+        let strategy = schema_at(schema, &segs).map(|s| s.list_strategy());
         let atomic = patch.kind == PatchType::Merge
-            || schema_at(schema, &segs).is_none_or(|s| s.list_strategy() == ListStrategy::Atomic);
-        let merge_key = match schema_at(schema, &segs).map(|s| s.list_strategy()) {
+            || strategy.as_ref().is_none_or(|s| *s == ListStrategy::Atomic);
+        let merge_key = match strategy {
             Some(ListStrategy::MergeByKey(k)) if patch.kind == PatchType::Strategic => Some(k),
             _ => None,
         };
@@ -85,7 +92,11 @@ pub(crate) fn find(
 
 /// Config elements sharing a merge key: say which one the server keeps
 /// (the merged result) and which are lost.
-fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Option<Hazard> {
+fn duplicates<'r>(
+    f: &FieldChange,
+    segs: &[Segment],
+    merged: impl FnOnce() -> Option<&'r Value>,
+) -> Option<Hazard> {
     let Some((Segment::Element(key, want), parent)) = segs.split_last() else {
         return None;
     };
@@ -93,12 +104,12 @@ fn duplicates(f: &FieldChange, segs: &[Segment], result: Option<&Value>) -> Opti
     if dups.len() < 2 {
         return None;
     }
-    let kept: Vec<&Value> = result
+    let kept: Vec<&Value> = merged()
         .and_then(|r| path::get(r, parent))
         .and_then(Value::as_array)
         .map(|l| {
             l.iter()
-                .filter(|e| e.get(key).is_some_and(|x| path::element_value(x) == *want))
+                .filter(|e| path::element_matches(e, key, want))
                 .collect()
         })
         .unwrap_or_default();

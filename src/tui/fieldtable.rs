@@ -4,6 +4,7 @@
 //! takes (a long value wraps, or is cut in the middle, never where it
 //! differs). The renderer and the cursor's scrolling share it.
 
+use super::theme::esc;
 use crate::mask;
 use crate::merge::{Cause, FieldAction, FieldChange};
 use crate::plan::ObjectPlan;
@@ -175,10 +176,6 @@ pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
 
 /// Text from manifests and servers as drawn: control characters escaped
 /// (before it is measured, so the columns fit what is drawn).
-fn esc(s: &str) -> String {
-    crate::text::escape_controls(s).into_owned()
-}
-
 /// Each char of `a` flagged when it is not in `b` (a char-level diff).
 fn differs(a: &str, b: &str) -> Vec<bool> {
     let mut out = Vec::with_capacity(a.chars().count());

@@ -199,10 +199,6 @@ fn fold(lines: Vec<Line<'static>>, changed: &[bool], t: Theme) -> Vec<Line<'stat
     out
 }
 
-pub fn diff_lines(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
-    diff(o, false, t).0
-}
-
 /// The whole diff, and which of its lines are changes.
 fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>) {
     let (before, after) = texts_with(o, whole);

@@ -59,12 +59,7 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         GroupBy::Namespace => "ns",
         GroupBy::Kind => "kind",
     };
-    let shown = app
-        .rows
-        .iter()
-        .filter(|r| matches!(r, Row::Object(_)))
-        .count();
-    let mut title = format!(" Objects {shown}/{} {group}", app.plan.objects.len());
+    let mut title = format!(" Objects {}/{} {group}", app.shown, app.plan.objects.len());
     if app.filter != crate::tui::app::Filter::All {
         title.push_str(&format!(" · {}", app.filter.label()));
     }
