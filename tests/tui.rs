@@ -1765,8 +1765,9 @@ fn help_scrolls_when_the_screen_is_short() {
 }
 
 /// The reason column names the other writer of a kept field, or says the
-/// server defaulted it when apply's own manager owns it (the core's cause,
-/// from managedFields), and names the writer of a drift.
+/// server defaulted it when apply's own manager owns it and the value is the
+/// server's default (else apply released it), and names the writer of a
+/// drift (the core's cause, from managedFields).
 #[test]
 fn kept_reasons_name_the_writer() {
     use kapply::merge::{Cause, FieldAction, FieldChange, classify};
@@ -1795,12 +1796,18 @@ fn kept_reasons_name_the_writer() {
         entry("kubectl-client-side-apply", json!({"f:spec": {"f:strategy": {"f:type": {}}}})),
         entry("before-first-apply", json!({"f:spec": {"f:revisionHistoryLimit": {}}})),
         entry("kubectl-edit", json!({"f:spec": {"f:minReadySeconds": {}}})),
-    ]}});
+        entry("kubectl-client-side-apply", json!({"f:spec": {"f:progressDeadlineSeconds": {}}})),
+    ]},
+    // Defaults as the server gives them; progressDeadlineSeconds is not
+    // (released by apply).
+    "spec": {"strategy": {"type": "RollingUpdate"}, "revisionHistoryLimit": 10,
+        "progressDeadlineSeconds": 120}});
     let paths = [
         "spec.replicas",
         "spec.template.spec.dnsPolicy",
         "spec.strategy.type",
         "spec.revisionHistoryLimit",
+        "spec.progressDeadlineSeconds",
         "metadata.labels.x",
     ];
     let mut rows: Vec<FieldChange> = paths.iter().map(|p| keep(p)).collect();
@@ -1824,6 +1831,7 @@ fn kept_reasons_name_the_writer() {
         "kept: another writer owns it (kube-controller-manager)",
         "kept: server default",
         "kept: server default",
+        "kept: released, another writer's from now on",
         // No owner known: the plan's reason as it is.
         "live only: set by another writer or defaulted",
         "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it",
@@ -2577,7 +2585,11 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
         .filter(|f| f.action != kapply::merge::FieldAction::Keep)
         .map(|f| f.path.as_str())
         .collect();
-    assert_eq!(changes, ["metadata.annotations"], "{web:?}");
+    assert_eq!(
+        changes,
+        ["metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"],
+        "{web:?}"
+    );
     let effects = feed(&mut a, [key('a')]);
     settle(&mut a, &engine, effects).await;
     let effects = feed(&mut a, [code(KeyCode::Enter)]);
@@ -2645,7 +2657,11 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
         .filter(|f| f.action != kapply::merge::FieldAction::Keep)
         .map(|f| f.path.as_str())
         .collect();
-    assert_eq!(changes, ["metadata.annotations"], "{cfg:?}");
+    assert_eq!(
+        changes,
+        ["metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"],
+        "{cfg:?}"
+    );
     let other = a.plan.objects.iter().find(|o| o.name == "other").unwrap();
     assert_eq!(other.action, kapply::plan::ObjectAction::Create);
 }
