@@ -2285,3 +2285,77 @@ fn a_released_field_is_another_writers_not_a_server_default() {
         "server-default"
     );
 }
+
+/// `kapply export`: names resolve through the session's discovery cache
+/// (one `/apis` however many objects), KIND/NAME is read as `release`
+/// reads it, and a reader that goes away (`| head -1`) ends it quietly
+/// with 141, as every other output.
+#[test]
+fn export_uses_cached_discovery_one_parser_and_ends_quietly_on_a_closed_pipe() {
+    let c = Cluster::start();
+    let big = "x".repeat(200 * 1024);
+    let f = c.write(
+        "cms.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  k: {big}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: a\n---\n\
+             apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+             matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    \
+             spec:\n      containers:\n      - name: c\n        image: nginx:1.27\n"
+        ),
+    );
+    let out = c.kapply(&["apply", "-f", &f, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    c.server.clear_requests();
+    let out = c.kapply(&[
+        "export",
+        "cm/a",
+        "configmap/big",
+        "deploy/web",
+        "deployments.apps/web",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let gets: Vec<String> = c
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| {
+            r.method == "GET"
+                && (r.path == "/apis"
+                    || r.path.starts_with("/apis/")
+                    || r.path.starts_with("/api/"))
+        })
+        .filter(|r| !r.path.contains("/namespaces/"))
+        .map(|r| r.path)
+        .collect();
+    let count = |p: &str| gets.iter().filter(|g| *g == p).count();
+    assert_eq!(count("/apis"), 1, "{gets:?}");
+    assert_eq!(count("/api/v1"), 1, "{gets:?}");
+    assert_eq!(count("/apis/apps/v1"), 1, "{gets:?}");
+
+    // The same KIND/NAME rules as release: no second `/`.
+    for cmd in ["export", "release"] {
+        let out =
+            c.kapply(&[cmd, "cm/a/b", "data.k", "--yes"][..if cmd == "export" { 2 } else { 4 }]);
+        assert_eq!(out.code, Some(1), "{cmd}: {out:?}");
+        out.assert_stderr("error: cm/a/b: expected KIND/NAME, e.g. deployment/web");
+    }
+
+    // `| head -c 16`: far more than a pipe holds, the reader gone early.
+    let mut child = Command::new(KAPPLY)
+        .current_dir(c.dir.path())
+        .args(["export", "cm/big", "cm/a", "--kubeconfig"])
+        .arg(&c.kubeconfig)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
