@@ -139,6 +139,6 @@ mod tests {
         }
         let (lean, compact) = split(plan_object_owned(&m, Some(live), &opts));
         assert_eq!(lean.action, crate::plan::ObjectAction::Update);
-        assert!(compact.len() > 0);
+        assert!(!compact.is_empty());
     }
 }
