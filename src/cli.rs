@@ -414,7 +414,7 @@ fn note_kustomize(inputs: &Inputs) -> anyhow::Result<()> {
 fn filter_by_selector(loaded: &mut Loaded, prune: &PruneArgs) -> anyhow::Result<()> {
     if let (Some(sel), false) = (&prune.selector, prune.prune) {
         let sel = LabelSelector::parse(sel).map_err(|e| anyhow::anyhow!("-l: {e}"))?;
-        loaded.manifests.retain(|m| sel.matches(&m.object));
+        loaded.manifests.retain(|m| sel.matches(&m.object()));
     }
     Ok(())
 }
@@ -570,9 +570,15 @@ fn offline_plan_each(
     for e in &loaded.errors {
         emit(load_error_row(e));
     }
+    let crds: Vec<serde_json::Value> = loaded
+        .manifests
+        .iter()
+        .filter(|m| m.id.kind == "CustomResourceDefinition")
+        .map(|m| m.object())
+        .collect();
     let scopes: std::collections::HashMap<(String, String), bool> = live
         .iter()
-        .chain(loaded.manifests.iter().map(|m| &m.object))
+        .chain(&crds)
         .filter_map(manifest::crd_scope)
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect();

@@ -476,7 +476,7 @@ impl<'a> Kubectl<'a> {
                 None,
             )?;
         }
-        let body = crate::merge::creation_body(&m.object);
+        let body = crate::merge::creation_body(&m.object());
         self.send(
             &what,
             Method::POST,
@@ -589,7 +589,7 @@ mod tests {
                 Some(_) => {
                     let now = current(name);
                     assert_eq!(old.id, now.id, "{name}");
-                    assert_ne!(old.object, now.object, "{name}");
+                    assert_ne!(old.object(), now.object(), "{name}");
                 }
                 // The prune candidate: gone from the directory.
                 None => assert!(

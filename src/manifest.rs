@@ -56,8 +56,8 @@ pub struct Manifest {
     /// The version of the apiVersion written (the identity has the group).
     pub version: String,
     /// The object as read, with `metadata.namespace` filled in for
-    /// namespaced kinds.
-    pub object: Value,
+    /// namespaced kinds: [`Manifest::object`].
+    object: Packed,
     pub source: Source,
     /// Field path (`spec.template.spec.containers[name=nginx].image`) ->
     /// line in `source.file`, for every field written in the file.
@@ -149,7 +149,87 @@ impl fmt::Debug for FieldLines {
     }
 }
 
+/// An object kept as compact JSON text, read back when asked for: a few
+/// hundred bytes where a [`Value`] takes kilobytes (each of its maps is a
+/// B-tree node of eleven slots), and a load holds every manifest at once.
+#[derive(Clone, PartialEq)]
+enum Packed {
+    Json(Box<str>),
+    /// Nested deeper than serde_json reads back.
+    Value(Box<Value>),
+}
+
+/// Nesting serde_json reads back (its limit is 128).
+const PACKED_DEPTH: usize = 120;
+
+impl Packed {
+    fn new(v: Value) -> Packed {
+        fn deeper_than(v: &Value, n: usize) -> bool {
+            match v {
+                Value::Array(_) | Value::Object(_) if n == 0 => true,
+                Value::Array(a) => a.iter().any(|i| deeper_than(i, n - 1)),
+                Value::Object(m) => m.values().any(|i| deeper_than(i, n - 1)),
+                _ => false,
+            }
+        }
+        if deeper_than(&v, PACKED_DEPTH) {
+            return Packed::Value(Box::new(v));
+        }
+        match serde_json::to_string(&v) {
+            Ok(text) => Packed::Json(text.into_boxed_str()),
+            Err(_) => Packed::Value(Box::new(v)),
+        }
+    }
+
+    fn value(&self) -> Value {
+        match self {
+            // Exact: numbers keep their kind and floats round-trip
+            // (float_roundtrip), keys keep their order.
+            Packed::Json(text) => serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("reading back an object kapply wrote: {e}")),
+            Packed::Value(v) => (**v).clone(),
+        }
+    }
+}
+
+impl fmt::Debug for Packed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
 impl Manifest {
+    /// A manifest of `object` (its identity and version as given), with no
+    /// field lines.
+    pub fn new(id: ObjectRef, version: String, object: Value, source: Source) -> Manifest {
+        Manifest {
+            id,
+            version,
+            object: Packed::new(object),
+            source,
+            lines: FieldLines::default(),
+        }
+    }
+
+    /// The object as read, with `metadata.namespace` filled in for
+    /// namespaced kinds. A new value each call (the manifest keeps it
+    /// packed): take it once per use.
+    pub fn object(&self) -> Value {
+        self.object.value()
+    }
+
+    /// Replaces the object.
+    pub fn set_object(&mut self, object: Value) {
+        self.object = Packed::new(object);
+    }
+
+    /// Changes the object in place.
+    pub fn update_object(&mut self, f: impl FnOnce(&mut Value)) {
+        let mut object = self.object();
+        f(&mut object);
+        self.set_object(object);
+    }
+
     /// The apiVersion written: `apps/v1`, `v1`.
     pub fn api_version(&self) -> String {
         crate::objref::api_version(&self.id.group, &self.version)
@@ -165,17 +245,15 @@ impl Manifest {
         if namespaced {
             if self.id.namespace.is_none() {
                 self.id.namespace = Some(default_ns.to_string());
-                set_namespace(&mut self.object, default_ns);
+                self.update_object(|o| set_namespace(o, default_ns));
             }
         } else if self.id.namespace.take().is_some() && !self.lines.namespace_written {
             // The namespace was filled in by the load, not written.
-            if let Some(md) = self
-                .object
-                .get_mut("metadata")
-                .and_then(Value::as_object_mut)
-            {
-                md.remove("namespace");
-            }
+            self.update_object(|o| {
+                if let Some(md) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                    md.remove("namespace");
+                }
+            });
         }
     }
 }
@@ -430,7 +508,7 @@ pub type Texts = HashMap<PathBuf, Result<String, String>>;
 /// place in the order) instead of a file.
 pub fn load_with(opts: &LoadOptions, texts: &Texts) -> Loaded {
     let mut errors = Vec::new();
-    let mut raws = Vec::new();
+    let mut staged = Vec::new();
     let files = expand_paths(&opts.paths, opts.recursive, texts, &mut errors);
     // Standard input is read here, in order (a second `-` reads nothing).
     let mut stdin: HashMap<usize, Result<(String, PathBuf), ManifestError>> = HashMap::new();
@@ -453,7 +531,7 @@ pub fn load_with(opts: &LoadOptions, texts: &Texts) -> Loaded {
             },
         };
         text.map(|(text, name)| {
-            let docs = read_docs(&text, &name);
+            let docs = read_docs(&text, &name).map(|raws| stage(raws, opts));
             (name, docs)
         })
     };
@@ -464,14 +542,14 @@ pub fn load_with(opts: &LoadOptions, texts: &Texts) -> Loaded {
                 let n = order.len() + 1;
                 order.entry(name).or_insert(n);
                 match docs {
-                    Ok(mut r) => raws.append(&mut r),
+                    Ok(s) => staged.push(s),
                     Err(e) => errors.push(e),
                 }
             }
             Err(e) => errors.push(e),
         }
     }
-    let mut loaded = build(raws, opts, errors);
+    let mut loaded = build(staged, opts, errors);
     loaded.errors.sort_by_key(|e| {
         e.at().map_or((0, 0), |at| {
             (order.get(&at.file).copied().unwrap_or(0), at.line)
@@ -520,7 +598,7 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync)
 /// Loads the manifests in `text`, as if read from `file`.
 pub fn parse_str(text: &str, file: &Path, opts: &LoadOptions) -> Loaded {
     match read_docs(text, file) {
-        Ok(raws) => build(raws, opts, Vec::new()),
+        Ok(raws) => build(vec![stage(raws, opts)], opts, Vec::new()),
         Err(e) => Loaded {
             manifests: Vec::new(),
             errors: vec![e],
@@ -885,29 +963,74 @@ pub fn crd_scope(obj: &Value) -> Option<(String, String, bool)> {
     ))
 }
 
-/// Scopes of kinds defined by CRDs among the manifests: (group, kind) ->
-/// namespaced.
-fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
+/// Scopes of kinds defined by CRDs among the documents: (group, kind) ->
+/// namespaced, in reading order.
+fn crd_scopes(raws: &[Raw]) -> Vec<((String, String), bool)> {
     raws.iter()
         // Only a CustomResourceDefinition's value is worth building here.
-        .filter(|r| {
-            let kind = match &r.inferred {
-                Some((_, kind)) => Some(kind.as_str()),
-                None => r.value.get("kind").and_then(Value::as_str),
-            };
-            kind == Some("CustomResourceDefinition")
-        })
+        .filter(|r| raw_str(r, "kind") == Some("CustomResourceDefinition"))
         .filter_map(|r| crd_scope(&object_value(r)))
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect()
 }
 
-fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {
+/// `apiVersion` or `kind` of a document, inferred from its list or written.
+fn raw_str<'a>(raw: &'a Raw, key: &str) -> Option<&'a str> {
+    match &raw.inferred {
+        Some((av, kind)) => Some(if key == "kind" { kind } else { av }),
+        None => raw.value.get(key).and_then(Value::as_str),
+    }
+}
+
+/// A document processed as far as it can be before every file is read.
+enum Staged {
+    /// Its manifest, or why there is none.
+    Done(Result<Manifest, ManifestError>),
+    /// A kind whose scope may come from a CRD in another file.
+    Later(Raw),
+}
+
+/// A file's documents, processed as far as they can be (in the thread that
+/// read them, so that their values go as soon as they are packed), and the
+/// scopes of the CRDs among them.
+struct Staging {
+    docs: Vec<Staged>,
+    crds: Vec<((String, String), bool)>,
+}
+
+fn stage(raws: Vec<Raw>, opts: &LoadOptions) -> Staging {
     let crds = crd_scopes(&raws);
+    let reread = Reread::default();
+    let none = HashMap::new();
+    let docs = raws
+        .into_iter()
+        .map(|raw| {
+            let scope_known = match (raw_str(&raw, "apiVersion"), raw_str(&raw, "kind")) {
+                (Some(av), Some(kind)) => is_namespaced(av, kind).is_some(),
+                _ => false,
+            };
+            if scope_known {
+                Staged::Done(to_manifest(raw, opts, &none, &reread))
+            } else {
+                Staged::Later(raw)
+            }
+        })
+        .collect();
+    Staging { docs, crds }
+}
+
+fn build(files: Vec<Staging>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {
+    // A later definition of the same kind wins, as it always has.
+    let crds: HashMap<(String, String), bool> =
+        files.iter().flat_map(|f| f.crds.iter().cloned()).collect();
     let mut candidates = Vec::new();
     let reread = Reread::default();
-    for raw in raws {
-        match to_manifest(raw, opts, &crds, &reread) {
+    for doc in files.into_iter().flat_map(|f| f.docs) {
+        let made = match doc {
+            Staged::Done(made) => made,
+            Staged::Later(raw) => to_manifest(raw, opts, &crds, &reread),
+        };
+        match made {
             Ok(m) => candidates.push(m),
             Err(e) => errors.push(e),
         }
@@ -1136,7 +1259,7 @@ fn to_manifest(
     Ok(Manifest {
         id,
         version: version.to_string(),
-        object,
+        object: Packed::new(object),
         source: at,
         lines,
     })
@@ -1185,15 +1308,40 @@ mod tests {
         let mut l = load_text(text, &opts);
         assert!(l.errors.is_empty(), "{:?}", l.errors);
         assert_eq!(l.manifests[0].id.namespace.as_deref(), Some("ctx"));
-        assert_eq!(l.manifests[0].object["metadata"]["namespace"], "ctx");
+        assert_eq!(l.manifests[0].object()["metadata"]["namespace"], "ctx");
         assert_eq!(l.manifests[1].id.namespace, None);
-        assert!(l.manifests[1].object["metadata"].get("namespace").is_none());
+        assert!(
+            l.manifests[1].object()["metadata"]
+                .get("namespace")
+                .is_none()
+        );
         // The cluster says Widget is cluster-scoped.
         l.manifests[0].set_scope(false, "ctx");
         assert_eq!(l.manifests[0].id.namespace, None);
-        assert!(l.manifests[0].object["metadata"].get("namespace").is_none());
+        assert!(
+            l.manifests[0].object()["metadata"]
+                .get("namespace")
+                .is_none()
+        );
         l.manifests[0].set_scope(true, "other");
-        assert_eq!(l.manifests[0].object["metadata"]["namespace"], "other");
+        assert_eq!(l.manifests[0].object()["metadata"]["namespace"], "other");
+    }
+
+    #[test]
+    fn packed_objects_read_back_exactly() {
+        let mut deep = serde_json::json!(1);
+        for _ in 0..200 {
+            deep = serde_json::json!([deep]);
+        }
+        for v in [
+            serde_json::json!({"a": 0.1, "b": 1.7976931348623157e308, "c": u64::MAX, "d": i64::MIN,
+                               "e": -2.5e-300, "f": "\u{1b}x\"y", "g": [null, true, {}], "h": 1e20}),
+            deep,
+        ] {
+            let p = Packed::new(v.clone());
+            assert_eq!(p.value(), v);
+            assert_eq!(p, Packed::new(v));
+        }
     }
 
     #[test]

@@ -62,20 +62,20 @@ fn directory_in_lexical_order_with_lists_json_and_empty_documents() {
         ]
     );
     // List items are objects of their own, with YAML 1.1 scalars.
-    assert_eq!(l.manifests[3].object["data"]["enabled"], json!(true));
+    assert_eq!(l.manifests[3].object()["data"]["enabled"], json!(true));
     assert_eq!(l.manifests[3].lines["data.enabled"], 9);
     // JSON keeps its strings and has lines too.
     assert_eq!(
-        l.manifests[5].object["data"],
+        l.manifests[5].object()["data"],
         json!({"answer": "yes", "mode": "0644"})
     );
     assert_eq!(l.manifests[5].lines["data.mode"], 9);
     // Namespaced objects get the namespace filled in, cluster-scoped do not.
     assert_eq!(
-        l.manifests[2].object["metadata"],
+        l.manifests[2].object()["metadata"],
         json!({"name": "nginx", "namespace": "default"})
     );
-    assert_eq!(l.manifests[0].object["metadata"], json!({"name": "demo"}));
+    assert_eq!(l.manifests[0].object()["metadata"], json!({"name": "demo"}));
     assert_eq!(l.manifests[1].api_version(), "apps/v1");
     assert_eq!(l.manifests[1].id.group, "apps");
 }
@@ -109,7 +109,8 @@ fn explicit_files_are_read_whatever_their_extension_and_paths_repeat() {
 #[test]
 fn yaml_1_1_scalars_as_kubectl_reads_them() {
     let l = load_ok(&opts(&["scalars.yaml"]));
-    let data = &l.manifests[0].object["data"];
+    let object = l.manifests[0].object();
+    let data = &object["data"];
     assert_eq!(data["yes-plain"], json!(true));
     assert_eq!(data["no-plain"], json!(false));
     assert_eq!(data["yes-quoted"], json!("yes"));
@@ -150,7 +151,7 @@ fn json_fields_have_lines() {
     assert_eq!(m.lines["data.big"], 2);
     assert_eq!(m.lines["data.nested[1].x"], 3);
     assert_eq!(m.lines["data.unicode"], 3);
-    assert_eq!(m.object["data"]["one"], json!(1));
+    assert_eq!(m.object()["data"]["one"], json!(1));
 }
 
 #[test]
@@ -243,7 +244,7 @@ fn namespace_flag_fills_in_and_conflicts() {
         names(&l),
         ["ConfigMap prod/follows-n", "Namespace cluster-scoped"]
     );
-    assert_eq!(l.manifests[0].object["metadata"]["namespace"], "prod");
+    assert_eq!(l.manifests[0].object()["metadata"]["namespace"], "prod");
     assert_eq!(l.errors.len(), 1);
     assert_eq!(
         l.errors[0].to_string(),
@@ -466,7 +467,8 @@ fn alias_bombs_fail_at_their_document_and_kubectl_refuses_them_too() {
     );
     // The ordinary file with a shared env block still loads.
     assert_eq!(names(&l), ["Deployment default/web"]);
-    let env = &l.manifests[0].object["spec"]["template"]["spec"]["containers"][1]["env"];
+    let object = l.manifests[0].object();
+    let env = &object["spec"]["template"]["spec"]["containers"][1]["env"];
     assert_eq!(env, &json!([{"name": "MODE", "value": "prod"}]));
     let Some(theirs) = kubectl_reads(&bomb) else {
         return;

@@ -18,16 +18,15 @@ use serde_json::{Value, json};
 
 fn manifest(object: Value) -> Manifest {
     let api = object["apiVersion"].as_str().unwrap().to_string();
-    Manifest {
-        id: ObjectRef::from_object(&object).unwrap(),
-        version: split_api_version(&api).1.to_string(),
+    Manifest::new(
+        ObjectRef::from_object(&object).unwrap(),
+        split_api_version(&api).1.to_string(),
         object,
-        source: Source {
+        Source {
             file: "app.yaml".into(),
             line: 1,
         },
-        lines: Default::default(),
-    }
+    )
 }
 
 /// The plan of `config` against `live`, with default options.

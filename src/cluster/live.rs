@@ -107,7 +107,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         error: Some(message),
         kind_not_served: false,
         prune_reason: None,
-        config: Some(m.object.clone()),
+        config: Some(m.object()),
         live: None,
     }
 }
@@ -198,7 +198,7 @@ impl Session {
                     let sel =
                         LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
                     loaded_manifests.retain(|m| {
-                        let keep = sel.matches(&m.object);
+                        let keep = sel.matches(&m.object());
                         if !keep {
                             skipped.push(format!("{} {}", m.source, m.id));
                         }
@@ -215,7 +215,7 @@ impl Session {
             PruneMode::ApplySet { parent, tooling } => {
                 let set = self.applyset(parent, tooling.as_deref()).await?;
                 for m in &mut loaded_manifests {
-                    set_label(&mut m.object, PART_OF_LABEL, &set.id);
+                    m.update_object(|o| set_label(o, PART_OF_LABEL, &set.id));
                 }
                 applyset = Some(set);
             }

@@ -59,7 +59,7 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
 
 /// [`plan_object`] taking the live object, which the plan keeps (no copy).
 pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) -> ObjectPlan {
-    let mut config = m.object.clone();
+    let mut config = m.object();
     if !opts.labels.is_empty()
         && let Some(md) = config.get_mut("metadata").and_then(Value::as_object_mut)
     {

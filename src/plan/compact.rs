@@ -69,21 +69,20 @@ impl Compact {
             let (group, version) = crate::objref::split_api_version(&lean.api_version);
             let source = lean.source.as_deref().unwrap_or_default();
             let (file, line) = source.rsplit_once(':').unwrap_or((source, "0"));
-            let m = Manifest {
-                id: crate::objref::ObjectRef {
+            let m = Manifest::new(
+                crate::objref::ObjectRef {
                     group: group.to_string(),
                     kind: lean.kind.clone(),
                     namespace: lean.namespace.clone(),
                     name: lean.name.clone(),
                 },
-                version: version.to_string(),
+                version.to_string(),
                 object,
-                source: Source {
+                Source {
                     file: file.into(),
                     line: line.parse().unwrap_or(0),
                 },
-                lines: Default::default(),
-            };
+            );
             let mut plan = plan_object_owned(&m, live, &PlanOptions::default());
             // What planning does not make (set by the cluster layer).
             plan.source = lean.source.clone();
@@ -120,7 +119,7 @@ mod tests {
              spec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      \
              - name: web\n        image: nginx:1.2\n",
         );
-        let mut live = m.object.clone();
+        let mut live = m.object();
         live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.1");
         live["metadata"]["annotations"] = json!({
             crate::merge::LAST_APPLIED: serde_json::to_string(&live).unwrap()

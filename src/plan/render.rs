@@ -240,16 +240,15 @@ mod diff_tests {
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "c\u{9b}", "namespace": "d"},
             "data": {"k\u{1b}[2J": "v\u{9b}1\u{7f}"}});
-        let m = crate::manifest::Manifest {
-            id: crate::objref::ObjectRef::from_object(&config).unwrap(),
-            version: "v1".into(),
-            source: crate::manifest::Source {
+        let m = crate::manifest::Manifest::new(
+            crate::objref::ObjectRef::from_object(&config).unwrap(),
+            "v1".into(),
+            config,
+            crate::manifest::Source {
                 file: "c.yaml".into(),
                 line: 1,
             },
-            object: config,
-            lines: Default::default(),
-        };
+        );
         let plan = Plan {
             objects: vec![plan_object(&m, None, &PlanOptions::default())],
             prune_skipped: None,
