@@ -799,20 +799,20 @@ fn values_and_drift_read_at_80x24() {
     t.wait_for("Objects 1/9");
     t.keys(&["Escape"]);
     t.wait_for("Objects 9/9");
-    let screen = switch_focus(&t);
-    let screen = if screen.contains("nginx:1.16.1") {
-        screen
-    } else {
-        t.wait_for("nginx:1.16.1")
+    switch_focus(&t);
+    // The values wrap after `nginx:` beside the action column: whole.
+    let image_row = |s: &str| {
+        let lines: Vec<&str> = s.lines().collect();
+        let i = lines
+            .iter()
+            .position(|l| l.contains(" image ") && l.matches("nginx:").count() == 3)?;
+        let next = lines.get(i + 1)?;
+        (next.matches("1.14.2").count() == 2 && next.contains("1.16.1"))
+            .then(|| lines[i].to_string())
     };
-    let row = screen
-        .lines()
-        .find(|l| l.contains(" image "))
-        .unwrap_or_else(|| panic!("no image row:\n{screen}"));
-    assert!(
-        row.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"),
-        "the image row shows the values whole:\n{screen}"
-    );
+    let screen = t.wait_until("the image row's values", |s| image_row(s).is_some());
+    let row = image_row(&screen).unwrap();
+    assert!(row.contains(" set "), "the action shows:\n{screen}");
     assert!(!screen.contains("ngi…"), "{screen}");
     switch_focus(&t);
 
