@@ -94,7 +94,7 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
         return ('!', t.fg(Color::Red));
     }
     // Read from the manifests; what apply would do is not known yet.
-    if !app.live_known {
+    if !app.planned(o) {
         return ('?', t.fg(Color::DarkGray));
     }
     if !o.warnings.is_empty() {
