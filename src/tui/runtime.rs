@@ -86,7 +86,10 @@ pub async fn run(
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<Ended> {
     let _guard = TerminalGuard::enter(opts.mouse)?;
-    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    // A frame reaches the terminal in one write (ratatui flushes after
+    // each): a terminal, or tmux, never shows one half drawn.
+    let out = std::io::BufWriter::with_capacity(1 << 16, stdout());
+    let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
     terminal.clear()?;
     let mut app = App::new(opts);
     app.server = engine.server();
