@@ -1280,6 +1280,18 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     run_engine(engine, &mut signals).await
 }
 
+/// What [`kind_name`] wants, for its error messages.
+const KIND_NAME_EXPECTED: &str = "expected KIND/NAME, e.g. deployment/web";
+
+/// An object named as kubectl names it on the command line, `KIND/NAME`
+/// (`deploy/web`, `widgets.demo.kapply.dev/w`): both parts non-empty, no
+/// other `/` (a name never holds one). The one parser of `export` and
+/// `release`.
+fn kind_name(text: &str) -> Option<(&str, &str)> {
+    text.split_once('/')
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
+}
+
 /// `kapply export`: GET each object, clean it (`crate::export`), and write it
 /// to DIR or print it (Secret values masked on stdout). Exit 1 if any object
 /// could not be exported; the others are still written.
@@ -1291,11 +1303,8 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
     let mut errors = 0;
     let mut first = true;
     for text in &a.objects {
-        let Some((kind, name)) = text
-            .split_once('/')
-            .filter(|(k, n)| !k.is_empty() && !n.is_empty())
-        else {
-            errln!("error: {text}: expected KIND/NAME, e.g. deployment/web");
+        let Some((kind, name)) = kind_name(text) else {
+            errln!("error: {text}: {KIND_NAME_EXPECTED}");
             errors += 1;
             continue;
         };
@@ -1330,11 +1339,8 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let shown = crate::mask::mask_secret(&clean);
-                let mut out = std::io::stdout().lock();
-                if !first {
-                    writeln!(out, "---")?;
-                }
-                write!(out, "{}", crate::yaml::to_yaml(&shown))?;
+                let sep = if first { "" } else { "---\n" };
+                write_stdout(&format!("{sep}{}", crate::yaml::to_yaml(&shown)));
                 if clean["kind"] == "Secret" {
                     errln!(
                         "note: {text}: Secret values masked on stdout; use -o DIR to write them"
@@ -1364,15 +1370,8 @@ fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> Strin
 /// nothing to do), 1 otherwise.
 pub async fn release(a: ReleaseArgs) -> anyhow::Result<u8> {
     let dry_run = a.dry_run == DryRun::Server;
-    let Some((kind, name)) = a
-        .object
-        .split_once('/')
-        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
-    else {
-        errln!(
-            "error: {}: expected KIND/NAME, e.g. deployment/web",
-            a.object
-        );
+    let Some((kind, name)) = kind_name(&a.object) else {
+        errln!("error: {}: {KIND_NAME_EXPECTED}", a.object);
         return Ok(1);
     };
     let session = connect(&a.cluster).await?;

@@ -673,7 +673,11 @@ fn every_field_row_has_a_cause() {
         cause("data.e"),
         (Cause::OtherWriter, Some("kubectl-patch".into()), None)
     );
-    assert_eq!(cause("data.f"), (Cause::ServerDefault, None, None));
+    // Apply's manager alone owns data.f, yet nothing names it and no
+    // server defaults a ConfigMap key: apply released it.
+    assert_eq!(cause("data.f"), (Cause::OtherWriter, None, None));
+    let f = p.fields.iter().find(|f| f.path == "data.f").unwrap();
+    assert_eq!(f.reason, kapply::merge::Reason::Released);
     assert!(p.reverts_drift);
     let drift = p.fields.iter().find(|f| f.path == "data.a").unwrap();
     assert_eq!(
@@ -705,7 +709,7 @@ fn every_field_row_has_a_cause() {
     assert_eq!(a["changedAt"], "2026-11-20T10:04:00Z");
     assert_eq!(row("data.e")["cause"], "other-writer");
     assert_eq!(row("data.e")["owner"], "kubectl-patch");
-    assert_eq!(row("data.f")["cause"], "server-default");
+    assert_eq!(row("data.f")["cause"], "other-writer");
     assert!(row("data.f").get("owner").is_none());
     for (path, c) in [
         ("data.b", "intended"),
