@@ -481,8 +481,18 @@ impl Made {
 /// Plan against the cluster (or offline against `--live` files), every
 /// object kept whole (apply and delete write from its config and live).
 async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
+    make_plan_kept(a, &mut |p| p).await
+}
+
+/// [`make_plan`], each row passed through `keep` as soon as it is planned
+/// (to drop what the command will not read: at 10,000 objects the trees of
+/// every row are most of the memory).
+async fn make_plan_kept(
+    a: &PlanArgs,
+    keep: &mut (dyn FnMut(ObjectPlan) -> ObjectPlan + Send),
+) -> anyhow::Result<Made> {
     let mut objects = Vec::new();
-    let ran = run_plan(a, true, |p| p, |p| objects.push(p)).await?;
+    let ran = run_plan(a, true, |p| p, |p| objects.push(keep(p))).await?;
     Ok(Made {
         plan: Plan {
             objects,
@@ -1057,7 +1067,21 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         prune: a.prune.clone(),
         live: Vec::new(),
     };
-    let made = make_plan(&plan_args).await?;
+    // Without a plan file each row is cut down to what apply reads as soon
+    // as it is planned (a create to its encoded body), in plan order; a
+    // plan file's partial apply needs the whole rows.
+    let mut bodies: Vec<Option<bytes::Bytes>> = Vec::new();
+    let made = if a.plan_file.is_none() {
+        make_plan_kept(&plan_args, &mut |p| {
+            let (p, body) = crate::cluster::slim_for_apply(p);
+            bodies.push(body);
+            p
+        })
+        .await?
+    } else {
+        make_plan(&plan_args).await?
+    };
+    bodies.resize(made.plan.objects.len(), None);
     if let Some(code) = made.refuse_writes("apply") {
         return Ok(code);
     }
@@ -1079,22 +1103,26 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     };
     // The objects to write move into the items (no copy: at 10,000 objects
     // the plan is most of the memory); the plan keeps the others.
-    let (changing, others): (Vec<ObjectPlan>, Vec<ObjectPlan>) = std::mem::take(&mut plan.objects)
+    let (changing, others): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.objects)
         .into_iter()
-        .partition(|p| matches!(p.action, ObjectAction::Create | ObjectAction::Update));
-    plan.objects = others;
-    let items: Vec<ApplyItem> = changing
+        .zip(bodies)
+        .partition(|(p, _)| matches!(p.action, ObjectAction::Create | ObjectAction::Update));
+    plan.objects = others.into_iter().map(|(p, _)| p).collect();
+    let items: Vec<(ApplyItem, Option<bytes::Bytes>)> = changing
         .into_iter()
-        .filter_map(|p| match &chosen {
-            None => Some(ApplyItem {
-                plan: p,
-                accepted_fields: None,
-                released_fields: Vec::new(),
-            }),
-            Some(sel) => select_item(&p, sel),
+        .filter_map(|(p, body)| match &chosen {
+            None => Some((
+                ApplyItem {
+                    plan: p,
+                    accepted_fields: None,
+                    released_fields: Vec::new(),
+                },
+                body,
+            )),
+            Some(sel) => select_item(&p, sel).map(|i| (i, None)),
         })
         .collect();
-    for it in &items {
+    for (it, _) in &items {
         for r in &it.released_fields {
             errln!(
                 "release      {} {r}: keeps the live value, drops it from last-applied",
@@ -1134,7 +1162,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         }
     }
     let results = session
-        .apply(
+        .apply_encoded(
             items,
             &ApplyOptions {
                 dry_run,
@@ -1169,7 +1197,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         prune: PruneArgs::default(),
         live: Vec::new(),
     };
-    let made = make_plan(&plan_args).await?;
+    let made = make_plan_kept(&plan_args, &mut crate::cluster::slim_for_delete).await?;
     if let Some(code) = made.refuse_writes("delete") {
         return Ok(code);
     }

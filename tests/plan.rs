@@ -15,7 +15,6 @@ use kapply::plan::{
     plan_object, prune_candidate, render_diff, render_diff_terminal, to_json,
 };
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 fn manifest(object: Value) -> Manifest {
     let api = object["apiVersion"].as_str().unwrap().to_string();
@@ -27,7 +26,7 @@ fn manifest(object: Value) -> Manifest {
             file: "app.yaml".into(),
             line: 1,
         },
-        lines: BTreeMap::new(),
+        lines: Default::default(),
     }
 }
 
