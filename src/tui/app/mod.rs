@@ -288,6 +288,8 @@ pub struct App {
     /// The selected object's field table, laid out once (not per frame or key).
     field_cache:
         std::cell::RefCell<Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>>,
+    /// The selected object's tallest field box (see `tallest_detail`).
+    tallest_cache: std::cell::RefCell<Option<(FieldKey, u16)>>,
     /// A plan against live state has been loaded. Until then the list shows
     /// the manifests alone and nothing destructive is offered.
     pub live_known: bool,
@@ -370,6 +372,7 @@ impl App {
             streamed: None,
             load_status: None,
             field_cache: std::cell::RefCell::new(None),
+            tallest_cache: std::cell::RefCell::new(None),
             live_known: false,
             connecting: false,
             failure: None,
@@ -493,6 +496,24 @@ impl App {
         ));
         *self.field_cache.borrow_mut() = Some((key, l.clone()));
         Some(l)
+    }
+
+    /// [`crate::tui::layout::tallest_detail`] of the selected object `o`,
+    /// computed once per object, plan, `K` and width.
+    pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
+        let key = self
+            .selected_index()
+            .map(|i| (self.plan_gen, i, self.show_kept, usize::from(width)));
+        if let (Some(key), Some((k, h))) = (key, *self.tallest_cache.borrow())
+            && k == key
+        {
+            return h;
+        }
+        let h = crate::tui::layout::tallest_detail(o, self.show_kept, width);
+        if let Some(key) = key {
+            *self.tallest_cache.borrow_mut() = Some((key, h));
+        }
+        h
     }
 
     /// Replace the rows (`compact` beside them, or empty: all whole).

@@ -41,7 +41,7 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     b.render(area, buf);
 
     let head = field_head(o, t);
-    let a = field_areas(o, app.show_kept, &head, inner);
+    let a = field_areas(app, o, &head, inner);
     Paragraph::new(head)
         .wrap(Wrap { trim: false })
         .render(a.head, buf);
