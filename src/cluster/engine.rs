@@ -29,7 +29,7 @@ enum FirstRead {
 
 /// Streamed rows go out as each LIST is planned, or every [`BATCH`]
 /// objects, so the list fills without a rebuild per object.
-const BATCH: usize = 500;
+const BATCH: usize = 2000;
 
 /// The TUI's engine: a session (connected at once, or later by
 /// [`Engine::connect`] from a resolved [`Target`]), where the manifests are
@@ -233,21 +233,8 @@ impl Engine for KubeEngine {
             let lists_done = AtomicUsize::new(0);
             let lists_total = AtomicUsize::new(0);
             let total = AtomicUsize::new(loaded.manifests.len());
-            let pending: Mutex<(Vec<ObjectPlan>, usize)> = Mutex::new((Vec::new(), 0));
-            // Rows are made small on a thread of their own (writing configs
-            // and live objects as JSON is a tenth of the work), in order,
-            // while the planner goes on.
-            let (btx, brx) = std::sync::mpsc::channel::<(Vec<ObjectPlan>, Rows)>();
-            let out = rows.clone();
-            let compactor = tokio::task::spawn_blocking(move || {
-                for (objects, mut r) in brx {
-                    r.objects = objects
-                        .into_iter()
-                        .map(crate::plan::compact::split)
-                        .collect();
-                    let _ = out.send(r);
-                }
-            });
+            let pending: Mutex<(Vec<(ObjectPlan, crate::ops::Compact)>, usize)> =
+                Mutex::new((Vec::new(), 0));
             let flush = || {
                 let Ok(mut p) = pending.lock() else {
                     return;
@@ -256,14 +243,13 @@ impl Engine for KubeEngine {
                     return;
                 }
                 let lists_done = lists_done.load(Ordering::Relaxed);
-                let status = Rows {
-                    objects: Vec::new(),
+                let _ = rows.send(Rows {
+                    objects: std::mem::take(&mut p.0),
                     lists_done,
                     lists_total: lists_total.load(Ordering::Relaxed).max(lists_done),
                     planned: p.1,
                     total: total.load(Ordering::Relaxed),
-                };
-                let _ = btx.send((std::mem::take(&mut p.0), status));
+                });
             };
             let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
             let counter = async {
@@ -285,28 +271,32 @@ impl Engine for KubeEngine {
                     let _ = progress.send(p);
                 }
             };
-            // Each row is made small as soon as its group is planned: its
-            // config, live object and field rows are what the memory would
-            // hold at 10,000.
-            let planning = session.plan_each(loaded, &self.prune, Some(ptx), true, |o| {
-                let full = match pending.lock() {
-                    Ok(mut p) => {
-                        p.0.push(o);
-                        p.1 += 1;
-                        p.0.len() >= BATCH
+            // Each row is made small where it is planned (on the planning
+            // threads): its config, live object and field rows are what the
+            // memory would hold at 10,000.
+            let planning = session.plan_each_with(
+                loaded,
+                &self.prune,
+                Some(ptx),
+                true,
+                crate::plan::compact::split,
+                |row| {
+                    let full = match pending.lock() {
+                        Ok(mut p) => {
+                            p.0.push(row);
+                            p.1 += 1;
+                            p.0.len() >= BATCH
+                        }
+                        Err(_) => false,
+                    };
+                    if full {
+                        flush();
                     }
-                    Err(_) => false,
-                };
-                if full {
-                    flush();
-                }
-            });
+                },
+            );
             let (planned_plan, ()) = futures::join!(planning, counter);
             let planned_plan = planned_plan.map_err(|e| e.to_string())?;
             flush();
-            drop(btx);
-            // Every row is sent before the load says it is done.
-            compactor.await.map_err(|e| e.to_string())?;
             if let Ok(mut s) = self.applyset.lock() {
                 *s = planned_plan.applyset;
             }
