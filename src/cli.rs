@@ -480,6 +480,16 @@ impl Made {
 
 /// Plan against the cluster (or offline against `--live` files).
 async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
+    make_plan_kept(a, &mut |p| p).await
+}
+
+/// [`make_plan`], each row passed through `keep` as soon as it is planned
+/// (to drop what the command will not read: at 10,000 objects the trees of
+/// every row are most of the memory).
+async fn make_plan_kept(
+    a: &PlanArgs,
+    keep: &mut (dyn FnMut(ObjectPlan) -> ObjectPlan + Send),
+) -> anyhow::Result<Made> {
     let prune = a.prune.options()?;
     let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
     note_kustomize(&opts)?;
@@ -502,15 +512,23 @@ async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     opts.load.default_namespace = session.namespace().to_string();
     let mut loaded = crate::inputs::load(&opts).await?;
     filter_by_selector(&mut loaded, &a.prune)?;
-    let mut planned = session.plan(&loaded, &prune, progress_line()).await?;
+    let unreadable_path = loaded.unreadable_path().map(|e| e.to_string());
+    let mut objects = Vec::new();
+    // The manifests move in: each goes once it is planned.
+    let mut planned = session
+        .plan_each(loaded, &prune, progress_line(), true, |p| {
+            objects.push(keep(p))
+        })
+        .await?;
     for s in &planned.skipped {
         errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
+    planned.plan.objects = objects;
     Ok(Made {
         // Moved out: apply and delete use the rest (the ApplySet).
         plan: std::mem::take(&mut planned.plan),
         cluster: Some((session, planned)),
-        unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
+        unreadable_path,
     })
 }
 
@@ -996,7 +1014,21 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         prune: a.prune.clone(),
         live: Vec::new(),
     };
-    let made = make_plan(&plan_args).await?;
+    // Without a plan file each row is cut down to what apply reads as soon
+    // as it is planned (a create to its encoded body), in plan order; a
+    // plan file's partial apply needs the whole rows.
+    let mut bodies: Vec<Option<bytes::Bytes>> = Vec::new();
+    let made = if a.plan_file.is_none() {
+        make_plan_kept(&plan_args, &mut |p| {
+            let (p, body) = crate::cluster::slim_for_apply(p);
+            bodies.push(body);
+            p
+        })
+        .await?
+    } else {
+        make_plan(&plan_args).await?
+    };
+    bodies.resize(made.plan.objects.len(), None);
     if let Some(code) = made.refuse_writes("apply") {
         return Ok(code);
     }
@@ -1018,22 +1050,26 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     };
     // The objects to write move into the items (no copy: at 10,000 objects
     // the plan is most of the memory); the plan keeps the others.
-    let (changing, others): (Vec<ObjectPlan>, Vec<ObjectPlan>) = std::mem::take(&mut plan.objects)
+    let (changing, others): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.objects)
         .into_iter()
-        .partition(|p| matches!(p.action, ObjectAction::Create | ObjectAction::Update));
-    plan.objects = others;
-    let items: Vec<ApplyItem> = changing
+        .zip(bodies)
+        .partition(|(p, _)| matches!(p.action, ObjectAction::Create | ObjectAction::Update));
+    plan.objects = others.into_iter().map(|(p, _)| p).collect();
+    let items: Vec<(ApplyItem, Option<bytes::Bytes>)> = changing
         .into_iter()
-        .filter_map(|p| match &chosen {
-            None => Some(ApplyItem {
-                plan: p,
-                accepted_fields: None,
-                released_fields: Vec::new(),
-            }),
-            Some(sel) => select_item(&p, sel),
+        .filter_map(|(p, body)| match &chosen {
+            None => Some((
+                ApplyItem {
+                    plan: p,
+                    accepted_fields: None,
+                    released_fields: Vec::new(),
+                },
+                body,
+            )),
+            Some(sel) => select_item(&p, sel).map(|i| (i, None)),
         })
         .collect();
-    for it in &items {
+    for (it, _) in &items {
         for r in &it.released_fields {
             errln!(
                 "release      {} {r}: keeps the live value, drops it from last-applied",
@@ -1073,7 +1109,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         }
     }
     let results = session
-        .apply(
+        .apply_encoded(
             items,
             &ApplyOptions {
                 dry_run,
@@ -1108,7 +1144,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         prune: PruneArgs::default(),
         live: Vec::new(),
     };
-    let made = make_plan(&plan_args).await?;
+    let made = make_plan_kept(&plan_args, &mut crate::cluster::slim_for_delete).await?;
     if let Some(code) = made.refuse_writes("delete") {
         return Ok(code);
     }
@@ -1219,6 +1255,18 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     run_engine(engine, &mut signals).await
 }
 
+/// What [`kind_name`] wants, for its error messages.
+const KIND_NAME_EXPECTED: &str = "expected KIND/NAME, e.g. deployment/web";
+
+/// An object named as kubectl names it on the command line, `KIND/NAME`
+/// (`deploy/web`, `widgets.demo.kapply.dev/w`): both parts non-empty, no
+/// other `/` (a name never holds one). The one parser of `export` and
+/// `release`.
+fn kind_name(text: &str) -> Option<(&str, &str)> {
+    text.split_once('/')
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
+}
+
 /// `kapply export`: GET each object, clean it (`crate::export`), and write it
 /// to DIR or print it (Secret values masked on stdout). Exit 1 if any object
 /// could not be exported; the others are still written.
@@ -1230,11 +1278,8 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
     let mut errors = 0;
     let mut first = true;
     for text in &a.objects {
-        let Some((kind, name)) = text
-            .split_once('/')
-            .filter(|(k, n)| !k.is_empty() && !n.is_empty())
-        else {
-            errln!("error: {text}: expected KIND/NAME, e.g. deployment/web");
+        let Some((kind, name)) = kind_name(text) else {
+            errln!("error: {text}: {KIND_NAME_EXPECTED}");
             errors += 1;
             continue;
         };
@@ -1269,11 +1314,8 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let shown = crate::mask::mask_secret(&clean);
-                let mut out = std::io::stdout().lock();
-                if !first {
-                    writeln!(out, "---")?;
-                }
-                write!(out, "{}", crate::yaml::to_yaml(&shown))?;
+                let sep = if first { "" } else { "---\n" };
+                write_stdout(&format!("{sep}{}", crate::yaml::to_yaml(&shown)));
                 if clean["kind"] == "Secret" {
                     errln!(
                         "note: {text}: Secret values masked on stdout; use -o DIR to write them"
@@ -1303,15 +1345,8 @@ fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> Strin
 /// nothing to do), 1 otherwise.
 pub async fn release(a: ReleaseArgs) -> anyhow::Result<u8> {
     let dry_run = a.dry_run == DryRun::Server;
-    let Some((kind, name)) = a
-        .object
-        .split_once('/')
-        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
-    else {
-        errln!(
-            "error: {}: expected KIND/NAME, e.g. deployment/web",
-            a.object
-        );
+    let Some((kind, name)) = kind_name(&a.object) else {
+        errln!("error: {}: {KIND_NAME_EXPECTED}", a.object);
         return Ok(1);
     };
     let session = connect(&a.cluster).await?;

@@ -24,10 +24,13 @@
 use crate::patchmeta::PatchMeta;
 use crate::yaml::{self, Node, NodeKind};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
 
 use crate::objref::ObjectRef;
 pub use crate::objref::split_api_version;
@@ -58,7 +61,92 @@ pub struct Manifest {
     pub source: Source,
     /// Field path (`spec.template.spec.containers[name=nginx].image`) ->
     /// line in `source.file`, for every field written in the file.
-    pub lines: BTreeMap<String, usize>,
+    pub lines: FieldLines,
+}
+
+/// The line of every field written in a manifest, worked out when first
+/// asked for: from the file's text (shared by its objects), read again by
+/// the full YAML reader. A load keeps no per-field data, so the map costs
+/// nothing until someone looks (an error's line, a field's place).
+#[derive(Clone, Default)]
+pub struct FieldLines {
+    /// The file's text and the object's place among the file's objects.
+    origin: Option<(Arc<str>, usize)>,
+    /// Whether `metadata.namespace` is written (asked for every object
+    /// whose scope is corrected, so known without reading again).
+    namespace_written: bool,
+    map: OnceLock<BTreeMap<String, usize>>,
+}
+
+impl FieldLines {
+    /// The whole map, field path -> line.
+    pub fn map(&self) -> &BTreeMap<String, usize> {
+        self.map.get_or_init(|| {
+            let Some((text, index)) = &self.origin else {
+                return BTreeMap::new();
+            };
+            let Ok(raws) = read_nodes(text, Path::new("")) else {
+                return BTreeMap::new();
+            };
+            let Some(raw) = raws.into_iter().nth(*index) else {
+                return BTreeMap::new();
+            };
+            let object = raw.value();
+            let str_of = |k: &str| object.get(k).and_then(Value::as_str).unwrap_or_default();
+            yaml::line_map(
+                &raw.node,
+                PatchMeta::builtin().root(str_of("apiVersion"), str_of("kind")),
+            )
+        })
+    }
+
+    /// The line of a field path.
+    pub fn get(&self, path: &str) -> Option<&usize> {
+        self.map().get(path)
+    }
+
+    pub fn contains_key(&self, path: &str) -> bool {
+        if path == "metadata.namespace" {
+            return self.namespace_written;
+        }
+        self.map().contains_key(path)
+    }
+}
+
+impl From<BTreeMap<String, usize>> for FieldLines {
+    fn from(map: BTreeMap<String, usize>) -> Self {
+        FieldLines {
+            origin: None,
+            namespace_written: map.contains_key("metadata.namespace"),
+            map: OnceLock::from(map),
+        }
+    }
+}
+
+impl std::ops::Index<&str> for FieldLines {
+    type Output = usize;
+    fn index(&self, path: &str) -> &usize {
+        match self.get(path) {
+            Some(l) => l,
+            None => panic!("no line for field {path:?}"),
+        }
+    }
+}
+
+impl PartialEq for FieldLines {
+    fn eq(&self, other: &Self) -> bool {
+        self.namespace_written == other.namespace_written && self.map() == other.map()
+    }
+}
+
+impl fmt::Debug for FieldLines {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not worked out just to be printed.
+        match self.map.get() {
+            Some(map) => f.debug_map().entries(map).finish(),
+            None => f.write_str("FieldLines { .. }"),
+        }
+    }
 }
 
 impl Manifest {
@@ -79,9 +167,7 @@ impl Manifest {
                 self.id.namespace = Some(default_ns.to_string());
                 set_namespace(&mut self.object, default_ns);
             }
-        } else if self.id.namespace.take().is_some()
-            && !self.lines.contains_key("metadata.namespace")
-        {
+        } else if self.id.namespace.take().is_some() && !self.lines.namespace_written {
             // The namespace was filled in by the load, not written.
             if let Some(md) = self
                 .object
@@ -296,10 +382,36 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
 
 /// One document (or list item) read from a file.
 struct Raw {
-    node: Node,
+    /// Its value as written (without `inferred`).
+    value: Value,
+    /// Where it starts (its first key's line).
+    first_line: usize,
     file: PathBuf,
     /// apiVersion and kind taken from the enclosing list.
     inferred: Option<(String, String)>,
+    /// The file's text and this document's place among the file's
+    /// documents: the lines of its fields are read again from there, only
+    /// when needed (an error, [`FieldLines`]).
+    text: Arc<str>,
+    index: usize,
+}
+
+/// [`Raw`] as the full reader gives it: a tree with every line.
+struct NodeRaw {
+    node: Node,
+    inferred: Option<(String, String)>,
+}
+
+impl NodeRaw {
+    /// The object as read, inferred apiVersion and kind included.
+    fn value(&self) -> Value {
+        let mut v = self.node.to_value();
+        if let (Some((av, kind)), Value::Object(m)) = (&self.inferred, &mut v) {
+            m.insert("apiVersion".into(), Value::String(av.clone()));
+            m.insert("kind".into(), Value::String(kind.clone()));
+        }
+        v
+    }
 }
 
 /// Loads every manifest named by `opts.paths`.
@@ -320,22 +432,42 @@ pub fn load_with(opts: &LoadOptions, texts: &Texts) -> Loaded {
     let mut errors = Vec::new();
     let mut raws = Vec::new();
     let files = expand_paths(&opts.paths, opts.recursive, texts, &mut errors);
-    let mut order: HashMap<PathBuf, usize> = HashMap::new();
-    for file in &files {
+    // Standard input is read here, in order (a second `-` reads nothing).
+    let mut stdin: HashMap<usize, Result<(String, PathBuf), ManifestError>> = HashMap::new();
+    for (i, file) in files.iter().enumerate() {
+        if file.as_os_str() == "-" && !texts.contains_key(file) {
+            stdin.insert(i, read_text(file));
+        }
+    }
+    let stdin = std::sync::Mutex::new(stdin);
+    let read = |i: usize, file: &PathBuf| {
         let text = match texts.get(file) {
             Some(Ok(text)) => Ok((text.clone(), file.clone())),
             Some(Err(message)) => Err(ManifestError::Read {
                 path: file.clone(),
                 message: message.clone(),
             }),
-            None => read_text(file),
+            None => match stdin.lock().ok().and_then(|mut s| s.remove(&i)) {
+                Some(read) => read,
+                None => read_text(file),
+            },
         };
-        match text.and_then(|(text, name)| {
-            let n = order.len() + 1;
-            order.entry(name.clone()).or_insert(n);
-            read_docs(&text, &name)
-        }) {
-            Ok(mut r) => raws.append(&mut r),
+        text.map(|(text, name)| {
+            let docs = read_docs(&text, &name);
+            (name, docs)
+        })
+    };
+    let mut order: HashMap<PathBuf, usize> = HashMap::new();
+    for result in in_parallel(&files, read) {
+        match result {
+            Ok((name, docs)) => {
+                let n = order.len() + 1;
+                order.entry(name).or_insert(n);
+                match docs {
+                    Ok(mut r) => raws.append(&mut r),
+                    Err(e) => errors.push(e),
+                }
+            }
             Err(e) => errors.push(e),
         }
     }
@@ -346,6 +478,43 @@ pub fn load_with(opts: &LoadOptions, texts: &Texts) -> Loaded {
         })
     });
     loaded
+}
+
+/// `f` on every item, on up to as many threads as there are cores (files
+/// are read and parsed independently); the results in the items' order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().enumerate().map(|(i, t)| f(i, t)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            out.push((i, f(i, item)));
+        }
+        out
+    };
+    // This thread works too: its allocations come from the main arena,
+    // which grows more cheaply than a thread's.
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mut done = work();
+        for w in workers {
+            match w.join() {
+                Ok(mut out) => done.append(&mut out),
+                // A panic in a worker is a panic of the load.
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Loads the manifests in `text`, as if read from `file`.
@@ -378,7 +547,7 @@ pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
         for raw in read_docs(&text, &name)? {
             let at = Source {
                 file: raw.file.clone(),
-                line: raw.node.first_line(),
+                line: raw.first_line,
             };
             match object_value(&raw) {
                 Value::Object(m) => out.push(Value::Object(m)),
@@ -534,8 +703,80 @@ fn read_text(path: &Path) -> Result<(String, PathBuf), ManifestError> {
 }
 
 /// Parses a file into documents, lists flattened. Any parse error fails the
-/// whole file.
+/// whole file. Values are built straight from the parser; only a text the
+/// fast reader leaves alone (an error, aliases, merge keys, an odd `items`)
+/// goes through the full reader and its tree.
 fn read_docs(text: &str, file: &Path) -> Result<Vec<Raw>, ManifestError> {
+    let fast = yaml::parse_values(text).and_then(|docs| {
+        let mut out = Vec::new();
+        for doc in docs {
+            flatten_values(doc, &mut out)?;
+        }
+        Some(out)
+    });
+    let docs = match fast {
+        Some(docs) => docs,
+        None => read_nodes(text, file)?
+            .into_iter()
+            .map(|r| (r.node.to_value(), r.node.first_line(), r.inferred))
+            .collect(),
+    };
+    let shared: Arc<str> = Arc::from(text);
+    Ok(docs
+        .into_iter()
+        .enumerate()
+        .map(|(index, (value, first_line, inferred))| Raw {
+            value,
+            first_line,
+            file: file.to_path_buf(),
+            inferred,
+            text: shared.clone(),
+            index,
+        })
+        .collect())
+}
+
+/// A document or list item: its value, first line and inferred apiVersion
+/// and kind.
+type Flat = (Value, usize, Option<(String, String)>);
+
+/// [`flatten`] on a document read by the fast reader; `None` where only
+/// the full reader can say what is wrong (an `items` that is not a list).
+fn flatten_values(doc: yaml::Doc, out: &mut Vec<Flat>) -> Option<()> {
+    let yaml::Doc {
+        value,
+        first_line,
+        item_lines,
+    } = doc;
+    let Value::Object(mut map) = value else {
+        out.push((value, first_line, None));
+        return Some(());
+    };
+    match map.remove("items") {
+        None => out.push((Value::Object(map), first_line, None)),
+        Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            let lines = item_lines?;
+            if lines.len() != items.len() {
+                return None;
+            }
+            let str_of = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
+            let list_av = str_of("apiVersion");
+            let list_kind = str_of("kind");
+            let item_kind = list_kind.strip_suffix("List").unwrap_or(list_kind);
+            for (item, line) in items.into_iter().zip(lines) {
+                let inferred = (item.get("apiVersion").is_none() && item.get("kind").is_none())
+                    .then(|| (list_av.to_string(), item_kind.to_string()));
+                out.push((item, line, inferred));
+            }
+        }
+        Some(_) => return None,
+    }
+    Some(())
+}
+
+/// The full reader: documents as trees with every line, lists flattened.
+fn read_nodes(text: &str, file: &Path) -> Result<Vec<NodeRaw>, ManifestError> {
     let docs = yaml::parse(text).map_err(|e| ManifestError::Parse {
         at: Source {
             file: file.to_path_buf(),
@@ -554,11 +795,10 @@ fn read_docs(text: &str, file: &Path) -> Result<Vec<Raw>, ManifestError> {
 /// A document with an `items` list stands for its items (kubectl decodes
 /// any such document as a list). An item without apiVersion and kind takes
 /// the list's apiVersion and its kind without the `List` suffix.
-fn flatten(doc: Node, file: &Path, out: &mut Vec<Raw>) -> Result<(), ManifestError> {
+fn flatten(doc: Node, file: &Path, out: &mut Vec<NodeRaw>) -> Result<(), ManifestError> {
     let Some(items) = doc.get("items") else {
-        out.push(Raw {
+        out.push(NodeRaw {
             node: doc,
-            file: file.to_path_buf(),
             inferred: None,
         });
         return Ok(());
@@ -579,9 +819,8 @@ fn flatten(doc: Node, file: &Path, out: &mut Vec<Raw>) -> Result<(), ManifestErr
             for item in list {
                 let inferred = (item.get("apiVersion").is_none() && item.get("kind").is_none())
                     .then(|| (list_av.clone(), item_kind.clone()));
-                out.push(Raw {
+                out.push(NodeRaw {
                     node: item.clone(),
-                    file: file.to_path_buf(),
                     inferred,
                 });
             }
@@ -605,9 +844,13 @@ fn scalar_str(n: &Node) -> Option<String> {
     }
 }
 
+/// The object as read, inferred apiVersion and kind included.
 fn object_value(raw: &Raw) -> Value {
-    let mut v = raw.node.to_value();
-    if let (Some((av, kind)), Value::Object(m)) = (&raw.inferred, &mut v) {
+    with_inferred(raw.value.clone(), raw.inferred.as_ref())
+}
+
+fn with_inferred(mut v: Value, inferred: Option<&(String, String)>) -> Value {
+    if let (Some((av, kind)), Value::Object(m)) = (inferred, &mut v) {
         m.insert("apiVersion".into(), Value::String(av.clone()));
         m.insert("kind".into(), Value::String(kind.clone()));
     }
@@ -649,10 +892,10 @@ fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
         // Only a CustomResourceDefinition's value is worth building here.
         .filter(|r| {
             let kind = match &r.inferred {
-                Some((_, kind)) => Some(kind.clone()),
-                None => r.node.get("kind").and_then(scalar_str),
+                Some((_, kind)) => Some(kind.as_str()),
+                None => r.value.get("kind").and_then(Value::as_str),
             };
-            kind.is_some_and(|k| k == "CustomResourceDefinition")
+            kind == Some("CustomResourceDefinition")
         })
         .filter_map(|r| crd_scope(&object_value(r)))
         .map(|(g, k, namespaced)| ((g, k), namespaced))
@@ -662,9 +905,9 @@ fn crd_scopes(raws: &[Raw]) -> HashMap<(String, String), bool> {
 fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> Loaded {
     let crds = crd_scopes(&raws);
     let mut candidates = Vec::new();
-    // Each document's tree goes as soon as its object is built.
+    let reread = Reread::default();
     for raw in raws {
-        match to_manifest(&raw, opts, &crds) {
+        match to_manifest(raw, opts, &crds, &reread) {
             Ok(m) => candidates.push(m),
             Err(e) => errors.push(e),
         }
@@ -696,62 +939,113 @@ fn build(raws: Vec<Raw>, opts: &LoadOptions, mut errors: Vec<ManifestError>) -> 
     Loaded { manifests, errors }
 }
 
+/// The files read again by the full reader, for the lines of errors (once
+/// per file, however many errors it holds).
+#[derive(Default)]
+struct Reread(RefCell<HashMap<usize, Rc<Vec<NodeRaw>>>>);
+
+impl Reread {
+    /// The tree of the `index`th document of `text`.
+    fn node(&self, text: &Arc<str>, index: usize) -> Option<(Rc<Vec<NodeRaw>>, usize)> {
+        let key = Arc::as_ptr(text) as *const u8 as usize;
+        let mut cache = self.0.borrow_mut();
+        let docs = match cache.get(&key) {
+            Some(d) => d.clone(),
+            None => {
+                let d = Rc::new(read_nodes(text, Path::new("")).ok()?);
+                cache.insert(key, d.clone());
+                d
+            }
+        };
+        (index < docs.len()).then_some((docs, index))
+    }
+}
+
+/// Which line an error names.
+#[derive(Clone, Copy)]
+enum At {
+    /// A top-level key's (the item's, for a field inferred from a list).
+    Field(&'static str),
+    /// A top-level key's.
+    Entry(&'static str),
+    /// A key of `metadata`.
+    Metadata(&'static str),
+}
+
 fn to_manifest(
-    raw: &Raw,
+    raw: Raw,
     opts: &LoadOptions,
     crds: &HashMap<(String, String), bool>,
+    reread: &Reread,
 ) -> Result<Manifest, ManifestError> {
-    let node = &raw.node;
+    let Raw {
+        value,
+        first_line,
+        file,
+        inferred,
+        text,
+        index,
+    } = raw;
+    let is_inferred = inferred.is_some();
+    // Lines other than the start are only needed for an error: read from
+    // the tree of the full reader then.
+    let line_of = |at: At| -> usize {
+        let entry_line = |n: &Node, key: &str| n.entry(key).map_or(n.first_line(), |e| e.line);
+        match at {
+            // Lines of fields inferred from a list point at the item.
+            At::Field(_) if is_inferred => first_line,
+            At::Field(key) | At::Entry(key) => reread
+                .node(&text, index)
+                .map_or(first_line, |(d, i)| entry_line(&d[i].node, key)),
+            At::Metadata(key) => reread.node(&text, index).map_or(first_line, |(d, i)| {
+                let node = &d[i].node;
+                let md_line = entry_line(node, "metadata");
+                node.get("metadata")
+                    .map_or(md_line, |n| n.entry(key).map_or(md_line, |e| e.line))
+            }),
+        }
+    };
     let at_line = |line: usize| Source {
-        file: raw.file.clone(),
+        file: file.clone(),
         line,
     };
-    let at = at_line(node.first_line());
-    let entry_line = |n: &Node, key: &str| n.entry(key).map_or(n.first_line(), |e| e.line);
-    let mut object = object_value(raw);
+    let at = at_line(first_line);
+    let mut object = with_inferred(value, inferred.as_ref());
     let Value::Object(top) = &object else {
         return Err(ManifestError::Invalid {
             at,
             message: format!("document is not an object (found {})", type_name(&object)),
         });
     };
-    // Lines of fields inferred from a list point at the item.
-    let field_line = |key: &str| {
-        if raw.inferred.is_some() {
-            node.first_line()
-        } else {
-            entry_line(node, key)
-        }
-    };
+    let at_of = |at: At| at_line(line_of(at));
     let required_str =
-        |m: &Map<String, Value>, key: &str, field: &'static str, line: usize| match m.get(key) {
+        |m: &Map<String, Value>, key: &str, field: &'static str, line: At| match m.get(key) {
             None | Some(Value::Null) => Err(ManifestError::Missing {
-                at: at_line(line),
+                at: at_of(line),
                 field,
             }),
             Some(Value::String(s)) if s.is_empty() => Err(ManifestError::Missing {
-                at: at_line(line),
+                at: at_of(line),
                 field,
             }),
             Some(Value::String(s)) => Ok(s.clone()),
             Some(other) => Err(ManifestError::Invalid {
-                at: at_line(line),
+                at: at_of(line),
                 message: format!("{field} must be a string, not {}", type_name(other)),
             }),
         };
-    let api_version = required_str(top, "apiVersion", "apiVersion", field_line("apiVersion"))?;
+    let api_version = required_str(top, "apiVersion", "apiVersion", At::Field("apiVersion"))?;
     if api_version.matches('/').count() > 1
         || api_version.starts_with('/')
         || api_version.ends_with('/')
     {
         return Err(ManifestError::Invalid {
-            at: at_line(field_line("apiVersion")),
+            at: at_of(At::Field("apiVersion")),
             message: format!("apiVersion {api_version:?} is not group/version"),
         });
     }
-    let kind = required_str(top, "kind", "kind", field_line("kind"))?;
-    let md_line = entry_line(node, "metadata");
-    let md_node = node.get("metadata");
+    let kind = required_str(top, "kind", "kind", At::Field("kind"))?;
+    let md_line = At::Entry("metadata");
     let md = match top.get("metadata") {
         None | Some(Value::Null) => {
             return Err(ManifestError::Missing {
@@ -762,44 +1056,43 @@ fn to_manifest(
         Some(Value::Object(md)) => md,
         Some(other) => {
             return Err(ManifestError::Invalid {
-                at: at_line(md_line),
+                at: at_of(md_line),
                 message: format!("metadata must be an object, not {}", type_name(other)),
             });
         }
     };
-    let md_field_line =
-        |key: &str| md_node.map_or(md_line, |n| n.entry(key).map_or(md_line, |e| e.line));
     let name = match required_str(md, "name", "metadata.name", md_line) {
         Err(ManifestError::Missing { .. }) => {
             if let Some(Value::String(g)) =
                 md.get("generateName").filter(|g| g.as_str() != Some(""))
             {
                 return Err(ManifestError::GenerateName {
-                    at: at_line(md_field_line("generateName")),
+                    at: at_of(At::Metadata("generateName")),
                     kind,
                     generate_name: g.clone(),
                 });
             }
             return Err(ManifestError::Missing {
-                at: at_line(md_line),
+                at: at_of(md_line),
                 field: "metadata.name",
             });
         }
         Err(ManifestError::Invalid { message, .. }) => {
             return Err(ManifestError::Invalid {
-                at: at_line(md_field_line("name")),
+                at: at_of(At::Metadata("name")),
                 message,
             });
         }
         other => other?,
     };
+    let namespace_written = md.contains_key("namespace");
     let file_ns = match md.get("namespace") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.is_empty() => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
             return Err(ManifestError::Invalid {
-                at: at_line(md_field_line("namespace")),
+                at: at_of(At::Metadata("namespace")),
                 message: format!(
                     "metadata.namespace must be a string, not {}",
                     type_name(other)
@@ -823,7 +1116,7 @@ fn to_manifest(
         {
             id.namespace = Some(f.clone());
             return Err(ManifestError::NamespaceMismatch {
-                at: at_line(md_field_line("namespace")),
+                at: at_of(At::Metadata("namespace")),
                 id: Box::new(id),
                 version: version.to_string(),
                 namespace: n.clone(),
@@ -835,7 +1128,11 @@ fn to_manifest(
         set_namespace(&mut object, &ns);
         id.namespace = Some(ns);
     }
-    let lines = yaml::line_map(node, PatchMeta::builtin().root(&api_version, &kind));
+    let lines = FieldLines {
+        origin: Some((text, index)),
+        namespace_written,
+        map: OnceLock::new(),
+    };
     Ok(Manifest {
         id,
         version: version.to_string(),

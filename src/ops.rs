@@ -243,6 +243,19 @@ pub trait Engine: Send + Sync {
         &self,
         progress: tokio::sync::mpsc::UnboundedSender<Progress>,
     ) -> BoxFuture<'_, Result<Plan, String>>;
+    /// [`Engine::load`], handing the objects to `rows` as they are planned
+    /// (in plan order, each kept small), so the TUI lists them while the
+    /// rest is read. The plan returned then holds only what was not sent
+    /// (none, or the prune candidates) and `prune_skipped`. The default
+    /// sends nothing and returns [`Engine::load`]'s plan.
+    fn load_rows(
+        &self,
+        progress: tokio::sync::mpsc::UnboundedSender<Progress>,
+        rows: tokio::sync::mpsc::UnboundedSender<Rows>,
+    ) -> BoxFuture<'_, Result<Plan, String>> {
+        drop(rows);
+        self.load(progress)
+    }
     /// Server-side dry run of an apply: what the server would say.
     fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
     fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
@@ -276,6 +289,22 @@ pub trait Engine: Send + Sync {
         Box::pin(async { Err("export is not available here".to_string()) })
     }
 }
+
+/// Objects a load has planned since its last [`Rows`], and how far it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    /// In plan order, each without its field rows and trees (rebuilt from
+    /// the [`Compact`] when shown or acted on).
+    pub objects: Vec<(ObjectPlan, Compact)>,
+    /// LIST requests answered, and how many the load sends (0: not known yet).
+    pub lists_done: usize,
+    pub lists_total: usize,
+    /// Objects planned so far (these included), and how many manifests.
+    pub planned: usize,
+    pub total: usize,
+}
+
+pub use crate::plan::compact::Compact;
 
 /// Where the TUI's export (`E`) proposes to write an object.
 #[derive(Debug, Clone, PartialEq, Eq)]

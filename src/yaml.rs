@@ -196,6 +196,349 @@ pub fn parse_yaml(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(b.docs)
 }
 
+/// A document read for its value alone, with the few lines a manifest
+/// needs when nothing is wrong with it (see [`parse_values`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    pub value: Value,
+    /// What [`Node::first_line`] gives for the document.
+    pub first_line: usize,
+    /// When the document is a mapping whose `items` is a sequence: what
+    /// [`Node::first_line`] gives for each element.
+    pub item_lines: Option<Vec<usize>>,
+}
+
+/// The documents of a YAML (or JSON) stream as values, built straight from
+/// the parser with no tree in between: the fast way to read manifests.
+/// `None` when the text needs the full reader ([`parse`]): anything it
+/// would refuse (its error then says where), aliases and merge keys (whose
+/// bounds and precedence only the full reader implements). When `Some`, the
+/// values are exactly what [`parse`] gives, empty documents skipped alike.
+pub fn parse_values(text: &str) -> Option<Vec<Doc>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim_start().starts_with('{') {
+        return parse_json_docs(text);
+    }
+    let mut b = FastBuilder::default();
+    for ev in Parser::new_from_str(text) {
+        let (event, span) = ev.ok()?;
+        b.event(event, span)?;
+    }
+    Some(b.docs)
+}
+
+/// A collection being built by [`FastBuilder`].
+struct FastFrame {
+    line: usize,
+    /// The first key of a mapping and its line (a repeated key replaces
+    /// the line, as [`set_entry`] replaces the entry).
+    first_key: Option<(String, usize)>,
+    kind: FastKind,
+}
+
+enum FastKind {
+    Seq {
+        items: Vec<Value>,
+        /// First lines of the elements, kept for a top-level `items` list.
+        firsts: Option<Vec<usize>>,
+    },
+    Map {
+        map: Map<String, Value>,
+        pending: Option<String>,
+        /// The elements' first lines of the last `items` written (the root
+        /// mapping only).
+        item_lines: Option<Vec<usize>>,
+    },
+}
+
+impl FastFrame {
+    fn first_line(&self) -> usize {
+        self.first_key.as_ref().map_or(self.line, |(_, l)| *l)
+    }
+}
+
+#[derive(Default)]
+struct FastBuilder {
+    stack: Vec<FastFrame>,
+    docs: Vec<Doc>,
+}
+
+impl FastBuilder {
+    /// `None`: leave this text to the full reader.
+    fn event(&mut self, event: Event<'_>, span: Span) -> Option<()> {
+        let (line, _) = pos(&span);
+        match event {
+            Event::Scalar(text, style, _, tag) => {
+                let tag = tag.as_deref().map(tag_name);
+                if let Some(FastFrame {
+                    first_key,
+                    kind: FastKind::Map { pending, .. },
+                    ..
+                }) = self.stack.last_mut()
+                    && pending.is_none()
+                {
+                    let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<"
+                        || tag.as_deref() == Some("tag:yaml.org,2002:merge");
+                    if merge {
+                        return None;
+                    }
+                    let key = key_string(resolve(&text, style, tag.as_deref()), &text).ok()?;
+                    match first_key {
+                        None => *first_key = Some((key.clone(), line)),
+                        Some((k, l)) if *k == key => *l = line,
+                        Some(_) => {}
+                    }
+                    *pending = Some(key);
+                } else {
+                    let v = scalar_value(resolve(&text, style, tag.as_deref()), &text).ok()?;
+                    self.complete(v, line, None)?;
+                }
+            }
+            Event::Alias(_) => return None,
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                let top_items = match self.stack.as_slice() {
+                    [
+                        FastFrame {
+                            kind: FastKind::Map { pending, .. },
+                            ..
+                        },
+                    ] => match pending {
+                        None => return None,
+                        Some(k) => k == "items",
+                    },
+                    [
+                        ..,
+                        FastFrame {
+                            kind: FastKind::Map { pending: None, .. },
+                            ..
+                        },
+                    ] => return None,
+                    _ => false,
+                };
+                if self.stack.len() >= MAX_DEPTH {
+                    return None;
+                }
+                let kind = if matches!(event, Event::SequenceStart(..)) {
+                    FastKind::Seq {
+                        items: Vec::new(),
+                        firsts: top_items.then(Vec::new),
+                    }
+                } else {
+                    FastKind::Map {
+                        map: Map::new(),
+                        pending: None,
+                        item_lines: None,
+                    }
+                };
+                self.stack.push(FastFrame {
+                    line,
+                    first_key: None,
+                    kind,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let frame = self.stack.pop()?;
+                let first = frame.first_line();
+                match frame.kind {
+                    FastKind::Seq { items, firsts } => {
+                        self.complete(Value::Array(items), first, firsts)?
+                    }
+                    FastKind::Map {
+                        map, item_lines, ..
+                    } => {
+                        if self.stack.is_empty() {
+                            self.docs.push(Doc {
+                                value: Value::Object(map),
+                                first_line: first,
+                                item_lines,
+                            });
+                        } else {
+                            self.complete(Value::Object(map), first, None)?;
+                        }
+                    }
+                }
+            }
+            Event::DocumentStart(_)
+            | Event::DocumentEnd
+            | Event::StreamStart
+            | Event::StreamEnd
+            | Event::Nothing => {}
+        }
+        Some(())
+    }
+
+    /// A finished value (`first`: its first line) into its parent.
+    /// `firsts`: the elements' first lines of a top-level `items` list.
+    fn complete(&mut self, v: Value, first: usize, firsts: Option<Vec<usize>>) -> Option<()> {
+        let depth = self.stack.len();
+        match self.stack.last_mut() {
+            None => {
+                if !v.is_null() {
+                    self.docs.push(Doc {
+                        value: v,
+                        first_line: first,
+                        item_lines: None,
+                    });
+                }
+            }
+            Some(FastFrame {
+                kind: FastKind::Seq { items, firsts: f },
+                ..
+            }) => {
+                items.push(v);
+                if let Some(f) = f {
+                    f.push(first);
+                }
+            }
+            Some(FastFrame {
+                kind:
+                    FastKind::Map {
+                        map,
+                        pending,
+                        item_lines,
+                    },
+                ..
+            }) => {
+                let key = pending.take()?;
+                if depth == 1 && key == "items" {
+                    *item_lines = firsts;
+                }
+                map.insert(key, v);
+            }
+        }
+        Some(())
+    }
+}
+
+/// [`parse_values`] for a JSON stream: values from serde_json as
+/// [`parse_json`] reads them; lines from a scan of the text's structure
+/// (where the first key of each document, and of each element of a
+/// top-level `items` list, is). `None` where serde_json refuses the text,
+/// or an `items` list holds something other than objects.
+fn parse_json_docs(text: &str) -> Option<Vec<Doc>> {
+    let mut docs = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut start = 0;
+    let mut line = 1;
+    while let Some(item) = stream.next() {
+        let end = stream.byte_offset();
+        let mut value = item.ok()?;
+        normalize_json_in_place(&mut value);
+        let (first_line, items, next_line) = json_lines(text.as_bytes(), start, end, line);
+        line = next_line;
+        start = end;
+        if value.is_null() {
+            continue;
+        }
+        let item_lines = match value.get("items") {
+            Some(Value::Array(a)) => {
+                if items.len() != a.len() || !a.iter().all(Value::is_object) {
+                    return None;
+                }
+                Some(items)
+            }
+            _ => None,
+        };
+        docs.push(Doc {
+            value,
+            first_line,
+            item_lines,
+        });
+    }
+    Some(docs)
+}
+
+/// The lines of one JSON document, `b[start..end]` (valid JSON: serde_json
+/// just read it), `line` being the line at `start`: the document's first
+/// line (its first key's, else where it starts), the first lines of the
+/// elements of its last top-level `items` key when that is a list, and the
+/// line at `end`.
+fn json_lines(b: &[u8], start: usize, end: usize, mut line: usize) -> (usize, Vec<usize>, usize) {
+    let mut doc_first = None;
+    let mut items = Vec::new();
+    // Inside the top-level `items` list: its elements' first lines so far.
+    let mut in_items: Option<Vec<usize>> = None;
+    // The line of an element of `items` whose first key is not seen yet.
+    let mut element: Option<usize> = None;
+    let mut top_key_is_items = false;
+    // Per open container: is it an object, and its line.
+    let mut stack: Vec<(bool, usize)> = Vec::new();
+    let mut expect_key = false;
+    let mut i = start;
+    while i < end {
+        match b[i] {
+            b'\n' => line += 1,
+            b'"' => {
+                // JSON strings hold no raw newline; skip to the closing quote.
+                let mut j = i + 1;
+                while j < end && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if expect_key {
+                    expect_key = false;
+                    match stack.len() {
+                        1 => {
+                            doc_first.get_or_insert(line);
+                            top_key_is_items = b.get(i + 1..j) == Some(b"items".as_slice());
+                        }
+                        3 => {
+                            if let (Some(_), Some(v)) = (element.take(), in_items.as_mut()) {
+                                v.push(line);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                i = j;
+            }
+            c @ (b'{' | b'[') => {
+                let is_obj = c == b'{';
+                match stack.len() {
+                    0 => {
+                        doc_first = None;
+                    }
+                    1 if !is_obj && top_key_is_items => in_items = Some(Vec::new()),
+                    2 if in_items.is_some() => element = Some(line),
+                    _ => {}
+                }
+                stack.push((is_obj, line));
+                expect_key = is_obj;
+            }
+            b'}' | b']' => {
+                let depth = stack.len();
+                if let Some((_, l)) = stack.pop() {
+                    match depth {
+                        1 => {
+                            doc_first.get_or_insert(l);
+                        }
+                        2 => {
+                            if let Some(v) = in_items.take() {
+                                items = v;
+                            }
+                        }
+                        3 => {
+                            // An element without keys: its own line.
+                            if let (Some(e), Some(v)) = (element.take(), in_items.as_mut()) {
+                                v.push(e);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                expect_key = false;
+            }
+            b',' => expect_key = stack.last().is_some_and(|&(o, _)| o),
+            c if doc_first.is_none() && stack.is_empty() && !c.is_ascii_whitespace() => {
+                // A document that is a bare scalar: where it starts.
+                doc_first = Some(line);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (doc_first.unwrap_or(line), items, line)
+}
+
 /// Parses a stream of JSON values. Values come from serde_json (JSON
 /// semantics, its error positions); lines come from reading the same text as
 /// YAML, which JSON nearly always is. Where that fails every node gets the
@@ -1466,9 +1809,82 @@ mod tests {
         );
     }
 
+    /// Where the fast reader answers, it gives what the full reader gives:
+    /// values, first lines, and the first lines of `items` elements.
+    fn fast_agrees(text: &str) -> bool {
+        let Some(fast) = parse_values(text) else {
+            return false;
+        };
+        let full =
+            parse(text).unwrap_or_else(|e| panic!("fast read what full refuses: {e}\n{text}"));
+        assert_eq!(fast.len(), full.len(), "{text}");
+        for (f, n) in fast.iter().zip(&full) {
+            assert_eq!(f.value, n.to_value(), "{text}");
+            assert_eq!(f.first_line, n.first_line(), "{text}");
+            if let Some(lines) = &f.item_lines {
+                let Some(NodeKind::Seq(items)) = n.get("items").map(|i| &i.kind) else {
+                    panic!("item lines without items: {text}");
+                };
+                let want: Vec<usize> = items.iter().map(Node::first_line).collect();
+                assert_eq!(lines, &want, "{text}");
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn fast_reader_agrees_with_the_full_one() {
+        for text in [
+            "a: 1\n",
+            "\n\n# c\n---\n---\nkind: A\nitems:\n- a: 1\n  b: 2\n-\n  c: 3\n- {}\n- x\n---\n~\n---\nb: 1\n",
+            "a: 1\na: 2\nb: 3\n",
+            "items: []\nitems:\n  - x: 1\n",
+            "items:\n  - x: 1\nitems: 5\n",
+            "apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: a}\n",
+            "- a\n- b\n",
+            "just text\n",
+            "{}\n",
+            "\u{feff}a: yes\r\nb: |\r\n  x\r\n---\r\nc: 1\r\n",
+            "{\"a\": 1.0,\n \"b\": \"yes\"}\n{\"c\": null}\n",
+            "\n  {\n \"kind\": \"List\", \"items\": [\n  {\"a\": 1},\n  {},\n  {\n\"x\": {\"items\": [1]}}]}\n\n{\"b\": \"\\\"{\"}",
+            "{\"items\": [{\"a\": 1}], \"items\": null}",
+        ] {
+            assert!(fast_agrees(text), "{text}");
+        }
+        // Left to the full reader: aliases, merge keys, errors.
+        for text in [
+            "a: &x 1\nb: *x\n",
+            "a: {x: 1}\nb:\n  <<: {y: 2}\n",
+            "a: 1\nb: 2\nc: d: e\n",
+            "a: .inf\n",
+            "~: 1\n",
+            "{\"a\": }",
+            "{\"items\": [1, 2]}",
+        ] {
+            assert!(parse_values(text).is_none(), "{text}");
+        }
+        // The manifests of the tests.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifests");
+        let mut stack = vec![dir];
+        let mut seen = 0;
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(text) = std::fs::read_to_string(&p) {
+                    fast_agrees(&text);
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 10, "{seen}");
+    }
+
     proptest::proptest! {
         #[test]
         fn to_yaml_round_trips(v in arb_value()) {
+            proptest::prop_assert!(fast_agrees(&to_yaml(&v)) || !v.is_object());
             let text = to_yaml(&v);
             let back = parse(&text).map(|d| d.first().map(Node::to_value).unwrap_or(Value::Null));
             proptest::prop_assert_eq!(back, Ok(v), "{}", text);

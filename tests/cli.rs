@@ -1955,8 +1955,61 @@ fn export_then_kubectl_apply_changes_nothing_but_the_annotation() {
     let sec = std::fs::read_to_string(c.path("exported/secret-sec.yaml")).unwrap();
     assert!(sec.contains("aHVudGVyMg=="), "{sec}");
 
+    // Before kubectl applies them: each object's one change is the
+    // annotation kubectl adds to an unannotated object, and the patch is
+    // the one kubectl sends (Secret patches are masked in the plan).
+    let plan = c.kapply(&["plan", "-f", "exported", "-o", "json"]);
+    let plan: Value = serde_json::from_str(&plan.stdout).unwrap();
+    let annotation_row = format!("metadata.annotations[\"{LAST_APPLIED}\"]");
+    let mut planned = std::collections::BTreeMap::new();
+    for o in plan["objects"].as_array().unwrap() {
+        let changes: Vec<&Value> = o["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["action"] != "keep")
+            .collect();
+        assert_eq!(changes.len(), 1, "{o}");
+        assert_eq!(changes[0]["path"], annotation_row.as_str(), "{o}");
+        assert_eq!(
+            changes[0]["reason"],
+            "adds the last-applied annotation (kubectl apply on an unannotated object)"
+        );
+        if o["kind"] != "Secret" {
+            let plural = format!("{}s", o["kind"].as_str().unwrap().to_lowercase());
+            let at = format!("/{plural}/{}", o["name"].as_str().unwrap());
+            planned.insert(at, o["patch"]["body"].clone());
+        }
+    }
+    let writes = c.writes().len();
     let applied = k.ok(&["apply", "-f", "exported"]);
     assert!(!applied.contains("created"), "{applied}");
+    let sent: Vec<_> = c
+        .writes()
+        .into_iter()
+        .skip(writes)
+        .filter(|r| r.method == "PATCH")
+        .collect();
+    assert_eq!(sent.len(), objects.len(), "{sent:?}");
+    for r in sent {
+        let mut parts = r.path.rsplit('/');
+        let (name, plural) = (parts.next().unwrap(), parts.next().unwrap());
+        if let Some(body) = planned.remove(&format!("/{plural}/{name}")) {
+            let mut theirs = r.body.clone().unwrap();
+            // kapply adds the resourceVersion precondition.
+            let mut ours = body;
+            ours["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("resourceVersion");
+            theirs["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("resourceVersion");
+            assert_eq!(ours, theirs, "{}", r.path);
+        }
+    }
+    assert!(planned.is_empty(), "not patched by kubectl: {planned:?}");
     for ((api, kind, r), b) in objects.iter().zip(&before) {
         let after = get(api, kind, r.split_once('/').unwrap().1);
         assert!(
@@ -2166,4 +2219,143 @@ fn release_errors_name_the_object_and_mask_secrets() {
         .as_str()
         .unwrap();
     assert!(!la.contains("password") && la.contains("YWRtaW4="), "{la}");
+}
+
+/// A released field is another writer's from now on, not a server default:
+/// its only owner is still apply's manager (the signature of a default),
+/// but its value is not one the server gives. The words are the same in
+/// `diff --show-kept` and the plan JSON; true defaults keep theirs.
+#[test]
+fn a_released_field_is_another_writers_not_a_server_default() {
+    let c = Cluster::start();
+    let with = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  \
+                minReadySeconds: 5\n  selector:\n    matchLabels:\n      app: web\n  template:\n    \
+                metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      \
+                - name: nginx\n        image: nginx:1.25\n";
+    let f = c.write("web.yaml", with);
+    let out = c.kapply(&["apply", "-f", &f, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let out = c.kapply(&["release", "deploy/web", "spec.minReadySeconds", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let f = c.write("web.yaml", &with.replace("  minReadySeconds: 5\n", ""));
+
+    let diff = c.kapply(&["diff", "-f", &f, "--show-kept"]);
+    assert_eq!(diff.code, Some(0), "{diff:?}");
+    let line = |path: &str| {
+        diff.stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {path} ")))
+            .unwrap_or_else(|| panic!("no {path} row: {diff:?}"))
+            .to_string()
+    };
+    let released = line("spec.minReadySeconds");
+    assert!(
+        released.contains("(live only: released by apply (not in config or last-applied, not a server default): another writer's from now on)  [other-writer]"),
+        "{released}"
+    );
+    let default = line("spec.progressDeadlineSeconds");
+    assert!(default.contains("[server-default]"), "{default}");
+
+    let plan = c.kapply(&["plan", "-f", &f, "-o", "json"]);
+    assert_eq!(plan.code, Some(0), "{plan:?}");
+    let json: Value = serde_json::from_str(&plan.stdout).unwrap();
+    let row = |path: &str| {
+        json["objects"][0]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {path} row: {json}"))
+    };
+    let r = row("spec.minReadySeconds");
+    assert_eq!(r["cause"], "other-writer", "{r}");
+    assert!(r.get("owner").is_none(), "{r}");
+    assert_eq!(
+        r["reason"],
+        "live only: released by apply (not in config or last-applied, not a server default): \
+         another writer's from now on"
+    );
+    assert_eq!(
+        row("spec.progressDeadlineSeconds")["cause"],
+        "server-default"
+    );
+    assert_eq!(
+        row("spec.template.spec.containers[name=nginx].imagePullPolicy")["cause"],
+        "server-default"
+    );
+}
+
+/// `kapply export`: names resolve through the session's discovery cache
+/// (one `/apis` however many objects), KIND/NAME is read as `release`
+/// reads it, and a reader that goes away (`| head -1`) ends it quietly
+/// with 141, as every other output.
+#[test]
+fn export_uses_cached_discovery_one_parser_and_ends_quietly_on_a_closed_pipe() {
+    let c = Cluster::start();
+    let big = "x".repeat(200 * 1024);
+    let f = c.write(
+        "cms.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  k: {big}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: a\n---\n\
+             apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+             matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    \
+             spec:\n      containers:\n      - name: c\n        image: nginx:1.27\n"
+        ),
+    );
+    let out = c.kapply(&["apply", "-f", &f, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    c.server.clear_requests();
+    let out = c.kapply(&[
+        "export",
+        "cm/a",
+        "configmap/big",
+        "deploy/web",
+        "deployments.apps/web",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let gets: Vec<String> = c
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| {
+            r.method == "GET"
+                && (r.path == "/apis"
+                    || r.path.starts_with("/apis/")
+                    || r.path.starts_with("/api/"))
+        })
+        .filter(|r| !r.path.contains("/namespaces/"))
+        .map(|r| r.path)
+        .collect();
+    let count = |p: &str| gets.iter().filter(|g| *g == p).count();
+    assert_eq!(count("/apis"), 1, "{gets:?}");
+    assert_eq!(count("/api/v1"), 1, "{gets:?}");
+    assert_eq!(count("/apis/apps/v1"), 1, "{gets:?}");
+
+    // The same KIND/NAME rules as release: no second `/`.
+    for cmd in ["export", "release"] {
+        let out =
+            c.kapply(&[cmd, "cm/a/b", "data.k", "--yes"][..if cmd == "export" { 2 } else { 4 }]);
+        assert_eq!(out.code, Some(1), "{cmd}: {out:?}");
+        out.assert_stderr("error: cm/a/b: expected KIND/NAME, e.g. deployment/web");
+    }
+
+    // `| head -c 16`: far more than a pipe holds, the reader gone early.
+    let mut child = Command::new(KAPPLY)
+        .current_dir(c.dir.path())
+        .args(["export", "cm/big", "cm/a", "--kubeconfig"])
+        .arg(&c.kubeconfig)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
 }

@@ -131,6 +131,8 @@ impl Tmux {
     }
 
     /// Poll the pane until `ok` holds; fail with the last screen otherwise.
+    /// Under load tmux may catch a frame half drawn: a caller that checks
+    /// more of the screen puts it all in `ok`, not in asserts after.
     fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
@@ -148,11 +150,6 @@ impl Tmux {
     /// Wait until `text` shows anywhere on the screen.
     fn wait_for(&self, text: &str) -> String {
         self.wait_until(&format!("{text:?}"), |s| s.contains(text))
-    }
-
-    /// Wait until some pane cell (text between box borders, trimmed) is exactly `text`.
-    fn wait_for_cell(&self, text: &str) -> String {
-        self.wait_until(&format!("a cell {text:?}"), |s| has_cell(s, text))
     }
 }
 
@@ -237,7 +234,11 @@ fn select_field(t: &Tmux, heading: &str) -> String {
 /// checks the two lines under the heading: the three values and the reason.
 /// Returns the screen.
 fn assert_field_detail(t: &Tmux, heading: &str, expected: [&str; 2], why: &str) -> String {
-    let screen = select_field(t, heading);
+    select_field(t, heading);
+    // The detail lines come with the heading's frame: wait for them too.
+    let screen = t.wait_until(&format!("the detail of {heading:?}"), |s| {
+        field_heading(s).as_deref() == Some(heading) && cells_after(s, heading, 2) == expected
+    });
     assert_eq!(
         cells_after(&screen, heading, 2),
         expected,
@@ -483,7 +484,9 @@ fn the_reference_story_by_keystroke() {
     }
     let t = Tmux::start("story", 160, 45);
     let kubeconfig = start_demo(&t, "");
-    let screen = t.wait_for_cell("- ConfigMap/old-settings");
+    let screen = t.wait_until("the prune candidate listed and counted", |s| {
+        has_cell(s, "- ConfigMap/old-settings") && s.contains("-1 prune")
+    });
     assert!(screen.contains("-1 prune"), "{screen}");
     let cluster = Cluster::from_kubeconfig(&kubeconfig);
 
@@ -498,7 +501,12 @@ fn the_reference_story_by_keystroke() {
     t.keys(&["Enter"]);
     t.wait_for("Objects 1/9");
     t.keys(&["Escape"]);
-    let screen = t.wait_for("Objects 9/9");
+    let screen = t.wait_until("all objects, the Deployment selected", |s| {
+        s.contains("Objects 9/9")
+            && s.contains("Deployment demo/nginx-deployment · fields")
+            && has_cell(s, "~ Deployment/nginx-deployment")
+            && s.contains("strategic merge patch")
+    });
     assert!(
         screen.contains("Deployment demo/nginx-deployment · fields"),
         "{screen}"
@@ -526,7 +534,7 @@ fn the_reference_story_by_keystroke() {
         "",
     );
     let image = "set spec.template.spec.containers[name=nginx].image";
-    let screen = assert_field_detail(
+    assert_field_detail(
         &t,
         image,
         [
@@ -536,6 +544,15 @@ fn the_reference_story_by_keystroke() {
         "",
     );
     // The path as a tree: the common prefix once, never cut; the values whole.
+    let tree = |s: &str| {
+        s.lines()
+            .any(|l| l.contains("│    template.spec.containers[name=nginx] "))
+            && s.lines().any(|l| {
+                l.contains("■     image ") && l.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1")
+            })
+            && s.contains("kept hidden (K)")
+    };
+    let screen = t.wait_until("the image row under its tree header", tree);
     assert!(
         screen
             .lines()
@@ -567,7 +584,19 @@ fn the_reference_story_by_keystroke() {
 
     // Apply: the confirm popup lists what is sent, then the server dry run.
     t.keys(&["a"]);
-    let screen = t.wait_for("✓ Deployment demo/nginx-deployment: configured (server dry run)");
+    let screen = t.wait_until("the apply popup with its dry run", |s| {
+        s.contains("✓ Deployment demo/nginx-deployment: configured (server dry run)")
+            && s.contains("Confirm apply")
+            && has_cell(
+                s,
+                "~ Deployment demo/nginx-deployment: update (PATCH, strategic merge)",
+            )
+            && has_cell(s, "clear spec.minReadySeconds")
+            && has_cell(
+                s,
+                "set   spec.template.spec.containers[name=nginx].image = \"nginx:1.16.1\"",
+            )
+    });
     assert!(screen.contains("Confirm apply"), "{screen}");
     assert!(
         has_cell(
@@ -587,7 +616,9 @@ fn the_reference_story_by_keystroke() {
     // The dry run wrote nothing.
     assert_eq!(cluster.object(DEPLOYMENT)["spec"]["minReadySeconds"], 5);
     t.keys(&["Enter"]);
-    let screen = t.wait_for_cell("= Deployment/nginx-deployment");
+    let screen = t.wait_until("the apply to be reported and reloaded", |s| {
+        has_cell(s, "= Deployment/nginx-deployment") && s.contains("applied 1 object(s)")
+    });
     assert!(screen.contains("applied 1 object(s)"), "{screen}");
 
     let after = cluster.object(DEPLOYMENT);
@@ -622,7 +653,12 @@ fn the_reference_story_by_keystroke() {
 
     // Prune mode: the candidate, why, then confirm.
     t.keys(&["p"]);
-    let screen = t.wait_for("Candidate 1/1: ConfigMap demo/old-settings");
+    let screen = t.wait_until("the prune candidate with its reason", |s| {
+        s.contains("Candidate 1/1: ConfigMap demo/old-settings")
+            && s.contains("why: has last-applied annotation, matches -l app=demo")
+            && has_cell(s, "y prune · n keep · s skip · Esc cancel")
+            && s.contains("prune: has last-applied annotation")
+    });
     assert!(
         screen.contains("why: has last-applied annotation, matches -l app=demo"),
         "{screen}"
@@ -643,18 +679,17 @@ fn the_reference_story_by_keystroke() {
         "the selected candidate's reason in the detail pane:\n{screen}"
     );
     t.keys(&["y"]);
-    let screen = t.wait_for("Confirm prune");
+    let screen = t.wait_until("the prune confirmation", |s| {
+        s.contains("Confirm prune") && has_cell(s, "x ConfigMap demo/old-settings")
+    });
     assert!(
         has_cell(&screen, "x ConfigMap demo/old-settings"),
         "{screen}"
     );
     t.keys(&["Enter"]);
-    let screen = t.wait_for("pruned 1 object(s)");
-    let screen = if screen.contains("-0 prune") {
-        screen
-    } else {
-        t.wait_for("-0 prune")
-    };
+    let screen = t.wait_until("the prune to be reported and reloaded", |s| {
+        s.contains("pruned 1 object(s)") && s.contains("-0 prune") && !s.contains("old-settings")
+    });
     assert!(!screen.contains("old-settings"), "{screen}");
     cluster.assert_gone("/api/v1/namespaces/demo/configmaps/old-settings");
 
@@ -667,16 +702,17 @@ fn the_reference_story_by_keystroke() {
         s.contains("Objects 1/8") && s.contains("ConfigMap demo/settings · fields")
     });
     t.keys(&["D"]);
-    let screen = t.wait_for("Confirm delete");
+    let screen = t.wait_until("the delete confirmation", |s| {
+        s.contains("Confirm delete") && has_cell(s, "x ConfigMap demo/settings")
+    });
     assert!(has_cell(&screen, "x ConfigMap demo/settings"), "{screen}");
     t.keys(&["Enter"]);
-    let screen = t.wait_for("deleted 1 object(s)");
     // Its manifest is still there, so it is now to be created.
-    let screen = if has_cell(&screen, "+ ConfigMap/settings") {
-        screen
-    } else {
-        t.wait_for_cell("+ ConfigMap/settings")
-    };
+    let screen = t.wait_until("the delete to be reported and reloaded", |s| {
+        s.contains("deleted 1 object(s)")
+            && has_cell(s, "+ ConfigMap/settings")
+            && s.contains("+1 create")
+    });
     assert!(screen.contains("+1 create"), "{screen}");
     cluster.assert_gone("/api/v1/namespaces/demo/configmaps/settings");
     t.keys(&["Escape"]);
@@ -799,20 +835,20 @@ fn values_and_drift_read_at_80x24() {
     t.wait_for("Objects 1/9");
     t.keys(&["Escape"]);
     t.wait_for("Objects 9/9");
-    let screen = switch_focus(&t);
-    let screen = if screen.contains("nginx:1.16.1") {
-        screen
-    } else {
-        t.wait_for("nginx:1.16.1")
+    switch_focus(&t);
+    // The values wrap after `nginx:` beside the action column: whole.
+    let image_row = |s: &str| {
+        let lines: Vec<&str> = s.lines().collect();
+        let i = lines
+            .iter()
+            .position(|l| l.contains(" image ") && l.matches("nginx:").count() == 3)?;
+        let next = lines.get(i + 1)?;
+        (next.matches("1.14.2").count() == 2 && next.contains("1.16.1"))
+            .then(|| lines[i].to_string())
     };
-    let row = screen
-        .lines()
-        .find(|l| l.contains(" image "))
-        .unwrap_or_else(|| panic!("no image row:\n{screen}"));
-    assert!(
-        row.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"),
-        "the image row shows the values whole:\n{screen}"
-    );
+    let screen = t.wait_until("the image row's values", |s| image_row(s).is_some());
+    let row = image_row(&screen).unwrap();
+    assert!(row.contains(" set "), "the action shows:\n{screen}");
     assert!(!screen.contains("ngi…"), "{screen}");
     switch_focus(&t);
 

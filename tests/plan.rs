@@ -15,7 +15,6 @@ use kapply::plan::{
     plan_object, prune_candidate, render_diff, render_diff_terminal, to_json,
 };
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 fn manifest(object: Value) -> Manifest {
     let api = object["apiVersion"].as_str().unwrap().to_string();
@@ -27,7 +26,7 @@ fn manifest(object: Value) -> Manifest {
             file: "app.yaml".into(),
             line: 1,
         },
-        lines: BTreeMap::new(),
+        lines: Default::default(),
     }
 }
 
@@ -673,7 +672,11 @@ fn every_field_row_has_a_cause() {
         cause("data.e"),
         (Cause::OtherWriter, Some("kubectl-patch".into()), None)
     );
-    assert_eq!(cause("data.f"), (Cause::ServerDefault, None, None));
+    // Apply's manager alone owns data.f, yet nothing names it and no
+    // server defaults a ConfigMap key: apply released it.
+    assert_eq!(cause("data.f"), (Cause::OtherWriter, None, None));
+    let f = p.fields.iter().find(|f| f.path == "data.f").unwrap();
+    assert_eq!(f.reason, kapply::merge::Reason::Released);
     assert!(p.reverts_drift);
     let drift = p.fields.iter().find(|f| f.path == "data.a").unwrap();
     assert_eq!(
@@ -705,7 +708,7 @@ fn every_field_row_has_a_cause() {
     assert_eq!(a["changedAt"], "2026-11-20T10:04:00Z");
     assert_eq!(row("data.e")["cause"], "other-writer");
     assert_eq!(row("data.e")["owner"], "kubectl-patch");
-    assert_eq!(row("data.f")["cause"], "server-default");
+    assert_eq!(row("data.f")["cause"], "other-writer");
     assert!(row("data.f").get("owner").is_none());
     for (path, c) in [
         ("data.b", "intended"),

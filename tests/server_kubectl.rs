@@ -1094,3 +1094,116 @@ fn server_dry_run_delete_and_prune_leave_objects_in_place() {
     assert_eq!(out.trim(), "configmap \"a\" deleted");
     assert!(!present("a"));
 }
+
+/// `kubectl get` prints, for every built-in kind the server serves, the
+/// columns it prints against a real API server (the server's Table), and
+/// `-o wide` adds the wide ones.
+#[test]
+fn kubectl_get_prints_each_kinds_columns() {
+    let Some((k, c)) = setup() else { return };
+    k.ok(&[
+        "apply",
+        "-f",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/table-kinds.yaml"
+        ),
+    ]);
+    k.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=2",
+    ]);
+    let svc = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n";
+    let f = c.dir.path().join("svc.yaml");
+    std::fs::write(&f, svc).unwrap();
+    k.ok(&["apply", "-f", f.to_str().unwrap()]);
+    k.ok(&[
+        "create",
+        "configmap",
+        "cfg",
+        "--from-literal=a=1",
+        "--from-literal=b=2",
+    ]);
+    k.ok(&["create", "secret", "generic", "sec", "--from-literal=p=x"]);
+
+    // (resource, header words, words of its row)
+    let cases: [(&str, &str, &str); 17] = [
+        (
+            "deployment/web",
+            "NAME READY UP-TO-DATE AVAILABLE AGE",
+            "web 2/2 2 2",
+        ),
+        ("statefulset/sts", "NAME READY AGE", "sts"),
+        (
+            "daemonset/ds",
+            "NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE",
+            "ds",
+        ),
+        ("job/j", "NAME STATUS COMPLETIONS DURATION AGE", "j"),
+        (
+            "cronjob/cj",
+            "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE",
+            "cj */5 * * * * <none> False 0 <none>",
+        ),
+        (
+            "service/web",
+            "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE",
+            "web ClusterIP 10.96.0.2 <none> 80/TCP",
+        ),
+        (
+            "ingress/ing",
+            "NAME CLASS HOSTS ADDRESS PORTS AGE",
+            "ing nginx a.example.com 80",
+        ),
+        ("networkpolicy/np", "NAME POD-SELECTOR AGE", "np app=web"),
+        (
+            "pdb/pdb",
+            "NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE",
+            "pdb 1 N/A",
+        ),
+        ("role/r", "NAME CREATED AT", "r 20"),
+        ("rolebinding/rb", "NAME ROLE AGE", "rb Role/r"),
+        ("serviceaccount/sa", "NAME SECRETS AGE", "sa 0"),
+        (
+            "pvc/pvc",
+            "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE",
+            "pvc",
+        ),
+        ("configmap/cfg", "NAME DATA AGE", "cfg 2"),
+        ("secret/sec", "NAME TYPE DATA AGE", "sec Opaque 1"),
+        (
+            "resourcequota/q",
+            "NAME AGE REQUEST LIMIT",
+            "pods: 0/10 limits.cpu: 0/2",
+        ),
+        (
+            "priorityclass/high",
+            "NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY",
+            "high 1000 false",
+        ),
+    ];
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (what, header, row) in cases {
+        let out = k.ok(&["get", what]);
+        let mut lines = out.lines();
+        assert_eq!(
+            words(lines.next().unwrap_or_default()),
+            header,
+            "{what}:\n{out}"
+        );
+        let line = words(lines.next().unwrap_or_default());
+        assert!(line.contains(row), "{what}: {row:?} not in\n{out}");
+    }
+    let out = k.ok(&["get", "deployment/web", "-o", "wide"]);
+    assert_eq!(
+        words(out.lines().next().unwrap()),
+        "NAME READY UP-TO-DATE AVAILABLE AGE CONTAINERS IMAGES SELECTOR",
+        "{out}"
+    );
+    assert!(words(&out).contains("nginx nginx:1.27 app=web"), "{out}");
+    let out = k.ok(&["get", "rolebinding/rb", "-o", "wide"]);
+    assert!(words(&out).ends_with("default/default"), "{out}");
+}

@@ -206,8 +206,8 @@ fn field_view_80x24() {
 }
 
 /// The demo's image row: both versions read whole at 80x24 (a value that
-/// does not fit wraps after a separator, never cut), and the characters
-/// that differ are emphasised.
+/// does not fit wraps after a separator, never cut, even with the action
+/// column beside it), and the characters that differ are emphasised.
 #[test]
 fn image_values_read_whole_at_every_size() {
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
@@ -216,24 +216,33 @@ fn image_values_read_whole_at_every_size() {
         // The list has focus: the field pane is narrowest.
         let s = screen(&a);
         assert!(!s.contains("ngi…"), "{w}x{h}:\n{s}");
-        if w == 80 {
-            // 46 columns for the table: the values wrap after `nginx:`.
+        // At 80 columns (46 or 58 for the table, the action column
+        // beside): the values wrap after `nginx:`.
+        let wrapped = |s: &str| {
             let lines: Vec<&str> = s.lines().collect();
             let i = lines
                 .iter()
                 .position(|l| l.matches("nginx:").count() == 3)
                 .unwrap_or_else(|| panic!("{s}"));
+            assert!(lines[i].contains(" set "), "{s}");
             let next: Vec<&str> = lines[i + 1].split_whitespace().collect();
             assert!(next.ends_with(&["1.14.2", "1.14.2", "1.16.1", "│"]), "{s}");
+        };
+        if w == 80 {
+            wrapped(&s);
         } else {
             assert!(s.contains("nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"), "{s}");
         }
         feed(&mut a, [code(KeyCode::Tab)]);
         let s = screen(&a);
-        assert!(
-            s.contains("image         nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"),
-            "{w}x{h}:\n{s}"
-        );
+        if w == 80 {
+            wrapped(&s);
+        } else {
+            assert!(
+                s.contains("image         nginx:1.14.2 nginx:1.14.2 nginx:1.16.1"),
+                "{w}x{h}:\n{s}"
+            );
+        }
         insta::assert_snapshot!(format!("fields_tree_{w}x{h}"), s);
         // The differing characters are bold and underlined (colour or not).
         let buf = buffer(&a);
@@ -242,13 +251,16 @@ fn image_values_read_whole_at_every_size() {
             .unwrap();
         let line = row_text(&buf, y);
         let x0 = line.chars().position(|c| c == 'n').unwrap() as u16;
+        // Read down the columns: a wrapped value's versions are on the
+        // row's second line.
         let emphasised: String = (x0..w)
-            .filter(|&x| {
-                let m = buf[(x, y)].modifier;
+            .flat_map(|x| [(x, y), (x, y + 1)])
+            .filter(|&at| {
+                let m = buf[at].modifier;
                 m.contains(ratatui::style::Modifier::UNDERLINED)
                     && m.contains(ratatui::style::Modifier::BOLD)
             })
-            .map(|x| buf[(x, y)].symbol().to_string())
+            .map(|at| buf[at].symbol().to_string())
             .collect();
         assert_eq!(emphasised, "424261", "{w}x{h}: {line}");
     }
@@ -1765,8 +1777,9 @@ fn help_scrolls_when_the_screen_is_short() {
 }
 
 /// The reason column names the other writer of a kept field, or says the
-/// server defaulted it when apply's own manager owns it (the core's cause,
-/// from managedFields), and names the writer of a drift.
+/// server defaulted it when apply's own manager owns it and the value is the
+/// server's default (else apply released it), and names the writer of a
+/// drift (the core's cause, from managedFields).
 #[test]
 fn kept_reasons_name_the_writer() {
     use kapply::merge::{Cause, FieldAction, FieldChange, classify};
@@ -1795,12 +1808,18 @@ fn kept_reasons_name_the_writer() {
         entry("kubectl-client-side-apply", json!({"f:spec": {"f:strategy": {"f:type": {}}}})),
         entry("before-first-apply", json!({"f:spec": {"f:revisionHistoryLimit": {}}})),
         entry("kubectl-edit", json!({"f:spec": {"f:minReadySeconds": {}}})),
-    ]}});
+        entry("kubectl-client-side-apply", json!({"f:spec": {"f:progressDeadlineSeconds": {}}})),
+    ]},
+    // Defaults as the server gives them; progressDeadlineSeconds is not
+    // (released by apply).
+    "spec": {"strategy": {"type": "RollingUpdate"}, "revisionHistoryLimit": 10,
+        "progressDeadlineSeconds": 120}});
     let paths = [
         "spec.replicas",
         "spec.template.spec.dnsPolicy",
         "spec.strategy.type",
         "spec.revisionHistoryLimit",
+        "spec.progressDeadlineSeconds",
         "metadata.labels.x",
     ];
     let mut rows: Vec<FieldChange> = paths.iter().map(|p| keep(p)).collect();
@@ -1824,6 +1843,7 @@ fn kept_reasons_name_the_writer() {
         "kept: another writer owns it (kube-controller-manager)",
         "kept: server default",
         "kept: server default",
+        "kept: released, another writer's from now on",
         // No owner known: the plan's reason as it is.
         "live only: set by another writer or defaulted",
         "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it",
@@ -2577,7 +2597,11 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
         .filter(|f| f.action != kapply::merge::FieldAction::Keep)
         .map(|f| f.path.as_str())
         .collect();
-    assert_eq!(changes, ["metadata.annotations"], "{web:?}");
+    assert_eq!(
+        changes,
+        ["metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"],
+        "{web:?}"
+    );
     let effects = feed(&mut a, [key('a')]);
     settle(&mut a, &engine, effects).await;
     let effects = feed(&mut a, [code(KeyCode::Enter)]);
@@ -2638,14 +2662,60 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
         written.contains("name: cfg") && !written.contains("remember") && !written.contains("'2'"),
         "{written}"
     );
-    let cfg = a.plan.objects.iter().find(|o| o.name == "cfg").unwrap();
+    // Rows of a real load are kept small: the whole row is built on demand.
+    let i = a.plan.objects.iter().position(|o| o.name == "cfg").unwrap();
+    let cfg = a.object(i).unwrap();
     let changes: Vec<&str> = cfg
         .fields
         .iter()
         .filter(|f| f.action != kapply::merge::FieldAction::Keep)
         .map(|f| f.path.as_str())
         .collect();
-    assert_eq!(changes, ["metadata.annotations"], "{cfg:?}");
+    assert_eq!(
+        changes,
+        ["metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"],
+        "{cfg:?}"
+    );
     let other = a.plan.objects.iter().find(|o| o.name == "other").unwrap();
     assert_eq!(other.action, kapply::plan::ObjectAction::Create);
+}
+
+/// The demo's Deployment at 80x24, kept fields shown: its paths are long
+/// (`containers[name=nginx].terminationMessagePolicy`), yet every row keeps
+/// its action column; the paths give way (cut in the middle, the field's
+/// own name kept where it fits), in either focus.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_column_always_shows_at_80x24() {
+    let demo = kapply::demo::Demo::start(None, None, false).await.unwrap();
+    let engine: std::sync::Arc<dyn kapply::ops::Engine> =
+        std::sync::Arc::new(demo.engine().await.unwrap());
+    let mut a = App::new(Options::default());
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(80, 24));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    select(&mut a, "nginx-deployment");
+    let mut frames = Vec::new();
+    // The list focused (the narrowest table), then the fields, kept shown.
+    for k in [key('K'), code(KeyCode::Tab)] {
+        feed(&mut a, [k]);
+        let o = a.selected().unwrap();
+        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let l = kapply::tui::fieldtable::layout(o, true, inner);
+        assert!(l.widths[4] >= 5, "no act column at {inner}: {:?}", l.widths);
+        frames.push(screen(&a));
+    }
+    // The last rows: the longest paths.
+    let rows = a.selected().unwrap().fields.len();
+    feed(&mut a, (0..rows).map(|_| key('j')));
+    frames.push(screen(&a));
+    let manifests = demo.manifests.display().to_string();
+    let s = frames[1..].join("\n").replace(&manifests, "<manifests>");
+    // The deepest, longest path: cut in the middle, its action shown.
+    let line = s
+        .lines()
+        .find(|l| l.contains("terminati…agePolicy"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(line.contains(" keep "), "{line}");
+    insta::assert_snapshot!("demo_deployment_80x24", s);
 }

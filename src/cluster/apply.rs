@@ -184,6 +184,72 @@ fn lighten(item: &mut ApplyItem, prepared: &Prepared) {
     }
 }
 
+/// What apply and delete read of a live object once it is planned: its
+/// resourceVersion (the check that it did not change since the plan) and
+/// uid (the precondition of a delete or prune).
+fn live_stub(live: &Value) -> Value {
+    let mut meta = serde_json::Map::new();
+    for k in ["resourceVersion", "uid"] {
+        if let Some(v) = live.pointer(&format!("/metadata/{k}")) {
+            meta.insert(k.into(), v.clone());
+        }
+    }
+    json!({ "metadata": meta })
+}
+
+/// A planned row cut down, as soon as it is planned, to what
+/// [`Session::apply`] (of whole objects, without a plan file) and
+/// [`Session::prune`] read of it: at 10,000 objects the trees of every row
+/// held until the confirmation are most of the memory. Kept: identity,
+/// action, error and prune reason (the summary line), the config of a
+/// create or update, the patch and the field changes of an update (the
+/// summary counts them; a re-plan says which differ), and of the live
+/// object only its resourceVersion and uid. A row with an error is kept
+/// whole (it is applied again when its CRD comes first).
+///
+/// The config of a create (but a Namespace's or a CRD's, which the first
+/// phase reads) becomes its request body at once, encoded as it is sent
+/// (a few times smaller than its tree): pass it to
+/// [`Session::apply_encoded`] with the row.
+pub fn slim_for_apply(mut p: ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) {
+    if p.action == ObjectAction::Error {
+        return (p, None);
+    }
+    p.last_applied = None;
+    p.warnings = Vec::new();
+    p.live = p.live.as_ref().map(live_stub);
+    let mut body = None;
+    match p.action {
+        ObjectAction::Create => {
+            p.fields = Vec::new();
+            if !is_first(&p) {
+                body = p.config.take().map(|c| go_body(&creation_body(&c)));
+            }
+        }
+        ObjectAction::Update => p
+            .fields
+            .retain(|f| f.action != crate::merge::FieldAction::Keep),
+        _ => {
+            p.fields = Vec::new();
+            p.patch = None;
+            p.config = None;
+        }
+    }
+    (p, body)
+}
+
+/// [`slim_for_apply`] for `delete`: only the identity and, of the live
+/// object, its uid (the delete's precondition) and resourceVersion.
+pub fn slim_for_delete(mut p: ObjectPlan) -> ObjectPlan {
+    p.last_applied = None;
+    p.warnings = Vec::new();
+    p.fields = Vec::new();
+    p.patch = None;
+    p.config = None;
+    p.live = p.live.as_ref().map(live_stub);
+    p
+}
+
 /// A request body encoded as kubectl (Go) encodes it.
 fn go_body(v: &Value) -> bytes::Bytes {
     bytes::Bytes::from(crate::gocompat::json(v).into_bytes())
@@ -216,7 +282,20 @@ impl Session {
     /// custom kind) that this apply would create first cannot be checked by
     /// the server and say `not checked: ...` (ok, since nothing failed).
     pub async fn apply(&self, items: Vec<ApplyItem>, opts: &ApplyOptions) -> Vec<ObjectResult> {
-        let mut owned = items;
+        let items = items.into_iter().map(|i| (i, None)).collect();
+        self.apply_encoded(items, opts).await
+    }
+
+    /// [`Session::apply`] of items some of which are creates whose body was
+    /// encoded when planned ([`slim_for_apply`]: the config is gone, the
+    /// body is sent as it is).
+    pub async fn apply_encoded(
+        &self,
+        items: Vec<(ApplyItem, Option<bytes::Bytes>)>,
+        opts: &ApplyOptions,
+    ) -> Vec<ObjectResult> {
+        let (mut owned, mut bodies): (Vec<ApplyItem>, Vec<Option<bytes::Bytes>>) =
+            items.into_iter().unzip();
         let items = &owned;
         let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
         let (first, rest): (Vec<usize>, Vec<usize>) =
@@ -301,14 +380,18 @@ impl Session {
                 }
             }
             let crd_groups = &crd_groups;
+            let phase_bodies: Vec<Option<bytes::Bytes>> =
+                indices.iter().map(|&i| bodies[i].take()).collect();
             let prepared =
-                futures::stream::iter(collect_vec(indices.iter().map(|&i| async move {
-                    if let Some(why) = halt.stopped() {
-                        let name = items[i].plan.id();
-                        return (i, Prepared::Done(skipped(name, why)));
-                    }
-                    (i, self.prepare(&items[i], crd_groups, halt).await)
-                })))
+                futures::stream::iter(collect_vec(indices.iter().zip(phase_bodies).map(
+                    |(&i, body)| async move {
+                        if let Some(why) = halt.stopped() {
+                            let name = items[i].plan.id();
+                            return (i, Prepared::Done(skipped(name, why)));
+                        }
+                        (i, self.prepare(&items[i], body, crd_groups, halt).await)
+                    },
+                )))
                 .buffered(CONCURRENCY)
                 .collect::<Vec<_>>()
                 .await;
@@ -415,9 +498,18 @@ impl Session {
     }
 
     /// Turn a plan row into the request to send (or a result without one).
-    async fn prepare(&self, item: &ApplyItem, crd_groups: &[String], halt: &Halt) -> Prepared {
+    async fn prepare(
+        &self,
+        item: &ApplyItem,
+        body: Option<bytes::Bytes>,
+        crd_groups: &[String],
+        halt: &Halt,
+    ) -> Prepared {
         let plan = &item.plan;
         let name = plan.id();
+        if let Some(body) = body {
+            return self.prepare_encoded(plan, body, crd_groups, halt).await;
+        }
         let Some(config) = plan.config.as_ref() else {
             return Prepared::Done(fail(
                 name,
@@ -549,6 +641,47 @@ impl Session {
                 released: released.clone(),
             }),
         }
+    }
+
+    /// The create of a whole object whose body was encoded when planned.
+    async fn prepare_encoded(
+        &self,
+        plan: &ObjectPlan,
+        body: bytes::Bytes,
+        crd_groups: &[String],
+        halt: &Halt,
+    ) -> Prepared {
+        let name = plan.id();
+        let info = match self
+            .resource_waiting(&plan.api_version, &plan.kind, crd_groups)
+            .await
+        {
+            Ok(i) => i,
+            Err(e) => {
+                halt.note(&e);
+                return Prepared::Done(fail(name, failure(&e)));
+            }
+        };
+        let ns = match (&plan.namespace, info.namespaced) {
+            (Some(ns), true) => Some(ns.as_str()),
+            (None, true) => {
+                // Planned cluster-scoped (discovery said so then): the body
+                // has no namespace, and the one to give it is not for
+                // kapply to guess.
+                return Prepared::Done(fail(
+                    name,
+                    Failure::Refused(
+                        "its kind is namespaced now, cluster-scoped when planned: plan again"
+                            .into(),
+                    ),
+                ));
+            }
+            (_, false) => None,
+        };
+        Prepared::Send(Write::Create {
+            path: info.collection_path(ns),
+            body,
+        })
     }
 
     /// Resolve a kind; when its group's CRD was applied in this run, give

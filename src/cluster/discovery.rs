@@ -18,7 +18,14 @@ pub(crate) fn kind_label(api_version: &str, kind: &str) -> String {
     format!("{}/{version}", group_kind(group, kind))
 }
 
-type GroupVersion = Option<Arc<Vec<ResourceInfo>>>;
+/// A served resource and the other names kubectl accepts for it (singular,
+/// short names; lower case).
+type Served = (ResourceInfo, Vec<String>);
+
+type GroupVersion = Option<Arc<Vec<Served>>>;
+
+/// Every group and its preferred groupVersion, in the server's order.
+type Groups = Arc<Vec<(String, String)>>;
 
 #[derive(Default)]
 pub(crate) struct Discovery {
@@ -26,6 +33,9 @@ pub(crate) struct Discovery {
     versions: Mutex<HashMap<String, GroupVersion>>,
     /// group -> preferred version (for ApplySet kinds recorded as `Kind.group`).
     preferred: Mutex<HashMap<String, Option<String>>>,
+    /// Every group and its preferred groupVersion (`/apis`), in the
+    /// server's order, once asked.
+    groups: Mutex<Option<Groups>>,
 }
 
 impl Discovery {
@@ -35,6 +45,9 @@ impl Discovery {
         }
         if let Ok(mut p) = self.preferred.lock() {
             p.clear();
+        }
+        if let Ok(mut g) = self.groups.lock() {
+            *g = None;
         }
     }
 
@@ -88,6 +101,7 @@ impl Discovery {
             .ok_or_else(not_served)?;
         resources
             .iter()
+            .map(|(r, _)| r)
             .find(|r| r.kind == kind)
             .cloned()
             .ok_or_else(not_served)
@@ -137,9 +151,73 @@ impl Discovery {
             .ok_or_else(|| ClusterError::NotServed(label.clone()))?;
         resources
             .iter()
+            .map(|(r, _)| r)
             .find(|r| r.plural == plural)
             .cloned()
             .ok_or(ClusterError::NotServed(label))
+    }
+
+    /// Every group with its preferred groupVersion, from `/apis` (asked
+    /// once per run).
+    async fn groups(&self, session: &Session) -> Result<Groups, ClusterError> {
+        if let Some(hit) = self.groups.lock().ok().and_then(|g| g.clone()) {
+            return Ok(hit);
+        }
+        let list = session.call(Method::GET, "/apis", &[], None, None).await?;
+        let groups: Vec<(String, String)> = list["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|g| {
+                let name = g["name"].as_str()?;
+                let gv = g["preferredVersion"]["groupVersion"].as_str()?;
+                Some((name.to_string(), gv.to_string()))
+            })
+            .collect();
+        let groups = Arc::new(groups);
+        if let Ok(mut g) = self.groups.lock() {
+            *g = Some(groups.clone());
+        }
+        Ok(groups)
+    }
+
+    /// Resolve a resource name as kubectl accepts it (`deployment`,
+    /// `deploy`, `deployments.apps`, `Widget`; case-insensitive) through
+    /// the core group and every group's preferred version, all cached:
+    /// core and earlier groups win on ties.
+    pub(crate) async fn resolve_name(
+        &self,
+        session: &Session,
+        text: &str,
+    ) -> Result<ResourceInfo, ClusterError> {
+        let (name, group) = match text.split_once('.') {
+            Some((n, g)) => (n, Some(g)),
+            None => (text, None),
+        };
+        let mut candidates = Vec::new();
+        if group.is_none_or(|g| g.is_empty() || g == "core") {
+            candidates.push("v1".to_string());
+        }
+        for (g, gv) in self.groups(session).await?.iter() {
+            if group.is_none_or(|want| want == g) {
+                candidates.push(gv.clone());
+            }
+        }
+        let lower = name.to_ascii_lowercase();
+        for gv in candidates {
+            let Some(resources) = self.group_version(session, &gv).await? else {
+                continue;
+            };
+            let hit = resources.iter().find(|(r, aliases)| {
+                r.kind.eq_ignore_ascii_case(name) || r.plural == lower || aliases.contains(&lower)
+            });
+            if let Some((r, _)) = hit {
+                return Ok(r.clone());
+            }
+        }
+        Err(ClusterError::Other(format!(
+            "the server doesn't have a resource type \"{text}\""
+        )))
     }
 
     async fn preferred_version(
@@ -177,8 +255,9 @@ impl Discovery {
     }
 }
 
-/// An `APIResourceList` into resources, subresources (`pods/status`) left out.
-fn parse_resources(list: &Value, group: &str, version: &str) -> Vec<ResourceInfo> {
+/// An `APIResourceList` into resources with their other names,
+/// subresources (`pods/status`) left out.
+fn parse_resources(list: &Value, group: &str, version: &str) -> Vec<Served> {
     list.get("resources")
         .and_then(Value::as_array)
         .map(|items| {
@@ -189,17 +268,33 @@ fn parse_resources(list: &Value, group: &str, version: &str) -> Vec<ResourceInfo
                     if plural.contains('/') {
                         return None;
                     }
-                    Some(ResourceInfo {
+                    let kind = r.get("kind")?.as_str()?;
+                    let mut aliases: Vec<String> = r
+                        .get("shortNames")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_ascii_lowercase)
+                        .collect();
+                    // kubectl takes the lower-case kind as the singular
+                    // where discovery leaves singularName empty.
+                    match r.get("singularName").and_then(Value::as_str) {
+                        Some(s) if !s.is_empty() => aliases.push(s.to_ascii_lowercase()),
+                        _ => aliases.push(kind.to_ascii_lowercase()),
+                    }
+                    let info = ResourceInfo {
                         group: group.to_string(),
                         version: version.to_string(),
-                        kind: r.get("kind")?.as_str()?.to_string(),
+                        kind: kind.to_string(),
                         plural: plural.to_string(),
                         namespaced: r
                             .get("namespaced")
                             .and_then(Value::as_bool)
                             .unwrap_or(false),
                         ..Default::default()
-                    })
+                    };
+                    Some((info, aliases))
                 })
                 .collect()
         })
@@ -216,7 +311,10 @@ mod tests {
         let list = json!({"kind":"APIResourceList","groupVersion":"apps/v1","resources":[
             {"name":"deployments","kind":"Deployment","namespaced":true},
             {"name":"deployments/status","kind":"Deployment","namespaced":true}]});
-        let r = parse_resources(&list, "apps", "v1");
+        let r: Vec<ResourceInfo> = parse_resources(&list, "apps", "v1")
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
         assert_eq!(r.len(), 1);
         assert_eq!(
             r[0].collection_path(Some("demo")),

@@ -3,14 +3,33 @@
 use super::applyset::ApplySet;
 use super::{ApplyOptions, DeleteOptions, PruneOptions, Session, Target};
 use crate::inputs::Inputs;
+use crate::manifest::Loaded;
 use crate::ops::{
-    ApplyItem, Engine, ExportTarget, Exported, ObjectResult, Outcome, Progress, Propagation, Server,
+    ApplyItem, Engine, ExportTarget, Exported, ObjectResult, Outcome, Progress, Propagation, Rows,
+    Server,
 };
 use crate::plan::{ObjectPlan, Plan};
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
+
+/// The manifests [`Engine::manifests`] read, kept for the first load: at
+/// 10,000 objects a second read costs a second and its memory twice.
+enum FirstRead {
+    /// Nothing read yet.
+    Unread,
+    /// Read by `manifests`, not yet planned.
+    Ready(Loaded),
+    /// A load has begun: every later load reads the files again (they may
+    /// have changed), and `manifests` keeps nothing.
+    Used,
+}
+
+/// Streamed rows go out as each LIST is planned, or every [`BATCH`]
+/// objects, so the list fills without a rebuild per object.
+const BATCH: usize = 2000;
 
 /// The TUI's engine: a session (connected at once, or later by
 /// [`Engine::connect`] from a resolved [`Target`]), where the manifests are
@@ -23,6 +42,7 @@ pub struct KubeEngine {
     pub inputs: Inputs,
     pub prune: PruneOptions,
     applyset: Mutex<Option<ApplySet>>,
+    first_read: tokio::sync::Mutex<FirstRead>,
 }
 
 /// Why a write was not sent: no session (the TUI offers no write then).
@@ -46,6 +66,7 @@ impl KubeEngine {
             inputs,
             prune,
             applyset: Mutex::new(None),
+            first_read: tokio::sync::Mutex::new(FirstRead::Unread),
         }
     }
 
@@ -67,6 +88,7 @@ impl KubeEngine {
             inputs,
             prune,
             applyset: Mutex::new(None),
+            first_read: tokio::sync::Mutex::new(FirstRead::Unread),
         }
     }
 
@@ -78,6 +100,46 @@ impl KubeEngine {
     fn applyset(&self) -> Option<ApplySet> {
         self.applyset.lock().ok().and_then(|s| s.clone())
     }
+
+    /// The manifests for a load: those `manifests` read for the first one
+    /// (waiting for that read when it is under way), else read now.
+    async fn read_for_load(&self) -> Result<Loaded, String> {
+        let kept = {
+            let mut first = self.first_read.lock().await;
+            match std::mem::replace(&mut *first, FirstRead::Used) {
+                FirstRead::Ready(l) => Some(l),
+                _ => None,
+            }
+        };
+        match kept {
+            Some(l) => Ok(l),
+            None => crate::inputs::load(&self.inputs)
+                .await
+                .map_err(|e| format!("{e:#}")),
+        }
+    }
+}
+
+/// How many LISTs a load of `keys` (apiVersion, kind, namespace of each
+/// manifest) sends: one per resource and namespace, as
+/// [`Session::plan_each`] groups them (discovery is cached by then; a
+/// kind not served sends none).
+async fn lists_of(
+    session: &Session,
+    keys: &std::collections::BTreeSet<(String, String, Option<String>)>,
+) -> usize {
+    let mut groups = std::collections::BTreeSet::new();
+    for (api_version, kind, ns) in keys {
+        if let Ok(info) = session.resource(api_version, kind).await {
+            let ns = match (info.namespaced, ns) {
+                (false, _) => None,
+                (true, Some(ns)) => Some(ns.clone()),
+                (true, None) => Some(session.namespace().to_string()),
+            };
+            groups.insert((info.api_version(), info.plural.clone(), ns));
+        }
+    }
+    groups.len()
 }
 
 /// Every item reported not sent (no session).
@@ -115,10 +177,18 @@ impl Engine for KubeEngine {
 
     fn manifests(&self) -> BoxFuture<'_, Result<Plan, String>> {
         async move {
+            // Held while reading: a load that starts meanwhile waits for
+            // this read instead of making its own.
+            let first = self.first_read.lock().await;
+            let mut first = (!matches!(*first, FirstRead::Used)).then_some(first);
             let loaded = crate::inputs::load(&self.inputs)
                 .await
                 .map_err(|e| format!("{e:#}"))?;
-            Ok(super::live::unplanned(&loaded))
+            let rows = super::live::unplanned(&loaded);
+            if let Some(first) = first.as_mut() {
+                **first = FirstRead::Ready(loaded);
+            }
+            Ok(rows)
         }
         .boxed()
     }
@@ -126,9 +196,7 @@ impl Engine for KubeEngine {
     fn load(&self, progress: UnboundedSender<Progress>) -> BoxFuture<'_, Result<Plan, String>> {
         async move {
             let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
-            let loaded = crate::inputs::load(&self.inputs)
-                .await
-                .map_err(|e| format!("{e:#}"))?;
+            let loaded = self.read_for_load().await?;
             // The load is handed over (no copy); live objects move into the plan.
             let mut objects = Vec::new();
             let mut planned = session
@@ -142,6 +210,90 @@ impl Engine for KubeEngine {
             }
             planned.plan.objects = objects;
             Ok(planned.plan)
+        }
+        .boxed()
+    }
+
+    fn load_rows(
+        &self,
+        progress: UnboundedSender<Progress>,
+        rows: UnboundedSender<Rows>,
+    ) -> BoxFuture<'_, Result<Plan, String>> {
+        async move {
+            let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
+            let loaded = self.read_for_load().await?;
+            let keys: std::collections::BTreeSet<(String, String, Option<String>)> = loaded
+                .manifests
+                .iter()
+                .map(|m| (m.api_version(), m.id.kind.clone(), m.id.namespace.clone()))
+                .collect();
+            // Progress passes through here: each answered group is a LIST
+            // done (its rows go out with it), and once discovery is done
+            // the LISTs are counted.
+            let lists_done = AtomicUsize::new(0);
+            let lists_total = AtomicUsize::new(0);
+            let total = AtomicUsize::new(loaded.manifests.len());
+            let pending: Mutex<(Vec<(ObjectPlan, crate::ops::Compact)>, usize)> =
+                Mutex::new((Vec::new(), 0));
+            let flush = || {
+                let Ok(mut p) = pending.lock() else {
+                    return;
+                };
+                if p.0.is_empty() {
+                    return;
+                }
+                let lists_done = lists_done.load(Ordering::Relaxed);
+                let _ = rows.send(Rows {
+                    objects: std::mem::take(&mut p.0),
+                    lists_done,
+                    lists_total: lists_total.load(Ordering::Relaxed).max(lists_done),
+                    planned: p.1,
+                    total: total.load(Ordering::Relaxed),
+                });
+            };
+            let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+            let counter = async {
+                let mut starts = 0;
+                while let Some(p) = prx.recv().await {
+                    total.store(p.total, Ordering::Relaxed);
+                    if p.done > 0 {
+                        lists_done.fetch_add(1, Ordering::Relaxed);
+                        // The rows of this group (and those before it) are
+                        // emitted by now: the planner waits on the next LIST.
+                        flush();
+                    } else {
+                        // Discovery, then reading live state: discovery is done.
+                        starts += 1;
+                        if starts == 2 {
+                            lists_total.store(lists_of(&session, &keys).await, Ordering::Relaxed);
+                        }
+                    }
+                    let _ = progress.send(p);
+                }
+            };
+            // Each row is made small as it comes: its config, live object
+            // and field rows are what the memory would hold at 10,000.
+            let planning = session.plan_each(loaded, &self.prune, Some(ptx), true, |o| {
+                let row = crate::plan::compact::split(o);
+                let full = match pending.lock() {
+                    Ok(mut p) => {
+                        p.0.push(row);
+                        p.1 += 1;
+                        p.0.len() >= BATCH
+                    }
+                    Err(_) => false,
+                };
+                if full {
+                    flush();
+                }
+            });
+            let (planned_plan, ()) = futures::join!(planning, counter);
+            let planned_plan = planned_plan.map_err(|e| e.to_string())?;
+            flush();
+            if let Ok(mut s) = self.applyset.lock() {
+                *s = planned_plan.applyset;
+            }
+            Ok(planned_plan.plan)
         }
         .boxed()
     }

@@ -6,77 +6,12 @@ use super::{ClusterError, Session};
 use http::Method;
 use serde_json::Value;
 
-/// Does discovery entry `r` answer to `name` (kind, plural, singular or a
-/// short name, case-insensitive)?
-fn names_match(r: &Value, name: &str) -> bool {
-    let eq = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .is_some_and(|s| s.eq_ignore_ascii_case(name))
-    };
-    eq(r.get("kind"))
-        || eq(r.get("name"))
-        || eq(r.get("singularName"))
-        || r.get("shortNames")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|s| eq(Some(s))))
-}
-
 impl Session {
     /// Resolve a resource name as kubectl accepts it (`deployment`, `deploy`,
-    /// `deployments.apps`, `Widget`), through the core group and every
-    /// group's preferred version. Core and earlier groups win on ties.
+    /// `deployments.apps`, `Widget`), through the session's discovery cache:
+    /// several names cost one `/apis` and one list per group version.
     pub async fn resolve_name(&self, text: &str) -> Result<ResourceInfo, ClusterError> {
-        let (name, group) = match text.split_once('.') {
-            Some((n, g)) => (n, Some(g)),
-            None => (text, None),
-        };
-        let mut candidates: Vec<(String, String)> = Vec::new();
-        if group.is_none_or(|g| g.is_empty() || g == "core") {
-            candidates.push((String::new(), "v1".into()));
-        }
-        let groups = self.call(Method::GET, "/apis", &[], None, None).await?;
-        for g in groups["groups"].as_array().into_iter().flatten() {
-            let gname = g["name"].as_str().unwrap_or_default();
-            if group.is_some_and(|want| want != gname) {
-                continue;
-            }
-            if let Some(gv) = g["preferredVersion"]["groupVersion"].as_str() {
-                candidates.push((gname.to_string(), gv.to_string()));
-            }
-        }
-        for (gname, gv) in candidates {
-            let path = if gname.is_empty() {
-                format!("/api/{gv}")
-            } else {
-                format!("/apis/{gv}")
-            };
-            let list = match self.call(Method::GET, &path, &[], None, None).await {
-                Ok(l) => l,
-                Err(e) if e.code() == 404 => continue,
-                Err(e) => return Err(e),
-            };
-            let version = gv.rsplit('/').next().unwrap_or(&gv).to_string();
-            for r in list["resources"].as_array().into_iter().flatten() {
-                let plural = r["name"].as_str().unwrap_or_default();
-                if plural.contains('/') || !names_match(r, name) {
-                    continue;
-                }
-                let Some(kind) = r["kind"].as_str() else {
-                    continue;
-                };
-                return Ok(ResourceInfo {
-                    group: gname.clone(),
-                    version,
-                    kind: kind.to_string(),
-                    plural: plural.to_string(),
-                    namespaced: r["namespaced"].as_bool().unwrap_or(false),
-                    ..Default::default()
-                });
-            }
-        }
-        Err(ClusterError::Other(format!(
-            "the server doesn't have a resource type \"{text}\""
-        )))
+        self.discovery.resolve_name(self, text).await
     }
 
     /// GET one object; `namespace` is used for namespaced kinds (the session's

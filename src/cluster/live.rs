@@ -582,31 +582,36 @@ impl Session {
             Some(s) => format!("matches -l {s}"),
             None => "selected by --all".to_string(),
         };
+        let matched = &matched;
+        // Each LIST is cut down to its candidates as it answers: the
+        // objects in the manifests (most of a LIST) are not kept.
         let results = futures::stream::iter(collect_vec(lists.into_iter().map(
             |(info, ns)| async move {
-                let r = self.list_all(&info, ns.as_deref(), selector).await;
-                (info, r)
+                let items = self.list_all(&info, ns.as_deref(), selector).await?;
+                let mut out = Vec::new();
+                for item in items {
+                    let has_annotation = item
+                        .pointer("/metadata/annotations")
+                        .and_then(|a| a.get(LAST_APPLIED))
+                        .is_some();
+                    if !has_annotation || in_manifests.contains(&item_key(&item)) {
+                        continue;
+                    }
+                    let reason = format!(
+                        "has last-applied annotation, {matched}, kind {} in prune allowlist, not in manifests",
+                        info.group_kind()
+                    );
+                    out.push(prune_candidate(&item, reason));
+                }
+                Ok::<_, ClusterError>(out)
             },
         )))
         .buffered(CONCURRENCY)
         .collect::<Vec<_>>()
         .await;
         let mut out = Vec::new();
-        for (info, r) in results {
-            for item in r? {
-                let has_annotation = item
-                    .pointer("/metadata/annotations")
-                    .and_then(|a| a.get(LAST_APPLIED))
-                    .is_some();
-                if !has_annotation || in_manifests.contains(&item_key(&item)) {
-                    continue;
-                }
-                let reason = format!(
-                    "has last-applied annotation, {matched}, kind {} in prune allowlist, not in manifests",
-                    info.group_kind()
-                );
-                out.push(prune_candidate(&item, reason));
-            }
+        for r in results {
+            out.extend(r?);
         }
         Ok(out)
     }
@@ -640,31 +645,34 @@ impl Session {
             }
         }
         let selector_ref = selector.as_str();
+        // Each LIST is cut down to its candidates as it answers.
         let results = futures::stream::iter(collect_vec(lists.into_iter().map(
             |(info, ns)| async move {
-                let r = self
+                let items = self
                     .list_all(&info, ns.as_deref(), Some(selector_ref))
-                    .await;
-                (info, r)
+                    .await?;
+                let mut out = Vec::new();
+                for item in items {
+                    if in_manifests.contains(&item_key(&item)) {
+                        continue;
+                    }
+                    let reason = format!(
+                        "labelled {PART_OF_LABEL}={} (ApplySet {}), kind {} recorded on the parent, not in manifests",
+                        set.id,
+                        set.reference(),
+                        info.group_kind()
+                    );
+                    out.push(prune_candidate(&item, reason));
+                }
+                Ok::<_, ClusterError>(out)
             },
         )))
         .buffered(CONCURRENCY)
         .collect::<Vec<_>>()
         .await;
         let mut out = Vec::new();
-        for (info, r) in results {
-            for item in r? {
-                if in_manifests.contains(&item_key(&item)) {
-                    continue;
-                }
-                let reason = format!(
-                    "labelled {PART_OF_LABEL}={} (ApplySet {}), kind {} recorded on the parent, not in manifests",
-                    set.id,
-                    set.reference(),
-                    info.group_kind()
-                );
-                out.push(prune_candidate(&item, reason));
-            }
+        for r in results {
+            out.extend(r?);
         }
         Ok(out)
     }

@@ -42,7 +42,7 @@ mod live;
 mod timeouts;
 
 pub use crate::selector::{LabelSelector, SelectorError};
-pub use apply::{ApplyOptions, DeleteOptions};
+pub use apply::{ApplyOptions, DeleteOptions, slim_for_apply, slim_for_delete};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;

@@ -4,7 +4,7 @@
 
 use super::owners::{LazyOwners, is_apply_manager};
 use super::strategic::deep_eq;
-use super::{Cause, FieldAction, FieldChange, LAST_APPLIED};
+use super::{Cause, FieldAction, FieldChange, LAST_APPLIED, Reason};
 use crate::fieldpath as path;
 use serde_json::Value;
 
@@ -33,6 +33,7 @@ pub(crate) fn classify_with(
     last_applied: Option<&Value>,
 ) {
     let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    let defaulted = server_defaulted(fields, owners);
     for f in fields.iter_mut() {
         f.owner = None;
         f.changed_at = None;
@@ -41,7 +42,17 @@ pub(crate) fn classify_with(
             let owned = of.len() > 0;
             let others: Vec<&str> = of.filter(|m| !is_apply_manager(m)).collect();
             if owned && others.is_empty() {
-                f.cause = Cause::ServerDefault;
+                // Apply's manager alone wrote it, yet neither the config nor
+                // last-applied names it: the server defaulted it when apply
+                // wrote the object, or apply let it go (`kapply release`,
+                // a hand edit of the annotation): no longer apply's, it is
+                // another writer's from now on.
+                if defaulted.contains(&f.path) {
+                    f.cause = Cause::ServerDefault;
+                } else {
+                    f.cause = Cause::OtherWriter;
+                    f.reason = Reason::Released;
+                }
             } else {
                 f.cause = Cause::OtherWriter;
                 f.owner = (!others.is_empty()).then(|| others.join(", "));
@@ -84,6 +95,48 @@ pub(crate) fn classify_with(
             }
         }
     }
+}
+
+/// The kept rows apply's manager alone owns whose live value is the one
+/// the server gives the field when it is unset: the live object with those
+/// fields taken out and defaulted again gives them back. A value the
+/// server allocates (a Service's cluster IP) counts as given back.
+fn server_defaulted(
+    fields: &[FieldChange],
+    owners: &LazyOwners,
+) -> std::collections::HashSet<String> {
+    let live = owners.live();
+    let candidates: Vec<&FieldChange> = fields
+        .iter()
+        .filter(|f| f.action == FieldAction::Keep)
+        .filter(|f| {
+            let mut of = owners.get().of(&f.path);
+            of.len() > 0 && of.all(is_apply_manager)
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Default::default();
+    }
+    let mut bare = live.clone();
+    // Last row first: an index path stays valid while later ones go.
+    for f in candidates.iter().rev() {
+        path::remove(&mut bare, &path::parse(&f.path));
+    }
+    let ip = live
+        .pointer("/spec/clusterIP")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    crate::defaults::apply(&mut bare, &mut || ip.clone());
+    candidates
+        .into_iter()
+        .filter(|f| {
+            let segs = path::parse(&f.path);
+            matches!((path::get(live, &segs), path::get(&bare, &segs)),
+                (Some(a), Some(b)) if deep_eq(a, b))
+        })
+        .map(|f| f.path.clone())
+        .collect()
 }
 
 /// Whether any field makes apply revert a change made in the cluster.

@@ -74,7 +74,9 @@ pub enum Cause {
     Removed,
     /// Kept: defaulted by the server when apply wrote the object.
     ServerDefault,
-    /// Kept: written by another manager (`owner`), not named by apply.
+    /// Kept: written by another manager (`owner`), not named by apply; or
+    /// written by apply's manager alone but released by apply (not a value
+    /// the server defaults, reason [`Reason::Released`]).
     OtherWriter,
     /// The live object has no last-applied annotation: apply never managed
     /// it, so it cannot tell an intended change from a drift.
@@ -172,6 +174,9 @@ impl FieldChange {
             Cause::ServerDefault => "server-default: defaulted by the server; kept".into(),
             Cause::OtherWriter => match owner {
                 Some(o) => format!("other-writer: {o} owns it; kept"),
+                None if self.reason == Reason::Released => {
+                    "other-writer: released by apply, another writer's from now on; kept".into()
+                }
                 None => "other-writer: not in config or last-applied; kept".into(),
             },
             Cause::Unmanaged => {
@@ -422,9 +427,23 @@ pub fn three_way(
         schema,
         patch.as_ref().map(|p| &p.body),
     );
+    // kubectl records `annotations: {}` when the config has none; on a live
+    // object without annotations that map walks as a row of its own, yet
+    // all the patch sends there is the annotation: the row says that.
+    let empty_map = walker.rows.iter().position(|r| {
+        r.path == "metadata.annotations"
+            && r.live.is_none()
+            && r.config
+                .as_ref()
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+    });
+    if let Some(i) = empty_map {
+        walker.rows.remove(i);
+    }
     // A patch that changes nothing but the annotation still makes an update.
     let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
-    if let (Some(p), false) = (&patch, changes) {
+    if let (Some(p), true) = (&patch, !changes || empty_map.is_some()) {
         let old = live
             .pointer("/metadata/annotations")
             .and_then(|a| a.get(LAST_APPLIED))
@@ -435,18 +454,24 @@ pub fn three_way(
             .and_then(|a| a.get(LAST_APPLIED))
             .is_some();
         if sent {
-            walker.rows.push(FieldChange {
+            let row = FieldChange {
                 path: path::key("metadata.annotations", LAST_APPLIED),
                 config: Some(Value::String(annotation.clone())),
+                reason: if old.is_none() {
+                    Reason::AddsAnnotation
+                } else {
+                    Reason::AnnotationOnly
+                },
                 live: old,
                 last_applied: None,
                 action: FieldAction::Set,
-                reason: Reason::AnnotationOnly,
                 cause: Cause::Intended,
                 owner: None,
                 changed_at: None,
                 hazards: vec![],
-            });
+            };
+            let at = empty_map.unwrap_or(walker.rows.len());
+            walker.rows.insert(at, row);
         }
     }
     // managedFields are read once, when a row first needs an owner.

@@ -325,4 +325,9 @@ impl<'v> LazyOwners<'v> {
     pub fn get(&self) -> &FieldOwners {
         self.cell.get_or_init(|| FieldOwners::from_live(self.live))
     }
+
+    /// The live object the owners are read from.
+    pub fn live(&self) -> &'v Value {
+        self.live
+    }
 }

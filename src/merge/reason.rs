@@ -11,6 +11,8 @@ pub enum Reason {
     NewObject,
     /// Only the last-applied annotation changes.
     AnnotationOnly,
+    /// The live object has no last-applied annotation: apply adds it.
+    AddsAnnotation,
     /// A map or list in config, absent from live: created without its nulls.
     NewWithoutNulls,
     NotInLive,
@@ -40,6 +42,10 @@ pub enum Reason {
     ServerDefault,
     /// Live only, written by this manager.
     OtherWriter(String),
+    /// Live only, written by apply's manager alone and not a value the
+    /// server defaults: apply let it go (released), another writer's from
+    /// now on.
+    Released,
     ExplicitNull,
     /// An explicit null already in last-applied: not sent again.
     NullNotResent,
@@ -58,6 +64,9 @@ impl fmt::Display for Reason {
         let s = match self {
             Reason::NewObject => "new object: created with this value",
             Reason::AnnotationOnly => "only the recorded last-applied configuration changes",
+            Reason::AddsAnnotation => {
+                "adds the last-applied annotation (kubectl apply on an unannotated object)"
+            }
             Reason::NewWithoutNulls => "in config, not in live: created, its null fields left out",
             Reason::NotInLive => "in config, not in live",
             Reason::NewElement => "new element: in config, not in live",
@@ -89,6 +98,10 @@ impl fmt::Display for Reason {
                 "live only: defaulted by the server when apply wrote the object (not in config \
                  or last-applied)"
             }
+            Reason::Released => {
+                "live only: released by apply (not in config or last-applied, not a server \
+                 default): another writer's from now on"
+            }
             Reason::OtherWriter(owner) => {
                 return write!(
                     f,
@@ -113,9 +126,10 @@ impl fmt::Display for Reason {
 }
 
 /// Every reason without parameters, to read text back.
-const FIXED: [Reason; 18] = [
+const FIXED: [Reason; 20] = [
     Reason::NewObject,
     Reason::AnnotationOnly,
+    Reason::AddsAnnotation,
     Reason::NewWithoutNulls,
     Reason::NotInLive,
     Reason::NewElement,
@@ -127,6 +141,7 @@ const FIXED: [Reason; 18] = [
     Reason::LiveOnly,
     Reason::LiveOnlyElement,
     Reason::ServerDefault,
+    Reason::Released,
     Reason::ExplicitNull,
     Reason::NullNotResent,
     Reason::NullNothingToClear,

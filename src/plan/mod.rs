@@ -10,8 +10,10 @@
 //! - `mask`: Secret masking.
 //! - `owners`: field owners.
 //! - `render`: `kapply diff` text.
+//! - `compact`: a row kept small (the TUI at scale), rebuilt on demand.
 
 mod build;
+pub mod compact;
 mod hazards;
 mod mask;
 mod owners;

@@ -111,6 +111,92 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut F
     }
 }
 
+/// The FieldsV1 value of every leaf of `v`: `to_fields_v1(&leaves(v,
+/// schema))`, built in one walk (a create records all of its object, and a
+/// set of cloned paths per leaf was most of a create's cost).
+pub fn leaves_fields_v1(v: &Value, schema: Option<Schema<'_>>) -> Value {
+    Value::Object(fields_of(v, schema, Level::Root).unwrap_or_default())
+}
+
+/// Where a walk is, for [`skip`]: at the root, in the root's metadata, or
+/// below.
+#[derive(Clone, Copy, PartialEq)]
+enum Level {
+    Root,
+    Metadata,
+    Below,
+}
+
+/// The FieldsV1 tree of the leaves at and under `v`: `None` when there is
+/// none (an object all of whose fields the server owns; the root itself).
+fn fields_of(v: &Value, schema: Option<Schema<'_>>, level: Level) -> Option<Map<String, Value>> {
+    match v {
+        Value::Object(m) if !m.is_empty() && schema.is_none_or(|s| s.shape() != Shape::Scalar) => {
+            let mut out = Map::new();
+            for (k, child) in m {
+                let skipped = match level {
+                    Level::Root => matches!(k.as_str(), "apiVersion" | "kind" | "status"),
+                    Level::Metadata => SYSTEM_METADATA.contains(&k.as_str()),
+                    Level::Below => false,
+                };
+                if skipped {
+                    continue;
+                }
+                let next = if level == Level::Root && k == "metadata" {
+                    Level::Metadata
+                } else {
+                    Level::Below
+                };
+                if let Some(sub) = fields_of(child, schema.and_then(|s| s.field(k)), next) {
+                    merge_into(&mut out, field_element(k), Value::Object(sub));
+                }
+            }
+            (!out.is_empty()).then_some(out)
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let item_schema = schema.and_then(|s| s.items());
+            let keyed: Option<Vec<String>> = items.iter().map(|i| element_key(i, schema)).collect();
+            let mut out = Map::new();
+            if let Some(keys) = keyed {
+                for (item, key) in items.iter().zip(keys) {
+                    // The element itself is owned too (".").
+                    let mut sub = Map::new();
+                    sub.insert(".".into(), Value::Object(Map::new()));
+                    if let Some(fields) = fields_of(item, item_schema, Level::Below) {
+                        for (k, f) in fields {
+                            merge_into(&mut sub, k, f);
+                        }
+                    }
+                    merge_into(&mut out, key, Value::Object(sub));
+                }
+            } else if is_set_list(schema) {
+                for item in items {
+                    out.insert(value_element(item), Value::Object(Map::new()));
+                }
+            } else {
+                return (level != Level::Root).then(Map::new);
+            }
+            Some(out)
+        }
+        _ => (level != Level::Root).then(Map::new),
+    }
+}
+
+/// Insert `sub` (a FieldsV1 map) at `key`, as the union with what is
+/// there (two list elements with the same key are one path set).
+fn merge_into(out: &mut Map<String, Value>, key: String, sub: Value) {
+    match (out.get_mut(&key), sub) {
+        (Some(Value::Object(have)), Value::Object(sub)) => {
+            for (k, v) in sub {
+                merge_into(have, k, v);
+            }
+        }
+        (_, sub) => {
+            out.insert(key, sub);
+        }
+    }
+}
+
 /// Leaf paths of `new` whose value differs from `old` (new or changed).
 pub fn changed(old: &Value, new: &Value, schema: Option<Schema<'_>>) -> FieldSet {
     let before = leaf_values(old, schema);
@@ -199,18 +285,19 @@ pub struct Write<'a> {
 pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, w: &Write<'_>) {
     let empty = json!({});
     let old_v = old.unwrap_or(&empty);
-    let present = leaves(new, schema);
     if old.is_none() && w.applied.is_none() {
         // A new object: every leaf is this write's (what `changed` against
         // nothing gives, all of it present), and there are no other entries.
-        let entries = if present.is_empty() {
+        let all = leaves_fields_v1(new, schema);
+        let entries = if all.as_object().is_none_or(Map::is_empty) {
             Vec::new()
         } else {
-            vec![entry(w, &present)]
+            vec![entry_of(w, all)]
         };
         set_entries(new, entries);
         return;
     }
+    let present = leaves(new, schema);
     let owned = match &w.applied {
         Some(set) => set.clone(),
         None => changed(old_v, new, schema),
@@ -258,13 +345,18 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
 
 /// A new managedFields entry for this write.
 fn entry(w: &Write<'_>, set: &FieldSet) -> Value {
+    entry_of(w, to_fields_v1(set))
+}
+
+/// [`entry`] of FieldsV1 already built.
+fn entry_of(w: &Write<'_>, fields_v1: Value) -> Value {
     let mut e = json!({
         "manager": w.manager,
         "operation": w.operation,
         "apiVersion": w.api_version,
         "time": w.time,
         "fieldsType": "FieldsV1",
-        "fieldsV1": to_fields_v1(set),
+        "fieldsV1": fields_v1,
     });
     if let Some(sub) = w.subresource {
         e["subresource"] = json!(sub);
@@ -318,6 +410,36 @@ mod tests {
         record(Some(&json!({})), &mut general, schema, &w);
         assert_eq!(short, general);
         assert!(short["metadata"].get("managedFields").is_none());
+    }
+
+    /// The one-walk FieldsV1 of a create is the set of its leaves written
+    /// as FieldsV1, on the shapes that differ: keyed lists (a key given
+    /// twice), set lists, plain lists, empty maps and lists, metadata the
+    /// server owns, a map all of whose fields it owns.
+    #[test]
+    fn leaves_in_one_walk_are_the_leaf_set() {
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let objects = [
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"replicas": 1},
+                "metadata": {"name": "d", "namespace": "n", "uid": "u", "labels": {"a": "b"},
+                    "finalizers": ["x", "y"], "annotations": {}},
+                "spec": {"replicas": 1, "strategy": {}, "template": {"spec": {
+                    "containers": [
+                        {"name": "c", "image": "i", "args": ["a", "b"], "command": [],
+                         "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 81}],
+                         "env": [{"name": "E", "value": "1"}, {"name": "E", "value": "2"},
+                             {"name": "F", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]},
+                        {"name": "c", "imagePullPolicy": "Always"}],
+                    "volumes": [{"name": "v", "emptyDir": {}}]}}}}),
+            json!({"metadata": {"name": "only-owned"}}),
+            json!({"metadata": {"name": "n"}, "spec": {"list": [1, 2], "keyless": [{"a": 1}]}}),
+            json!({}),
+        ];
+        for v in &objects {
+            for s in [schema, None] {
+                assert_eq!(leaves_fields_v1(v, s), to_fields_v1(&leaves(v, s)), "{v}");
+            }
+        }
     }
 
     #[test]

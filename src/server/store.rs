@@ -11,7 +11,7 @@ use super::status::ApiError;
 use bytes::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// (group, plural, namespace or "", name)
@@ -24,6 +24,9 @@ pub struct Stored {
     json: Bytes,
     api_version: Box<str>,
     kind: Box<str>,
+    /// A Service's spec.clusterIP (the addresses in use are counted
+    /// without parsing every Service).
+    cluster_ip: Option<Box<str>>,
 }
 
 impl Stored {
@@ -33,6 +36,10 @@ impl Stored {
             json: Bytes::from(serde_json::to_vec(object).unwrap_or_default()),
             api_version: object["apiVersion"].as_str().unwrap_or_default().into(),
             kind: object["kind"].as_str().unwrap_or_default().into(),
+            cluster_ip: match object["kind"].as_str() {
+                Some("Service") => object["spec"]["clusterIP"].as_str().map(Into::into),
+                _ => None,
+            },
         }
     }
 
@@ -71,6 +78,8 @@ pub struct State {
     /// Warnings of the request being handled (Warning headers).
     pub warnings: Vec<String>,
     next_ip: u32,
+    /// Services' cluster IPs in use: how many Services hold each.
+    cluster_ips: HashMap<Box<str>, u32>,
     uid_seq: u64,
     /// Built-in resources plus those of stored CRDs, computed again when a
     /// CRD is stored or removed (every request resolves its path with it).
@@ -85,6 +94,7 @@ impl Default for State {
             events: VecDeque::new(),
             warnings: Vec::new(),
             next_ip: 0,
+            cluster_ips: HashMap::new(),
             uid_seq: 0,
             resources: Arc::new(resources::builtin()),
         }
@@ -93,6 +103,10 @@ impl Default for State {
 
 fn is_crd(key: &Key) -> bool {
     key.0 == "apiextensions.k8s.io" && key.1 == "customresourcedefinitions"
+}
+
+fn is_service(key: &Key) -> bool {
+    key.0.is_empty() && key.1 == "services"
 }
 
 impl State {
@@ -113,23 +127,44 @@ impl State {
         });
     }
 
-    /// Store an object (its resourceVersion already set from `next_rv`).
-    pub fn put(&mut self, key: Key, object: &Value) {
+    /// Store an object (its resourceVersion already set from `next_rv`);
+    /// returns what is stored.
+    pub fn put(&mut self, key: Key, object: &Value) -> Stored {
         let stored = Stored::new(object);
         let crd = is_crd(&key);
+        let service = is_service(&key);
+        if service {
+            self.count_ip(stored.cluster_ip.as_deref(), true);
+        }
         let kind = match self.objects.insert(key.clone(), stored.clone()) {
-            Some(_) => "MODIFIED",
+            Some(old) => {
+                if service {
+                    self.count_ip(old.cluster_ip.as_deref(), false);
+                }
+                "MODIFIED"
+            }
             None => "ADDED",
         };
-        self.log(kind, key, stored);
+        self.log(kind, key, stored.clone());
         if crd {
             self.recompute_resources();
         }
+        stored
     }
 
     /// Remove an object; the DELETED event carries a new resourceVersion.
     pub fn delete(&mut self, key: &Key) -> Option<Value> {
-        let mut object = self.objects.remove(key)?.value();
+        let object = self.objects.get(key)?.value();
+        self.delete_read(key, object)
+    }
+
+    /// [`State::delete`] of an object already read: `object` is the stored
+    /// one, parsed (not parsed again).
+    pub fn delete_read(&mut self, key: &Key, mut object: Value) -> Option<Value> {
+        let gone = self.objects.remove(key)?;
+        if is_service(key) {
+            self.count_ip(gone.cluster_ip.as_deref(), false);
+        }
         let rv = self.next_rv();
         object["metadata"]["resourceVersion"] = Value::from(rv);
         self.log("DELETED", key.clone(), Stored::new(&object));
@@ -202,8 +237,19 @@ impl State {
     }
 
     pub fn ip_in_use(&self, ip: &str) -> bool {
-        self.of("", "services", None)
-            .any(|(_, o)| o.value()["spec"]["clusterIP"] == ip)
+        self.cluster_ips.contains_key(ip)
+    }
+
+    fn count_ip(&mut self, ip: Option<&str>, add: bool) {
+        let Some(ip) = ip else { return };
+        if add {
+            *self.cluster_ips.entry(ip.into()).or_default() += 1;
+        } else if let Some(n) = self.cluster_ips.get_mut(ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.cluster_ips.remove(ip);
+            }
+        }
     }
 
     pub fn next_uid(&mut self, seed: &str) -> String {

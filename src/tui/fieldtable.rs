@@ -211,6 +211,27 @@ pub fn elide_middle(s: &str, w: usize) -> String {
     out
 }
 
+/// Cut a path label to `w` columns keeping its last step (the field
+/// itself) whole where it fits: `template…image`; else in the middle.
+pub fn elide_path(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    let leaf = match s.rfind(['.', '[']) {
+        Some(i) if i > 0 => &s[i..],
+        _ => return elide_middle(s, w),
+    };
+    let leaf_n = leaf.chars().count();
+    // At least two chars of the start, so the cut shows where it is from.
+    if leaf_n + 3 > w {
+        return elide_middle(s, w);
+    }
+    let mut out: String = s.chars().take(w - 1 - leaf_n).collect();
+    out.push('…');
+    out.push_str(leaf);
+    out
+}
+
 /// At most `budget` chars of `cs`: whole when it fits, else with `…`
 /// where cut, keeping the span that differs (and what surrounds it).
 fn elide_keeping_diff(cs: &[(char, bool)], budget: usize) -> Vec<(char, bool)> {
@@ -410,9 +431,12 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
     let need = |path: usize, vals: usize| path + 3 + vals;
     let vals_c: usize = vc.iter().sum();
     let reason_want = reason_nat.min(14);
+    // The action column always shows (what apply does is the point of the
+    // table): the path, then the values, give way to it; only a pane too
+    // narrow for the shortest path and values goes without.
     let (act, reason_on) = if need(path, vals_c) + 1 + ACT_W + 1 + reason_want <= avail {
         (ACT_W, reason_nat > 0)
-    } else if need(path, vals_c) + 1 + ACT_W <= avail {
+    } else if need(path_nat.min(10), 3 * 4) + 1 + ACT_W <= avail {
         (ACT_W, false)
     } else {
         (0, false)
@@ -420,10 +444,13 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
     let extra = |act: usize| if act > 0 { 1 + act } else { 0 };
     let mut vals = vc;
     if need(path, vals_c) + extra(act) > avail {
-        // The path gives way to the values, down to 10 columns.
+        // The values wrap first (whole, on two lines), then the path gives
+        // way, down to 10 columns: a wrapped value still reads whole, a cut
+        // path does not.
         let short = path_nat.min(10);
+        let wrapped: usize = vc.iter().map(|w| w.div_ceil(2).max(4)).sum();
         path = avail
-            .saturating_sub(3 + vals_c + extra(act))
+            .saturating_sub(3 + wrapped + extra(act))
             .clamp(short.min(path), path);
         let room = avail.saturating_sub(path + 3 + extra(act));
         vals = share(vc, room, 4);
@@ -476,7 +503,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         let values: [Cell; 3] =
             std::array::from_fn(|s| cell(&t[s], cmp(s), widths[1 + s], max_lines));
         let height = values.iter().map(Vec::len).max().unwrap_or(1).max(1);
-        let label = elide_middle(label, path.saturating_sub(depth * INDENT).max(1));
+        let label = elide_path(label, path.saturating_sub(depth * INDENT).max(1));
         rows.push(RowLayout {
             field: i,
             depth,
@@ -560,5 +587,11 @@ mod tests {
         let c = cell("abcdefghijklmnop", None, 6, 3);
         assert_eq!(text(c), ["abcdef", "ghijkl", "mnop"]);
         assert_eq!(elide_middle("minReadySeconds", 9), "minR…onds");
+        assert_eq!(elide_path("minReadySeconds", 9), "minR…onds");
+        assert_eq!(
+            elide_path("template.spec.containers[name=nginx].image", 12),
+            "templ….image"
+        );
+        assert_eq!(elide_path("a.b", 3), "a.b");
     }
 }

@@ -67,8 +67,8 @@ pub(crate) struct FieldAreas {
 }
 
 pub(crate) fn field_areas(
+    app: &App,
     o: &ObjectPlan,
-    show_kept: bool,
     head: &[Line<'static>],
     inner: Rect,
 ) -> FieldAreas {
@@ -84,22 +84,7 @@ pub(crate) fn field_areas(
         inner.width,
         inner.height.saturating_sub(head_h),
     );
-    // Tall enough for the longest of the rows' details (so moving never
-    // resizes the table), within a third of the pane.
-    let t = Theme::default();
-    let tallest = fieldtable::ordered(o, show_kept)
-        .into_iter()
-        .map(|f| {
-            let h = wrapped_height(&field_detail(o, f, false, t), rest.width);
-            // A clear row may be shown released (`R`): room for either.
-            if f.action == FieldAction::Clear {
-                h.max(wrapped_height(&field_detail(o, f, true, t), rest.width))
-            } else {
-                h
-            }
-        })
-        .max()
-        .unwrap_or(0);
+    let tallest = app.tallest_detail(o, rest.width);
     let detail_h = if rest.height >= 10 {
         (tallest + 1).clamp(4, (rest.height / 3).max(4))
     } else {
@@ -117,6 +102,25 @@ pub(crate) fn field_areas(
     }
 }
 
+/// The most lines the box under the field table takes for a row of `o`
+/// at `width` (so moving never resizes the table).
+pub(crate) fn tallest_detail(o: &ObjectPlan, show_kept: bool, width: u16) -> u16 {
+    let t = Theme::default();
+    fieldtable::ordered(o, show_kept)
+        .into_iter()
+        .map(|f| {
+            let h = wrapped_height(&field_detail(o, f, false, t), width);
+            // A clear row may be shown released (`R`): room for either.
+            if f.action == FieldAction::Clear {
+                h.max(wrapped_height(&field_detail(o, f, true, t), width))
+            } else {
+                h
+            }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// The field table's width and the rows of its body, for the selected
 /// object (the cursor keeps its row in view with these).
 pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
@@ -124,7 +128,7 @@ pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
     let area = app.areas().detail;
     let inner = Block::default().borders(Borders::ALL).inner(area);
     let t = Theme::default();
-    let a = field_areas(o, app.show_kept, &field_head(o, t), inner);
+    let a = field_areas(app, o, &field_head(o, t), inner);
     Some((
         a.table.width as usize,
         a.table.height.saturating_sub(1) as usize,

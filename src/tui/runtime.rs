@@ -86,7 +86,10 @@ pub async fn run(
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<Ended> {
     let _guard = TerminalGuard::enter(opts.mouse)?;
-    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    // A frame reaches the terminal in one write (ratatui flushes after
+    // each): a terminal, or tmux, never shows one half drawn.
+    let out = std::io::BufWriter::with_capacity(1 << 16, stdout());
+    let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
     terminal.clear()?;
     let mut app = App::new(opts);
     app.server = engine.server();
@@ -168,7 +171,12 @@ impl Tasks {
         self.0.push(work.abort_handle());
         let watch = tokio::spawn(async move {
             // The receivers are gone only when the app has quit.
-            match work.await {
+            let done = work.await;
+            // What the effect sent on the way (a load's rows) goes first:
+            // the forwarder ends once the effect is done and it has passed
+            // everything on.
+            let _ = forward.await;
+            match done {
                 Ok(Some(msg)) => {
                     let _ = tx.send(Ok(msg));
                 }
@@ -195,13 +203,27 @@ pub async fn perform(
         Effect::ReadManifests => Msg::Manifests(engine.manifests().await),
         Effect::Load => {
             let (ptx, mut prx) = mpsc::unbounded_channel();
-            // Progress may trail the result; the app ignores it then.
-            tokio::spawn(async move {
-                while let Some(p) = prx.recv().await {
-                    let _ = tx.send(Msg::Progress(p));
+            let (rtx, mut rrx) = mpsc::unbounded_channel();
+            let load = engine.load_rows(ptx, rtx);
+            tokio::pin!(load);
+            // Progress and rows are passed on as they come, and all of them
+            // before the result: the last rows must not trail it.
+            let result = loop {
+                tokio::select! {
+                    biased;
+                    Some(r) = rrx.recv() => {
+                        let _ = tx.send(Msg::Rows(r));
+                    }
+                    Some(p) = prx.recv() => {
+                        let _ = tx.send(Msg::Progress(p));
+                    }
+                    r = &mut load => break r,
                 }
-            });
-            Msg::Loaded(engine.load(ptx).await)
+            };
+            while let Ok(r) = rrx.try_recv() {
+                let _ = tx.send(Msg::Rows(r));
+            }
+            Msg::Loaded(result)
         }
         Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
         Effect::Apply(items) => Msg::Applied(engine.apply(items).await),

@@ -2,7 +2,7 @@
 //! TERM=dumb), marks and words, and the text helpers every pane uses
 //! (control characters escaped, values masked and cut).
 
-use crate::merge::{Cause, FieldAction, FieldChange};
+use crate::merge::{Cause, FieldAction, FieldChange, Reason};
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::tui::app::{App, Popup};
 use ratatui::style::{Color, Modifier, Style};
@@ -94,7 +94,7 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
         return ('!', t.fg(Color::Red));
     }
     // Read from the manifests; what apply would do is not known yet.
-    if !app.live_known {
+    if !app.planned(o) {
         return ('?', t.fg(Color::DarkGray));
     }
     if !o.warnings.is_empty() {
@@ -164,6 +164,9 @@ pub fn reason(f: &FieldChange) -> String {
         (FieldAction::Keep, Cause::ServerDefault, _) => "kept: server default".to_string(),
         (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
             format!("kept: another writer owns it ({owner})")
+        }
+        (FieldAction::Keep, Cause::OtherWriter, None) if f.reason == Reason::Released => {
+            "kept: released, another writer's from now on".to_string()
         }
         (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
         _ => f.reason.to_string(),

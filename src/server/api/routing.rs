@@ -9,7 +9,7 @@ use super::subresources::subresource;
 use super::table::table;
 use super::writes::{
     WriteCtx, check_identity, create, delete_options_dry_run, delete_preconditions, precondition,
-    remove, update,
+    remove, remove_read, update, update_read,
 };
 use super::{ApiServer, Query, Reply, out, schema_of};
 use crate::selector::LabelSelector;
@@ -269,7 +269,7 @@ impl ApiServer {
                         };
                         let ctx = request_ctx(manager, applied);
                         precondition(r, name, &old, &new)?;
-                        update(&mut st, r, ns, name, new, &ctx).map(|o| (200, o.into()))
+                        update_read(&mut st, r, ns, name, &old, new, &ctx).map(|o| (200, o.into()))
                     }
                     Method::DELETE => {
                         let Some(old) = st.get(&k) else {
@@ -278,15 +278,16 @@ impl ApiServer {
                         if let Some(options) = &delete_options {
                             delete_preconditions(r, name, &old, options)?;
                         }
+                        let uid = old["metadata"]["uid"].clone();
                         if !dry_run {
-                            remove(&mut st, r, ns, name);
+                            remove_read(&mut st, r, ns, name, Some(old));
                         }
                         Ok((
                             200,
                             json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                 "status": "Success",
                                 "details": {"name": name, "group": r.group, "kind": r.plural,
-                                    "uid": old["metadata"]["uid"]}})
+                                    "uid": uid}})
                             .into(),
                         ))
                     }

@@ -11,6 +11,22 @@ use crate::server::store::{self, State};
 use crate::server::{defaults, validate};
 use serde_json::{Value, json};
 
+/// A written object, and its JSON when that was made already (stored, and
+/// as served): the answer is then those bytes, not written again.
+pub(super) struct Written {
+    pub(super) object: Value,
+    pub(super) json: Option<bytes::Bytes>,
+}
+
+impl From<Written> for super::Reply {
+    fn from(w: Written) -> super::Reply {
+        match w.json {
+            Some(json) => super::Reply::Raw(json),
+            None => super::Reply::Json(w.object),
+        }
+    }
+}
+
 /// Write parameters shared by create, update and patch.
 pub(super) struct WriteCtx<'a> {
     pub(super) manager: String,
@@ -174,7 +190,7 @@ pub(super) fn create(
     ns: Option<&str>,
     mut obj: Value,
     ctx: &WriteCtx<'_>,
-) -> Result<Value, ApiError> {
+) -> Result<Written, ApiError> {
     check_type(r, &mut obj)?;
     if r.namespaced {
         let Some(ns) = ns else {
@@ -242,7 +258,7 @@ pub(super) fn create(
             m.remove(k);
         }
     }
-    write(st, r, None, obj, ctx)
+    write_served(st, r, None, obj, ctx)
 }
 
 pub(super) fn update(
@@ -252,18 +268,46 @@ pub(super) fn update(
     name: &str,
     mut obj: Value,
     ctx: &WriteCtx<'_>,
-) -> Result<Value, ApiError> {
+) -> Result<Written, ApiError> {
     check_type(r, &mut obj)?;
     check_identity(r, ns, name, &obj)?;
     let Some(old) = st.get(&store::key(r, ns, name)) else {
         return Err(ApiError::not_found(r, name));
     };
     precondition(r, name, &old, &obj)?;
+    replace(st, r, ns, name, &old, obj, ctx)
+}
+
+/// [`update`] of an object already read and checked against its
+/// preconditions (a PATCH: the patched object is `obj`).
+pub(super) fn update_read(
+    st: &mut State,
+    r: &ResourceInfo,
+    ns: Option<&str>,
+    name: &str,
+    old: &Value,
+    mut obj: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Written, ApiError> {
+    check_type(r, &mut obj)?;
+    check_identity(r, ns, name, &obj)?;
+    replace(st, r, ns, name, old, obj, ctx)
+}
+
+fn replace(
+    st: &mut State,
+    r: &ResourceInfo,
+    ns: Option<&str>,
+    name: &str,
+    old: &Value,
+    mut obj: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Written, ApiError> {
     obj["metadata"]["name"] = json!(name);
     if let Some(ns) = ns {
         obj["metadata"]["namespace"] = json!(ns);
     }
-    write(st, r, Some(&old), obj, ctx)
+    write_served(st, r, Some(old), obj, ctx)
 }
 
 /// Default, validate, stamp and store (unless dry run) a new state.
@@ -271,9 +315,21 @@ pub(super) fn write(
     st: &mut State,
     r: &ResourceInfo,
     old: Option<&Value>,
-    mut new: Value,
+    new: Value,
     ctx: &WriteCtx<'_>,
 ) -> Result<Value, ApiError> {
+    write_served(st, r, old, new, ctx).map(|w| w.object)
+}
+
+/// [`write`], with the stored JSON when it is the object as served.
+fn write_served(
+    st: &mut State,
+    r: &ResourceInfo,
+    old: Option<&Value>,
+    mut new: Value,
+    ctx: &WriteCtx<'_>,
+) -> Result<Written, ApiError> {
+    let done = |object: Value| Written { object, json: None };
     let name = new["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -400,7 +456,7 @@ pub(super) fn write(
             v
         };
         if strip(o) == strip(&new) {
-            return Ok(out(r, o));
+            return Ok(done(out(r, o)));
         }
     }
     if ctx.dry_run {
@@ -409,15 +465,19 @@ pub(super) fn write(
         {
             m.remove("resourceVersion");
         }
-        return Ok(served(r, new));
+        return Ok(done(served(r, new)));
     }
     new["metadata"]["resourceVersion"] = json!(st.next_rv());
     if let Some(m) = new["metadata"].as_object_mut() {
         m.retain(|_, v| !v.is_null());
     }
     let ns = new["metadata"]["namespace"].as_str().map(str::to_string);
-    st.put(store::key(r, ns.as_deref(), &name), &new);
-    Ok(served(r, new))
+    let stored = st.put(store::key(r, ns.as_deref(), &name), &new);
+    let json = stored.json_as(r).cloned();
+    Ok(Written {
+        object: served(r, new),
+        json,
+    })
 }
 
 /// What fails to decode into the Go types before validation even starts.
@@ -485,7 +545,22 @@ pub(crate) fn has_generation(r: &ResourceInfo) -> bool {
 
 /// Delete an object and whatever dies with it.
 pub(super) fn remove(st: &mut State, r: &ResourceInfo, ns: Option<&str>, name: &str) {
-    let removed = st.delete(&store::key(r, ns, name));
+    remove_read(st, r, ns, name, None);
+}
+
+/// [`remove`], given the object when it was read already (not parsed again).
+pub(super) fn remove_read(
+    st: &mut State,
+    r: &ResourceInfo,
+    ns: Option<&str>,
+    name: &str,
+    read: Option<Value>,
+) {
+    let key = store::key(r, ns, name);
+    let removed = match read {
+        Some(o) => st.delete_read(&key, o),
+        None => st.delete(&key),
+    };
     let doomed: Vec<store::Key> = match (r.group.as_str(), r.plural.as_str()) {
         ("", "namespaces") => st
             .iter()
@@ -518,7 +593,7 @@ pub(super) fn commit(
         Some(o) => write(st, r, Some(o), obj, ctx),
         None => {
             let ns = obj["metadata"]["namespace"].as_str().map(str::to_string);
-            create(st, r, ns.as_deref(), obj, ctx)
+            create(st, r, ns.as_deref(), obj, ctx).map(|w| w.object)
         }
     }
 }

@@ -4,18 +4,16 @@
 use super::*;
 
 impl App {
-    /// The objects `a`, `D` act on: the marked ones, else the selected one.
-    pub(super) fn targets(&self) -> Vec<&ObjectPlan> {
-        let marked: Vec<&ObjectPlan> = self
-            .plan
-            .objects
-            .iter()
-            .filter(|o| self.marked.contains(&o.id()))
+    /// The objects `a`, `D` act on: the marked ones, else the selected one
+    /// (indices into the plan).
+    pub(super) fn targets(&self) -> Vec<usize> {
+        let marked: Vec<usize> = (0..self.plan.objects.len())
+            .filter(|&i| self.marked.contains(&self.plan.objects[i].id()))
             .collect();
         if !marked.is_empty() {
             return marked;
         }
-        self.selected().into_iter().collect()
+        self.selected_index().into_iter().collect()
     }
 
     /// What an apply of these objects sends, honouring excluded and
@@ -23,7 +21,13 @@ impl App {
     pub fn apply_items(&self) -> Vec<ApplyItem> {
         self.targets()
             .into_iter()
-            .filter(|o| matches!(o.action, ObjectAction::Create | ObjectAction::Update))
+            .filter(|&i| {
+                matches!(
+                    self.plan.objects[i].action,
+                    ObjectAction::Create | ObjectAction::Update
+                )
+            })
+            .filter_map(|i| self.object_owned(i))
             .map(|o| {
                 let key = o.id();
                 // Only rows the current plan can still release.
@@ -32,7 +36,7 @@ impl App {
                     .get(&key)
                     .into_iter()
                     .flatten()
-                    .filter(|p| crate::plan::release_refusal_kind(o, p).is_none())
+                    .filter(|p| crate::plan::release_refusal_kind(&o, p).is_none())
                     .cloned()
                     .collect();
                 let accepted_fields = self.excluded.get(&key).map(|ex| {
@@ -44,7 +48,7 @@ impl App {
                         .collect()
                 });
                 ApplyItem {
-                    plan: o.clone(),
+                    plan: o,
                     accepted_fields,
                     released_fields,
                 }
@@ -119,6 +123,7 @@ impl App {
         let objects: Vec<ObjectPlan> = self
             .targets()
             .into_iter()
+            .filter_map(|i| self.object_owned(i))
             // Objects still to be created are not in the cluster.
             .filter(|o| {
                 o.live.is_some()
@@ -127,7 +132,6 @@ impl App {
                         ObjectAction::Update | ObjectAction::Unchanged | ObjectAction::Prune
                     )
             })
-            .cloned()
             .collect();
         if objects.is_empty() {
             self.last_result =
@@ -152,7 +156,10 @@ impl App {
             });
             return;
         }
-        let candidates: Vec<ObjectPlan> = self.plan.prune_candidates().cloned().collect();
+        let candidates: Vec<ObjectPlan> = (0..self.plan.objects.len())
+            .filter(|&i| self.plan.objects[i].action == ObjectAction::Prune)
+            .filter_map(|i| self.object_owned(i))
+            .collect();
         let Some(first) = candidates.first() else {
             self.say("no prune candidates".to_string(), false);
             return;

@@ -45,11 +45,12 @@ impl App {
     /// the table is drawn) so that the row shows.
     pub(super) fn set_field_cursor(&mut self, pos: usize) {
         self.field_cursor = pos;
-        let (Some(o), Some((w, h))) = (self.selected(), crate::tui::layout::field_table_size(self))
-        else {
+        let Some((w, h)) = crate::tui::layout::field_table_size(self) else {
             return;
         };
-        let l = crate::tui::fieldtable::layout(o, self.show_kept, w);
+        let Some(l) = self.field_layout(w) else {
+            return;
+        };
         self.field_scroll = crate::tui::fieldtable::scroll_for(&l, pos, self.field_scroll, h);
     }
 

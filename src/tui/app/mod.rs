@@ -4,7 +4,9 @@
 
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
-use crate::ops::{ApplyItem, ExportTarget, Exported, ObjectResult, Progress, Propagation, Server};
+use crate::ops::{
+    ApplyItem, Compact, ExportTarget, Exported, ObjectResult, Progress, Propagation, Rows, Server,
+};
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
@@ -69,6 +71,8 @@ pub enum Msg {
     Resize(u16, u16),
     Tick,
     Progress(Progress),
+    /// Objects a load has planned so far (a streamed load), and how far it is.
+    Rows(Rows),
     /// The engine connected (the server answered), or why not.
     Connected(Result<(), String>),
     /// The manifests alone, read while live state loads.
@@ -231,6 +235,31 @@ pub struct Counts {
     pub error: usize,
 }
 
+/// How far a streamed load is: LISTs answered of those it sends, objects
+/// planned of the manifests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadStatus {
+    pub lists_done: usize,
+    pub lists_total: usize,
+    pub planned: usize,
+    pub total: usize,
+}
+
+/// The rows a streamed load has sent so far.
+#[derive(Debug)]
+enum Streamed {
+    /// The first load: the first `n` rows of the plan are planned, the rest
+    /// are the manifests still waiting for their LIST.
+    Shown(usize),
+    /// A reload: the rows so far, shown once the load is done (the list
+    /// keeps the plan it had meanwhile).
+    Held(Vec<ObjectPlan>, Vec<Option<Compact>>),
+}
+
+/// Which field table is laid out: the plan's generation, the object's
+/// index, `K`, the width.
+type FieldKey = (u64, usize, bool, usize);
+
 /// The field table's rows, as the cursor visits them: the changes apply
 /// sends (set, clear) first, then (when shown) the kept fields, each group
 /// as a path tree.
@@ -244,7 +273,23 @@ fn real_clock() -> String {
 
 pub struct App {
     pub opts: Options,
+    /// The rows; a streamed load's are kept small (no field rows, config
+    /// or live object): [`App::object`] gives them whole.
     pub plan: Plan,
+    /// Per row of `plan`: its compact form when kept small, `None` when whole.
+    compact: Vec<Option<Compact>>,
+    /// Rows built whole from `compact`, on demand (the selected one, those
+    /// a dialog acts on); after each update only the selected one stays.
+    whole: Vec<std::cell::OnceCell<Box<ObjectPlan>>>,
+    built: std::cell::RefCell<Vec<usize>>,
+    streamed: Option<Streamed>,
+    /// How far the streamed load under way is.
+    pub load_status: Option<LoadStatus>,
+    /// The selected object's field table, laid out once (not per frame or key).
+    field_cache:
+        std::cell::RefCell<Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>>,
+    /// The selected object's tallest field box (see `tallest_detail`).
+    tallest_cache: std::cell::RefCell<Option<(FieldKey, u16)>>,
     /// A plan against live state has been loaded. Until then the list shows
     /// the manifests alone and nothing destructive is offered.
     pub live_known: bool,
@@ -321,6 +366,13 @@ impl App {
         App {
             opts,
             plan: Plan::default(),
+            compact: Vec::new(),
+            whole: Vec::new(),
+            built: std::cell::RefCell::new(Vec::new()),
+            streamed: None,
+            load_status: None,
+            field_cache: std::cell::RefCell::new(None),
+            tallest_cache: std::cell::RefCell::new(None),
             live_known: false,
             connecting: false,
             failure: None,
@@ -387,11 +439,105 @@ impl App {
         !self.live_known && (self.connecting || self.loading)
     }
 
-    /// The selected object, if any.
+    /// The selected object, if any, whole.
     pub fn selected(&self) -> Option<&ObjectPlan> {
+        self.object(self.selected_index()?)
+    }
+
+    /// The index in `plan.objects` of the selected object.
+    pub fn selected_index(&self) -> Option<usize> {
         match self.rows.get(self.cursor) {
-            Some(Row::Object(i)) => self.plan.objects.get(*i),
+            Some(Row::Object(i)) => Some(*i),
             _ => None,
+        }
+    }
+
+    /// Row `i` of the plan whole: built from its compact form the first
+    /// time it is asked for (field rows, patch, config, live object).
+    pub fn object(&self, i: usize) -> Option<&ObjectPlan> {
+        let row = self.plan.objects.get(i)?;
+        match (self.compact.get(i), self.whole.get(i)) {
+            (Some(Some(c)), Some(cell)) => Some(cell.get_or_init(|| {
+                self.built.borrow_mut().push(i);
+                Box::new(c.rebuild(row))
+            })),
+            _ => Some(row),
+        }
+    }
+
+    /// Row `i` whole, owned (what a dialog keeps), without keeping it built.
+    pub(crate) fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
+        let row = self.plan.objects.get(i)?;
+        match (self.compact.get(i), self.whole.get(i)) {
+            (Some(Some(c)), Some(cell)) => {
+                Some(cell.get().map_or_else(|| c.rebuild(row), |w| (**w).clone()))
+            }
+            _ => Some(row.clone()),
+        }
+    }
+
+    /// The selected object's field table at `width` columns, laid out once
+    /// per object, plan, `K` and width.
+    pub fn field_layout(
+        &self,
+        width: usize,
+    ) -> Option<std::rc::Rc<crate::tui::fieldtable::Layout>> {
+        let i = self.selected_index()?;
+        let key = (self.plan_gen, i, self.show_kept, width);
+        if let Some((k, l)) = self.field_cache.borrow().as_ref()
+            && *k == key
+        {
+            return Some(l.clone());
+        }
+        let l = std::rc::Rc::new(crate::tui::fieldtable::layout(
+            self.object(i)?,
+            self.show_kept,
+            width,
+        ));
+        *self.field_cache.borrow_mut() = Some((key, l.clone()));
+        Some(l)
+    }
+
+    /// [`crate::tui::layout::tallest_detail`] of the selected object `o`,
+    /// computed once per object, plan, `K` and width.
+    pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
+        let key = self
+            .selected_index()
+            .map(|i| (self.plan_gen, i, self.show_kept, usize::from(width)));
+        if let (Some(key), Some((k, h))) = (key, *self.tallest_cache.borrow())
+            && k == key
+        {
+            return h;
+        }
+        let h = crate::tui::layout::tallest_detail(o, self.show_kept, width);
+        if let Some(key) = key {
+            *self.tallest_cache.borrow_mut() = Some((key, h));
+        }
+        h
+    }
+
+    /// Replace the rows (`compact` beside them, or empty: all whole).
+    fn set_plan(&mut self, plan: Plan, mut compact: Vec<Option<Compact>>) {
+        compact.resize_with(plan.objects.len(), || None);
+        self.whole = std::iter::repeat_with(std::cell::OnceCell::new)
+            .take(plan.objects.len())
+            .collect();
+        self.built.get_mut().clear();
+        self.plan = plan;
+        self.compact = compact;
+        self.plan_gen += 1;
+    }
+
+    /// Drop the rows built whole but the selected one's.
+    fn drop_built(&mut self) {
+        let keep = self.selected_index();
+        let built = std::mem::take(self.built.get_mut());
+        for i in built {
+            if Some(i) == keep {
+                self.built.get_mut().push(i);
+            } else if let Some(cell) = self.whole.get_mut(i) {
+                cell.take();
+            }
         }
     }
 
@@ -440,6 +586,8 @@ impl App {
     fn start_load(&mut self) -> Vec<Effect> {
         self.loading = true;
         self.progress = None;
+        self.load_status = None;
+        self.streamed = None;
         self.pending.push("loading".to_string());
         vec![Effect::Load]
     }
@@ -452,6 +600,12 @@ impl App {
 
     /// The single transition function.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        let effects = self.transition(msg);
+        self.drop_built();
+        effects
+    }
+
+    fn transition(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => {
@@ -491,10 +645,11 @@ impl App {
                     return Vec::new();
                 }
                 match result {
+                    // Rows of the load are shown already: they replace these.
+                    Ok(_) if self.streamed.is_some() => {}
                     Ok(plan) => {
                         let keep = self.selected_id();
-                        self.plan = plan;
-                        self.plan_gen += 1;
+                        self.set_plan(plan, Vec::new());
                         self.rebuild_keeping(keep);
                     }
                     Err(e) => self.log_entry(false, format!("reading the manifests failed: {e}")),
@@ -508,9 +663,17 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::Rows(rows) => {
+                if self.loading {
+                    self.on_rows(rows);
+                }
+                Vec::new()
+            }
             Msg::Loaded(result) => {
                 self.loading = false;
                 self.progress = None;
+                self.load_status = None;
+                let streamed = self.streamed.take();
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
@@ -521,8 +684,26 @@ impl App {
                         self.waiting_since = None;
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
-                        self.plan = plan;
-                        self.plan_gen += 1;
+                        // The streamed rows first, then what came with the end.
+                        let (mut objects, mut compact) = match streamed {
+                            Some(Streamed::Shown(n)) => {
+                                let mut objects = std::mem::take(&mut self.plan.objects);
+                                let mut compact = std::mem::take(&mut self.compact);
+                                objects.truncate(n);
+                                compact.truncate(n);
+                                (objects, compact)
+                            }
+                            Some(Streamed::Held(o, c)) => (o, c),
+                            None => (Vec::new(), Vec::new()),
+                        };
+                        compact.resize_with(objects.len(), || None);
+                        objects.extend(plan.objects);
+                        let plan = Plan {
+                            objects,
+                            prune_skipped: plan.prune_skipped,
+                        };
+                        compact.resize_with(plan.objects.len(), || None);
+                        self.set_plan(plan, compact);
                         // Forget marks and exclusions of objects that are gone.
                         let keys: BTreeSet<ObjectRef> =
                             self.plan.objects.iter().map(ObjectPlan::id).collect();
@@ -538,6 +719,24 @@ impl App {
                         self.rebuild_keeping(keep);
                     }
                     Err(e) => {
+                        if let Some(Streamed::Shown(n)) = streamed {
+                            // The rows planned stay; the rest are manifests again.
+                            let keep = self.selected_id();
+                            for o in &mut self.plan.objects[..n] {
+                                if o.action != ObjectAction::Error {
+                                    o.action = ObjectAction::Unchanged;
+                                }
+                            }
+                            let objects = std::mem::take(&mut self.plan.objects);
+                            self.set_plan(
+                                Plan {
+                                    objects,
+                                    prune_skipped: None,
+                                },
+                                Vec::new(),
+                            );
+                            self.rebuild_keeping(keep);
+                        }
                         self.log_entry(false, format!("load failed: {e}"));
                         if self.live_known {
                             self.say(format!("load failed: {e}"), true);
@@ -603,6 +802,80 @@ impl App {
             Msg::Applied(results) => self.on_results("applying", "applied", results),
             Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
             Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
+        }
+    }
+
+    /// Rows of the load under way. The first load shows them at once in
+    /// place of their manifests (which are in the same order); a reload
+    /// keeps them until it is done.
+    fn on_rows(&mut self, rows: Rows) {
+        self.load_status = Some(LoadStatus {
+            lists_done: rows.lists_done,
+            lists_total: rows.lists_total,
+            planned: rows.planned,
+            total: rows.total,
+        });
+        if self.live_known {
+            let (objects, compact) = match &mut self.streamed {
+                Some(Streamed::Held(o, c)) => (o, c),
+                _ => {
+                    self.streamed = Some(Streamed::Held(Vec::new(), Vec::new()));
+                    let Some(Streamed::Held(o, c)) = &mut self.streamed else {
+                        return;
+                    };
+                    (o, c)
+                }
+            };
+            for (o, c) in rows.objects {
+                objects.push(o);
+                compact.push(Some(c));
+            }
+            return;
+        }
+        let n = match self.streamed {
+            Some(Streamed::Shown(n)) => n,
+            _ => 0,
+        };
+        // The manifests these rows are planned from (the rows between are
+        // left out of the plan, by `--prune -l`): found by file and line.
+        let mut end = n;
+        for (o, _) in &rows.objects {
+            let Some(src) = o.source.as_deref() else {
+                continue;
+            };
+            if let Some(k) = self.plan.objects[end.min(self.plan.objects.len())..]
+                .iter()
+                .position(|m| m.source.as_deref() == Some(src))
+            {
+                end += k + 1;
+            }
+        }
+        let end = end.min(self.plan.objects.len());
+        let added = rows.objects.len();
+        let (objects, compact): (Vec<ObjectPlan>, Vec<Option<Compact>>) =
+            rows.objects.into_iter().map(|(o, c)| (o, Some(c))).unzip();
+        let keep = self.selected_id();
+        let mut plan = std::mem::take(&mut self.plan);
+        let mut all = std::mem::take(&mut self.compact);
+        all.resize_with(plan.objects.len(), || None);
+        plan.objects.splice(n..end, objects);
+        all.splice(n..end, compact);
+        self.set_plan(plan, all);
+        self.streamed = Some(Streamed::Shown(n + added));
+        self.rebuild_keeping(keep);
+    }
+
+    /// Whether what apply would do with `o` is known: live state is, or
+    /// `o` is one of the rows the first load has planned so far.
+    pub fn planned(&self, o: &ObjectPlan) -> bool {
+        if self.live_known {
+            return true;
+        }
+        match self.streamed {
+            Some(Streamed::Shown(n)) => self.plan.objects[..n.min(self.plan.objects.len())]
+                .as_ptr_range()
+                .contains(&(o as *const ObjectPlan)),
+            _ => false,
         }
     }
 

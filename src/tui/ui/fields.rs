@@ -29,7 +29,9 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         return;
     };
     let inner0 = Block::default().borders(Borders::ALL).inner(area);
-    let layout = fieldtable::layout(o, app.show_kept, inner0.width as usize);
+    let Some(layout) = app.field_layout(inner0.width as usize) else {
+        return;
+    };
     let mut title = format!(" {} · fields ", o.id());
     if layout.kept_hidden > 0 {
         title.push_str(&format!("· {} kept hidden (K) ", layout.kept_hidden));
@@ -39,7 +41,7 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     b.render(area, buf);
 
     let head = field_head(o, t);
-    let a = field_areas(o, app.show_kept, &head, inner);
+    let a = field_areas(app, o, &head, inner);
     Paragraph::new(head)
         .wrap(Wrap { trim: false })
         .render(a.head, buf);
@@ -322,6 +324,7 @@ pub(crate) fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Them
             "connecting (GET /version)".to_string()
         } else {
             match &app.progress {
+                _ if app.load_status.is_some() => super::status::load_status(app),
                 Some(p) => format!("{} ({}/{})", p.what, p.done, p.total),
                 None => "reading the manifests".to_string(),
             }

@@ -53,6 +53,8 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         // What the wait is for, and for how long so far.
         let what = match (&app.progress, app.connecting) {
             (_, true) => format!("connecting to {server}"),
+            // A streamed load: the list fills as this goes.
+            _ if app.load_status.is_some() => format!("loading: {}", load_status(app)),
             (Some(p), false) => format!("loading {}/{} from {server}", p.done, p.total),
             (None, false) => format!("loading from {server}"),
         };
@@ -73,7 +75,9 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         ));
     } else if !app.pending.is_empty() {
         let mut what = app.pending.join(", ");
-        if let Some(p) = &app.progress {
+        if app.load_status.is_some() {
+            what.push_str(&format!(" {}", load_status(app)));
+        } else if let Some(p) = &app.progress {
             what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
         }
         spans.push(Span::styled(
@@ -91,4 +95,18 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     }
     spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
     Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
+}
+
+/// A streamed load's progress: `LIST 12/41, planned 3000/10020` (the LIST
+/// count once discovery has said how many there are).
+pub(crate) fn load_status(app: &App) -> String {
+    let Some(s) = app.load_status else {
+        return String::new();
+    };
+    let lists = if s.lists_total > 0 {
+        format!("LIST {}/{}, ", s.lists_done, s.lists_total)
+    } else {
+        String::new()
+    };
+    format!("{lists}planned {}/{}", s.planned, s.total)
 }
