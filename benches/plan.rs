@@ -68,7 +68,7 @@ fn bench_plan(c: &mut Criterion) {
         let loaded = load(&opts);
         assert_eq!(loaded.manifests.len(), NAMESPACES * (PER_NAMESPACE + 1));
         let plan = session
-            .plan(&loaded, &PruneOptions::default(), None)
+            .plan(loaded, &PruneOptions::default(), None)
             .await
             .unwrap()
             .plan;
@@ -103,7 +103,7 @@ fn bench_plan(c: &mut Criterion) {
             let session = Session::connect(&cluster).await.unwrap();
             let loaded = load(&opts);
             session
-                .plan(&loaded, &PruneOptions::default(), None)
+                .plan(loaded, &PruneOptions::default(), None)
                 .await
                 .unwrap()
         });
@@ -124,7 +124,7 @@ fn bench_plan(c: &mut Criterion) {
                 rt.block_on(async {
                     let session = Session::connect(&cluster).await.unwrap();
                     let planned = session
-                        .plan(&loaded, &PruneOptions::default(), None)
+                        .plan(loaded.clone(), &PruneOptions::default(), None)
                         .await
                         .unwrap();
                     assert_eq!(planned.plan.objects.len(), NAMESPACES * (PER_NAMESPACE + 1));

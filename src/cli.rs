@@ -478,7 +478,8 @@ impl Made {
     }
 }
 
-/// Plan against the cluster (or offline against `--live` files).
+/// Plan against the cluster (or offline against `--live` files), every
+/// object kept whole (apply and delete write from its config and live).
 async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
     make_plan_kept(a, &mut |p| p).await
 }
@@ -490,6 +491,36 @@ async fn make_plan_kept(
     a: &PlanArgs,
     keep: &mut (dyn FnMut(ObjectPlan) -> ObjectPlan + Send),
 ) -> anyhow::Result<Made> {
+    let mut objects = Vec::new();
+    let ran = run_plan(a, true, |p| p, |p| objects.push(keep(p))).await?;
+    Ok(Made {
+        plan: Plan {
+            objects,
+            prune_skipped: ran.prune_skipped,
+        },
+        cluster: ran.cluster,
+        unreadable_path: ran.unreadable_path,
+    })
+}
+
+/// What a plan is made against.
+enum Against {
+    /// Live objects read from `--live` files; namespaced objects without a
+    /// namespace are in `default_ns`.
+    Files {
+        live: manifest::LiveObjects,
+        default_ns: String,
+    },
+    Cluster {
+        session: Arc<Session>,
+        prune: PruneOptions,
+    },
+}
+
+/// The start of every plan: the flags checked, the manifests loaded (and
+/// filtered by `-l`) while the server is reached or the `--live` files
+/// are read, each on its own thread.
+async fn start(a: &PlanArgs) -> anyhow::Result<(Loaded, Against)> {
     let prune = a.prune.options()?;
     let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
     note_kustomize(&opts)?;
@@ -498,152 +529,170 @@ async fn make_plan_kept(
             bail!("--prune needs a cluster: it cannot be combined with --live");
         }
         opts.load.default_namespace = "default".into();
+        let paths = a.live.clone();
+        let live = tokio::task::spawn_blocking(move || manifest::read_live(&paths));
         let mut loaded = crate::inputs::load(&opts).await?;
         filter_by_selector(&mut loaded, &a.prune)?;
-        let live = manifest::load_objects(&a.live).context("--live")?;
-        let default_ns = opts.load.namespace.as_deref().unwrap_or("default");
-        return Ok(Made {
-            plan: offline_plan(&loaded, &live, default_ns),
-            cluster: None,
-            unreadable_path: loaded.unreadable_path().map(|e| e.to_string()),
-        });
+        let live = live
+            .await
+            .map_err(|e| anyhow::anyhow!("--live: {e}"))?
+            .context("--live")?;
+        let default_ns = opts.load.namespace.unwrap_or_else(|| "default".into());
+        return Ok((loaded, Against::Files { live, default_ns }));
     }
-    let session = connect(&a.cluster).await?;
-    opts.load.default_namespace = session.namespace().to_string();
-    let mut loaded = crate::inputs::load(&opts).await?;
+    // The kubeconfig alone names the default namespace: the manifests are
+    // read while the server is reached.
+    let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
+    opts.load.default_namespace = target.namespace.clone();
+    let (session, loaded) = tokio::join!(Session::open(&target), crate::inputs::load(&opts));
+    let session = session?;
+    let mut loaded = loaded?;
     filter_by_selector(&mut loaded, &a.prune)?;
-    let unreadable_path = loaded.unreadable_path().map(|e| e.to_string());
-    let mut objects = Vec::new();
-    // The manifests move in: each goes once it is planned.
-    let mut planned = session
-        .plan_each(loaded, &prune, progress_line(), true, |p| {
-            objects.push(keep(p))
-        })
-        .await?;
-    for s in &planned.skipped {
-        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
-    }
-    planned.plan.objects = objects;
-    Ok(Made {
-        // Moved out: apply and delete use the rest (the ApplySet).
-        plan: std::mem::take(&mut planned.plan),
-        cluster: Some((session, planned)),
-        unreadable_path,
-    })
+    Ok((loaded, Against::Cluster { session, prune }))
 }
 
-/// `diff` and `plan` on no object at all: an error (exit 2, these
-/// commands' error code), as kubectl refuses "no objects passed to apply".
-fn require_objects(plan: &Plan) -> anyhow::Result<()> {
-    if plan.objects.is_empty() {
-        bail!("no objects passed to apply: the manifests hold no object");
+/// What a plan leaves besides its objects.
+struct Ran {
+    /// Why pruning was skipped, if it was.
+    prune_skipped: Option<plan::PruneBlock>,
+    /// The session and the cluster's plan (`None` offline).
+    cluster: Option<(Arc<Session>, crate::cluster::Planned)>,
+    /// A path that could not be read at all.
+    unreadable_path: Option<String>,
+}
+
+/// The plan of `diff`, `plan`, `apply` and `delete`: each object's plan
+/// turned into what the command needs by `finish` on the planning threads
+/// (without its config and live object unless `keep_objects`), then handed
+/// to `emit` in plan order as soon as it and those before it are done.
+async fn run_plan<T: Send + 'static>(
+    a: &PlanArgs,
+    keep_objects: bool,
+    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
+    emit: impl FnMut(T) + Send,
+) -> anyhow::Result<Ran> {
+    let (loaded, against) = start(a).await?;
+    let unreadable_path = loaded.unreadable_path().map(|e| e.to_string());
+    match against {
+        Against::Files { live, default_ns } => {
+            offline_plan_each(loaded, live, &default_ns, keep_objects, finish, emit).await?;
+            Ok(Ran {
+                prune_skipped: None,
+                cluster: None,
+                unreadable_path,
+            })
+        }
+        Against::Cluster { session, prune } => {
+            let mut planned = session
+                .plan_each_with(loaded, &prune, progress_line(), keep_objects, finish, emit)
+                .await?;
+            for s in &planned.skipped {
+                errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
+            }
+            Ok(Ran {
+                prune_skipped: planned.plan.prune_skipped.take(),
+                cluster: Some((session, planned)),
+                unreadable_path,
+            })
+        }
+    }
+}
+
+/// The plan against live objects read from files: the same rows as
+/// against a cluster, matched by group, kind, namespace and name, each
+/// live object moving into its plan. Without discovery, the scope of a
+/// custom kind comes from a CustomResourceDefinition among the manifests
+/// or the live objects; where none defines it the object is planned as
+/// namespaced (in `default_ns` unless it names one) and a warning on it
+/// says the scope is a guess. Objects are planned (and `finish`ed) on the
+/// planning threads a chunk at a time, and emitted in manifest order.
+async fn offline_plan_each<T: Send + 'static>(
+    loaded: Loaded,
+    mut live: manifest::LiveObjects,
+    default_ns: &str,
+    keep_objects: bool,
+    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
+    mut emit: impl FnMut(T) + Send,
+) -> anyhow::Result<()> {
+    use futures::StreamExt as _;
+    let Loaded { manifests, errors } = loaded;
+    for e in &errors {
+        emit(finish(crate::cluster::load_error_row(e)));
+    }
+    let scopes: std::collections::HashMap<(String, String), bool> = live
+        .crd_scopes()
+        .iter()
+        .cloned()
+        .chain(
+            manifests
+                .iter()
+                .filter_map(|m| manifest::crd_scope(&m.object)),
+        )
+        .map(|(g, k, namespaced)| ((g, k), namespaced))
+        .collect();
+    // Per manifest: its scope settled, its live object, and the warning
+    // when its scope is a guess.
+    let mut manifests = manifests.into_iter().map(|mut m| {
+        let mut warning = None;
+        if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
+            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
+                Some(&namespaced) => m.set_scope(namespaced, default_ns),
+                None => {
+                    warning = Some(format!(
+                        "the scope of {} is unknown offline (no CustomResourceDefinition for it \
+                         among the manifests or the --live objects): planned as namespaced in {:?}; \
+                         if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
+                        m.id.group_kind(),
+                        m.id.namespace.as_deref().unwrap_or(default_ns)
+                    ))
+                }
+            }
+        }
+        // Manifests are unique by identity, so each live object is
+        // planned at most once.
+        let found = live.take(&m.id);
+        (m, found, warning)
+    });
+    let chunks = std::iter::from_fn(|| {
+        let chunk: Vec<_> = manifests.by_ref().take(PLAN_CHUNK).collect();
+        (!chunk.is_empty()).then_some(chunk)
+    });
+    let finish = Arc::new(finish);
+    let workers = crate::cluster::Workers::new();
+    let mut planned = futures::stream::iter(chunks)
+        .map(|chunk| {
+            let finish = Arc::clone(&finish);
+            workers.run(move || {
+                chunk
+                    .into_iter()
+                    .map(|(m, found, warning)| {
+                        let live = found.map(manifest::LiveObject::into_value);
+                        let mut row = plan::plan_object_owned(&m, live, &Default::default());
+                        row.warnings.extend(warning);
+                        if !keep_objects {
+                            row.config = None;
+                            row.live = None;
+                        }
+                        finish(row)
+                    })
+                    .collect::<Vec<T>>()
+            })
+        })
+        // In order, a few chunks ahead of the one being written.
+        .buffered(2 * workers.threads() + 1);
+    while let Some(rows) = planned.next().await {
+        rows?.into_iter().for_each(&mut emit);
     }
     Ok(())
 }
 
-/// The plan against live objects read from files: the same rows as
-/// against a cluster, matched by group, kind, namespace and name.
-/// Without discovery, the scope of a custom kind comes from a
-/// CustomResourceDefinition among the manifests or the live objects; where
-/// none defines it the object is planned as namespaced (in `default_ns`
-/// unless it names one) and a warning on it says the scope is a guess.
-pub fn offline_plan(loaded: &Loaded, live: &[serde_json::Value], default_ns: &str) -> Plan {
-    let mut objects = Vec::new();
-    offline_plan_each(loaded, live.to_vec(), default_ns, true, &mut |o| {
-        objects.push(o)
-    });
-    Plan {
-        objects,
-        prune_skipped: None,
-    }
-}
+/// How many objects one offline planning job takes.
+const PLAN_CHUNK: usize = 32;
 
-/// [`offline_plan`], each object handed to `emit` in plan order; each live
-/// object moves into its plan (kept there with `keep_objects`, else
-/// dropped with the config once the object is planned).
-fn offline_plan_each(
-    loaded: &Loaded,
-    mut live: Vec<serde_json::Value>,
-    default_ns: &str,
-    keep_objects: bool,
-    emit: &mut (dyn FnMut(ObjectPlan) + Send),
-) {
-    // Identity -> position in `live`; the last object of one wins.
-    let index: std::collections::HashMap<ObjectRef, usize> = live
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            let md = &o["metadata"];
-            (
-                ObjectRef::new(
-                    o["apiVersion"].as_str().unwrap_or(""),
-                    o["kind"].as_str().unwrap_or(""),
-                    md["namespace"].as_str(),
-                    md["name"].as_str().unwrap_or(""),
-                ),
-                i,
-            )
-        })
-        .collect();
-    for e in &loaded.errors {
-        emit(load_error_row(e));
-    }
-    let scopes: std::collections::HashMap<(String, String), bool> = live
-        .iter()
-        .chain(loaded.manifests.iter().map(|m| &m.object))
-        .filter_map(manifest::crd_scope)
-        .map(|(g, k, namespaced)| ((g, k), namespaced))
-        .collect();
-    for m in &loaded.manifests {
-        let mut m = std::borrow::Cow::Borrowed(m);
-        let mut unknown_scope = false;
-        if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
-            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
-                Some(&namespaced) => m.to_mut().set_scope(namespaced, default_ns),
-                None => unknown_scope = true,
-            }
-        }
-        // Manifests are unique by identity, so each live object is planned
-        // at most once: it moves into the plan.
-        let found = index.get(&m.id).map(|&i| std::mem::take(&mut live[i]));
-        let mut row = plan::plan_object_owned(&m, found, &Default::default());
-        if unknown_scope {
-            let group_kind = m.id.group_kind();
-            row.warnings.push(format!(
-                "the scope of {group_kind} is unknown offline (no CustomResourceDefinition for it \
-                 among the manifests or the --live objects): planned as namespaced in {:?}; \
-                 if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
-                m.id.namespace.as_deref().unwrap_or(default_ns)
-            ));
-        }
-        if !keep_objects {
-            row.config = None;
-            row.live = None;
-        }
-        emit(row);
-    }
-}
-
-fn load_error_row(e: &manifest::ManifestError) -> ObjectPlan {
-    let source = e.at().map(|s| s.to_string());
-    match e.id() {
-        Some(id) => plan::error_object(
-            &e.api_version().unwrap_or_default(),
-            &id.kind,
-            id.namespace.as_deref(),
-            &id.name,
-            source,
-            e.to_string(),
-        ),
-        None => plan::error_object("", "", None, "", source, e.to_string()),
-    }
-}
-
-fn masked(plan: &Plan) -> Plan {
-    Plan {
-        objects: plan.objects.iter().map(plan::mask_plan).collect(),
-        prune_skipped: plan.prune_skipped.clone(),
-    }
+/// What `diff` and `plan` write of one object, made on a planning thread.
+struct Shown {
+    action: ObjectAction,
+    text: String,
 }
 
 pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
@@ -652,15 +701,22 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
     let color = color_enabled(tty);
     let mut out = Streamer::default();
     let show_kept = a.show_kept;
-    let end = stream_plan(&a.plan, &mut |p: ObjectPlan| {
-        out.object(&p, |text, p| {
+    let end = stream_plan(
+        &a.plan,
+        move |p| {
+            let mut text = String::new();
             if tty {
-                plan::render_diff_terminal_object(text, p, color, show_kept)
+                plan::render_diff_terminal_object(&mut text, &p, color, show_kept)
             } else {
-                plan::render_diff_object(text, p, false)
+                plan::render_diff_object(&mut text, &p, false)
             }
-        })
-    })
+            Shown {
+                action: p.action,
+                text,
+            }
+        },
+        |s| out.object(s),
+    )
     .await?;
     out.require_objects()?;
     let mut text = String::new();
@@ -676,43 +732,74 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
-    if matches!(a.output, Output::Yaml) {
-        let plan = make_plan(&a.plan).await?.plan;
-        require_objects(&plan)?;
-        if let Some(why) = &plan.prune_skipped {
-            errln!("{why}");
-        }
-        let shown = masked(&plan);
-        // The YAML writer quotes and escapes control characters itself.
-        write_stdout(&crate::text::escape_controls(&crate::yaml::to_yaml(
-            &plan::to_value(&shown),
-        )));
-        return Ok(if plan.has_errors() { 2 } else { 0 });
-    }
-    // JSON, written object by object: the same text as plan::to_json.
-    let mut out = Streamer::json();
-    let end = stream_plan(&a.plan, &mut |p: ObjectPlan| {
-        out.object(&p, |text, p| {
-            let masked;
-            let p = if p.kind == "Secret" {
-                masked = plan::mask_plan(p);
-                &masked
+    // Written object by object: the same text as plan::to_json and
+    // yaml::to_yaml(plan::to_value) of the whole plan.
+    let yaml = matches!(a.output, Output::Yaml);
+    let mut out = Streamer {
+        start: Some(if yaml { "objects:\n" } else { plan::JSON_START }),
+        between: if yaml { "" } else { ",\n" },
+        ..Streamer::default()
+    };
+    let end = stream_plan(
+        &a.plan,
+        move |p| {
+            // Masked as the whole plan's writers mask: `plan -o json` once
+            // here and once in `json_object`, `-o yaml` once more in
+            // `to_value` (the same text as masking once; kept so the bytes
+            // cannot differ).
+            let secret = p.kind == "Secret";
+            let once = if secret {
+                std::borrow::Cow::Owned(plan::mask_plan(&p))
             } else {
-                p
+                std::borrow::Cow::Borrowed(&p)
             };
-            // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
-            text.push_str(&crate::text::escape_controls_json(&plan::json_object(p)));
-        })
-    })
+            let text = if yaml {
+                let twice = if secret {
+                    std::borrow::Cow::Owned(plan::mask_plan(&once))
+                } else {
+                    once
+                };
+                let one = serde_json::to_value(&*twice)
+                    .map(|v| serde_json::Value::Array(vec![v]))
+                    .unwrap_or_default();
+                // The YAML writer quotes and escapes control characters itself.
+                crate::text::escape_controls(&crate::yaml::to_yaml(&one)).into_owned()
+            } else {
+                // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
+                crate::text::escape_controls_json(&plan::json_object(&once)).into_owned()
+            };
+            Shown {
+                action: p.action,
+                text,
+            }
+        },
+        |s| out.object(s),
+    )
     .await?;
     out.require_objects()?;
     if let Some(why) = &end {
         errln!("{why}");
     }
-    let tail = format!(
-        "{}\n",
-        crate::text::escape_controls_json(&plan::json_end(end.as_ref()))
-    );
+    let tail = if yaml {
+        let mut v = plan::to_value(&Plan {
+            objects: Vec::new(),
+            prune_skipped: end,
+        });
+        if let Some(m) = v.as_object_mut() {
+            m.remove("objects");
+        }
+        match &v {
+            serde_json::Value::Object(m) if !m.is_empty() => {
+                crate::text::escape_controls(&crate::yaml::to_yaml(&v)).into_owned()
+            }
+            _ => String::new(),
+        }
+    } else {
+        format!(
+            "{}\n",
+            crate::text::escape_controls_json(&plan::json_end(end.as_ref()))
+        )
+    };
     out.finish(&tail)?;
     Ok(if out.errors { 2 } else { 0 })
 }
@@ -724,22 +811,15 @@ struct Streamer {
     count: usize,
     errors: bool,
     changes: bool,
-    text: String,
-    /// `plan -o json`: the document's start goes before the first object,
-    /// `,\n` between objects.
-    json: bool,
+    /// What goes before the first object (the document's start) and
+    /// between two objects.
+    start: Option<&'static str>,
+    between: &'static str,
     out: Option<std::io::BufWriter<std::io::Stdout>>,
     failed: Option<std::io::Error>,
 }
 
 impl Streamer {
-    fn json() -> Streamer {
-        Streamer {
-            json: true,
-            ..Streamer::default()
-        }
-    }
-
     fn write(&mut self, text: &str) {
         let out = self
             .out
@@ -752,25 +832,21 @@ impl Streamer {
         }
     }
 
-    fn object(&mut self, p: &ObjectPlan, render: impl FnOnce(&mut String, &ObjectPlan)) {
+    fn object(&mut self, shown: Shown) {
         self.count += 1;
-        self.errors |= p.action == ObjectAction::Error;
+        self.errors |= shown.action == ObjectAction::Error;
         self.changes |= matches!(
-            p.action,
+            shown.action,
             ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
         );
-        let mut text = std::mem::take(&mut self.text);
-        text.clear();
-        if self.json {
-            text.push_str(if self.count == 1 {
-                plan::JSON_START
-            } else {
-                ",\n"
-            });
+        if self.count == 1 {
+            if let Some(start) = self.start {
+                self.write(start);
+            }
+        } else if !self.between.is_empty() {
+            self.write(self.between);
         }
-        render(&mut text, p);
-        self.write(&text);
-        self.text = text;
+        self.write(&shown.text);
     }
 
     /// No object at all: an error (nothing was written).
@@ -797,39 +873,16 @@ impl Streamer {
     }
 }
 
-/// The plan of `diff` and `plan`, each object handed to `emit` in plan
-/// order as soon as it is planned (without its config and live object,
-/// which neither shows); returns why pruning was skipped, if it was.
-async fn stream_plan(
+/// The plan of `diff` and `plan`, each object's plan `finish`ed (without
+/// its config and live object, which neither shows) and handed to `emit`
+/// in plan order as soon as it is planned; returns why pruning was
+/// skipped, if it was.
+async fn stream_plan<T: Send + 'static>(
     a: &PlanArgs,
-    emit: &mut (dyn FnMut(ObjectPlan) + Send),
+    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
+    emit: impl FnMut(T) + Send,
 ) -> anyhow::Result<Option<plan::PruneBlock>> {
-    let prune = a.prune.options()?;
-    let mut opts = load_options(&a.manifests, &[], &a.cluster)?;
-    note_kustomize(&opts)?;
-    if !a.live.is_empty() {
-        if prune.mode != PruneMode::None {
-            bail!("--prune needs a cluster: it cannot be combined with --live");
-        }
-        opts.load.default_namespace = "default".into();
-        let mut loaded = crate::inputs::load(&opts).await?;
-        filter_by_selector(&mut loaded, &a.prune)?;
-        let live = manifest::load_objects(&a.live).context("--live")?;
-        let default_ns = opts.load.namespace.as_deref().unwrap_or("default");
-        offline_plan_each(&loaded, live, default_ns, false, emit);
-        return Ok(None);
-    }
-    let session = connect(&a.cluster).await?;
-    opts.load.default_namespace = session.namespace().to_string();
-    let mut loaded = crate::inputs::load(&opts).await?;
-    filter_by_selector(&mut loaded, &a.prune)?;
-    let planned = session
-        .plan_each(loaded, &prune, progress_line(), false, emit)
-        .await?;
-    for s in &planned.skipped {
-        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
-    }
-    Ok(planned.plan.prune_skipped)
+    Ok(run_plan(a, false, finish, emit).await?.prune_skipped)
 }
 
 /// Ask y/N on the terminal; with no terminal, refuse.

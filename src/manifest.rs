@@ -532,35 +532,594 @@ pub fn parse_str(text: &str, file: &Path, opts: &LoadOptions) -> Loaded {
 /// flattened) for offline `plan`/`diff`. Directories are read like `-f`
 /// without `-R`. The first problem is the error.
 pub fn load_objects(paths: &[PathBuf]) -> Result<Vec<Value>, ManifestError> {
+    let mut out = Vec::new();
+    for file in live_files(paths)? {
+        out.append(&mut file_objects(&file)?);
+    }
+    Ok(out)
+}
+
+/// The files `--live` names, in kubectl's order.
+fn live_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ManifestError> {
     let mut errors = Vec::new();
     let files = expand_paths(paths, false, &Texts::new(), &mut errors);
-    if let Some(e) = errors.into_iter().next() {
-        return Err(e);
+    match errors.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(files),
     }
+}
+
+/// The objects of one file of live objects, in order.
+fn file_objects(file: &Path) -> Result<Vec<Value>, ManifestError> {
+    let (text, name) = read_text(file)?;
+    match json_objects(&text) {
+        Some(objects) => Ok(objects),
+        None => yaml_objects(&text, &name),
+    }
+}
+
+/// The objects of live objects' text read the general way (YAML, or JSON
+/// that [`json_objects`] does not take): errors name lines.
+fn yaml_objects(text: &str, name: &Path) -> Result<Vec<Value>, ManifestError> {
     let mut out = Vec::new();
-    for file in files {
-        let (text, name) = read_text(&file)?;
-        if let Some(mut objects) = json_objects(&text) {
-            out.append(&mut objects);
-            continue;
-        }
-        for raw in read_docs(&text, &name)? {
-            let at = Source {
-                file: raw.file.clone(),
-                line: raw.first_line,
-            };
-            match object_value(&raw) {
-                Value::Object(m) => out.push(Value::Object(m)),
-                other => {
-                    return Err(ManifestError::Invalid {
-                        at,
-                        message: format!("document is not an object (found {})", type_name(&other)),
-                    });
-                }
+    for raw in read_docs(text, name)? {
+        let at = Source {
+            file: raw.file.clone(),
+            line: raw.first_line,
+        };
+        match object_value(&raw) {
+            Value::Object(m) => out.push(Value::Object(m)),
+            other => {
+                return Err(ManifestError::Invalid {
+                    at,
+                    message: format!("document is not an object (found {})", type_name(&other)),
+                });
             }
         }
     }
     Ok(out)
+}
+
+/// Live objects read by [`read_live`], by identity (apiVersion's group,
+/// kind, namespace, name; of two with one identity the last read wins).
+#[derive(Debug, Default)]
+pub struct LiveObjects {
+    index: HashMap<ObjectRef, LiveObject>,
+    /// `(group, kind, namespaced)` of each CustomResourceDefinition among
+    /// them, in the order read.
+    crd_scopes: Vec<(String, String, bool)>,
+}
+
+/// One live object of [`LiveObjects`]: read, or (from a JSON file) only
+/// located in the file's text, to be parsed when it is planned.
+#[derive(Debug)]
+pub struct LiveObject(Live);
+
+#[derive(Debug)]
+enum Live {
+    Read(Value),
+    Json {
+        text: std::sync::Arc<String>,
+        range: std::ops::Range<usize>,
+        /// The list's apiVersion and item kind, for an item without both.
+        list_type: Option<std::sync::Arc<(String, String)>>,
+    },
+}
+
+impl LiveObject {
+    /// The object (parsed now if it was only located).
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Live::Read(v) => v,
+            Live::Json {
+                text,
+                range,
+                list_type,
+            } => {
+                // Checked to be one JSON object when it was located.
+                let mut v = yaml::parse_json_values(&text[range])
+                    .ok()
+                    .and_then(|docs| docs.into_iter().next())
+                    .unwrap_or_default();
+                if let (Some(t), Value::Object(m)) = (list_type, &mut v) {
+                    m.insert("apiVersion".into(), Value::String(t.0.clone()));
+                    m.insert("kind".into(), Value::String(t.1.clone()));
+                }
+                v
+            }
+        }
+    }
+}
+
+impl LiveObjects {
+    /// Takes the live object of `id` out, if there is one.
+    pub fn take(&mut self, id: &ObjectRef) -> Option<LiveObject> {
+        self.index.remove(id)
+    }
+
+    /// `(group, kind, namespaced)` of the CustomResourceDefinitions among
+    /// the objects, in the order read.
+    pub fn crd_scopes(&self) -> &[(String, String, bool)] {
+        &self.crd_scopes
+    }
+
+    fn add(&mut self, object: Value) {
+        if let Some(scope) = crd_scope(&object) {
+            self.crd_scopes.push(scope);
+        }
+        let md = &object["metadata"];
+        let id = ObjectRef::new(
+            object["apiVersion"].as_str().unwrap_or(""),
+            object["kind"].as_str().unwrap_or(""),
+            md["namespace"].as_str(),
+            md["name"].as_str().unwrap_or(""),
+        );
+        self.index.insert(id, LiveObject(Live::Read(object)));
+    }
+}
+
+/// [`load_objects`], the objects indexed by identity for planning. A JSON
+/// file (`kubectl get -o json`) is only scanned for each object's place and
+/// identity: the objects are parsed one by one as they are planned, so the
+/// whole tree of a large file never exists at once.
+pub fn read_live(paths: &[PathBuf]) -> Result<LiveObjects, ManifestError> {
+    let mut live = LiveObjects::default();
+    for file in live_files(paths)? {
+        let (text, name) = read_text(&file)?;
+        let text = std::sync::Arc::new(text);
+        if let Some(found) = locate_json_objects(&text) {
+            for (id, object) in found {
+                if let Live::Read(v) = &object.0
+                    && let Some(scope) = crd_scope(v)
+                {
+                    live.crd_scopes.push(scope);
+                }
+                live.index.insert(id, object);
+            }
+            continue;
+        }
+        let objects = match json_objects(&text) {
+            Some(objects) => objects,
+            None => yaml_objects(&text, &name)?,
+        };
+        for object in objects {
+            live.add(object);
+        }
+    }
+    Ok(live)
+}
+
+/// The objects of a JSON file as [`json_objects`] reads them, each
+/// located by its place in `text` and identified without being parsed
+/// whole; CustomResourceDefinitions are parsed (their scope is needed
+/// before planning). `None` for anything but objects and lists of objects
+/// separated by white space (then [`json_objects`] decides).
+fn locate_json_objects(text: &std::sync::Arc<String>) -> Option<Vec<(ObjectRef, LiveObject)>> {
+    let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut at = scan::Cursor::new(text, start);
+    let mut out = Vec::new();
+    let mut one = |range: std::ops::Range<usize>,
+                   list_type: Option<&std::sync::Arc<(String, String)>>|
+     -> Option<()> {
+        // Also checks the object's syntax, as parsing it would.
+        let ident: scan::Ident = serde_json::from_str(&text[range.clone()]).ok()?;
+        let list_type = list_type.filter(|_| !ident.has_type).cloned();
+        let (av, kind) = match &list_type {
+            Some(t) => (Some(t.0.as_str()), Some(t.1.as_str())),
+            None => (ident.api_version.as_deref(), ident.kind.as_deref()),
+        };
+        let id = ObjectRef::new(
+            av.unwrap_or(""),
+            kind.unwrap_or(""),
+            ident.namespace.as_deref(),
+            ident.name.as_deref().unwrap_or(""),
+        );
+        let crd = kind == Some("CustomResourceDefinition");
+        let mut object = LiveObject(Live::Json {
+            text: std::sync::Arc::clone(text),
+            range,
+            list_type,
+        });
+        if crd {
+            object = LiveObject(Live::Read(object.into_value()));
+        }
+        out.push((id, object));
+        Some(())
+    };
+    at.skip_ws();
+    if !at.at(b'{') {
+        return None;
+    }
+    while !at.done() {
+        let doc = at.doc()?;
+        match doc.items {
+            None => one(doc.range, None)?,
+            Some(scan::Items::Null) => {}
+            Some(scan::Items::Other) => return None,
+            Some(scan::Items::List(items)) => {
+                let str_of = |v: &Option<Value>| {
+                    v.as_ref()
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let list_kind = str_of(&doc.kind);
+                let item_kind = list_kind
+                    .strip_suffix("List")
+                    .unwrap_or(&list_kind)
+                    .to_string();
+                let list_type = std::sync::Arc::new((str_of(&doc.api_version), item_kind));
+                for item in items {
+                    one(item, Some(&list_type))?;
+                }
+            }
+        }
+        at.skip_ws();
+    }
+    Some(out)
+}
+
+/// Serde visitors for [`locate_json_objects`]: what it needs of a JSON
+/// document, the rest skipped unparsed. Repeated keys: the last wins, as
+/// in a parsed `Value`.
+mod scan {
+    use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+    use std::fmt;
+    use std::ops::Range;
+
+    /// A top-level object of a JSON text: where it is, its list's items
+    /// (where they are) and its apiVersion and kind.
+    pub(super) struct Doc {
+        pub range: Range<usize>,
+        pub items: Option<Items>,
+        pub api_version: Option<Value>,
+        pub kind: Option<Value>,
+    }
+
+    /// The `items` of a document.
+    pub(super) enum Items {
+        Null,
+        List(Vec<Range<usize>>),
+        Other,
+    }
+
+    /// A walk over JSON text that finds where values are without building
+    /// them. It checks only the structure it walks; the values it hands
+    /// out are parsed (and so checked) by serde_json.
+    pub(super) struct Cursor<'a> {
+        b: &'a [u8],
+        text: &'a str,
+        pos: usize,
+    }
+
+    impl<'a> Cursor<'a> {
+        pub fn new(text: &'a str, pos: usize) -> Cursor<'a> {
+            Cursor {
+                b: text.as_bytes(),
+                text,
+                pos,
+            }
+        }
+
+        pub fn done(&self) -> bool {
+            self.pos >= self.b.len()
+        }
+
+        pub fn at(&self, c: u8) -> bool {
+            self.b.get(self.pos) == Some(&c)
+        }
+
+        pub fn skip_ws(&mut self) {
+            while matches!(self.b.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                self.pos += 1;
+            }
+        }
+
+        fn expect(&mut self, c: u8) -> Option<()> {
+            self.skip_ws();
+            self.at(c).then(|| self.pos += 1)
+        }
+
+        /// A string token (at its opening quote): its range, quotes included.
+        fn string(&mut self) -> Option<Range<usize>> {
+            let start = self.pos;
+            self.pos += 1;
+            loop {
+                match self.b.get(self.pos)? {
+                    b'"' => {
+                        self.pos += 1;
+                        return Some(start..self.pos);
+                    }
+                    b'\\' => self.pos += 2,
+                    _ => self.pos += 1,
+                }
+            }
+        }
+
+        /// Any value (at its first byte): its range.
+        fn value(&mut self) -> Option<Range<usize>> {
+            self.skip_ws();
+            let start = self.pos;
+            match self.b.get(self.pos)? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' | b'[' => {
+                    let mut depth = 0usize;
+                    loop {
+                        match self.b.get(self.pos)? {
+                            b'"' => {
+                                self.string()?;
+                                continue;
+                            }
+                            b'{' | b'[' => depth += 1,
+                            b'}' | b']' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    self.pos += 1;
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        self.pos += 1;
+                    }
+                }
+                _ => {
+                    while !matches!(
+                        self.b.get(self.pos),
+                        None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                    ) {
+                        self.pos += 1;
+                    }
+                }
+            }
+            (self.pos > start).then_some(start..self.pos)
+        }
+
+        /// The text of a value, checked by serde_json.
+        fn parse<T: serde::de::DeserializeOwned>(&self, r: Range<usize>) -> Option<T> {
+            serde_json::from_str(&self.text[r]).ok()
+        }
+
+        /// The elements of an array (at its `[`).
+        fn elements(&mut self) -> Option<Vec<Range<usize>>> {
+            self.pos += 1;
+            let mut out = Vec::new();
+            self.skip_ws();
+            if self.at(b']') {
+                self.pos += 1;
+                return Some(out);
+            }
+            loop {
+                out.push(self.value()?);
+                self.skip_ws();
+                match self.b.get(self.pos)? {
+                    b',' => self.pos += 1,
+                    b']' => {
+                        self.pos += 1;
+                        return Some(out);
+                    }
+                    _ => return None,
+                }
+            }
+        }
+
+        /// A top-level object (at its `{`); a repeated key: the last wins,
+        /// as in a parsed `Value`.
+        pub fn doc(&mut self) -> Option<Doc> {
+            let start = self.pos;
+            self.expect(b'{')?;
+            let mut doc = Doc {
+                range: start..start,
+                items: None,
+                api_version: None,
+                kind: None,
+            };
+            self.skip_ws();
+            if self.at(b'}') {
+                self.pos += 1;
+                doc.range = start..self.pos;
+                return Some(doc);
+            }
+            loop {
+                self.skip_ws();
+                if !self.at(b'"') {
+                    return None;
+                }
+                let key: String = {
+                    let r = self.string()?;
+                    self.parse(r)?
+                };
+                self.expect(b':')?;
+                self.skip_ws();
+                match key.as_str() {
+                    "items" if self.at(b'[') => doc.items = Some(Items::List(self.elements()?)),
+                    "items" => {
+                        let r = self.value()?;
+                        doc.items = Some(match self.parse::<Value>(r)? {
+                            Value::Null => Items::Null,
+                            _ => Items::Other,
+                        });
+                    }
+                    "apiVersion" => {
+                        let r = self.value()?;
+                        doc.api_version = Some(self.parse(r)?);
+                    }
+                    "kind" => {
+                        let r = self.value()?;
+                        doc.kind = Some(self.parse(r)?);
+                    }
+                    _ => {
+                        let r = self.value()?;
+                        self.parse::<IgnoredAny>(r)?;
+                    }
+                }
+                self.skip_ws();
+                match self.b.get(self.pos)? {
+                    b',' => self.pos += 1,
+                    b'}' => {
+                        self.pos += 1;
+                        doc.range = start..self.pos;
+                        return Some(doc);
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// An object's identity: its strings (`None`: absent or not a string),
+    /// and whether apiVersion and kind are there at all.
+    #[derive(Default)]
+    pub(super) struct Ident {
+        pub api_version: Option<String>,
+        pub kind: Option<String>,
+        pub name: Option<String>,
+        pub namespace: Option<String>,
+        /// apiVersion or kind is there (an item with neither takes its list's).
+        pub has_type: bool,
+    }
+
+    /// Drains whatever value comes; `visit` says what to keep of a string.
+    struct Loose;
+
+    impl<'de> Deserialize<'de> for Loose {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_ignored_any(IgnoredAny).map(|_| Loose)
+        }
+    }
+
+    /// A string, or `None` for any other value.
+    struct LooseStr(Option<String>);
+
+    impl<'de> Deserialize<'de> for LooseStr {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = LooseStr;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_str<E>(self, s: &str) -> Result<LooseStr, E> {
+                    Ok(LooseStr(Some(s.to_string())))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<LooseStr, E> {
+                    Ok(LooseStr(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<LooseStr, E> {
+                    Ok(LooseStr(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<LooseStr, E> {
+                    Ok(LooseStr(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<LooseStr, E> {
+                    Ok(LooseStr(None))
+                }
+                fn visit_unit<E>(self) -> Result<LooseStr, E> {
+                    Ok(LooseStr(None))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<LooseStr, A::Error> {
+                    while a.next_element::<Loose>()?.is_some() {}
+                    Ok(LooseStr(None))
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<LooseStr, A::Error> {
+                    while a.next_entry::<Loose, Loose>()?.is_some() {}
+                    Ok(LooseStr(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// `metadata`: its name and namespace strings.
+    struct Meta(Option<String>, Option<String>);
+
+    impl<'de> Deserialize<'de> for Meta {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Meta;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Meta, A::Error> {
+                    let mut m = Meta(None, None);
+                    while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                        match k.as_ref() {
+                            "name" => m.0 = a.next_value::<LooseStr>()?.0,
+                            "namespace" => m.1 = a.next_value::<LooseStr>()?.0,
+                            _ => {
+                                a.next_value::<Loose>()?;
+                            }
+                        }
+                    }
+                    Ok(m)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Meta, A::Error> {
+                    while a.next_element::<Loose>()?.is_some() {}
+                    Ok(Meta(None, None))
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Meta, E> {
+                    Ok(Meta(None, None))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Meta, E> {
+                    Ok(Meta(None, None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Meta, E> {
+                    Ok(Meta(None, None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Meta, E> {
+                    Ok(Meta(None, None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Meta, E> {
+                    Ok(Meta(None, None))
+                }
+                fn visit_unit<E>(self) -> Result<Meta, E> {
+                    Ok(Meta(None, None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Ident {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Ident;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Ident, A::Error> {
+                    let mut id = Ident::default();
+                    while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                        match k.as_ref() {
+                            "apiVersion" => {
+                                id.has_type = true;
+                                id.api_version = a.next_value::<LooseStr>()?.0;
+                            }
+                            "kind" => {
+                                id.has_type = true;
+                                id.kind = a.next_value::<LooseStr>()?.0;
+                            }
+                            "metadata" => {
+                                let Meta(name, namespace) = a.next_value()?;
+                                id.name = name;
+                                id.namespace = namespace;
+                            }
+                            _ => {
+                                a.next_value::<Loose>()?;
+                            }
+                        }
+                    }
+                    Ok(id)
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
 }
 
 /// The objects of a JSON file (`kubectl get -o json`: one object or a
@@ -1148,6 +1707,74 @@ mod tests {
 
     fn load_text(text: &str, opts: &LoadOptions) -> Loaded {
         parse_str(text, Path::new("m.yaml"), opts)
+    }
+
+    /// `read_live` finds, for every identity, the object `load_objects`
+    /// reads last for it, and the same CRD scopes (or the same error);
+    /// says whether it located the objects (else it parsed them whole).
+    fn live_matches_load(text: &str) -> Result<bool, ManifestError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.json");
+        std::fs::write(&path, text).unwrap();
+        let paths = [path];
+        let located = locate_json_objects(&std::sync::Arc::new(text.to_string())).is_some();
+        let (mut live, expected) = match (read_live(&paths), load_objects(&paths)) {
+            (Ok(live), Ok(expected)) => (live, expected),
+            (Err(e), Err(f)) => {
+                assert_eq!(e, f, "{text}");
+                return Err(e);
+            }
+            (e, f) => panic!("{text}: read_live {e:?}, load_objects {f:?}"),
+        };
+        let mut want = LiveObjects::default();
+        for o in expected {
+            want.add(o);
+        }
+        assert_eq!(live.crd_scopes, want.crd_scopes, "{text}");
+        let mut ids: Vec<_> = want.index.keys().cloned().collect();
+        ids.sort();
+        let mut got: Vec<_> = live.index.keys().cloned().collect();
+        got.sort();
+        assert_eq!(got, ids, "{text}");
+        for id in &ids {
+            let got = live.take(id).map(LiveObject::into_value);
+            let want = want.take(id).map(LiveObject::into_value);
+            assert_eq!(got, want, "{text}: {id}");
+        }
+        Ok(located)
+    }
+
+    #[test]
+    fn live_json_is_located_as_it_is_parsed() {
+        // A kubectl list: items with and without their type, a repeated
+        // identity (the last wins), a CRD, escapes, brackets and quotes in
+        // strings, numbers kubectl's way, a BOM, a second document.
+        let list = "\u{feff} {\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"\"},\n \"items\": [\n\
+            {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\", \"namespace\": \"default\"}, \"data\": {\"k\": \"]}\\\"{[\", \"n\\u0061me\": \"x\"}},\n\
+            {\"metadata\": {\"name\": \"inferred\", \"namespace\": \"default\"}, \"data\": {\"x\": \"1\"}},\n\
+            {\"kind\": \"Secret\", \"metadata\": {\"name\": \"only-kind\"}},\n\
+            {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\", \"namespace\": \"default\", \"name\": \"a\"}, \"data\": {\"k\": \"second\"}, \"n\": [1.0, 1e3, 18446744073709551616, -0.5, true, null]},\n\
+            {\"apiVersion\": \"apiextensions.k8s.io/v1\", \"kind\": \"CustomResourceDefinition\", \"metadata\": {\"name\": \"widgets.demo.kapply.dev\"}, \"spec\": {\"group\": \"demo.kapply.dev\", \"names\": {\"kind\": \"Widget\"}, \"scope\": \"Cluster\"}},\n\
+            {\"apiVersion\": 3, \"kind\": \"X\", \"metadata\": [\"not\", \"an\", \"object\"]}\n\
+            ]}\n\
+            {\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"web\", \"namespace\": \"default\"}}\n\
+            {\"kind\": \"ConfigMapList\", \"items\": null}{\"kind\": \"ConfigMapList\", \"items\": [], \"items\": [{\"metadata\": {\"name\": \"late\"}}]}\n";
+        assert_eq!(live_matches_load(list), Ok(true));
+        // Taken the whole-parse way (and so the same objects or error): a
+        // null document, an item that is not an object, items that are not
+        // a list, YAML, broken JSON (then read as YAML).
+        for text in [
+            "null\n{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}",
+            "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}} null",
+            "{\"kind\": \"List\", \"items\": [1]}",
+            "{\"kind\": \"List\", \"items\": {\"a\": 1}}",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+            "{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"a\",}}]}",
+            "{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"a\"}}], \"x\": tru}",
+            "{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"a\\q\"}}]}",
+        ] {
+            assert_ne!(live_matches_load(text), Ok(true), "{text}");
+        }
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl Env {
     async fn plan_with(&self, prune: &PruneOptions) -> Planned {
         let loaded = load(&self.load_opts());
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-        self.session.plan(&loaded, prune, None).await.unwrap()
+        self.session.plan(loaded, prune, None).await.unwrap()
     }
 
     async fn plan(&self) -> Plan {
@@ -97,7 +97,7 @@ impl Env {
     async fn plan_by(&self, session: &Session) -> Plan {
         let loaded = load(&self.load_opts());
         session
-            .plan(&loaded, &PruneOptions::default(), None)
+            .plan(loaded, &PruneOptions::default(), None)
             .await
             .unwrap()
             .plan
@@ -293,7 +293,7 @@ async fn create_then_unchanged_namespace_first_with_dry_run_before_writes() {
     let loaded = load(&e.load_opts());
     let plan = e
         .session
-        .plan(&loaded, &PruneOptions::default(), Some(tx))
+        .plan(loaded, &PruneOptions::default(), Some(tx))
         .await
         .unwrap()
         .plan;
@@ -1164,7 +1164,7 @@ async fn allowlist_prune_matches_kubectls_decisions() {
     let err = e
         .session
         .plan(
-            &load(&e.load_opts()),
+            load(&e.load_opts()),
             &PruneOptions {
                 mode: PruneMode::Allowlist {
                     selector: None,
@@ -1835,7 +1835,7 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
     }
     assert!(e.get("/api/v1/namespaces/demo").is_none());
     let err = session
-        .plan(&loaded, &PruneOptions::default(), None)
+        .plan(loaded, &PruneOptions::default(), None)
         .await
         .unwrap_err();
     assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
@@ -1907,7 +1907,7 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     });
     let crd_plan = e
         .session
-        .plan(&crd_loaded, &PruneOptions::default(), None)
+        .plan(crd_loaded, &PruneOptions::default(), None)
         .await
         .unwrap()
         .plan;

@@ -82,6 +82,12 @@ pub struct Planned {
     pub skipped: Vec<String>,
 }
 
+/// How many objects of a group one planning job takes.
+const PLAN_CHUNK: usize = 32;
+
+/// A group's live objects by name: absent (`None`) or unreadable (`Err`).
+type LiveByName = HashMap<String, Result<Option<Value>, ClusterError>>;
+
 /// (apiVersion, plural, namespace) -> the resource and the manifests in it.
 type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
 
@@ -112,16 +118,22 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
     }
 }
 
-/// The error row of a manifest that could not be read: where, and why.
-fn load_error_row(e: &ManifestError) -> ObjectPlan {
-    error_object(
-        "",
-        "",
-        None,
-        "",
-        e.at().map(|s| s.to_string()),
-        e.to_string(),
-    )
+/// The error row of a manifest that could not be read or built: where,
+/// why, and which object when that is known (a duplicate, a namespace
+/// that contradicts `-n`).
+pub(crate) fn load_error_row(e: &ManifestError) -> ObjectPlan {
+    let source = e.at().map(|s| s.to_string());
+    match e.id() {
+        Some(id) => error_object(
+            &e.api_version().unwrap_or_default(),
+            &id.kind,
+            id.namespace.as_deref(),
+            &id.name,
+            source,
+            e.to_string(),
+        ),
+        None => error_object("", "", None, "", source, e.to_string()),
+    }
 }
 
 /// The rows of `loaded` before any live state is read: identity and source
@@ -154,13 +166,13 @@ impl Session {
     /// failure of the whole run (unreachable server, bad prune options) is `Err`.
     pub async fn plan(
         &self,
-        loaded: &Loaded,
+        loaded: Loaded,
         prune: &PruneOptions,
         progress: Option<UnboundedSender<Progress>>,
     ) -> Result<Planned, ClusterError> {
         let mut objects = Vec::new();
         let mut planned = self
-            .plan_each(loaded.clone(), prune, progress, true, |o| objects.push(o))
+            .plan_each(loaded, prune, progress, true, |o| objects.push(o))
             .await?;
         planned.plan.objects = objects;
         Ok(planned)
@@ -183,8 +195,33 @@ impl Session {
         prune: &PruneOptions,
         progress: Option<UnboundedSender<Progress>>,
         keep_objects: bool,
-        mut emit: impl FnMut(ObjectPlan) + Send,
+        emit: impl FnMut(ObjectPlan) + Send,
     ) -> Result<Planned, ClusterError> {
+        self.plan_each_with(loaded, prune, progress, keep_objects, |p| p, emit)
+            .await
+    }
+
+    /// [`Session::plan_each`], each object's plan first turned into what
+    /// the caller shows of it by `finish` (`diff` renders its text there),
+    /// on the planning threads: objects are planned and finished there, one
+    /// core each, while this task reads the next LISTs and hands what is
+    /// finished to `emit`, in plan order.
+    pub async fn plan_each_with<T: Send + 'static>(
+        &self,
+        loaded: Loaded,
+        prune: &PruneOptions,
+        progress: Option<UnboundedSender<Progress>>,
+        keep_objects: bool,
+        finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
+        mut emit: impl FnMut(T) + Send,
+    ) -> Result<Planned, ClusterError> {
+        let finish = std::sync::Arc::new(move |mut p: ObjectPlan| {
+            if !keep_objects {
+                p.config = None;
+                p.live = None;
+            }
+            finish(p)
+        });
         let Loaded {
             manifests: mut loaded_manifests,
             errors: load_errors,
@@ -298,43 +335,34 @@ impl Session {
                     .push(i);
             }
         }
+        // The plan in order: load errors, then the manifests as their
+        // groups answer (each slot emitted once those before it are), then
+        // prune candidates. Each manifest moves into its group's future.
+        for e in &load_errors {
+            emit(finish(load_error_row(e)));
+        }
+        let mut manifests: Vec<Option<Manifest>> = loaded_manifests.into_iter().map(Some).collect();
         let mut groups: Vec<_> = groups
             .into_iter()
             .map(|((_, _, ns), (info, idx))| {
-                let names: Vec<String> = idx
+                let members: Vec<(usize, Manifest)> = idx
                     .iter()
-                    .map(|&i| loaded_manifests[i].id.name.clone())
+                    .filter_map(|&i| Some((i, manifests[i].take()?)))
                     .collect();
-                (info, ns, idx, names)
+                (info, ns, members)
             })
             .collect();
-        groups.sort_by_key(|(_, _, idx, _)| idx.first().copied());
-
-        // The plan in order: load errors, then the manifests as their
-        // groups answer (each slot emitted once those before it are), then
-        // prune candidates.
-        for e in &load_errors {
-            emit(load_error_row(e));
-        }
-        let opts = PlanOptions::default();
-        let mut manifests: Vec<Option<Manifest>> = loaded_manifests.into_iter().map(Some).collect();
-        let mut slots: Vec<Option<ObjectPlan>> = Vec::new();
+        groups.sort_by_key(|(_, _, members)| members.first().map(|(i, _)| *i));
+        let mut slots: Vec<Option<T>> = Vec::new();
         slots.resize_with(total, || None);
         let mut next = 0;
-        let lean = |mut p: ObjectPlan| {
-            if !keep_objects {
-                p.config = None;
-                p.live = None;
-            }
-            p
-        };
         for (i, r) in resources.iter().enumerate() {
             if let Err(e) = r
                 && let Some(m) = manifests[i].take()
             {
                 let mut row = error_plan(&m, e.to_string());
                 row.kind_not_served = matches!(e, ClusterError::NotServed(_));
-                slots[i] = Some(lean(row));
+                slots[i] = Some(finish(row));
             }
         }
         let send = |done: usize, what: String| {
@@ -343,10 +371,13 @@ impl Session {
             }
         };
         send(0, "reading live state".into());
+        let finish_ref = &finish;
         let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
-            |(info, ns, idx, names)| async move {
+            |(info, ns, members)| async move {
+                let names: Vec<String> = members.iter().map(|(_, m)| m.id.name.clone()).collect();
                 let found = self.fetch_group(&info, ns.as_deref(), &names).await;
-                (info, ns, idx, names, found)
+                let rows = self.plan_group(members, found, finish_ref).await?;
+                Ok::<_, ClusterError>((info, ns, rows))
             },
         )))
         .buffer_unordered(super::CONCURRENCY);
@@ -358,29 +389,14 @@ impl Session {
                 }
                 next += 1;
             }
-            let Some((info, ns, idx, names, found)) = stream.next().await else {
+            let Some(answer) = stream.next().await else {
                 break;
             };
-            let mut by_name = match found {
-                Ok(by_name) => Ok(by_name),
-                Err(e) if e.is_fatal() => return Err(e),
-                Err(e) => Err(e),
-            };
-            for (i, name) in idx.iter().zip(&names) {
-                let Some(m) = manifests[*i].take() else {
-                    continue;
-                };
-                let live = match &mut by_name {
-                    Ok(by_name) => by_name.remove(name).unwrap_or(Ok(None)),
-                    Err(e) => Err(e.clone()),
-                };
-                let plan = match live {
-                    Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
-                    Ok(live) => plan_object_owned(&m, live, &opts),
-                };
-                slots[*i] = Some(lean(plan));
+            let (info, ns, rows) = answer?;
+            done += rows.len();
+            for (i, row) in rows {
+                slots[i] = Some(row);
             }
-            done += idx.len();
             send(
                 done,
                 format!(
@@ -391,12 +407,10 @@ impl Session {
             );
         }
         drop(stream);
-        // Manifests of no group (none: each is served or an error row).
-        for i in next..total {
-            if let Some(p) = slots[i].take() {
+        // Every manifest is an error row or in a group: all slots are full.
+        for slot in &mut slots[next..] {
+            if let Some(p) = slot.take() {
                 emit(p);
-            } else if let Some(m) = manifests[i].take() {
-                emit(lean(plan_object_owned(&m, None, &opts)));
             }
         }
 
@@ -422,7 +436,7 @@ impl Session {
                             &in_manifests,
                         )
                         .await?;
-                    candidates.into_iter().map(lean).for_each(&mut emit);
+                    candidates.into_iter().map(&*finish).for_each(&mut emit);
                 }
             }
             PruneMode::ApplySet { .. } => {
@@ -432,7 +446,7 @@ impl Session {
                     && blocked.is_none()
                 {
                     let candidates = self.applyset_candidates(set, &in_manifests).await?;
-                    candidates.into_iter().map(lean).for_each(&mut emit);
+                    candidates.into_iter().map(&*finish).for_each(&mut emit);
                 }
             }
         }
@@ -446,13 +460,69 @@ impl Session {
         })
     }
 
+    /// Plan the members of one group against what [`Session::fetch_group`]
+    /// found, on the planning threads a chunk at a time (so a large group
+    /// keeps every core busy); each live object moves into its plan, and
+    /// the manifest and the live object are dropped there too. A fatal
+    /// read error ends the run; any other makes error rows.
+    async fn plan_group<T: Send + 'static>(
+        &self,
+        members: Vec<(usize, Manifest)>,
+        found: Result<LiveByName, ClusterError>,
+        finish: &std::sync::Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
+    ) -> Result<Vec<(usize, T)>, ClusterError> {
+        let mut by_name = match found {
+            Err(e) if e.is_fatal() => return Err(e),
+            Err(e) => {
+                return Ok(members
+                    .into_iter()
+                    .map(|(i, m)| (i, finish(error_plan(&m, format!("{}: {e}", m.id)))))
+                    .collect());
+            }
+            Ok(by_name) => by_name,
+        };
+        let mut chunks = Vec::new();
+        let mut members = members.into_iter().peekable();
+        while members.peek().is_some() {
+            let chunk: Vec<_> = members
+                .by_ref()
+                .take(PLAN_CHUNK)
+                .map(|(i, m)| {
+                    let live = by_name.remove(&m.id.name).unwrap_or(Ok(None));
+                    (i, m, live)
+                })
+                .collect();
+            let finish = std::sync::Arc::clone(finish);
+            chunks.push(self.workers.run(move || {
+                let opts = PlanOptions::default();
+                chunk
+                    .into_iter()
+                    .map(|(i, m, live)| {
+                        let plan = match live {
+                            Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
+                            Ok(live) => plan_object_owned(&m, live, &opts),
+                        };
+                        (i, finish(plan))
+                    })
+                    .collect::<Vec<_>>()
+            }));
+        }
+        // The rest of the LIST (objects no manifest names) goes now.
+        drop(by_name);
+        let mut rows = Vec::new();
+        for chunk in futures::future::join_all(chunks).await {
+            rows.extend(chunk?);
+        }
+        Ok(rows)
+    }
+
     /// The live objects of one group by name. LIST (paged); on 403, GET each.
     async fn fetch_group(
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
         names: &[String],
-    ) -> Result<HashMap<String, Result<Option<Value>, ClusterError>>, ClusterError> {
+    ) -> Result<LiveByName, ClusterError> {
         match self.list_all(info, namespace, None).await {
             Ok(items) => {
                 let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
@@ -516,23 +586,41 @@ impl Session {
             if let Some(t) = &token {
                 query.push(("continue", t));
             }
-            let page = match self.call(Method::GET, &path, &query, None, None).await {
-                Ok(p) => p,
+            let body = match self
+                .call_bytes(Method::GET, &path, &query, None, None)
+                .await
+            {
+                Ok(b) => b,
                 // A namespace that does not exist (yet) holds nothing.
                 Err(e) if e.code() == 404 && namespace.is_some() && info.namespaced => break,
                 Err(e) => return Err(e),
             };
-            // Taken out of the page, not copied.
-            let mut page = page;
-            if let Some(Value::Array(list)) = page.get_mut("items").map(Value::take) {
-                for mut item in list {
-                    fill_type(&mut item, info);
-                    items.push(item);
-                }
-            }
-            match str_at(&page, "/metadata/continue") {
-                Some(t) if !t.is_empty() => token = Some(t.to_string()),
-                _ => break,
+            // Decoded on a worker thread: a page of 500 objects is the
+            // largest piece of CPU work of a read.
+            let info = info.clone();
+            let (mut list, next) = self
+                .workers
+                .run(move || {
+                    let mut page = super::decode_body(&body);
+                    drop(body);
+                    let mut list = Vec::new();
+                    // Taken out of the page, not copied.
+                    if let Some(Value::Array(l)) = page.get_mut("items").map(Value::take) {
+                        list = l;
+                        for item in &mut list {
+                            fill_type(item, &info);
+                        }
+                    }
+                    let next = str_at(&page, "/metadata/continue")
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_string);
+                    (list, next)
+                })
+                .await?;
+            items.append(&mut list);
+            match next {
+                Some(t) => token = Some(t),
+                None => break,
             }
         }
         Ok(items)

@@ -21,7 +21,7 @@
 //! // the loader's default namespace is the session's
 //! let loaded = manifest::load(&LoadOptions { default_namespace: session.namespace().into(), .. });
 //! let prune = PruneOptions { mode: PruneMode::ApplySet { parent: "myset".into(), tooling: None } };
-//! let Planned { plan, applyset, .. } = session.plan(&loaded, &prune, Some(progress_tx)).await?;
+//! let Planned { plan, applyset, .. } = session.plan(loaded, &prune, Some(progress_tx)).await?;
 //! // apply rows (not prune candidates); ApplyItem { plan, accepted_fields: None }
 //! let applied = session.apply(items, &ApplyOptions { dry_run, applyset: applyset.clone() }).await;
 //! // prune candidates (action Prune); with an ApplySet, call it even with none
@@ -46,6 +46,7 @@ pub use apply::{ApplyOptions, DeleteOptions, slim_for_apply, slim_for_delete};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
+pub(crate) use live::load_error_row;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
@@ -294,6 +295,8 @@ pub struct Session {
     /// The token of an exec credential plugin, run by kapply (once per run,
     /// again at expiry) rather than by kube-rs.
     exec: Option<exec::ExecAuth>,
+    /// Threads for the CPU work of reading and planning.
+    workers: Workers,
 }
 
 impl std::fmt::Debug for Session {
@@ -341,6 +344,7 @@ impl Session {
             timeouts: target.timeouts,
             discovery: discovery::Discovery::default(),
             exec,
+            workers: Workers::new(),
         };
         match session.call(Method::GET, "/version", &[], None, None).await {
             Ok(_) => {}
@@ -426,6 +430,28 @@ impl Session {
         body: Option<bytes::Bytes>,
         decode: bool,
     ) -> Result<Value, ClusterError> {
+        let body = self
+            .call_bytes(method, path, query, content_type, body)
+            .await?;
+        Ok(if decode {
+            decode_body(&body)
+        } else {
+            Value::Null
+        })
+    }
+
+    /// [`Session::call_encoded`] answering with the body of a successful
+    /// answer undecoded (empty when a write's body was lost after its
+    /// status), so a large one (a LIST page) can be decoded off the async
+    /// task; an error status is decoded into its [`ClusterError`] here.
+    pub(crate) async fn call_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        content_type: Option<&str>,
+        body: Option<bytes::Bytes>,
+    ) -> Result<bytes::Bytes, ClusterError> {
         let mut uri = path.to_string();
         for (i, (k, v)) in query.iter().enumerate() {
             uri.push(if i == 0 { '?' } else { '&' });
@@ -497,21 +523,13 @@ impl Session {
             Ok(c) => c.to_bytes(),
             // The status says the write was done; a body lost after it does
             // not undo it (and writes do not use their body).
-            Err(_) if is_write && status.is_success() => return Ok(Value::Null),
+            Err(_) if is_write && status.is_success() => return Ok(bytes::Bytes::new()),
             Err(e) => return Err(e),
         };
-        if !decode && status.is_success() {
-            return Ok(Value::Null);
-        }
-        let value: Value = if collected.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&collected)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&collected).into_owned()))
-        };
         if status.is_success() {
-            return Ok(value);
+            return Ok(collected);
         }
+        let value = decode_body(&collected);
         if status == http::StatusCode::UNAUTHORIZED {
             return Err(ClusterError::Unauthorized {
                 url: self.url.clone(),
@@ -589,6 +607,53 @@ impl Session {
             how,
             request: asked.clone(),
         }
+    }
+}
+
+/// An answer's body as JSON: `Null` when empty, the text as a string when
+/// it is not JSON (a proxy's error page).
+pub(crate) fn decode_body(body: &[u8]) -> Value {
+    if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+    }
+}
+
+/// CPU work of a run (decoding LIST pages, planning, rendering) handed to
+/// threads off the async task, at most one per core at a time, so the
+/// second core plans while the first reads and writes.
+pub(crate) struct Workers {
+    permits: tokio::sync::Semaphore,
+    threads: usize,
+}
+
+impl Workers {
+    pub(crate) fn new() -> Workers {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Workers {
+            permits: tokio::sync::Semaphore::new(threads),
+            threads,
+        }
+    }
+
+    /// How many jobs run at once.
+    pub(crate) fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Run `job` on a blocking thread once a core is free. A job that
+    /// panicked is an error (the panic message is already on stderr).
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ClusterError> {
+        // Never closed: acquiring only waits.
+        let _permit = self.permits.acquire().await;
+        tokio::task::spawn_blocking(job)
+            .await
+            .map_err(|e| ClusterError::Other(format!("planning failed: {e}")))
     }
 }
 
