@@ -8,7 +8,6 @@
 //! JSON string: `metadata.annotations["example.com/x"]`.
 
 use serde_json::{Map, Value};
-use std::fmt;
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -22,47 +21,6 @@ pub enum Segment {
     Index(usize),
 }
 
-/// A parsed path; `Display` writes the text [`key`], [`element`] and
-/// [`index`] build, so `FieldPath::parse(p).to_string() == p` for every path
-/// they produce.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct FieldPath(pub Vec<Segment>);
-
-impl FieldPath {
-    pub fn parse(path: &str) -> FieldPath {
-        FieldPath(parse(path))
-    }
-
-    pub fn segments(&self) -> &[Segment] {
-        &self.0
-    }
-
-    /// The first map key, when the path starts with one (`data` of `data.x`).
-    pub fn root_key(&self) -> Option<&str> {
-        match self.0.first() {
-            Some(Segment::Key(k)) => Some(k),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for FieldPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        for seg in &self.0 {
-            push(&mut s, seg);
-        }
-        f.write_str(&s)
-    }
-}
-
-impl std::str::FromStr for FieldPath {
-    type Err = std::convert::Infallible;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(FieldPath::parse(s))
-    }
-}
-
 /// Whether `key` can be written bare after a `.`.
 fn is_plain(key: &str) -> bool {
     !key.is_empty()
@@ -71,28 +29,9 @@ fn is_plain(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
 }
 
-/// Append one segment to a path's text.
-fn push(out: &mut String, seg: &Segment) {
-    match seg {
-        Segment::Key(k) => push_key(out, k),
-        Segment::Element(k, v) => {
-            out.push('[');
-            out.push_str(k);
-            out.push('=');
-            out.push_str(v);
-            out.push(']');
-        }
-        Segment::Index(i) => {
-            out.push('[');
-            out.push_str(&i.to_string());
-            out.push(']');
-        }
-    }
-}
-
 /// Append a map key to a path's text: bare after a `.` (none at the start),
-/// or quoted.
-fn push_key(out: &mut String, key: &str) {
+/// or quoted. `key(p, k)` is `p` with `push_key(k)`.
+pub fn push_key(out: &mut String, key: &str) {
     if is_plain(key) {
         if !out.is_empty() {
             out.push('.');
@@ -119,7 +58,19 @@ pub fn key(parent: &str, key: &str) -> String {
 
 /// Append a keyed list element: `containers[name=nginx]`.
 pub fn element(parent: &str, merge_key: &str, value: &Value) -> String {
-    format!("{parent}[{merge_key}={}]", element_value(value))
+    let mut s = String::with_capacity(parent.len() + merge_key.len() + 16);
+    s.push_str(parent);
+    push_element(&mut s, merge_key, value);
+    s
+}
+
+/// Append a keyed list element to a path's text, as [`element`] writes it.
+pub fn push_element(out: &mut String, merge_key: &str, value: &Value) {
+    out.push('[');
+    out.push_str(merge_key);
+    out.push('=');
+    push_element_value(out, value);
+    out.push(']');
 }
 
 /// Append a list index (lists without a merge key, when listed per element).
@@ -222,9 +173,26 @@ pub fn element_value(value: &Value) -> String {
     }
 }
 
+/// Append [`element_value`] to a path's text.
+pub fn push_element_value(out: &mut String, value: &Value) {
+    match value {
+        Value::String(s) => out.push_str(s),
+        other => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
 /// Whether the list element `v` has `key` equal to `want` (as a path names it).
 pub fn element_matches(v: &Value, key: &str, want: &str) -> bool {
-    v.get(key).is_some_and(|k| element_value(k) == want)
+    v.get(key).is_some_and(|k| match k {
+        Value::String(s) => s == want,
+        other => {
+            let text = other.to_string();
+            text == want
+        }
+    })
 }
 
 /// The value at a parsed path, if there is one.
@@ -393,8 +361,18 @@ mod tests {
         );
     }
 
+    /// A parsed path written again with the writers ([`key`], [`index`],
+    /// the `[k=v]` of [`element`]).
+    fn render(segs: &[Segment]) -> String {
+        segs.iter().fold(String::new(), |acc, s| match s {
+            Segment::Key(k) => key(&acc, k),
+            Segment::Element(k, v) => format!("{acc}[{k}={v}]"),
+            Segment::Index(i) => index(&acc, *i),
+        })
+    }
+
     #[test]
-    fn display_round_trips() {
+    fn parse_inverts_the_writers() {
         let texts = [
             "",
             "spec",
@@ -411,30 +389,28 @@ mod tests {
             "spec.$setElementOrder",
         ];
         for t in texts {
-            let p = FieldPath::parse(t);
-            assert_eq!(p.to_string(), t, "{p:?}");
+            let p = parse(t);
+            assert_eq!(render(&p), t, "{p:?}");
         }
         // Built by the helpers, then parsed and written again.
         let weird = ["a.b", "x]y", "q\"q", "sp ace", "ünï", "=", ""];
         for k in weird {
             let built = key("metadata.labels", k);
-            let p: FieldPath = built.parse().unwrap_or_default();
-            assert_eq!(p.0.last(), Some(&Segment::Key(k.into())), "{built}");
-            assert_eq!(p.to_string(), built);
+            let p = parse(&built);
+            assert_eq!(p.last(), Some(&Segment::Key(k.into())), "{built}");
+            assert_eq!(render(&p), built);
         }
         let built = element(&key("spec", "containers"), "name", &json!("web"));
-        assert_eq!(FieldPath::parse(&built).to_string(), built);
+        assert_eq!(render(&parse(&built)), built);
     }
 
     #[test]
-    fn under_and_root() {
+    fn under() {
         assert!(is_under("data", "data"));
         assert!(is_under("data.x", "data"));
         assert!(is_under("data[\"a.b\"]", "data"));
         assert!(!is_under("dataX", "data"));
         assert!(!is_under("metadata.data", "data"));
-        assert_eq!(FieldPath::parse("data[\"a\"]").root_key(), Some("data"));
-        assert_eq!(FieldPath::parse("[0]").root_key(), None);
     }
 
     #[test]

@@ -409,9 +409,10 @@ fn is_dns_subdomain(s: &str) -> bool {
     })
 }
 
-/// A label key: a qualified name (Kubernetes' `IsQualifiedName`).
-fn validate_key(key: &str) -> Result<(), String> {
-    let invalid = |errs: Vec<String>| format!("<nil>: Invalid value: {key:?}: {}", errs.join("; "));
+/// Why `key` is not a qualified name (Kubernetes' `IsQualifiedName`), in
+/// apimachinery's words; empty when it is one. Label keys in selectors and
+/// on objects (the embedded server's validation) are checked by this.
+pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
     let examples = ["MyName", "my.name", "123-abc"];
     let mut errs = Vec::new();
     let name = match key.split('/').collect::<Vec<_>>()[..] {
@@ -439,11 +440,11 @@ fn validate_key(key: &str) -> Result<(), String> {
             name
         }
         _ => {
-            return Err(invalid(vec![format!(
+            return vec![format!(
                 "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. \
                  'example.com/MyName')",
                 regex_error(NAME_RULE, NAME_REGEX, &examples)
-            )]));
+            )];
         }
     };
     if name.is_empty() {
@@ -457,30 +458,46 @@ fn validate_key(key: &str) -> Result<(), String> {
             regex_error(NAME_RULE, NAME_REGEX, &examples)
         ));
     }
+    errs
+}
+
+/// Why `v` is not a label value (Kubernetes' `IsValidLabelValue`); empty
+/// when it is one (the empty string is).
+pub(crate) fn label_value_errors(v: &str) -> Vec<String> {
+    let mut e = Vec::new();
+    if v.len() > 63 {
+        e.push("must be no more than 63 characters".to_string());
+    }
+    if !v.is_empty() && !is_name(v) {
+        e.push(regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, \
+             '-', '_' or '.', and must start and end with an alphanumeric character",
+            "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    e
+}
+
+/// A label key: a qualified name.
+fn validate_key(key: &str) -> Result<(), String> {
+    let errs = qualified_name_errors(key);
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(invalid(errs))
+        Err(format!(
+            "<nil>: Invalid value: {key:?}: {}",
+            errs.join("; ")
+        ))
     }
 }
 
-/// Label values (Kubernetes' `IsValidLabelValue`), all errors at once as
-/// an aggregate (`[a, b]` when more than one).
+/// Label values, all errors at once as an aggregate (`[a, b]` when more
+/// than one).
 fn check_values(key: &str, values: &[String]) -> Result<(), String> {
     let mut errs = Vec::new();
     for (i, v) in values.iter().enumerate() {
-        let mut e = Vec::new();
-        if v.len() > 63 {
-            e.push("must be no more than 63 characters".to_string());
-        }
-        if !v.is_empty() && !is_name(v) {
-            e.push(regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, \
-                 '-', '_' or '.', and must start and end with an alphanumeric character",
-                "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
-                &["MyValue", "my_value", "12345"],
-            ));
-        }
+        let e = label_value_errors(v);
         if !e.is_empty() {
             errs.push(format!(
                 "values[{i}][{key}]: Invalid value: {v:?}: {}",

@@ -152,55 +152,25 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
     causes
 }
 
-fn label_part(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
-}
-
-/// Label keys (`[prefix/]name`) and values, as the API server checks them.
+/// Label keys (`[prefix/]name`) and values, as the API server checks them:
+/// one cause per reason, worded as apimachinery words it (the same checks
+/// as label selectors, `crate::selector`).
 fn labels(labels: &Value, at: &str, causes: &mut Vec<Cause>) {
     let Some(m) = labels.as_object() else {
         return;
     };
     for (k, v) in m {
-        let (prefix, name) = match k.split_once('/') {
-            Some((p, n)) => (Some(p), n),
-            None => (None, k.as_str()),
-        };
-        let prefix_ok = prefix.is_none_or(|p| {
-            !p.is_empty()
-                && p.len() <= 253
-                && p.split('.').all(|part| {
-                    !part.is_empty()
-                        && part
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                        && !part.starts_with('-')
-                        && !part.ends_with('-')
-                })
-        });
-        if !prefix_ok || !label_part(name) {
-            causes.push(Cause::new(
-                at,
-                "FieldValueInvalid",
-                format!(
-                    "Invalid value: {k:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-                ),
-            ));
-        }
         let value = v.as_str().unwrap_or_default();
-        if !value.is_empty() && !label_part(value) {
-            causes.push(Cause::new(
-                at,
-                "FieldValueInvalid",
-                format!(
-                    "Invalid value: {value:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-                ),
-            ));
+        let reasons = crate::selector::qualified_name_errors(k)
+            .into_iter()
+            .map(|why| format!("Invalid value: {k:?}: {why}"))
+            .chain(
+                crate::selector::label_value_errors(value)
+                    .into_iter()
+                    .map(|why| format!("Invalid value: {value:?}: {why}")),
+            );
+        for message in reasons {
+            causes.push(Cause::new(at, "FieldValueInvalid", message));
         }
     }
 }
@@ -322,6 +292,33 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].field, "spec.strategy.rollingUpdate");
         assert!(validate(&dep(json!({"type": "Recreate"})), None).is_empty());
+    }
+
+    #[test]
+    fn label_keys_and_values_are_checked_as_selectors_check_them() {
+        let long = "v".repeat(64);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
+            "labels": {"Bad_Prefix.example/ok": "x", "ok": long, "fine.example.com/a": "b"}}});
+        let details: Vec<String> = validate(&cm, None)
+            .into_iter()
+            .map(|c| {
+                assert_eq!(c.field, "metadata.labels");
+                c.detail
+            })
+            .collect();
+        // The reason the key is wrong is its prefix, as apimachinery says.
+        assert_eq!(details.len(), 2, "{details:?}");
+        assert!(
+            details[0].starts_with(
+                "Invalid value: \"Bad_Prefix.example/ok\": prefix part a lowercase RFC 1123 \
+                 subdomain must consist of"
+            ),
+            "{details:?}"
+        );
+        assert_eq!(
+            details[1],
+            format!("Invalid value: {long:?}: must be no more than 63 characters")
+        );
     }
 
     #[test]
