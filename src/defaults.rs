@@ -198,6 +198,28 @@ fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
             }
         }
     }
+    // Volumes of files get the file mode 0644 (420).
+    if let Some(vs) = ps.get_mut("volumes").and_then(Value::as_array_mut) {
+        for v in vs.iter_mut().filter_map(Value::as_object_mut) {
+            for source in ["configMap", "secret", "downwardAPI", "projected"] {
+                if let Some(src) = existing(v, source) {
+                    default(src, "defaultMode", json!(420));
+                }
+            }
+        }
+    }
+}
+
+/// A probe's timing and thresholds, and an HTTP check's path and scheme.
+fn probe(p: &mut Map<String, Value>) {
+    default(p, "timeoutSeconds", json!(1));
+    default(p, "periodSeconds", json!(10));
+    default(p, "successThreshold", json!(1));
+    default(p, "failureThreshold", json!(3));
+    if let Some(h) = existing(p, "httpGet") {
+        default(h, "path", json!("/"));
+        default(h, "scheme", json!("HTTP"));
+    }
 }
 
 fn container(c: &mut Map<String, Value>) {
@@ -217,6 +239,11 @@ fn container(c: &mut Map<String, Value>) {
     default(c, "terminationMessagePath", json!("/dev/termination-log"));
     default(c, "terminationMessagePolicy", json!("File"));
     default(c, "resources", json!({}));
+    for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(p) = existing(c, kind) {
+            probe(p);
+        }
+    }
     if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
             default(p, "protocol", json!("TCP"));
@@ -276,6 +303,27 @@ fn secret(o: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probes_and_file_volumes() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "spec": {"template": {"spec": {
+                "containers": [{"name": "a", "image": "x:1",
+                    "livenessProbe": {"httpGet": {"port": 80}, "periodSeconds": 5}}],
+                "volumes": [{"name": "c", "configMap": {"name": "c"}},
+                    {"name": "s", "secret": {"secretName": "s", "defaultMode": 256}},
+                    {"name": "e", "emptyDir": {}}]}}}});
+        apply(&mut d, &mut || "10.96.0.1".into());
+        let ps = &d["spec"]["template"]["spec"];
+        assert_eq!(
+            ps["containers"][0]["livenessProbe"],
+            json!({"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}, "periodSeconds": 5,
+                "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3})
+        );
+        assert_eq!(ps["volumes"][0]["configMap"]["defaultMode"], 420);
+        assert_eq!(ps["volumes"][1]["secret"]["defaultMode"], 256);
+        assert_eq!(ps["volumes"][2], json!({"name": "e", "emptyDir": {}}));
+    }
 
     #[test]
     fn deployment_defaults() {

@@ -30,8 +30,8 @@ fn is_plain(key: &str) -> bool {
 }
 
 /// Append a map key to a path's text: bare after a `.` (none at the start),
-/// or quoted.
-fn push_key(out: &mut String, key: &str) {
+/// or quoted. `key(p, k)` is `p` with `push_key(k)`.
+pub fn push_key(out: &mut String, key: &str) {
     if is_plain(key) {
         if !out.is_empty() {
             out.push('.');
@@ -58,7 +58,19 @@ pub fn key(parent: &str, key: &str) -> String {
 
 /// Append a keyed list element: `containers[name=nginx]`.
 pub fn element(parent: &str, merge_key: &str, value: &Value) -> String {
-    format!("{parent}[{merge_key}={}]", element_value(value))
+    let mut s = String::with_capacity(parent.len() + merge_key.len() + 16);
+    s.push_str(parent);
+    push_element(&mut s, merge_key, value);
+    s
+}
+
+/// Append a keyed list element to a path's text, as [`element`] writes it.
+pub fn push_element(out: &mut String, merge_key: &str, value: &Value) {
+    out.push('[');
+    out.push_str(merge_key);
+    out.push('=');
+    push_element_value(out, value);
+    out.push(']');
 }
 
 /// Append a list index (lists without a merge key, when listed per element).
@@ -161,9 +173,26 @@ pub fn element_value(value: &Value) -> String {
     }
 }
 
+/// Append [`element_value`] to a path's text.
+pub fn push_element_value(out: &mut String, value: &Value) {
+    match value {
+        Value::String(s) => out.push_str(s),
+        other => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
 /// Whether the list element `v` has `key` equal to `want` (as a path names it).
 pub fn element_matches(v: &Value, key: &str, want: &str) -> bool {
-    v.get(key).is_some_and(|k| element_value(k) == want)
+    v.get(key).is_some_and(|k| match k {
+        Value::String(s) => s == want,
+        other => {
+            let text = other.to_string();
+            text == want
+        }
+    })
 }
 
 /// The value at a parsed path, if there is one.

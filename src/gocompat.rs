@@ -47,27 +47,51 @@ fn write_json(v: &Value, out: &mut String) {
             Some(f) => out.push_str(&float_json(f)),
             None => out.push_str(&n.to_string()),
         },
-        other => out.push_str(&other.to_string()),
+        other => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{other}");
+        }
     }
 }
 
-/// A JSON string with encoding/json's HTML escaping.
+/// A JSON string with encoding/json's HTML escaping: serde_json's escapes
+/// (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`, other controls as
+/// `\u00xx`) plus `<`, `>`, `&`, U+2028 and U+2029 as `\uXXXX`. Written
+/// in place: the annotation of every object is built with it.
 fn write_string(s: &str, out: &mut String) {
-    let quoted = Value::String(s.into()).to_string();
-    if !quoted.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        out.push_str(&quoted);
-        return;
-    }
-    for ch in quoted.chars() {
-        match ch {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let mut start = 0;
+    for (i, ch) in s.char_indices() {
+        let esc: &str = match ch {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\u{8}' => "\\b",
+            '\t' => "\\t",
+            '\n' => "\\n",
+            '\u{c}' => "\\f",
+            '\r' => "\\r",
+            '<' => "\\u003c",
+            '>' => "\\u003e",
+            '&' => "\\u0026",
+            '\u{2028}' => "\\u2028",
+            '\u{2029}' => "\\u2029",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            let b = ch as u32 as u8;
+            out.push_str("\\u00");
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 0xf)] as char);
+        } else {
+            out.push_str(esc);
         }
+        start = i + ch.len_utf8();
     }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 /// encoding/json's float64: shortest round-trip digits, exponent form
@@ -115,6 +139,14 @@ pub fn sprint(v: &Value) -> String {
             None => n.to_string(),
         },
         other => other.to_string(),
+    }
+}
+
+/// [`sprint`], borrowing a string value as it is.
+pub fn sprint_cow(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::String(s) => std::borrow::Cow::Borrowed(s),
+        other => std::borrow::Cow::Owned(sprint(other)),
     }
 }
 
@@ -213,6 +245,38 @@ mod tests {
             json(&json!({"z": null, "y": true})),
             r#"{"y":true,"z":null}"#
         );
+    }
+
+    #[test]
+    fn strings_escape_as_serde_json_then_html() {
+        // The escaping as first written: serde_json's, then HTML's.
+        let reference = |s: &str| {
+            let mut out = String::new();
+            for ch in Value::String(s.into()).to_string().chars() {
+                match ch {
+                    '<' => out.push_str("\\u003c"),
+                    '>' => out.push_str("\\u003e"),
+                    '&' => out.push_str("\\u0026"),
+                    '\u{2028}' => out.push_str("\\u2028"),
+                    '\u{2029}' => out.push_str("\\u2029"),
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        let mut all: String = (0u32..0x300).filter_map(char::from_u32).collect();
+        all.push_str("\u{2027}\u{2028}\u{2029}\u{202a}\u{7f}\u{ffff}\u{1f600}");
+        for s in [
+            all.as_str(),
+            "",
+            "plain",
+            "a\"b\\c",
+            "<tag a=\"1\">&amp;</tag>",
+        ] {
+            let mut out = String::new();
+            write_string(s, &mut out);
+            assert_eq!(out, reference(s), "{s:?}");
+        }
     }
 
     #[test]

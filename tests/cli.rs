@@ -2231,7 +2231,8 @@ fn a_released_field_is_another_writers_not_a_server_default() {
     let with = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  \
                 minReadySeconds: 5\n  selector:\n    matchLabels:\n      app: web\n  template:\n    \
                 metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      \
-                - name: nginx\n        image: nginx:1.25\n";
+                - name: nginx\n        image: nginx:1.25\n        readinessProbe:\n          \
+                httpGet: {port: 80}\n";
     let f = c.write("web.yaml", with);
     let out = c.kapply(&["apply", "-f", &f, "--yes"]);
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -2253,8 +2254,14 @@ fn a_released_field_is_another_writers_not_a_server_default() {
         released.contains("(live only: released by apply (not in config or last-applied, not a server default): another writer's from now on)  [other-writer]"),
         "{released}"
     );
-    let default = line("spec.progressDeadlineSeconds");
-    assert!(default.contains("[server-default]"), "{default}");
+    for kept in [
+        "spec.progressDeadlineSeconds",
+        "spec.template.spec.containers[name=nginx].readinessProbe.periodSeconds",
+        "spec.template.spec.containers[name=nginx].readinessProbe.httpGet.scheme",
+    ] {
+        let default = line(kept);
+        assert!(default.contains("[server-default]"), "{default}");
+    }
 
     let plan = c.kapply(&["plan", "-f", &f, "-o", "json"]);
     assert_eq!(plan.code, Some(0), "{plan:?}");

@@ -271,22 +271,29 @@ impl Engine for KubeEngine {
                     let _ = progress.send(p);
                 }
             };
-            // Each row is made small as it comes: its config, live object
-            // and field rows are what the memory would hold at 10,000.
-            let planning = session.plan_each(loaded, &self.prune, Some(ptx), true, |o| {
-                let row = crate::plan::compact::split(o);
-                let full = match pending.lock() {
-                    Ok(mut p) => {
-                        p.0.push(row);
-                        p.1 += 1;
-                        p.0.len() >= BATCH
+            // Each row is made small where it is planned (on the planning
+            // threads): its config, live object and field rows are what the
+            // memory would hold at 10,000.
+            let planning = session.plan_each_with(
+                loaded,
+                &self.prune,
+                Some(ptx),
+                true,
+                crate::plan::compact::split,
+                |row| {
+                    let full = match pending.lock() {
+                        Ok(mut p) => {
+                            p.0.push(row);
+                            p.1 += 1;
+                            p.0.len() >= BATCH
+                        }
+                        Err(_) => false,
+                    };
+                    if full {
+                        flush();
                     }
-                    Err(_) => false,
-                };
-                if full {
-                    flush();
-                }
-            });
+                },
+            );
             let (planned_plan, ()) = futures::join!(planning, counter);
             let planned_plan = planned_plan.map_err(|e| e.to_string())?;
             flush();

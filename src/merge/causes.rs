@@ -2,7 +2,7 @@
 //! server default, other writer, unmanaged) and its hazards: what kubectl
 //! does there without saying so.
 
-use super::owners::{FieldOwners, is_apply_manager};
+use super::owners::{LazyOwners, is_apply_manager};
 use super::strategic::deep_eq;
 use super::{Cause, FieldAction, FieldChange, LAST_APPLIED, Reason};
 use crate::fieldpath as path;
@@ -23,20 +23,25 @@ fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
 /// the live object's managedFields. `last_applied`: the recorded
 /// configuration, `None` when the live object has no annotation.
 pub fn classify(fields: &mut [FieldChange], live: &Value, last_applied: Option<&Value>) {
-    let owners = FieldOwners::from_live(live);
+    classify_with(fields, &LazyOwners::new(live), last_applied);
+}
+
+/// [`classify`] with the owners read (when a row needs them) by the caller.
+pub(crate) fn classify_with(
+    fields: &mut [FieldChange],
+    owners: &LazyOwners,
+    last_applied: Option<&Value>,
+) {
     let annotation = path::key("metadata.annotations", LAST_APPLIED);
-    let defaulted = server_defaulted(fields, &owners, live);
+    let defaulted = server_defaulted(fields, owners);
     for f in fields.iter_mut() {
         f.owner = None;
         f.changed_at = None;
         if f.action == FieldAction::Keep {
-            let of = owners.of(&f.path);
-            let others: Vec<&str> = of
-                .iter()
-                .map(String::as_str)
-                .filter(|m| !is_apply_manager(m))
-                .collect();
-            if !of.is_empty() && others.is_empty() {
+            let of = owners.get().of(&f.path);
+            let owned = of.len() > 0;
+            let others: Vec<&str> = of.filter(|m| !is_apply_manager(m)).collect();
+            if owned && others.is_empty() {
                 // Apply's manager alone wrote it, yet neither the config nor
                 // last-applied names it: the server defaulted it when apply
                 // wrote the object, or apply let it go (`kapply release`,
@@ -77,6 +82,7 @@ pub fn classify(fields: &mut [FieldChange], live: &Value, last_applied: Option<&
             Cause::Intended
         };
         if f.cause == Cause::Drift {
+            let owners = owners.get();
             let others = owners.others(&f.path);
             if !others.is_empty() {
                 f.owner = Some(others.join(", "));
@@ -97,15 +103,15 @@ pub fn classify(fields: &mut [FieldChange], live: &Value, last_applied: Option<&
 /// server allocates (a Service's cluster IP) counts as given back.
 fn server_defaulted(
     fields: &[FieldChange],
-    owners: &FieldOwners,
-    live: &Value,
+    owners: &LazyOwners,
 ) -> std::collections::HashSet<String> {
+    let live = owners.live();
     let candidates: Vec<&FieldChange> = fields
         .iter()
         .filter(|f| f.action == FieldAction::Keep)
         .filter(|f| {
-            let of = owners.of(&f.path);
-            !of.is_empty() && of.iter().all(|m| is_apply_manager(m))
+            let mut of = owners.get().of(&f.path);
+            of.len() > 0 && of.all(is_apply_manager)
         })
         .collect();
     if candidates.is_empty() {

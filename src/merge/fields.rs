@@ -5,7 +5,7 @@ use super::strategic::deep_eq;
 use super::{FieldAction, FieldChange, LAST_APPLIED, Reason};
 use crate::fieldpath as path;
 use crate::gocompat::sprint;
-use crate::patchmeta::{ListStrategy, Schema};
+use crate::patchmeta::Schema;
 use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};
 use serde_json::Value;
 
@@ -36,6 +36,9 @@ pub(crate) struct Walker {
     pub rows: Vec<FieldChange>,
     /// Custom resources: lists are replaced whole.
     pub merge_patch: bool,
+    /// The path of the node being walked: one buffer for the whole walk,
+    /// copied only into the rows.
+    path: String,
 }
 
 fn row(
@@ -59,6 +62,17 @@ fn row(
         changed_at: None,
         hazards: vec![],
     }
+}
+
+/// The merge key value of a list element missing it.
+static NO_KEY: Value = Value::Null;
+
+/// Whether two merge key values name the same element: equal as Go
+/// compares them and printed alike. Scalars equal as Go compares them
+/// print alike, so only lists and maps are printed to tell.
+fn same_merge_key(a: &Value, b: &Value) -> bool {
+    let scalar = |v: &Value| !(v.is_array() || v.is_object());
+    deep_eq(a, b) && ((scalar(a) && scalar(b)) || sprint(a) == sprint(b))
 }
 
 /// A list reduced to what `$setElementOrder` shows: merge keys of map
@@ -104,16 +118,24 @@ const LIVE_ONLY: Reason = Reason::LiveOnly;
 const REMOVED: Reason = Reason::Removed;
 
 impl Walker {
+    pub fn new(merge_patch: bool) -> Walker {
+        Walker {
+            rows: Vec::new(),
+            merge_patch,
+            path: String::new(),
+        }
+    }
+
+    /// Walk the three sides at the current path (the root to begin with).
     pub fn walk(
         &mut self,
-        p: &str,
         c: Option<&Value>,
         l: Option<&Value>,
         a: Option<&Value>,
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        if noise(p) || (c.is_none() && l.is_none() && a.is_none()) {
+        if noise(&self.path) || (c.is_none() && l.is_none() && a.is_none()) {
             return;
         }
         let obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
@@ -121,7 +143,7 @@ impl Walker {
         let replace = schema.is_some_and(|s| s.replace());
         if obj(c) && obj(l) && obj(a) && !removed_whole && !replace {
             let before = self.rows.len();
-            self.walk_map(p, c, l, a, schema, patch);
+            self.walk_map(c, l, a, schema, patch);
             // A JSON merge patch creates a map the config names even when
             // every field in it is null: the custom resource gets `{}` (a
             // typed built-in object drops it, so only custom resources).
@@ -134,7 +156,7 @@ impl Walker {
                 let mut created = cv.clone();
                 drop_nulls(&mut created);
                 self.rows.push(row(
-                    p.into(),
+                    self.path.clone(),
                     Some(&created),
                     None,
                     a,
@@ -146,8 +168,8 @@ impl Walker {
         }
         let arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
         if arr(c) && arr(l) && arr(a) && !removed_whole && !self.merge_patch {
-            match schema.map(|s| s.list_strategy()) {
-                Some(ListStrategy::MergeByKey(k)) => {
+            match schema.and_then(|s| s.merge_strategy()) {
+                Some(Some(k)) => {
                     let all_maps = [c, l, a]
                         .iter()
                         .flatten()
@@ -155,40 +177,39 @@ impl Walker {
                         .flatten()
                         .all(Value::is_object);
                     if all_maps {
-                        self.walk_keyed(p, c, l, a, &k, schema.and_then(|s| s.items()), patch);
+                        self.walk_keyed(c, l, a, k, schema.and_then(|s| s.items()), patch);
                         return;
                     }
                 }
-                Some(ListStrategy::MergePrimitive) => {
-                    self.primitive_list(p, c, l, a);
+                Some(None) => {
+                    self.primitive_list(c, l, a);
                     return;
                 }
-                _ => {}
+                None => {}
             }
         }
-        self.leaf(p, c, l, a, schema);
+        self.leaf(c, l, a, schema);
     }
 
     fn walk_map<'v>(
         &mut self,
-        p: &str,
         c: Option<&'v Value>,
         l: Option<&'v Value>,
         a: Option<&'v Value>,
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        // Map keys in sorted order, as the objects print.
-        let keys: std::collections::BTreeSet<&String> = [c, l, a]
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_object)
-            .flat_map(|m| m.keys())
-            .collect();
-        if keys.is_empty() {
+        let entries =
+            |v: Option<&'v Value>| v.and_then(Value::as_object).map(|m| m.iter().peekable());
+        let (mut ci, mut li, mut ai) = (entries(c), entries(l), entries(a));
+        let head = |it: &mut Option<std::iter::Peekable<serde_json::map::Iter<'v>>>| {
+            it.as_mut().and_then(|i| i.peek()).map(|(k, _)| *k)
+        };
+        let no_keys = head(&mut ci).is_none() && head(&mut li).is_none() && head(&mut ai).is_none();
+        if no_keys {
             if let (Some(cv), None) = (c, l) {
                 self.rows.push(row(
-                    p.into(),
+                    self.path.clone(),
                     Some(cv),
                     None,
                     a,
@@ -202,63 +223,93 @@ impl Walker {
             .and_then(|p| p.get(RETAIN_KEYS))
             .and_then(Value::as_array)
             .map(|v| v.iter().filter_map(Value::as_str).collect());
-        // Borrowed: every level of the walk reads the same three trees.
-        let get = |v: Option<&'v Value>, k: &str| v.and_then(|v| v.get(k));
-        for k in keys {
-            let (ck, lk, ak) = (get(c, k), get(l, k), get(a, k));
-            let sub = path::key(p, k);
-            if noise(&sub) {
-                continue;
-            }
-            if let Some(retain) = &retain
-                && ck.is_none()
-                && ak.is_none()
-                && !retain.contains(&k.as_str())
-            {
-                if let Some(lv) = lk
-                    && !lv.is_null()
-                {
-                    self.rows.push(row(
-                        sub,
-                        None,
-                        Some(lv),
-                        None,
-                        FieldAction::Clear,
-                        Reason::RetainKeysDrops,
-                    ));
+        let len = self.path.len();
+        // Map keys in sorted order, as the objects print: the three sorted
+        // maps merged, each side's value taken as its key comes up.
+        while let Some(k) = [head(&mut ci), head(&mut li), head(&mut ai)]
+            .into_iter()
+            .flatten()
+            .min()
+        {
+            let take = |it: &mut Option<std::iter::Peekable<serde_json::map::Iter<'v>>>| {
+                let i = it.as_mut()?;
+                if i.peek().is_some_and(|(x, _)| *x == k) {
+                    i.next().map(|(_, v)| v)
+                } else {
+                    None
                 }
-                continue;
-            }
-            let sub_schema = schema.and_then(|s| s.field(k));
-            let sub_patch = patch.and_then(|pv| pv.get(k));
-            let before = self.rows.len();
-            self.walk(&sub, ck, lk, ak, sub_schema, sub_patch);
-            // kubectl re-sends the config's element order when it differs
-            // from live's (live-only elements included): say so when that
-            // is all that changes in the list.
-            let order = patch.and_then(|pv| pv.get(list_directive(SET_ELEMENT_ORDER, k)));
-            let quiet = self.rows[before..]
-                .iter()
-                .all(|r| r.action == FieldAction::Keep);
-            if let (Some(order), true) = (order, quiet)
-                && !self.merge_patch
-            {
-                self.rows.push(row(
-                    sub,
-                    Some(order),
-                    lk.map(|l| key_order(l, order)).as_ref(),
-                    ak.map(|a| key_order(a, order)).as_ref(),
-                    FieldAction::Set,
-                    Reason::ElementOrder,
-                ));
-            }
+            };
+            let (ck, lk, ak) = (take(&mut ci), take(&mut li), take(&mut ai));
+            path::push_key(&mut self.path, k);
+            self.walk_key(k, ck, lk, ak, schema, patch, retain.as_deref());
+            self.path.truncate(len);
         }
     }
 
+    /// One key of a map (its path pushed).
     #[allow(clippy::too_many_arguments)]
+    fn walk_key(
+        &mut self,
+        k: &str,
+        ck: Option<&Value>,
+        lk: Option<&Value>,
+        ak: Option<&Value>,
+        schema: Option<Schema<'_>>,
+        patch: Option<&Value>,
+        retain: Option<&[&str]>,
+    ) {
+        if noise(&self.path) {
+            return;
+        }
+        if let Some(retain) = retain
+            && ck.is_none()
+            && ak.is_none()
+            && !retain.contains(&k)
+        {
+            if let Some(lv) = lk
+                && !lv.is_null()
+            {
+                self.rows.push(row(
+                    self.path.clone(),
+                    None,
+                    Some(lv),
+                    None,
+                    FieldAction::Clear,
+                    Reason::RetainKeysDrops,
+                ));
+            }
+            return;
+        }
+        let sub_schema = schema.and_then(|s| s.field(k));
+        let sub_patch = patch.and_then(|pv| pv.get(k));
+        let before = self.rows.len();
+        self.walk(ck, lk, ak, sub_schema, sub_patch);
+        // kubectl re-sends the config's element order when it differs
+        // from live's (live-only elements included): say so when that
+        // is all that changes in the list.
+        if self.merge_patch {
+            return;
+        }
+        let Some(pv) = patch else {
+            return;
+        };
+        let quiet = self.rows[before..]
+            .iter()
+            .all(|r| r.action == FieldAction::Keep);
+        if quiet && let Some(order) = pv.get(list_directive(SET_ELEMENT_ORDER, k)) {
+            self.rows.push(row(
+                self.path.clone(),
+                Some(order),
+                lk.map(|l| key_order(l, order)).as_ref(),
+                ak.map(|a| key_order(a, order)).as_ref(),
+                FieldAction::Set,
+                Reason::ElementOrder,
+            ));
+        }
+    }
+
     fn walk_keyed<'v>(
         &mut self,
-        p: &str,
         c: Option<&'v Value>,
         l: Option<&'v Value>,
         a: Option<&'v Value>,
@@ -270,20 +321,17 @@ impl Walker {
             v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
         };
         let (cl, ll, al) = (list(c), list(l), list(a));
-        let key_of = |v: &Value| v.get(merge_key).cloned().unwrap_or(Value::Null);
-        let mut keys: Vec<Value> = Vec::new();
+        let key_of = |v: &'v Value| v.get(merge_key).unwrap_or(&NO_KEY);
+        let mut keys: Vec<&'v Value> = Vec::new();
         for v in cl.iter().chain(ll).chain(al) {
             let k = key_of(v);
-            if !keys
-                .iter()
-                .any(|x| deep_eq(x, &k) && sprint(x) == sprint(&k))
-            {
+            if !keys.iter().any(|x| same_merge_key(x, k)) {
                 keys.push(k);
             }
         }
         let same_key = |v: &Value, k: &Value| {
-            let vk = v.get(merge_key).unwrap_or(&Value::Null);
-            deep_eq(vk, k) && sprint(vk) == sprint(k)
+            let vk = v.get(merge_key).unwrap_or(&NO_KEY);
+            same_merge_key(vk, k)
         };
         let find = |list: &'v [Value], k: &Value| -> Option<&'v Value> {
             list.iter().find(|v| same_key(v, k))
@@ -294,23 +342,24 @@ impl Walker {
         let all = |list: &[Value], k: &Value| -> Vec<Value> {
             list.iter().filter(|v| same_key(v, k)).cloned().collect()
         };
+        let len = self.path.len();
         for k in keys {
-            let (ce, le, ae) = (find(cl, &k), find(ll, &k), find(al, &k));
-            let ep = path::element(p, merge_key, &k);
+            let (ce, le, ae) = (find(cl, k), find(ll, k), find(al, k));
+            path::push_element(&mut self.path, merge_key, k);
             // Config elements sharing a merge key: the patch names them by
             // that key only, so the server merges them into one element.
             // Shown as one row (the hazard says which survives) when the
             // patch sends them.
             // Counted first: the copies are made only for such a row.
-            let dups = cl.iter().filter(|v| same_key(v, &k)).count();
-            if dups > 1 && patch_list.iter().any(|v| same_key(v, &k)) {
-                let dups = all(cl, &k);
-                let live_all = all(ll, &k);
+            let dups = cl.iter().filter(|v| same_key(v, k)).count();
+            if dups > 1 && patch_list.iter().any(|v| same_key(v, k)) {
+                let dups = all(cl, k);
+                let live_all = all(ll, k);
                 let live_side = (!live_all.is_empty()).then_some(Value::Array(live_all));
-                let la_all = all(al, &k);
+                let la_all = all(al, k);
                 let la_side = (!la_all.is_empty()).then_some(Value::Array(la_all));
                 self.rows.push(row(
-                    ep,
+                    self.path.clone(),
                     Some(&Value::Array(dups.clone())),
                     live_side.as_ref(),
                     la_side.as_ref(),
@@ -318,14 +367,15 @@ impl Walker {
                     Reason::SharedMergeKey {
                         count: dups.len(),
                         key: merge_key.to_string(),
-                        value: path::element_value(&k),
+                        value: path::element_value(k),
                     },
                 ));
+                self.path.truncate(len);
                 continue;
             }
             match (ce, le, ae) {
                 (Some(cv), None, _) => self.rows.push(row(
-                    ep,
+                    self.path.clone(),
                     Some(cv),
                     None,
                     ae,
@@ -333,11 +383,11 @@ impl Walker {
                     Reason::NewElement,
                 )),
                 (Some(_), Some(_), _) => {
-                    let pe = patch_list.iter().find(|v| same_key(v, &k));
-                    self.walk(&ep, ce, le, ae, items, pe);
+                    let pe = patch_list.iter().find(|v| same_key(v, k));
+                    self.walk(ce, le, ae, items, pe);
                 }
                 (None, Some(lv), Some(av)) => self.rows.push(row(
-                    ep,
+                    self.path.clone(),
                     None,
                     Some(lv),
                     Some(av),
@@ -345,7 +395,7 @@ impl Walker {
                     Reason::RemovedElement,
                 )),
                 (None, Some(lv), None) => self.rows.push(row(
-                    ep,
+                    self.path.clone(),
                     None,
                     Some(lv),
                     None,
@@ -354,6 +404,7 @@ impl Walker {
                 )),
                 (None, None, _) => {}
             }
+            self.path.truncate(len);
         }
     }
 
@@ -361,7 +412,6 @@ impl Walker {
     /// the config are deleted, other writers' values stay.
     fn primitive_list<'v>(
         &mut self,
-        p: &str,
         c: Option<&'v Value>,
         l: Option<&'v Value>,
         a: Option<&'v Value>,
@@ -376,19 +426,37 @@ impl Walker {
                 let missing = cl.iter().any(|v| !has(ll, v));
                 let removed = al.iter().any(|v| !has(cl, v) && has(ll, v));
                 if missing || removed {
-                    self.rows
-                        .push(row(p.into(), c, l, a, FieldAction::Set, Reason::MergeList));
+                    self.rows.push(row(
+                        self.path.clone(),
+                        c,
+                        l,
+                        a,
+                        FieldAction::Set,
+                        Reason::MergeList,
+                    ));
                 }
             }
             None => {
                 if a.is_some() {
                     if l.is_some() {
-                        self.rows
-                            .push(row(p.into(), None, l, a, FieldAction::Clear, REMOVED));
+                        self.rows.push(row(
+                            self.path.clone(),
+                            None,
+                            l,
+                            a,
+                            FieldAction::Clear,
+                            REMOVED,
+                        ));
                     }
                 } else if l.is_some_and(|v| !v.is_null()) {
-                    self.rows
-                        .push(row(p.into(), None, l, None, FieldAction::Keep, LIVE_ONLY));
+                    self.rows.push(row(
+                        self.path.clone(),
+                        None,
+                        l,
+                        None,
+                        FieldAction::Keep,
+                        LIVE_ONLY,
+                    ));
                 }
             }
         }
@@ -396,21 +464,19 @@ impl Walker {
 
     fn leaf(
         &mut self,
-        p: &str,
         c: Option<&Value>,
         l: Option<&Value>,
         a: Option<&Value>,
         schema: Option<Schema<'_>>,
     ) {
         let atomic_list = c.is_some_and(Value::is_array)
-            && (self.merge_patch
-                || schema.is_none_or(|s| s.list_strategy() == ListStrategy::Atomic));
+            && (self.merge_patch || schema.is_none_or(|s| s.merge_strategy().is_none()));
         if self.merge_patch && c.is_some_and(Value::is_null) {
             // A JSON merge patch sends a config null only while last-applied
             // does not hold the same null.
             match (l, a) {
                 (Some(lv), Some(Value::Null)) if !lv.is_null() => self.rows.push(row(
-                    p.into(),
+                    self.path.clone(),
                     c,
                     l,
                     a,
@@ -418,7 +484,7 @@ impl Walker {
                     Reason::NullNotResent,
                 )),
                 (Some(lv), _) if !lv.is_null() => self.rows.push(row(
-                    p.into(),
+                    self.path.clone(),
                     c,
                     l,
                     a,
@@ -431,7 +497,7 @@ impl Walker {
         }
         match (c, l) {
             (Some(Value::Null), Some(lv)) if !lv.is_null() => self.rows.push(row(
-                p.into(),
+                self.path.clone(),
                 c,
                 l,
                 a,
@@ -439,7 +505,7 @@ impl Walker {
                 Reason::ExplicitNull,
             )),
             (Some(Value::Null), _) => self.rows.push(row(
-                p.into(),
+                self.path.clone(),
                 c,
                 l,
                 a,
@@ -454,11 +520,11 @@ impl Walker {
                         Reason::Differs
                     };
                     self.rows
-                        .push(row(p.into(), c, l, a, FieldAction::Set, reason));
+                        .push(row(self.path.clone(), c, l, a, FieldAction::Set, reason));
                 }
             }
             (Some(_), None) => self.rows.push(row(
-                p.into(),
+                self.path.clone(),
                 c,
                 None,
                 a,
@@ -467,11 +533,23 @@ impl Walker {
             )),
             (None, Some(lv)) => {
                 if a.is_some() {
-                    self.rows
-                        .push(row(p.into(), None, l, a, FieldAction::Clear, REMOVED));
+                    self.rows.push(row(
+                        self.path.clone(),
+                        None,
+                        l,
+                        a,
+                        FieldAction::Clear,
+                        REMOVED,
+                    ));
                 } else if !lv.is_null() {
-                    self.rows
-                        .push(row(p.into(), None, l, None, FieldAction::Keep, LIVE_ONLY));
+                    self.rows.push(row(
+                        self.path.clone(),
+                        None,
+                        l,
+                        None,
+                        FieldAction::Keep,
+                        LIVE_ONLY,
+                    ));
                 }
             }
             (None, None) => {}

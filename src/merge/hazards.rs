@@ -2,12 +2,12 @@
 //! Each is checked against kubectl in tests/plan.rs (the patch kubectl
 //! sends, merged by kubectl's own code, must leave what the words say).
 
-use super::owners::FieldOwners;
+use super::owners::LazyOwners;
 use super::strategic::deep_eq;
 use super::{Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply};
 use crate::fieldpath::{self as path, Segment};
 use crate::gocompat;
-use crate::patchmeta::{ListStrategy, Schema};
+use crate::patchmeta::Schema;
 use serde_json::Value;
 
 /// The patch metadata at a field-plan path.
@@ -42,13 +42,13 @@ fn is_autoscaler(manager: &str) -> bool {
 pub(crate) fn find(
     fields: &mut [FieldChange],
     live: &Value,
+    owners: &LazyOwners,
     patch: Option<&Patch>,
     schema: Option<Schema<'_>>,
 ) {
     let Some(patch) = patch else {
         return;
     };
-    let owners = FieldOwners::from_live(live);
     // The object as the server will merge it: a whole merge of the object,
     // needed only by the rare rows whose elements share a merge key.
     let result = std::cell::OnceCell::new();
@@ -68,23 +68,22 @@ pub(crate) fn find(
         if let Some(h) = duplicates(f, &segs, merged) {
             f.hazards.push(h);
         }
-        let strategy = schema_at(schema, &segs).map(|s| s.list_strategy());
-        let atomic = patch.kind == PatchType::Merge
-            || strategy.as_ref().is_none_or(|s| *s == ListStrategy::Atomic);
+        let strategy = schema_at(schema, &segs).map(|s| s.merge_strategy());
+        let atomic = patch.kind == PatchType::Merge || strategy.is_none_or(|s| s.is_none());
         let merge_key = match strategy {
-            Some(ListStrategy::MergeByKey(k)) if patch.kind == PatchType::Strategic => Some(k),
+            Some(Some(Some(k))) if patch.kind == PatchType::Strategic => Some(k),
             _ => None,
         };
-        if let Some(h) = removed_list(f, merge_key.as_deref(), &owners) {
+        if let Some(h) = removed_list(f, merge_key, owners) {
             f.hazards.push(h);
         }
-        if atomic && let Some(h) = replaced_atomic(f, &owners) {
+        if atomic && let Some(h) = replaced_atomic(f, owners) {
             f.hazards.push(h);
         }
         if let Some(h) = hotfix(f) {
             f.hazards.push(h);
         }
-        if let Some(h) = autoscaled(f, &owners) {
+        if let Some(h) = autoscaled(f, owners) {
             f.hazards.push(h);
         }
     }
@@ -141,7 +140,7 @@ fn duplicates<'r>(
 
 /// A list removed whole from the config: the patch deletes it, elements
 /// other writers added included.
-fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &FieldOwners) -> Option<Hazard> {
+fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &LazyOwners) -> Option<Hazard> {
     if f.action != FieldAction::Clear || f.config.is_some() {
         return None;
     }
@@ -169,7 +168,7 @@ fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &FieldOwners) 
         if mine {
             continue;
         }
-        let who = owners.others(&name);
+        let who = owners.get().others(&name);
         let label = match merge_key.and_then(|k| e.get(k).map(|v| (k, v))) {
             Some((k, v)) => format!("{k}={}", path::element_value(v)),
             None => gocompat::json(e),
@@ -191,7 +190,7 @@ fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &FieldOwners) 
 
 /// An atomic list replaced whole while live holds elements apply never
 /// recorded: another writer's edits, lost.
-fn replaced_atomic(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
+fn replaced_atomic(f: &FieldChange, owners: &LazyOwners) -> Option<Hazard> {
     if f.action != FieldAction::Set {
         return None;
     }
@@ -212,7 +211,7 @@ fn replaced_atomic(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
     if lost.is_empty() {
         return None;
     }
-    let who = owners.others(&f.path);
+    let who = owners.get().others(&f.path);
     Some(Hazard {
         kind: HazardKind::ReplacesOthersEdits,
         message: format!(
@@ -267,11 +266,12 @@ fn hotfix(f: &FieldChange) -> Option<Hazard> {
 }
 
 /// spec.replicas set while an autoscaler owns it.
-fn autoscaled(f: &FieldChange, owners: &FieldOwners) -> Option<Hazard> {
+fn autoscaled(f: &FieldChange, owners: &LazyOwners) -> Option<Hazard> {
     if f.path != "spec.replicas" || f.action != FieldAction::Set {
         return None;
     }
     let scalers: Vec<&str> = owners
+        .get()
         .others(&f.path)
         .into_iter()
         .filter(|m| is_autoscaler(m))

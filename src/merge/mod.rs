@@ -417,14 +417,10 @@ pub fn three_way(
     let patch = compute_patch(&recorded, live, last_applied, schema);
     set(&mut recorded, None);
     let patch = patch?;
-    let mut walker = fields::Walker {
-        rows: Vec::new(),
-        merge_patch: schema.is_none(),
-    };
+    let mut walker = fields::Walker::new(schema.is_none());
     // Walk the config as recorded (with `annotations: {}`), as the patch
     // was computed from it.
     walker.walk(
-        "",
         Some(&recorded),
         Some(live),
         last_applied,
@@ -478,8 +474,10 @@ pub fn three_way(
             walker.rows.insert(at, row);
         }
     }
-    classify(&mut walker.rows, live, last_applied);
-    hazards::find(&mut walker.rows, live, patch.as_ref(), schema);
+    // managedFields are read once, when a row first needs an owner.
+    let owners = owners::LazyOwners::new(live);
+    causes::classify_with(&mut walker.rows, &owners, last_applied);
+    hazards::find(&mut walker.rows, live, &owners, patch.as_ref(), schema);
     Ok(ThreeWay {
         fields: walker.rows,
         patch,
@@ -491,11 +489,8 @@ pub fn three_way(
 /// The field plan for an object that does not exist yet: every leaf of the
 /// config is set.
 pub fn create_fields(config: &Value, schema: Option<Schema>) -> Vec<FieldChange> {
-    let mut walker = fields::Walker {
-        rows: Vec::new(),
-        merge_patch: schema.is_none(),
-    };
-    walker.walk("", Some(config), None, None, schema, None);
+    let mut walker = fields::Walker::new(schema.is_none());
+    walker.walk(Some(config), None, None, schema, None);
     for row in &mut walker.rows {
         row.reason = Reason::NewObject;
         row.cause = Cause::New;

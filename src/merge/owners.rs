@@ -5,9 +5,10 @@
 
 use crate::fieldpath as path;
 use crate::managedfields::{self, Element};
-use crate::patchmeta::{ListStrategy, PatchMeta, Schema};
+use crate::patchmeta::{PatchMeta, Schema};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The managers client-side apply writes as: a field they own that
 /// last-applied never named was defaulted by the server when apply wrote
@@ -28,13 +29,77 @@ pub struct Writer {
     pub subresource: Option<String>,
 }
 
+/// The managers of one path, as indexes into [`FieldOwners::managers`]:
+/// one manager (nearly every path) without a vector of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Owners {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Owners {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Owners::One(i) => std::slice::from_ref(i),
+            Owners::Many(v) => v,
+        }
+    }
+
+    fn add(&mut self, m: u32) {
+        match self {
+            Owners::One(i) if *i != m => *self = Owners::Many(vec![*i, m]),
+            Owners::Many(v) if !v.contains(&m) => v.push(m),
+            _ => {}
+        }
+    }
+}
+
+/// FxHash: field paths are short and many, and SipHash's resistance is
+/// not needed for a map built and dropped within one object.
+#[derive(Default, Clone, Copy)]
+struct PathHasher(u64);
+
+impl Hasher for PathHasher {
+    fn write(&mut self, mut bytes: &[u8]) {
+        while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
+            self.add(u64::from_le_bytes(*word));
+            bytes = rest;
+        }
+        if let Some((word, rest)) = bytes.split_first_chunk::<4>() {
+            self.add(u64::from(u32::from_le_bytes(*word)));
+            bytes = rest;
+        }
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl PathHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type PathMap = HashMap<String, Owners, BuildHasherDefault<PathHasher>>;
+
 /// The owners of a live object's fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldOwners {
+    /// Manager names in managedFields order (of their first entry).
+    managers: Vec<String>,
+    /// Each manager's latest write, parallel to `managers`.
+    writers: Vec<Writer>,
     /// Path -> managers, in managedFields order.
-    by_path: BTreeMap<String, Vec<String>>,
-    /// Manager -> its latest write.
-    writers: BTreeMap<String, Writer>,
+    by_path: PathMap,
 }
 
 impl FieldOwners {
@@ -52,58 +117,84 @@ impl FieldOwners {
             (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
             _ => None,
         };
+        let mut path = String::new();
+        // A Deployment's apply entry owns about 60 paths: sized once
+        // instead of growing (and rehashing) from a few.
+        out.by_path.reserve(64);
         for e in entries {
             let Some(manager) = e.get("manager").and_then(Value::as_str) else {
                 continue;
             };
-            let time = e.get("time").and_then(Value::as_str).map(String::from);
-            let w = out.writers.entry(manager.into()).or_default();
+            let m = match out.managers.iter().position(|x| x == manager) {
+                Some(i) => i,
+                None => {
+                    out.managers.push(manager.into());
+                    out.writers.push(Writer::default());
+                    out.managers.len() - 1
+                }
+            };
+            let w = &mut out.writers[m];
             // RFC 3339 times in UTC compare as text.
-            if time.is_some() && (w.time.is_none() || time > w.time) {
-                w.time = time;
+            if let Some(time) = e.get("time").and_then(Value::as_str)
+                && w.time.as_deref().is_none_or(|t| time > t)
+            {
+                w.time = Some(time.into());
             }
             if let Some(sub) = e.get("subresource").and_then(Value::as_str) {
                 w.subresource = Some(sub.into());
             }
             if let Some(f) = e.get("fieldsV1") {
-                walk_fields_v1("", f, schema, manager, &mut out.by_path);
+                path.clear();
+                walk_fields_v1(&mut path, f, schema, m as u32, &mut out.by_path);
             }
         }
         out
     }
 
-    /// Every owned path with its managers, as recorded (no ancestors).
-    pub fn exact(&self) -> impl Iterator<Item = (&str, &[String])> {
-        self.by_path.iter().map(|(p, m)| (p.as_str(), m.as_slice()))
+    /// Every owned path with its managers, as recorded (no ancestors),
+    /// sorted by path.
+    pub fn exact(&self) -> Vec<(&str, Vec<&str>)> {
+        let mut out: Vec<(&str, Vec<&str>)> = self
+            .by_path
+            .iter()
+            .map(|(p, o)| (p.as_str(), self.names(o).collect()))
+            .collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+
+    fn names<'s>(&'s self, o: &'s Owners) -> impl ExactSizeIterator<Item = &'s str> + Clone {
+        o.as_slice()
+            .iter()
+            .map(|&i| self.managers[i as usize].as_str())
     }
 
     /// The managers of `path`, or of its nearest owned ancestor (a field
-    /// inside an atomic map or list is owned through it).
-    pub fn of(&self, path: &str) -> &[String] {
+    /// inside an atomic map or list is owned through it), in managedFields
+    /// order.
+    pub fn of<'s>(&'s self, path: &str) -> impl ExactSizeIterator<Item = &'s str> + Clone {
         let mut p = path;
-        loop {
+        let found = loop {
             if let Some(o) = self.by_path.get(p) {
-                return o;
+                break o.as_slice();
             }
             match p.rfind(['.', '[']) {
                 Some(cut) => p = &p[..cut],
-                None => return &[],
+                None => break &[],
             }
-        }
+        };
+        found.iter().map(|&i| self.managers[i as usize].as_str())
     }
 
     /// The managers of `path` other than client-side apply.
     pub fn others(&self, path: &str) -> Vec<&str> {
-        self.of(path)
-            .iter()
-            .map(String::as_str)
-            .filter(|m| !is_apply_manager(m))
-            .collect()
+        self.of(path).filter(|m| !is_apply_manager(m)).collect()
     }
 
     /// A manager's latest write.
     pub fn writer(&self, manager: &str) -> Option<&Writer> {
-        self.writers.get(manager)
+        let i = self.managers.iter().position(|m| m == manager)?;
+        self.writers.get(i)
     }
 
     /// Whether managedFields recorded anything.
@@ -112,43 +203,54 @@ impl FieldOwners {
     }
 }
 
-fn record_owner(out: &mut BTreeMap<String, Vec<String>>, path: &str, manager: &str) {
+fn record_owner(out: &mut PathMap, path: &str, manager: u32) {
     if path.is_empty() {
         return;
     }
-    let entry = out.entry(path.into()).or_default();
-    if !entry.iter().any(|x| x == manager) {
-        entry.push(manager.into());
+    match out.get_mut(path) {
+        Some(o) => o.add(manager),
+        None => {
+            out.insert(path.into(), Owners::One(manager));
+        }
     }
 }
 
-/// The path of a list element named by its fieldsV1 key (`k:{...}`): by
-/// the patch merge key when the schema has one (as the field plan names
-/// it), else by all its keys.
-fn keyed_element(p: &str, keys: &Map<String, Value>, schema: Option<Schema>) -> String {
-    if let Some(ListStrategy::MergeByKey(mk)) = schema.map(|s| s.list_strategy())
-        && let Some(v) = keys.get(&mk)
+/// Append the path of a list element named by its fieldsV1 key
+/// (`k:{...}`): by the patch merge key when the schema has one (as the
+/// field plan names it), else by all its keys.
+fn push_keyed_element(p: &mut String, keys: &Map<String, Value>, schema: Option<Schema>) {
+    if let Some(mk) = schema.and_then(|s| s.merge_key())
+        && let Some(v) = keys.get(mk)
     {
-        return path::element(p, &mk, v);
+        path::push_element(p, mk, v);
+        return;
     }
     if keys.len() == 1
         && let Some((k, v)) = keys.iter().next()
     {
-        return path::element(p, k, v);
+        path::push_element(p, k, v);
+        return;
     }
-    let parts: Vec<String> = keys
-        .iter()
-        .map(|(k, v)| format!("{k}={}", path::element_value(v)))
-        .collect();
-    format!("{p}[{}]", parts.join(","))
+    p.push('[');
+    for (i, (k, v)) in keys.iter().enumerate() {
+        if i > 0 {
+            p.push(',');
+        }
+        p.push_str(k);
+        p.push('=');
+        path::push_element_value(p, v);
+    }
+    p.push(']');
 }
 
+/// Record the owner of every path under `node`; `p` is the path of
+/// `node`, restored on return (one buffer for the whole walk).
 fn walk_fields_v1(
-    p: &str,
+    p: &mut String,
     node: &Value,
     schema: Option<Schema>,
-    manager: &str,
-    out: &mut BTreeMap<String, Vec<String>>,
+    manager: u32,
+    out: &mut PathMap,
 ) {
     let Some(m) = node.as_object() else {
         return;
@@ -157,27 +259,75 @@ fn walk_fields_v1(
         record_owner(out, p, manager);
         return;
     }
+    let len = p.len();
     for (k, v) in m {
-        let (sub, sub_schema) = match managedfields::element(k) {
+        let sub_schema = match managedfields::element(k) {
             Element::Itself => {
                 record_owner(out, p, manager);
                 continue;
             }
-            Element::Field(name) => (path::key(p, name), schema.and_then(|s| s.field(name))),
+            Element::Field(name) => {
+                path::push_key(p, name);
+                schema.and_then(|s| s.field(name))
+            }
             Element::Key { keys, raw } => {
-                let items = schema.and_then(|s| s.items());
                 match keys {
-                    Some(keys) => (keyed_element(p, &keys, schema), items),
-                    None => (format!("{p}[{raw}]"), items),
+                    Some(keys) => push_keyed_element(p, &keys, schema),
+                    None => {
+                        p.push('[');
+                        p.push_str(raw);
+                        p.push(']');
+                    }
                 }
+                schema.and_then(|s| s.items())
             }
             Element::Value { value, raw } => {
-                let v = value.unwrap_or_else(|| Value::String(raw.into()));
-                (format!("{p}[{}]", path::element_value(&v)), None)
+                p.push('[');
+                match value {
+                    Some(v) => path::push_element_value(p, &v),
+                    None => p.push_str(raw),
+                }
+                p.push(']');
+                None
             }
-            Element::Index(i) => (format!("{p}[{i}]"), schema.and_then(|s| s.items())),
-            Element::Other(k) => (path::key(p, k), None),
+            Element::Index(i) => {
+                p.push('[');
+                p.push_str(i);
+                p.push(']');
+                schema.and_then(|s| s.items())
+            }
+            Element::Other(k) => {
+                path::push_key(p, k);
+                None
+            }
         };
-        walk_fields_v1(&sub, v, sub_schema, manager, out);
+        walk_fields_v1(p, v, sub_schema, manager, out);
+        p.truncate(len);
+    }
+}
+
+/// The owners of a live object's fields, read from managedFields the
+/// first time a row needs them (an object whose rows need no owner never
+/// reads them), then shared by the causes and the hazards.
+pub(crate) struct LazyOwners<'v> {
+    live: &'v Value,
+    cell: std::cell::OnceCell<FieldOwners>,
+}
+
+impl<'v> LazyOwners<'v> {
+    pub fn new(live: &'v Value) -> LazyOwners<'v> {
+        LazyOwners {
+            live,
+            cell: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub fn get(&self) -> &FieldOwners {
+        self.cell.get_or_init(|| FieldOwners::from_live(self.live))
+    }
+
+    /// The live object the owners are read from.
+    pub fn live(&self) -> &'v Value {
+        self.live
     }
 }

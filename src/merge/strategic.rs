@@ -103,11 +103,29 @@ fn diff_maps(
 ) -> Result<Map<String, Value>, MergeError> {
     let mut patch = Map::new();
     let mut retain: Vec<Value> = Vec::new();
+    // Both maps are sorted: walked side by side instead of looking every
+    // key of one up in the other. A key only in `original` is deleted.
+    let mut originals = original.iter().peekable();
+    let mut additional = false;
+    let mut only_original = |key: &String, ov: &Value, patch: &mut Map<String, Value>| {
+        if !opts.ignore_deletions {
+            patch.insert(key.clone(), Value::Null);
+        }
+        additional |= !ov.is_null();
+    };
     for (key, mv) in modified {
         if opts.retain_keys && !mv.is_null() {
             retain.push(Value::String(key.clone()));
         }
-        let Some(ov) = original.get(key) else {
+        let mut found = None;
+        while let Some((ok, ov)) = originals.next_if(|(ok, _)| *ok <= key) {
+            if ok == key {
+                found = Some(ov);
+            } else {
+                only_original(ok, ov, &mut patch);
+            }
+        }
+        let Some(ov) = found else {
             if !opts.ignore_changes {
                 patch.insert(key.clone(), mv.clone());
             }
@@ -160,16 +178,9 @@ fn diff_maps(
             }
         }
     }
-    if !opts.ignore_deletions {
-        for key in original.keys() {
-            if !modified.contains_key(key) {
-                patch.insert(key.clone(), Value::Null);
-            }
-        }
+    for (ok, ov) in originals {
+        only_original(ok, ov, &mut patch);
     }
-    let additional = original
-        .iter()
-        .any(|(k, v)| !v.is_null() && !modified.contains_key(k));
     if !retain.is_empty() && (!patch.is_empty() || additional) {
         sort_scalars(&mut retain);
         patch.insert(RETAIN_KEYS.into(), Value::Array(retain));
@@ -190,11 +201,10 @@ fn slice_diff(
     schema: Option<Schema<'_>>,
     opts: Opts,
 ) -> Result<(), MergeError> {
-    let strategy = schema.map(|s| s.list_strategy());
-    let merge_key = match strategy {
-        Some(ListStrategy::MergeByKey(k)) => k,
-        Some(ListStrategy::MergePrimitive) => String::new(),
-        _ => {
+    let merge_key = match schema.and_then(|s| s.merge_strategy()) {
+        Some(Some(k)) => k,
+        Some(None) => "",
+        None => {
             if !opts.ignore_changes && !deep_eq_slices(original, modified) {
                 patch.insert(key.into(), Value::Array(modified.to_vec()));
             }
@@ -207,7 +217,7 @@ fn slice_diff(
     };
     let items = schema.and_then(|s| s.items());
     let lpath = child(path, key);
-    let (add, del, order) = diff_lists(&lpath, original, modified, items, &merge_key, sub_opts)?;
+    let (add, del, order) = diff_lists(&lpath, original, modified, items, merge_key, sub_opts)?;
     if !add.is_empty() {
         patch.insert(key.into(), Value::Array(add));
     }
@@ -326,21 +336,23 @@ fn no_merge_key(path: &str, merge_key: &str) -> MergeError {
     }
 }
 
+type Keyed<'v> = (std::borrow::Cow<'v, str>, &'v Value);
+
 fn sorted_by_key<'v>(
     path: &str,
     list: &'v [Value],
     merge_key: &str,
-) -> Result<Vec<(String, &'v Value)>, MergeError> {
+) -> Result<Vec<Keyed<'v>>, MergeError> {
     let mut out = Vec::with_capacity(list.len());
     for v in list {
         let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
-        out.push((sprint(k), v));
+        out.push((crate::gocompat::sprint_cow(k), v));
     }
     // Go sorts with Less = "i <= j" (sort.StringsAreSorted on the pair),
     // and sort.Sort's insertion sort (lists up to 12 elements) then
     // reverses every run of equal keys: elements sharing a merge key are
     // compared last-first, as kubectl does (recorded from kubectl 1.32).
-    let mut idx: Vec<(usize, (String, &'v Value))> = out.into_iter().enumerate().collect();
+    let mut idx: Vec<(usize, Keyed<'v>)> = out.into_iter().enumerate().collect();
     idx.sort_by(|a, b| a.1.0.cmp(&b.1.0).then(b.0.cmp(&a.0)));
     Ok(idx.into_iter().map(|(_, e)| e).collect())
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
     merge::FieldOwners::from_live(live)
         .exact()
+        .into_iter()
         .map(|(p, ms)| (p.to_string(), ms.join(", ")))
         .collect()
 }

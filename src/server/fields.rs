@@ -199,25 +199,23 @@ fn merge_into(out: &mut Map<String, Value>, key: String, sub: Value) {
 
 /// Leaf paths of `new` whose value differs from `old` (new or changed).
 pub fn changed(old: &Value, new: &Value, schema: Option<Schema<'_>>) -> FieldSet {
-    let before = leaf_values(old, schema);
-    let after = leaf_values(new, schema);
-    after
-        .into_iter()
-        .filter(|(p, v)| before.get(p) != Some(v))
-        .map(|(p, _)| p)
-        .collect()
+    changed_leaves(old, new, &leaves(new, schema), schema)
 }
 
-fn leaf_values(
-    v: &Value,
+/// [`changed`], given the leaves of `new` (`leaves(new, schema)`).
+fn changed_leaves(
+    old: &Value,
+    new: &Value,
+    new_leaves: &FieldSet,
     schema: Option<Schema<'_>>,
-) -> std::collections::BTreeMap<FieldPath, Value> {
-    let set = leaves(v, schema);
-    set.into_iter()
-        .map(|p| {
-            let val = lookup(v, &p).cloned().unwrap_or(Value::Null);
-            (p, val)
-        })
+) -> FieldSet {
+    static NULL: Value = Value::Null;
+    let before = leaves(old, schema);
+    let at = |v, p| lookup(v, p).unwrap_or(&NULL);
+    new_leaves
+        .iter()
+        .filter(|p| !before.contains(*p) || at(old, p) != at(new, p))
+        .cloned()
         .collect()
 }
 
@@ -300,7 +298,7 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
     let present = leaves(new, schema);
     let owned = match &w.applied {
         Some(set) => set.clone(),
-        None => changed(old_v, new, schema),
+        None => changed_leaves(old_v, new, &present, schema),
     };
     let mut entries: Vec<Value> = old
         .and_then(|o| o["metadata"]["managedFields"].as_array().cloned())
@@ -439,6 +437,36 @@ mod tests {
             for s in [schema, None] {
                 assert_eq!(leaves_fields_v1(v, s), to_fields_v1(&leaves(v, s)), "{v}");
             }
+        }
+    }
+
+    /// `changed` is what comparing every leaf's value before and after
+    /// gives (a leaf not there before is changed).
+    #[test]
+    fn changed_leaves_are_those_whose_value_differs() {
+        let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+        let old = json!({"metadata": {"name": "d", "labels": {"a": "b", "gone": "x"}},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [
+                {"name": "c", "image": "i", "args": ["a"], "env": [{"name": "E", "value": "1"}]}]}}}});
+        let new = json!({"metadata": {"name": "d", "labels": {"a": "b", "new": "y"}},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                {"name": "c", "image": "i", "args": ["a", "b"], "env": [{"name": "E", "value": "1"}]},
+                {"name": "s", "image": "j"}]}}}});
+        for s in [schema, None] {
+            let value = |v: &Value, p: &FieldPath| lookup(v, p).cloned().unwrap_or(Value::Null);
+            let before = leaves(&old, s);
+            let want: FieldSet = leaves(&new, s)
+                .into_iter()
+                .filter(|p| !before.contains(p) || value(&old, p) != value(&new, p))
+                .collect();
+            let got = changed(&old, &new, s);
+            assert_eq!(got, want);
+            assert!(got.contains(&vec!["f:spec".to_string(), "f:replicas".to_string()]));
+            assert!(!got.contains(&vec![
+                "f:metadata".to_string(),
+                "f:labels".to_string(),
+                "f:a".to_string()
+            ]));
         }
     }
 

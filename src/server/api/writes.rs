@@ -388,21 +388,13 @@ fn write_served(
     if !causes.is_empty() {
         return Err(ApiError::invalid(r, &name, &causes));
     }
-    let spec_of = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v.as_object_mut() {
-            m.remove("metadata");
-            m.remove("status");
-        }
-        v
-    };
     let now = store::now();
     match old {
         Some(o) => {
             for k in ["uid", "creationTimestamp", "generation", "resourceVersion"] {
                 new["metadata"][k] = o["metadata"][k].clone();
             }
-            if has_generation(r) && spec_of(o) != spec_of(&new) {
+            if has_generation(r) && !same_but(o, &new, &["metadata", "status"], &[]) {
                 let g = o["metadata"]["generation"].as_i64().unwrap_or(1);
                 new["metadata"]["generation"] = json!(g + 1);
             }
@@ -447,15 +439,7 @@ fn write_served(
     );
     if let Some(o) = old {
         // A write that changes nothing keeps the resourceVersion.
-        let strip = |v: &Value| {
-            let mut v = v.clone();
-            if let Some(m) = v["metadata"].as_object_mut() {
-                m.remove("resourceVersion");
-                m.remove("managedFields");
-            }
-            v
-        };
-        if strip(o) == strip(&new) {
+        if same_but(o, &new, &[], &["resourceVersion", "managedFields"]) {
             return Ok(done(out(r, o)));
         }
     }
@@ -478,6 +462,32 @@ fn write_served(
         object: served(r, new),
         json,
     })
+}
+
+/// Whether `a` and `b` are equal but for the top-level fields `top` and
+/// the metadata fields `meta` (compared in place, not on copies).
+fn same_but(a: &Value, b: &Value, top: &[&str], meta: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    fn kept<'a>(
+        m: &'a serde_json::Map<String, Value>,
+        skip: &[&str],
+    ) -> Vec<(&'a String, &'a Value)> {
+        m.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .collect()
+    }
+    let (a, b) = (kept(a, top), kept(b, top));
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|((ka, va), (kb, vb))| {
+            ka == kb
+                && if *ka == "metadata" && !meta.is_empty() {
+                    same_but(va, vb, meta, &[])
+                } else {
+                    va == vb
+                }
+        })
 }
 
 /// What fails to decode into the Go types before validation even starts.
@@ -595,5 +605,41 @@ pub(super) fn commit(
             let ns = obj["metadata"]["namespace"].as_str().map(str::to_string);
             create(st, r, ns.as_deref(), obj, ctx).map(|w| w.object)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_but;
+    use serde_json::json;
+
+    #[test]
+    fn same_but_ignores_only_the_fields_named() {
+        let a = json!({"metadata": {"name": "a", "resourceVersion": "1", "managedFields": [1]},
+            "spec": {"x": 1}, "status": {"y": 1}});
+        let mut b = a.clone();
+        b["metadata"]["resourceVersion"] = json!("2");
+        b["metadata"]["managedFields"] = json!([2]);
+        assert!(same_but(&a, &b, &[], &["resourceVersion", "managedFields"]));
+        assert!(!same_but(&a, &b, &[], &["resourceVersion"]));
+        b["status"]["y"] = json!(2);
+        assert!(!same_but(
+            &a,
+            &b,
+            &[],
+            &["resourceVersion", "managedFields"]
+        ));
+        assert!(same_but(&a, &b, &["metadata", "status"], &[]));
+        b["spec"]["x"] = json!(2);
+        assert!(!same_but(&a, &b, &["metadata", "status"], &[]));
+        let mut c = a.clone();
+        c["metadata"]["labels"] = json!({"l": "v"});
+        assert!(!same_but(
+            &a,
+            &c,
+            &[],
+            &["resourceVersion", "managedFields"]
+        ));
+        assert!(same_but(&a, &c, &["metadata"], &[]));
     }
 }
