@@ -152,8 +152,9 @@ impl fmt::Debug for FieldLines {
 /// An object kept as compact JSON text, read back when asked for: a few
 /// hundred bytes where a [`Value`] takes kilobytes (each of its maps is a
 /// B-tree node of eleven slots), and a load holds every manifest at once.
-#[derive(Clone, PartialEq)]
-enum Packed {
+/// (Also the TUI's rows keep their config and live object so.)
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum Packed {
     Json(Box<str>),
     /// Nested deeper than serde_json reads back.
     Value(Box<Value>),
@@ -163,7 +164,7 @@ enum Packed {
 const PACKED_DEPTH: usize = 120;
 
 impl Packed {
-    fn new(v: Value) -> Packed {
+    pub(crate) fn new(v: Value) -> Packed {
         fn deeper_than(v: &Value, n: usize) -> bool {
             match v {
                 Value::Array(_) | Value::Object(_) if n == 0 => true,
@@ -181,7 +182,15 @@ impl Packed {
         }
     }
 
-    fn value(&self) -> Value {
+    /// Bytes of its JSON text (of the value's, where it is kept whole).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Packed::Json(text) => text.len(),
+            Packed::Value(v) => v.to_string().len(),
+        }
+    }
+
+    pub(crate) fn value(&self) -> Value {
         match self {
             // Exact: numbers keep their kind and floats round-trip
             // (float_roundtrip), keys keep their order.

@@ -1207,3 +1207,23 @@ fn kubectl_get_prints_each_kinds_columns() {
     let out = k.ok(&["get", "rolebinding/rb", "-o", "wide"]);
     assert!(words(&out).ends_with("default/default"), "{out}");
 }
+
+/// A kind without metadata.generation (a ConfigMap) has none after an
+/// update either: `kubectl diff` (a server dry run of the PATCH) shows only
+/// the data change, and the stored object has no `generation: null`.
+#[test]
+fn an_update_adds_no_generation_to_a_kind_without_one() {
+    let Some((k, c)) = setup() else { return };
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gen\ndata:\n  a: \"1\"\n";
+    let file = c.write("cm.yaml", cm);
+    k.ok(&["apply", "-f", &file]);
+    let file = c.write("cm.yaml", &cm.replace("\"1\"", "\"2\""));
+    let out = k.run(&["diff", "-f", &file], &[]);
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(diff.contains("+  a: \"2\""), "{diff}");
+    assert!(!diff.contains("generation"), "{diff}");
+    k.ok(&["apply", "-f", &file]);
+    let live = c.get("v1", "ConfigMap", Some("default"), "gen").unwrap();
+    assert_eq!(live["data"]["a"], json!("2"));
+    assert!(live["metadata"].get("generation").is_none(), "{live}");
+}

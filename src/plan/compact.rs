@@ -8,7 +8,7 @@
 //! row that was split.
 
 use super::{ObjectPlan, PlanOptions, plan_object_owned};
-use crate::manifest::{Manifest, Source};
+use crate::manifest::{Manifest, Packed, Source};
 use serde_json::Value;
 
 /// The config and live object of one row, as compact JSON, and how the rest
@@ -19,18 +19,18 @@ pub struct Compact {
     /// against the live object (or its absence): plan again. Otherwise (an
     /// error row, a prune candidate) the row is whole without them.
     replan: bool,
-    config: Option<Box<[u8]>>,
-    live: Option<Box<[u8]>>,
+    config: Option<Packed>,
+    live: Option<Packed>,
 }
 
-fn bytes(v: Option<Value>) -> Option<Box<[u8]>> {
-    // Writing a Value to memory cannot fail (its map keys are strings).
-    v.and_then(|v| serde_json::to_vec(&v).ok())
-        .map(Vec::into_boxed_slice)
+// As a manifest keeps its object: compact JSON, or the value itself where
+// it is nested deeper than serde_json reads back (never lost on the way).
+fn bytes(v: Option<Value>) -> Option<Packed> {
+    v.map(Packed::new)
 }
 
-fn value(b: &Option<Box<[u8]>>) -> Option<Value> {
-    b.as_deref().and_then(|b| serde_json::from_slice(b).ok())
+fn value(b: &Option<Packed>) -> Option<Value> {
+    b.as_ref().map(Packed::value)
 }
 
 /// The row without its field rows, patch, last-applied, config and live
@@ -139,5 +139,23 @@ mod tests {
         let (lean, compact) = split(plan_object_owned(&m, Some(live), &opts));
         assert_eq!(lean.action, crate::plan::ObjectAction::Update);
         assert!(!compact.is_empty());
+    }
+
+    #[test]
+    fn a_deeply_nested_object_comes_back_whole() {
+        // Deeper than serde_json reads back from text (128 levels).
+        let mut deep = json!("leaf");
+        for _ in 0..200 {
+            deep = json!({ "x": deep });
+        }
+        let mut plan = super::super::prune_candidate(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "deep", "namespace": "a"}}),
+            "gone".into(),
+        );
+        plan.live = Some(json!({"kind": "ConfigMap", "data": deep}));
+        let (lean, compact) = split(plan.clone());
+        assert!(lean.live.is_none() && !compact.is_empty());
+        assert_eq!(compact.rebuild(&lean), plan);
     }
 }

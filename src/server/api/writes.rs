@@ -392,7 +392,16 @@ fn write_served(
     match old {
         Some(o) => {
             for k in ["uid", "creationTimestamp", "generation", "resourceVersion"] {
-                new["metadata"][k] = o["metadata"][k].clone();
+                // A field the stored object lacks stays absent (a ConfigMap
+                // has no generation: copying it would write `null`).
+                match o["metadata"].get(k) {
+                    Some(v) => new["metadata"][k] = v.clone(),
+                    None => {
+                        if let Some(m) = new["metadata"].as_object_mut() {
+                            m.remove(k);
+                        }
+                    }
+                }
             }
             if has_generation(r) && !same_but(o, &new, &["metadata", "status"], &[]) {
                 let g = o["metadata"]["generation"].as_i64().unwrap_or(1);
