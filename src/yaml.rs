@@ -550,9 +550,8 @@ pub fn parse_json(text: &str) -> Result<Vec<Node>, YamlError> {
     let mut start = 0;
     while let Some(item) = stream.next() {
         let end = stream.byte_offset();
-        let value =
-            item.map_err(|e| YamlError::at(e.line().max(1), e.column().max(1), e.to_string()))?;
-        let value = normalize_json(value);
+        let mut value = item.map_err(json_error)?;
+        normalize_json_in_place(&mut value);
         // Position of the value's first character.
         let lead = text[start..end].len() - text[start..end].trim_start().len();
         let first = start + lead;
@@ -575,6 +574,15 @@ pub fn parse_json(text: &str) -> Result<Vec<Node>, YamlError> {
     Ok(docs)
 }
 
+/// serde_json's error at its line and column, its message without the
+/// " at line N column M" it ends with (the error names the place once).
+fn json_error(e: serde_json::Error) -> YamlError {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    let message = text.strip_suffix(&place).unwrap_or(&text).to_string();
+    YamlError::at(e.line().max(1), e.column().max(1), message)
+}
+
 /// The values of a JSON stream, numbers as kubectl reads them (see
 /// [`parse_json`]), null documents skipped; no lines. For live objects
 /// saved from a cluster, where only the values matter: one pass of
@@ -583,8 +591,7 @@ pub fn parse_json_values(text: &str) -> Result<Vec<Value>, YamlError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut docs = Vec::new();
     for item in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
-        let mut value =
-            item.map_err(|e| YamlError::at(e.line().max(1), e.column().max(1), e.to_string()))?;
+        let mut value = item.map_err(json_error)?;
         normalize_json_in_place(&mut value);
         if !value.is_null() {
             docs.push(value);
@@ -593,7 +600,10 @@ pub fn parse_json_values(text: &str) -> Result<Vec<Value>, YamlError> {
     Ok(docs)
 }
 
-/// [`normalize_json`] without rebuilding the tree: only numbers change.
+/// Numbers as kubectl's JSON round trip leaves them: floats with an
+/// integral value become integers (`1.0` is written `1` and read back as an
+/// integer), integers beyond int64 become floats. In place: only numbers
+/// change.
 fn normalize_json_in_place(v: &mut Value) {
     match v {
         Value::Number(n) => {
@@ -607,26 +617,6 @@ fn normalize_json_in_place(v: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(normalize_json_in_place),
         Value::Object(m) => m.values_mut().for_each(normalize_json_in_place),
         _ => {}
-    }
-}
-
-/// Numbers as kubectl's JSON round trip leaves them: floats with an
-/// integral value become integers (`1.0` is written `1` and read back as an
-/// integer), integers beyond int64 become floats.
-fn normalize_json(v: Value) -> Value {
-    match v {
-        // Beyond int64, kubectl's JSON reader falls back to a float.
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() || (n.is_u64() && n.as_i64().is_none()) => {
-                float_value(f).unwrap_or(Value::Number(n))
-            }
-            _ => Value::Number(n),
-        },
-        Value::Array(items) => Value::Array(items.into_iter().map(normalize_json).collect()),
-        Value::Object(m) => {
-            Value::Object(m.into_iter().map(|(k, v)| (k, normalize_json(v))).collect())
-        }
-        other => other,
     }
 }
 
@@ -1920,5 +1910,15 @@ mod tests {
                     .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
+    }
+
+    #[test]
+    fn a_json_error_names_its_place_once() {
+        let e = parse_json(r#"{"a": 1"#).unwrap_err();
+        assert_eq!(e.line, 1);
+        assert_eq!(e.message, "EOF while parsing an object");
+        let e = parse_json_values("{\n  \"a\": ]\n}").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert_eq!(e.message, "expected value");
     }
 }

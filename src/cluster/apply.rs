@@ -9,7 +9,7 @@ use super::deps::{
 };
 use super::discovery::ResourceInfo;
 use super::live::fill_type;
-use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec};
+use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec, go_body};
 use crate::merge::{LAST_APPLIED, Patch};
 use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, Failure, ObjectResult, Outcome, Prerequisite, Propagation};
@@ -251,10 +251,6 @@ pub fn slim_for_delete(mut p: ObjectPlan) -> ObjectPlan {
 }
 
 /// A request body encoded as kubectl (Go) encodes it.
-fn go_body(v: &Value) -> bytes::Bytes {
-    bytes::Bytes::from(crate::gocompat::json(v).into_bytes())
-}
-
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
     let policy = propagation.policy();
     if typed {

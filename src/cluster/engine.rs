@@ -198,17 +198,13 @@ impl Engine for KubeEngine {
             let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
             let loaded = self.read_for_load().await?;
             // The load is handed over (no copy); live objects move into the plan.
-            let mut objects = Vec::new();
-            let mut planned = session
-                .plan_each(loaded, &self.prune, Some(progress), true, |o| {
-                    objects.push(o)
-                })
+            let planned = session
+                .plan(loaded, &self.prune, Some(progress))
                 .await
                 .map_err(|e| e.to_string())?;
             if let Ok(mut s) = self.applyset.lock() {
                 *s = planned.applyset;
             }
-            planned.plan.objects = objects;
             Ok(planned.plan)
         }
         .boxed()

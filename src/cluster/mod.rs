@@ -413,7 +413,7 @@ impl Session {
     ) -> Result<Value, ClusterError> {
         // Encoded as kubectl (Go) encodes it, so the bytes on the wire match
         // what kubectl sends for the same change.
-        let body = body.map(|b| bytes::Bytes::from(crate::gocompat::json(b).into_bytes()));
+        let body = body.map(go_body);
         self.call_encoded(method, path, query, content_type, body, true)
             .await
     }
@@ -728,6 +728,11 @@ pub(crate) use crate::objref::split_api_version;
 /// stream's type, which the `Send` bound of boxed futures needs.
 pub(crate) fn collect_vec<T>(it: impl Iterator<Item = T>) -> Vec<T> {
     it.collect()
+}
+
+/// A request body as kubectl writes it (Go's JSON).
+pub(crate) fn go_body(v: &Value) -> bytes::Bytes {
+    bytes::Bytes::from(crate::gocompat::json(v).into_bytes())
 }
 
 #[cfg(test)]

@@ -174,8 +174,6 @@ pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     }
 }
 
-/// Text from manifests and servers as drawn: control characters escaped
-/// (before it is measured, so the columns fit what is drawn).
 /// Each char of `a` flagged when it is not in `b` (a char-level diff).
 fn differs(a: &str, b: &str) -> Vec<bool> {
     let mut out = Vec::with_capacity(a.chars().count());

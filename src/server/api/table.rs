@@ -564,11 +564,7 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
                     .map(|k| &o[k])
                     .find(|t| t.is_string())
                     .unwrap_or(&Value::Null);
-                json!(if t.is_string() {
-                    since(t)
-                } else {
-                    "<unknown>".into()
-                })
+                json!(since(t))
             }),
             col("Type", |o| o["type"].clone()),
             col("Reason", |o| o["reason"].clone()),

@@ -50,7 +50,6 @@ impl App {
         self.selected().map(ObjectPlan::id)
     }
 
-    /// Rebuild with the cursor on `keep` when it is still listed.
     /// The kind as the list shows it: `Gateway`, or `Gateway.networking.istio.io`
     /// when the plan holds a `Gateway` of another group too.
     pub fn kind_label<'a>(&self, o: &'a ObjectPlan) -> std::borrow::Cow<'a, str> {
@@ -62,6 +61,7 @@ impl App {
         }
     }
 
+    /// Rebuild with the cursor on `keep` when it is still listed.
     pub(super) fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {

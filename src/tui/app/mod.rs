@@ -702,7 +702,6 @@ impl App {
                             objects,
                             prune_skipped: plan.prune_skipped,
                         };
-                        compact.resize_with(plan.objects.len(), || None);
                         self.set_plan(plan, compact);
                         // Forget marks and exclusions of objects that are gone.
                         let keys: BTreeSet<ObjectRef> =
