@@ -10,6 +10,10 @@
 //! `/proc/thread-self/schedstat`, Linux), which other processes do not
 //! inflate.
 
+// The binaries' allocator (src/main.rs), so the numbers are theirs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kapply::manifest::{LoadOptions, parse_str};
 use kapply::plan::{PlanOptions, plan_object_owned};

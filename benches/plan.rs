@@ -2,6 +2,10 @@
 //! discovery, one LIST per (resource, namespace), three-way merge per object.
 //! `cargo bench --bench plan`
 
+// The binaries' allocator (src/main.rs), so the numbers are theirs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use kapply::cluster::{ApplyOptions, ClusterOptions, PruneOptions, Session};
 use kapply::manifest::{LoadOptions, load};

@@ -4,6 +4,10 @@
 #[path = "../tests/tui_fixture/mod.rs"]
 mod tui_fixture;
 
+// The binaries' allocator (src/main.rs), so the numbers are theirs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use kapply::tui::app::Msg;
 use kapply::tui::{App, Options};
