@@ -62,31 +62,35 @@ fn or(v: &Value, none: &str) -> Value {
     }
 }
 
-/// `k=v,k2=v2`, keys sorted; `<none>` when empty.
-fn labels(m: &Value) -> String {
-    let mut kv: Vec<String> = m
-        .as_object()
+/// `parts` joined by commas, `none` when there is none.
+fn list_or<S: std::borrow::Borrow<str>>(parts: &[S], none: &str) -> String {
+    if parts.is_empty() {
+        none.into()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// `k=v` of each entry of a string map, in its order.
+fn pairs(m: &Value) -> Vec<String> {
+    m.as_object()
         .into_iter()
         .flatten()
         .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
+        .collect()
+}
+
+/// `k=v,k2=v2`, keys sorted; `<none>` when empty.
+fn labels(m: &Value) -> String {
+    let mut kv = pairs(m);
     kv.sort();
-    if kv.is_empty() {
-        "<none>".into()
-    } else {
-        kv.join(",")
-    }
+    list_or(&kv, "<none>")
 }
 
 /// A label selector as kubectl writes it: `app=web,tier in (a,b)`;
 /// `<none>` for an empty one.
 fn selector(s: &Value) -> String {
-    let mut parts: Vec<String> = s["matchLabels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
+    let mut parts = pairs(&s["matchLabels"]);
     for e in s["matchExpressions"].as_array().into_iter().flatten() {
         let key = e["key"].as_str().unwrap_or_default();
         let values: Vec<&str> = e["values"]
@@ -103,11 +107,7 @@ fn selector(s: &Value) -> String {
             op => format!("{key} {op}"),
         });
     }
-    if parts.is_empty() {
-        "<none>".into()
-    } else {
-        parts.join(",")
-    }
+    list_or(&parts, "<none>")
 }
 
 /// The pod template's container names, then its images.
@@ -151,11 +151,7 @@ fn service_ports(o: &Value) -> String {
             }
         })
         .collect();
-    if ports.is_empty() {
-        "<none>".into()
-    } else {
-        ports.join(",")
-    }
+    list_or(&ports, "<none>")
 }
 
 fn load_balancer(o: &Value) -> Vec<String> {
@@ -187,11 +183,7 @@ fn external_ip(o: &Value) -> String {
         }
         _ => {}
     }
-    if ips.is_empty() {
-        "<none>".into()
-    } else {
-        ips.join(",")
-    }
+    list_or(&ips, "<none>")
 }
 
 /// The condition of `type` that is `True`.
@@ -544,11 +536,7 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
                     .flatten()
                     .map(|r| r["host"].as_str().unwrap_or("*"))
                     .collect();
-                json!(if hosts.is_empty() {
-                    "*".to_string()
-                } else {
-                    hosts.join(",")
-                })
+                json!(list_or(&hosts, "*"))
             }),
             col("Address", |o| json!(load_balancer(o).join(","))),
             col("Ports", |o| {
@@ -584,11 +572,7 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
                     .flatten()
                     .filter_map(|(k, _)| k.strip_prefix("node-role.kubernetes.io/"))
                     .collect();
-                json!(if roles.is_empty() {
-                    "<none>".to_string()
-                } else {
-                    roles.join(",")
-                })
+                json!(list_or(&roles, "<none>"))
             }),
             AGE,
             col("Version", |o| {
@@ -838,6 +822,60 @@ mod tests {
         assert_eq!(
             cells(&cols, &gone)[1..4],
             [json!("0/2"), json!("Terminating"), json!(0)]
+        );
+    }
+
+    /// Lists are joined by commas, and say so when empty: `<none>`, or
+    /// `*` for an Ingress's hosts.
+    #[test]
+    fn lists_are_joined_or_say_there_is_none() {
+        let row = |group, kind, o: serde_json::Value| cells(&columns(group, kind), &o);
+        let node = |labels| json!({"metadata": {"name": "n", "labels": labels}});
+        let roles = json!({"node-role.kubernetes.io/a": "", "node-role.kubernetes.io/b": "",
+            "x": "y"});
+        assert_eq!(row("", "Node", node(roles))[2], json!("a,b"));
+        assert_eq!(row("", "Node", node(json!({})))[2], json!("<none>"));
+        let ing = |rules| json!({"metadata": {"name": "i"}, "spec": {"rules": rules}});
+        let hosts = json!([{"host": "a.example.com"}, {}]);
+        assert_eq!(
+            row("networking.k8s.io", "Ingress", ing(hosts))[2],
+            json!("a.example.com,*")
+        );
+        assert_eq!(
+            row("networking.k8s.io", "Ingress", ing(json!([])))[2],
+            json!("*")
+        );
+        let np = |sel| json!({"metadata": {"name": "p"}, "spec": {"podSelector": sel}});
+        let sel = json!({"matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]});
+        assert_eq!(
+            row("networking.k8s.io", "NetworkPolicy", np(sel))[1],
+            json!("app=web,tier in (a,b)")
+        );
+        assert_eq!(
+            row("networking.k8s.io", "NetworkPolicy", np(json!({})))[1],
+            json!("<none>")
+        );
+        let ds = |sel| {
+            json!({"metadata": {"name": "d"},
+            "spec": {"template": {"spec": {"nodeSelector": sel}}}})
+        };
+        let sel = json!({"b": "2", "a": "1"});
+        assert_eq!(row("apps", "DaemonSet", ds(sel))[6], json!("a=1,b=2"));
+        assert_eq!(
+            row("apps", "DaemonSet", ds(json!(null)))[6],
+            json!("<none>")
+        );
+        let svc = |spec| json!({"metadata": {"name": "s"}, "spec": spec});
+        let lb = json!({"type": "LoadBalancer", "ports": [{"port": 80, "nodePort": 30080}]});
+        assert_eq!(
+            row("", "Service", svc(lb))[3..5],
+            [json!("<pending>"), json!("80:30080/TCP")]
+        );
+        let plain = json!({"externalIPs": ["1.2.3.4", "5.6.7.8"]});
+        assert_eq!(
+            row("", "Service", svc(plain))[3..5],
+            [json!("1.2.3.4,5.6.7.8"), json!("<none>")]
         );
     }
 
