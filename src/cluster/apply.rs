@@ -125,6 +125,12 @@ fn is_first(p: &ObjectPlan) -> bool {
             && p.kind == "CustomResourceDefinition")
 }
 
+/// The group a CustomResourceDefinition's row defines: its config's
+/// `spec.group` (kept for the first phase by [`lighten`]).
+fn defined_group(p: &ObjectPlan) -> Option<&str> {
+    p.config.as_ref()?.pointer("/spec/group")?.as_str()
+}
+
 fn last_applied_of(live: &Value) -> Option<Value> {
     live.pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
@@ -349,13 +355,7 @@ impl Session {
                     }
                     if item.plan.kind == "Namespace" {
                         pending_namespaces.push(item.plan.name.clone());
-                    } else if let Some(g) = item
-                        .plan
-                        .config
-                        .as_ref()
-                        .and_then(|c| c.pointer("/spec/group"))
-                        .and_then(Value::as_str)
-                    {
+                    } else if let Some(g) = defined_group(&item.plan) {
                         pending_groups.push(g.to_string());
                     }
                 }
@@ -368,14 +368,7 @@ impl Session {
                         item.plan.kind == "CustomResourceDefinition"
                             && r.as_ref().is_some_and(ObjectResult::ok)
                     })
-                    .filter_map(|(item, _)| {
-                        item.plan
-                            .config
-                            .as_ref()?
-                            .pointer("/spec/group")?
-                            .as_str()
-                            .map(str::to_string)
-                    })
+                    .filter_map(|(item, _)| defined_group(&item.plan).map(str::to_string))
                     .collect();
                 if !crd_groups.is_empty() {
                     self.rediscover();
@@ -524,7 +517,7 @@ impl Session {
         };
         let info = match self.resolve(plan, crd_groups, halt).await {
             Ok(i) => i,
-            Err(done) => return done,
+            Err(r) => return Prepared::Done(r),
         };
         // A custom kind of unknown scope was planned without a namespace.
         let mut config = config.clone();
@@ -639,19 +632,20 @@ impl Session {
         }
     }
 
-    /// The resource of a planned row ([`Self::resource_waiting`]), or the
-    /// row's failure (noted, so that an unreachable server halts the run).
+    /// The resource of a planned row ([`Self::resource_waiting`]; without
+    /// CRD groups, [`Session::resource`]), or the row's failure (noted, so
+    /// that an unreachable server halts the run).
     async fn resolve(
         &self,
         plan: &ObjectPlan,
         crd_groups: &[String],
         halt: &Halt,
-    ) -> Result<ResourceInfo, Prepared> {
+    ) -> Result<ResourceInfo, ObjectResult> {
         self.resource_waiting(&plan.api_version, &plan.kind, crd_groups)
             .await
             .map_err(|e| {
                 halt.note(&e);
-                Prepared::Done(fail(plan.id(), failure(&e)))
+                fail(plan.id(), failure(&e))
             })
     }
 
@@ -666,7 +660,7 @@ impl Session {
         let name = plan.id();
         let info = match self.resolve(plan, crd_groups, halt).await {
             Ok(i) => i,
-            Err(done) => return done,
+            Err(r) => return Prepared::Done(r),
         };
         let ns = match (&plan.namespace, info.namespaced) {
             (Some(ns), true) => Some(ns.as_str()),
@@ -933,12 +927,9 @@ impl Session {
             {
                 body["preconditions"] = json!({ "uid": uid });
             }
-            let info = match self.resource(&p.api_version, &p.kind).await {
+            let info = match self.resolve(p, &[], halt).await {
                 Ok(i) => i,
-                Err(e) => {
-                    halt.note(&e);
-                    return fail(name, failure(&e));
-                }
+                Err(r) => return r,
             };
             let path = info.object_path(p.namespace.as_deref(), &p.name);
             let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
