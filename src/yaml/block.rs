@@ -7,8 +7,8 @@
 //! `None`: then saphyr reads the text. saphyr's scanner costs about five
 //! times what this does on such text.
 
-use super::{Doc, FastBuilder};
-use saphyr_parser::ScalarStyle;
+// saphyr's style names, through the module that alone uses saphyr.
+use super::{Doc, FastBuilder, ScalarStyle};
 use std::borrow::Cow;
 
 /// The documents of `text` (BOM already stripped), or `None` when the text
