@@ -23,6 +23,8 @@ use serde_json::{Map, Number, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+mod block;
+
 /// A parse or conversion error at a place in the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line} column {col}: {message}")]
@@ -219,6 +221,11 @@ pub fn parse_values(text: &str) -> Option<Vec<Doc>> {
     if text.trim_start().starts_with('{') {
         return parse_json_docs(text);
     }
+    block::read(text).or_else(|| parse_values_saphyr(text))
+}
+
+/// [`parse_values`] of a YAML text by saphyr's events.
+fn parse_values_saphyr(text: &str) -> Option<Vec<Doc>> {
     let mut b = FastBuilder::default();
     for ev in Parser::new_from_str(text) {
         let (event, span) = ev.ok()?;
@@ -270,101 +277,119 @@ impl FastBuilder {
         match event {
             Event::Scalar(text, style, _, tag) => {
                 let tag = tag.as_deref().map(tag_name);
-                if let Some(FastFrame {
-                    first_key,
-                    kind: FastKind::Map { pending, .. },
-                    ..
-                }) = self.stack.last_mut()
-                    && pending.is_none()
-                {
-                    let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<"
-                        || tag.as_deref() == Some("tag:yaml.org,2002:merge");
-                    if merge {
-                        return None;
-                    }
-                    let key = key_string(resolve(&text, style, tag.as_deref()), &text).ok()?;
-                    match first_key {
-                        None => *first_key = Some((key.clone(), line)),
-                        Some((k, l)) if *k == key => *l = line,
-                        Some(_) => {}
-                    }
-                    *pending = Some(key);
-                } else {
-                    let v = scalar_value(resolve(&text, style, tag.as_deref()), &text).ok()?;
-                    self.complete(v, line, None)?;
-                }
+                self.scalar(&text, style, tag.as_deref(), line)
             }
-            Event::Alias(_) => return None,
-            Event::SequenceStart(..) | Event::MappingStart(..) => {
-                let top_items = match self.stack.as_slice() {
-                    [
-                        FastFrame {
-                            kind: FastKind::Map { pending, .. },
-                            ..
-                        },
-                    ] => match pending {
-                        None => return None,
-                        Some(k) => k == "items",
-                    },
-                    [
-                        ..,
-                        FastFrame {
-                            kind: FastKind::Map { pending: None, .. },
-                            ..
-                        },
-                    ] => return None,
-                    _ => false,
-                };
-                if self.stack.len() >= MAX_DEPTH {
-                    return None;
-                }
-                let kind = if matches!(event, Event::SequenceStart(..)) {
-                    FastKind::Seq {
-                        items: Vec::new(),
-                        firsts: top_items.then(Vec::new),
-                    }
-                } else {
-                    FastKind::Map {
-                        map: Map::new(),
-                        pending: None,
-                        item_lines: None,
-                    }
-                };
-                self.stack.push(FastFrame {
-                    line,
-                    first_key: None,
-                    kind,
-                });
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let frame = self.stack.pop()?;
-                let first = frame.first_line();
-                match frame.kind {
-                    FastKind::Seq { items, firsts } => {
-                        self.complete(Value::Array(items), first, firsts)?
-                    }
-                    FastKind::Map {
-                        map, item_lines, ..
-                    } => {
-                        if self.stack.is_empty() {
-                            self.docs.push(Doc {
-                                value: Value::Object(map),
-                                first_line: first,
-                                item_lines,
-                            });
-                        } else {
-                            self.complete(Value::Object(map), first, None)?;
-                        }
-                    }
-                }
-            }
+            Event::Alias(_) => None,
+            Event::SequenceStart(..) => self.start(true, line),
+            Event::MappingStart(..) => self.start(false, line),
+            Event::SequenceEnd | Event::MappingEnd => self.end(),
             Event::DocumentStart(_)
             | Event::DocumentEnd
             | Event::StreamStart
             | Event::StreamEnd
-            | Event::Nothing => {}
+            | Event::Nothing => Some(()),
         }
+    }
+
+    /// A scalar at `line`: a key where a mapping waits for one, else a value.
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        tag: Option<&str>,
+        line: usize,
+    ) -> Option<()> {
+        if let Some(FastFrame {
+            first_key,
+            kind: FastKind::Map { pending, .. },
+            ..
+        }) = self.stack.last_mut()
+            && pending.is_none()
+        {
+            let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<"
+                || tag == Some("tag:yaml.org,2002:merge");
+            if merge {
+                return None;
+            }
+            let key = key_string(resolve(text, style, tag), text).ok()?;
+            match first_key {
+                None => *first_key = Some((key.clone(), line)),
+                Some((k, l)) if *k == key => *l = line,
+                Some(_) => {}
+            }
+            *pending = Some(key);
+            Some(())
+        } else {
+            let v = scalar_value(resolve(text, style, tag), text).ok()?;
+            self.complete(v, line, None)
+        }
+    }
+
+    /// A sequence (`seq`) or mapping starting at `line`.
+    fn start(&mut self, seq: bool, line: usize) -> Option<()> {
+        let top_items = match self.stack.as_slice() {
+            [
+                FastFrame {
+                    kind: FastKind::Map { pending, .. },
+                    ..
+                },
+            ] => match pending {
+                None => return None,
+                Some(k) => k == "items",
+            },
+            [
+                ..,
+                FastFrame {
+                    kind: FastKind::Map { pending: None, .. },
+                    ..
+                },
+            ] => return None,
+            _ => false,
+        };
+        if self.stack.len() >= MAX_DEPTH {
+            return None;
+        }
+        let kind = if seq {
+            FastKind::Seq {
+                items: Vec::new(),
+                firsts: top_items.then(Vec::new),
+            }
+        } else {
+            FastKind::Map {
+                map: Map::new(),
+                pending: None,
+                item_lines: None,
+            }
+        };
+        self.stack.push(FastFrame {
+            line,
+            first_key: None,
+            kind,
+        });
         Some(())
+    }
+
+    /// The innermost collection ends.
+    fn end(&mut self) -> Option<()> {
+        let frame = self.stack.pop()?;
+        let first = frame.first_line();
+        match frame.kind {
+            FastKind::Seq { items, firsts } => self.complete(Value::Array(items), first, firsts),
+            FastKind::Map {
+                map, item_lines, ..
+            } => {
+                if self.stack.is_empty() {
+                    self.docs.push(Doc {
+                        value: Value::Object(map),
+                        first_line: first,
+                        item_lines,
+                    });
+                    Some(())
+                } else {
+                    self.complete(Value::Object(map), first, None)
+                }
+            }
+        }
     }
 
     /// A finished value (`first`: its first line) into its parent.

@@ -125,6 +125,12 @@ fn is_first(p: &ObjectPlan) -> bool {
             && p.kind == "CustomResourceDefinition")
 }
 
+/// The group a CustomResourceDefinition's row defines: its config's
+/// `spec.group` (kept for the first phase by [`lighten`]).
+fn defined_group(p: &ObjectPlan) -> Option<&str> {
+    p.config.as_ref()?.pointer("/spec/group")?.as_str()
+}
+
 fn last_applied_of(live: &Value) -> Option<Value> {
     live.pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
@@ -215,9 +221,7 @@ pub fn slim_for_apply(mut p: ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) {
     if p.action == ObjectAction::Error {
         return (p, None);
     }
-    p.last_applied = None;
-    p.warnings = Vec::new();
-    p.live = p.live.as_ref().map(live_stub);
+    slim_live(&mut p);
     let mut body = None;
     match p.action {
         ObjectAction::Create => {
@@ -229,11 +233,7 @@ pub fn slim_for_apply(mut p: ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) {
         ObjectAction::Update => p
             .fields
             .retain(|f| f.action != crate::merge::FieldAction::Keep),
-        _ => {
-            p.fields = Vec::new();
-            p.patch = None;
-            p.config = None;
-        }
+        _ => drop_writes(&mut p),
     }
     (p, body)
 }
@@ -241,13 +241,25 @@ pub fn slim_for_apply(mut p: ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) {
 /// [`slim_for_apply`] for `delete`: only the identity and, of the live
 /// object, its uid (the delete's precondition) and resourceVersion.
 pub fn slim_for_delete(mut p: ObjectPlan) -> ObjectPlan {
+    slim_live(&mut p);
+    drop_writes(&mut p);
+    p
+}
+
+/// What neither apply nor delete reads once planned: the last-applied and
+/// the warnings; of the live object only its [`live_stub`] stays.
+fn slim_live(p: &mut ObjectPlan) {
     p.last_applied = None;
     p.warnings = Vec::new();
+    p.live = p.live.as_ref().map(live_stub);
+}
+
+/// What only a create or an update writes: the config, the patch and the
+/// field changes.
+fn drop_writes(p: &mut ObjectPlan) {
     p.fields = Vec::new();
     p.patch = None;
     p.config = None;
-    p.live = p.live.as_ref().map(live_stub);
-    p
 }
 
 /// A request body encoded as kubectl (Go) encodes it.
@@ -343,13 +355,7 @@ impl Session {
                     }
                     if item.plan.kind == "Namespace" {
                         pending_namespaces.push(item.plan.name.clone());
-                    } else if let Some(g) = item
-                        .plan
-                        .config
-                        .as_ref()
-                        .and_then(|c| c.pointer("/spec/group"))
-                        .and_then(Value::as_str)
-                    {
+                    } else if let Some(g) = defined_group(&item.plan) {
                         pending_groups.push(g.to_string());
                     }
                 }
@@ -362,14 +368,7 @@ impl Session {
                         item.plan.kind == "CustomResourceDefinition"
                             && r.as_ref().is_some_and(ObjectResult::ok)
                     })
-                    .filter_map(|(item, _)| {
-                        item.plan
-                            .config
-                            .as_ref()?
-                            .pointer("/spec/group")?
-                            .as_str()
-                            .map(str::to_string)
-                    })
+                    .filter_map(|(item, _)| defined_group(&item.plan).map(str::to_string))
                     .collect();
                 if !crd_groups.is_empty() {
                     self.rediscover();
@@ -516,15 +515,9 @@ impl Session {
                 ),
             ));
         };
-        let info = match self
-            .resource_waiting(&plan.api_version, &plan.kind, crd_groups)
-            .await
-        {
+        let info = match self.resolve(plan, crd_groups, halt).await {
             Ok(i) => i,
-            Err(e) => {
-                halt.note(&e);
-                return Prepared::Done(fail(name, failure(&e)));
-            }
+            Err(r) => return Prepared::Done(r),
         };
         // A custom kind of unknown scope was planned without a namespace.
         let mut config = config.clone();
@@ -639,6 +632,23 @@ impl Session {
         }
     }
 
+    /// The resource of a planned row ([`Self::resource_waiting`]; without
+    /// CRD groups, [`Session::resource`]), or the row's failure (noted, so
+    /// that an unreachable server halts the run).
+    async fn resolve(
+        &self,
+        plan: &ObjectPlan,
+        crd_groups: &[String],
+        halt: &Halt,
+    ) -> Result<ResourceInfo, ObjectResult> {
+        self.resource_waiting(&plan.api_version, &plan.kind, crd_groups)
+            .await
+            .map_err(|e| {
+                halt.note(&e);
+                fail(plan.id(), failure(&e))
+            })
+    }
+
     /// The create of a whole object whose body was encoded when planned.
     async fn prepare_encoded(
         &self,
@@ -648,15 +658,9 @@ impl Session {
         halt: &Halt,
     ) -> Prepared {
         let name = plan.id();
-        let info = match self
-            .resource_waiting(&plan.api_version, &plan.kind, crd_groups)
-            .await
-        {
+        let info = match self.resolve(plan, crd_groups, halt).await {
             Ok(i) => i,
-            Err(e) => {
-                halt.note(&e);
-                return Prepared::Done(fail(name, failure(&e)));
-            }
+            Err(r) => return Prepared::Done(r),
         };
         let ns = match (&plan.namespace, info.namespaced) {
             (Some(ns), true) => Some(ns.as_str()),
@@ -923,12 +927,9 @@ impl Session {
             {
                 body["preconditions"] = json!({ "uid": uid });
             }
-            let info = match self.resource(&p.api_version, &p.kind).await {
+            let info = match self.resolve(p, &[], halt).await {
                 Ok(i) => i,
-                Err(e) => {
-                    halt.note(&e);
-                    return fail(name, failure(&e));
-                }
+                Err(r) => return r,
             };
             let path = info.object_path(p.namespace.as_deref(), &p.name);
             let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
@@ -969,5 +970,97 @@ impl Session {
         .buffered(CONCURRENCY)
         .collect()
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{Cause, FieldAction, FieldChange, PatchType, Reason};
+
+    fn row(action: ObjectAction) -> ObjectPlan {
+        let field = |path: &str, action| FieldChange {
+            path: path.into(),
+            config: Some(json!("2")),
+            live: Some(json!("1")),
+            last_applied: Some(json!("1")),
+            action,
+            reason: Reason::NewObject,
+            cause: Cause::default(),
+            owner: None,
+            changed_at: None,
+            hazards: Vec::new(),
+        };
+        ObjectPlan {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("n".into()),
+            name: "c".into(),
+            source: Some("m.yaml:1".into()),
+            action,
+            reverts_drift: false,
+            fields: vec![
+                field("data.a", FieldAction::Set),
+                field("data.b", FieldAction::Keep),
+            ],
+            patch: Some(Patch {
+                kind: PatchType::Strategic,
+                body: json!({"data": {"a": "2"}}),
+            }),
+            last_applied: Some(json!({"data": {"a": "2"}})),
+            warnings: vec!["w".into()],
+            error: None,
+            kind_not_served: false,
+            prune_reason: None,
+            config: Some(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c", "namespace": "n"}, "data": {"a": "2"}})),
+            live: Some(
+                json!({"metadata": {"name": "c", "uid": "u", "resourceVersion": "7",
+                "labels": {"x": "y"}}, "data": {"a": "1", "b": "1"}}),
+            ),
+        }
+    }
+
+    /// Apply and delete keep of a planned row what they read: both the
+    /// identity and the live object's uid and resourceVersion; apply the
+    /// config, patch and changed fields of an update and the encoded body
+    /// of a create; a row neither created nor updated is slimmed for apply
+    /// as for delete.
+    #[test]
+    fn slimmed_rows_keep_what_apply_and_delete_read() {
+        use ObjectAction::*;
+        let stub = Some(json!({"metadata": {"resourceVersion": "7", "uid": "u"}}));
+        let slim = |action, keep: fn(ObjectPlan) -> ObjectPlan| {
+            keep(ObjectPlan {
+                last_applied: None,
+                warnings: Vec::new(),
+                live: stub.clone(),
+                ..row(action)
+            })
+        };
+        let none = |p: ObjectPlan| ObjectPlan {
+            fields: Vec::new(),
+            patch: None,
+            config: None,
+            ..p
+        };
+        assert_eq!(slim_for_delete(row(Update)), slim(Update, none));
+        for a in [Unchanged, Prune] {
+            assert_eq!(slim_for_apply(row(a)), (slim(a, none), None), "{a:?}");
+            assert_eq!(slim_for_apply(row(a)).0, slim_for_delete(row(a)));
+        }
+        let set_only = |p: ObjectPlan| ObjectPlan {
+            fields: p.fields[..1].to_vec(),
+            ..p
+        };
+        assert_eq!(slim_for_apply(row(Update)), (slim(Update, set_only), None));
+        let body = row(Create).config.map(|c| go_body(&creation_body(&c)));
+        let created = |p: ObjectPlan| ObjectPlan {
+            fields: Vec::new(),
+            config: None,
+            ..p
+        };
+        assert_eq!(slim_for_apply(row(Create)), (slim(Create, created), body));
+        assert_eq!(slim_for_apply(row(Error)), (row(Error), None));
     }
 }

@@ -24,11 +24,33 @@ const SYSTEM_METADATA: &[&str] = &[
     "generateName",
 ];
 
-fn skip(path: &[String], key: &str) -> bool {
-    match path.len() {
-        0 => matches!(key, "apiVersion" | "kind" | "status"),
-        1 => path[0] == "f:metadata" && SYSTEM_METADATA.contains(&key),
-        _ => false,
+/// Where a walk is, for what it skips: at the root, in the root's
+/// metadata, or below.
+#[derive(Clone, Copy, PartialEq)]
+enum Level {
+    Root,
+    Metadata,
+    Below,
+}
+
+impl Level {
+    /// Whether `key` here is not a manager's field: the root's apiVersion,
+    /// kind and status, and the metadata the server owns.
+    fn skips(self, key: &str) -> bool {
+        match self {
+            Level::Root => matches!(key, "apiVersion" | "kind" | "status"),
+            Level::Metadata => SYSTEM_METADATA.contains(&key),
+            Level::Below => false,
+        }
+    }
+
+    /// The level of the value at `key` here.
+    fn child(self, key: &str) -> Level {
+        if self == Level::Root && key == "metadata" {
+            Level::Metadata
+        } else {
+            Level::Below
+        }
     }
 }
 
@@ -64,19 +86,31 @@ fn is_set_list(schema: Option<Schema<'_>>) -> bool {
 /// All leaf paths of `v`.
 pub fn leaves(v: &Value, schema: Option<Schema<'_>>) -> FieldSet {
     let mut out = FieldSet::new();
-    walk(v, schema, &mut Vec::new(), &mut out);
+    walk(v, schema, Level::Root, &mut Vec::new(), &mut out);
     out
 }
 
-fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut FieldSet) {
+fn walk(
+    v: &Value,
+    schema: Option<Schema<'_>>,
+    level: Level,
+    path: &mut FieldPath,
+    out: &mut FieldSet,
+) {
     match v {
         Value::Object(m) if !m.is_empty() && schema.is_none_or(|s| s.shape() != Shape::Scalar) => {
             for (k, child) in m {
-                if skip(path, k) {
+                if level.skips(k) {
                     continue;
                 }
                 path.push(field_element(k));
-                walk(child, schema.and_then(|s| s.field(k)), path, out);
+                walk(
+                    child,
+                    schema.and_then(|s| s.field(k)),
+                    level.child(k),
+                    path,
+                    out,
+                );
                 path.pop();
             }
         }
@@ -90,7 +124,7 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut F
                     path.push(".".into());
                     out.insert(path.clone());
                     path.pop();
-                    walk(item, item_schema, path, out);
+                    walk(item, item_schema, Level::Below, path, out);
                     path.pop();
                 }
             } else if is_set_list(schema) {
@@ -104,7 +138,7 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, path: &mut FieldPath, out: &mut F
             }
         }
         _ => {
-            if !path.is_empty() {
+            if level != Level::Root {
                 out.insert(path.clone());
             }
         }
@@ -118,15 +152,6 @@ pub fn leaves_fields_v1(v: &Value, schema: Option<Schema<'_>>) -> Value {
     Value::Object(fields_of(v, schema, Level::Root).unwrap_or_default())
 }
 
-/// Where a walk is, for [`skip`]: at the root, in the root's metadata, or
-/// below.
-#[derive(Clone, Copy, PartialEq)]
-enum Level {
-    Root,
-    Metadata,
-    Below,
-}
-
 /// The FieldsV1 tree of the leaves at and under `v`: `None` when there is
 /// none (an object all of whose fields the server owns; the root itself).
 fn fields_of(v: &Value, schema: Option<Schema<'_>>, level: Level) -> Option<Map<String, Value>> {
@@ -134,20 +159,11 @@ fn fields_of(v: &Value, schema: Option<Schema<'_>>, level: Level) -> Option<Map<
         Value::Object(m) if !m.is_empty() && schema.is_none_or(|s| s.shape() != Shape::Scalar) => {
             let mut out = Map::new();
             for (k, child) in m {
-                let skipped = match level {
-                    Level::Root => matches!(k.as_str(), "apiVersion" | "kind" | "status"),
-                    Level::Metadata => SYSTEM_METADATA.contains(&k.as_str()),
-                    Level::Below => false,
-                };
-                if skipped {
+                if level.skips(k) {
                     continue;
                 }
-                let next = if level == Level::Root && k == "metadata" {
-                    Level::Metadata
-                } else {
-                    Level::Below
-                };
-                if let Some(sub) = fields_of(child, schema.and_then(|s| s.field(k)), next) {
+                let sub = fields_of(child, schema.and_then(|s| s.field(k)), level.child(k));
+                if let Some(sub) = sub {
                     merge_into(&mut out, field_element(k), Value::Object(sub));
                 }
             }
@@ -438,6 +454,30 @@ mod tests {
                 assert_eq!(leaves_fields_v1(v, s), to_fields_v1(&leaves(v, s)), "{v}");
             }
         }
+    }
+
+    /// Only the root's apiVersion, kind and status and the metadata the
+    /// server owns are nobody's fields: the same keys deeper down are, in
+    /// both walks.
+    #[test]
+    fn only_the_roots_and_metadatas_own_keys_are_skipped() {
+        let v = json!({"apiVersion": "v1", "kind": "K", "status": {"a": 1},
+            "metadata": {"name": "n", "uid": "u", "labels": {"name": "x"}},
+            "spec": {"kind": "k", "status": "s", "name": "m", "apiVersion": "v",
+                "metadata": {"uid": "w"}}});
+        let path = |p: &[&str]| p.iter().map(|e| format!("f:{e}")).collect::<FieldPath>();
+        let want: FieldSet = [
+            path(&["metadata", "labels", "name"]),
+            path(&["spec", "kind"]),
+            path(&["spec", "status"]),
+            path(&["spec", "name"]),
+            path(&["spec", "apiVersion"]),
+            path(&["spec", "metadata", "uid"]),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(leaves(&v, None), want);
+        assert_eq!(leaves_fields_v1(&v, None), to_fields_v1(&want));
     }
 
     /// `changed` is what comparing every leaf's value before and after

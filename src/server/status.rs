@@ -55,15 +55,22 @@ impl ApiError {
         )
     }
 
-    pub fn not_found(r: &ResourceInfo, name: &str) -> ApiError {
+    /// This error with details naming the object `name` of `r` (its
+    /// `kind` is the resource, as the server's details give it).
+    fn about(self, r: &ResourceInfo, name: &str) -> ApiError {
         ApiError {
             details: Some(json!({"name": name, "group": r.group, "kind": r.plural})),
-            ..ApiError::new(
-                404,
-                "NotFound",
-                format!("{} \"{name}\" not found", r.qualified()),
-            )
+            ..self
         }
+    }
+
+    pub fn not_found(r: &ResourceInfo, name: &str) -> ApiError {
+        ApiError::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", r.qualified()),
+        )
+        .about(r, name)
     }
 
     pub fn namespace_not_found(ns: &str) -> ApiError {
@@ -74,28 +81,24 @@ impl ApiError {
     }
 
     pub fn already_exists(r: &ResourceInfo, name: &str) -> ApiError {
-        ApiError {
-            details: Some(json!({"name": name, "group": r.group, "kind": r.plural})),
-            ..ApiError::new(
-                409,
-                "AlreadyExists",
-                format!("{} \"{name}\" already exists", r.qualified()),
-            )
-        }
+        ApiError::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", r.qualified()),
+        )
+        .about(r, name)
     }
 
     pub fn conflict(r: &ResourceInfo, name: &str) -> ApiError {
-        ApiError {
-            details: Some(json!({"name": name, "group": r.group, "kind": r.plural})),
-            ..ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
-                    r.qualified()
-                ),
-            )
-        }
+        ApiError::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                r.qualified()
+            ),
+        )
+        .about(r, name)
     }
 
     pub fn method_not_allowed(method: &str) -> ApiError {
@@ -158,5 +161,48 @@ impl ApiError {
             s["details"] = d.clone();
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Errors about one object name it in their message and their details
+    /// (name, group and resource), as the API server's do.
+    #[test]
+    fn object_errors_name_the_object() {
+        let all = crate::server::resources::builtin();
+        let Some(r) = all.iter().find(|r| r.kind == "Deployment") else {
+            panic!("no Deployment resource");
+        };
+        let details = json!({"name": "web", "group": "apps", "kind": "deployments"});
+        let cases = [
+            (
+                ApiError::not_found(r, "web"),
+                404,
+                "NotFound",
+                "deployments.apps \"web\" not found",
+            ),
+            (
+                ApiError::already_exists(r, "web"),
+                409,
+                "AlreadyExists",
+                "deployments.apps \"web\" already exists",
+            ),
+            (
+                ApiError::conflict(r, "web"),
+                409,
+                "Conflict",
+                "Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified; please apply your changes to the latest version and try again",
+            ),
+        ];
+        for (e, code, reason, message) in cases {
+            assert_eq!(
+                (e.code, e.reason, e.message.as_str()),
+                (code, reason, message)
+            );
+            assert_eq!(e.details.as_ref(), Some(&details), "{reason}");
+        }
     }
 }

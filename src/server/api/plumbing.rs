@@ -77,6 +77,11 @@ const WRITE_TYPES: &[&str] = &[
     "application/apply-patch+yaml",
 ];
 
+/// A header's value as text; `None` when absent or not visible ASCII.
+pub(super) fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
 /// Refusals before routing. The server listens on loopback, but a web page
 /// can still reach it: through DNS rebinding (a name the page controls made
 /// to resolve to 127.0.0.1, sent with that name as Host), hence the Host
@@ -190,14 +195,8 @@ impl ApiServer {
         body: &[u8],
     ) -> Response<Bytes> {
         let query = parse_query(uri.query());
-        let content_type = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let user_agent = headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let content_type = header_text(headers, header::CONTENT_TYPE).map(str::to_string);
+        let user_agent = header_text(headers, header::USER_AGENT).map(str::to_string);
         if !self
             .forget_requests
             .load(std::sync::atomic::Ordering::Relaxed)
@@ -218,10 +217,7 @@ impl ApiServer {
         if let Err(e) = guard(method, headers, content_type.as_deref()) {
             return error_response(&e);
         }
-        let accept = headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
+        let accept = header_text(headers, header::ACCEPT).unwrap_or_default();
         // Like the real server: no fieldManager means the User-Agent's
         // first word ("kubectl" from "kubectl/v1.32.4 (linux/amd64) ...").
         let mut query = query;

@@ -62,31 +62,35 @@ fn or(v: &Value, none: &str) -> Value {
     }
 }
 
-/// `k=v,k2=v2`, keys sorted; `<none>` when empty.
-fn labels(m: &Value) -> String {
-    let mut kv: Vec<String> = m
-        .as_object()
+/// `parts` joined by commas, `none` when there is none.
+fn list_or<S: std::borrow::Borrow<str>>(parts: &[S], none: &str) -> String {
+    if parts.is_empty() {
+        none.into()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// `k=v` of each entry of a string map, in its order.
+fn pairs(m: &Value) -> Vec<String> {
+    m.as_object()
         .into_iter()
         .flatten()
         .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
+        .collect()
+}
+
+/// `k=v,k2=v2`, keys sorted; `<none>` when empty.
+fn labels(m: &Value) -> String {
+    let mut kv = pairs(m);
     kv.sort();
-    if kv.is_empty() {
-        "<none>".into()
-    } else {
-        kv.join(",")
-    }
+    list_or(&kv, "<none>")
 }
 
 /// A label selector as kubectl writes it: `app=web,tier in (a,b)`;
 /// `<none>` for an empty one.
 fn selector(s: &Value) -> String {
-    let mut parts: Vec<String> = s["matchLabels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
+    let mut parts = pairs(&s["matchLabels"]);
     for e in s["matchExpressions"].as_array().into_iter().flatten() {
         let key = e["key"].as_str().unwrap_or_default();
         let values: Vec<&str> = e["values"]
@@ -103,11 +107,7 @@ fn selector(s: &Value) -> String {
             op => format!("{key} {op}"),
         });
     }
-    if parts.is_empty() {
-        "<none>".into()
-    } else {
-        parts.join(",")
-    }
+    list_or(&parts, "<none>")
 }
 
 /// The pod template's container names, then its images.
@@ -151,11 +151,7 @@ fn service_ports(o: &Value) -> String {
             }
         })
         .collect();
-    if ports.is_empty() {
-        "<none>".into()
-    } else {
-        ports.join(",")
-    }
+    list_or(&ports, "<none>")
 }
 
 fn load_balancer(o: &Value) -> Vec<String> {
@@ -187,11 +183,7 @@ fn external_ip(o: &Value) -> String {
         }
         _ => {}
     }
-    if ips.is_empty() {
-        "<none>".into()
-    } else {
-        ips.join(",")
-    }
+    list_or(&ips, "<none>")
 }
 
 /// The condition of `type` that is `True`.
@@ -243,7 +235,9 @@ fn job_duration(o: &Value) -> String {
     human(end - start)
 }
 
-fn pod_cells(o: &Value) -> (String, String, i64) {
+/// A pod's Ready, Status and Restarts cells, which read the same container
+/// statuses: computed together, once per row.
+fn pod_cells(o: &Value) -> [Value; 3] {
     let statuses = o["status"]["containerStatuses"].as_array();
     let total = o["spec"]["containers"].as_array().map_or(0, Vec::len);
     let ready = statuses
@@ -251,7 +245,7 @@ fn pod_cells(o: &Value) -> (String, String, i64) {
         .flatten()
         .filter(|s| s["ready"] == true)
         .count();
-    let restarts = statuses
+    let restarts: i64 = statuses
         .into_iter()
         .flatten()
         .filter_map(|s| s["restartCount"].as_i64())
@@ -272,7 +266,21 @@ fn pod_cells(o: &Value) -> (String, String, i64) {
     if o["metadata"]["deletionTimestamp"].is_string() {
         status = "Terminating".into();
     }
-    (format!("{ready}/{total}"), status, restarts)
+    [
+        json!(format!("{ready}/{total}")),
+        json!(status),
+        json!(restarts),
+    ]
+}
+
+/// `spec.minAvailable` or `spec.maxUnavailable` of a PodDisruptionBudget:
+/// a count or a percentage, `N/A` when unset.
+fn pdb_bound(v: &Value) -> Value {
+    json!(match v {
+        Value::Null => "N/A".to_string(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    })
 }
 
 /// `used/hard` of each quota resource, keys sorted: requests (and plain
@@ -340,7 +348,16 @@ struct Col {
     name: &'static str,
     ty: &'static str,
     wide: bool,
-    cell: fn(&Value) -> Value,
+    cell: Cell,
+}
+
+/// How a column's cell is computed.
+#[derive(Clone, Copy)]
+enum Cell {
+    /// From the object alone.
+    Of(fn(&Value) -> Value),
+    /// The i-th of [`pod_cells`].
+    Pod(usize),
 }
 
 const fn col(name: &'static str, cell: fn(&Value) -> Value) -> Col {
@@ -348,7 +365,7 @@ const fn col(name: &'static str, cell: fn(&Value) -> Value) -> Col {
         name,
         ty: "string",
         wide: false,
-        cell,
+        cell: Cell::Of(cell),
     }
 }
 
@@ -357,7 +374,7 @@ const fn num(name: &'static str, cell: fn(&Value) -> Value) -> Col {
         name,
         ty: "integer",
         wide: false,
-        cell,
+        cell: Cell::Of(cell),
     }
 }
 
@@ -366,8 +383,29 @@ const fn wide(name: &'static str, cell: fn(&Value) -> Value) -> Col {
         name,
         ty: "string",
         wide: true,
-        cell,
+        cell: Cell::Of(cell),
     }
+}
+
+/// The `i`-th of [`pod_cells`] as a column.
+const fn pod(name: &'static str, ty: &'static str, i: usize) -> Col {
+    Col {
+        name,
+        ty,
+        wide: false,
+        cell: Cell::Pod(i),
+    }
+}
+
+/// The row of `o`: each column's cell.
+fn cells(cols: &[Col], o: &Value) -> Vec<Value> {
+    let mut pod: Option<[Value; 3]> = None;
+    cols.iter()
+        .map(|c| match c.cell {
+            Cell::Of(f) => f(o),
+            Cell::Pod(i) => pod.get_or_insert_with(|| pod_cells(o))[i].clone(),
+        })
+        .collect()
 }
 
 const NAME: Col = col("Name", |o| o["metadata"]["name"].clone());
@@ -378,17 +416,19 @@ const SELECTOR: Col = wide("Selector", |o| json!(selector(&o["spec"]["selector"]
 const CREATED_AT: Col = col("Created At", |o| {
     or(&o["metadata"]["creationTimestamp"], "<unknown>")
 });
+/// `ready/desired` replicas of a Deployment or a StatefulSet.
+const READY_REPLICAS: Col = col("Ready", |o| {
+    let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
+    let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
+    json!(format!("{ready}/{want}"))
+});
 
 /// The columns of `kind`, as kubectl's printers give them.
 fn columns(group: &str, kind: &str) -> Vec<Col> {
     match (group, kind) {
         ("apps", "Deployment") => vec![
             NAME,
-            col("Ready", |o| {
-                let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
-                let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
-                json!(format!("{ready}/{want}"))
-            }),
+            READY_REPLICAS,
             num("Up-to-date", |o| int(&o["status"]["updatedReplicas"])),
             num("Available", |o| int(&o["status"]["availableReplicas"])),
             AGE,
@@ -418,17 +458,7 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
                 )
             }),
         ],
-        ("apps", "StatefulSet") => vec![
-            NAME,
-            col("Ready", |o| {
-                let want = o["spec"]["replicas"].as_i64().unwrap_or(1);
-                let ready = o["status"]["readyReplicas"].as_i64().unwrap_or(0);
-                json!(format!("{ready}/{want}"))
-            }),
-            AGE,
-            CONTAINERS,
-            IMAGES,
-        ],
+        ("apps", "StatefulSet") => vec![NAME, READY_REPLICAS, AGE, CONTAINERS, IMAGES],
         ("apps", "DaemonSet") => vec![
             NAME,
             num("Desired", |o| int(&o["status"]["desiredNumberScheduled"])),
@@ -506,11 +536,7 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
                     .flatten()
                     .map(|r| r["host"].as_str().unwrap_or("*"))
                     .collect();
-                json!(if hosts.is_empty() {
-                    "*".to_string()
-                } else {
-                    hosts.join(",")
-                })
+                json!(list_or(&hosts, "*"))
             }),
             col("Address", |o| json!(load_balancer(o).join(","))),
             col("Ports", |o| {
@@ -546,11 +572,7 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
                     .flatten()
                     .filter_map(|(k, _)| k.strip_prefix("node-role.kubernetes.io/"))
                     .collect();
-                json!(if roles.is_empty() {
-                    "<none>".to_string()
-                } else {
-                    roles.join(",")
-                })
+                json!(list_or(&roles, "<none>"))
             }),
             AGE,
             col("Version", |o| {
@@ -638,9 +660,9 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
         ],
         ("", "Pod") => vec![
             NAME,
-            col("Ready", |o| json!(pod_cells(o).0)),
-            col("Status", |o| json!(pod_cells(o).1)),
-            num("Restarts", |o| json!(pod_cells(o).2)),
+            pod("Ready", "string", 0),
+            pod("Status", "string", 1),
+            pod("Restarts", "integer", 2),
             AGE,
             wide("IP", |o| or(&o["status"]["podIP"], "<none>")),
             wide("Node", |o| or(&o["spec"]["nodeName"], "<none>")),
@@ -656,21 +678,9 @@ fn columns(group: &str, kind: &str) -> Vec<Col> {
         ],
         ("policy", "PodDisruptionBudget") => vec![
             NAME,
-            col("Min Available", |o| {
-                let v = &o["spec"]["minAvailable"];
-                json!(match v {
-                    Value::Null => "N/A".to_string(),
-                    Value::String(s) => s.clone(),
-                    v => v.to_string(),
-                })
-            }),
+            col("Min Available", |o| pdb_bound(&o["spec"]["minAvailable"])),
             col("Max Unavailable", |o| {
-                let v = &o["spec"]["maxUnavailable"];
-                json!(match v {
-                    Value::Null => "N/A".to_string(),
-                    Value::String(s) => s.clone(),
-                    v => v.to_string(),
-                })
+                pdb_bound(&o["spec"]["maxUnavailable"])
             }),
             num("Allowed Disruptions", |o| {
                 int(&o["status"]["disruptionsAllowed"])
@@ -726,9 +736,8 @@ pub(super) fn table(r: &ResourceInfo, list: &Value) -> Value {
         .into_iter()
         .flatten()
         .map(|o| {
-            let cells: Vec<Value> = cols.iter().map(|c| (c.cell)(o)).collect();
             json!({
-                "cells": cells,
+                "cells": cells(&cols, o),
                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                            "metadata": o["metadata"]},
             })
@@ -757,7 +766,147 @@ pub(super) fn table(r: &ResourceInfo, list: &Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::human;
+    use super::{cells, columns, human};
+    use serde_json::json;
+
+    /// A pod's Ready, Status and Restarts (computed together) and the
+    /// other columns, in order, as `kubectl get pod -o wide` reads them.
+    #[test]
+    fn a_pods_row_has_its_ready_status_and_restarts() {
+        let cols = columns("", "Pod");
+        let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Name",
+                "Ready",
+                "Status",
+                "Restarts",
+                "Age",
+                "IP",
+                "Node",
+                "Nominated Node",
+                "Readiness Gates"
+            ]
+        );
+        let types: Vec<&str> = cols.iter().map(|c| c.ty).collect();
+        assert_eq!(types[1..4], ["string", "string", "integer"]);
+        let pod = json!({"metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "n1"},
+            "status": {"phase": "Running", "podIP": "10.0.0.5", "containerStatuses": [
+                {"ready": true, "restartCount": 2, "state": {"running": {}}},
+                {"ready": false, "restartCount": 1,
+                 "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
+        let row = cells(&cols, &pod);
+        assert_eq!(
+            row[..4],
+            [
+                json!("p"),
+                json!("1/2"),
+                json!("CrashLoopBackOff"),
+                json!(3)
+            ]
+        );
+        assert_eq!(
+            row[5..],
+            [
+                json!("10.0.0.5"),
+                json!("n1"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
+        let mut gone = pod.clone();
+        gone["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        gone["status"]["containerStatuses"] = json!([]);
+        assert_eq!(
+            cells(&cols, &gone)[1..4],
+            [json!("0/2"), json!("Terminating"), json!(0)]
+        );
+    }
+
+    /// Lists are joined by commas, and say so when empty: `<none>`, or
+    /// `*` for an Ingress's hosts.
+    #[test]
+    fn lists_are_joined_or_say_there_is_none() {
+        let row = |group, kind, o: serde_json::Value| cells(&columns(group, kind), &o);
+        let node = |labels| json!({"metadata": {"name": "n", "labels": labels}});
+        let roles = json!({"node-role.kubernetes.io/a": "", "node-role.kubernetes.io/b": "",
+            "x": "y"});
+        assert_eq!(row("", "Node", node(roles))[2], json!("a,b"));
+        assert_eq!(row("", "Node", node(json!({})))[2], json!("<none>"));
+        let ing = |rules| json!({"metadata": {"name": "i"}, "spec": {"rules": rules}});
+        let hosts = json!([{"host": "a.example.com"}, {}]);
+        assert_eq!(
+            row("networking.k8s.io", "Ingress", ing(hosts))[2],
+            json!("a.example.com,*")
+        );
+        assert_eq!(
+            row("networking.k8s.io", "Ingress", ing(json!([])))[2],
+            json!("*")
+        );
+        let np = |sel| json!({"metadata": {"name": "p"}, "spec": {"podSelector": sel}});
+        let sel = json!({"matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]});
+        assert_eq!(
+            row("networking.k8s.io", "NetworkPolicy", np(sel))[1],
+            json!("app=web,tier in (a,b)")
+        );
+        assert_eq!(
+            row("networking.k8s.io", "NetworkPolicy", np(json!({})))[1],
+            json!("<none>")
+        );
+        let ds = |sel| {
+            json!({"metadata": {"name": "d"},
+            "spec": {"template": {"spec": {"nodeSelector": sel}}}})
+        };
+        let sel = json!({"b": "2", "a": "1"});
+        assert_eq!(row("apps", "DaemonSet", ds(sel))[6], json!("a=1,b=2"));
+        assert_eq!(
+            row("apps", "DaemonSet", ds(json!(null)))[6],
+            json!("<none>")
+        );
+        let svc = |spec| json!({"metadata": {"name": "s"}, "spec": spec});
+        let lb = json!({"type": "LoadBalancer", "ports": [{"port": 80, "nodePort": 30080}]});
+        assert_eq!(
+            row("", "Service", svc(lb))[3..5],
+            [json!("<pending>"), json!("80:30080/TCP")]
+        );
+        let plain = json!({"externalIPs": ["1.2.3.4", "5.6.7.8"]});
+        assert_eq!(
+            row("", "Service", svc(plain))[3..5],
+            [json!("1.2.3.4,5.6.7.8"), json!("<none>")]
+        );
+    }
+
+    /// Deployments and StatefulSets print `ready/desired`; a PDB's bounds
+    /// are a count, a percentage or `N/A`.
+    #[test]
+    fn ready_replicas_and_pdb_bounds() {
+        let o = json!({"metadata": {"name": "x"}, "spec": {"replicas": 3},
+            "status": {"readyReplicas": 2}});
+        for kind in ["Deployment", "StatefulSet"] {
+            assert_eq!(cells(&columns("apps", kind), &o)[1], json!("2/3"), "{kind}");
+        }
+        let none = json!({"metadata": {"name": "x"}});
+        assert_eq!(
+            cells(&columns("apps", "StatefulSet"), &none)[1],
+            json!("0/1")
+        );
+        let pdb = |spec| {
+            let o = json!({"metadata": {"name": "b"}, "spec": spec,
+                "status": {"disruptionsAllowed": 1}});
+            cells(&columns("policy", "PodDisruptionBudget"), &o)[..4].to_vec()
+        };
+        assert_eq!(
+            pdb(json!({"minAvailable": 2})),
+            [json!("b"), json!("2"), json!("N/A"), json!(1)]
+        );
+        assert_eq!(
+            pdb(json!({"maxUnavailable": "25%"})),
+            [json!("b"), json!("N/A"), json!("25%"), json!(1)]
+        );
+    }
 
     #[test]
     fn durations_read_as_kubectl_words_them() {

@@ -1,6 +1,6 @@
 //! Watches: what a watch selects, its first events and those after.
 
-use super::plumbing::parse_query;
+use super::plumbing::{header_text, parse_query};
 use super::routing::{label_selector, target};
 use super::table::table;
 use super::{ApiServer, out};
@@ -69,10 +69,7 @@ impl ApiServer {
             .and_then(|t| t.parse::<u64>().ok())
             .unwrap_or(1800)
             .min(3600);
-        let accept = headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
+        let accept = header_text(headers, header::ACCEPT).unwrap_or_default();
         let mut w = Watch {
             resource: t.resource,
             namespace: t.namespace,
