@@ -22,30 +22,29 @@ fn existing<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Ma
     obj.get_mut(key).and_then(Value::as_object_mut)
 }
 
-/// Apply the defaults of `kind` (group-qualified kinds are matched by kind
-/// and apiVersion). `next_ip` hands out Service cluster IPs.
-pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
-    let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
-    let kind = obj["kind"].as_str().unwrap_or_default().to_string();
-    let Some(o) = obj.as_object_mut() else {
-        return;
-    };
-    match (api_version.as_str(), kind.as_str()) {
-        ("apps/v1", "Deployment") => deployment(o),
-        ("apps/v1", "StatefulSet") => statefulset(o),
-        ("apps/v1", "DaemonSet") => daemonset(o),
-        ("apps/v1", "ReplicaSet") => {
+/// The defaulting of one kind: the object's top-level map, and the source
+/// of Service cluster IPs.
+type Rule = fn(&mut Map<String, Value>, &mut dyn FnMut() -> String);
+
+/// The rule of a kind (group-qualified kinds are matched by kind and
+/// apiVersion); `None`: the server defaults nothing of it here.
+fn rule(api_version: &str, kind: &str) -> Option<Rule> {
+    let rule: Rule = match (api_version, kind) {
+        ("apps/v1", "Deployment") => |o, _| deployment(o),
+        ("apps/v1", "StatefulSet") => |o, _| statefulset(o),
+        ("apps/v1", "DaemonSet") => |o, _| daemonset(o),
+        ("apps/v1", "ReplicaSet") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 default(spec, "replicas", json!(1));
                 template(spec, true);
             }
-        }
-        ("batch/v1", "Job") => {
+        },
+        ("batch/v1", "Job") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 job(spec);
             }
-        }
-        ("batch/v1", "CronJob") => {
+        },
+        ("batch/v1", "CronJob") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 default(spec, "concurrencyPolicy", json!("Allow"));
                 default(spec, "suspend", json!(false));
@@ -57,8 +56,8 @@ pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
                     job(js);
                 }
             }
-        }
-        ("v1", "Pod") => {
+        },
+        ("v1", "Pod") => |o, _| {
             if let Some(spec) = existing(o, "spec") {
                 pod_spec(spec, true);
                 default(spec, "enableServiceLinks", json!(true));
@@ -71,10 +70,10 @@ pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
                 default(status, "phase", json!("Pending"));
                 default(status, "qosClass", json!("BestEffort"));
             }
-        }
-        ("v1", "Service") => service(o, next_ip),
-        ("v1", "Secret") => secret(o),
-        ("v1", "Namespace") => {
+        },
+        ("v1", "Service") => service,
+        ("v1", "Secret") => |o, _| secret(o),
+        ("v1", "Namespace") => |o, _| {
             let name = o
                 .get("metadata")
                 .and_then(|m| m["name"].as_str())
@@ -91,17 +90,67 @@ pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
             if let Some(status) = child(o, "status") {
                 default(status, "phase", json!("Active"));
             }
-        }
-        ("v1", "PersistentVolumeClaim") => {
+        },
+        ("v1", "PersistentVolumeClaim") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 default(spec, "volumeMode", json!("Filesystem"));
             }
             if let Some(status) = child(o, "status") {
                 default(status, "phase", json!("Pending"));
             }
-        }
-        _ => {}
+        },
+        _ => return None,
+    };
+    Some(rule)
+}
+
+fn kind_of(obj: &Value) -> (&str, &str) {
+    let s = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or_default();
+    (s("apiVersion"), s("kind"))
+}
+
+/// Apply the defaults of `kind` (group-qualified kinds are matched by kind
+/// and apiVersion). `next_ip` hands out Service cluster IPs.
+pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
+    let (api_version, kind) = kind_of(obj);
+    let Some(rule) = rule(api_version, kind) else {
+        return;
+    };
+    if let Some(o) = obj.as_object_mut() {
+        rule(o, next_ip);
     }
+}
+
+/// The part of an object [`apply`] reads or writes outside `status`:
+/// everything but `metadata` and `status`, and of `metadata` only `name`
+/// and `labels` (a Namespace's label default). Defaulting this copy gives
+/// every field outside `metadata` and `status`, and the labels, what
+/// defaulting the whole object gives them, without copying
+/// managedFields, annotations and status. `None`: a kind the server
+/// defaults nothing of.
+pub fn defaultable_copy(obj: &Value) -> Option<Value> {
+    let (api_version, kind) = kind_of(obj);
+    rule(api_version, kind)?;
+    let o = obj.as_object()?;
+    let mut out = Map::new();
+    for (k, v) in o {
+        match k.as_str() {
+            "status" => {}
+            "metadata" if v.is_object() => {
+                let mut md = Map::new();
+                for key in ["name", "labels"] {
+                    if let Some(x) = v.get(key) {
+                        md.insert(key.into(), x.clone());
+                    }
+                }
+                out.insert(k.clone(), Value::Object(md));
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Some(Value::Object(out))
 }
 
 fn deployment(o: &mut Map<String, Value>) {

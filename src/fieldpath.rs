@@ -8,6 +8,47 @@
 //! JSON string: `metadata.annotations["example.com/x"]`.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FxHash: field paths and names are short, and SipHash's resistance to
+/// chosen keys is not needed for maps of one object's paths or of the
+/// compiled-in patch metadata.
+#[derive(Default, Clone, Copy)]
+pub struct PathHasher(u64);
+
+impl Hasher for PathHasher {
+    fn write(&mut self, mut bytes: &[u8]) {
+        while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
+            self.add(u64::from_le_bytes(*word));
+            bytes = rest;
+        }
+        if let Some((word, rest)) = bytes.split_first_chunk::<4>() {
+            self.add(u64::from(u32::from_le_bytes(*word)));
+            bytes = rest;
+        }
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl PathHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// [`PathHasher`] for `HashMap`s.
+pub type FastHash = BuildHasherDefault<PathHasher>;
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -80,41 +121,147 @@ pub fn index(parent: &str, i: usize) -> String {
 
 /// Parse a path written by [`key`], [`element`] and [`index`].
 pub fn parse(path: &str) -> Vec<Segment> {
-    let mut out = Vec::new();
-    let mut rest = path;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('.') {
-            rest = r;
-            continue;
-        }
-        if let Some(r) = rest.strip_prefix('[') {
-            if r.starts_with('"') {
-                // A quoted key: a JSON string, then `]`.
-                let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
-                if let Some(Ok(k)) = de.next() {
-                    let used = de.byte_offset();
-                    out.push(Segment::Key(k));
-                    rest = r[used..].strip_prefix(']').unwrap_or(&r[used..]);
-                    continue;
+    read(path)
+        .map(|(step, _)| match step {
+            Step::Key(k) => Segment::Key(k.into_owned()),
+            Step::Element(k, v) => Segment::Element(k.into(), v.into()),
+            Step::Index(i) => Segment::Index(i),
+        })
+        .collect()
+}
+
+/// One step of a path as [`parse`] reads it, borrowing the path's text (a
+/// quoted key with escapes is the one step that owns its text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step<'p> {
+    Key(Cow<'p, str>),
+    Element(&'p str, &'p str),
+    Index(usize),
+}
+
+/// The steps of a path, each with the byte offset where it ends: the
+/// steps of two paths agree up to a step that ends before the first byte
+/// where they differ.
+pub fn read(path: &str) -> Steps<'_> {
+    Steps { path, pos: 0 }
+}
+
+/// The steps of a path from a byte offset a step of it ends at.
+pub fn read_from(path: &str, pos: usize) -> Steps<'_> {
+    Steps { path, pos }
+}
+
+/// See [`read`].
+pub struct Steps<'p> {
+    path: &'p str,
+    pos: usize,
+}
+
+impl<'p> Iterator for Steps<'p> {
+    type Item = (Step<'p>, usize);
+
+    fn next(&mut self) -> Option<(Step<'p>, usize)> {
+        let path = self.path;
+        loop {
+            let rest = path.get(self.pos..).unwrap_or_default();
+            let first = *rest.as_bytes().first()?;
+            if first == b'.' {
+                self.pos += 1;
+                continue;
+            }
+            if first == b'[' {
+                let start = self.pos + 1;
+                let r = &rest[1..];
+                if r.starts_with('"')
+                    && let Some((k, used)) = quoted_key(r)
+                {
+                    self.pos = start + used + usize::from(r[used..].starts_with(']'));
+                    return Some((Step::Key(k), self.pos));
                 }
+                let end = r.bytes().position(|b| b == b']').unwrap_or(r.len());
+                let inner = &r[..end];
+                let step = match inner.split_once('=') {
+                    Some((k, v)) => Step::Element(k, v),
+                    None => match inner.parse() {
+                        Ok(i) => Step::Index(i),
+                        Err(_) => Step::Key(Cow::Borrowed(inner)),
+                    },
+                };
+                self.pos = (start + end + 1).min(path.len());
+                return Some((step, self.pos));
             }
-            let end = r.find(']').unwrap_or(r.len());
-            let inner = &r[..end];
-            match inner.split_once('=') {
-                Some((k, v)) => out.push(Segment::Element(k.into(), v.into())),
-                None => match inner.parse() {
-                    Ok(i) => out.push(Segment::Index(i)),
-                    Err(_) => out.push(Segment::Key(inner.into())),
-                },
-            }
-            rest = r.get(end + 1..).unwrap_or("");
-            continue;
+            let end = rest
+                .bytes()
+                .position(|b| b == b'.' || b == b'[')
+                .unwrap_or(rest.len());
+            self.pos += end;
+            return Some((Step::Key(Cow::Borrowed(&rest[..end])), self.pos));
         }
-        let end = rest.find(['.', '[']).unwrap_or(rest.len());
-        out.push(Segment::Key(rest[..end].into()));
-        rest = &rest[end..];
     }
-    out
+}
+
+/// A quoted key at the start of `r` (a JSON string) and the bytes it
+/// takes: borrowed when it has no escape, else read as JSON.
+fn quoted_key(r: &str) -> Option<(Cow<'_, str>, usize)> {
+    let b = r.as_bytes();
+    match b[1..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+    {
+        Some(i) if b[1 + i] == b'"' => return Some((Cow::Borrowed(&r[1..1 + i]), i + 2)),
+        None => return None,
+        Some(_) => {}
+    }
+    let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
+    match de.next() {
+        Some(Ok(k)) => Some((Cow::Owned(k), de.byte_offset())),
+        _ => None,
+    }
+}
+
+/// The value one step below `v`, as [`get`] takes it.
+pub fn get_step<'v>(v: &'v Value, step: &Step) -> Option<&'v Value> {
+    match step {
+        Step::Key(k) => v.get(k.as_ref()),
+        Step::Index(i) => v.get(*i),
+        Step::Element(k, want) => v.as_array()?.iter().find(|e| element_matches(e, k, want)),
+    }
+}
+
+/// The value one step below `v`, for writing, as [`remove`] descends.
+pub fn get_step_mut<'v>(v: &'v mut Value, step: &Step) -> Option<&'v mut Value> {
+    match step {
+        Step::Key(k) => v.get_mut(k.as_ref()),
+        Step::Index(i) => v.get_mut(*i),
+        Step::Element(k, want) => v
+            .as_array_mut()?
+            .iter_mut()
+            .find(|e| element_matches(e, k, want)),
+    }
+}
+
+/// Remove what `step` names below `v`, as [`remove`] removes its last
+/// segment.
+pub fn remove_step(v: &mut Value, step: &Step) {
+    match step {
+        Step::Key(k) => {
+            if let Some(m) = v.as_object_mut() {
+                m.remove(k.as_ref());
+            }
+        }
+        Step::Index(i) => {
+            if let Some(a) = v.as_array_mut()
+                && *i < a.len()
+            {
+                a.remove(*i);
+            }
+        }
+        Step::Element(k, want) => {
+            if let Some(a) = v.as_array_mut() {
+                a.retain(|e| !element_matches(e, k, want));
+            }
+        }
+    }
 }
 
 /// The raw steps of a path as the TUI's tree shows them: `spec`, `containers[name=nginx]`, `image`; a
@@ -189,10 +336,32 @@ pub fn element_matches(v: &Value, key: &str, want: &str) -> bool {
     v.get(key).is_some_and(|k| match k {
         Value::String(s) => s == want,
         other => {
-            let text = other.to_string();
-            text == want
+            // `other.to_string() == want`, compared as it is written.
+            let mut rest = Rest {
+                rest: want,
+                same: true,
+            };
+            use std::fmt::Write as _;
+            let _ = write!(rest, "{other}");
+            rest.same && rest.rest.is_empty()
         }
     })
+}
+
+/// A `fmt::Write` that compares what is written with the text left.
+struct Rest<'a> {
+    rest: &'a str,
+    same: bool,
+}
+
+impl std::fmt::Write for Rest<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match self.rest.strip_prefix(s) {
+            Some(r) if self.same => self.rest = r,
+            _ => self.same = false,
+        }
+        Ok(())
+    }
 }
 
 /// The value at a parsed path, if there is one.

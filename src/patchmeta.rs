@@ -15,8 +15,9 @@
 //!
 //! No I/O: the table is compiled in.
 
+use crate::fieldpath::FastHash;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -192,6 +193,37 @@ impl PatchMeta {
     }
 }
 
+/// The struct fields of the built-in table by (definition, name): finding
+/// a field by name is the merge's most frequent step (hundreds per object),
+/// and a BTreeMap of large nodes compares many names to find one.
+type FieldIndex = HashMap<(usize, &'static str), &'static Node, FastHash>;
+
+static FIELDS: OnceLock<FieldIndex> = OnceLock::new();
+
+/// A node's identity in [`FieldIndex`].
+fn node_addr(node: &Node) -> usize {
+    node as *const Node as usize
+}
+
+fn field_index() -> &'static FieldIndex {
+    FIELDS.get_or_init(|| {
+        fn visit(node: &'static Node, out: &mut FieldIndex) {
+            for (name, child) in node.p.iter().flat_map(|p| p.iter()) {
+                out.insert((node_addr(node), name.as_str()), child);
+                visit(child, out);
+            }
+            for child in [node.m.as_deref(), node.a.as_deref()].into_iter().flatten() {
+                visit(child, out);
+            }
+        }
+        let mut out = FieldIndex::default();
+        for node in PatchMeta::builtin().defs.values() {
+            visit(node, &mut out);
+        }
+        out
+    })
+}
+
 /// A position in the schema of a built-in type. The node carries the patch
 /// extensions of the *field* (they sit on the property, not on the
 /// referenced definition), the resolved definition carries the shape.
@@ -233,7 +265,14 @@ impl<'a> Schema<'a> {
     pub fn field(&self, name: &str) -> Option<Schema<'a>> {
         let d = self.def();
         if let Some(props) = &d.p {
-            return props.get(name).map(|node| Schema {
+            let node = if std::ptr::eq(self.meta, PatchMeta::builtin()) {
+                // Covariance: the index's `'static` names compare with `name`.
+                let index: &HashMap<(usize, &str), &Node, _> = field_index();
+                index.get(&(node_addr(d), name)).copied()
+            } else {
+                props.get(name)
+            };
+            return node.map(|node| Schema {
                 meta: self.meta,
                 node,
             });

@@ -33,29 +33,26 @@ pub(crate) fn classify_with(
     last_applied: Option<&Value>,
 ) {
     let annotation = path::key("metadata.annotations", LAST_APPLIED);
-    let defaulted = server_defaulted(fields, owners);
-    for f in fields.iter_mut() {
+    // Kept rows apply's manager alone wrote: their cause waits for the
+    // server defaults, decided for all of them at once.
+    let mut alone = vec![];
+    for (i, f) in fields.iter_mut().enumerate() {
         f.owner = None;
         f.changed_at = None;
         if f.action == FieldAction::Keep {
             let of = owners.get().of(&f.path);
             let owned = of.len() > 0;
-            let others: Vec<&str> = of.filter(|m| !is_apply_manager(m)).collect();
-            if owned && others.is_empty() {
+            let mut others = of.filter(|m| !is_apply_manager(m)).peekable();
+            if owned && others.peek().is_none() {
                 // Apply's manager alone wrote it, yet neither the config nor
                 // last-applied names it: the server defaulted it when apply
                 // wrote the object, or apply let it go (`kapply release`,
                 // a hand edit of the annotation): no longer apply's, it is
                 // another writer's from now on.
-                if defaulted.contains(&f.path) {
-                    f.cause = Cause::ServerDefault;
-                } else {
-                    f.cause = Cause::OtherWriter;
-                    f.reason = Reason::Released;
-                }
+                alone.push(i);
             } else {
                 f.cause = Cause::OtherWriter;
-                f.owner = (!others.is_empty()).then(|| others.join(", "));
+                f.owner = others.peek().is_some().then(|| join(others));
             }
             continue;
         }
@@ -95,48 +92,132 @@ pub(crate) fn classify_with(
             }
         }
     }
+    let defaulted = server_defaulted(fields, &alone, owners.live());
+    for (&i, defaulted) in alone.iter().zip(defaulted) {
+        let f = &mut fields[i];
+        if defaulted {
+            f.cause = Cause::ServerDefault;
+        } else {
+            f.cause = Cause::OtherWriter;
+            f.reason = Reason::Released;
+        }
+    }
 }
 
-/// The kept rows apply's manager alone owns whose live value is the one
-/// the server gives the field when it is unset: the live object with those
-/// fields taken out and defaulted again gives them back. A value the
-/// server allocates (a Service's cluster IP) counts as given back.
-fn server_defaulted(
-    fields: &[FieldChange],
-    owners: &LazyOwners,
-) -> std::collections::HashSet<String> {
-    let live = owners.live();
-    let candidates: Vec<&FieldChange> = fields
-        .iter()
-        .filter(|f| f.action == FieldAction::Keep)
-        .filter(|f| {
-            let mut of = owners.get().of(&f.path);
-            of.len() > 0 && of.all(is_apply_manager)
-        })
-        .collect();
-    if candidates.is_empty() {
-        return Default::default();
+/// Manager names joined by ", ".
+fn join<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut s = String::new();
+    for (i, n) in names.enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(n);
     }
-    let mut bare = live.clone();
-    // Last row first: an index path stays valid while later ones go.
-    for f in candidates.iter().rev() {
-        path::remove(&mut bare, &path::parse(&f.path));
+    s
+}
+
+/// Of the kept rows `alone` (indexes into `fields`, in row order) apply's
+/// manager alone owns, whether the live value is the one the server gives
+/// the field when it is unset: the live object with those fields taken out
+/// and defaulted again gives them back. A value the server allocates (a
+/// Service's cluster IP) counts as given back. Only the part of the
+/// object defaulting reads is copied (`defaults::defaultable_copy`).
+fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Vec<bool> {
+    if alone.is_empty() {
+        return vec![];
     }
+    let Some(mut bare) = crate::defaults::defaultable_copy(live) else {
+        // A kind the server defaults nothing of.
+        return vec![false; alone.len()];
+    };
+    let paths: Vec<&str> = alone.iter().map(|&i| fields[i].path.as_str()).collect();
+    take_out(&mut bare, &paths);
     let ip = live
         .pointer("/spec/clusterIP")
         .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    crate::defaults::apply(&mut bare, &mut || ip.clone());
-    candidates
-        .into_iter()
-        .filter(|f| {
-            let segs = path::parse(&f.path);
-            matches!((path::get(live, &segs), path::get(&bare, &segs)),
-                (Some(a), Some(b)) if deep_eq(a, b))
+        .unwrap_or_default();
+    crate::defaults::apply(&mut bare, &mut || ip.to_string());
+    // Each path read in both objects from where the previous one's steps
+    // part from it (the rows come in walk order: long common prefixes).
+    let mut at: Vec<(usize, Option<&Value>, Option<&Value>)> = vec![];
+    let mut prev = "";
+    paths
+        .iter()
+        .map(|p| {
+            let common = p
+                .bytes()
+                .zip(prev.bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            at.truncate(at.iter().take_while(|(end, ..)| *end < common).count());
+            let (from, mut l, mut b) = at.last().copied().unwrap_or((0, Some(live), Some(&bare)));
+            for (step, end) in path::read_from(p, from) {
+                l = l.and_then(|v| path::get_step(v, &step));
+                b = b.and_then(|v| path::get_step(v, &step));
+                at.push((end, l, b));
+            }
+            prev = p;
+            matches!((l, b), (Some(a), Some(b)) if deep_eq(a, b))
         })
-        .map(|f| f.path.clone())
         .collect()
+}
+
+/// Remove the values at `paths` (field-plan paths in row order) from `v`,
+/// the last first, as `fieldpath::remove` one by one would: an index path
+/// stays valid while later ones go. Paths under one parent are taken out
+/// of it with one descent.
+fn take_out(v: &mut Value, paths: &[&str]) {
+    /// A path's steps, and where its parent's text ends.
+    fn split(p: &str) -> (Vec<(path::Step<'_>, usize)>, usize) {
+        let steps: Vec<_> = path::read(p).collect();
+        let cut = steps.len().checked_sub(2).map_or(0, |i| steps[i].1);
+        (steps, cut)
+    }
+    let mut i = paths.len();
+    while i > 0 {
+        let (steps, cut) = split(paths[i - 1]);
+        let Some(((last, _), parent)) = steps.split_last() else {
+            i -= 1;
+            continue;
+        };
+        // The rows before it under the same parent, unless one names a
+        // key an element of the parent is matched by (taking it out
+        // would change what the parent path finds).
+        let by_key = |s: &path::Step| match s {
+            path::Step::Key(k) => !parent
+                .iter()
+                .any(|(p, _)| matches!(p, path::Step::Element(ek, _) if ek == k)),
+            _ => true,
+        };
+        let mut j = i - 1;
+        let mut group = vec![last.clone()];
+        if by_key(last) {
+            while j > 0 {
+                let prev = paths[j - 1];
+                if prev.get(..cut) != Some(&paths[i - 1][..cut]) {
+                    break;
+                }
+                let (psteps, pcut) = split(prev);
+                match psteps.last() {
+                    Some((s, _)) if pcut == cut && psteps.len() == steps.len() && by_key(s) => {
+                        group.push(s.clone());
+                        j -= 1;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        let mut node = Some(&mut *v);
+        for (s, _) in parent {
+            node = node.and_then(|n| path::get_step_mut(n, s));
+        }
+        if let Some(node) = node {
+            for s in &group {
+                path::remove_step(node, s);
+            }
+        }
+        i = j;
+    }
 }
 
 /// Whether any field makes apply revert a change made in the cluster.

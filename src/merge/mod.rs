@@ -295,16 +295,29 @@ pub fn last_applied_annotation(config: &Value) -> String {
     s
 }
 
-/// The config with the new annotation set (kubectl's "modified").
-fn with_annotation(config: &Value, annotation: &str) -> Value {
-    let mut v = recorded_config(config);
+/// Set (`Some`) or take out (`None`) the annotation on a recorded config,
+/// whose `metadata.annotations` is a map.
+fn set_annotation(v: &mut Value, text: Option<String>) {
     if let Some(a) = v
         .get_mut("metadata")
         .and_then(|m| m.get_mut("annotations"))
         .and_then(Value::as_object_mut)
     {
-        a.insert(LAST_APPLIED.into(), Value::String(annotation.into()));
+        match text {
+            Some(t) => {
+                a.insert(LAST_APPLIED.into(), Value::String(t));
+            }
+            None => {
+                a.remove(LAST_APPLIED);
+            }
+        }
     }
+}
+
+/// The config with the new annotation set (kubectl's "modified").
+fn with_annotation(config: &Value, annotation: &str) -> Value {
+    let mut v = recorded_config(config);
+    set_annotation(&mut v, Some(annotation.into()));
     v
 }
 
@@ -397,25 +410,9 @@ pub fn three_way(
     let mut recorded = recorded_config(config);
     let mut annotation = crate::gocompat::json(&recorded);
     annotation.push('\n');
-    let set = |v: &mut Value, text: Option<String>| {
-        if let Some(a) = v
-            .get_mut("metadata")
-            .and_then(|m| m.get_mut("annotations"))
-            .and_then(Value::as_object_mut)
-        {
-            match text {
-                Some(t) => {
-                    a.insert(LAST_APPLIED.into(), Value::String(t));
-                }
-                None => {
-                    a.remove(LAST_APPLIED);
-                }
-            }
-        }
-    };
-    set(&mut recorded, Some(annotation.clone()));
+    set_annotation(&mut recorded, Some(annotation.clone()));
     let patch = compute_patch(&recorded, live, last_applied, schema);
-    set(&mut recorded, None);
+    set_annotation(&mut recorded, None);
     let patch = patch?;
     let mut walker = fields::Walker::new(schema.is_none());
     // Walk the config as recorded (with `annotations: {}`), as the patch

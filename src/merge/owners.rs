@@ -3,12 +3,11 @@
 //! field causes, `diff` and the TUI. The format is read through
 //! [`crate::managedfields`].
 
-use crate::fieldpath as path;
+use crate::fieldpath::{self as path, FastHash};
 use crate::managedfields::{self, Element};
 use crate::patchmeta::{PatchMeta, Schema};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// The managers client-side apply writes as: a field they own that
 /// last-applied never named was defaulted by the server when apply wrote
@@ -54,42 +53,7 @@ impl Owners {
     }
 }
 
-/// FxHash: field paths are short and many, and SipHash's resistance is
-/// not needed for a map built and dropped within one object.
-#[derive(Default, Clone, Copy)]
-struct PathHasher(u64);
-
-impl Hasher for PathHasher {
-    fn write(&mut self, mut bytes: &[u8]) {
-        while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
-            self.add(u64::from_le_bytes(*word));
-            bytes = rest;
-        }
-        if let Some((word, rest)) = bytes.split_first_chunk::<4>() {
-            self.add(u64::from(u32::from_le_bytes(*word)));
-            bytes = rest;
-        }
-        for &b in bytes {
-            self.add(u64::from(b));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl PathHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type PathMap = HashMap<String, Owners, BuildHasherDefault<PathHasher>>;
+type PathMap = HashMap<String, Owners, FastHash>;
 
 /// The owners of a live object's fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

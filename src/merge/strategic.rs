@@ -32,7 +32,7 @@ pub fn three_way(
     schema: Option<Schema<'_>>,
 ) -> Result<Map<String, Value>, MergeError> {
     let delta = diff_maps(
-        "",
+        &Loc::ROOT,
         current,
         modified,
         schema,
@@ -42,7 +42,7 @@ pub fn three_way(
         },
     )?;
     let mut deletions = diff_maps(
-        "",
+        &Loc::ROOT,
         original,
         modified,
         schema,
@@ -51,7 +51,7 @@ pub fn three_way(
             ..Opts::default()
         },
     )?;
-    merge_maps("", &mut deletions, delta, schema)?;
+    merge_maps(&Loc::ROOT, &mut deletions, delta, schema)?;
     Ok(deletions)
 }
 
@@ -86,8 +86,36 @@ pub(crate) fn type_tag(v: &Value) -> u8 {
     }
 }
 
-fn child(path: &str, key: &str) -> String {
-    crate::fieldpath::key(path, key)
+/// Where a diff or merge is in the object, as a chain of keys: spelled
+/// out as a field path only for an error, instead of a string built at
+/// every map and list.
+#[derive(Clone, Copy)]
+struct Loc<'a> {
+    parent: Option<&'a Loc<'a>>,
+    key: &'a str,
+}
+
+impl Loc<'_> {
+    const ROOT: Loc<'static> = Loc {
+        parent: None,
+        key: "",
+    };
+}
+
+impl From<&Loc<'_>> for String {
+    fn from(at: &Loc<'_>) -> String {
+        match at.parent {
+            None => String::new(),
+            Some(p) => crate::fieldpath::key(&String::from(p), at.key),
+        }
+    }
+}
+
+fn child<'a>(path: &'a Loc<'a>, key: &'a str) -> Loc<'a> {
+    Loc {
+        parent: Some(path),
+        key,
+    }
 }
 
 fn field_schema<'a>(schema: Option<Schema<'a>>, key: &str) -> Option<Schema<'a>> {
@@ -95,7 +123,7 @@ fn field_schema<'a>(schema: Option<Schema<'a>>, key: &str) -> Option<Schema<'a>>
 }
 
 fn diff_maps(
-    path: &str,
+    path: &Loc<'_>,
     original: &Map<String, Value>,
     modified: &Map<String, Value>,
     schema: Option<Schema<'_>>,
@@ -139,7 +167,7 @@ fn diff_maps(
                 continue;
             }
             return Err(MergeError::Invalid {
-                path: child(path, key),
+                path: (&child(path, key)).into(),
                 message: "invalid value for $patch".into(),
             });
         }
@@ -193,7 +221,7 @@ fn sort_scalars(v: &mut [Value]) {
 }
 
 fn slice_diff(
-    path: &str,
+    path: &Loc<'_>,
     key: &str,
     original: &[Value],
     modified: &[Value],
@@ -239,7 +267,7 @@ fn deep_eq_slices(a: &[Value], b: &[Value]) -> bool {
 
 /// The element kind of one or more lists; lists of lists and mixed lists
 /// are errors, as in Go.
-fn element_kind(path: &str, lists: &[&[Value]]) -> Result<Option<u8>, MergeError> {
+fn element_kind(path: &Loc<'_>, lists: &[&[Value]]) -> Result<Option<u8>, MergeError> {
     let mut kind = None;
     for list in lists {
         for v in *list {
@@ -268,7 +296,7 @@ fn element_kind(path: &str, lists: &[&[Value]]) -> Result<Option<u8>, MergeError
 type Lists = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 fn diff_lists(
-    path: &str,
+    path: &Loc<'_>,
     original: &[Value],
     modified: &[Value],
     items: Option<Schema<'_>>,
@@ -329,7 +357,7 @@ fn go_eq(a: &Value, b: &Value) -> bool {
     type_tag(a) == type_tag(b) && deep_eq(a, b)
 }
 
-fn no_merge_key(path: &str, merge_key: &str) -> MergeError {
+fn no_merge_key(path: &Loc<'_>, merge_key: &str) -> MergeError {
     MergeError::Invalid {
         path: path.into(),
         message: format!("list element has no merge key {merge_key:?}"),
@@ -339,7 +367,7 @@ fn no_merge_key(path: &str, merge_key: &str) -> MergeError {
 type Keyed<'v> = (std::borrow::Cow<'v, str>, &'v Value);
 
 fn sorted_by_key<'v>(
-    path: &str,
+    path: &Loc<'_>,
     list: &'v [Value],
     merge_key: &str,
 ) -> Result<Vec<Keyed<'v>>, MergeError> {
@@ -358,7 +386,7 @@ fn sorted_by_key<'v>(
 }
 
 fn diff_lists_of_maps(
-    path: &str,
+    path: &Loc<'_>,
     original: &[Value],
     modified: &[Value],
     items: Option<Schema<'_>>,
@@ -493,7 +521,7 @@ fn is_delete_directive(v: &Value) -> bool {
 /// `normalizeSliceOrder`: stable sort by position in `order`, delete
 /// directives last.
 fn normalize_order(
-    path: &str,
+    path: &Loc<'_>,
     list: &mut Vec<Value>,
     order: &[Value],
     merge_key: &str,
@@ -530,7 +558,7 @@ fn normalize_order(
 /// `mergeMap` with `MergeOptions{}`, restricted to what merging the delta
 /// patch into the deletions patch needs.
 fn merge_maps(
-    path: &str,
+    path: &Loc<'_>,
     original: &mut Map<String, Value>,
     patch: Map<String, Value>,
     schema: Option<Schema<'_>>,
@@ -550,7 +578,7 @@ fn merge_maps(
             if let Some(o) = original.get(&k) {
                 if !deep_eq(o, &v) {
                     return Err(MergeError::Invalid {
-                        path: child(path, &k),
+                        path: (&child(path, &k)).into(),
                         message: "directive differs between the deletions and the changes".into(),
                     });
                 }
@@ -605,7 +633,7 @@ fn merge_maps(
 }
 
 fn merge_slice(
-    path: &str,
+    path: &Loc<'_>,
     original: &[Value],
     patch: Vec<Value>,
     merge_key: &str,
@@ -670,7 +698,7 @@ fn merge_slice(
 /// in `server_order`, then `mergeSortedSlice` interleaves them, ordered by
 /// `server_order` where both are found in it.
 fn normalize_element_order(
-    path: &str,
+    path: &Loc<'_>,
     mut patch_items: Vec<Value>,
     mut server_only: Vec<Value>,
     patch_order: &[Value],
@@ -706,7 +734,7 @@ fn normalize_element_order(
 /// the changes is merged with its counterpart in the deletions and put in
 /// the directive's order, the deletions' other items interleaved.
 fn merge_ordered_list(
-    path: &str,
+    path: &Loc<'_>,
     original: &mut Map<String, Value>,
     patch: &mut Map<String, Value>,
     list_key: &str,

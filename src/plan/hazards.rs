@@ -94,7 +94,7 @@ pub(super) fn missing_last_applied() -> String {
 /// every apply.
 pub(super) fn explicit_nulls(config: &Value) -> Option<String> {
     let mut nulls = vec![];
-    null_paths("", config, &mut nulls);
+    null_paths(&mut String::new(), config, &mut nulls);
     (!nulls.is_empty()).then(|| {
         format!(
             "explicit null in the config ({}): kubectl sends it on every apply, \
@@ -105,21 +105,28 @@ pub(super) fn explicit_nulls(config: &Value) -> Option<String> {
 }
 
 /// Paths of the explicit nulls in a config (keyed list elements by index).
-fn null_paths(p: &str, v: &Value, out: &mut Vec<String>) {
+/// `p` is the path of `v`, restored on return: one buffer for the whole
+/// walk, copied only for a null.
+fn null_paths(p: &mut String, v: &Value, out: &mut Vec<String>) {
+    let len = p.len();
     match v {
         Value::Object(m) => {
             for (k, x) in m {
-                let sub = path::key(p, k);
+                path::push_key(p, k);
                 if x.is_null() {
-                    out.push(sub);
+                    out.push(p.clone());
                 } else {
-                    null_paths(&sub, x, out);
+                    null_paths(p, x, out);
                 }
+                p.truncate(len);
             }
         }
         Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
-                null_paths(&path::index(p, i), x, out);
+                use std::fmt::Write as _;
+                let _ = write!(p, "[{i}]");
+                null_paths(p, x, out);
+                p.truncate(len);
             }
         }
         _ => {}
