@@ -143,10 +143,17 @@ pub(crate) fn load_error_row(e: &ManifestError) -> ObjectPlan {
 pub(crate) fn unplanned(loaded: &Loaded) -> Plan {
     let mut objects: Vec<ObjectPlan> = loaded.errors.iter().map(load_error_row).collect();
     for m in &loaded.manifests {
-        let mut row = error_plan(m, String::new());
+        // Not `error_plan`: its config (read back from JSON) would go at once.
+        let mut row = error_object(
+            &m.api_version(),
+            &m.id.kind,
+            m.id.namespace.as_deref(),
+            &m.id.name,
+            Some(m.source.to_string()),
+            String::new(),
+        );
         row.action = ObjectAction::Unchanged;
         row.error = None;
-        row.config = None;
         objects.push(row);
     }
     Plan {
@@ -263,6 +270,7 @@ impl Session {
             let _ = tx.send(Progress {
                 done: 0,
                 total: loaded_manifests.len(),
+                lists: 0,
                 what: "discovery (which kinds the server serves)".into(),
             });
         }
@@ -365,9 +373,15 @@ impl Session {
                 slots[i] = Some(finish(row));
             }
         }
+        let lists = groups.len();
         let send = |done: usize, what: String| {
             if let Some(tx) = &progress {
-                let _ = tx.send(Progress { done, total, what });
+                let _ = tx.send(Progress {
+                    done,
+                    total,
+                    lists,
+                    what,
+                });
             }
         };
         send(0, "reading live state".into());
