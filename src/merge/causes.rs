@@ -130,52 +130,64 @@ fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Ve
         // A kind the server defaults nothing of.
         return vec![false; alone.len()];
     };
-    let paths: Vec<&str> = alone.iter().map(|&i| fields[i].path.as_str()).collect();
+    // Each path read once: its steps, each with where it ends in the text.
+    let paths: Vec<(&str, Steps)> = alone
+        .iter()
+        .map(|&i| {
+            (
+                fields[i].path.as_str(),
+                path::read(&fields[i].path).collect(),
+            )
+        })
+        .collect();
     take_out(&mut bare, &paths);
     let ip = live
         .pointer("/spec/clusterIP")
         .and_then(Value::as_str)
         .unwrap_or_default();
     crate::defaults::apply(&mut bare, &mut || ip.to_string());
-    // Each path read in both objects from where the previous one's steps
-    // part from it (the rows come in walk order: long common prefixes).
-    let mut at: Vec<(usize, Option<&Value>, Option<&Value>)> = vec![];
-    let mut prev = "";
+    // Each path followed in both objects from where its steps part from
+    // the previous path's (the rows come in walk order: long common
+    // prefixes). Steps that end before the first byte two paths differ
+    // in are the same steps.
+    let mut at: Vec<(Option<&Value>, Option<&Value>)> = vec![];
+    let mut prev: &[(path::Step, usize)] = &[];
+    let mut prev_text = "";
     paths
         .iter()
-        .map(|p| {
+        .map(|(p, steps)| {
             let common = p
                 .bytes()
-                .zip(prev.bytes())
+                .zip(prev_text.bytes())
                 .take_while(|(a, b)| a == b)
                 .count();
-            at.truncate(at.iter().take_while(|(end, ..)| *end < common).count());
-            let (from, mut l, mut b) = at.last().copied().unwrap_or((0, Some(live), Some(&bare)));
-            for (step, end) in path::read_from(p, from) {
-                l = l.and_then(|v| path::get_step(v, &step));
-                b = b.and_then(|v| path::get_step(v, &step));
-                at.push((end, l, b));
+            at.truncate(prev.iter().take_while(|(_, end)| *end < common).count());
+            let (mut l, mut b) = at.last().copied().unwrap_or((Some(live), Some(&bare)));
+            for (step, _) in &steps[at.len()..] {
+                l = l.and_then(|v| path::get_step(v, step));
+                b = b.and_then(|v| path::get_step(v, step));
+                at.push((l, b));
             }
-            prev = p;
+            (prev, prev_text) = (steps, p);
             matches!((l, b), (Some(a), Some(b)) if deep_eq(a, b))
         })
         .collect()
 }
 
-/// Remove the values at `paths` (field-plan paths in row order) from `v`,
-/// the last first, as `fieldpath::remove` one by one would: an index path
-/// stays valid while later ones go. Paths under one parent are taken out
-/// of it with one descent.
-fn take_out(v: &mut Value, paths: &[&str]) {
-    /// A path's steps, and where its parent's text ends.
-    fn split(p: &str) -> (Vec<(path::Step<'_>, usize)>, usize) {
-        let steps: Vec<_> = path::read(p).collect();
-        let cut = steps.len().checked_sub(2).map_or(0, |i| steps[i].1);
-        (steps, cut)
-    }
+/// A path's steps, each with the byte offset it ends at.
+type Steps<'p> = Vec<(path::Step<'p>, usize)>;
+
+/// Remove the values at `paths` (field-plan paths in row order, with their
+/// steps) from `v`, the last first, as `fieldpath::remove` one by one
+/// would: an index path stays valid while later ones go. Paths under one
+/// parent are taken out of it with one descent.
+fn take_out(v: &mut Value, paths: &[(&str, Steps)]) {
+    // Where a path's parent ends in its text.
+    let cut = |steps: &Steps| steps.len().checked_sub(2).map_or(0, |i| steps[i].1);
     let mut i = paths.len();
     while i > 0 {
-        let (steps, cut) = split(paths[i - 1]);
+        let (text, steps) = &paths[i - 1];
+        let cut_at = cut(steps);
         let Some(((last, _), parent)) = steps.split_last() else {
             i -= 1;
             continue;
@@ -190,17 +202,18 @@ fn take_out(v: &mut Value, paths: &[&str]) {
             _ => true,
         };
         let mut j = i - 1;
-        let mut group = vec![last.clone()];
+        let mut group = vec![last];
         if by_key(last) {
             while j > 0 {
-                let prev = paths[j - 1];
-                if prev.get(..cut) != Some(&paths[i - 1][..cut]) {
+                let (ptext, psteps) = &paths[j - 1];
+                if ptext.get(..cut_at) != Some(&text[..cut_at]) {
                     break;
                 }
-                let (psteps, pcut) = split(prev);
                 match psteps.last() {
-                    Some((s, _)) if pcut == cut && psteps.len() == steps.len() && by_key(s) => {
-                        group.push(s.clone());
+                    Some((s, _))
+                        if cut(psteps) == cut_at && psteps.len() == steps.len() && by_key(s) =>
+                    {
+                        group.push(s);
                         j -= 1;
                     }
                     _ => break,
@@ -212,7 +225,7 @@ fn take_out(v: &mut Value, paths: &[&str]) {
             node = node.and_then(|n| path::get_step_mut(n, s));
         }
         if let Some(node) = node {
-            for s in &group {
+            for s in group {
                 path::remove_step(node, s);
             }
         }
