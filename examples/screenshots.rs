@@ -367,6 +367,7 @@ mod live {
                     let _ = progress.send(Progress {
                         done: i + 1,
                         total,
+                        lists: 0,
                         what: o.id().to_string(),
                     });
                     tokio::time::sleep(DELAY / 4).await;

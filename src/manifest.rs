@@ -475,7 +475,7 @@ struct Raw {
     first_line: usize,
     file: PathBuf,
     /// apiVersion and kind taken from the enclosing list.
-    inferred: Option<(String, String)>,
+    inferred: Option<ListType>,
     /// The file's text and this document's place among the file's
     /// documents: the lines of its fields are read again from there, only
     /// when needed (an error, [`FieldLines`]).
@@ -486,18 +486,33 @@ struct Raw {
 /// [`Raw`] as the full reader gives it: a tree with every line.
 struct NodeRaw {
     node: Node,
-    inferred: Option<(String, String)>,
+    inferred: Option<ListType>,
 }
 
 impl NodeRaw {
     /// The object as read, inferred apiVersion and kind included.
     fn value(&self) -> Value {
-        let mut v = self.node.to_value();
-        if let (Some((av, kind)), Value::Object(m)) = (&self.inferred, &mut v) {
-            m.insert("apiVersion".into(), Value::String(av.clone()));
-            m.insert("kind".into(), Value::String(kind.clone()));
-        }
-        v
+        with_inferred(self.node.to_value(), self.inferred.as_ref())
+    }
+}
+
+/// The apiVersion and kind a list gives its items that name neither.
+type ListType = Arc<(String, String)>;
+
+/// kubectl's rule for lists (`flatten`), the one place it is written: an
+/// item that names neither apiVersion nor kind (`names_type` false) takes
+/// the list's apiVersion and the list's kind without `List`.
+struct ListRule(ListType);
+
+impl ListRule {
+    fn new(list_api_version: &str, list_kind: &str) -> ListRule {
+        let kind = list_kind.strip_suffix("List").unwrap_or(list_kind);
+        ListRule(Arc::new((list_api_version.to_string(), kind.to_string())))
+    }
+
+    /// What an item takes from the list.
+    fn item(&self, names_type: bool) -> Option<ListType> {
+        (!names_type).then(|| Arc::clone(&self.0))
     }
 }
 
@@ -639,9 +654,15 @@ fn live_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ManifestError> {
 /// The objects of one file of live objects, in order.
 fn file_objects(file: &Path) -> Result<Vec<Value>, ManifestError> {
     let (text, name) = read_text(file)?;
-    match json_objects(&text) {
+    text_objects(&text, &name)
+}
+
+/// The objects of live objects' text: a JSON file by serde_json alone,
+/// anything else (or JSON [`json_objects`] does not take) the general way.
+fn text_objects(text: &str, name: &Path) -> Result<Vec<Value>, ManifestError> {
+    match json_objects(text) {
         Some(objects) => Ok(objects),
-        None => yaml_objects(&text, &name),
+        None => yaml_objects(text, name),
     }
 }
 
@@ -689,7 +710,7 @@ enum Live {
         text: std::sync::Arc<String>,
         range: std::ops::Range<usize>,
         /// The list's apiVersion and item kind, for an item without both.
-        list_type: Option<std::sync::Arc<(String, String)>>,
+        list_type: Option<ListType>,
     },
 }
 
@@ -704,15 +725,11 @@ impl LiveObject {
                 list_type,
             } => {
                 // Checked to be one JSON object when it was located.
-                let mut v = yaml::parse_json_values(&text[range])
+                let v = yaml::parse_json_values(&text[range])
                     .ok()
                     .and_then(|docs| docs.into_iter().next())
                     .unwrap_or_default();
-                if let (Some(t), Value::Object(m)) = (list_type, &mut v) {
-                    m.insert("apiVersion".into(), Value::String(t.0.clone()));
-                    m.insert("kind".into(), Value::String(t.1.clone()));
-                }
-                v
+                with_inferred(v, list_type.as_ref())
             }
         }
     }
@@ -730,10 +747,8 @@ impl LiveObjects {
         &self.crd_scopes
     }
 
+    /// A parsed object, by its identity.
     fn add(&mut self, object: Value) {
-        if let Some(scope) = crd_scope(&object) {
-            self.crd_scopes.push(scope);
-        }
         let md = &object["metadata"];
         let id = ObjectRef::new(
             object["apiVersion"].as_str().unwrap_or(""),
@@ -741,7 +756,18 @@ impl LiveObjects {
             md["namespace"].as_str(),
             md["name"].as_str().unwrap_or(""),
         );
-        self.index.insert(id, LiveObject(Live::Read(object)));
+        self.insert(id, LiveObject(Live::Read(object)));
+    }
+
+    /// An object by `id`; a parsed CustomResourceDefinition adds its scope
+    /// (every CRD is parsed when read).
+    fn insert(&mut self, id: ObjectRef, object: LiveObject) {
+        if let Live::Read(v) = &object.0
+            && let Some(scope) = crd_scope(v)
+        {
+            self.crd_scopes.push(scope);
+        }
+        self.index.insert(id, object);
     }
 }
 
@@ -753,24 +779,14 @@ pub fn read_live(paths: &[PathBuf]) -> Result<LiveObjects, ManifestError> {
     let mut live = LiveObjects::default();
     for file in live_files(paths)? {
         let (text, name) = read_text(&file)?;
-        let text = std::sync::Arc::new(text);
-        if let Some(found) = locate_json_objects(&text) {
-            for (id, object) in found {
-                if let Live::Read(v) = &object.0
-                    && let Some(scope) = crd_scope(v)
-                {
-                    live.crd_scopes.push(scope);
-                }
-                live.index.insert(id, object);
-            }
-            continue;
-        }
-        let objects = match json_objects(&text) {
-            Some(objects) => objects,
-            None => yaml_objects(&text, &name)?,
-        };
-        for object in objects {
-            live.add(object);
+        let text = Arc::new(text);
+        match locate_json_objects(&text) {
+            Some(found) => found
+                .into_iter()
+                .for_each(|(id, object)| live.insert(id, object)),
+            None => text_objects(&text, &name)?
+                .into_iter()
+                .for_each(|object| live.add(object)),
         }
     }
     Ok(live)
@@ -781,16 +797,14 @@ pub fn read_live(paths: &[PathBuf]) -> Result<LiveObjects, ManifestError> {
 /// whole; CustomResourceDefinitions are parsed (their scope is needed
 /// before planning). `None` for anything but objects and lists of objects
 /// separated by white space (then [`json_objects`] decides).
-fn locate_json_objects(text: &std::sync::Arc<String>) -> Option<Vec<(ObjectRef, LiveObject)>> {
+fn locate_json_objects(text: &Arc<String>) -> Option<Vec<(ObjectRef, LiveObject)>> {
     let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut at = scan::Cursor::new(text, start);
+    let mut at = yaml::outline::Scan::new(text, start, 1);
     let mut out = Vec::new();
-    let mut one = |range: std::ops::Range<usize>,
-                   list_type: Option<&std::sync::Arc<(String, String)>>|
-     -> Option<()> {
+    let mut one = |range: std::ops::Range<usize>, list: Option<&ListRule>| -> Option<()> {
         // Also checks the object's syntax, as parsing it would.
         let ident: scan::Ident = serde_json::from_str(&text[range.clone()]).ok()?;
-        let list_type = list_type.filter(|_| !ident.has_type).cloned();
+        let list_type = list.and_then(|l| l.item(ident.has_type));
         let (av, kind) = match &list_type {
             Some(t) => (Some(t.0.as_str()), Some(t.1.as_str())),
             None => (ident.api_version.as_deref(), ident.kind.as_deref()),
@@ -803,7 +817,7 @@ fn locate_json_objects(text: &std::sync::Arc<String>) -> Option<Vec<(ObjectRef, 
         );
         let crd = kind == Some("CustomResourceDefinition");
         let mut object = LiveObject(Live::Json {
-            text: std::sync::Arc::clone(text),
+            text: Arc::clone(text),
             range,
             list_type,
         });
@@ -813,249 +827,59 @@ fn locate_json_objects(text: &std::sync::Arc<String>) -> Option<Vec<(ObjectRef, 
         out.push((id, object));
         Some(())
     };
-    at.skip_ws();
+    at.ws();
     if !at.at(b'{') {
         return None;
     }
     while !at.done() {
         let doc = at.doc()?;
-        match doc.items {
-            None => one(doc.range, None)?,
-            Some(scan::Items::Null) => {}
-            Some(scan::Items::Other) => return None,
-            Some(scan::Items::List(items)) => {
+        if !doc.is_object(text) {
+            return None;
+        }
+        // The document's keys other than `items` are checked here (the
+        // items as they are identified); a repeated key: the last wins.
+        let (mut api_version, mut kind, mut items) = (None, None, None);
+        for (k, v) in &doc.fields {
+            let value = &text[v.clone()];
+            match yaml::outline::key(text, k)?.as_ref() {
+                "items" => items = Some(value),
+                "apiVersion" => api_version = Some(serde_json::from_str::<Value>(value).ok()?),
+                "kind" => kind = Some(serde_json::from_str::<Value>(value).ok()?),
+                _ => {
+                    serde_json::from_str::<serde::de::IgnoredAny>(value).ok()?;
+                }
+            }
+        }
+        match (items, doc.items) {
+            (None, _) => one(doc.range, None)?,
+            (Some(_), Some(elements)) => {
                 let str_of = |v: &Option<Value>| {
                     v.as_ref()
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string()
                 };
-                let list_kind = str_of(&doc.kind);
-                let item_kind = list_kind
-                    .strip_suffix("List")
-                    .unwrap_or(&list_kind)
-                    .to_string();
-                let list_type = std::sync::Arc::new((str_of(&doc.api_version), item_kind));
-                for item in items {
-                    one(item, Some(&list_type))?;
+                let rule = ListRule::new(&str_of(&api_version), &str_of(&kind));
+                for (range, _) in elements {
+                    one(range, Some(&rule))?;
                 }
             }
+            (Some(value), None) => match serde_json::from_str::<Value>(value).ok()? {
+                Value::Null => {}
+                _ => return None,
+            },
         }
-        at.skip_ws();
+        at.ws();
     }
     Some(out)
 }
 
 /// Serde visitors for [`locate_json_objects`]: what it needs of a JSON
-/// document, the rest skipped unparsed. Repeated keys: the last wins, as
-/// in a parsed `Value`.
+/// object, the rest skipped unparsed. Repeated keys: the last wins, as in a
+/// parsed `Value`.
 mod scan {
     use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    use serde_json::Value;
     use std::fmt;
-    use std::ops::Range;
-
-    /// A top-level object of a JSON text: where it is, its list's items
-    /// (where they are) and its apiVersion and kind.
-    pub(super) struct Doc {
-        pub range: Range<usize>,
-        pub items: Option<Items>,
-        pub api_version: Option<Value>,
-        pub kind: Option<Value>,
-    }
-
-    /// The `items` of a document.
-    pub(super) enum Items {
-        Null,
-        List(Vec<Range<usize>>),
-        Other,
-    }
-
-    /// A walk over JSON text that finds where values are without building
-    /// them. It checks only the structure it walks; the values it hands
-    /// out are parsed (and so checked) by serde_json.
-    pub(super) struct Cursor<'a> {
-        b: &'a [u8],
-        text: &'a str,
-        pos: usize,
-    }
-
-    impl<'a> Cursor<'a> {
-        pub fn new(text: &'a str, pos: usize) -> Cursor<'a> {
-            Cursor {
-                b: text.as_bytes(),
-                text,
-                pos,
-            }
-        }
-
-        pub fn done(&self) -> bool {
-            self.pos >= self.b.len()
-        }
-
-        pub fn at(&self, c: u8) -> bool {
-            self.b.get(self.pos) == Some(&c)
-        }
-
-        pub fn skip_ws(&mut self) {
-            while matches!(self.b.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-                self.pos += 1;
-            }
-        }
-
-        fn expect(&mut self, c: u8) -> Option<()> {
-            self.skip_ws();
-            self.at(c).then(|| self.pos += 1)
-        }
-
-        /// A string token (at its opening quote): its range, quotes included.
-        fn string(&mut self) -> Option<Range<usize>> {
-            let start = self.pos;
-            self.pos += 1;
-            loop {
-                match self.b.get(self.pos)? {
-                    b'"' => {
-                        self.pos += 1;
-                        return Some(start..self.pos);
-                    }
-                    b'\\' => self.pos += 2,
-                    _ => self.pos += 1,
-                }
-            }
-        }
-
-        /// Any value (at its first byte): its range.
-        fn value(&mut self) -> Option<Range<usize>> {
-            self.skip_ws();
-            let start = self.pos;
-            match self.b.get(self.pos)? {
-                b'"' => {
-                    self.string()?;
-                }
-                b'{' | b'[' => {
-                    let mut depth = 0usize;
-                    loop {
-                        match self.b.get(self.pos)? {
-                            b'"' => {
-                                self.string()?;
-                                continue;
-                            }
-                            b'{' | b'[' => depth += 1,
-                            b'}' | b']' => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    self.pos += 1;
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        self.pos += 1;
-                    }
-                }
-                _ => {
-                    while !matches!(
-                        self.b.get(self.pos),
-                        None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                    ) {
-                        self.pos += 1;
-                    }
-                }
-            }
-            (self.pos > start).then_some(start..self.pos)
-        }
-
-        /// The text of a value, checked by serde_json.
-        fn parse<T: serde::de::DeserializeOwned>(&self, r: Range<usize>) -> Option<T> {
-            serde_json::from_str(&self.text[r]).ok()
-        }
-
-        /// The elements of an array (at its `[`).
-        fn elements(&mut self) -> Option<Vec<Range<usize>>> {
-            self.pos += 1;
-            let mut out = Vec::new();
-            self.skip_ws();
-            if self.at(b']') {
-                self.pos += 1;
-                return Some(out);
-            }
-            loop {
-                out.push(self.value()?);
-                self.skip_ws();
-                match self.b.get(self.pos)? {
-                    b',' => self.pos += 1,
-                    b']' => {
-                        self.pos += 1;
-                        return Some(out);
-                    }
-                    _ => return None,
-                }
-            }
-        }
-
-        /// A top-level object (at its `{`); a repeated key: the last wins,
-        /// as in a parsed `Value`.
-        pub fn doc(&mut self) -> Option<Doc> {
-            let start = self.pos;
-            self.expect(b'{')?;
-            let mut doc = Doc {
-                range: start..start,
-                items: None,
-                api_version: None,
-                kind: None,
-            };
-            self.skip_ws();
-            if self.at(b'}') {
-                self.pos += 1;
-                doc.range = start..self.pos;
-                return Some(doc);
-            }
-            loop {
-                self.skip_ws();
-                if !self.at(b'"') {
-                    return None;
-                }
-                let key: String = {
-                    let r = self.string()?;
-                    self.parse(r)?
-                };
-                self.expect(b':')?;
-                self.skip_ws();
-                match key.as_str() {
-                    "items" if self.at(b'[') => doc.items = Some(Items::List(self.elements()?)),
-                    "items" => {
-                        let r = self.value()?;
-                        doc.items = Some(match self.parse::<Value>(r)? {
-                            Value::Null => Items::Null,
-                            _ => Items::Other,
-                        });
-                    }
-                    "apiVersion" => {
-                        let r = self.value()?;
-                        doc.api_version = Some(self.parse(r)?);
-                    }
-                    "kind" => {
-                        let r = self.value()?;
-                        doc.kind = Some(self.parse(r)?);
-                    }
-                    _ => {
-                        let r = self.value()?;
-                        self.parse::<IgnoredAny>(r)?;
-                    }
-                }
-                self.skip_ws();
-                match self.b.get(self.pos)? {
-                    b',' => self.pos += 1,
-                    b'}' => {
-                        self.pos += 1;
-                        doc.range = start..self.pos;
-                        return Some(doc);
-                    }
-                    _ => return None,
-                }
-            }
-        }
-    }
 
     /// An object's identity: its strings (`None`: absent or not a string),
     /// and whether apiVersion and kind are there at all.
@@ -1227,23 +1051,13 @@ fn json_objects(text: &str) -> Option<Vec<Value>> {
             None => out.push(Value::Object(m)),
             Some(Value::Null) => {}
             Some(Value::Array(items)) => {
-                let str_of = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
-                let list_av = str_of("apiVersion").to_string();
-                let list_kind = str_of("kind");
-                let item_kind = list_kind
-                    .strip_suffix("List")
-                    .unwrap_or(list_kind)
-                    .to_string();
+                let rule = list_rule(&m);
                 for item in items {
-                    let Value::Object(mut item) = item else {
+                    if !item.is_object() {
                         return None;
-                    };
-                    // As `flatten`: an item without both takes the list's.
-                    if !item.contains_key("apiVersion") && !item.contains_key("kind") {
-                        item.insert("apiVersion".into(), Value::String(list_av.clone()));
-                        item.insert("kind".into(), Value::String(item_kind.clone()));
                     }
-                    out.push(Value::Object(item));
+                    let inferred = rule.item(names_type(&item));
+                    out.push(with_inferred(item, inferred.as_ref()));
                 }
             }
             Some(_) => return None,
@@ -1384,7 +1198,7 @@ fn read_docs(text: &str, file: &Path) -> Result<Vec<Raw>, ManifestError> {
 
 /// A document or list item: its value, first line and inferred apiVersion
 /// and kind.
-type Flat = (Value, usize, Option<(String, String)>);
+type Flat = (Value, usize, Option<ListType>);
 
 /// [`flatten`] on a document read by the fast reader; `None` where only
 /// the full reader can say what is wrong (an `items` that is not a list).
@@ -1406,13 +1220,9 @@ fn flatten_values(doc: yaml::Doc, out: &mut Vec<Flat>) -> Option<()> {
             if lines.len() != items.len() {
                 return None;
             }
-            let str_of = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
-            let list_av = str_of("apiVersion");
-            let list_kind = str_of("kind");
-            let item_kind = list_kind.strip_suffix("List").unwrap_or(list_kind);
+            let rule = list_rule(&map);
             for (item, line) in items.into_iter().zip(lines) {
-                let inferred = (item.get("apiVersion").is_none() && item.get("kind").is_none())
-                    .then(|| (list_av.to_string(), item_kind.to_string()));
+                let inferred = rule.item(names_type(&item));
                 out.push((item, line, inferred));
             }
         }
@@ -1450,21 +1260,17 @@ fn flatten(doc: Node, file: &Path, out: &mut Vec<NodeRaw>) -> Result<(), Manifes
         return Ok(());
     };
     let items_line = doc.entry("items").map_or(doc.line, |e| e.line);
-    let list_av = doc
-        .get("apiVersion")
-        .and_then(scalar_str)
-        .unwrap_or_default();
-    let list_kind = doc.get("kind").and_then(scalar_str).unwrap_or_default();
-    let item_kind = list_kind
-        .strip_suffix("List")
-        .unwrap_or(&list_kind)
-        .to_string();
+    let str_of = |k: &str| match doc.get(k).map(|n| &n.kind) {
+        Some(NodeKind::Scalar(Value::String(s))) => s.as_str(),
+        _ => "",
+    };
+    let rule = ListRule::new(str_of("apiVersion"), str_of("kind"));
     match &items.kind {
         NodeKind::Scalar(Value::Null) => Ok(()),
         NodeKind::Seq(list) => {
             for item in list {
-                let inferred = (item.get("apiVersion").is_none() && item.get("kind").is_none())
-                    .then(|| (list_av.clone(), item_kind.clone()));
+                let inferred =
+                    rule.item(item.get("apiVersion").is_some() || item.get("kind").is_some());
                 out.push(NodeRaw {
                     node: item.clone(),
                     inferred,
@@ -1483,24 +1289,28 @@ fn flatten(doc: Node, file: &Path, out: &mut Vec<NodeRaw>) -> Result<(), Manifes
     }
 }
 
-fn scalar_str(n: &Node) -> Option<String> {
-    match &n.kind {
-        NodeKind::Scalar(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    }
-}
-
 /// The object as read, inferred apiVersion and kind included.
 fn object_value(raw: &Raw) -> Value {
     with_inferred(raw.value.clone(), raw.inferred.as_ref())
 }
 
-fn with_inferred(mut v: Value, inferred: Option<&(String, String)>) -> Value {
-    if let (Some((av, kind)), Value::Object(m)) = (inferred, &mut v) {
-        m.insert("apiVersion".into(), Value::String(av.clone()));
-        m.insert("kind".into(), Value::String(kind.clone()));
+fn with_inferred(mut v: Value, inferred: Option<&ListType>) -> Value {
+    if let (Some(t), Value::Object(m)) = (inferred, &mut v) {
+        m.insert("apiVersion".into(), Value::String(t.0.clone()));
+        m.insert("kind".into(), Value::String(t.1.clone()));
     }
     v
+}
+
+/// [`ListRule`] of a list read as a value.
+fn list_rule(list: &Map<String, Value>) -> ListRule {
+    let str_of = |k: &str| list.get(k).and_then(Value::as_str).unwrap_or_default();
+    ListRule::new(str_of("apiVersion"), str_of("kind"))
+}
+
+/// An item names apiVersion or kind.
+fn names_type(item: &Value) -> bool {
+    item.get("apiVersion").is_some() || item.get("kind").is_some()
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -1545,7 +1355,7 @@ fn crd_scopes(raws: &[Raw]) -> Vec<((String, String), bool)> {
 /// `apiVersion` or `kind` of a document, inferred from its list or written.
 fn raw_str<'a>(raw: &'a Raw, key: &str) -> Option<&'a str> {
     match &raw.inferred {
-        Some((av, kind)) => Some(if key == "kind" { kind } else { av }),
+        Some(t) => Some(if key == "kind" { &t.1 } else { &t.0 }),
         None => raw.value.get(key).and_then(Value::as_str),
     }
 }

@@ -13,6 +13,9 @@ use futures::future::BoxFuture;
 pub struct Progress {
     pub done: usize,
     pub total: usize,
+    /// How many LIST requests the read sends (one per resource and
+    /// namespace), once discovery has said; 0 before.
+    pub lists: usize,
     pub what: String,
 }
 

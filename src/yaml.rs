@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 mod block;
+pub(crate) mod outline;
 
 /// A parse or conversion error at a place in the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -436,132 +437,41 @@ impl FastBuilder {
 }
 
 /// [`parse_values`] for a JSON stream: values from serde_json as
-/// [`parse_json`] reads them; lines from a scan of the text's structure
-/// (where the first key of each document, and of each element of a
-/// top-level `items` list, is). `None` where serde_json refuses the text,
-/// or an `items` list holds something other than objects.
+/// [`parse_json`] reads them; lines from [`outline`] (where the first key
+/// of each document, and of each element of a top-level `items` list, is).
+/// `None` where serde_json refuses the text, or an `items` list holds
+/// something other than objects.
 fn parse_json_docs(text: &str) -> Option<Vec<Doc>> {
     let mut docs = Vec::new();
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let mut start = 0;
-    let mut line = 1;
+    let mut scan = outline::Scan::new(text, 0, 1);
     while let Some(item) = stream.next() {
-        let end = stream.byte_offset();
         let mut value = item.ok()?;
+        let doc = scan.doc()?;
+        if doc.range.end != stream.byte_offset() {
+            return None;
+        }
         normalize_json_in_place(&mut value);
-        let (first_line, items, next_line) = json_lines(text.as_bytes(), start, end, line);
-        line = next_line;
-        start = end;
         if value.is_null() {
             continue;
         }
         let item_lines = match value.get("items") {
             Some(Value::Array(a)) => {
+                let items = doc.items?;
                 if items.len() != a.len() || !a.iter().all(Value::is_object) {
                     return None;
                 }
-                Some(items)
+                Some(items.into_iter().map(|(_, line)| line).collect())
             }
             _ => None,
         };
         docs.push(Doc {
             value,
-            first_line,
+            first_line: doc.first_line,
             item_lines,
         });
     }
     Some(docs)
-}
-
-/// The lines of one JSON document, `b[start..end]` (valid JSON: serde_json
-/// just read it), `line` being the line at `start`: the document's first
-/// line (its first key's, else where it starts), the first lines of the
-/// elements of its last top-level `items` key when that is a list, and the
-/// line at `end`.
-fn json_lines(b: &[u8], start: usize, end: usize, mut line: usize) -> (usize, Vec<usize>, usize) {
-    let mut doc_first = None;
-    let mut items = Vec::new();
-    // Inside the top-level `items` list: its elements' first lines so far.
-    let mut in_items: Option<Vec<usize>> = None;
-    // The line of an element of `items` whose first key is not seen yet.
-    let mut element: Option<usize> = None;
-    let mut top_key_is_items = false;
-    // Per open container: is it an object, and its line.
-    let mut stack: Vec<(bool, usize)> = Vec::new();
-    let mut expect_key = false;
-    let mut i = start;
-    while i < end {
-        match b[i] {
-            b'\n' => line += 1,
-            b'"' => {
-                // JSON strings hold no raw newline; skip to the closing quote.
-                let mut j = i + 1;
-                while j < end && b[j] != b'"' {
-                    j += if b[j] == b'\\' { 2 } else { 1 };
-                }
-                if expect_key {
-                    expect_key = false;
-                    match stack.len() {
-                        1 => {
-                            doc_first.get_or_insert(line);
-                            top_key_is_items = b.get(i + 1..j) == Some(b"items".as_slice());
-                        }
-                        3 => {
-                            if let (Some(_), Some(v)) = (element.take(), in_items.as_mut()) {
-                                v.push(line);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                i = j;
-            }
-            c @ (b'{' | b'[') => {
-                let is_obj = c == b'{';
-                match stack.len() {
-                    0 => {
-                        doc_first = None;
-                    }
-                    1 if !is_obj && top_key_is_items => in_items = Some(Vec::new()),
-                    2 if in_items.is_some() => element = Some(line),
-                    _ => {}
-                }
-                stack.push((is_obj, line));
-                expect_key = is_obj;
-            }
-            b'}' | b']' => {
-                let depth = stack.len();
-                if let Some((_, l)) = stack.pop() {
-                    match depth {
-                        1 => {
-                            doc_first.get_or_insert(l);
-                        }
-                        2 => {
-                            if let Some(v) = in_items.take() {
-                                items = v;
-                            }
-                        }
-                        3 => {
-                            // An element without keys: its own line.
-                            if let (Some(e), Some(v)) = (element.take(), in_items.as_mut()) {
-                                v.push(e);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                expect_key = false;
-            }
-            b',' => expect_key = stack.last().is_some_and(|&(o, _)| o),
-            c if doc_first.is_none() && stack.is_empty() && !c.is_ascii_whitespace() => {
-                // A document that is a bare scalar: where it starts.
-                doc_first = Some(line);
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    (doc_first.unwrap_or(line), items, line)
 }
 
 /// Parses a stream of JSON values. Values come from serde_json (JSON
@@ -1863,6 +1773,7 @@ mod tests {
             "{\"a\": 1.0,\n \"b\": \"yes\"}\n{\"c\": null}\n",
             "\n  {\n \"kind\": \"List\", \"items\": [\n  {\"a\": 1},\n  {},\n  {\n\"x\": {\"items\": [1]}}]}\n\n{\"b\": \"\\\"{\"}",
             "{\"items\": [{\"a\": 1}], \"items\": null}",
+            "{\"\\u0069tems\": [{\"a\": 1},\n {\n \"b\": [{\"items\": 2}]}], \"kind\": \"x\"}\n\n[1,\n2] \"s\"",
         ] {
             assert!(fast_agrees(text), "{text}");
         }

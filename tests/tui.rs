@@ -135,6 +135,7 @@ fn loading_with_progress() {
     a.update(Msg::Progress(Progress {
         done: 3,
         total: 7,
+        lists: 0,
         what: "GET Deployment default/nginx".to_string(),
     }));
     let s = screen(&a);
@@ -147,6 +148,7 @@ fn loading_with_progress() {
     a.update(Msg::Progress(Progress {
         done: 3,
         total: 7,
+        lists: 0,
         what: "GET Deployment default/nginx".to_string(),
     }));
     let s = screen(&a);
@@ -943,6 +945,48 @@ fn delete_of_object_not_in_cluster_is_refused() {
 }
 
 #[test]
+fn a_neutral_message_after_a_failure_is_not_drawn_as_one() {
+    let mut a = app(80, 24);
+    a.update(Msg::Applied(vec![result(
+        "Secret demo/db-credentials",
+        false,
+        "forbidden",
+    )]));
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    assert!(a.last_result_failed);
+    // Refusing a delete of what is not in the cluster is no failure.
+    select(&mut a, "app-config");
+    feed(&mut a, [key('D')]);
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("nothing to delete (the object is not in the cluster)")
+    );
+    assert!(!a.last_result_failed);
+    // Nor is Enter while the server dry run is still under way.
+    a.update(Msg::Applied(vec![result(
+        "Secret demo/db-credentials",
+        false,
+        "forbidden",
+    )]));
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    assert!(a.last_result_failed);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a'), code(KeyCode::Enter)]);
+    assert!(matches!(
+        a.popup,
+        Some(Popup::ApplyConfirm { dry_run: None, .. })
+    ));
+    assert!(
+        a.last_result
+            .as_deref()
+            .is_some_and(|r| r.starts_with("waiting for the server dry run")),
+        "{:?}",
+        a.last_result
+    );
+    assert!(!a.last_result_failed);
+}
+
+#[test]
 fn results_are_logged_and_reload() {
     let mut a = app(80, 24);
     select(&mut a, "nginx-deployment");
@@ -1094,6 +1138,7 @@ mod fake {
                 let _ = progress.send(Progress {
                     done: 1,
                     total: 1,
+                    lists: 0,
                     what: "GET".into(),
                 });
                 Ok(self.plan.lock().unwrap().clone())

@@ -110,6 +110,12 @@ fn progress_line_and_rows_as_they_are_planned_80x24() {
     assert!(s.contains("~ Deployment/nginx-deploymen"), "{s}");
     assert!(s.contains("? Service/nginx"), "{s}");
     assert!(s.contains("+ ConfigMap/app-config"), "{s}");
+    // Rows put in place of their manifests keep the list as a rebuild
+    // makes it, counts included.
+    let (rows_before, counts_before) = (a.rows.clone(), a.counts);
+    a.rebuild();
+    assert_eq!((a.rows.clone(), a.counts), (rows_before, counts_before));
+    assert_eq!(a.counts.update, 1);
     // Nothing destructive before the load is done.
     a.update(key('a'));
     assert!(a.popup.is_none());
@@ -187,4 +193,45 @@ fn the_selected_objects_rows_are_built_on_demand() {
     let items = |a: &App| format!("{:?}", a.apply_items());
     assert_eq!(items(&small), items(&whole));
     assert!(items(&small).contains("nginx:1.16.1"));
+}
+
+#[test]
+fn a_row_planned_into_another_group_moves_there() {
+    let all = planned();
+    let mut a = new_app(120, 40);
+    // The ConfigMap's manifest names no namespace; planning fills it in.
+    let mut manifests = manifest_rows(&all);
+    let cm = manifests
+        .objects
+        .iter_mut()
+        .find(|o| o.name == "app-config")
+        .expect("the ConfigMap");
+    let planned_ns = cm.namespace.take().expect("a namespace");
+    a.update(Msg::Manifests(Ok(manifests)));
+    a.update(Msg::Connected(Ok(())));
+    select(&mut a, "app-config");
+    assert_eq!(group_of_cursor(&a), "(cluster)");
+    a.update(rows(&all[..3], (2, 5), 3, 6));
+    // Still selected, now in its namespace's group; the list as a rebuild makes it.
+    assert_eq!(a.selected().map(|o| o.name.as_str()), Some("app-config"));
+    assert_eq!(
+        a.selected().and_then(|o| o.namespace.as_deref()),
+        Some(planned_ns.as_str())
+    );
+    let (rows_before, counts_before) = (a.rows.clone(), a.counts);
+    a.rebuild();
+    assert_eq!((a.rows.clone(), a.counts), (rows_before, counts_before));
+    assert_eq!(group_of_cursor(&a), planned_ns);
+}
+
+/// The group header the selected row is listed under.
+fn group_of_cursor(a: &App) -> String {
+    a.rows[..=a.cursor]
+        .iter()
+        .rev()
+        .find_map(|r| match r {
+            kapply::tui::app::Row::Group(g) => Some(g.clone()),
+            kapply::tui::app::Row::Object(_) => None,
+        })
+        .unwrap_or_default()
 }

@@ -120,28 +120,6 @@ impl KubeEngine {
     }
 }
 
-/// How many LISTs a load of `keys` (apiVersion, kind, namespace of each
-/// manifest) sends: one per resource and namespace, as
-/// [`Session::plan_each`] groups them (discovery is cached by then; a
-/// kind not served sends none).
-async fn lists_of(
-    session: &Session,
-    keys: &std::collections::BTreeSet<(String, String, Option<String>)>,
-) -> usize {
-    let mut groups = std::collections::BTreeSet::new();
-    for (api_version, kind, ns) in keys {
-        if let Ok(info) = session.resource(api_version, kind).await {
-            let ns = match (info.namespaced, ns) {
-                (false, _) => None,
-                (true, Some(ns)) => Some(ns.clone()),
-                (true, None) => Some(session.namespace().to_string()),
-            };
-            groups.insert((info.api_version(), info.plural.clone(), ns));
-        }
-    }
-    groups.len()
-}
-
 /// Every item reported not sent (no session).
 fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<ObjectResult> {
     names
@@ -218,14 +196,9 @@ impl Engine for KubeEngine {
         async move {
             let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
             let loaded = self.read_for_load().await?;
-            let keys: std::collections::BTreeSet<(String, String, Option<String>)> = loaded
-                .manifests
-                .iter()
-                .map(|m| (m.api_version(), m.id.kind.clone(), m.id.namespace.clone()))
-                .collect();
             // Progress passes through here: each answered group is a LIST
-            // done (its rows go out with it), and once discovery is done
-            // the LISTs are counted.
+            // done (its rows go out with it); once discovery is done the
+            // planner says how many LISTs it sends.
             let lists_done = AtomicUsize::new(0);
             let lists_total = AtomicUsize::new(0);
             let total = AtomicUsize::new(loaded.manifests.len());
@@ -249,20 +222,14 @@ impl Engine for KubeEngine {
             };
             let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
             let counter = async {
-                let mut starts = 0;
                 while let Some(p) = prx.recv().await {
                     total.store(p.total, Ordering::Relaxed);
+                    lists_total.store(p.lists, Ordering::Relaxed);
                     if p.done > 0 {
                         lists_done.fetch_add(1, Ordering::Relaxed);
                         // The rows of this group (and those before it) are
                         // emitted by now: the planner waits on the next LIST.
                         flush();
-                    } else {
-                        // Discovery, then reading live state: discovery is done.
-                        starts += 1;
-                        if starts == 2 {
-                            lists_total.store(lists_of(&session, &keys).await, Ordering::Relaxed);
-                        }
                     }
                     let _ = progress.send(p);
                 }

@@ -126,14 +126,32 @@ pub async fn run(
         };
         // A tick only moves the spinner: redraw then only if one shows.
         redraw = !matches!(msg, Msg::Tick) || app.animating();
-        for effect in app.update(msg) {
-            if matches!(effect, Effect::Quit) {
-                return Ok(Ended::Quit);
+        let mut msg = Some(msg);
+        let mut queued = 0;
+        while let Some(m) = msg.take() {
+            for effect in app.update(m) {
+                if matches!(effect, Effect::Quit) {
+                    return Ok(Ended::Quit);
+                }
+                tasks.spawn(effect, &engine, &tx);
             }
-            tasks.spawn(effect, &engine, &tx);
+            // What the tasks have sent meanwhile (a load's progress and
+            // rows) goes into the same frame: one draw, not one each.
+            if queued < MAX_QUEUED
+                && let Ok(m) = rx.try_recv()
+            {
+                queued += 1;
+                redraw = true;
+                msg =
+                    Some(m.map_err(|e| anyhow::anyhow!("kapply: a background task failed: {e}"))?);
+            }
         }
     }
 }
+
+/// Messages of the tasks taken into one frame at most (then keys get
+/// their turn).
+const MAX_QUEUED: usize = 64;
 
 /// The effects under way. Dropping it (the TUI ends) aborts them: a
 /// request the server never answers must not keep kapply from exiting.

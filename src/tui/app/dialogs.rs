@@ -134,8 +134,10 @@ impl App {
             })
             .collect();
         if objects.is_empty() {
-            self.last_result =
-                Some("nothing to delete (the object is not in the cluster)".to_string());
+            self.say(
+                "nothing to delete (the object is not in the cluster)",
+                false,
+            );
             return;
         }
         self.open_popup(Popup::DeleteConfirm {
@@ -306,8 +308,10 @@ impl App {
             // The dialog promises the server's answer before anything is
             // written: Enter waits for it.
             (KeyCode::Enter, None) => {
-                self.last_result =
-                    Some("waiting for the server dry run: Enter applies once it answers".into());
+                self.say(
+                    "waiting for the server dry run: Enter applies once it answers",
+                    false,
+                );
                 self.popup = Some(Popup::ApplyConfirm { items, dry_run });
             }
             (KeyCode::Enter, Some(_)) => {

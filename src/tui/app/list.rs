@@ -9,7 +9,8 @@ impl App {
         (self.areas().list.height.saturating_sub(2) as usize).max(1)
     }
 
-    pub(super) fn matches(&self, o: &ObjectPlan) -> bool {
+    /// Whether `o` passes the filter and `search` (the search in lower case).
+    fn matches(&self, o: &ObjectPlan, search: &str) -> bool {
         let status_ok = match self.filter {
             Filter::All => true,
             Filter::Changes => matches!(
@@ -26,7 +27,7 @@ impl App {
         if !status_ok {
             return false;
         }
-        if self.search.is_empty() {
+        if search.is_empty() {
             return true;
         }
         let hay = format!(
@@ -36,7 +37,7 @@ impl App {
             o.name
         )
         .to_lowercase();
-        hay.contains(&self.search.to_lowercase())
+        hay.contains(search)
     }
 
     /// Rebuild the list rows and counts, keeping the selection on the same object.
@@ -65,52 +66,30 @@ impl App {
     pub(super) fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
-            match o.action {
-                ObjectAction::Create => counts.create += 1,
-                ObjectAction::Update => counts.update += 1,
-                ObjectAction::Unchanged => counts.in_sync += 1,
-                ObjectAction::Prune => counts.prune += 1,
-                ObjectAction::Error => counts.error += 1,
-            }
+            *counts.of(o.action) += 1;
         }
         self.counts = counts;
-        // Kinds of one name in several groups (istio's and Gateway API's
-        // `Gateway`) are shown with their group, so the rows differ.
-        let mut groups_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for o in &self.plan.objects {
-            groups_of
-                .entry(o.kind.as_str())
-                .or_default()
-                .insert(crate::objref::split_api_version(&o.api_version).0);
-        }
-        self.ambiguous_kinds = groups_of
-            .into_iter()
-            .filter(|(_, g)| g.len() > 1)
-            .map(|(k, _)| k.to_string())
-            .collect();
-        let group = self.group;
-        let group_of = |o: &'_ ObjectPlan| -> String {
-            match group {
-                GroupBy::Namespace => o.namespace.as_deref().unwrap_or("(cluster)").to_string(),
-                GroupBy::Kind => self.kind_label(o).into_owned(),
-            }
-        };
-        let mut idx: Vec<(String, usize)> = self
+        // Borrowed from the plan: no string per object, one per group.
+        let search = self.search.to_lowercase();
+        let mut idx: Vec<(std::borrow::Cow<'_, str>, usize)> = self
             .plan
             .objects
             .iter()
             .enumerate()
-            .filter(|(_, o)| self.matches(o))
-            .map(|(i, o)| (group_of(o), i))
+            .filter(|(_, o)| self.matches(o, &search))
+            .map(|(i, o)| match self.group {
+                GroupBy::Namespace => (o.namespace.as_deref().unwrap_or("(cluster)").into(), i),
+                GroupBy::Kind => (self.kind_label(o), i),
+            })
             .collect();
         // Stable: groups sorted, objects in plan order within a group.
         idx.sort_by(|a, b| a.0.cmp(&b.0));
         let mut rows = Vec::with_capacity(idx.len() + 8);
         let mut last: Option<&str> = None;
         for (g, i) in &idx {
-            if last != Some(g.as_str()) {
-                rows.push(Row::Group(g.clone()));
-                last = Some(g.as_str());
+            if last != Some(g.as_ref()) {
+                rows.push(Row::Group(g.to_string()));
+                last = Some(g.as_ref());
             }
             rows.push(Row::Object(*i));
         }
@@ -119,7 +98,7 @@ impl App {
         self.rows = rows;
         let found = keep.and_then(|keep| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => self.plan.objects[*i].id() == keep,
+                Row::Object(i) => is(&self.plan.objects[*i], &keep),
                 Row::Group(_) => false,
             })
         });
@@ -236,11 +215,20 @@ impl App {
     /// Put the cursor on the object with this key, if it is listed.
     pub(super) fn select_object(&mut self, key: &ObjectRef) {
         let found = self.rows.iter().position(|r| match r {
-            Row::Object(i) => self.plan.objects[*i].id() == *key,
+            Row::Object(i) => is(&self.plan.objects[*i], key),
             Row::Group(_) => false,
         });
         if let Some(p) = found {
             self.set_cursor(p);
         }
     }
+}
+
+/// Whether `o` is the object `key` names: `o.id() == *key` without
+/// building the identity (asked for every row of the list).
+fn is(o: &ObjectPlan, key: &ObjectRef) -> bool {
+    o.name == key.name
+        && o.kind == key.kind
+        && o.namespace.as_deref().filter(|n| !n.is_empty()) == key.namespace.as_deref()
+        && crate::objref::split_api_version(&o.api_version).0 == key.group
 }

@@ -235,6 +235,28 @@ pub struct Counts {
     pub error: usize,
 }
 
+impl Counts {
+    /// The count of objects with this action.
+    pub(crate) fn of(&mut self, action: ObjectAction) -> &mut usize {
+        match action {
+            ObjectAction::Create => &mut self.create,
+            ObjectAction::Update => &mut self.update,
+            ObjectAction::Unchanged => &mut self.in_sync,
+            ObjectAction::Prune => &mut self.prune,
+            ObjectAction::Error => &mut self.error,
+        }
+    }
+}
+
+/// Whether two rows are of one object (apiVersion, kind, namespace, name):
+/// listed in the same group, at the same place.
+fn same_object(a: &ObjectPlan, b: &ObjectPlan) -> bool {
+    a.name == b.name
+        && a.namespace == b.namespace
+        && a.kind == b.kind
+        && a.api_version == b.api_version
+}
+
 /// How far a streamed load is: LISTs answered of those it sends, objects
 /// planned of the manifests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -265,6 +287,27 @@ type FieldKey = (u64, usize, bool, usize);
 /// as a path tree.
 pub fn field_rows(o: &ObjectPlan, show_kept: bool) -> Vec<&crate::merge::FieldChange> {
     crate::tui::fieldtable::ordered(o, show_kept)
+}
+
+/// Kinds of one name in several groups (istio's and Gateway API's
+/// `Gateway`): the list shows them with their group, so the rows differ.
+fn ambiguous_kinds(plan: &Plan) -> BTreeSet<String> {
+    // The first group seen of each kind, and whether another came since.
+    let mut first: BTreeMap<&str, (&str, bool)> = BTreeMap::new();
+    for o in &plan.objects {
+        let group = crate::objref::split_api_version(&o.api_version).0;
+        match first.get_mut(o.kind.as_str()) {
+            Some((g, other)) => *other |= *g != group,
+            None => {
+                first.insert(o.kind.as_str(), (group, false));
+            }
+        }
+    }
+    first
+        .into_iter()
+        .filter(|(_, (_, other))| *other)
+        .map(|(k, _)| k.to_string())
+        .collect()
 }
 
 fn real_clock() -> String {
@@ -476,21 +519,27 @@ impl App {
         }
     }
 
+    /// What the selected object's field table at `width` columns is laid
+    /// out for (the key of both caches below).
+    fn field_key(&self, width: usize) -> Option<FieldKey> {
+        let i = self.selected_index()?;
+        Some((self.plan_gen, i, self.show_kept, width))
+    }
+
     /// The selected object's field table at `width` columns, laid out once
     /// per object, plan, `K` and width.
     pub fn field_layout(
         &self,
         width: usize,
     ) -> Option<std::rc::Rc<crate::tui::fieldtable::Layout>> {
-        let i = self.selected_index()?;
-        let key = (self.plan_gen, i, self.show_kept, width);
+        let key = self.field_key(width)?;
         if let Some((k, l)) = self.field_cache.borrow().as_ref()
             && *k == key
         {
             return Some(l.clone());
         }
         let l = std::rc::Rc::new(crate::tui::fieldtable::layout(
-            self.object(i)?,
+            self.object(key.1)?,
             self.show_kept,
             width,
         ));
@@ -501,9 +550,7 @@ impl App {
     /// [`crate::tui::layout::tallest_detail`] of the selected object `o`,
     /// computed once per object, plan, `K` and width.
     pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
-        let key = self
-            .selected_index()
-            .map(|i| (self.plan_gen, i, self.show_kept, usize::from(width)));
+        let key = self.field_key(usize::from(width));
         if let (Some(key), Some((k, h))) = (key, *self.tallest_cache.borrow())
             && k == key
         {
@@ -526,6 +573,7 @@ impl App {
         self.plan = plan;
         self.compact = compact;
         self.plan_gen += 1;
+        self.ambiguous_kinds = ambiguous_kinds(&self.plan);
     }
 
     /// Drop the rows built whole but the selected one's.
@@ -704,11 +752,16 @@ impl App {
                         };
                         self.set_plan(plan, compact);
                         // Forget marks and exclusions of objects that are gone.
-                        let keys: BTreeSet<ObjectRef> =
-                            self.plan.objects.iter().map(ObjectPlan::id).collect();
-                        self.marked.retain(|k| keys.contains(k));
-                        self.excluded.retain(|k, _| keys.contains(k));
-                        self.released.retain(|k, _| keys.contains(k));
+                        if !(self.marked.is_empty()
+                            && self.excluded.is_empty()
+                            && self.released.is_empty())
+                        {
+                            let keys: BTreeSet<ObjectRef> =
+                                self.plan.objects.iter().map(ObjectPlan::id).collect();
+                            self.marked.retain(|k| keys.contains(k));
+                            self.excluded.retain(|k, _| keys.contains(k));
+                            self.released.retain(|k, _| keys.contains(k));
+                        }
                         if !matches!(
                             self.popup,
                             Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
@@ -851,6 +904,33 @@ impl App {
         }
         let end = end.min(self.plan.objects.len());
         let added = rows.objects.len();
+        // Each row in place of its own manifest, listed where it was (same
+        // identity: same group and order; no filter by action): the list
+        // stays, only the counts change. At 10,000 objects this is most
+        // rows of the first load, each batch otherwise a rebuild of all.
+        if end - n == added
+            && self.filter == Filter::All
+            && self.plan.objects[n..end]
+                .iter()
+                .zip(&rows.objects)
+                .all(|(m, (o, _))| same_object(m, o))
+        {
+            self.compact.resize_with(self.plan.objects.len(), || None);
+            for (k, (o, c)) in (n..end).zip(rows.objects) {
+                *self.counts.of(self.plan.objects[k].action) -= 1;
+                *self.counts.of(o.action) += 1;
+                self.plan.objects[k] = o;
+                self.compact[k] = Some(c);
+                if let Some(cell) = self.whole.get_mut(k) {
+                    cell.take();
+                }
+            }
+            // Cached views of a replaced row are stale.
+            self.plan_gen += 1;
+            self.streamed = Some(Streamed::Shown(n + added));
+            self.clamp_fields();
+            return;
+        }
         let (objects, compact): (Vec<ObjectPlan>, Vec<Option<Compact>>) =
             rows.objects.into_iter().map(|(o, c)| (o, Some(c))).unzip();
         let keep = self.selected_id();
