@@ -633,7 +633,7 @@ async fn offline_plan_each<T: Send + 'static>(
         .collect();
     // Per manifest: its scope settled, its live object, and the warning
     // when its scope is a guess.
-    let mut manifests = manifests.into_iter().map(|mut m| {
+    let manifests = manifests.into_iter().map(|mut m| {
         let mut warning = None;
         if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
             match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
@@ -654,13 +654,9 @@ async fn offline_plan_each<T: Send + 'static>(
         let found = live.take(&m.id);
         (m, found, warning)
     });
-    let chunks = std::iter::from_fn(|| {
-        let chunk: Vec<_> = manifests.by_ref().take(PLAN_CHUNK).collect();
-        (!chunk.is_empty()).then_some(chunk)
-    });
-    let finish = Arc::new(finish);
+    let finish = crate::cluster::finisher(keep_objects, finish);
     let workers = crate::cluster::Workers::new();
-    let mut planned = futures::stream::iter(chunks)
+    let mut planned = futures::stream::iter(crate::cluster::plan_chunks(manifests))
         .map(|chunk| {
             let finish = Arc::clone(&finish);
             workers.run(move || {
@@ -670,10 +666,6 @@ async fn offline_plan_each<T: Send + 'static>(
                         let live = found.map(manifest::LiveObject::into_value);
                         let mut row = plan::plan_object_owned(&m, live, &Default::default());
                         row.warnings.extend(warning);
-                        if !keep_objects {
-                            row.config = None;
-                            row.live = None;
-                        }
                         finish(row)
                     })
                     .collect::<Vec<T>>()
@@ -686,9 +678,6 @@ async fn offline_plan_each<T: Send + 'static>(
     }
     Ok(())
 }
-
-/// How many objects one offline planning job takes.
-const PLAN_CHUNK: usize = 32;
 
 /// What `diff` and `plan` write of one object, made on a planning thread.
 struct Shown {
@@ -744,30 +733,16 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     let end = stream_plan(
         &a.plan,
         move |p| {
-            // Masked as the whole plan's writers mask: `plan -o json` once
-            // here and once in `json_object`, `-o yaml` once more in
-            // `to_value` (the same text as masking once; kept so the bytes
-            // cannot differ).
-            let secret = p.kind == "Secret";
-            let once = if secret {
-                std::borrow::Cow::Owned(plan::mask_plan(&p))
-            } else {
-                std::borrow::Cow::Borrowed(&p)
-            };
+            // Masked (a Secret) once, in `object_value` and `json_object`.
             let text = if yaml {
-                let twice = if secret {
-                    std::borrow::Cow::Owned(plan::mask_plan(&once))
-                } else {
-                    once
-                };
-                let one = serde_json::to_value(&*twice)
+                let one = plan::object_value(&p)
                     .map(|v| serde_json::Value::Array(vec![v]))
                     .unwrap_or_default();
                 // The YAML writer quotes and escapes control characters itself.
-                crate::text::escape_controls(&crate::yaml::to_yaml(&one)).into_owned()
+                escaped(crate::yaml::to_yaml(&one), crate::text::escape_controls)
             } else {
                 // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
-                crate::text::escape_controls_json(&plan::json_object(&once)).into_owned()
+                escaped(plan::json_object(&p), crate::text::escape_controls_json)
             };
             Shown {
                 action: p.action,
@@ -803,6 +778,14 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     };
     out.finish(&tail)?;
     Ok(if out.errors { 2 } else { 0 })
+}
+
+/// `text` escaped by `escape`, copied only where it changed something.
+fn escaped(text: String, escape: impl Fn(&str) -> std::borrow::Cow<'_, str>) -> String {
+    match escape(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
 }
 
 /// `diff` and `plan` output written as each object is planned: what the

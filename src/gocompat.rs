@@ -18,7 +18,7 @@ pub fn json(v: &Value) -> String {
     out
 }
 
-fn write_json(v: &Value, out: &mut String) {
+pub(crate) fn write_json(v: &Value, out: &mut String) {
     match v {
         Value::Object(m) => {
             out.push('{');

@@ -18,6 +18,7 @@ use futures::StreamExt;
 use http::Method;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// What to prune, as kubectl's flags say it.
@@ -82,11 +83,60 @@ pub struct Planned {
     pub skipped: Vec<String>,
 }
 
-/// How many objects of a group one planning job takes.
-const PLAN_CHUNK: usize = 32;
+/// How many objects one planning job takes (against a cluster or files).
+pub(crate) const PLAN_CHUNK: usize = 32;
+
+/// `items` cut into jobs of [`PLAN_CHUNK`], in order.
+pub(crate) fn plan_chunks<I: Iterator>(mut items: I) -> impl Iterator<Item = Vec<I::Item>> {
+    std::iter::from_fn(move || {
+        let chunk: Vec<_> = items.by_ref().take(PLAN_CHUNK).collect();
+        (!chunk.is_empty()).then_some(chunk)
+    })
+}
+
+/// `finish` as the planning threads run it: first, unless `keep_objects`,
+/// the row's config and live object go (`diff` and `plan` show neither).
+pub(crate) fn finisher<T>(
+    keep_objects: bool,
+    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
+) -> std::sync::Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static> {
+    std::sync::Arc::new(move |mut p: ObjectPlan| {
+        if !keep_objects {
+            p.config = None;
+            p.live = None;
+        }
+        finish(p)
+    })
+}
+
+/// A live object as read: the JSON text of a LIST item, decoded only on
+/// the planning thread right before its plan reads it (built, read and
+/// freed while in cache, and never all of a page at once), or an object
+/// already decoded (a GET, or a LIST page read whole).
+enum LiveItem {
+    Text(bytes::Bytes),
+    Decoded(Value),
+}
+
+impl LiveItem {
+    /// The object, with the apiVersion and kind a list item lacks.
+    fn decode(self, info: &ResourceInfo) -> Result<Value, ClusterError> {
+        let mut v = match self {
+            LiveItem::Decoded(v) => v,
+            // The page parsed, so the item is JSON; only a nesting deeper
+            // than the parser takes could fail here.
+            LiveItem::Text(text) => std::str::from_utf8(&text)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+                .map_err(|e| ClusterError::Other(format!("unreadable live object: {e}")))?,
+        };
+        fill_type(&mut v, info);
+        Ok(v)
+    }
+}
 
 /// A group's live objects by name: absent (`None`) or unreadable (`Err`).
-type LiveByName = HashMap<String, Result<Option<Value>, ClusterError>>;
+type LiveByName = HashMap<String, Result<Option<LiveItem>, ClusterError>>;
 
 /// (apiVersion, plural, namespace) -> the resource and the manifests in it.
 type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
@@ -222,13 +272,7 @@ impl Session {
         finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
         mut emit: impl FnMut(T) + Send,
     ) -> Result<Planned, ClusterError> {
-        let finish = std::sync::Arc::new(move |mut p: ObjectPlan| {
-            if !keep_objects {
-                p.config = None;
-                p.live = None;
-            }
-            finish(p)
-        });
+        let finish = finisher(keep_objects, finish);
         let Loaded {
             manifests: mut loaded_manifests,
             errors: load_errors,
@@ -390,7 +434,7 @@ impl Session {
             |(info, ns, members)| async move {
                 let names: Vec<String> = members.iter().map(|(_, m)| m.id.name.clone()).collect();
                 let found = self.fetch_group(&info, ns.as_deref(), &names).await;
-                let rows = self.plan_group(members, found, finish_ref).await?;
+                let rows = self.plan_group(&info, members, found, finish_ref).await?;
                 Ok::<_, ClusterError>((info, ns, rows))
             },
         )))
@@ -481,6 +525,7 @@ impl Session {
     /// read error ends the run; any other makes error rows.
     async fn plan_group<T: Send + 'static>(
         &self,
+        info: &ResourceInfo,
         members: Vec<(usize, Manifest)>,
         found: Result<LiveByName, ClusterError>,
         finish: &std::sync::Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
@@ -495,23 +540,20 @@ impl Session {
             }
             Ok(by_name) => by_name,
         };
-        let mut chunks = Vec::new();
-        let mut members = members.into_iter().peekable();
-        while members.peek().is_some() {
-            let chunk: Vec<_> = members
-                .by_ref()
-                .take(PLAN_CHUNK)
-                .map(|(i, m)| {
-                    let live = by_name.remove(&m.id.name).unwrap_or(Ok(None));
-                    (i, m, live)
-                })
-                .collect();
+        let info = std::sync::Arc::new(info.clone());
+        let chunks: Vec<_> = plan_chunks(members.into_iter().map(|(i, m)| {
+            let live = by_name.remove(&m.id.name).unwrap_or(Ok(None));
+            (i, m, live)
+        }))
+        .map(|chunk| {
             let finish = std::sync::Arc::clone(finish);
-            chunks.push(self.workers.run(move || {
+            let info = std::sync::Arc::clone(&info);
+            self.workers.run(move || {
                 let opts = PlanOptions::default();
                 chunk
                     .into_iter()
                     .map(|(i, m, live)| {
+                        let live = live.and_then(|l| l.map(|l| l.decode(&info)).transpose());
                         let plan = match live {
                             Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
                             Ok(live) => plan_object_owned(&m, live, &opts),
@@ -519,8 +561,9 @@ impl Session {
                         (i, finish(plan))
                     })
                     .collect::<Vec<_>>()
-            }));
-        }
+            })
+        })
+        .collect();
         // The rest of the LIST (objects no manifest names) goes now.
         drop(by_name);
         let mut rows = Vec::new();
@@ -537,19 +580,16 @@ impl Session {
         namespace: Option<&str>,
         names: &[String],
     ) -> Result<LiveByName, ClusterError> {
-        match self.list_all(info, namespace, None).await {
-            Ok(items) => {
-                let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
-                Ok(items
-                    .into_iter()
-                    .filter_map(|item| {
-                        let name = str_at(&item, "/metadata/name")?.to_string();
-                        wanted
-                            .contains(name.as_str())
-                            .then_some((name, Ok(Some(item))))
-                    })
-                    .collect())
-            }
+        let wanted: Arc<HashSet<String>> = Arc::new(names.iter().cloned().collect());
+        let page = |body: bytes::Bytes| {
+            let wanted = Arc::clone(&wanted);
+            move || named_items(body, &wanted)
+        };
+        match self.list_pages(info, namespace, None, page).await {
+            Ok(items) => Ok(items
+                .into_iter()
+                .map(|(name, item)| (name, Ok(Some(item))))
+                .collect()),
             Err(e) if e.code() == 403 => {
                 let gets =
                     futures::stream::iter(collect_vec(names.iter().map(|name| async move {
@@ -557,7 +597,7 @@ impl Session {
                         let r = match self.call(Method::GET, &path, &[], None, None).await {
                             Ok(mut v) => {
                                 fill_type(&mut v, info);
-                                Ok(Some(v))
+                                Ok(Some(LiveItem::Decoded(v)))
                             }
                             Err(e) if e.code() == 404 => Ok(None),
                             Err(e) => Err(e),
@@ -588,6 +628,34 @@ impl Session {
         namespace: Option<&str>,
         selector: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
+        let page = |body: bytes::Bytes| {
+            let info = info.clone();
+            move || {
+                let (mut items, next) = decode_page(&body);
+                drop(body);
+                for item in &mut items {
+                    fill_type(item, &info);
+                }
+                (items, next)
+            }
+        };
+        self.list_pages(info, namespace, selector, page).await
+    }
+
+    /// The pages of a LIST, paged with `limit`/`continue`, each made into
+    /// its items and continue token by the job `page` makes of its body,
+    /// run on a worker thread: a page of 500 objects is the largest piece
+    /// of CPU work of a read.
+    async fn list_pages<T: Send + 'static, J>(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+        page: impl Fn(bytes::Bytes) -> J,
+    ) -> Result<Vec<T>, ClusterError>
+    where
+        J: FnOnce() -> (Vec<T>, Option<String>) + Send + 'static,
+    {
         let path = info.collection_path(namespace);
         let limit = PAGE_SIZE.to_string();
         let mut items = Vec::new();
@@ -609,28 +677,7 @@ impl Session {
                 Err(e) if e.code() == 404 && namespace.is_some() && info.namespaced => break,
                 Err(e) => return Err(e),
             };
-            // Decoded on a worker thread: a page of 500 objects is the
-            // largest piece of CPU work of a read.
-            let info = info.clone();
-            let (mut list, next) = self
-                .workers
-                .run(move || {
-                    let mut page = super::decode_body(&body);
-                    drop(body);
-                    let mut list = Vec::new();
-                    // Taken out of the page, not copied.
-                    if let Some(Value::Array(l)) = page.get_mut("items").map(Value::take) {
-                        list = l;
-                        for item in &mut list {
-                            fill_type(item, &info);
-                        }
-                    }
-                    let next = str_at(&page, "/metadata/continue")
-                        .filter(|t| !t.is_empty())
-                        .map(str::to_string);
-                    (list, next)
-                })
-                .await?;
+            let (mut list, next) = self.workers.run(page(body)).await?;
             items.append(&mut list);
             match next {
                 Some(t) => token = Some(t),
@@ -780,6 +827,142 @@ impl Session {
     }
 }
 
+/// A LIST page decoded whole: its items (taken out of the page, not
+/// copied) and its continue token. A body that is not a list holds none.
+fn decode_page(body: &[u8]) -> (Vec<Value>, Option<String>) {
+    let mut page = super::decode_body(body);
+    let items = match page.get_mut("items").map(Value::take) {
+        Some(Value::Array(l)) => l,
+        _ => Vec::new(),
+    };
+    let next = str_at(&page, "/metadata/continue")
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    (items, next)
+}
+
+/// The items of a LIST page that `wanted` names, by name, each kept as its
+/// JSON text (a slice of the body, not a copy) for its planning job to
+/// decode; the others are never decoded. Its continue token too. What
+/// this quick reading does not take (a body that is not a list, an item
+/// whose name it cannot find, a repeated key) is decoded whole and read
+/// as [`decode_page`] reads it, so both say the same of any body.
+fn named_items(
+    body: bytes::Bytes,
+    wanted: &HashSet<String>,
+) -> (Vec<(String, LiveItem)>, Option<String>) {
+    #[derive(serde::Deserialize)]
+    struct Page<'a> {
+        #[serde(borrow)]
+        items: Vec<&'a serde_json::value::RawValue>,
+        #[serde(default)]
+        metadata: Value,
+    }
+    let named = |v: Value| {
+        let name = str_at(&v, "/metadata/name")?.to_string();
+        wanted
+            .contains(&name)
+            .then_some((name, LiveItem::Decoded(v)))
+    };
+    // A struct also reads from an array: only an object is a page.
+    let page = (body.trim_ascii_start().first() == Some(&b'{'))
+        .then(|| serde_json::from_slice::<Page>(&body).ok())
+        .flatten();
+    let Some(page) = page else {
+        let (items, next) = decode_page(&body);
+        return (items.into_iter().filter_map(named).collect(), next);
+    };
+    let next = str_at(&page.metadata, "/continue")
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    let items = page
+        .items
+        .into_iter()
+        .filter_map(|raw| {
+            let text = raw.get();
+            let mut de = serde_json::Deserializer::from_str(text);
+            match serde::Deserializer::deserialize_any(&mut de, ItemName) {
+                Ok(name) => {
+                    let name = name?;
+                    if !wanted.contains(&name) {
+                        return None;
+                    }
+                    // Where the item sits in the body: its text is shared.
+                    let start = text.as_ptr() as usize - body.as_ptr() as usize;
+                    Some((name, LiveItem::Text(body.slice(start..start + text.len()))))
+                }
+                Err(_) => named(serde_json::from_str(text).ok()?),
+            }
+        })
+        .collect();
+    (items, next)
+}
+
+/// Reads a list item for its `metadata.name` alone (`None`: it has none),
+/// skipping the rest; an item, metadata or name of another shape than
+/// objects and a string (or null), or a repeated key, is an error.
+struct ItemName;
+
+impl<'de> serde::de::Visitor<'de> for ItemName {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::{Error, IgnoredAny};
+        let mut name = None;
+        let mut seen = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+            if key != "metadata" {
+                map.next_value::<IgnoredAny>()?;
+            } else if std::mem::replace(&mut seen, true) {
+                return Err(A::Error::custom("metadata twice"));
+            } else {
+                name = map.next_value::<Option<MetaName>>()?.and_then(|m| m.0);
+            }
+        }
+        Ok(name)
+    }
+}
+
+/// An item's metadata, for its name.
+struct MetaName(Option<String>);
+
+impl<'de> serde::Deserialize<'de> for MetaName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MetaName;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MetaName, A::Error> {
+                use serde::de::{Error, IgnoredAny};
+                let mut name = None;
+                let mut seen = false;
+                while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+                    if key != "name" {
+                        map.next_value::<IgnoredAny>()?;
+                    } else if std::mem::replace(&mut seen, true) {
+                        return Err(A::Error::custom("name twice"));
+                    } else {
+                        name = map.next_value::<Option<String>>()?;
+                    }
+                }
+                Ok(MetaName(name))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 fn item_key(item: &Value) -> ObjectRef {
     ObjectRef::new(
         str_at(item, "/apiVersion").unwrap_or_default(),
@@ -837,6 +1020,78 @@ mod tests {
             o["metadata"]["labels"],
             json!({"app": "a", PART_OF_LABEL: "id"})
         );
+    }
+
+    /// What the quick reading of a page says, as (name, object) pairs.
+    fn quick(body: &str, wanted: &[&str]) -> (Vec<(String, Value)>, Option<String>) {
+        let wanted: HashSet<String> = wanted.iter().map(|s| s.to_string()).collect();
+        let info = ResourceInfo {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            plural: "configmaps".into(),
+            namespaced: true,
+            ..Default::default()
+        };
+        let (items, next) = named_items(bytes::Bytes::from(body.to_string()), &wanted);
+        let items = items
+            .into_iter()
+            .map(|(n, item)| (n, item.decode(&info).unwrap()))
+            .collect();
+        (items, next)
+    }
+
+    #[test]
+    fn list_items_are_read_by_name_as_a_whole_decode_reads_them() {
+        // Only the wanted items, as their text, with their type filled in.
+        let (items, next) = quick(
+            r#"{"kind":"ConfigMapList","metadata":{"continue":"t1","resourceVersion":"9"},
+               "items":[{"metadata":{"name":"a","namespace":"d"},"data":{"k":"v\u00e9"}},
+                        {"metadata":{"name":"b"}},{"metadata":{"name":"c\"q"}}]}"#,
+            &["a", "c\"q"],
+        );
+        assert_eq!(next.as_deref(), Some("t1"));
+        assert_eq!(
+            items,
+            vec![
+                (
+                    "a".to_string(),
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "a", "namespace": "d"}, "data": {"k": "v\u{e9}"}})
+                ),
+                (
+                    "c\"q".to_string(),
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c\"q"}})
+                ),
+            ]
+        );
+        // Shapes the quick reading does not take say what decode_page says.
+        for body in [
+            r#"[[{"metadata":{"name":"a"}}], {"continue":"t"}]"#,
+            r#"{"items":[["x"], {"metadata":["a"]}, {"metadata":{"name":1}}, "a"]}"#,
+            r#"{"items":[{"metadata":{"name":"a"},"metadata":{"name":"b"}}]}"#,
+            r#"{"items":[{"metadata":{"name":"a","name":"b"}}]}"#,
+            r#"{"items":[{"metadata":{"name":"a"}}],"items":[{"metadata":{"name":"b"}}]}"#,
+            r#"{"items":null,"metadata":{"continue":"t"}}"#,
+            r#"{"items":[{"metadata":{"name":"b"}}],"metadata":{"continue":7}}"#,
+            r#"{"items":[{"metadata":null},{"metadata":{"name":null}},{"metadata":{"name":"a"}}],"metadata":{"continue":""}}"#,
+            "not json",
+            "",
+        ] {
+            let (whole, whole_next) = decode_page(body.as_bytes());
+            let expected: Vec<(String, Value)> = whole
+                .into_iter()
+                .filter_map(|mut v| {
+                    let name = str_at(&v, "/metadata/name")?.to_string();
+                    ["a", "b"].contains(&name.as_str()).then(|| {
+                        v["apiVersion"] = json!("v1");
+                        v["kind"] = json!("ConfigMap");
+                        (name, v)
+                    })
+                })
+                .collect();
+            assert_eq!(quick(body, &["a", "b"]), (expected, whole_next), "{body}");
+        }
     }
 
     #[test]

@@ -46,8 +46,8 @@ pub use apply::{ApplyOptions, DeleteOptions, slim_for_apply, slim_for_delete};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
-pub(crate) use live::load_error_row;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
+pub(crate) use live::{finisher, load_error_row, plan_chunks};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};

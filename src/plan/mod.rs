@@ -238,28 +238,112 @@ pub fn to_value(plan: &Plan) -> Value {
 /// each object ([`json_object`]) joined by `,\n`, then [`json_end`].
 pub const JSON_START: &str = "{\n  \"objects\": [\n";
 
+/// One object as the plan's JSON and YAML show it: Secrets masked.
+pub fn object_value(obj: &ObjectPlan) -> serde_json::Result<Value> {
+    serde_json::to_value(&*render::shown(obj))
+}
+
 /// One object of [`to_json`], Secrets masked, indented as it sits there.
 pub fn json_object(obj: &ObjectPlan) -> String {
-    let masked;
-    let obj = if obj.kind == "Secret" {
-        masked = mask_plan(obj);
-        &masked
-    } else {
-        obj
-    };
-    let text = serde_json::to_value(obj)
-        .and_then(|v| serde_json::to_string_pretty(&v))
-        .unwrap_or_default();
-    // Two levels deep in the document: the pretty printer's indent, twice.
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str("    ");
-        out.push_str(line);
+    // Two levels deep in the document: written with the pretty printer's
+    // layout from there, so no line is indented again afterwards.
+    let mut out = b"    ".to_vec();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Nested::default());
+    match object_value(obj).map(|v| serde::Serialize::serialize(&v, &mut ser)) {
+        Ok(Ok(())) => String::from_utf8(out).unwrap_or_default(),
+        _ => "    ".into(),
     }
-    out
+}
+
+/// serde_json's pretty layout (two spaces a level) for a value that sits
+/// two levels deep: each line starts four spaces further in.
+struct Nested {
+    level: usize,
+    has_value: bool,
+}
+
+impl Default for Nested {
+    fn default() -> Self {
+        Nested {
+            level: 2,
+            has_value: false,
+        }
+    }
+}
+
+impl Nested {
+    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.level {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, end: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(end)
+    }
+}
+
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The end of [`to_json`]'s text written object by object (after at
@@ -277,4 +361,39 @@ pub fn json_end(prune_skipped: Option<&PruneBlock>) -> String {
 /// `kapply plan -o json`.
 pub fn to_json(plan: &Plan) -> String {
     serde_json::to_string_pretty(&to_value(plan)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_of_the_plan_json_is_the_whole_documents_text() {
+        let config = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "namespace": "d", "labels": {}},
+            "data": {"k": "dg=="}, "list": [], "nested": [[], {}, [1, {"a": []}]]});
+        let m = crate::manifest::Manifest::new(
+            crate::objref::ObjectRef::from_object(&config).unwrap(),
+            "v1".into(),
+            config,
+            crate::manifest::Source {
+                file: "s.yaml".into(),
+                line: 1,
+            },
+        );
+        let mut obj = plan_object(&m, None, &PlanOptions::default());
+        obj.warnings.push("w\u{7f}".into());
+        let whole = Plan {
+            objects: vec![obj.clone(), obj.clone()],
+            prune_skipped: Some(PruneBlock::Empty),
+        };
+        let streamed = format!(
+            "{JSON_START}{},\n{}{}",
+            json_object(&obj),
+            json_object(&obj),
+            json_end(whole.prune_skipped.as_ref())
+        );
+        assert_eq!(streamed, to_json(&whole));
+        assert!(!streamed.contains("dg=="), "{streamed}");
+    }
 }

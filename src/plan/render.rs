@@ -8,13 +8,6 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-fn show(v: &Option<Value>) -> String {
-    match v {
-        None => "-".into(),
-        Some(v) => crate::gocompat::json(v),
-    }
-}
-
 /// One line of `diff` output: data escaped (no control character from a
 /// manifest or the server reaches the terminal), then painted with the ANSI
 /// `code` when `color` (an empty code paints nothing).
@@ -55,7 +48,7 @@ pub fn render_diff(plan: &Plan, color: bool) -> String {
 
 /// The object plan as shown: a Secret's values masked, any other object
 /// as it is (no copy).
-fn shown(obj: &ObjectPlan) -> Cow<'_, ObjectPlan> {
+pub(super) fn shown(obj: &ObjectPlan) -> Cow<'_, ObjectPlan> {
     if obj.kind == "Secret" {
         Cow::Owned(mask_plan(obj))
     } else {
@@ -66,54 +59,88 @@ fn shown(obj: &ObjectPlan) -> Cow<'_, ObjectPlan> {
 /// One object of [`render_diff`], appended to `out` (`diff` writes each
 /// as soon as it is planned).
 pub fn render_diff_object(out: &mut String, obj: &ObjectPlan, color: bool) {
-    let paint = |code: &str, s: &str| paint(color, code, s);
     let obj = shown(obj);
-    {
-        let (sym, word, code) = object_mark(obj.action);
-        let id = obj.id();
-        let mut header = format!("{sym} {id} ({word})");
+    let (sym, word, code) = object_mark(obj.action);
+    line(out, "", color, code, ";1", |out| {
+        let _ = write!(out, "{sym} {} ({word})", obj.id());
         if let Some(src) = &obj.source {
-            let _ = write!(header, "  {src}");
+            let _ = write!(out, "  {src}");
         }
         if let Some(r) = &obj.prune_reason {
-            let _ = write!(header, "  {r}");
+            let _ = write!(out, "  {r}");
         }
         if obj.reverts_drift {
-            header.push_str("  reverts drift");
+            out.push_str("  reverts drift");
         }
-        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
-        if let Some(e) = &obj.error {
-            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
-        }
-        for w in &obj.warnings {
-            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
-        }
-        for f in &obj.fields {
-            let (word, code) = match f.action {
-                FieldAction::Set if f.live.is_none() => ("set  ", "32"),
-                FieldAction::Set => ("set  ", "33"),
-                FieldAction::Clear => ("clear", "31"),
-                FieldAction::Keep => ("keep ", "2;34"),
-            };
-            let line = format!(
-                "{word} {}  last-applied: {} | live: {} | config: {}  ({})  [{}]",
-                f.path,
-                show(&f.last_applied),
-                show(&f.live),
-                show(&f.config),
-                f.reason,
-                f.cause_tag()
-            );
-            let _ = writeln!(out, "    {}", paint(code, &line));
-            for h in &f.hazards {
-                let _ = writeln!(
-                    out,
-                    "      {}",
-                    paint("31;1", &format!("hazard: {}", h.message))
-                );
-            }
+    });
+    if let Some(e) = &obj.error {
+        line(out, "    ", color, "31", "", |out| {
+            let _ = write!(out, "error: {e}");
+        });
+    }
+    for w in &obj.warnings {
+        line(out, "    ", color, "35", "", |out| {
+            let _ = write!(out, "warning: {w}");
+        });
+    }
+    for f in &obj.fields {
+        let (word, code) = match f.action {
+            FieldAction::Set if f.live.is_none() => ("set  ", "32"),
+            FieldAction::Set => ("set  ", "33"),
+            FieldAction::Clear => ("clear", "31"),
+            FieldAction::Keep => ("keep ", "2;34"),
+        };
+        line(out, "    ", color, code, "", |out| {
+            let _ = write!(out, "{word} {}  last-applied: ", f.path);
+            show_into(out, &f.last_applied);
+            out.push_str(" | live: ");
+            show_into(out, &f.live);
+            out.push_str(" | config: ");
+            show_into(out, &f.config);
+            let _ = write!(out, "  ({})  [{}]", f.reason, f.cause_tag());
+        });
+        for h in &f.hazards {
+            line(out, "      ", color, "31;1", "", |out| {
+                let _ = write!(out, "hazard: {}", h.message);
+            });
         }
     }
+}
+
+/// A side of a field as the piped layout shows it (`-`: absent).
+fn show_into(out: &mut String, v: &Option<Value>) {
+    match v {
+        None => out.push('-'),
+        Some(v) => crate::gocompat::write_json(v, out),
+    }
+}
+
+/// One line of the piped layout written straight into `out`: `indent`,
+/// then what `text` writes, escaped as [`paint`] escapes it and painted
+/// with the ANSI code `code` + `bold` when `color`.
+fn line(
+    out: &mut String,
+    indent: &str,
+    color: bool,
+    code: &str,
+    bold: &str,
+    text: impl FnOnce(&mut String),
+) {
+    out.push_str(indent);
+    let color = color && !code.is_empty();
+    if color {
+        let _ = write!(out, "\x1b[{code}{bold}m");
+    }
+    let start = out.len();
+    text(out);
+    if let Cow::Owned(escaped) = crate::text::escape_controls(&out[start..]) {
+        out.truncate(start);
+        out.push_str(&escaped);
+    }
+    if color {
+        out.push_str("\x1b[0m");
+    }
+    out.push('\n');
 }
 
 /// What [`render_diff`] and [`render_diff_terminal`] end with: why pruning
