@@ -64,10 +64,19 @@ pub enum Segment {
 
 /// Whether `key` can be written bare after a `.`.
 fn is_plain(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
+    /// The bytes of a plain key: ASCII letters and digits, `_`, `-`, `$`
+    /// (a byte of a non-ASCII character is none of them).
+    const PLAIN: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'$';
+            b += 1;
+        }
+        t
+    };
+    !key.is_empty() && key.bytes().all(|b| PLAIN[usize::from(b)])
 }
 
 /// Append a map key to a path's text: bare after a `.` (none at the start),

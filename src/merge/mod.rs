@@ -394,6 +394,39 @@ pub fn diff_patch(
     Ok(patch)
 }
 
+/// The config as kubectl records it (the annotation's value, and the new
+/// last-applied configuration) and the annotation it writes for it.
+pub struct Recorded {
+    value: Value,
+    annotation: String,
+}
+
+impl Recorded {
+    pub fn new(config: &Value) -> Recorded {
+        let value = recorded_config(config);
+        let mut annotation = crate::gocompat::json(&value);
+        annotation.push('\n');
+        Recorded { value, annotation }
+    }
+
+    /// The recorded config when `text` (a live object's annotation) reads
+    /// back as exactly it: `text` is the annotation this config writes and
+    /// no float in it is spelled otherwise in JSON (`1.0` is written `1`,
+    /// which reads back as an integer). A copy, instead of parsing `text`.
+    pub fn read_back(&self, text: &str) -> Option<Value> {
+        (text == self.annotation && !has_float(&self.value)).then(|| self.value.clone())
+    }
+}
+
+fn has_float(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(a) => a.iter().any(has_float),
+        Value::Object(m) => m.values().any(has_float),
+        _ => false,
+    }
+}
+
 /// kubectl's client-side apply for one existing object: the field plan, the
 /// patch it sends (strategic merge patch for built-in kinds, `schema` Some;
 /// JSON merge patch for custom resources) and the new annotation.
@@ -403,13 +436,24 @@ pub fn three_way(
     last_applied: Option<&Value>,
     schema: Option<Schema>,
 ) -> Result<ThreeWay, MergeError> {
+    three_way_recorded(Recorded::new(config), live, last_applied, schema)
+}
+
+/// [`three_way`] of a config already [`Recorded`].
+pub fn three_way_recorded(
+    recorded: Recorded,
+    live: &Value,
+    last_applied: Option<&Value>,
+    schema: Option<Schema>,
+) -> Result<ThreeWay, MergeError> {
     // One copy of the config serves as all three: the recorded config (the
     // annotation's value and the new last-applied), the same with the
     // annotation set (what the patch is computed from), and the tree the
     // field rows walk.
-    let mut recorded = recorded_config(config);
-    let mut annotation = crate::gocompat::json(&recorded);
-    annotation.push('\n');
+    let Recorded {
+        value: mut recorded,
+        annotation,
+    } = recorded;
     set_annotation(&mut recorded, Some(annotation.clone()));
     let patch = compute_patch(&recorded, live, last_applied, schema);
     set_annotation(&mut recorded, None);

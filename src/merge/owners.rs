@@ -171,12 +171,10 @@ fn record_owner(out: &mut PathMap, path: &str, manager: u32) {
     if path.is_empty() {
         return;
     }
-    match out.get_mut(path) {
-        Some(o) => o.add(manager),
-        None => {
-            out.insert(path.into(), Owners::One(manager));
-        }
-    }
+    // Nearly every path is new: hashed once, on insertion.
+    out.entry(path.into())
+        .and_modify(|o| o.add(manager))
+        .or_insert(Owners::One(manager));
 }
 
 /// Append the path of a list element named by its fieldsV1 key

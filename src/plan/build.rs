@@ -103,7 +103,18 @@ fn plan_existing(
     live: &Value,
     schema: Option<crate::patchmeta::Schema<'_>>,
 ) {
-    let last_applied = match recorded_last_applied(live) {
+    let recorded = merge::Recorded::new(config);
+    // An unchanged config's annotation reads back as the recorded config:
+    // copied instead of parsed.
+    let same = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+        .and_then(|text| recorded.read_back(text));
+    let last_applied = match same
+        .map(|v| Ok(Some(v)))
+        .unwrap_or_else(|| recorded_last_applied(live))
+    {
         Ok(v) => v,
         Err(e) => {
             plan.action = ObjectAction::Error;
@@ -114,7 +125,7 @@ fn plan_existing(
     if last_applied.is_none() {
         plan.warnings.push(hazards::missing_last_applied());
     }
-    match merge::three_way(config, live, last_applied.as_ref(), schema) {
+    match merge::three_way_recorded(recorded, live, last_applied.as_ref(), schema) {
         Ok(tw) => {
             plan.action = if tw.patch.is_some() {
                 ObjectAction::Update
