@@ -400,15 +400,34 @@ impl ManifestError {
 /// namespaced, `None` unknown (custom resources; the cluster knows).
 /// Matched by group and kind, any version.
 pub fn is_namespaced(api_version: &str, kind: &str) -> Option<bool> {
-    let (group, _) = split_api_version(api_version);
-    if CLUSTER_SCOPED.contains(&(group, kind)) {
-        return Some(false);
-    }
-    let builtin = PatchMeta::builtin().kinds.keys().any(|k| {
-        k.rsplit_once('/')
-            .is_some_and(|(av, kd)| kd == kind && split_api_version(av).0 == group)
+    // Kind -> (group, namespaced) of every built-in kind, made once: asked
+    // twice for every object a load reads.
+    static SCOPES: OnceLock<HashMap<String, Vec<(String, bool)>>> = OnceLock::new();
+    let scopes = SCOPES.get_or_init(|| {
+        let mut scopes: HashMap<String, Vec<(String, bool)>> = HashMap::new();
+        for (g, k) in CLUSTER_SCOPED {
+            scopes
+                .entry(k.to_string())
+                .or_default()
+                .push((g.to_string(), false));
+        }
+        for key in PatchMeta::builtin().kinds.keys() {
+            if let Some((av, k)) = key.rsplit_once('/') {
+                let g = split_api_version(av).0;
+                let groups = scopes.entry(k.to_string()).or_default();
+                if !groups.iter().any(|(known, _)| known == g) {
+                    groups.push((g.to_string(), true));
+                }
+            }
+        }
+        scopes
     });
-    builtin.then_some(true)
+    let (group, _) = split_api_version(api_version);
+    scopes
+        .get(kind)?
+        .iter()
+        .find(|(g, _)| g == group)
+        .map(|&(_, namespaced)| namespaced)
 }
 
 /// Cluster-scoped built-in kinds (group, kind); every other built-in kind

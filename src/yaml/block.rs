@@ -348,6 +348,11 @@ impl Reader<'_, '_> {
         if last_content? + 1 >= self.lines.len() {
             return None;
         }
+        // Nor may it end on a blank line the text ends in without a break:
+        // saphyr counts one as deep as the content as a line of its own.
+        if self.next >= self.lines.len() && self.lines.last().is_some_and(|l| !l.is_empty()) {
+            return None;
+        }
         if !strip {
             out.push('\n');
         }
@@ -461,6 +466,14 @@ fn flow_plain<'s>(b: &[u8], s: &'s str, pos: &mut usize) -> Option<&'s str> {
             b',' | b']' | b'}' => break,
             b'[' | b'{' => return None,
             b'#' if *pos > start && b[*pos - 1] == b' ' => return None,
+            // saphyr refuses a word `-` right before a flow indicator
+            // (`[a -]`), as it would at the scalar's start.
+            b'-' if *pos > start
+                && b[*pos - 1] == b' '
+                && matches!(b.get(*pos + 1), Some(b',' | b'[' | b']' | b'{' | b'}')) =>
+            {
+                return None;
+            }
             b':' if matches!(
                 b.get(*pos + 1),
                 None | Some(b' ' | b',' | b'[' | b']' | b'{' | b'}')
@@ -504,6 +517,10 @@ fn flow_key<'s>(b: &[u8], s: &'s str, pos: &mut usize) -> Option<(Cow<'s, str>, 
     Some((key, style))
 }
 
+/// The longest block key (in bytes, quotes included) taken here: saphyr
+/// refuses an implicit key longer than 1024 characters, as YAML says.
+const MAX_KEY: usize = 1024;
+
 /// A block mapping's key at the start of `content`: the key, its style and
 /// what follows the `:`. `Some(None)`: not a key; `None`: a key this reader
 /// does not take.
@@ -513,6 +530,9 @@ fn split_key(content: &str) -> Option<Option<(Cow<'_, str>, ScalarStyle, &str)>>
     match b[0] {
         q @ (b'"' | b'\'') => {
             let (text, len) = quoted(content)?;
+            if len > MAX_KEY {
+                return None;
+            }
             let rest = &content[len..];
             match rest.strip_prefix(':') {
                 Some(r) if r.is_empty() || r.starts_with(' ') => {
@@ -538,7 +558,8 @@ fn split_key(content: &str) -> Option<Option<(Cow<'_, str>, ScalarStyle, &str)>>
                 return Some(None);
             };
             let key = &content[..i];
-            if key.starts_with(['-', '?', ':'])
+            if i > MAX_KEY
+                || key.starts_with(['-', '?', ':'])
                 || key.ends_with(' ')
                 || key.contains(['[', ']', '{', '}', ',', '#', '"', '\''])
             {
@@ -690,10 +711,45 @@ mod tests {
             "a: \"\\x41\"\n",
             "<<: {a: 1}\n",
             "a: 1\n b: 2\n",
+            // saphyr refuses these:
+            "a: [a -]\n",
+            "a: [a -, b]\n",
+            "a: {k: a -}\n",
+            // saphyr reads one more line break at the end ("x\n\n"):
+            "a: |\n  x\n  ",
+            "a: |\n  x\n\n  ",
+            "k:\n- |\n x\n ",
         ] {
             if let Some(docs) = read(text) {
                 panic!("read here: {text:?} -> {docs:?}");
             }
+        }
+    }
+
+    /// saphyr refuses an implicit key longer than 1024 characters, quotes
+    /// included; up to there the key is read here.
+    #[test]
+    fn long_keys_up_to_saphyrs_limit() {
+        let k = |n: usize| "k".repeat(n);
+        for text in [
+            format!("{}: 1\n", k(1024)),
+            format!("\"{}\": 1\n", k(1022)),
+            format!("a:\n- {}: 1\n", k(1024)),
+            format!("a: {{{}: 1}}\n", k(2000)),
+            format!("a:\n- {}\n", k(2000)),
+        ] {
+            assert!(agrees(&text), "not read here: {text}");
+        }
+        for text in [
+            format!("{}: 1\n", k(1025)),
+            format!("\"{}\": 1\n", k(1023)),
+            format!("'{}': 1\n", k(1023)),
+            format!("a:\n  {}: 1\n", k(1025)),
+            format!("a:\n- {}: 1\n", k(1025)),
+            format!("{}: 1\n", "é".repeat(1025)),
+        ] {
+            assert!(parse_values_saphyr(&text).is_none(), "{text}");
+            assert!(read(&text).is_none(), "{text}");
         }
     }
 
@@ -708,16 +764,39 @@ mod tests {
             "'", "''", "\"", "\\\"", "\\n", "\\u00e9", "\\/", "\\q",
             "{", "}", "[", "]", ", ", ",", "|", "|-", "|\n  x\n", "---\n", "\n---\n", "items: ", "items:\n",
             "kind: AList\n", "apiVersion: v1\n", "x: 1\n", "\n\n", "?", "&", "*", "!", ">", "%", "@",
+            " -", " -]", LONG_KEY,
         ]), 0..24)) {
             let text: String = parts.concat();
             agrees(&text);
         }
     }
 
+    /// A key just past saphyr's limit for implicit keys.
+    const LONG_KEY: &str = concat!(
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+        "k",
+    );
+
     fn lines() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let key = proptest::sample::select(vec![
             "a", "b", "items", "kind", "\"q\"", "'s'", "y", "1", "<<", "a b", "x.y/z", "-k", "~",
+            LONG_KEY,
         ]);
         let value = proptest::sample::select(vec![
             "1",
@@ -750,6 +829,8 @@ mod tests {
             "> x",
             "x:",
             "'a' b",
+            "[a -]",
+            "{a: b -}",
         ]);
         let indent = proptest::sample::select(vec![0usize, 0, 0, 2, 2, 2, 4, 4, 1, 3, 6]);
         let line = (indent, 0usize..12, key, value).prop_map(|(indent, form, k, v)| {
@@ -766,11 +847,11 @@ mod tests {
                 _ => format!("{pad}{v}"),
             }
         });
-        (proptest::collection::vec(line, 1..14), any::<bool>()).prop_map(|(ls, end)| {
+        // The text's end: with or without a break, or blanks after it.
+        let end = proptest::sample::select(vec!["", "\n", "\n", " ", "\n  ", "\n\n  "]);
+        (proptest::collection::vec(line, 1..14), end).prop_map(|(ls, end)| {
             let mut t = ls.join("\n");
-            if end {
-                t.push('\n');
-            }
+            t.push_str(end);
             t
         })
     }
@@ -793,3 +874,6 @@ mod tests {
         assert!(read_here > 1000, "{read_here}");
     }
 }
+
+#[cfg(test)]
+mod tricky;
