@@ -147,13 +147,7 @@ impl Reader<'_, '_> {
                     return None;
                 }
                 self.set_pending(false);
-                self.b.start(true, line)?;
-                self.open.push(Open {
-                    seq: true,
-                    indent,
-                    pending: false,
-                });
-                return self.entry(indent, content, line);
+                return self.open_seq(indent, content, line);
             }
             if !self.key_line(content)? {
                 return None;
@@ -167,13 +161,7 @@ impl Reader<'_, '_> {
         }
         self.set_pending(false);
         if is_dash(content) {
-            self.b.start(true, line)?;
-            self.open.push(Open {
-                seq: true,
-                indent,
-                pending: false,
-            });
-            return self.entry(indent, content, line);
+            return self.open_seq(indent, content, line);
         }
         if !self.key_line(content)? {
             return None;
@@ -220,13 +208,24 @@ impl Reader<'_, '_> {
 
     /// A mapping starting with the pair on this line.
     fn open_map(&mut self, indent: usize, content: &str, line: usize) -> Option<()> {
-        self.b.start(false, line)?;
+        self.push_open(false, indent, line)?;
+        self.pair(indent, content, line)
+    }
+
+    /// A sequence starting with the entry on this line.
+    fn open_seq(&mut self, indent: usize, content: &str, line: usize) -> Option<()> {
+        self.push_open(true, indent, line)?;
+        self.entry(indent, content, line)
+    }
+
+    fn push_open(&mut self, seq: bool, indent: usize, line: usize) -> Option<()> {
+        self.b.start(seq, line)?;
         self.open.push(Open {
-            seq: false,
+            seq,
             indent,
             pending: false,
         });
-        self.pair(indent, content, line)
+        Some(())
     }
 
     /// Whether `content` starts with a key (`key:` then a space or the end),
