@@ -284,6 +284,18 @@ impl Nested {
         Ok(())
     }
 
+    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, start: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(start)
+    }
+
+    /// After an array element or an object member.
+    fn ended_value(&mut self) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
     fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, end: &[u8]) -> std::io::Result<()> {
         self.level -= 1;
         if self.has_value {
@@ -296,9 +308,7 @@ impl Nested {
 
 impl serde_json::ser::Formatter for Nested {
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        w.write_all(b"[")
+        self.open(w, b"[")
     }
 
     fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
@@ -314,14 +324,11 @@ impl serde_json::ser::Formatter for Nested {
     }
 
     fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
+        self.ended_value()
     }
 
     fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        w.write_all(b"{")
+        self.open(w, b"{")
     }
 
     fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
@@ -341,8 +348,7 @@ impl serde_json::ser::Formatter for Nested {
     }
 
     fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
+        self.ended_value()
     }
 }
 
