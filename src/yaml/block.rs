@@ -590,16 +590,7 @@ fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
                     i += 2;
                     from = i;
                 }
-                b'\'' => {
-                    let text = match out {
-                        Some(mut o) => {
-                            o.push_str(&s[from..i]);
-                            Cow::Owned(o)
-                        }
-                        None => Cow::Borrowed(&s[1..i]),
-                    };
-                    return Some((text, i + 1));
-                }
+                b'\'' => return Some((closed(s, out, from, i), i + 1)),
                 _ => i += 1,
             }
         }
@@ -609,16 +600,7 @@ fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
     let mut from = 1;
     loop {
         match *b.get(i)? {
-            b'"' => {
-                let text = match out {
-                    Some(mut o) => {
-                        o.push_str(&s[from..i]);
-                        Cow::Owned(o)
-                    }
-                    None => Cow::Borrowed(&s[1..i]),
-                };
-                return Some((text, i + 1));
-            }
+            b'"' => return Some((closed(s, out, from, i), i + 1)),
             b'\\' => {
                 let o = out.get_or_insert_with(String::new);
                 o.push_str(&s[from..i]);
@@ -647,6 +629,18 @@ fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
             }
             _ => i += 1,
         }
+    }
+}
+
+/// The text of a quoted scalar whose closing quote is at `i`: the slice
+/// inside the quotes, or what was unescaped so far plus the rest.
+fn closed(s: &str, out: Option<String>, from: usize, i: usize) -> Cow<'_, str> {
+    match out {
+        Some(mut o) => {
+            o.push_str(&s[from..i]);
+            Cow::Owned(o)
+        }
+        None => Cow::Borrowed(&s[1..i]),
     }
 }
 
