@@ -15,7 +15,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use kapply::manifest::{LoadOptions, parse_str};
+use kapply::manifest::{LoadOptions, Manifest, parse_str};
 use kapply::plan::{PlanOptions, plan_object_owned};
 use std::hint::black_box;
 use std::path::Path;
@@ -67,6 +67,16 @@ fn live() -> serde_json::Value {
     serde_json::from_str(include_str!("fixtures/deployment-live.json")).unwrap()
 }
 
+/// The scale benchmark's Deployment with `image`, loaded.
+fn manifest(image: &str) -> Manifest {
+    let mut loaded = parse_str(
+        &config(image),
+        Path::new("web.yaml"),
+        &LoadOptions::default(),
+    );
+    loaded.manifests.remove(0)
+}
+
 const CASES: [(&str, &str); 2] = [
     ("unchanged", "nginx:1.26.0"),
     ("image changed", "nginx:1.27.1"),
@@ -87,12 +97,7 @@ fn cpu_time(iters: usize) {
     // one without, divided by N, is the instructions of one plan.
     let baseline = std::env::var_os("KAPPLY_ENGINE_BASELINE").is_some();
     for (what, image) in CASES {
-        let loaded = parse_str(
-            &config(image),
-            Path::new("web.yaml"),
-            &LoadOptions::default(),
-        );
-        let m = &loaded.manifests[0];
+        let m = &manifest(image);
         let (mut cpu, mut done) = (0, 0);
         while done < iters {
             // Copies made and plans dropped outside the measured span, as
@@ -127,12 +132,7 @@ fn engine(c: &mut Criterion) {
     let live = live();
     let opts = PlanOptions::default();
     for (what, image) in CASES {
-        let loaded = parse_str(
-            &config(image),
-            Path::new("web.yaml"),
-            &LoadOptions::default(),
-        );
-        let m = &loaded.manifests[0];
+        let m = &manifest(image);
         // The live object as a LIST hands it over (owned; the plan keeps it).
         c.bench_function(&format!("plan one Deployment ({what})"), |b| {
             b.iter_batched(
