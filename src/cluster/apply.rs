@@ -262,7 +262,8 @@ fn drop_writes(p: &mut ObjectPlan) {
     p.config = None;
 }
 
-/// A request body encoded as kubectl (Go) encodes it.
+/// DeleteOptions with the propagation policy; `typed` adds its apiVersion
+/// and kind.
 fn delete_body(propagation: Propagation, typed: bool) -> Value {
     let policy = propagation.policy();
     if typed {

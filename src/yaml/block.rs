@@ -278,15 +278,10 @@ impl Reader<'_, '_> {
                 blank_or_comment(&s[pos..]).then_some(())
             }
             b'"' | b'\'' => {
-                let (text, len) = quoted(s)?;
+                let (text, style, len) = quoted(s)?;
                 if !blank_or_comment(&s[len..]) {
                     return None;
                 }
-                let style = if b[0] == b'"' {
-                    ScalarStyle::DoubleQuoted
-                } else {
-                    ScalarStyle::SingleQuoted
-                };
                 self.b.scalar(&text, style, None, line)
             }
             b'|' => {
@@ -401,12 +396,7 @@ impl Reader<'_, '_> {
                 }
             }
             b'"' | b'\'' => {
-                let (text, len) = quoted(&s[*pos..])?;
-                let style = if b[*pos] == b'"' {
-                    ScalarStyle::DoubleQuoted
-                } else {
-                    ScalarStyle::SingleQuoted
-                };
+                let (text, style, len) = quoted(&s[*pos..])?;
                 *pos += len;
                 self.b.scalar(&text, style, None, line)
             }
@@ -490,14 +480,9 @@ fn flow_plain<'s>(b: &[u8], s: &'s str, pos: &mut usize) -> Option<&'s str> {
 /// A key in a flow mapping, its `: ` consumed.
 fn flow_key<'s>(b: &[u8], s: &'s str, pos: &mut usize) -> Option<(Cow<'s, str>, ScalarStyle)> {
     let (key, style) = match b.get(*pos)? {
-        q @ (b'"' | b'\'') => {
-            let (text, len) = quoted(&s[*pos..])?;
+        b'"' | b'\'' => {
+            let (text, style, len) = quoted(&s[*pos..])?;
             *pos += len;
-            let style = if *q == b'"' {
-                ScalarStyle::DoubleQuoted
-            } else {
-                ScalarStyle::SingleQuoted
-            };
             (text, style)
         }
         _ => {
@@ -527,21 +512,14 @@ const MAX_KEY: usize = 1024;
 fn split_key(content: &str) -> Option<Option<(Cow<'_, str>, ScalarStyle, &str)>> {
     let b = content.as_bytes();
     match b[0] {
-        q @ (b'"' | b'\'') => {
-            let (text, len) = quoted(content)?;
+        b'"' | b'\'' => {
+            let (text, style, len) = quoted(content)?;
             if len > MAX_KEY {
                 return None;
             }
             let rest = &content[len..];
             match rest.strip_prefix(':') {
-                Some(r) if r.is_empty() || r.starts_with(' ') => {
-                    let style = if q == b'"' {
-                        ScalarStyle::DoubleQuoted
-                    } else {
-                        ScalarStyle::SingleQuoted
-                    };
-                    Some(Some((text, style, r)))
-                }
+                Some(r) if r.is_empty() || r.starts_with(' ') => Some(Some((text, style, r))),
                 _ => Some(None),
             }
         }
@@ -573,10 +551,10 @@ fn split_key(content: &str) -> Option<Option<(Cow<'_, str>, ScalarStyle, &str)>>
     }
 }
 
-/// A quoted scalar at the start of `s`, closed on this line: its text and
+/// A quoted scalar at the start of `s`, closed on this line: its text, style and
 /// the bytes it takes. Double-quoted escapes beyond the common ones, and
 /// anything unusual, are left to saphyr.
-fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
+fn quoted(s: &str) -> Option<(Cow<'_, str>, ScalarStyle, usize)> {
     let b = s.as_bytes();
     if b[0] == b'\'' {
         let mut out: Option<String> = None;
@@ -590,7 +568,9 @@ fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
                     i += 2;
                     from = i;
                 }
-                b'\'' => return Some((closed(s, out, from, i), i + 1)),
+                b'\'' => {
+                    return Some((closed(s, out, from, i), ScalarStyle::SingleQuoted, i + 1));
+                }
                 _ => i += 1,
             }
         }
@@ -600,7 +580,7 @@ fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
     let mut from = 1;
     loop {
         match *b.get(i)? {
-            b'"' => return Some((closed(s, out, from, i), i + 1)),
+            b'"' => return Some((closed(s, out, from, i), ScalarStyle::DoubleQuoted, i + 1)),
             b'\\' => {
                 let o = out.get_or_insert_with(String::new);
                 o.push_str(&s[from..i]);
