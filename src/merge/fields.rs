@@ -436,29 +436,31 @@ impl Walker {
                     ));
                 }
             }
-            None => {
-                if a.is_some() {
-                    if l.is_some() {
-                        self.rows.push(row(
-                            self.path.clone(),
-                            None,
-                            l,
-                            a,
-                            FieldAction::Clear,
-                            REMOVED,
-                        ));
-                    }
-                } else if l.is_some_and(|v| !v.is_null()) {
-                    self.rows.push(row(
-                        self.path.clone(),
-                        None,
-                        l,
-                        None,
-                        FieldAction::Keep,
-                        LIVE_ONLY,
-                    ));
-                }
-            }
+            None => self.not_in_config(l, a),
+        }
+    }
+
+    /// A field the config leaves out, beside its live value (if any): apply
+    /// clears it when last-applied has it, and keeps a live-only value.
+    fn not_in_config(&mut self, l: Option<&Value>, a: Option<&Value>) {
+        match (l, a) {
+            (Some(_), Some(_)) => self.rows.push(row(
+                self.path.clone(),
+                None,
+                l,
+                a,
+                FieldAction::Clear,
+                REMOVED,
+            )),
+            (Some(lv), None) if !lv.is_null() => self.rows.push(row(
+                self.path.clone(),
+                None,
+                l,
+                None,
+                FieldAction::Keep,
+                LIVE_ONLY,
+            )),
+            _ => {}
         }
     }
 
@@ -531,28 +533,7 @@ impl Walker {
                 FieldAction::Set,
                 Reason::NotInLive,
             )),
-            (None, Some(lv)) => {
-                if a.is_some() {
-                    self.rows.push(row(
-                        self.path.clone(),
-                        None,
-                        l,
-                        a,
-                        FieldAction::Clear,
-                        REMOVED,
-                    ));
-                } else if !lv.is_null() {
-                    self.rows.push(row(
-                        self.path.clone(),
-                        None,
-                        l,
-                        None,
-                        FieldAction::Keep,
-                        LIVE_ONLY,
-                    ));
-                }
-            }
-            (None, None) => {}
+            (None, _) => self.not_in_config(l, a),
         }
     }
 }

@@ -37,11 +37,11 @@ fn is_autoscaler(manager: &str) -> bool {
     m.contains("horizontal-pod-autoscaler") || m.contains("autoscaler") || m.contains("hpa")
 }
 
-/// Find the hazards of every changed row. `patch`: what apply sends
+/// Find the hazards of every changed row (live: the one `owners` reads).
+/// `patch`: what apply sends
 /// (`None`: nothing is sent, nothing is lost).
 pub(crate) fn find(
     fields: &mut [FieldChange],
-    live: &Value,
     owners: &LazyOwners,
     patch: Option<&Patch>,
     schema: Option<Schema<'_>>,
@@ -49,6 +49,7 @@ pub(crate) fn find(
     let Some(patch) = patch else {
         return;
     };
+    let live = owners.live();
     // The object as the server will merge it: a whole merge of the object,
     // needed only by the rare rows whose elements share a merge key.
     let result = std::cell::OnceCell::new();

@@ -518,7 +518,7 @@ pub fn three_way_recorded(
     // managedFields are read once, when a row first needs an owner.
     let owners = owners::LazyOwners::new(live);
     causes::classify_with(&mut walker.rows, &owners, last_applied);
-    hazards::find(&mut walker.rows, live, &owners, patch.as_ref(), schema);
+    hazards::find(&mut walker.rows, &owners, patch.as_ref(), schema);
     Ok(ThreeWay {
         fields: walker.rows,
         patch,

@@ -796,6 +796,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The paired walks (diff_maps here, merge::fields' three-way walk, the
+    /// server's same_but) step through maps in key order: serde_json must
+    /// keep its maps sorted (its `preserve_order` feature off).
+    #[test]
+    fn json_maps_iterate_in_key_order() {
+        let v = json!({"b": 1, "c": 2, "a": 3});
+        let keys: Vec<&str> = v
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["a", "b", "c"]);
+    }
+
     #[test]
     fn go_sprint_of_merge_keys() {
         // Go sorts merge keys by fmt.Sprintf("%v"): "443" < "80" < "8080".
