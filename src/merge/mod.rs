@@ -290,9 +290,7 @@ fn recorded_config(config: &Value) -> Value {
 /// The last-applied-configuration annotation value kubectl writes for this
 /// config: compact JSON, keys sorted, trailing newline.
 pub fn last_applied_annotation(config: &Value) -> String {
-    let mut s = crate::gocompat::json(&recorded_config(config));
-    s.push('\n');
-    s
+    Recorded::new(config).annotation
 }
 
 /// Set (`Some`) or take out (`None`) the annotation on a recorded config,
@@ -314,18 +312,15 @@ fn set_annotation(v: &mut Value, text: Option<String>) {
     }
 }
 
-/// The config with the new annotation set (kubectl's "modified").
-fn with_annotation(config: &Value, annotation: &str) -> Value {
-    let mut v = recorded_config(config);
-    set_annotation(&mut v, Some(annotation.into()));
-    v
-}
-
 /// The POST body kubectl sends to create the object: the manifest with the
 /// annotation, null values dropped (kubectl 1.31+; they stay in the
 /// annotation).
 pub fn creation_body(config: &Value) -> Value {
-    let mut body = with_annotation(config, &last_applied_annotation(config));
+    let Recorded {
+        value: mut body,
+        annotation,
+    } = Recorded::new(config);
+    set_annotation(&mut body, Some(annotation));
     fields::drop_nulls(&mut body);
     body
 }
@@ -415,6 +410,16 @@ impl Recorded {
     /// which reads back as an integer). A copy, instead of parsing `text`.
     pub fn read_back(&self, text: &str) -> Option<Value> {
         (text == self.annotation && !has_float(&self.value)).then(|| self.value.clone())
+    }
+
+    /// The annotation's value as it reads back: the recorded config itself
+    /// unless a float in it is spelled otherwise in JSON.
+    pub fn into_read_back(self) -> Option<Value> {
+        if has_float(&self.value) {
+            serde_json::from_str(&self.annotation).ok()
+        } else {
+            Some(self.value)
+        }
     }
 }
 

@@ -85,7 +85,7 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
     plan.name = m.id.name.clone();
     let Some(live) = live else {
         plan.fields = merge::create_fields(&config, schema);
-        plan.last_applied = serde_json::from_str(&merge::last_applied_annotation(&config)).ok();
+        plan.last_applied = merge::Recorded::new(&config).into_read_back();
         plan.config = Some(config);
         return plan;
     };
