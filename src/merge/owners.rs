@@ -101,7 +101,8 @@ impl PathMap {
     }
 
     fn get(&self, path: &str) -> Option<&Owners> {
-        self.find(path, hash_of(path)).map(|i| &self.owned[i].owners)
+        self.find(path, hash_of(path))
+            .map(|i| &self.owned[i].owners)
     }
 
     /// Add `manager` to the owners of `path`.
@@ -440,7 +441,9 @@ fn flat_keys<'r>(raw: &'r str, out: &mut [(&'r str, &'r str); FLAT_KEYS]) -> Opt
 /// its text and what follows it.
 fn plain_string(s: &str) -> Option<(&str, &str)> {
     let body = s.strip_prefix('"')?;
-    let end = body.bytes().position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
+    let end = body
+        .bytes()
+        .position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
     (body.as_bytes()[end] == b'"').then(|| (&body[..end], &body[end + 1..]))
 }
 
@@ -552,16 +555,16 @@ mod tests {
     #[test]
     fn several_managers_in_entry_order() {
         let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
-            "managedFields": [
-                {"manager": "a", "time": "2026-01-01T00:00:00Z",
-                 "fieldsV1": {"f:spec": {"f:replicas": {}}}},
-                {"manager": "b", "time": "2026-01-02T00:00:00Z",
-                 "fieldsV1": {"f:spec": {"f:replicas": {}, "f:paused": {}}}},
-                {"manager": "a", "subresource": "scale", "time": "2026-01-03T00:00:00Z",
-                 "fieldsV1": {"f:spec": {"f:paused": {}, "f:selector": {}}}},
-                {"manager": "c", "fieldsV1": {"f:spec": {"f:template": {"f:spec": {
-                    "f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}}}}}}}},
-            ]}});
+        "managedFields": [
+            {"manager": "a", "time": "2026-01-01T00:00:00Z",
+             "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+            {"manager": "b", "time": "2026-01-02T00:00:00Z",
+             "fieldsV1": {"f:spec": {"f:replicas": {}, "f:paused": {}}}},
+            {"manager": "a", "subresource": "scale", "time": "2026-01-03T00:00:00Z",
+             "fieldsV1": {"f:spec": {"f:paused": {}, "f:selector": {}}}},
+            {"manager": "c", "fieldsV1": {"f:spec": {"f:template": {"f:spec": {
+                "f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}}}}}}}},
+        ]}});
         let o = FieldOwners::from_live(&live);
         let of = |p: &str| o.of(p).collect::<Vec<_>>();
         assert_eq!(of("spec.replicas"), ["a", "b"]);
