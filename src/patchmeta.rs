@@ -83,13 +83,14 @@ pub struct PatchMeta {
     pub defs: BTreeMap<String, Node>,
 }
 
-/// How a list field is merged by a strategic merge patch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListStrategy {
+/// How a list field is merged by a strategic merge patch. The merge key
+/// is borrowed from the table: the merge asks at every list of every object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListStrategy<'a> {
     /// No patch strategy: the list is replaced whole.
     Atomic,
     /// patchStrategy merge with a patchMergeKey: elements are matched by key.
-    MergeByKey(String),
+    MergeByKey(&'a str),
     /// patchStrategy merge on a list of scalars (e.g. finalizers): set union.
     MergePrimitive,
 }
@@ -299,24 +300,20 @@ impl<'a> Schema<'a> {
     }
 
     /// The strategy for this field when it is a list.
-    pub fn list_strategy(&self) -> ListStrategy {
-        match self.merge_strategy() {
-            None => ListStrategy::Atomic,
-            Some(Some(k)) => ListStrategy::MergeByKey(k.to_string()),
-            Some(None) => ListStrategy::MergePrimitive,
+    pub fn list_strategy(&self) -> ListStrategy<'a> {
+        match (self.strategies().merge, self.node.k.as_deref()) {
+            (false, _) => ListStrategy::Atomic,
+            (true, Some(k)) => ListStrategy::MergeByKey(k),
+            (true, None) => ListStrategy::MergePrimitive,
         }
-    }
-
-    /// [`Schema::list_strategy`] borrowed, for the hot paths: `None` for an
-    /// atomic list, `Some(Some(key))` merged by key, `Some(None)` a merged
-    /// list of scalars.
-    pub fn merge_strategy(&self) -> Option<Option<&'a str>> {
-        self.strategies().merge.then_some(self.node.k.as_deref())
     }
 
     /// The patch merge key of a list merged by key.
     pub fn merge_key(&self) -> Option<&'a str> {
-        self.merge_strategy().flatten()
+        match self.list_strategy() {
+            ListStrategy::MergeByKey(k) => Some(k),
+            _ => None,
+        }
     }
 
     /// Whether this field has patchStrategy retainKeys (Deployment strategy,
@@ -356,16 +353,10 @@ mod tests {
         let pod = spec.field("template").unwrap().field("spec").unwrap();
         let containers = pod.field("containers").unwrap();
         assert_eq!(containers.shape(), Shape::List);
-        assert_eq!(
-            containers.list_strategy(),
-            ListStrategy::MergeByKey("name".into())
-        );
+        assert_eq!(containers.list_strategy(), ListStrategy::MergeByKey("name"));
         let volumes = pod.field("volumes").unwrap();
         assert!(volumes.retain_keys());
-        assert_eq!(
-            volumes.list_strategy(),
-            ListStrategy::MergeByKey("name".into())
-        );
+        assert_eq!(volumes.list_strategy(), ListStrategy::MergeByKey("name"));
         let c = containers.items().unwrap();
         assert_eq!(
             c.field("args").unwrap().list_strategy(),

@@ -5,7 +5,7 @@ use super::strategic::deep_eq;
 use super::{FieldAction, FieldChange, LAST_APPLIED, Reason};
 use crate::fieldpath as path;
 use crate::gocompat::sprint;
-use crate::patchmeta::Schema;
+use crate::patchmeta::{ListStrategy, Schema};
 use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER};
 use serde_json::Value;
 
@@ -171,8 +171,8 @@ impl Walker {
         }
         let arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
         if arr(c) && arr(l) && arr(a) && !removed_whole && !self.merge_patch {
-            match schema.and_then(|s| s.merge_strategy()) {
-                Some(Some(k)) => {
+            match schema.map(|s| s.list_strategy()) {
+                Some(ListStrategy::MergeByKey(k)) => {
                     let all_maps = [c, l, a]
                         .iter()
                         .flatten()
@@ -184,11 +184,11 @@ impl Walker {
                         return;
                     }
                 }
-                Some(None) => {
+                Some(ListStrategy::MergePrimitive) => {
                     self.primitive_list(c, l, a);
                     return;
                 }
-                None => {}
+                Some(ListStrategy::Atomic) | None => {}
             }
         }
         self.leaf(c, l, a, schema);
@@ -491,7 +491,8 @@ impl Walker {
         schema: Option<Schema<'_>>,
     ) {
         let atomic_list = c.is_some_and(Value::is_array)
-            && (self.merge_patch || schema.is_none_or(|s| s.merge_strategy().is_none()));
+            && (self.merge_patch
+                || schema.is_none_or(|s| s.list_strategy() == ListStrategy::Atomic));
         if self.merge_patch && c.is_some_and(Value::is_null) {
             // A JSON merge patch sends a config null only while last-applied
             // does not hold the same null.

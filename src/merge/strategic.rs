@@ -232,10 +232,10 @@ fn slice_diff(
     schema: Option<Schema<'_>>,
     opts: Opts,
 ) -> Result<(), MergeError> {
-    let merge_key = match schema.and_then(|s| s.merge_strategy()) {
-        Some(Some(k)) => k,
-        Some(None) => "",
-        None => {
+    let merge_key = match schema.map(|s| s.list_strategy()) {
+        Some(ListStrategy::MergeByKey(k)) => k,
+        Some(ListStrategy::MergePrimitive) => "",
+        Some(ListStrategy::Atomic) | None => {
             if !opts.ignore_changes && !deep_eq_slices(original, modified) {
                 patch.insert(key.into(), Value::Array(modified.to_vec()));
             }
@@ -621,7 +621,7 @@ fn merge_maps(
                 match strategy {
                     Some(ListStrategy::MergeByKey(mk)) => {
                         let items = sub.and_then(|s| s.items());
-                        let merged = merge_slice(&child(path, &k), o, p, &mk, items)?;
+                        let merged = merge_slice(&child(path, &k), o, p, mk, items)?;
                         *o = merged;
                     }
                     Some(ListStrategy::MergePrimitive) => {
@@ -748,7 +748,7 @@ fn merge_ordered_list(
 ) -> Result<(), MergeError> {
     let sub = field_schema(schema, list_key);
     let merge_key = match sub.map(|s| s.list_strategy()) {
-        Some(ListStrategy::MergeByKey(k)) => Some(k),
+        Some(ListStrategy::MergeByKey(k)) => Some(k.to_string()),
         Some(ListStrategy::MergePrimitive) => Some(String::new()),
         _ => None,
     };
