@@ -62,6 +62,19 @@ pub enum Segment {
     Index(usize),
 }
 
+impl Segment {
+    /// This segment as a [`Step`], borrowing its text: [`get`], [`remove`]
+    /// and [`set`] on its way down go through the step functions, so each
+    /// rule for finding or removing what a segment names is written once.
+    pub fn step(&self) -> Step<'_> {
+        match self {
+            Segment::Key(k) => Step::Key(Cow::Borrowed(k)),
+            Segment::Element(k, v) => Step::Element(k, v),
+            Segment::Index(i) => Step::Index(*i),
+        }
+    }
+}
+
 /// Whether `key` can be written bare after a `.`.
 fn is_plain(key: &str) -> bool {
     /// The bytes of a plain key: ASCII letters and digits, `_`, `-`, `$`
@@ -323,10 +336,10 @@ pub fn is_under(path: &str, root: &str) -> bool {
 
 /// The key value of a list element as [`element`] writes it.
 pub fn element_value(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    // Sized as a clone of a string key would be.
+    let mut out = String::with_capacity(value.as_str().map_or(0, str::len));
+    push_element_value(&mut out, value);
+    out
 }
 
 /// Append [`element_value`] to a path's text.
@@ -375,18 +388,7 @@ impl std::fmt::Write for Rest<'_> {
 
 /// The value at a parsed path, if there is one.
 pub fn get<'v>(v: &'v Value, segs: &[Segment]) -> Option<&'v Value> {
-    let mut cur = v;
-    for s in segs {
-        cur = match s {
-            Segment::Key(k) => cur.get(k)?,
-            Segment::Index(i) => cur.get(*i)?,
-            Segment::Element(k, want) => cur
-                .as_array()?
-                .iter()
-                .find(|e| element_matches(e, k, want))?,
-        };
-    }
-    Some(cur)
+    segs.iter().try_fold(v, |cur, s| get_step(cur, &s.step()))
 }
 
 /// The value at a parsed path, for writing; `make_maps` creates the maps
@@ -402,12 +404,7 @@ fn descend<'v>(mut cur: &'v mut Value, segs: &[Segment], make_maps: bool) -> Opt
                     .entry(k.clone())
                     .or_insert_with(|| Value::Object(Map::new()))
             }
-            Segment::Key(k) => cur.get_mut(k)?,
-            Segment::Index(i) => cur.get_mut(*i)?,
-            Segment::Element(k, want) => cur
-                .as_array_mut()?
-                .iter_mut()
-                .find(|e| element_matches(e, k, want))?,
+            s => get_step_mut(cur, &s.step())?,
         };
     }
     Some(cur)
@@ -419,27 +416,8 @@ pub fn remove(v: &mut Value, segs: &[Segment]) {
     let Some((last, parent)) = segs.split_last() else {
         return;
     };
-    let Some(cur) = descend(v, parent, false) else {
-        return;
-    };
-    match last {
-        Segment::Key(k) => {
-            if let Some(m) = cur.as_object_mut() {
-                m.remove(k);
-            }
-        }
-        Segment::Index(i) => {
-            if let Some(a) = cur.as_array_mut()
-                && *i < a.len()
-            {
-                a.remove(*i);
-            }
-        }
-        Segment::Element(k, want) => {
-            if let Some(a) = cur.as_array_mut() {
-                a.retain(|e| !element_matches(e, k, want));
-            }
-        }
+    if let Some(cur) = descend(v, parent, false) {
+        remove_step(cur, &last.step());
     }
 }
 
@@ -630,5 +608,78 @@ mod tests {
         remove(&mut v, &parse("a.d[7]"));
         remove(&mut v, &parse("x.y"));
         assert_eq!(v, json!({"a": {"c": [{"k": 2}], "d": [6]}}));
+    }
+
+    /// `get` and `remove` over parsed segments agree with the step
+    /// functions over the borrowed steps of the same text.
+    #[test]
+    fn segments_and_steps_agree() {
+        let v = json!({
+            "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b"}],
+                     "ports": [{"containerPort": 80}, {"containerPort": "80"}],
+                     "flags": [{"on": true}, {"on": null}],
+                     "args": [1, 2, 3]},
+            "metadata": {"labels": {"a.b": "1", "q\"q": "2"}},
+            "x": 5
+        });
+        let paths = [
+            "",
+            "spec",
+            "spec.containers[name=a].image",
+            "spec.containers[name=b]",
+            "spec.containers[name=zz]",
+            "spec.containers[1].name",
+            "spec.containers[9]",
+            "spec.ports[containerPort=80]",
+            "spec.ports[containerPort=\"80\"]",
+            "spec.flags[on=true]",
+            "spec.flags[on=null]",
+            "spec.args[0]",
+            "spec.args.x",
+            "metadata.labels[\"a.b\"]",
+            "metadata.labels[\"q\\\"q\"]",
+            "x.y",
+            "x[0]",
+            "nope[name=a]",
+        ];
+        for p in paths {
+            let by_steps = read(p).try_fold(&v, |cur, (s, _)| get_step(cur, &s));
+            assert_eq!(get(&v, &parse(p)), by_steps, "get {p}");
+
+            let mut by_segs = v.clone();
+            remove(&mut by_segs, &parse(p));
+            let mut by_steps = v.clone();
+            let steps: Vec<Step> = read(p).map(|(s, _)| s).collect();
+            if let Some((last, parent)) = steps.split_last()
+                && let Some(cur) = parent
+                    .iter()
+                    .try_fold(&mut by_steps, |cur, s| get_step_mut(cur, s))
+            {
+                remove_step(cur, last);
+            }
+            assert_eq!(by_segs, by_steps, "remove {p}");
+        }
+    }
+
+    #[test]
+    fn element_value_is_what_push_element_value_appends() {
+        for v in [
+            json!("nginx"),
+            json!(""),
+            json!("a b\"c"),
+            json!(80),
+            json!(-1.5),
+            json!(true),
+            json!(null),
+        ] {
+            let mut pushed = String::from("x[k=");
+            push_element_value(&mut pushed, &v);
+            assert_eq!(format!("x[k={}", element_value(&v)), pushed);
+            let text = element_value(&v);
+            assert_eq!(element("x", "k", &v), format!("x[k={text}]"));
+            assert!(element_matches(&json!({"k": v}), "k", &text), "{v}");
+        }
+        assert_eq!(element_value(&json!("nginx")), "nginx");
+        assert_eq!(element_value(&json!(80)), "80");
     }
 }

@@ -625,7 +625,7 @@ fn walk_lines(
             });
             let item_schema = schema.and_then(|s| s.items());
             for (i, item) in items.iter().enumerate() {
-                let keyed = merge_key.as_deref().and_then(|k| {
+                let keyed = merge_key.and_then(|k| {
                     item.get(k).and_then(|v| match &v.kind {
                         NodeKind::Scalar(s) if !s.is_null() => Some(path::element(at, k, s)),
                         _ => None,

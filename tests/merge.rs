@@ -698,7 +698,7 @@ mod props {
 
     fn merge_key(schema: Option<Schema>) -> Option<String> {
         match schema.map(|s| s.list_strategy()) {
-            Some(ListStrategy::MergeByKey(k)) => Some(k),
+            Some(ListStrategy::MergeByKey(k)) => Some(k.to_string()),
             _ => None,
         }
     }

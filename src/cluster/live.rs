@@ -99,8 +99,8 @@ pub(crate) fn plan_chunks<I: Iterator>(mut items: I) -> impl Iterator<Item = Vec
 pub(crate) fn finisher<T>(
     keep_objects: bool,
     finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
-) -> std::sync::Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static> {
-    std::sync::Arc::new(move |mut p: ObjectPlan| {
+) -> Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static> {
+    Arc::new(move |mut p: ObjectPlan| {
         if !keep_objects {
             p.config = None;
             p.live = None;
@@ -432,8 +432,8 @@ impl Session {
         let finish_ref = &finish;
         let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
             |(info, ns, members)| async move {
-                let names: Vec<String> = members.iter().map(|(_, m)| m.id.name.clone()).collect();
-                let found = self.fetch_group(&info, ns.as_deref(), &names).await;
+                let names = members.iter().map(|(_, m)| m.id.name.clone()).collect();
+                let found = self.fetch_group(&info, ns.as_deref(), names).await;
                 let rows = self.plan_group(&info, members, found, finish_ref).await?;
                 Ok::<_, ClusterError>((info, ns, rows))
             },
@@ -528,7 +528,7 @@ impl Session {
         info: &ResourceInfo,
         members: Vec<(usize, Manifest)>,
         found: Result<LiveByName, ClusterError>,
-        finish: &std::sync::Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
+        finish: &Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
     ) -> Result<Vec<(usize, T)>, ClusterError> {
         let mut by_name = match found {
             Err(e) if e.is_fatal() => return Err(e),
@@ -540,14 +540,14 @@ impl Session {
             }
             Ok(by_name) => by_name,
         };
-        let info = std::sync::Arc::new(info.clone());
+        let info = Arc::new(info.clone());
         let chunks: Vec<_> = plan_chunks(members.into_iter().map(|(i, m)| {
             let live = by_name.remove(&m.id.name).unwrap_or(Ok(None));
             (i, m, live)
         }))
         .map(|chunk| {
-            let finish = std::sync::Arc::clone(finish);
-            let info = std::sync::Arc::clone(&info);
+            let finish = Arc::clone(finish);
+            let info = Arc::clone(&info);
             self.workers.run(move || {
                 let opts = PlanOptions::default();
                 chunk
@@ -578,9 +578,9 @@ impl Session {
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
-        names: &[String],
+        names: HashSet<String>,
     ) -> Result<LiveByName, ClusterError> {
-        let wanted: Arc<HashSet<String>> = Arc::new(names.iter().cloned().collect());
+        let wanted = Arc::new(names);
         let page = |body: bytes::Bytes| {
             let wanted = Arc::clone(&wanted);
             move || named_items(body, &wanted)
@@ -592,7 +592,7 @@ impl Session {
                 .collect()),
             Err(e) if e.code() == 403 => {
                 let gets =
-                    futures::stream::iter(collect_vec(names.iter().map(|name| async move {
+                    futures::stream::iter(collect_vec(wanted.iter().map(|name| async move {
                         let path = info.object_path(namespace, name);
                         let r = match self.call(Method::GET, &path, &[], None, None).await {
                             Ok(mut v) => {
@@ -700,7 +700,7 @@ impl Session {
         } else {
             allowlist.to_vec()
         };
-        let mut lists = Vec::new();
+        let mut kinds = Vec::new();
         for gvk in &list {
             let parts: Vec<&str> = gvk.split('/').collect();
             let (group, version, kind) = match parts.as_slice() {
@@ -713,56 +713,35 @@ impl Session {
                 }
             };
             let api_version = crate::objref::api_version(group, version);
-            let info = match self.resource(&api_version, kind).await {
-                Ok(i) => i,
+            match self.resource(&api_version, kind).await {
+                Ok(info) => kinds.push(info),
                 // The default list names kinds a small cluster may not serve.
                 Err(ClusterError::NotServed(_)) if defaulted => continue,
                 Err(e) => return Err(e),
-            };
-            if info.namespaced {
-                for ns in namespaces {
-                    lists.push((info.clone(), Some(ns.clone())));
-                }
-            } else {
-                lists.push((info, None));
             }
         }
         let matched = match selector {
             Some(s) => format!("matches -l {s}"),
             None => "selected by --all".to_string(),
         };
-        let matched = &matched;
-        // Each LIST is cut down to its candidates as it answers: the
-        // objects in the manifests (most of a LIST) are not kept.
-        let results = futures::stream::iter(collect_vec(lists.into_iter().map(
-            |(info, ns)| async move {
-                let items = self.list_all(&info, ns.as_deref(), selector).await?;
-                let mut out = Vec::new();
-                for item in items {
-                    let has_annotation = item
-                        .pointer("/metadata/annotations")
-                        .and_then(|a| a.get(LAST_APPLIED))
-                        .is_some();
-                    if !has_annotation || in_manifests.contains(&item_key(&item)) {
-                        continue;
-                    }
-                    let reason = format!(
-                        "has last-applied annotation, {matched}, kind {} in prune allowlist, not in manifests",
-                        info.group_kind()
-                    );
-                    out.push(prune_candidate(&item, reason));
-                }
-                Ok::<_, ClusterError>(out)
+        self.candidates(
+            kinds,
+            namespaces,
+            selector,
+            in_manifests,
+            |item| {
+                item.pointer("/metadata/annotations")
+                    .and_then(|a| a.get(LAST_APPLIED))
+                    .is_some()
             },
-        )))
-        .buffered(CONCURRENCY)
-        .collect::<Vec<_>>()
-        .await;
-        let mut out = Vec::new();
-        for r in results {
-            out.extend(r?);
-        }
-        Ok(out)
+            |info| {
+                format!(
+                    "has last-applied annotation, {matched}, kind {} in prune allowlist, not in manifests",
+                    info.group_kind()
+                )
+            },
+        )
+        .await
     }
 
     async fn applyset_candidates(
@@ -776,42 +755,68 @@ impl Session {
             .union(&set.current_namespaces)
             .cloned()
             .collect();
-        let mut lists = Vec::new();
+        let mut kinds = Vec::new();
         for gk in &set.recorded_kinds {
             let (kind, group) = gk.split_once('.').unwrap_or((gk.as_str(), ""));
-            let info = match self.discovery.resolve_group_kind(self, group, kind).await {
-                Ok(i) => i,
+            match self.discovery.resolve_group_kind(self, group, kind).await {
+                Ok(info) => kinds.push(info),
                 // A recorded kind no longer served has no objects to prune.
                 Err(ClusterError::NotServed(_)) => continue,
                 Err(e) => return Err(e),
-            };
+            }
+        }
+        let set_ref = set.reference();
+        self.candidates(
+            kinds,
+            &namespaces,
+            Some(&selector),
+            in_manifests,
+            |_| true,
+            |info| {
+                format!(
+                    "labelled {PART_OF_LABEL}={} (ApplySet {set_ref}), kind {} recorded on the parent, not in manifests",
+                    set.id,
+                    info.group_kind()
+                )
+            },
+        )
+        .await
+    }
+
+    /// The prune candidates among the objects of `kinds` (a namespaced
+    /// kind in each of `namespaces`) that `selector` matches: those `keep`
+    /// takes that are not in the manifests, each with the `reason` of its
+    /// kind. Each LIST is cut down to its candidates as it answers: the
+    /// objects in the manifests (most of a LIST) are not kept.
+    async fn candidates(
+        &self,
+        kinds: Vec<ResourceInfo>,
+        namespaces: &BTreeSet<String>,
+        selector: Option<&str>,
+        in_manifests: &HashSet<ObjectRef>,
+        keep: impl Fn(&Value) -> bool + Sync,
+        reason: impl Fn(&ResourceInfo) -> String + Sync,
+    ) -> Result<Vec<ObjectPlan>, ClusterError> {
+        let mut lists = Vec::new();
+        for info in kinds {
             if info.namespaced {
-                for ns in &namespaces {
+                for ns in namespaces {
                     lists.push((info.clone(), Some(ns.clone())));
                 }
             } else {
                 lists.push((info, None));
             }
         }
-        let selector_ref = selector.as_str();
-        // Each LIST is cut down to its candidates as it answers.
+        let (keep, reason) = (&keep, &reason);
         let results = futures::stream::iter(collect_vec(lists.into_iter().map(
             |(info, ns)| async move {
-                let items = self
-                    .list_all(&info, ns.as_deref(), Some(selector_ref))
-                    .await?;
+                let items = self.list_all(&info, ns.as_deref(), selector).await?;
                 let mut out = Vec::new();
                 for item in items {
-                    if in_manifests.contains(&item_key(&item)) {
+                    if !keep(&item) || in_manifests.contains(&item_key(&item)) {
                         continue;
                     }
-                    let reason = format!(
-                        "labelled {PART_OF_LABEL}={} (ApplySet {}), kind {} recorded on the parent, not in manifests",
-                        set.id,
-                        set.reference(),
-                        info.group_kind()
-                    );
-                    out.push(prune_candidate(&item, reason));
+                    out.push(prune_candidate(&item, reason(&info)));
                 }
                 Ok::<_, ClusterError>(out)
             },
@@ -881,9 +886,9 @@ fn named_items(
         .filter_map(|raw| {
             let text = raw.get();
             let mut de = serde_json::Deserializer::from_str(text);
-            match serde::Deserializer::deserialize_any(&mut de, ItemName) {
+            match serde::de::DeserializeSeed::deserialize(item_name(), &mut de) {
                 Ok(name) => {
-                    let name = name?;
+                    let name = name.flatten().flatten()?;
                     if !wanted.contains(&name) {
                         return None;
                     }
@@ -898,68 +903,65 @@ fn named_items(
     (items, next)
 }
 
-/// Reads a list item for its `metadata.name` alone (`None`: it has none),
-/// skipping the rest; an item, metadata or name of another shape than
-/// objects and a string (or null), or a repeated key, is an error.
-struct ItemName;
+/// Reads one key of a JSON object by `value`, skipping the rest: `None`
+/// when the object lacks the key or is null. Another shape than an object
+/// (or null), or the key twice, is an error.
+struct Field<S> {
+    key: &'static str,
+    value: S,
+}
 
-impl<'de> serde::de::Visitor<'de> for ItemName {
-    type Value = Option<String>;
+/// Reads a list item for its `metadata.name` alone (`None`: it has none):
+/// an item, metadata or name of another shape than objects and a string
+/// (or null) is an error.
+fn item_name() -> Field<Field<std::marker::PhantomData<Option<String>>>> {
+    Field {
+        key: "metadata",
+        value: Field {
+            key: "name",
+            value: std::marker::PhantomData,
+        },
+    }
+}
+
+impl<'de, S: serde::de::DeserializeSeed<'de>> serde::de::DeserializeSeed<'de> for Field<S> {
+    type Value = Option<S::Value>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de, S: serde::de::DeserializeSeed<'de>> serde::de::Visitor<'de> for Field<S> {
+    type Value = Option<S::Value>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("an object")
     }
 
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         use serde::de::{Error, IgnoredAny};
-        let mut name = None;
-        let mut seen = false;
+        let Field { key: wanted, value } = self;
+        let mut value = Some(value);
+        let mut found = None;
         while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
-            if key != "metadata" {
+            if key != wanted {
                 map.next_value::<IgnoredAny>()?;
-            } else if std::mem::replace(&mut seen, true) {
-                return Err(A::Error::custom("metadata twice"));
+            } else if let Some(seed) = value.take() {
+                found = Some(map.next_value_seed(seed)?);
             } else {
-                name = map.next_value::<Option<MetaName>>()?.and_then(|m| m.0);
+                return Err(A::Error::custom(format!("{wanted} twice")));
             }
         }
-        Ok(name)
-    }
-}
-
-/// An item's metadata, for its name.
-struct MetaName(Option<String>);
-
-impl<'de> serde::Deserialize<'de> for MetaName {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = MetaName;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<MetaName, A::Error> {
-                use serde::de::{Error, IgnoredAny};
-                let mut name = None;
-                let mut seen = false;
-                while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
-                    if key != "name" {
-                        map.next_value::<IgnoredAny>()?;
-                    } else if std::mem::replace(&mut seen, true) {
-                        return Err(A::Error::custom("name twice"));
-                    } else {
-                        name = map.next_value::<Option<String>>()?;
-                    }
-                }
-                Ok(MetaName(name))
-            }
-        }
-        d.deserialize_map(V)
+        Ok(found)
     }
 }
 

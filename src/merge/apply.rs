@@ -150,7 +150,7 @@ fn is_directive_key(k: &str) -> bool {
 /// Patch metadata of one field: (patch strategy is merge, merge key).
 fn list_meta(field: Option<Schema<'_>>) -> (bool, String) {
     match field.map(|f| f.list_strategy()) {
-        Some(ListStrategy::MergeByKey(k)) => (true, k),
+        Some(ListStrategy::MergeByKey(k)) => (true, k.to_string()),
         Some(ListStrategy::MergePrimitive) => (true, String::new()),
         Some(ListStrategy::Atomic) | None => (false, String::new()),
     }

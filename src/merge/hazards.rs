@@ -7,7 +7,7 @@ use super::strategic::deep_eq;
 use super::{Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply};
 use crate::fieldpath::{self as path, Segment};
 use crate::gocompat;
-use crate::patchmeta::Schema;
+use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
 
 /// The patch metadata at a field-plan path.
@@ -69,10 +69,11 @@ pub(crate) fn find(
         if let Some(h) = duplicates(f, &segs, merged) {
             f.hazards.push(h);
         }
-        let strategy = schema_at(schema, &segs).map(|s| s.merge_strategy());
-        let atomic = patch.kind == PatchType::Merge || strategy.is_none_or(|s| s.is_none());
+        let strategy = schema_at(schema, &segs).map(|s| s.list_strategy());
+        let atomic =
+            patch.kind == PatchType::Merge || matches!(strategy, None | Some(ListStrategy::Atomic));
         let merge_key = match strategy {
-            Some(Some(Some(k))) if patch.kind == PatchType::Strategic => Some(k),
+            Some(ListStrategy::MergeByKey(k)) if patch.kind == PatchType::Strategic => Some(k),
             _ => None,
         };
         if let Some(h) = removed_list(f, merge_key, owners) {

@@ -60,7 +60,7 @@ fn element_key(item: &Value, schema: Option<Schema<'_>>) -> Option<String> {
     let keys: Vec<String> = match &s.node().lk {
         Some(lk) if !lk.is_empty() => lk.clone(),
         _ => match s.list_strategy() {
-            ListStrategy::MergeByKey(k) => vec![k],
+            ListStrategy::MergeByKey(k) => vec![k.to_string()],
             _ => return None,
         },
     };
