@@ -707,6 +707,18 @@ fn yaml_objects(text: &str, name: &Path) -> Result<Vec<Value>, ManifestError> {
     Ok(out)
 }
 
+/// The identity a live object is matched to its manifest by: its
+/// apiVersion, kind, namespace and name strings (empty where they are not).
+pub(crate) fn live_key(object: &Value) -> ObjectRef {
+    let md = &object["metadata"];
+    ObjectRef::new(
+        object["apiVersion"].as_str().unwrap_or_default(),
+        object["kind"].as_str().unwrap_or_default(),
+        md["namespace"].as_str(),
+        md["name"].as_str().unwrap_or_default(),
+    )
+}
+
 /// Live objects read by [`read_live`], by identity (apiVersion's group,
 /// kind, namespace, name; of two with one identity the last read wins).
 #[derive(Debug, Default)]
@@ -768,14 +780,7 @@ impl LiveObjects {
 
     /// A parsed object, by its identity.
     fn add(&mut self, object: Value) {
-        let md = &object["metadata"];
-        let id = ObjectRef::new(
-            object["apiVersion"].as_str().unwrap_or(""),
-            object["kind"].as_str().unwrap_or(""),
-            md["namespace"].as_str(),
-            md["name"].as_str().unwrap_or(""),
-        );
-        self.insert(id, LiveObject(Live::Read(object)));
+        self.insert(live_key(&object), LiveObject(Live::Read(object)));
     }
 
     /// An object by `id`; a parsed CustomResourceDefinition adds its scope
