@@ -16,7 +16,7 @@
 //! No I/O: the table is compiled in.
 
 use crate::fieldpath::FastHash;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
@@ -25,7 +25,7 @@ pub struct Node {
     #[serde(default)]
     pub r: Option<String>,
     #[serde(default)]
-    pub p: Option<BTreeMap<String, Node>>,
+    pub p: Option<Named<Node>>,
     #[serde(default)]
     pub m: Option<Box<Node>>,
     #[serde(default)]
@@ -40,15 +40,86 @@ pub struct Node {
     pub lt: Option<String>,
     #[serde(default)]
     pub lk: Option<Vec<String>>,
-    /// Set when the built-in table loads: the definition `r` resolves to
-    /// (references followed), as an index into [`builtin_defs`]. Resolving
-    /// by name is a string-keyed lookup among hundreds of long names, and
-    /// the merge resolves at every field of every object.
+    /// Set when the table loads: the definition `r` resolves to
+    /// (references followed), as an index into [`PatchMeta::defs`]; `None`
+    /// when `r` names no definition. Resolving by name is a string-keyed
+    /// lookup among hundreds of long names, and the merge resolves at every
+    /// field of every object.
     #[serde(skip)]
     target: Option<u32>,
-    /// `s` parsed once when the built-in table loads (see [`Strategies`]).
+    /// `s` parsed once when the table loads (see [`Strategies`]).
     #[serde(skip)]
-    strategies: Option<Strategies>,
+    strategies: Strategies,
+}
+
+/// Where each name is in a [`Named`].
+type NameIndex = HashMap<Box<str>, u32, FastHash>;
+
+/// Nodes by name (a struct's properties, the definitions), in name order,
+/// with a hash index built as the table loads: finding a field by name is
+/// the merge's most frequent step (hundreds per object), and a BTreeMap of
+/// large nodes compares many names to find one.
+#[derive(Debug, Clone)]
+pub struct Named<T> {
+    entries: Vec<(String, T)>,
+    index: NameIndex,
+}
+
+impl<T> Named<T> {
+    fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).map(|&i| i as usize)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&T> {
+        self.position(name).map(|i| &self.entries[i].1)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Names and nodes in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+}
+
+impl<T> From<BTreeMap<String, T>> for Named<T> {
+    fn from(map: BTreeMap<String, T>) -> Named<T> {
+        let entries: Vec<(String, T)> = map.into_iter().collect();
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.as_str().into(), i as u32))
+            .collect();
+        Named { entries, index }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Named<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Named<T>, D::Error> {
+        BTreeMap::deserialize(d).map(Named::from)
+    }
 }
 
 /// The patch strategies of a field (`s`, comma-separated), as flags.
@@ -74,13 +145,25 @@ impl Strategies {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// The patch metadata table. The one way to have one is
+/// [`PatchMeta::builtin`], which links it as it loads: no other code can
+/// build one (no `Deserialize`, no `Default`, `defs` private), so every
+/// [`Schema`] is over a linked table.
+#[derive(Debug)]
 pub struct PatchMeta {
-    #[serde(rename = "kubernetesVersion")]
     pub kubernetes_version: String,
     /// `apiVersion/Kind` -> definition name
     pub kinds: BTreeMap<String, String>,
-    pub defs: BTreeMap<String, Node>,
+    defs: Named<Node>,
+}
+
+/// `assets/patchmeta.json` as it is written.
+#[derive(Deserialize)]
+struct Table {
+    #[serde(rename = "kubernetesVersion")]
+    kubernetes_version: String,
+    kinds: BTreeMap<String, String>,
+    defs: Named<Node>,
 }
 
 /// How a list field is merged by a strategic merge patch. The merge key
@@ -107,66 +190,61 @@ pub enum Shape {
 }
 
 static BUILTIN: OnceLock<PatchMeta> = OnceLock::new();
-/// The built-in definitions in `defs` order, for [`Node::target`].
-static BUILTIN_DEFS: OnceLock<Vec<&'static Node>> = OnceLock::new();
-
-fn builtin_defs() -> &'static [&'static Node] {
-    BUILTIN_DEFS.get_or_init(|| PatchMeta::builtin().defs.values().collect())
-}
 
 impl PatchMeta {
     /// The table compiled into kapply.
     pub fn builtin() -> &'static PatchMeta {
         BUILTIN.get_or_init(|| {
-            let mut meta: PatchMeta = serde_json::from_str(include_str!(
-                "../assets/patchmeta.json"
-            ))
-            .expect("assets/patchmeta.json is generated by scripts/gen-patchmeta.py and valid");
+            let table: Table = serde_json::from_str(include_str!("../assets/patchmeta.json"))
+                .expect("assets/patchmeta.json is generated by scripts/gen-patchmeta.py and valid");
+            let mut meta = PatchMeta {
+                kubernetes_version: table.kubernetes_version,
+                kinds: table.kinds,
+                defs: table.defs,
+            };
             meta.link();
             meta
         })
     }
 
     /// Resolve every reference to its definition's index and parse every
-    /// strategy, once, so that walking the schema compares no names.
+    /// strategy, once, so that walking the schema compares no names. (The
+    /// properties' name index is built as they load, see [`Named`].)
     fn link(&mut self) {
-        let index: BTreeMap<String, u32> = self
-            .defs
-            .keys()
-            .enumerate()
-            .map(|(i, k)| (k.clone(), i as u32))
-            .collect();
-        // Where each reference ends once chains of references are followed
+        let Named { entries, index } = &mut self.defs;
+        // Where each definition ends once chains of references are followed
         // (as `resolve` follows them, at most 16 steps).
-        let targets: BTreeMap<String, u32> = self
-            .defs
-            .keys()
-            .filter_map(|name| {
-                let mut cur = name.as_str();
+        let ends: Vec<u32> = (0..entries.len())
+            .map(|start| {
+                let mut cur = start;
                 for _ in 0..16 {
-                    match self.defs.get(cur).and_then(|n| n.r.as_deref()) {
-                        Some(r) if self.defs.contains_key(r) => cur = r,
-                        _ => break,
+                    match entries[cur].1.r.as_deref().and_then(|r| index.get(r)) {
+                        Some(&next) => cur = next as usize,
+                        None => break,
                     }
                 }
-                Some((name.clone(), *index.get(cur)?))
+                cur as u32
             })
             .collect();
-        fn visit(node: &mut Node, targets: &BTreeMap<String, u32>) {
-            node.target = node.r.as_deref().and_then(|r| targets.get(r).copied());
-            node.strategies = Some(Strategies::parse(node.s.as_deref()));
+        fn visit(node: &mut Node, index: &NameIndex, ends: &[u32]) {
+            node.target = node
+                .r
+                .as_deref()
+                .and_then(|r| index.get(r))
+                .map(|&i| ends[i as usize]);
+            node.strategies = Strategies::parse(node.s.as_deref());
             for child in node.p.iter_mut().flat_map(|p| p.values_mut()) {
-                visit(child, targets);
+                visit(child, index, ends);
             }
             for child in [node.m.as_deref_mut(), node.a.as_deref_mut()]
                 .into_iter()
                 .flatten()
             {
-                visit(child, targets);
+                visit(child, index, ends);
             }
         }
-        for node in self.defs.values_mut() {
-            visit(node, &targets);
+        for (_, node) in entries.iter_mut() {
+            visit(node, index, &ends);
         }
     }
 
@@ -178,10 +256,18 @@ impl PatchMeta {
         Some(Schema { meta: self, node })
     }
 
+    /// The named definitions (the OpenAPI document serves them).
+    pub fn defs(&self) -> &Named<Node> {
+        &self.defs
+    }
+
     pub fn is_builtin(&self, api_version: &str, kind: &str) -> bool {
         self.kinds.contains_key(&format!("{api_version}/{kind}"))
     }
 
+    /// The definition a node names, found by name: what [`Node::target`]
+    /// links once (the tests check they agree).
+    #[cfg(test)]
     fn resolve<'a>(&'a self, mut node: &'a Node) -> &'a Node {
         // Follow references; definitions never form a reference-only cycle.
         for _ in 0..16 {
@@ -192,37 +278,6 @@ impl PatchMeta {
         }
         node
     }
-}
-
-/// The struct fields of the built-in table by (definition, name): finding
-/// a field by name is the merge's most frequent step (hundreds per object),
-/// and a BTreeMap of large nodes compares many names to find one.
-type FieldIndex = HashMap<(usize, &'static str), &'static Node, FastHash>;
-
-static FIELDS: OnceLock<FieldIndex> = OnceLock::new();
-
-/// A node's identity in [`FieldIndex`].
-fn node_addr(node: &Node) -> usize {
-    node as *const Node as usize
-}
-
-fn field_index() -> &'static FieldIndex {
-    FIELDS.get_or_init(|| {
-        fn visit(node: &'static Node, out: &mut FieldIndex) {
-            for (name, child) in node.p.iter().flat_map(|p| p.iter()) {
-                out.insert((node_addr(node), name.as_str()), child);
-                visit(child, out);
-            }
-            for child in [node.m.as_deref(), node.a.as_deref()].into_iter().flatten() {
-                visit(child, out);
-            }
-        }
-        let mut out = FieldIndex::default();
-        for node in PatchMeta::builtin().defs.values() {
-            visit(node, &mut out);
-        }
-        out
-    })
 }
 
 /// A position in the schema of a built-in type. The node carries the patch
@@ -236,14 +291,11 @@ pub struct Schema<'a> {
 
 impl<'a> Schema<'a> {
     fn def(&self) -> &'a Node {
+        // The table is linked (see `PatchMeta`); without a target, `r` is
+        // absent or names no definition, and the node is its own definition.
         match self.node.target {
-            // Only the built-in table is linked (`PatchMeta::link`).
-            Some(i) => match builtin_defs().get(i as usize) {
-                Some(d) => d,
-                None => self.meta.resolve(self.node),
-            },
-            None if self.node.r.is_none() => self.node,
-            None => self.meta.resolve(self.node),
+            Some(i) => &self.meta.defs.entries[i as usize].1,
+            None => self.node,
         }
     }
 
@@ -265,20 +317,11 @@ impl<'a> Schema<'a> {
     /// The schema of a struct field or of a map value.
     pub fn field(&self, name: &str) -> Option<Schema<'a>> {
         let d = self.def();
-        if let Some(props) = &d.p {
-            let node = if std::ptr::eq(self.meta, PatchMeta::builtin()) {
-                // Covariance: the index's `'static` names compare with `name`.
-                let index: &HashMap<(usize, &str), &Node, _> = field_index();
-                index.get(&(node_addr(d), name)).copied()
-            } else {
-                props.get(name)
-            };
-            return node.map(|node| Schema {
-                meta: self.meta,
-                node,
-            });
-        }
-        d.m.as_deref().map(|node| Schema {
+        let node = match &d.p {
+            Some(props) => props.get(name)?,
+            None => d.m.as_deref()?,
+        };
+        Some(Schema {
             meta: self.meta,
             node,
         })
@@ -293,10 +336,7 @@ impl<'a> Schema<'a> {
     }
 
     fn strategies(&self) -> Strategies {
-        match self.node.strategies {
-            Some(s) => s,
-            None => Strategies::parse(self.node.s.as_deref()),
-        }
+        self.node.strategies
     }
 
     /// The strategy for this field when it is a list.
@@ -402,6 +442,39 @@ mod tests {
         for node in meta.defs.values() {
             check(meta, node, &mut n);
         }
+        assert!(n > 1000, "{n}");
+    }
+
+    /// Every name of every struct and of the definitions is found by the
+    /// index, at its own entry, and the entries stay in name order (the
+    /// OpenAPI document lists them in it).
+    #[test]
+    fn named_finds_every_name() {
+        fn check(named: &Named<Node>, n: &mut usize) {
+            let keys: Vec<&String> = named.keys().collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+            assert_eq!(named.len(), keys.len());
+            for (k, v) in named.iter() {
+                assert!(named.contains_key(k));
+                assert!(std::ptr::eq(named.get(k).expect(k), v), "{k}");
+                *n += 1;
+            }
+            assert!(named.get("noSuchField").is_none());
+            assert!(!named.contains_key(""));
+            for node in named.values() {
+                visit(node, n);
+            }
+        }
+        fn visit(node: &Node, n: &mut usize) {
+            if let Some(p) = &node.p {
+                check(p, n);
+            }
+            for child in [node.m.as_deref(), node.a.as_deref()].into_iter().flatten() {
+                visit(child, n);
+            }
+        }
+        let mut n = 0;
+        check(&PatchMeta::builtin().defs, &mut n);
         assert!(n > 1000, "{n}");
     }
 

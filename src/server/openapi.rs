@@ -130,13 +130,13 @@ pub fn document(gv: &str, resources: &[ResourceInfo]) -> Option<Value> {
         if !seen.insert(name.clone()) {
             continue;
         }
-        if let Some(node) = meta.defs.get(&name) {
+        if let Some(node) = meta.defs().get(&name) {
             refs(node, &mut todo);
         }
     }
     let mut schemas = Map::new();
     for name in seen {
-        let Some(node) = meta.defs.get(&name) else {
+        let Some(node) = meta.defs().get(&name) else {
             continue;
         };
         let mut s = schema(node, true);
