@@ -60,35 +60,52 @@ pub(crate) fn write_json(v: &Value, out: &mut String) {
 /// in place: the annotation of every object is built with it.
 fn write_string(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    // Scanned by bytes: what is escaped is ASCII, or U+2028 / U+2029
+    // (E2 80 A8 / A9), so a byte outside these never starts an escape and
+    // most strings are one scan and one copy.
+    let special = |b: u8| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2);
+    let bytes = s.as_bytes();
     out.push('"');
-    let mut start = 0;
-    for (i, ch) in s.char_indices() {
-        let esc: &str = match ch {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\u{8}' => "\\b",
-            '\t' => "\\t",
-            '\n' => "\\n",
-            '\u{c}' => "\\f",
-            '\r' => "\\r",
-            '<' => "\\u003c",
-            '>' => "\\u003e",
-            '&' => "\\u0026",
-            '\u{2028}' => "\\u2028",
-            '\u{2029}' => "\\u2029",
-            c if (c as u32) < 0x20 => "",
-            _ => continue,
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !special(b) {
+            i += 1;
+            continue;
+        }
+        let esc: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            b'<' => "\\u003c",
+            b'>' => "\\u003e",
+            b'&' => "\\u0026",
+            0xe2 => match (bytes.get(i + 1), bytes.get(i + 2)) {
+                (Some(0x80), Some(0xa8)) => "\\u2028",
+                (Some(0x80), Some(0xa9)) => "\\u2029",
+                // Another character starting E2: written as it is.
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            },
+            _ => "",
         };
+        // `i` is at a character's first byte (ASCII or E2).
         out.push_str(&s[start..i]);
         if esc.is_empty() {
-            let b = ch as u32 as u8;
             out.push_str("\\u00");
             out.push(HEX[usize::from(b >> 4)] as char);
             out.push(HEX[usize::from(b & 0xf)] as char);
         } else {
             out.push_str(esc);
         }
-        start = i + ch.len_utf8();
+        i += if b == 0xe2 { 3 } else { 1 };
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');

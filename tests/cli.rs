@@ -401,6 +401,91 @@ fn diff_exit_codes_and_plain_output() {
     none.assert_stderr("-f");
 }
 
+/// A `--live` file that cannot be read names the file and line (and
+/// loads no object from it): broken or truncated JSON, JSON that is not
+/// objects, broken YAML.
+#[test]
+fn bad_live_files_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("cfg/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+    );
+    let item = "    {\n      \"apiVersion\": \"v1\",\n      \"kind\": \"ConfigMap\",\n      \
+                \"metadata\": {\"name\": \"a\", \"namespace\": \"default\"}\n    }";
+    let cases = [
+        (
+            "truncated.json",
+            format!(
+                "{{\n  \"kind\": \"List\",\n  \"items\": [\n{item},\n    {{\n      \"kind\": \"ConfigMap\",\n"
+            ),
+            "truncated.json:11: EOF while parsing a value (column 1)",
+        ),
+        (
+            "comma.json",
+            format!("{{\n  \"kind\": \"List\",\n  \"items\": [\n{item},\n  ]\n}}\n"),
+            "comma.json:9: trailing comma (column 3)",
+        ),
+        (
+            "control.json",
+            "{\"kind\": \"List\", \"items\": [\n  {\"metadata\": {\"name\": \"a\tb\"}}\n]}\n"
+                .into(),
+            "control.json:2: control character (\\u0000-\\u001F) found while parsing a string (column 27)",
+        ),
+        (
+            "array.json",
+            format!("[\n{item}\n]\n"),
+            "array.json:1: document is not an object (found a list)",
+        ),
+        (
+            "scalar.json",
+            format!("{{\"kind\": \"List\", \"items\": [\n{item}\n]}}\n\"a string\"\n"),
+            "scalar.json:8: document is not an object (found a string)",
+        ),
+        (
+            "broken.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x\n".into(),
+            "broken.yaml:6: while parsing a flow sequence, expected ',' or ']' (column 1)",
+        ),
+    ];
+    for (file, text, message) in cases {
+        write(&d.join(file), &text);
+        let out = kapply(d, &["diff", "-f", "cfg", "--live", file]);
+        assert_eq!(out.code, Some(2), "{file}: {out:?}");
+        out.assert_stderr(&format!("error: --live: {message}"));
+        assert!(out.stdout.is_empty(), "{file}: {out:?}");
+    }
+    // From stdin (`--live -`): named so, and a good file reads as from disk.
+    let from_stdin = |file: &str| {
+        Command::new(KAPPLY)
+            .current_dir(d)
+            .args(["diff", "-f", "cfg", "--live", "-"])
+            .env_remove("KUBECONFIG")
+            .env_remove("NO_COLOR")
+            .stdin(std::fs::File::open(d.join(file)).unwrap())
+            .output()
+            .unwrap()
+    };
+    let out = from_stdin("truncated.json");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: --live: <stdin>:11: EOF while parsing a value (column 1)"),
+        "{stderr}"
+    );
+    write(
+        &d.join("good.json"),
+        &format!("{{\n  \"kind\": \"List\",\n  \"items\": [\n{item}\n  ]\n}}\n"),
+    );
+    let piped = from_stdin("good.json");
+    let read = kapply(d, &["diff", "-f", "cfg", "--live", "good.json"]);
+    assert_eq!(read.code, Some(1), "{read:?}");
+    read.assert_stdout("~ ConfigMap default/a (update)");
+    assert_eq!(piped.status.code(), read.code);
+    assert_eq!(String::from_utf8_lossy(&piped.stdout), read.stdout);
+}
+
 /// `kapply plan -o yaml | head`: the reader goes away early. kapply ends
 /// (quietly with 141, what a shell reports for kubectl killed by SIGPIPE
 /// there), never with a panic on the closed pipe.

@@ -6,7 +6,7 @@ use super::{FieldAction, FieldChange, LAST_APPLIED, Reason};
 use crate::fieldpath as path;
 use crate::gocompat::sprint;
 use crate::patchmeta::{ListStrategy, Schema};
-use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER, list_directive};
+use crate::vocab::{RETAIN_KEYS, SET_ELEMENT_ORDER};
 use serde_json::Value;
 
 /// Paths that are bookkeeping of the server or of apply itself, never shown.
@@ -39,6 +39,8 @@ pub(crate) struct Walker {
     /// The path of the node being walked: one buffer for the whole walk,
     /// copied only into the rows.
     path: String,
+    /// Scratch for the `$setElementOrder/<list>` key looked up at each list.
+    directive: String,
 }
 
 fn row(
@@ -123,6 +125,7 @@ impl Walker {
             rows: Vec::new(),
             merge_patch,
             path: String::new(),
+            directive: String::new(),
         }
     }
 
@@ -280,7 +283,14 @@ impl Walker {
             }
             return;
         }
-        let sub_schema = schema.and_then(|s| s.field(k));
+        // Only maps and lists read their schema (a scalar is a leaf either
+        // way): looked up for them alone.
+        let nested = |v: Option<&Value>| v.is_some_and(|v| v.is_object() || v.is_array());
+        let sub_schema = if nested(ck) || nested(lk) || nested(ak) {
+            schema.and_then(|s| s.field(k))
+        } else {
+            None
+        };
         let sub_patch = patch.and_then(|pv| pv.get(k));
         let before = self.rows.len();
         self.walk(ck, lk, ak, sub_schema, sub_patch);
@@ -296,7 +306,16 @@ impl Walker {
         let quiet = self.rows[before..]
             .iter()
             .all(|r| r.action == FieldAction::Keep);
-        if quiet && let Some(order) = pv.get(list_directive(SET_ELEMENT_ORDER, k)) {
+        if !quiet {
+            return;
+        }
+        // The directive's key spelled in a buffer kept for the walk.
+        let key = &mut self.directive;
+        key.clear();
+        key.push_str(SET_ELEMENT_ORDER);
+        key.push('/');
+        key.push_str(k);
+        if let Some(order) = pv.get(key.as_str()) {
             self.rows.push(row(
                 self.path.clone(),
                 Some(order),

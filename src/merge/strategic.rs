@@ -177,9 +177,11 @@ fn diff_maps(
             }
             continue;
         }
-        let sub = field_schema(schema, key);
+        // The schema is looked up for maps and lists only (a scalar's is
+        // never read).
         match (ov, mv) {
             (Value::Object(o), Value::Object(m)) => {
+                let sub = field_schema(schema, key);
                 let replace = sub.is_some_and(|s| s.replace());
                 if replace {
                     if !opts.ignore_changes && !deep_eq(ov, mv) {
@@ -197,6 +199,7 @@ fn diff_maps(
                 }
             }
             (Value::Array(o), Value::Array(m)) => {
+                let sub = field_schema(schema, key);
                 slice_diff(path, key, o, m, &mut patch, sub, opts)?;
             }
             _ => {
@@ -364,7 +367,8 @@ fn no_merge_key(path: &Loc<'_>, merge_key: &str) -> MergeError {
     }
 }
 
-type Keyed<'v> = (std::borrow::Cow<'v, str>, &'v Value);
+/// A list element with its merge key as Go prints it and its position.
+type Keyed<'v> = (std::borrow::Cow<'v, str>, usize, &'v Value);
 
 fn sorted_by_key<'v>(
     path: &Loc<'_>,
@@ -372,17 +376,16 @@ fn sorted_by_key<'v>(
     merge_key: &str,
 ) -> Result<Vec<Keyed<'v>>, MergeError> {
     let mut out = Vec::with_capacity(list.len());
-    for v in list {
+    for (i, v) in list.iter().enumerate() {
         let k = key_value(v, merge_key).ok_or_else(|| no_merge_key(path, merge_key))?;
-        out.push((crate::gocompat::sprint_cow(k), v));
+        out.push((crate::gocompat::sprint_cow(k), i, v));
     }
     // Go sorts with Less = "i <= j" (sort.StringsAreSorted on the pair),
     // and sort.Sort's insertion sort (lists up to 12 elements) then
     // reverses every run of equal keys: elements sharing a merge key are
     // compared last-first, as kubectl does (recorded from kubectl 1.32).
-    let mut idx: Vec<(usize, Keyed<'v>)> = out.into_iter().enumerate().collect();
-    idx.sort_by(|a, b| a.1.0.cmp(&b.1.0).then(b.0.cmp(&a.0)));
-    Ok(idx.into_iter().map(|(_, e)| e).collect())
+    out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    Ok(out)
 }
 
 fn diff_lists_of_maps(
@@ -406,7 +409,7 @@ fn diff_lists_of_maps(
         };
         match cmp {
             Ordering::Equal => {
-                let (o, m) = (os[i].1, ms[j].1);
+                let (o, m) = (os[i].2, ms[j].2);
                 if let (Value::Object(om), Value::Object(mm)) = (o, m) {
                     let mut p = diff_maps(path, om, mm, items, opts)?;
                     if !p.is_empty() {
@@ -420,7 +423,7 @@ fn diff_lists_of_maps(
             }
             Ordering::Greater => {
                 if !opts.ignore_changes {
-                    patch.push(ms[j].1.clone());
+                    patch.push(ms[j].2.clone());
                 }
                 j += 1;
             }
@@ -428,7 +431,7 @@ fn diff_lists_of_maps(
                 if !opts.ignore_deletions {
                     let mut d = Map::new();
                     d.insert(PATCH.into(), Value::String("delete".into()));
-                    let kv = key_value(os[i].1, merge_key)
+                    let kv = key_value(os[i].2, merge_key)
                         .cloned()
                         .unwrap_or(Value::Null);
                     d.insert(merge_key.into(), kv);
@@ -499,19 +502,21 @@ fn dedup_scalars(mut s: Vec<Value>) -> Vec<Value> {
 }
 
 fn index_in(order: &[Value], v: &Value, merge_key: &str, maps: bool) -> Option<usize> {
-    let get = |x: &Value| -> Option<Value> {
+    fn get<'v>(x: &'v Value, merge_key: &str, maps: bool) -> Option<&'v Value> {
         if maps {
-            key_value(x, merge_key).cloned()
+            key_value(x, merge_key)
         } else {
-            Some(x.clone())
+            Some(x)
         }
-    };
-    let want = get(v);
-    order.iter().position(|o| match (&want, get(o)) {
-        (Some(a), Some(b)) => go_eq(a, &b),
-        (None, None) => true,
-        _ => false,
-    })
+    }
+    let want = get(v, merge_key, maps);
+    order
+        .iter()
+        .position(|o| match (want, get(o, merge_key, maps)) {
+            (Some(a), Some(b)) => go_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        })
 }
 
 fn is_delete_directive(v: &Value) -> bool {

@@ -17,11 +17,30 @@ pub(super) fn base_plan(
     source: Option<String>,
     action: ObjectAction,
 ) -> ObjectPlan {
+    named_plan(
+        str_at(config, "/apiVersion").unwrap_or_default().into(),
+        str_at(config, "/kind").unwrap_or_default().into(),
+        str_at(config, "/metadata/namespace").map(String::from),
+        str_at(config, "/metadata/name").unwrap_or_default().into(),
+        source,
+        action,
+    )
+}
+
+/// A plan of the object so named, with nothing planned yet.
+fn named_plan(
+    api_version: String,
+    kind: String,
+    namespace: Option<String>,
+    name: String,
+    source: Option<String>,
+    action: ObjectAction,
+) -> ObjectPlan {
     ObjectPlan {
-        api_version: str_at(config, "/apiVersion").unwrap_or_default().into(),
-        kind: str_at(config, "/kind").unwrap_or_default().into(),
-        namespace: str_at(config, "/metadata/namespace").map(String::from),
-        name: str_at(config, "/metadata/name").unwrap_or_default().into(),
+        api_version,
+        kind,
+        namespace,
+        name,
         source,
         action,
         reverts_drift: false,
@@ -77,12 +96,16 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
     }
     let api_version = m.api_version();
     let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
-    let source = Some(m.source.to_string());
-    let mut plan = base_plan(&config, source, ObjectAction::Create);
-    plan.api_version = api_version;
-    plan.kind = m.id.kind.clone();
-    plan.namespace = m.id.namespace.clone();
-    plan.name = m.id.name.clone();
+    // Named by the manifest's identity (the config's own fields may be
+    // missing or of another type).
+    let mut plan = named_plan(
+        api_version,
+        m.id.kind.clone(),
+        m.id.namespace.clone(),
+        m.id.name.clone(),
+        Some(m.source.to_string()),
+        ObjectAction::Create,
+    );
     let Some(live) = live else {
         plan.fields = merge::create_fields(&config, schema);
         plan.last_applied = merge::Recorded::new(&config).into_read_back();

@@ -93,6 +93,11 @@ pub(super) fn missing_last_applied() -> String {
 /// Explicit nulls in a config of a built-in kind: kubectl sends them on
 /// every apply.
 pub(super) fn explicit_nulls(config: &Value) -> Option<String> {
+    // Configs rarely hold a null: found first, so the paths are built
+    // only for a config that has one.
+    if !has_null(config) {
+        return None;
+    }
     let mut nulls = vec![];
     null_paths(&mut String::new(), config, &mut nulls);
     (!nulls.is_empty()).then(|| {
@@ -102,6 +107,16 @@ pub(super) fn explicit_nulls(config: &Value) -> Option<String> {
             nulls.join(", ")
         )
     })
+}
+
+/// Whether [`null_paths`] finds any: a map member that is null (a null
+/// list element is not one).
+fn has_null(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.values().any(|x| x.is_null() || has_null(x)),
+        Value::Array(a) => a.iter().any(has_null),
+        _ => false,
+    }
 }
 
 /// Paths of the explicit nulls in a config (keyed list elements by index).
