@@ -1196,6 +1196,77 @@ fn invalid_object_is_reported_while_the_others_apply() {
     );
 }
 
+/// Creates, updates, unchanged objects and rows that cannot be applied,
+/// mixed in one apply: each create is written from its own row (its body
+/// travels with it from the plan), and only what was written is reported.
+#[test]
+fn a_mixed_apply_writes_each_create_from_its_own_row() {
+    let c = Cluster::start();
+    c.write("m/b-upd.yaml", &configmap("upd", "{app: x}", "{k: old}"));
+    c.write("m/c-same.yaml", &configmap("same", "{app: x}", "{k: same}"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // Error rows first (a manifest that cannot be read, a kind the server
+    // does not serve), then creates between an update and an unchanged
+    // object, and a create of another kind.
+    c.write(
+        "m/a-bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yes\n",
+    );
+    c.write(
+        "m/a-nope.yaml",
+        "apiVersion: nope.example.com/v1\nkind: Nope\nmetadata:\n  name: nope\n",
+    );
+    c.write(
+        "m/a-new1.yaml",
+        &configmap("new1", "{app: one}", "{k: one}"),
+    );
+    c.write("m/b-upd.yaml", &configmap("upd", "{app: x}", "{k: new}"));
+    c.write(
+        "m/d-new2.yaml",
+        &configmap("new2", "{app: two}", "{k: two}"),
+    );
+    c.write("m/e-web.yaml", &deployment("web", "web"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(1), "the error row fails the run: {out:?}");
+    out.assert_stderr("! error      (unreadable manifest): m/a-bad.yaml:4:");
+    out.assert_stderr("! error      Nope default/nope: Nope.nope.example.com/v1 is not served");
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "ConfigMap default/new1 created",
+            "ConfigMap default/new2 created",
+            "ConfigMap default/same unchanged",
+            "ConfigMap default/upd configured",
+            "Deployment default/web created",
+        ],
+        "{out:?}"
+    );
+    for (name, value) in [("new1", "one"), ("new2", "two"), ("upd", "new")] {
+        let cm = c.configmap("default", name).unwrap();
+        assert_eq!(cm["data"]["k"], value, "{cm}");
+        let recorded: Value = serde_json::from_str(
+            cm["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(recorded["metadata"]["name"], name, "{cm}");
+        assert_eq!(recorded["data"]["k"], value, "{cm}");
+    }
+    let web = c
+        .get("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(web["spec"]["selector"]["matchLabels"]["app"], "web");
+    assert!(
+        c.get("nope.example.com/v1", "Nope", Some("default"), "nope")
+            .is_none()
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Prune only from a complete read: an object kapply could not read must
 // never look like one to delete (kubectl skips pruning after any error).
