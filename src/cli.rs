@@ -447,22 +447,42 @@ async fn connect(c: &ClusterArgs) -> anyhow::Result<Arc<Session>> {
     Ok(Session::connect(&c.options()).await?)
 }
 
-/// A plan and what it was made from.
-struct Made {
-    plan: Plan,
+/// A plan's rows (each as the command keeps it) and what they were made from.
+struct Made<R = ObjectPlan> {
+    rows: Vec<R>,
+    /// Why pruning was skipped, if it was.
+    prune_skipped: Option<plan::PruneBlock>,
     /// The session and the cluster's plan (`None` offline).
     cluster: Option<(Arc<Session>, crate::cluster::Planned)>,
     /// A path that could not be read at all: writes must not start.
     unreadable_path: Option<String>,
 }
 
-impl Made {
+/// A row as a command keeps it: the object's plan, with what goes along.
+trait Row {
+    fn plan(&self) -> &ObjectPlan;
+}
+
+impl Row for ObjectPlan {
+    fn plan(&self) -> &ObjectPlan {
+        self
+    }
+}
+
+/// An apply row: a create travels with its body, encoded when planned.
+impl Row for (ObjectPlan, Option<bytes::Bytes>) {
+    fn plan(&self) -> &ObjectPlan {
+        &self.0
+    }
+}
+
+impl<R: Row> Made<R> {
     /// kubectl writes nothing when a named path cannot be read, nor when
     /// no object was read: say so and give the exit code (1), or `None` to
     /// go on. `verb`: `apply`, `delete`.
     fn refuse_writes(&self, verb: &str) -> Option<u8> {
         if let Some(e) = &self.unreadable_path {
-            for p in self.plan.objects.iter().filter_map(|p| p.error.as_ref()) {
+            for p in self.rows.iter().filter_map(|r| r.plan().error.as_ref()) {
                 errln!("error: {p}");
             }
             errln!(
@@ -470,7 +490,7 @@ impl Made {
             );
             return Some(1);
         }
-        if self.plan.objects.is_empty() {
+        if self.rows.is_empty() {
             errln!("error: no objects passed to {verb}");
             return Some(1);
         }
@@ -478,26 +498,19 @@ impl Made {
     }
 }
 
-/// Plan against the cluster (or offline against `--live` files), every
-/// object kept whole (apply and delete write from its config and live).
-async fn make_plan(a: &PlanArgs) -> anyhow::Result<Made> {
-    make_plan_kept(a, &mut |p| p).await
-}
-
-/// [`make_plan`], each row passed through `keep` as soon as it is planned
+/// Plan against the cluster (or offline against `--live` files), each row
+/// made what the command keeps of it by `keep` as soon as it is planned
 /// (to drop what the command will not read: at 10,000 objects the trees of
 /// every row are most of the memory).
-async fn make_plan_kept(
+async fn make_plan<R: Send>(
     a: &PlanArgs,
-    keep: &mut (dyn FnMut(ObjectPlan) -> ObjectPlan + Send),
-) -> anyhow::Result<Made> {
-    let mut objects = Vec::new();
-    let ran = run_plan(a, true, |p| p, |p| objects.push(keep(p))).await?;
+    mut keep: impl FnMut(ObjectPlan) -> R + Send,
+) -> anyhow::Result<Made<R>> {
+    let mut rows = Vec::new();
+    let ran = run_plan(a, true, |p| p, |p| rows.push(keep(p))).await?;
     Ok(Made {
-        plan: Plan {
-            objects,
-            prune_skipped: ran.prune_skipped,
-        },
+        rows,
+        prune_skipped: ran.prune_skipped,
         cluster: ran.cluster,
         unreadable_path: ran.unreadable_path,
     })
@@ -1052,33 +1065,33 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         live: Vec::new(),
     };
     // Without a plan file each row is cut down to what apply reads as soon
-    // as it is planned (a create to its encoded body), in plan order; a
-    // plan file's partial apply needs the whole rows.
-    let mut bodies: Vec<Option<bytes::Bytes>> = Vec::new();
-    let made = if a.plan_file.is_none() {
-        make_plan_kept(&plan_args, &mut |p| {
-            let (p, body) = crate::cluster::slim_for_apply(p);
-            bodies.push(body);
-            p
-        })
-        .await?
-    } else {
-        make_plan(&plan_args).await?
-    };
-    bodies.resize(made.plan.objects.len(), None);
+    // as it is planned (a create to its encoded body, which stays paired
+    // with its row); a plan file's partial apply needs the whole rows.
+    let slim = a.plan_file.is_none();
+    let made = make_plan(&plan_args, |p| {
+        if slim {
+            crate::cluster::slim_for_apply(p)
+        } else {
+            (p, None)
+        }
+    })
+    .await?;
     if let Some(code) = made.refuse_writes("apply") {
         return Ok(code);
     }
     let Made {
-        mut plan, cluster, ..
+        rows,
+        prune_skipped,
+        cluster,
+        ..
     } = made;
     let Some((session, planned)) = cluster else {
         bail!("apply needs a cluster");
     };
-    for p in &plan.objects {
+    for (p, _) in &rows {
         errln!("{}", summary_line(p));
     }
-    if let Some(why) = &plan.prune_skipped {
+    if let Some(why) = &prune_skipped {
         errln!("{why}");
     }
     let chosen = match &a.plan_file {
@@ -1087,11 +1100,13 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     };
     // The objects to write move into the items (no copy: at 10,000 objects
     // the plan is most of the memory); the plan keeps the others.
-    let (changing, others): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.objects)
+    let (changing, others): (Vec<_>, Vec<_>) = rows
         .into_iter()
-        .zip(bodies)
         .partition(|(p, _)| matches!(p.action, ObjectAction::Create | ObjectAction::Update));
-    plan.objects = others.into_iter().map(|(p, _)| p).collect();
+    let plan = Plan {
+        objects: others.into_iter().map(|(p, _)| p).collect(),
+        prune_skipped,
+    };
     let items: Vec<(ApplyItem, Option<bytes::Bytes>)> = changing
         .into_iter()
         .filter_map(|(p, body)| match &chosen {
@@ -1181,24 +1196,19 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         prune: PruneArgs::default(),
         live: Vec::new(),
     };
-    let made = make_plan_kept(&plan_args, &mut crate::cluster::slim_for_delete).await?;
+    let made = make_plan(&plan_args, crate::cluster::slim_for_delete).await?;
     if let Some(code) = made.refuse_writes("delete") {
         return Ok(code);
     }
-    let Made { plan, cluster, .. } = made;
+    let Made { rows, cluster, .. } = made;
     let Some((session, _)) = cluster else {
         bail!("delete needs a cluster");
     };
-    let targets: Vec<ObjectPlan> = plan
-        .objects
-        .iter()
-        .filter(|p| p.live.is_some())
-        .cloned()
-        .collect();
+    let targets: Vec<ObjectPlan> = rows.iter().filter(|p| p.live.is_some()).cloned().collect();
     // Objects that could not be read or looked up make the run fail, as
     // kubectl's does, though the others are still deleted.
     let mut errors = 0;
-    for p in plan.objects.iter().filter(|p| p.live.is_none()) {
+    for p in rows.iter().filter(|p| p.live.is_none()) {
         match &p.error {
             Some(e) => {
                 errors += 1;

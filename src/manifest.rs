@@ -791,265 +791,146 @@ impl LiveObjects {
 }
 
 /// [`load_objects`], the objects indexed by identity for planning. A JSON
-/// file (`kubectl get -o json`) is only scanned for each object's place and
-/// identity: the objects are parsed one by one as they are planned, so the
-/// whole tree of a large file never exists at once.
+/// file (`kubectl get -o json`) is read once, in chunks, into its text
+/// without white space, and each object found and identified in that; the
+/// objects are parsed one by one as they are planned, so neither the whole
+/// tree nor the whole text of a large file is ever in memory.
 pub fn read_live(paths: &[PathBuf]) -> Result<LiveObjects, ManifestError> {
     let mut live = LiveObjects::default();
     for file in live_files(paths)? {
-        let (text, name) = read_text(&file)?;
-        let text = Arc::new(text);
-        match locate_json_objects(&text) {
-            Some(found) => found
+        let LiveText { compact, whole } = read_live_text(&file)?;
+        if let Some(found) = compact.and_then(locate_json_objects) {
+            found
                 .into_iter()
-                .for_each(|(id, object)| live.insert(id, object)),
-            None => text_objects(&text, &name)?
-                .into_iter()
-                .for_each(|object| live.add(object)),
+                .for_each(|(id, object)| live.insert(id, object));
+            continue;
         }
+        // Not plain JSON objects: read the general way, from the text as
+        // written (read again if only its compact text was kept), so errors
+        // name its lines.
+        let (text, name) = match whole {
+            Some(whole) => whole,
+            None => read_text(&file)?,
+        };
+        text_objects(&text, &name)?
+            .into_iter()
+            .for_each(|object| live.add(object));
     }
     Ok(live)
 }
 
-/// The objects of a JSON file as [`json_objects`] reads them, each
-/// located by its place in `text` and identified without being parsed
-/// whole; CustomResourceDefinitions are parsed (their scope is needed
-/// before planning). `None` for anything but objects and lists of objects
-/// separated by white space (then [`json_objects`] decides).
-fn locate_json_objects(text: &Arc<String>) -> Option<Vec<(ObjectRef, LiveObject)>> {
-    let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut at = yaml::outline::Scan::new(text, start, 1);
-    let mut out = Vec::new();
-    let mut one = |range: std::ops::Range<usize>, list: Option<&ListRule>| -> Option<()> {
-        // Also checks the object's syntax, as parsing it would.
-        let ident: scan::Ident = serde_json::from_str(&text[range.clone()]).ok()?;
-        let list_type = list.and_then(|l| l.item(ident.has_type));
-        let (av, kind) = match &list_type {
-            Some(t) => (Some(t.0.as_str()), Some(t.1.as_str())),
-            None => (ident.api_version.as_deref(), ident.kind.as_deref()),
-        };
-        let id = ObjectRef::new(
-            av.unwrap_or(""),
-            kind.unwrap_or(""),
-            ident.namespace.as_deref(),
-            ident.name.as_deref().unwrap_or(""),
-        );
-        let crd = kind == Some("CustomResourceDefinition");
-        let mut object = LiveObject(Live::Json {
-            text: Arc::clone(text),
-            range,
-            list_type,
-        });
-        if crd {
-            object = LiveObject(Live::Read(object.into_value()));
-        }
-        out.push((id, object));
-        Some(())
-    };
-    at.ws();
-    if !at.at(b'{') {
-        return None;
-    }
-    while !at.done() {
-        let doc = at.doc()?;
-        if !doc.is_object(text) {
-            return None;
-        }
-        // The document's keys other than `items` are checked here (the
-        // items as they are identified); a repeated key: the last wins.
-        let (mut api_version, mut kind, mut items) = (None, None, None);
-        for (k, v) in &doc.fields {
-            let value = &text[v.clone()];
-            match yaml::outline::key(text, k)?.as_ref() {
-                "items" => items = Some(value),
-                "apiVersion" => api_version = Some(serde_json::from_str::<Value>(value).ok()?),
-                "kind" => kind = Some(serde_json::from_str::<Value>(value).ok()?),
-                _ => {
-                    serde_json::from_str::<serde::de::IgnoredAny>(value).ok()?;
-                }
-            }
-        }
-        match (items, doc.items) {
-            (None, _) => one(doc.range, None)?,
-            (Some(_), Some(elements)) => {
-                let str_of = |v: &Option<Value>| {
-                    v.as_ref()
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                let rule = ListRule::new(&str_of(&api_version), &str_of(&kind));
-                for (range, _) in elements {
-                    one(range, Some(&rule))?;
-                }
-            }
-            (Some(value), None) => match serde_json::from_str::<Value>(value).ok()? {
-                Value::Null => {}
-                _ => return None,
-            },
-        }
-        at.ws();
-    }
-    Some(out)
+/// A `--live` file as read by [`read_live_text`].
+struct LiveText {
+    /// Its text without white space, if it is JSON and nothing went wrong.
+    compact: Option<String>,
+    /// Its text as written and the name errors give it, if that was kept.
+    whole: Option<(String, PathBuf)>,
 }
 
-/// Serde visitors for [`locate_json_objects`]: what it needs of a JSON
-/// object, the rest skipped unparsed. Repeated keys: the last wins, as in a
-/// parsed `Value`.
-mod scan {
-    use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    use std::fmt;
-
-    /// An object's identity: its strings (`None`: absent or not a string),
-    /// and whether apiVersion and kind are there at all.
-    #[derive(Default)]
-    pub(super) struct Ident {
-        pub api_version: Option<String>,
-        pub kind: Option<String>,
-        pub name: Option<String>,
-        pub namespace: Option<String>,
-        /// apiVersion or kind is there (an item with neither takes its list's).
-        pub has_type: bool,
+/// A `--live` file's text: compact (see [`yaml::compact`]) when it starts
+/// as JSON (a `{`), and whole, with the name errors give it, when it does
+/// not (or comes from stdin, which cannot be read twice). A file is read a chunk at a time, so the text of
+/// a JSON file is only ever in memory without its white space.
+fn read_live_text(file: &Path) -> Result<LiveText, ManifestError> {
+    fn starts_json(b: &[u8]) -> bool {
+        let b = b.strip_prefix("\u{feff}".as_bytes()).unwrap_or(b);
+        b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
     }
+    if file.as_os_str() == "-" {
+        let (text, name) = read_text(file)?;
+        let compact = starts_json(text.as_bytes()).then(|| {
+            let mut c = yaml::compact::Compactor::new(text.len());
+            c.push(text.as_bytes());
+            c.finish()
+        });
+        return Ok(LiveText {
+            compact: compact.flatten(),
+            whole: Some((text, name)),
+        });
+    }
+    let read_err = |e: std::io::Error| ManifestError::Read {
+        path: file.to_path_buf(),
+        message: e.to_string(),
+    };
+    let mut f = std::fs::File::open(file).map_err(read_err)?;
+    let size = f.metadata().map_or(0, |m| m.len() as usize);
+    let mut chunk = vec![0; (1 << 20).min(size.max(1))];
+    let mut n = read_full(&mut f, &mut chunk).map_err(read_err)?;
+    if !starts_json(&chunk[..n]) {
+        chunk.truncate(n);
+        f.read_to_end(&mut chunk).map_err(read_err)?;
+        let text = String::from_utf8(chunk).map_err(|_| ManifestError::Read {
+            path: file.to_path_buf(),
+            message: "not UTF-8 text".into(),
+        })?;
+        return Ok(LiveText {
+            compact: None,
+            whole: Some((text, file.to_path_buf())),
+        });
+    }
+    let mut c = yaml::compact::Compactor::new(size);
+    while n > 0 {
+        c.push(&chunk[..n]);
+        n = read_full(&mut f, &mut chunk).map_err(read_err)?;
+    }
+    Ok(LiveText {
+        compact: c.finish(),
+        whole: None,
+    })
+}
 
-    /// Drains whatever value comes; `visit` says what to keep of a string.
-    struct Loose;
-
-    impl<'de> Deserialize<'de> for Loose {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            d.deserialize_ignored_any(IgnoredAny).map(|_| Loose)
+/// Fills `buf` from `r` as far as it goes: the bytes read (fewer only at
+/// the end).
+fn read_full(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(n)
+}
 
-    /// A string, or `None` for any other value.
-    struct LooseStr(Option<String>);
-
-    impl<'de> Deserialize<'de> for LooseStr {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = LooseStr;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("any value")
-                }
-                fn visit_str<E>(self, s: &str) -> Result<LooseStr, E> {
-                    Ok(LooseStr(Some(s.to_string())))
-                }
-                fn visit_bool<E>(self, _: bool) -> Result<LooseStr, E> {
-                    Ok(LooseStr(None))
-                }
-                fn visit_i64<E>(self, _: i64) -> Result<LooseStr, E> {
-                    Ok(LooseStr(None))
-                }
-                fn visit_u64<E>(self, _: u64) -> Result<LooseStr, E> {
-                    Ok(LooseStr(None))
-                }
-                fn visit_f64<E>(self, _: f64) -> Result<LooseStr, E> {
-                    Ok(LooseStr(None))
-                }
-                fn visit_unit<E>(self) -> Result<LooseStr, E> {
-                    Ok(LooseStr(None))
-                }
-                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<LooseStr, A::Error> {
-                    while a.next_element::<Loose>()?.is_some() {}
-                    Ok(LooseStr(None))
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<LooseStr, A::Error> {
-                    while a.next_entry::<Loose, Loose>()?.is_some() {}
-                    Ok(LooseStr(None))
-                }
+/// The objects of compact JSON text as [`json_objects`] reads them, each
+/// found and identified by [`yaml::compact::objects`] and kept as its
+/// range of the text, to be parsed when it is planned;
+/// CustomResourceDefinitions are parsed (their scope is needed before
+/// planning). `None` for anything but objects and lists of objects, or
+/// text the walk gives up on (then [`json_objects`] decides).
+fn locate_json_objects(text: String) -> Option<Vec<(ObjectRef, LiveObject)>> {
+    let docs = yaml::compact::objects(&text)?;
+    let text = Arc::new(text);
+    let mut out = Vec::new();
+    for doc in docs {
+        let rule = doc.list.map(|(av, kind)| ListRule::new(&av, &kind));
+        for (range, ident) in doc.objects {
+            let list_type = rule.as_ref().and_then(|l| l.item(ident.has_type));
+            let (av, kind) = match &list_type {
+                Some(t) => (Some(t.0.as_str()), Some(t.1.as_str())),
+                None => (ident.api_version.as_deref(), ident.kind.as_deref()),
+            };
+            let id = ObjectRef::new(
+                av.unwrap_or(""),
+                kind.unwrap_or(""),
+                ident.namespace.as_deref(),
+                ident.name.as_deref().unwrap_or(""),
+            );
+            let crd = kind == Some("CustomResourceDefinition");
+            let mut object = LiveObject(Live::Json {
+                text: Arc::clone(&text),
+                range,
+                list_type,
+            });
+            if crd {
+                object = LiveObject(Live::Read(object.into_value()));
             }
-            d.deserialize_any(V)
+            out.push((id, object));
         }
     }
-
-    /// `metadata`: its name and namespace strings.
-    struct Meta(Option<String>, Option<String>);
-
-    impl<'de> Deserialize<'de> for Meta {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Meta;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("any value")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Meta, A::Error> {
-                    let mut m = Meta(None, None);
-                    while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
-                        match k.as_ref() {
-                            "name" => m.0 = a.next_value::<LooseStr>()?.0,
-                            "namespace" => m.1 = a.next_value::<LooseStr>()?.0,
-                            _ => {
-                                a.next_value::<Loose>()?;
-                            }
-                        }
-                    }
-                    Ok(m)
-                }
-                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Meta, A::Error> {
-                    while a.next_element::<Loose>()?.is_some() {}
-                    Ok(Meta(None, None))
-                }
-                fn visit_str<E>(self, _: &str) -> Result<Meta, E> {
-                    Ok(Meta(None, None))
-                }
-                fn visit_bool<E>(self, _: bool) -> Result<Meta, E> {
-                    Ok(Meta(None, None))
-                }
-                fn visit_i64<E>(self, _: i64) -> Result<Meta, E> {
-                    Ok(Meta(None, None))
-                }
-                fn visit_u64<E>(self, _: u64) -> Result<Meta, E> {
-                    Ok(Meta(None, None))
-                }
-                fn visit_f64<E>(self, _: f64) -> Result<Meta, E> {
-                    Ok(Meta(None, None))
-                }
-                fn visit_unit<E>(self) -> Result<Meta, E> {
-                    Ok(Meta(None, None))
-                }
-            }
-            d.deserialize_any(V)
-        }
-    }
-
-    impl<'de> Deserialize<'de> for Ident {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Ident;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Ident, A::Error> {
-                    let mut id = Ident::default();
-                    while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
-                        match k.as_ref() {
-                            "apiVersion" => {
-                                id.has_type = true;
-                                id.api_version = a.next_value::<LooseStr>()?.0;
-                            }
-                            "kind" => {
-                                id.has_type = true;
-                                id.kind = a.next_value::<LooseStr>()?.0;
-                            }
-                            "metadata" => {
-                                let Meta(name, namespace) = a.next_value()?;
-                                id.name = name;
-                                id.namespace = namespace;
-                            }
-                            _ => {
-                                a.next_value::<Loose>()?;
-                            }
-                        }
-                    }
-                    Ok(id)
-                }
-            }
-            d.deserialize_map(V)
-        }
-    }
+    Some(out)
 }
 
 /// The objects of a JSON file (`kubectl get -o json`: one object or a
@@ -1678,7 +1559,11 @@ mod tests {
         let path = dir.path().join("live.json");
         std::fs::write(&path, text).unwrap();
         let paths = [path];
-        let located = locate_json_objects(&std::sync::Arc::new(text.to_string())).is_some();
+        let located = read_live_text(&paths[0])
+            .ok()
+            .and_then(|t| t.compact)
+            .and_then(locate_json_objects)
+            .is_some();
         let (mut live, expected) = match (read_live(&paths), load_objects(&paths)) {
             (Ok(live), Ok(expected)) => (live, expected),
             (Err(e), Err(f)) => {
@@ -1736,6 +1621,83 @@ mod tests {
         ] {
             assert_ne!(live_matches_load(text), Ok(true), "{text}");
         }
+    }
+
+    /// Mutated kubectl-like lists: wherever the one-pass reading takes
+    /// the text, it finds what serde_json parsing the whole file finds
+    /// (`live_matches_load` compares them), and it takes most of them.
+    #[test]
+    fn mutated_live_json_is_located_as_it_is_parsed() {
+        let base = serde_json::to_string_pretty(&serde_json::json!({
+            "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+            "items": [
+                {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "a\"b", "namespace": "default", "labels": {"x": "y"}},
+                 "data": {"k": "v \\ ]} \u{e9}", "n": "1"}},
+                {"metadata": {"name": "inferred", "namespace": "ns"}, "spec": {"n": [1, -2.5, 1e3, true, null]}},
+                {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                 "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}}}
+            ]
+        }))
+        .unwrap();
+        let chars: Vec<char> = base.chars().collect();
+        let pieces = [
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"",
+            ",",
+            ":",
+            "\\",
+            " ",
+            "\n",
+            "0",
+            "-",
+            "1e",
+            ".",
+            "n",
+            "\\u",
+            "d800",
+            "\"items\": null,",
+            "\"kind\": \"X\",",
+            "\"metadata\": {},",
+            "\u{1}",
+            "\"name\": 5,",
+        ];
+        let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut below = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let (mut located, mut runs) = (0, 0);
+        for _ in 0..600 {
+            let mut text = chars.clone();
+            for _ in 0..1 + below(2) {
+                let at = below(text.len());
+                match below(3) {
+                    0 => {
+                        text.remove(at);
+                    }
+                    1 => {
+                        let piece = pieces[below(pieces.len())];
+                        text.splice(at..at, piece.chars());
+                    }
+                    _ => {
+                        let end = (at + 1 + below(12)).min(text.len());
+                        text.drain(at..end);
+                    }
+                }
+            }
+            let text: String = text.into_iter().collect();
+            runs += 1;
+            if live_matches_load(&text) == Ok(true) {
+                located += 1;
+            }
+        }
+        assert!(located * 10 > runs, "{located} of {runs} located");
     }
 
     #[test]

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 mod block;
+pub(crate) mod compact;
 pub(crate) mod outline;
 
 /// A parse or conversion error at a place in the text.

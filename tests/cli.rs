@@ -401,6 +401,91 @@ fn diff_exit_codes_and_plain_output() {
     none.assert_stderr("-f");
 }
 
+/// A `--live` file that cannot be read names the file and line (and
+/// loads no object from it): broken or truncated JSON, JSON that is not
+/// objects, broken YAML.
+#[test]
+fn bad_live_files_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("cfg/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+    );
+    let item = "    {\n      \"apiVersion\": \"v1\",\n      \"kind\": \"ConfigMap\",\n      \
+                \"metadata\": {\"name\": \"a\", \"namespace\": \"default\"}\n    }";
+    let cases = [
+        (
+            "truncated.json",
+            format!(
+                "{{\n  \"kind\": \"List\",\n  \"items\": [\n{item},\n    {{\n      \"kind\": \"ConfigMap\",\n"
+            ),
+            "truncated.json:11: EOF while parsing a value (column 1)",
+        ),
+        (
+            "comma.json",
+            format!("{{\n  \"kind\": \"List\",\n  \"items\": [\n{item},\n  ]\n}}\n"),
+            "comma.json:9: trailing comma (column 3)",
+        ),
+        (
+            "control.json",
+            "{\"kind\": \"List\", \"items\": [\n  {\"metadata\": {\"name\": \"a\tb\"}}\n]}\n"
+                .into(),
+            "control.json:2: control character (\\u0000-\\u001F) found while parsing a string (column 27)",
+        ),
+        (
+            "array.json",
+            format!("[\n{item}\n]\n"),
+            "array.json:1: document is not an object (found a list)",
+        ),
+        (
+            "scalar.json",
+            format!("{{\"kind\": \"List\", \"items\": [\n{item}\n]}}\n\"a string\"\n"),
+            "scalar.json:8: document is not an object (found a string)",
+        ),
+        (
+            "broken.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x\n".into(),
+            "broken.yaml:6: while parsing a flow sequence, expected ',' or ']' (column 1)",
+        ),
+    ];
+    for (file, text, message) in cases {
+        write(&d.join(file), &text);
+        let out = kapply(d, &["diff", "-f", "cfg", "--live", file]);
+        assert_eq!(out.code, Some(2), "{file}: {out:?}");
+        out.assert_stderr(&format!("error: --live: {message}"));
+        assert!(out.stdout.is_empty(), "{file}: {out:?}");
+    }
+    // From stdin (`--live -`): named so, and a good file reads as from disk.
+    let from_stdin = |file: &str| {
+        Command::new(KAPPLY)
+            .current_dir(d)
+            .args(["diff", "-f", "cfg", "--live", "-"])
+            .env_remove("KUBECONFIG")
+            .env_remove("NO_COLOR")
+            .stdin(std::fs::File::open(d.join(file)).unwrap())
+            .output()
+            .unwrap()
+    };
+    let out = from_stdin("truncated.json");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: --live: <stdin>:11: EOF while parsing a value (column 1)"),
+        "{stderr}"
+    );
+    write(
+        &d.join("good.json"),
+        &format!("{{\n  \"kind\": \"List\",\n  \"items\": [\n{item}\n  ]\n}}\n"),
+    );
+    let piped = from_stdin("good.json");
+    let read = kapply(d, &["diff", "-f", "cfg", "--live", "good.json"]);
+    assert_eq!(read.code, Some(1), "{read:?}");
+    read.assert_stdout("~ ConfigMap default/a (update)");
+    assert_eq!(piped.status.code(), read.code);
+    assert_eq!(String::from_utf8_lossy(&piped.stdout), read.stdout);
+}
+
 /// `kapply plan -o yaml | head`: the reader goes away early. kapply ends
 /// (quietly with 141, what a shell reports for kubectl killed by SIGPIPE
 /// there), never with a panic on the closed pipe.
@@ -1107,6 +1192,77 @@ fn invalid_object_is_reported_while_the_others_apply() {
     assert!(c.configmap("default", "extra").is_none());
     assert!(
         c.get("apps/v1", "Deployment", Some("default"), "web")
+            .is_none()
+    );
+}
+
+/// Creates, updates, unchanged objects and rows that cannot be applied,
+/// mixed in one apply: each create is written from its own row (its body
+/// travels with it from the plan), and only what was written is reported.
+#[test]
+fn a_mixed_apply_writes_each_create_from_its_own_row() {
+    let c = Cluster::start();
+    c.write("m/b-upd.yaml", &configmap("upd", "{app: x}", "{k: old}"));
+    c.write("m/c-same.yaml", &configmap("same", "{app: x}", "{k: same}"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // Error rows first (a manifest that cannot be read, a kind the server
+    // does not serve), then creates between an update and an unchanged
+    // object, and a create of another kind.
+    c.write(
+        "m/a-bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yes\n",
+    );
+    c.write(
+        "m/a-nope.yaml",
+        "apiVersion: nope.example.com/v1\nkind: Nope\nmetadata:\n  name: nope\n",
+    );
+    c.write(
+        "m/a-new1.yaml",
+        &configmap("new1", "{app: one}", "{k: one}"),
+    );
+    c.write("m/b-upd.yaml", &configmap("upd", "{app: x}", "{k: new}"));
+    c.write(
+        "m/d-new2.yaml",
+        &configmap("new2", "{app: two}", "{k: two}"),
+    );
+    c.write("m/e-web.yaml", &deployment("web", "web"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(1), "the error row fails the run: {out:?}");
+    out.assert_stderr("! error      (unreadable manifest): m/a-bad.yaml:4:");
+    out.assert_stderr("! error      Nope default/nope: Nope.nope.example.com/v1 is not served");
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "ConfigMap default/new1 created",
+            "ConfigMap default/new2 created",
+            "ConfigMap default/same unchanged",
+            "ConfigMap default/upd configured",
+            "Deployment default/web created",
+        ],
+        "{out:?}"
+    );
+    for (name, value) in [("new1", "one"), ("new2", "two"), ("upd", "new")] {
+        let cm = c.configmap("default", name).unwrap();
+        assert_eq!(cm["data"]["k"], value, "{cm}");
+        let recorded: Value = serde_json::from_str(
+            cm["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(recorded["metadata"]["name"], name, "{cm}");
+        assert_eq!(recorded["data"]["k"], value, "{cm}");
+    }
+    let web = c
+        .get("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(web["spec"]["selector"]["matchLabels"]["app"], "web");
+    assert!(
+        c.get("nope.example.com/v1", "Nope", Some("default"), "nope")
             .is_none()
     );
 }

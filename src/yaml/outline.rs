@@ -1,7 +1,6 @@
-//! The one walk over JSON text that finds where values are (byte ranges
+//! A walk over JSON text that finds where values are (byte ranges
 //! and lines) without building them: the lines of a JSON manifest's
-//! documents and list items, and the place of each live object in a
-//! `kubectl get -o json` file. It checks only the structure it walks; what
+//! documents and list items. It checks only the structure it walks; what
 //! it points at is read (and so checked) by serde_json.
 
 use std::borrow::Cow;
@@ -14,23 +13,14 @@ pub(crate) struct Outline {
     /// The line of its first key; where it starts when it has none (or is
     /// not an object).
     pub first_line: usize,
-    /// An object's keys (their text, quotes included) and their values'
-    /// ranges, in the order written; empty for anything else.
-    pub fields: Vec<(Range<usize>, Range<usize>)>,
     /// When the last `items` key's value is an array: each element's range
     /// and first line (as [`Outline::first_line`] says).
     pub items: Option<Vec<(Range<usize>, usize)>>,
 }
 
-impl Outline {
-    pub fn is_object(&self, text: &str) -> bool {
-        text.as_bytes().get(self.range.start) == Some(&b'{')
-    }
-}
-
 /// A key's text (quotes included) as the string it stands for; `None`
 /// where serde_json refuses it.
-pub(crate) fn key<'t>(text: &'t str, r: &Range<usize>) -> Option<Cow<'t, str>> {
+fn key<'t>(text: &'t str, r: &Range<usize>) -> Option<Cow<'t, str>> {
     let raw = &text[r.clone()];
     if raw.len() >= 2 && raw.bytes().all(|c| c >= 0x20 && c != b'\\') {
         Some(Cow::Borrowed(&raw[1..raw.len() - 1]))
@@ -56,10 +46,6 @@ impl<'a> Scan<'a> {
             pos,
             line,
         }
-    }
-
-    pub fn done(&self) -> bool {
-        self.pos >= self.b.len()
     }
 
     pub fn at(&self, c: u8) -> bool {
@@ -181,7 +167,6 @@ impl<'a> Scan<'a> {
         let mut o = Outline {
             range: start..start,
             first_line: line,
-            fields: Vec::new(),
             items: None,
         };
         if !self.at(b'{') {
@@ -196,13 +181,15 @@ impl<'a> Scan<'a> {
             o.range = start..self.pos;
             return Some(o);
         }
+        let mut first = true;
         loop {
             self.ws();
             if !self.at(b'"') {
                 return None;
             }
-            if o.fields.is_empty() {
+            if first {
                 o.first_line = self.line;
+                first = false;
             }
             let k = self.pos;
             self.string()?;
@@ -213,7 +200,6 @@ impl<'a> Scan<'a> {
             }
             self.pos += 1;
             self.ws();
-            let v = self.pos;
             if key(self.text, &k).as_deref() == Some("items") {
                 o.items = if self.at(b'[') {
                     Some(self.elements()?)
@@ -224,7 +210,6 @@ impl<'a> Scan<'a> {
             } else {
                 self.skip()?;
             }
-            o.fields.push((k, v..self.pos));
             self.ws();
             match *self.b.get(self.pos)? {
                 b',' => self.pos += 1,
