@@ -121,6 +121,22 @@ pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
     }
 }
 
+/// Whether the server defaults anything of this object's kind here.
+pub fn has_rule(obj: &Value) -> bool {
+    let (api_version, kind) = kind_of(obj);
+    rule(api_version, kind).is_some()
+}
+
+/// The fields whose value a rule copies into another field (a Service's
+/// `clusterIP` into `clusterIPs`, a port's `port` into `targetPort`, a
+/// Secret's `stringData` into `data`). Of every other field a rule only
+/// asks whether it is set, a map or a list, or which string it holds: a
+/// copy that keeps these whole, and of other maps and lists no more than
+/// that they are there, is defaulted alike where it keeps them whole
+/// (`merge::causes` relies on it). A rule that copies another field's
+/// value must name it here.
+pub const VALUES_COPIED: [&str; 3] = ["clusterIP", "port", "stringData"];
+
 /// The part of an object [`apply`] reads or writes outside `status`:
 /// everything but `metadata` and `status`, and of `metadata` only `name`
 /// and `labels` (a Namespace's label default). Defaulting this copy gives

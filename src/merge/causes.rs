@@ -120,116 +120,206 @@ fn join<'a>(names: impl Iterator<Item = &'a str>) -> String {
 /// manager alone owns, whether the live value is the one the server gives
 /// the field when it is unset: the live object with those fields taken out
 /// and defaulted again gives them back. A value the server allocates (a
-/// Service's cluster IP) counts as given back. Only the part of the
-/// object defaulting reads is copied (`defaults::defaultable_copy`).
+/// Service's cluster IP) counts as given back.
 fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Vec<bool> {
     if alone.is_empty() {
         return vec![];
     }
-    let Some(mut bare) = crate::defaults::defaultable_copy(live) else {
+    if !crate::defaults::has_rule(live) {
         // A kind the server defaults nothing of.
         return vec![false; alone.len()];
-    };
-    // Each path read once: its steps, each with where it ends in the text.
-    let paths: Vec<(&str, Steps)> = alone
-        .iter()
-        .map(|&i| {
-            (
-                fields[i].path.as_str(),
-                path::read(&fields[i].path).collect(),
-            )
-        })
-        .collect();
-    take_out(&mut bare, &paths);
+    }
+    let paths: Vec<&str> = alone.iter().map(|&i| fields[i].path.as_str()).collect();
     let ip = live
         .pointer("/spec/clusterIP")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    crate::defaults::apply(&mut bare, &mut || ip.to_string());
-    // Each path followed in both objects from where its steps part from
-    // the previous path's (the rows come in walk order: long common
-    // prefixes). Steps that end before the first byte two paths differ
-    // in are the same steps.
-    let mut at: Vec<(Option<&Value>, Option<&Value>)> = vec![];
-    let mut prev: &[(path::Step, usize)] = &[];
-    let mut prev_text = "";
-    paths
-        .iter()
-        .map(|(p, steps)| {
-            let common = p
-                .bytes()
-                .zip(prev_text.bytes())
-                .take_while(|(a, b)| a == b)
-                .count();
-            at.truncate(prev.iter().take_while(|(_, end)| *end < common).count());
-            let (mut l, mut b) = at.last().copied().unwrap_or((Some(live), Some(&bare)));
-            for (step, _) in &steps[at.len()..] {
-                l = l.and_then(|v| path::get_step(v, step));
-                b = b.and_then(|v| path::get_step(v, step));
-                at.push((l, b));
-            }
-            (prev, prev_text) = (steps, p);
-            matches!((l, b), (Some(a), Some(b)) if deep_eq(a, b))
-        })
+    let mut next_ip = || ip.to_string();
+    taken_out_at_once(&paths, live, &mut next_ip)
+        .unwrap_or_else(|| taken_out_one_by_one(&paths, live, &mut next_ip))
+}
+
+/// [`server_defaulted`] of `paths` on a copy of no more than defaulting
+/// needs ([`pruned`]), the rows taken out of it at once; `None` where
+/// that could differ from [`taken_out_one_by_one`].
+fn taken_out_at_once(
+    paths: &[&str],
+    live: &Value,
+    next_ip: &mut dyn FnMut() -> String,
+) -> Option<Vec<bool>> {
+    let roots = tree(paths)?;
+    let mut bare = pruned(live, &roots)?;
+    crate::defaults::apply(&mut bare, next_ip);
+    let mut out = vec![false; paths.len()];
+    compare(&roots, Some(live), Some(&bare), &mut out);
+    Some(out)
+}
+
+/// [`server_defaulted`] as it is defined: the fields taken out of a copy
+/// one by one, the last first (a keyed element's path still finds it
+/// while the ones after it go), the copy defaulted, each path looked up
+/// in both. For the paths [`tree`] and [`pruned`] do not take.
+fn taken_out_one_by_one(
+    paths: &[&str],
+    live: &Value,
+    next_ip: &mut dyn FnMut() -> String,
+) -> Vec<bool> {
+    let Some(mut bare) = crate::defaults::defaultable_copy(live) else {
+        return vec![false; paths.len()];
+    };
+    let segs: Vec<Vec<path::Segment>> = paths.iter().map(|p| path::parse(p)).collect();
+    for s in segs.iter().rev() {
+        path::remove(&mut bare, s);
+    }
+    crate::defaults::apply(&mut bare, next_ip);
+    segs.iter()
+        .map(|s| matches!((path::get(live, s), path::get(&bare, s)), (Some(a), Some(b)) if deep_eq(a, b)))
         .collect()
 }
 
-/// A path's steps, each with the byte offset it ends at.
-type Steps<'p> = Vec<(path::Step<'p>, usize)>;
+/// One step of the rows' paths, shared by the rows under it.
+struct Node<'p> {
+    step: path::Step<'p>,
+    /// The step's text in the path it was read from (`spec`, `.template`,
+    /// `[name=web]`).
+    text: &'p str,
+    /// The row (index into the paths) whose path ends with this step.
+    row: Option<usize>,
+    children: Vec<Node<'p>>,
+}
 
-/// Remove the values at `paths` (field-plan paths in row order, with their
-/// steps) from `v`, the last first, as `fieldpath::remove` one by one
-/// would: an index path stays valid while later ones go. Paths under one
-/// parent are taken out of it with one descent.
-fn take_out(v: &mut Value, paths: &[(&str, Steps)]) {
-    // Where a path's parent ends in its text.
-    let cut = |steps: &Steps| steps.len().checked_sub(2).map_or(0, |i| steps[i].1);
-    let mut i = paths.len();
-    while i > 0 {
-        let (text, steps) = &paths[i - 1];
-        let cut_at = cut(steps);
-        let Some(((last, _), parent)) = steps.split_last() else {
-            i -= 1;
-            continue;
-        };
-        // The rows before it under the same parent, unless one names a
-        // key an element of the parent is matched by (taking it out
-        // would change what the parent path finds).
-        let by_key = |s: &path::Step| match s {
-            path::Step::Key(k) => !parent
-                .iter()
-                .any(|(p, _)| matches!(p, path::Step::Element(ek, _) if ek == k)),
-            _ => true,
-        };
-        let mut j = i - 1;
-        let mut group = vec![last];
-        if by_key(last) {
-            while j > 0 {
-                let (ptext, psteps) = &paths[j - 1];
-                if ptext.get(..cut_at) != Some(&text[..cut_at]) {
-                    break;
-                }
-                match psteps.last() {
-                    Some((s, _))
-                        if cut(psteps) == cut_at && psteps.len() == steps.len() && by_key(s) =>
-                    {
-                        group.push(s);
-                        j -= 1;
+/// The rows' paths as a tree of steps (each path read once; a step the
+/// tree already has is recognised by its text). `None` for what only
+/// [`taken_out_one_by_one`] takes: a list index (taking one out shifts
+/// the others), two rows of one path, a path with no step.
+fn tree<'p>(paths: &[&'p str]) -> Option<Vec<Node<'p>>> {
+    let mut roots: Vec<Node<'p>> = vec![];
+    for (row, &p) in paths.iter().enumerate() {
+        let mut level = &mut roots;
+        let mut pos = 0;
+        loop {
+            let rest = &p[pos..];
+            // The same text followed by the next step's start (or by the
+            // end of the path) is the same step: a step's own text decides
+            // where it ends.
+            let same_text = |n: &Node| {
+                rest.strip_prefix(n.text)
+                    .is_some_and(|after| after.is_empty() || after.starts_with(['.', '[']))
+            };
+            let i = match level.iter().position(same_text) {
+                Some(i) => i,
+                None => {
+                    let (step, end) = path::read_from(p, pos).next()?;
+                    if matches!(step, path::Step::Index(_)) {
+                        return None;
                     }
-                    _ => break,
+                    match level.iter().position(|n| n.step == step) {
+                        Some(i) => i,
+                        None => {
+                            level.push(Node {
+                                step,
+                                text: &p[pos..end],
+                                row: None,
+                                children: vec![],
+                            });
+                            level.len() - 1
+                        }
+                    }
+                }
+            };
+            let node = &mut level[i];
+            pos += node.text.len();
+            if pos == p.len() {
+                if node.row.replace(row).is_some() {
+                    return None;
+                }
+                break;
+            }
+            level = &mut node.children;
+        }
+    }
+    Some(roots)
+}
+
+/// What defaulting needs of `live` to give the rows under `nodes` their
+/// values: the rows taken out; on the way to them every map and list,
+/// and everything else kept but, of a map or list, only that it is there
+/// (empty) unless a rule copies its value
+/// ([`crate::defaults::VALUES_COPIED`]). A rule reads a field's siblings
+/// and what lies above them, so what it sets on the way to a row is what
+/// it sets in the whole object; what it sets elsewhere no row looks at.
+/// `None` when a keyed element's step finds more than one element, or an
+/// element is found by more than one step: there only taking the rows
+/// out one by one says what stays.
+fn pruned(live: &Value, nodes: &[Node]) -> Option<Value> {
+    match live {
+        Value::Object(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let on_way = nodes
+                    .iter()
+                    .find(|n| matches!(&n.step, path::Step::Key(s) if s == k));
+                let v = match on_way {
+                    Some(n) if n.row.is_some() => continue,
+                    Some(n) => pruned(v, &n.children)?,
+                    None if crate::defaults::VALUES_COPIED.contains(&k.as_str()) => v.clone(),
+                    None => present(v),
+                };
+                out.insert(k.clone(), v);
+            }
+            Some(Value::Object(out))
+        }
+        Value::Array(a) => {
+            if nodes.len() > 64 {
+                return None;
+            }
+            // Which steps found an element already.
+            let mut found = 0u64;
+            let mut out = Vec::with_capacity(a.len());
+            for e in a {
+                let mut steps = nodes.iter().enumerate().filter(|(_, n)| match &n.step {
+                    path::Step::Element(k, want) => path::element_matches(e, k, want),
+                    _ => false,
+                });
+                match (steps.next(), steps.next()) {
+                    (Some((i, n)), None) => {
+                        if found & (1 << i) != 0 {
+                            return None;
+                        }
+                        found |= 1 << i;
+                        if n.row.is_none() {
+                            out.push(pruned(e, &n.children)?);
+                        }
+                    }
+                    (None, _) => out.push(present(e)),
+                    (Some(_), Some(_)) => return None,
                 }
             }
+            Some(Value::Array(out))
         }
-        let mut node = Some(&mut *v);
-        for (s, _) in parent {
-            node = node.and_then(|n| path::get_step_mut(n, s));
+        other => Some(other.clone()),
+    }
+}
+
+/// A value off the way to the rows, as far as defaulting asks about it.
+fn present(v: &Value) -> Value {
+    match v {
+        Value::Object(_) => Value::Object(serde_json::Map::new()),
+        Value::Array(_) => Value::Array(vec![]),
+        scalar => scalar.clone(),
+    }
+}
+
+/// Whether each row's live value is its value in `bare` (the paths
+/// followed in both at once).
+fn compare(nodes: &[Node], live: Option<&Value>, bare: Option<&Value>, out: &mut [bool]) {
+    for n in nodes {
+        let l = live.and_then(|v| path::get_step(v, &n.step));
+        let b = bare.and_then(|v| path::get_step(v, &n.step));
+        if let Some(row) = n.row {
+            out[row] = matches!((l, b), (Some(x), Some(y)) if deep_eq(x, y));
         }
-        if let Some(node) = node {
-            for s in group {
-                path::remove_step(node, s);
-            }
-        }
-        i = j;
+        compare(&n.children, l, b, out);
     }
 }
 
@@ -246,4 +336,213 @@ pub fn reverts_drift(fields: &[FieldChange]) -> bool {
 /// a drift.
 fn is_duplicates_row(f: &FieldChange) -> bool {
     f.path.ends_with(']') && f.config.as_ref().is_some_and(Value::is_array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every path below `v` a row can have (maps, leaves, keyed elements
+    /// by the first of `name`, `containerPort`, `port`, `mountPath` they
+    /// have, else by index), in walk order.
+    fn row_paths(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let p = path::key(at, k);
+                    out.push(p.clone());
+                    row_paths(x, &p, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, e) in a.iter().enumerate() {
+                    let key = ["name", "containerPort", "port", "mountPath"]
+                        .into_iter()
+                        .find_map(|k| e.get(k).map(|v| (k, v)));
+                    let p = match key {
+                        Some((k, v)) => path::element(at, k, v),
+                        None => path::index(at, i),
+                    };
+                    out.push(p.clone());
+                    row_paths(e, &p, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn objects() -> Vec<Value> {
+        let deployment: Value =
+            serde_json::from_str(include_str!("../../benches/fixtures/deployment-live.json"))
+                .unwrap();
+        vec![
+            deployment,
+            json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "s", "labels": {"a": "b"}},
+                "spec": {"type": "NodePort", "clusterIP": "10.96.0.7", "clusterIPs": ["10.96.0.7"],
+                    "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+                    "internalTrafficPolicy": "Cluster", "externalTrafficPolicy": "Cluster",
+                    "sessionAffinity": "None", "selector": {"app": "a"},
+                    "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP", "nodePort": 30001},
+                        {"port": 81, "targetPort": "http", "protocol": "UDP"}]},
+                "status": {"loadBalancer": {}}}),
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "weird"},
+                "spec": {"clusterIP": {"x": 1}, "clusterIPs": [{"x": 1}],
+                    "ports": [{"port": {"p": 1}, "targetPort": {"p": 1}}]}}),
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+                "spec": {"replicas": 1, "revisionHistoryLimit": 10,
+                    "podManagementPolicy": "OrderedReady",
+                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+                    "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+                    "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                        "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+                        "schedulerName": "default-scheduler", "securityContext": {},
+                        "terminationGracePeriodSeconds": 30,
+                        "containers": [{"name": "db", "image": "postgres:16",
+                            "imagePullPolicy": "IfNotPresent", "resources": {},
+                            "terminationMessagePath": "/dev/termination-log",
+                            "terminationMessagePolicy": "File",
+                            "readinessProbe": {"httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"},
+                                "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+                                "failureThreshold": 3},
+                            "ports": [{"containerPort": 5432, "protocol": "TCP"}]}],
+                        "initContainers": [{"name": "init", "image": "busybox",
+                            "imagePullPolicy": "Always"}],
+                        "volumes": [{"name": "c", "configMap": {"name": "cfg", "defaultMode": 420}},
+                            {"name": "s", "secret": {"secretName": "s", "defaultMode": 256}}]}}}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "r"},
+                "spec": {"strategy": {"type": "Recreate"}, "replicas": 1,
+                    "template": {"spec": {"containers": [
+                        {"name": "a", "image": "x", "imagePullPolicy": "Always"},
+                        {"name": "a", "image": "x:1", "imagePullPolicy": "IfNotPresent"}],
+                        "dnsPolicy": "ClusterFirst"}}}}),
+            json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+                "spec": {"concurrencyPolicy": "Allow", "suspend": false,
+                    "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1,
+                    "jobTemplate": {"spec": {"backoffLimit": 6, "completionMode": "NonIndexed",
+                        "suspend": false, "podReplacementPolicy": "TerminatingOrFailed",
+                        "completions": 1, "parallelism": 1,
+                        "template": {"spec": {"restartPolicy": "Never",
+                            "containers": [{"name": "j", "image": "busybox:1",
+                                "imagePullPolicy": "IfNotPresent"}]}}}}}}),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "a", "image": "x:latest",
+                    "imagePullPolicy": "Always", "args": ["a", "b"]}],
+                    "enableServiceLinks": true, "serviceAccountName": "default",
+                    "serviceAccount": "default", "priority": 0},
+                "status": {"phase": "Pending", "qosClass": "BestEffort"}}),
+            json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "ns", "labels": {"kubernetes.io/metadata.name": "ns", "x": "y"}},
+                "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                "type": "Opaque", "data": {"a": "Yg=="}, "stringData": {"a": "b"}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+                "spec": {"volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}),
+        ]
+    }
+
+    /// Taking the rows out at once decides as taking them out one by one
+    /// (the definition) for every single row, all rows together, and
+    /// many mixes; where it cannot tell, it says so.
+    #[test]
+    fn at_once_decides_as_one_by_one() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut decided, mut declined, mut defaulted, mut not) = (0, 0, 0, 0);
+        for live in objects() {
+            let mut all = vec![];
+            row_paths(&live, "", &mut all);
+            let mut sets: Vec<Vec<&str>> = all.iter().map(|p| vec![p.as_str()]).collect();
+            sets.push(all.iter().map(String::as_str).collect());
+            // Mixes of the paths rows have: no list index (field rows
+            // name elements by key).
+            let keyed: Vec<&str> = all
+                .iter()
+                .map(String::as_str)
+                .filter(|p| {
+                    !path::parse(p)
+                        .iter()
+                        .any(|s| matches!(s, path::Segment::Index(_)))
+                })
+                .collect();
+            for _ in 0..300 {
+                let keep = next() % 4 + 1;
+                sets.push(
+                    keyed
+                        .iter()
+                        .copied()
+                        .filter(|_| next() % keep == 0)
+                        .collect(),
+                );
+            }
+            for paths in sets.iter().filter(|s| !s.is_empty()) {
+                let ip = || "10.96.0.7".to_string();
+                let want = taken_out_one_by_one(paths, &live, &mut { ip });
+                match taken_out_at_once(paths, &live, &mut { ip }) {
+                    Some(got) => {
+                        assert_eq!(got, want, "{paths:?}");
+                        decided += 1;
+                        defaulted += got.iter().filter(|&&d| d).count();
+                        not += got.iter().filter(|&&d| !d).count();
+                    }
+                    None => declined += 1,
+                }
+            }
+        }
+        // The shapes rows have are decided at once (the declined: the
+        // Deployment whose containers share a name, and list indexes).
+        assert!(
+            decided > 5 * declined,
+            "{decided} decided, {declined} declined"
+        );
+        assert!(
+            defaulted > 1000 && not > 1000,
+            "{defaulted} defaulted, {not} not"
+        );
+    }
+
+    #[test]
+    fn rows_that_shift_or_repeat_are_left_to_one_by_one() {
+        assert!(tree(&["spec.args[0]"]).is_none());
+        assert!(tree(&["spec.a", "spec.a"]).is_none());
+        assert!(tree(&["spec.a", "spec.ab", "spec.a.b", "spec[\"a.b\"]"]).is_some());
+        let live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}});
+        let roots = tree(&["spec.template.spec.containers[name=a].image"]).unwrap();
+        assert!(pruned(&live, &roots).is_none());
+    }
+
+    /// The tree reads each step once, however the rows share them.
+    #[test]
+    fn tree_shares_steps() {
+        let paths = [
+            "spec.a",
+            "spec.ab",
+            "spec.a.b",
+            "spec.c[name=x].d",
+            "spec.c[name=x].e",
+            "spec.c[name=y]",
+            "metadata.labels[\"a.b/c\"]",
+        ];
+        let roots = tree(&paths).unwrap();
+        fn texts<'p>(ns: &[Node<'p>]) -> Vec<&'p str> {
+            ns.iter().map(|n| n.text).collect()
+        }
+        assert_eq!(texts(&roots), ["spec", "metadata"]);
+        assert_eq!(texts(&roots[0].children), [".a", ".ab", ".c"]);
+        assert_eq!(roots[0].children[0].row, Some(0));
+        assert_eq!(texts(&roots[0].children[0].children), [".b"]);
+        assert_eq!(
+            texts(&roots[0].children[2].children),
+            ["[name=x]", "[name=y]"]
+        );
+        assert_eq!(roots[0].children[2].children[1].row, Some(5));
+        assert_eq!(texts(&roots[1].children[0].children), ["[\"a.b/c\"]"]);
+    }
 }
