@@ -2,7 +2,7 @@
 //!
 //! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
 //! `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`, `mask`,
-//! `managedfields`) do no I/O
+//! `managedfields`, `jsonread`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -15,6 +15,7 @@ pub mod fieldpath;
 pub mod gocompat;
 pub mod highlight;
 pub mod inputs;
+pub mod jsonread;
 pub mod managedfields;
 pub mod manifest;
 pub mod mask;

@@ -194,7 +194,7 @@ impl Packed {
         match self {
             // Exact: numbers keep their kind and floats round-trip
             // (float_roundtrip), keys keep their order.
-            Packed::Json(text) => serde_json::from_str(text)
+            Packed::Json(text) => crate::jsonread::from_str(text)
                 .unwrap_or_else(|e| panic!("reading back an object kapply wrote: {e}")),
             Packed::Value(v) => (**v).clone(),
         }

@@ -66,7 +66,7 @@ pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
     else {
         return Ok(None);
     };
-    serde_json::from_str(raw)
+    crate::jsonread::from_str(raw)
         .map(Some)
         .map_err(|e| format!("the {LAST_APPLIED} annotation is not valid JSON: {e}"))
 }
