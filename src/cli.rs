@@ -752,10 +752,10 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
                     .map(|v| serde_json::Value::Array(vec![v]))
                     .unwrap_or_default();
                 // The YAML writer quotes and escapes control characters itself.
-                escaped(crate::yaml::to_yaml(&one), crate::text::escape_controls)
+                crate::text::escaped(crate::yaml::to_yaml(&one), crate::text::escape_controls)
             } else {
                 // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
-                escaped(plan::json_object(&p), crate::text::escape_controls_json)
+                crate::text::escaped(plan::json_object(&p), crate::text::escape_controls_json)
             };
             Shown {
                 action: p.action,
@@ -770,18 +770,13 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
         errln!("{why}");
     }
     let tail = if yaml {
-        let mut v = plan::to_value(&Plan {
-            objects: Vec::new(),
-            prune_skipped: end,
-        });
-        if let Some(m) = v.as_object_mut() {
-            m.remove("objects");
-        }
-        match &v {
-            serde_json::Value::Object(m) if !m.is_empty() => {
+        // The plan's last key, as `to_value` names it; none without a block.
+        match &end {
+            Some(why) => {
+                let v = serde_json::json!({ "pruneSkipped": why.to_string() });
                 crate::text::escape_controls(&crate::yaml::to_yaml(&v)).into_owned()
             }
-            _ => String::new(),
+            None => String::new(),
         }
     } else {
         format!(
@@ -791,14 +786,6 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
     };
     out.finish(&tail)?;
     Ok(if out.errors { 2 } else { 0 })
-}
-
-/// `text` escaped by `escape`, copied only where it changed something.
-fn escaped(text: String, escape: impl Fn(&str) -> std::borrow::Cow<'_, str>) -> String {
-    match escape(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(escaped) => escaped,
-    }
 }
 
 /// `diff` and `plan` output written as each object is planned: what the

@@ -3,10 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
-/// Set `obj[key]` when it is absent or null.
-fn default(obj: &mut Map<String, Value>, key: &str, value: Value) {
+/// Set `obj[key]` when it is absent or null (the value made only then:
+/// most fields a rule visits are set already).
+fn default(obj: &mut Map<String, Value>, key: &str, value: impl FnOnce() -> Value) {
     if obj.get(key).is_none_or(Value::is_null) {
-        obj.insert(key.to_string(), value);
+        obj.insert(key.to_string(), value());
     }
 }
 
@@ -35,7 +36,7 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
         ("apps/v1", "DaemonSet") => |o, _| daemonset(o),
         ("apps/v1", "ReplicaSet") => |o, _| {
             if let Some(spec) = child(o, "spec") {
-                default(spec, "replicas", json!(1));
+                default(spec, "replicas", || json!(1));
                 template(spec, true);
             }
         },
@@ -46,10 +47,10 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
         },
         ("batch/v1", "CronJob") => |o, _| {
             if let Some(spec) = child(o, "spec") {
-                default(spec, "concurrencyPolicy", json!("Allow"));
-                default(spec, "suspend", json!(false));
-                default(spec, "successfulJobsHistoryLimit", json!(3));
-                default(spec, "failedJobsHistoryLimit", json!(1));
+                default(spec, "concurrencyPolicy", || json!("Allow"));
+                default(spec, "suspend", || json!(false));
+                default(spec, "successfulJobsHistoryLimit", || json!(3));
+                default(spec, "failedJobsHistoryLimit", || json!(1));
                 if let Some(jt) = existing(spec, "jobTemplate")
                     && let Some(js) = existing(jt, "spec")
                 {
@@ -60,15 +61,15 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
         ("v1", "Pod") => |o, _| {
             if let Some(spec) = existing(o, "spec") {
                 pod_spec(spec, true);
-                default(spec, "enableServiceLinks", json!(true));
-                default(spec, "serviceAccountName", json!("default"));
-                default(spec, "serviceAccount", json!("default"));
-                default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
-                default(spec, "priority", json!(0));
+                default(spec, "enableServiceLinks", || json!(true));
+                default(spec, "serviceAccountName", || json!("default"));
+                default(spec, "serviceAccount", || json!("default"));
+                default(spec, "preemptionPolicy", || json!("PreemptLowerPriority"));
+                default(spec, "priority", || json!(0));
             }
             if let Some(status) = child(o, "status") {
-                default(status, "phase", json!("Pending"));
-                default(status, "qosClass", json!("BestEffort"));
+                default(status, "phase", || json!("Pending"));
+                default(status, "qosClass", || json!("BestEffort"));
             }
         },
         ("v1", "Service") => service,
@@ -82,21 +83,21 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
             if let Some(md) = child(o, "metadata")
                 && let Some(labels) = child(md, "labels")
             {
-                default(labels, "kubernetes.io/metadata.name", json!(name));
+                default(labels, "kubernetes.io/metadata.name", || json!(name));
             }
             if let Some(spec) = child(o, "spec") {
-                default(spec, "finalizers", json!(["kubernetes"]));
+                default(spec, "finalizers", || json!(["kubernetes"]));
             }
             if let Some(status) = child(o, "status") {
-                default(status, "phase", json!("Active"));
+                default(status, "phase", || json!("Active"));
             }
         },
         ("v1", "PersistentVolumeClaim") => |o, _| {
             if let Some(spec) = child(o, "spec") {
-                default(spec, "volumeMode", json!("Filesystem"));
+                default(spec, "volumeMode", || json!("Filesystem"));
             }
             if let Some(status) = child(o, "status") {
-                default(status, "phase", json!("Pending"));
+                default(status, "phase", || json!("Pending"));
             }
         },
         _ => return None,
@@ -173,16 +174,16 @@ fn deployment(o: &mut Map<String, Value>) {
     let Some(spec) = child(o, "spec") else {
         return;
     };
-    default(spec, "replicas", json!(1));
-    default(spec, "revisionHistoryLimit", json!(10));
-    default(spec, "progressDeadlineSeconds", json!(600));
+    default(spec, "replicas", || json!(1));
+    default(spec, "revisionHistoryLimit", || json!(10));
+    default(spec, "progressDeadlineSeconds", || json!(600));
     if let Some(strategy) = child(spec, "strategy") {
-        default(strategy, "type", json!("RollingUpdate"));
+        default(strategy, "type", || json!("RollingUpdate"));
         if strategy["type"] == "RollingUpdate"
             && let Some(ru) = child(strategy, "rollingUpdate")
         {
-            default(ru, "maxUnavailable", json!("25%"));
-            default(ru, "maxSurge", json!("25%"));
+            default(ru, "maxUnavailable", || json!("25%"));
+            default(ru, "maxSurge", || json!("25%"));
         }
     }
     template(spec, true);
@@ -192,20 +193,20 @@ fn statefulset(o: &mut Map<String, Value>) {
     let Some(spec) = child(o, "spec") else {
         return;
     };
-    default(spec, "replicas", json!(1));
-    default(spec, "revisionHistoryLimit", json!(10));
-    default(spec, "podManagementPolicy", json!("OrderedReady"));
+    default(spec, "replicas", || json!(1));
+    default(spec, "revisionHistoryLimit", || json!(10));
+    default(spec, "podManagementPolicy", || json!("OrderedReady"));
     if let Some(us) = child(spec, "updateStrategy") {
-        default(us, "type", json!("RollingUpdate"));
+        default(us, "type", || json!("RollingUpdate"));
         if us["type"] == "RollingUpdate"
             && let Some(ru) = child(us, "rollingUpdate")
         {
-            default(ru, "partition", json!(0));
+            default(ru, "partition", || json!(0));
         }
     }
     if let Some(p) = child(spec, "persistentVolumeClaimRetentionPolicy") {
-        default(p, "whenDeleted", json!("Retain"));
-        default(p, "whenScaled", json!("Retain"));
+        default(p, "whenDeleted", || json!("Retain"));
+        default(p, "whenScaled", || json!("Retain"));
     }
     template(spec, true);
 }
@@ -214,28 +215,30 @@ fn daemonset(o: &mut Map<String, Value>) {
     let Some(spec) = child(o, "spec") else {
         return;
     };
-    default(spec, "revisionHistoryLimit", json!(10));
+    default(spec, "revisionHistoryLimit", || json!(10));
     if let Some(us) = child(spec, "updateStrategy") {
-        default(us, "type", json!("RollingUpdate"));
+        default(us, "type", || json!("RollingUpdate"));
         if us["type"] == "RollingUpdate"
             && let Some(ru) = child(us, "rollingUpdate")
         {
-            default(ru, "maxUnavailable", json!(1));
-            default(ru, "maxSurge", json!(0));
+            default(ru, "maxUnavailable", || json!(1));
+            default(ru, "maxSurge", || json!(0));
         }
     }
     template(spec, true);
 }
 
 fn job(spec: &mut Map<String, Value>) {
-    default(spec, "backoffLimit", json!(6));
-    default(spec, "completionMode", json!("NonIndexed"));
-    default(spec, "suspend", json!(false));
-    default(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
+    default(spec, "backoffLimit", || json!(6));
+    default(spec, "completionMode", || json!("NonIndexed"));
+    default(spec, "suspend", || json!(false));
+    default(spec, "podReplacementPolicy", || {
+        json!("TerminatingOrFailed")
+    });
     if spec.get("completions").is_none() && spec.get("parallelism").is_none() {
         spec.insert("completions".into(), json!(1));
     }
-    default(spec, "parallelism", json!(1));
+    default(spec, "parallelism", || json!(1));
     // Jobs must choose OnFailure or Never themselves: no restartPolicy default.
     template(spec, false);
 }
@@ -250,12 +253,12 @@ fn template(spec: &mut Map<String, Value>, restart_always: bool) {
 
 fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
     if restart_always {
-        default(ps, "restartPolicy", json!("Always"));
+        default(ps, "restartPolicy", || json!("Always"));
     }
-    default(ps, "dnsPolicy", json!("ClusterFirst"));
-    default(ps, "schedulerName", json!("default-scheduler"));
-    default(ps, "terminationGracePeriodSeconds", json!(30));
-    default(ps, "securityContext", json!({}));
+    default(ps, "dnsPolicy", || json!("ClusterFirst"));
+    default(ps, "schedulerName", || json!("default-scheduler"));
+    default(ps, "terminationGracePeriodSeconds", || json!(30));
+    default(ps, "securityContext", || json!({}));
     for list in ["containers", "initContainers"] {
         if let Some(cs) = ps.get_mut(list).and_then(Value::as_array_mut) {
             for c in cs.iter_mut().filter_map(Value::as_object_mut) {
@@ -268,7 +271,7 @@ fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
         for v in vs.iter_mut().filter_map(Value::as_object_mut) {
             for source in ["configMap", "secret", "downwardAPI", "projected"] {
                 if let Some(src) = existing(v, source) {
-                    default(src, "defaultMode", json!(420));
+                    default(src, "defaultMode", || json!(420));
                 }
             }
         }
@@ -277,13 +280,13 @@ fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
 
 /// A probe's timing and thresholds, and an HTTP check's path and scheme.
 fn probe(p: &mut Map<String, Value>) {
-    default(p, "timeoutSeconds", json!(1));
-    default(p, "periodSeconds", json!(10));
-    default(p, "successThreshold", json!(1));
-    default(p, "failureThreshold", json!(3));
+    default(p, "timeoutSeconds", || json!(1));
+    default(p, "periodSeconds", || json!(10));
+    default(p, "successThreshold", || json!(1));
+    default(p, "failureThreshold", || json!(3));
     if let Some(h) = existing(p, "httpGet") {
-        default(h, "path", json!("/"));
-        default(h, "scheme", json!("HTTP"));
+        default(h, "path", || json!("/"));
+        default(h, "scheme", || json!("HTTP"));
     }
 }
 
@@ -300,10 +303,12 @@ fn container(c: &mut Map<String, Value>) {
         None | Some("latest") => "Always",
         Some(_) => "IfNotPresent",
     };
-    default(c, "imagePullPolicy", json!(policy));
-    default(c, "terminationMessagePath", json!("/dev/termination-log"));
-    default(c, "terminationMessagePolicy", json!("File"));
-    default(c, "resources", json!({}));
+    default(c, "imagePullPolicy", || json!(policy));
+    default(c, "terminationMessagePath", || {
+        json!("/dev/termination-log")
+    });
+    default(c, "terminationMessagePolicy", || json!("File"));
+    default(c, "resources", || json!({}));
     for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
         if let Some(p) = existing(c, kind) {
             probe(p);
@@ -311,7 +316,7 @@ fn container(c: &mut Map<String, Value>) {
     }
     if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-            default(p, "protocol", json!("TCP"));
+            default(p, "protocol", || json!("TCP"));
         }
     }
 }
@@ -320,37 +325,37 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     let Some(spec) = child(o, "spec") else {
         return;
     };
-    default(spec, "type", json!("ClusterIP"));
-    default(spec, "sessionAffinity", json!("None"));
+    default(spec, "type", || json!("ClusterIP"));
+    default(spec, "sessionAffinity", || json!("None"));
     let ty = spec["type"].as_str().unwrap_or_default().to_string();
     if ty != "ExternalName" {
         if spec.get("clusterIP").is_none_or(|v| v.is_null() || v == "") {
             spec.insert("clusterIP".into(), json!(next_ip()));
         }
         let ip = spec["clusterIP"].clone();
-        default(spec, "clusterIPs", json!([ip]));
-        default(spec, "ipFamilies", json!(["IPv4"]));
-        default(spec, "ipFamilyPolicy", json!("SingleStack"));
-        default(spec, "internalTrafficPolicy", json!("Cluster"));
+        default(spec, "clusterIPs", || json!([ip]));
+        default(spec, "ipFamilies", || json!(["IPv4"]));
+        default(spec, "ipFamilyPolicy", || json!("SingleStack"));
+        default(spec, "internalTrafficPolicy", || json!("Cluster"));
     }
     if matches!(ty.as_str(), "NodePort" | "LoadBalancer") {
-        default(spec, "externalTrafficPolicy", json!("Cluster"));
+        default(spec, "externalTrafficPolicy", || json!("Cluster"));
     }
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-            default(p, "protocol", json!("TCP"));
+            default(p, "protocol", || json!("TCP"));
             if let Some(port) = p.get("port").cloned() {
-                default(p, "targetPort", port);
+                default(p, "targetPort", || port);
             }
         }
     }
     if let Some(status) = child(o, "status") {
-        default(status, "loadBalancer", json!({}));
+        default(status, "loadBalancer", || json!({}));
     }
 }
 
 fn secret(o: &mut Map<String, Value>) {
-    default(o, "type", json!("Opaque"));
+    default(o, "type", || json!("Opaque"));
     // stringData is write-only: folded into data, never stored.
     if let Some(Value::Object(sd)) = o.remove("stringData")
         && let Some(data) = child(o, "data")

@@ -59,6 +59,15 @@ pub fn escape_controls_json(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` escaped by `escape` ([`escape_controls`],
+/// [`escape_controls_json`]), copied only where it changed something.
+pub fn escaped(text: String, escape: impl Fn(&str) -> Cow<'_, str>) -> String {
+    match escape(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(escaped) => escaped,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

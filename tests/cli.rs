@@ -1336,6 +1336,9 @@ fn a_parse_error_disables_prune_and_the_rest_still_applies() {
             .is_some_and(|s| s.contains("m/b.yaml:4")),
         "{plan:?}"
     );
+    // -o yaml ends with the same key: the whole document's text.
+    let yaml = c.kapply(&["plan", "-f", "m", "--prune", "-l", "app=x", "-o", "yaml"]);
+    assert_eq!(yaml.stdout, kapply::yaml::to_yaml(&json), "{yaml:?}");
 
     c.server.clear_requests();
     let out = c.kapply(&["apply", "-f", "m", "--prune", "-l", "app=x", "--yes"]);

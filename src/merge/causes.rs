@@ -131,7 +131,8 @@ fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Ve
     }
     let paths: Vec<&str> = alone.iter().map(|&i| fields[i].path.as_str()).collect();
     let ip = live
-        .pointer("/spec/clusterIP")
+        .get("spec")
+        .and_then(|s| s.get("clusterIP"))
         .and_then(Value::as_str)
         .unwrap_or_default();
     let mut next_ip = || ip.to_string();

@@ -152,13 +152,14 @@ impl FieldOwners {
     pub fn from_live(live: &Value) -> FieldOwners {
         let mut out = FieldOwners::default();
         let Some(entries) = live
-            .pointer("/metadata/managedFields")
+            .get("metadata")
+            .and_then(|m| m.get("managedFields"))
             .and_then(Value::as_array)
         else {
             return out;
         };
-        let str_at = |p: &str| live.pointer(p).and_then(Value::as_str);
-        let schema = match (str_at("/apiVersion"), str_at("/kind")) {
+        let str_at = |k: &str| live.get(k).and_then(Value::as_str);
+        let schema = match (str_at("apiVersion"), str_at("kind")) {
             (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
             _ => None,
         };

@@ -8,18 +8,6 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// One line of `diff` output: data escaped (no control character from a
-/// manifest or the server reaches the terminal), then painted with the ANSI
-/// `code` when `color` (an empty code paints nothing).
-fn paint(color: bool, code: &str, s: &str) -> String {
-    let s = crate::text::escape_controls(s);
-    if color && !code.is_empty() {
-        format!("\x1b[{code}m{s}\x1b[0m")
-    } else {
-        s.into_owned()
-    }
-}
-
 /// An object's mark, word and colour in both `diff` layouts.
 fn object_mark(action: ObjectAction) -> (&'static str, &'static str, &'static str) {
     match action {
@@ -115,9 +103,10 @@ fn show_into(out: &mut String, v: &Option<Value>) {
     }
 }
 
-/// One line of the piped layout written straight into `out`: `indent`,
-/// then what `text` writes, escaped as [`paint`] escapes it and painted
-/// with the ANSI code `code` + `bold` when `color`.
+/// One line of `diff` output (either layout) written straight into `out`:
+/// `indent`, then what `text` writes, escaped (no control character from
+/// a manifest or the server reaches the terminal) and painted with the
+/// ANSI code `code` + `bold` when `color` (an empty code paints nothing).
 fn line(
     out: &mut String,
     indent: &str,
@@ -147,7 +136,9 @@ fn line(
 /// was skipped, when it was.
 pub fn render_diff_end(out: &mut String, prune_skipped: Option<&PruneBlock>, color: bool) {
     if let Some(why) = prune_skipped {
-        let _ = writeln!(out, "{}", paint(color, "31;1", &format!("! {why}")));
+        line(out, "", color, "31;1", "", |out| {
+            let _ = write!(out, "! {why}");
+        });
     }
 }
 
@@ -172,26 +163,30 @@ pub fn render_diff_terminal_object(
     color: bool,
     show_kept: bool,
 ) {
-    let paint = |code: &str, s: &str| paint(color, code, s);
     let obj = shown(obj);
     {
         let (sym, word, code) = object_mark(obj.action);
-        let mut header = format!("{sym} {}  {word}", obj.id());
-        if obj.reverts_drift {
-            header.push_str(" · reverts drift");
-        }
-        if let Some(src) = &obj.source {
-            let _ = write!(header, "  {src}");
-        }
-        if let Some(r) = &obj.prune_reason {
-            let _ = write!(header, "  {r}");
-        }
-        let _ = writeln!(out, "{}", paint(&format!("{code};1"), &header));
+        line(out, "", color, code, ";1", |out| {
+            let _ = write!(out, "{sym} {}  {word}", obj.id());
+            if obj.reverts_drift {
+                out.push_str(" · reverts drift");
+            }
+            if let Some(src) = &obj.source {
+                let _ = write!(out, "  {src}");
+            }
+            if let Some(r) = &obj.prune_reason {
+                let _ = write!(out, "  {r}");
+            }
+        });
         if let Some(e) = &obj.error {
-            let _ = writeln!(out, "    {}", paint("31", &format!("error: {e}")));
+            line(out, "    ", color, "31", "", |out| {
+                let _ = write!(out, "error: {e}");
+            });
         }
         for w in &obj.warnings {
-            let _ = writeln!(out, "    {}", paint("35", &format!("warning: {w}")));
+            line(out, "    ", color, "35", "", |out| {
+                let _ = write!(out, "warning: {w}");
+            });
         }
         let unchanged = obj.action == ObjectAction::Unchanged;
         let mut kept = 0;
@@ -210,25 +205,26 @@ pub fn render_diff_terminal_object(
                 (false, Cause::Unmanaged) => ("?", "36"),
                 (false, Cause::ServerDefault | Cause::OtherWriter) => ("~", "33"),
             };
-            let head = format!("{mark} {}  {}", f.path, f.cause_text());
-            let _ = writeln!(out, "  {}", paint(code, &head));
-            let _ = writeln!(out, "      {}", paint("", &field_values(f)));
+            line(out, "  ", color, code, "", |out| {
+                let _ = write!(out, "{mark} {}  {}", f.path, f.cause_text());
+            });
+            line(out, "      ", color, "", "", |out| {
+                out.push_str(&field_values(f));
+            });
             for h in &f.hazards {
-                let _ = writeln!(out, "      {}", paint("31;1", &format!("⚠ {}", h.message)));
+                line(out, "      ", color, "31;1", "", |out| {
+                    let _ = write!(out, "⚠ {}", h.message);
+                });
             }
         }
         if kept > 0 && !unchanged {
             let s = if kept == 1 { "" } else { "s" };
-            let _ = writeln!(
-                out,
-                "  {}",
-                paint(
-                    "2",
-                    &format!(
-                        "· {kept} kept field{s} (server defaults, other writers): --show-kept lists them"
-                    )
-                )
-            );
+            line(out, "  ", color, "2", "", |out| {
+                let _ = write!(
+                    out,
+                    "· {kept} kept field{s} (server defaults, other writers): --show-kept lists them"
+                );
+            });
         }
     }
 }
