@@ -32,10 +32,13 @@ pub(crate) fn classify_with(
     owners: &LazyOwners,
     last_applied: Option<&Value>,
 ) {
-    let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    // The annotation's row path, made once per process (every plan asks).
+    static ANNOTATION: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| path::key("metadata.annotations", LAST_APPLIED));
+    let annotation = ANNOTATION.as_str();
     // Kept rows apply's manager alone wrote: their cause waits for the
     // server defaults, decided for all of them at once.
-    let mut alone = vec![];
+    let mut alone = Vec::with_capacity(fields.len());
     for (i, f) in fields.iter_mut().enumerate() {
         f.owner = None;
         f.changed_at = None;
@@ -149,10 +152,13 @@ fn taken_out_at_once(
     next_ip: &mut dyn FnMut() -> String,
 ) -> Option<Vec<bool>> {
     let roots = tree(paths)?;
-    let mut bare = pruned(live, &roots)?;
+    // Each row's live value, found while the copy is built (not looked up
+    // again after).
+    let mut live_at = vec![None; paths.len()];
+    let mut bare = pruned(live, &roots, &mut live_at)?;
     crate::defaults::apply(&mut bare, next_ip);
     let mut out = vec![false; paths.len()];
-    compare(&roots, Some(live), Some(&bare), &mut out);
+    compare(&roots, Some(&bare), &live_at, &mut out);
     Some(out)
 }
 
@@ -252,7 +258,10 @@ fn tree<'p>(paths: &[&'p str]) -> Option<Vec<Node<'p>>> {
 /// `None` when a keyed element's step finds more than one element, or an
 /// element is found by more than one step: there only taking the rows
 /// out one by one says what stays.
-fn pruned(live: &Value, nodes: &[Node]) -> Option<Value> {
+///
+/// `live_at[row]`: the live value of each row, as [`path::get_step`]
+/// finds it step by step (`None` where it finds nothing).
+fn pruned<'v>(live: &'v Value, nodes: &[Node], live_at: &mut [Option<&'v Value>]) -> Option<Value> {
     match live {
         Value::Object(m) => {
             let mut out = serde_json::Map::new();
@@ -261,8 +270,11 @@ fn pruned(live: &Value, nodes: &[Node]) -> Option<Value> {
                     .iter()
                     .find(|n| matches!(&n.step, path::Step::Key(s) if s == k));
                 let v = match on_way {
-                    Some(n) if n.row.is_some() => continue,
-                    Some(n) => pruned(v, &n.children)?,
+                    Some(n) if n.row.is_some() => {
+                        found_live(n, v, live_at);
+                        continue;
+                    }
+                    Some(n) => pruned(v, &n.children, live_at)?,
                     None if crate::defaults::VALUES_COPIED.contains(&k.as_str()) => v.clone(),
                     None => present(v),
                 };
@@ -289,7 +301,9 @@ fn pruned(live: &Value, nodes: &[Node]) -> Option<Value> {
                         }
                         found |= 1 << i;
                         if n.row.is_none() {
-                            out.push(pruned(e, &n.children)?);
+                            out.push(pruned(e, &n.children, live_at)?);
+                        } else {
+                            found_live(n, e, live_at);
                         }
                     }
                     (None, _) => out.push(present(e)),
@@ -311,16 +325,28 @@ fn present(v: &Value) -> Value {
     }
 }
 
-/// Whether each row's live value is its value in `bare` (the paths
-/// followed in both at once).
-fn compare(nodes: &[Node], live: Option<&Value>, bare: Option<&Value>, out: &mut [bool]) {
+/// Record the live value `v` of the row node `n`, and those of the rows
+/// below it (the copy leaves them out with it; defaulting may give them
+/// back).
+fn found_live<'v>(n: &Node, v: &'v Value, live_at: &mut [Option<&'v Value>]) {
+    if let Some(row) = n.row {
+        live_at[row] = Some(v);
+    }
+    for c in &n.children {
+        if let Some(cv) = path::get_step(v, &c.step) {
+            found_live(c, cv, live_at);
+        }
+    }
+}
+
+/// Whether each row's live value (`live_at`) is its value in `bare`.
+fn compare(nodes: &[Node], bare: Option<&Value>, live_at: &[Option<&Value>], out: &mut [bool]) {
     for n in nodes {
-        let l = live.and_then(|v| path::get_step(v, &n.step));
         let b = bare.and_then(|v| path::get_step(v, &n.step));
         if let Some(row) = n.row {
-            out[row] = matches!((l, b), (Some(x), Some(y)) if deep_eq(x, y));
+            out[row] = matches!((live_at[row], b), (Some(x), Some(y)) if deep_eq(x, y));
         }
-        compare(&n.children, l, b, out);
+        compare(&n.children, b, live_at, out);
     }
 }
 
@@ -516,7 +542,29 @@ mod tests {
         let live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}});
         let roots = tree(&["spec.template.spec.containers[name=a].image"]).unwrap();
-        assert!(pruned(&live, &roots).is_none());
+        assert!(pruned(&live, &roots, &mut [None]).is_none());
+    }
+
+    /// A row under another row: the copy leaves both out, defaulting gives
+    /// both back, and the inner row's live value is still found to compare.
+    #[test]
+    fn row_under_a_row_is_compared_with_its_live_value() {
+        let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"strategy": {"type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+                "template": {"spec": {"containers": [{"name": "a", "image": "x:1",
+                    "imagePullPolicy": "IfNotPresent"}]}}}});
+        let paths = [
+            "spec.strategy",
+            "spec.strategy.type",
+            "spec.strategy.rollingUpdate.maxSurge",
+            "spec.template.spec.containers[name=a]",
+            "spec.template.spec.containers[name=a].imagePullPolicy",
+        ];
+        let ip = || String::new();
+        let got = taken_out_at_once(&paths, &live, &mut { ip }).unwrap();
+        assert_eq!(got, taken_out_one_by_one(&paths, &live, &mut { ip }));
+        assert_eq!(got, [true, true, true, false, false]);
     }
 
     /// The tree reads each step once, however the rows share them.
