@@ -707,6 +707,18 @@ fn yaml_objects(text: &str, name: &Path) -> Result<Vec<Value>, ManifestError> {
     Ok(out)
 }
 
+/// The identity a live object is matched to its manifest by: its
+/// apiVersion, kind, namespace and name strings (empty where they are not).
+pub(crate) fn live_key(object: &Value) -> ObjectRef {
+    let md = &object["metadata"];
+    ObjectRef::new(
+        object["apiVersion"].as_str().unwrap_or_default(),
+        object["kind"].as_str().unwrap_or_default(),
+        md["namespace"].as_str(),
+        md["name"].as_str().unwrap_or_default(),
+    )
+}
+
 /// Live objects read by [`read_live`], by identity (apiVersion's group,
 /// kind, namespace, name; of two with one identity the last read wins).
 #[derive(Debug, Default)]
@@ -768,14 +780,7 @@ impl LiveObjects {
 
     /// A parsed object, by its identity.
     fn add(&mut self, object: Value) {
-        let md = &object["metadata"];
-        let id = ObjectRef::new(
-            object["apiVersion"].as_str().unwrap_or(""),
-            object["kind"].as_str().unwrap_or(""),
-            md["namespace"].as_str(),
-            md["name"].as_str().unwrap_or(""),
-        );
-        self.insert(id, LiveObject(Live::Read(object)));
+        self.insert(live_key(&object), LiveObject(Live::Read(object)));
     }
 
     /// An object by `id`; a parsed CustomResourceDefinition adds its scope
@@ -1246,17 +1251,21 @@ pub fn crd_scope(obj: &Value) -> Option<(String, String, bool)> {
 fn crd_scopes(raws: &[Raw]) -> Vec<((String, String), bool)> {
     raws.iter()
         // Only a CustomResourceDefinition's value is worth building here.
-        .filter(|r| raw_str(r, "kind") == Some("CustomResourceDefinition"))
+        .filter(|r| raw_type(r).1 == Some("CustomResourceDefinition"))
         .filter_map(|r| crd_scope(&object_value(r)))
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect()
 }
 
-/// `apiVersion` or `kind` of a document, inferred from its list or written.
-fn raw_str<'a>(raw: &'a Raw, key: &str) -> Option<&'a str> {
+/// `apiVersion` and `kind` of a document, inferred from its list or
+/// written (`None` where not a string).
+fn raw_type(raw: &Raw) -> (Option<&str>, Option<&str>) {
     match &raw.inferred {
-        Some(t) => Some(if key == "kind" { &t.1 } else { &t.0 }),
-        None => raw.value.get(key).and_then(Value::as_str),
+        Some(t) => (Some(&t.0), Some(&t.1)),
+        None => {
+            let str_of = |key| raw.value.get(key).and_then(Value::as_str);
+            (str_of("apiVersion"), str_of("kind"))
+        }
     }
 }
 
@@ -1279,18 +1288,18 @@ struct Staging {
 fn stage(raws: Vec<Raw>, opts: &LoadOptions) -> Staging {
     let crds = crd_scopes(&raws);
     let reread = Reread::default();
-    let none = HashMap::new();
     let docs = raws
         .into_iter()
         .map(|raw| {
-            let scope_known = match (raw_str(&raw, "apiVersion"), raw_str(&raw, "kind")) {
-                (Some(av), Some(kind)) => is_namespaced(av, kind).is_some(),
-                _ => false,
+            let known = match raw_type(&raw) {
+                (Some(av), Some(kind)) => is_namespaced(av, kind),
+                _ => None,
             };
-            if scope_known {
-                Staged::Done(to_manifest(raw, opts, &none, &reread))
-            } else {
-                Staged::Later(raw)
+            match known {
+                Some(namespaced) => {
+                    Staged::Done(to_manifest(raw, opts, Scope::Known(namespaced), &reread))
+                }
+                None => Staged::Later(raw),
             }
         })
         .collect();
@@ -1306,7 +1315,7 @@ fn build(files: Vec<Staging>, opts: &LoadOptions, mut errors: Vec<ManifestError>
     for doc in files.into_iter().flat_map(|f| f.docs) {
         let made = match doc {
             Staged::Done(made) => made,
-            Staged::Later(raw) => to_manifest(raw, opts, &crds, &reread),
+            Staged::Later(raw) => to_manifest(raw, opts, Scope::Defined(&crds), &reread),
         };
         match made {
             Ok(m) => candidates.push(m),
@@ -1373,10 +1382,19 @@ enum At {
     Metadata(&'static str),
 }
 
+/// What decides a document's scope in [`to_manifest`].
+enum Scope<'a> {
+    /// A built-in kind's, found by [`stage`] (asked once per document).
+    Known(bool),
+    /// A kind [`is_namespaced`] does not know: the CRDs read define it,
+    /// else it is taken as namespaced.
+    Defined(&'a HashMap<(String, String), bool>),
+}
+
 fn to_manifest(
     raw: Raw,
     opts: &LoadOptions,
-    crds: &HashMap<(String, String), bool>,
+    scope: Scope<'_>,
     reread: &Reread,
 ) -> Result<Manifest, ManifestError> {
     let Raw {
@@ -1502,9 +1520,13 @@ fn to_manifest(
         }
     };
     let (group, version) = split_api_version(&api_version);
-    let namespaced = is_namespaced(&api_version, &kind)
-        .or_else(|| crds.get(&(group.to_string(), kind.clone())).copied())
-        .unwrap_or(true);
+    let namespaced = match scope {
+        Scope::Known(namespaced) => namespaced,
+        Scope::Defined(crds) => crds
+            .get(&(group.to_string(), kind.clone()))
+            .copied()
+            .unwrap_or(true),
+    };
     let mut id = ObjectRef {
         group: group.to_string(),
         kind: kind.clone(),

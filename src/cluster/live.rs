@@ -813,7 +813,7 @@ impl Session {
                 let items = self.list_all(&info, ns.as_deref(), selector).await?;
                 let mut out = Vec::new();
                 for item in items {
-                    if !keep(&item) || in_manifests.contains(&item_key(&item)) {
+                    if !keep(&item) || in_manifests.contains(&crate::manifest::live_key(&item)) {
                         continue;
                     }
                     out.push(prune_candidate(&item, reason(&info)));
@@ -963,15 +963,6 @@ impl<'de, S: serde::de::DeserializeSeed<'de>> serde::de::Visitor<'de> for Field<
         }
         Ok(found)
     }
-}
-
-fn item_key(item: &Value) -> ObjectRef {
-    ObjectRef::new(
-        str_at(item, "/apiVersion").unwrap_or_default(),
-        str_at(item, "/kind").unwrap_or_default(),
-        str_at(item, "/metadata/namespace"),
-        str_at(item, "/metadata/name").unwrap_or_default(),
-    )
 }
 
 /// Put apiVersion and kind on an object read from a list.

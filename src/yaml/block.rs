@@ -130,10 +130,11 @@ impl Reader<'_, '_> {
         }
         let Some(top) = self.open.last().copied() else {
             // A document's root: only a mapping.
-            if is_dash(content) || !self.key_line(content)? {
+            if is_dash(content) {
                 return None;
             }
-            return self.open_map(indent, content, line);
+            let key = split_key(content)??;
+            return self.open_map(indent, key, line);
         };
         if top.indent == indent {
             if top.seq {
@@ -149,11 +150,9 @@ impl Reader<'_, '_> {
                 self.set_pending(false);
                 return self.open_seq(indent, content, line);
             }
-            if !self.key_line(content)? {
-                return None;
-            }
+            let key = split_key(content)??;
             self.fill_null()?;
-            return self.pair(indent, content, line);
+            return self.pair(indent, key, line);
         }
         // Deeper: the value of the pending key or entry.
         if !top.pending {
@@ -163,10 +162,8 @@ impl Reader<'_, '_> {
         if is_dash(content) {
             return self.open_seq(indent, content, line);
         }
-        if !self.key_line(content)? {
-            return None;
-        }
-        self.open_map(indent, content, line)
+        let key = split_key(content)??;
+        self.open_map(indent, key, line)
     }
 
     fn set_pending(&mut self, p: bool) {
@@ -206,10 +203,10 @@ impl Reader<'_, '_> {
         Some(())
     }
 
-    /// A mapping starting with the pair on this line.
-    fn open_map(&mut self, indent: usize, content: &str, line: usize) -> Option<()> {
+    /// A mapping starting with the pair on this line (its key split).
+    fn open_map(&mut self, indent: usize, key: Key<'_>, line: usize) -> Option<()> {
         self.push_open(false, indent, line)?;
-        self.pair(indent, content, line)
+        self.pair(indent, key, line)
     }
 
     /// A sequence starting with the entry on this line.
@@ -228,15 +225,9 @@ impl Reader<'_, '_> {
         Some(())
     }
 
-    /// Whether `content` starts with a key (`key:` then a space or the end),
-    /// `None` for what this reader does not take.
-    fn key_line(&self, content: &str) -> Option<bool> {
-        Some(split_key(content)?.is_some())
-    }
-
-    /// `key: value` (or `key:`) of the mapping at column `indent`.
-    fn pair(&mut self, indent: usize, content: &str, line: usize) -> Option<()> {
-        let (key, style, rest) = split_key(content)??;
+    /// `key: value` (or `key:`) of the mapping at column `indent`, its
+    /// key split by [`split_key`].
+    fn pair(&mut self, indent: usize, (key, style, rest): Key<'_>, line: usize) -> Option<()> {
         self.b.scalar(&key, style, None, line)?;
         let value = rest.trim_start_matches(' ');
         if value.is_empty() || value.starts_with('#') {
@@ -260,9 +251,9 @@ impl Reader<'_, '_> {
         if is_dash(after) {
             return None;
         }
-        if self.key_line(after)? {
+        if let Some(key) = split_key(after)? {
             let col = indent + 1 + (rest.len() - after.len());
-            return self.open_map(col, after, line);
+            return self.open_map(col, key, line);
         }
         self.value(indent, after, line)
     }
@@ -505,11 +496,14 @@ fn flow_key<'s>(b: &[u8], s: &'s str, pos: &mut usize) -> Option<(Cow<'s, str>, 
 /// refuses an implicit key longer than 1024 characters, as YAML says.
 const MAX_KEY: usize = 1024;
 
-/// A block mapping's key at the start of `content`: the key, its style and
-/// what follows the `:`. `Some(None)`: not a key; `None`: a key this reader
-/// does not take.
-#[allow(clippy::type_complexity)]
-fn split_key(content: &str) -> Option<Option<(Cow<'_, str>, ScalarStyle, &str)>> {
+/// A block mapping's key split from its line: the key, its style and what
+/// follows the `:`.
+type Key<'a> = (Cow<'a, str>, ScalarStyle, &'a str);
+
+/// A block mapping's key at the start of `content` (`key:` then a space or
+/// the end). `Some(None)`: not a key; `None`: a key this reader does not
+/// take.
+fn split_key(content: &str) -> Option<Option<Key<'_>>> {
     let b = content.as_bytes();
     match b[0] {
         b'"' | b'\'' => {
