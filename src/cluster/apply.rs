@@ -522,7 +522,7 @@ impl Session {
         };
         let ns = match namespace_of(plan, &info) {
             Ok(ns) => ns,
-            Err(r) => return Prepared::Done(r),
+            Err(f) => return Prepared::Done(fail(plan.id(), f)),
         };
         let config = config.clone();
         let mut live = plan.live.clone();
@@ -656,7 +656,7 @@ impl Session {
         };
         let ns = match namespace_of(plan, &info) {
             Ok(ns) => ns,
-            Err(r) => return Prepared::Done(r),
+            Err(f) => return Prepared::Done(fail(plan.id(), f)),
         };
         Prepared::Send(Write::Create {
             path: info.collection_path(ns),
@@ -958,17 +958,11 @@ impl Session {
 /// there, as kubectl gives it when it maps the object (and kubectl never
 /// decides again). A row planned cluster-scoped whose kind is namespaced
 /// now is refused: the namespace to give it was never shown.
-fn namespace_of<'p>(
-    plan: &'p ObjectPlan,
-    info: &ResourceInfo,
-) -> Result<Option<&'p str>, ObjectResult> {
+fn namespace_of<'p>(plan: &'p ObjectPlan, info: &ResourceInfo) -> Result<Option<&'p str>, Failure> {
     match (&plan.namespace, info.namespaced) {
         (Some(ns), true) => Ok(Some(ns)),
-        (None, true) => Err(fail(
-            plan.id(),
-            Failure::Refused(
-                "its kind is namespaced now, cluster-scoped when planned: plan again".into(),
-            ),
+        (None, true) => Err(Failure::Refused(
+            "its kind is namespaced now, cluster-scoped when planned: plan again".into(),
         )),
         (_, false) => Ok(None),
     }
