@@ -83,6 +83,11 @@ impl<'a> Reader<'a> {
                 return None;
             }
             let key = self.string()?;
+            // serde_json (raw_value feature) reads a map whose first key is
+            // this token as the JSON text in its value: left to serde_json.
+            if m.is_empty() && key == "$serde_json::private::RawValue" {
+                return None;
+            }
             if self.next_byte()? != b':' {
                 return None;
             }
@@ -182,6 +187,8 @@ mod tests {
             r#"{"a":"esc\"aped\n","b":"\u00e9"}"#,
             r#"{"n":-1,"f":1.5,"e":1e3,"z":0,"big":18446744073709551615,"bigger":18446744073709551616}"#,
             r#"{"neg0":-0,"frac0":0.0}"#,
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"{"a":{"$serde_json::private::RawValue":"{\"b\":2}"}}"#,
             "[]",
             "{}",
             "\"x\"",

@@ -2132,3 +2132,65 @@ async fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
         json!({"gatewayClassName": "a"})
     );
 }
+
+/// The namespace is decided once, when planned: an object without one in
+/// its file gets the session's (`-n`, else the context's), as kubectl
+/// gives it when it maps the object. A row planned cluster-scoped whose
+/// kind is namespaced when applied is refused the same way whether its
+/// create body was encoded when planned or is built at apply: nothing is
+/// written in a namespace the plan never showed.
+#[tokio::test]
+async fn the_namespace_is_the_one_planned_on_both_apply_paths() {
+    let e = env().await;
+    let ns = e.session.namespace().to_string();
+    e.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nsless\ndata:\n  k: v\n",
+    );
+    let plan = e.plan().await;
+    let row = find(&plan, "ConfigMap", "nsless").clone();
+    assert_eq!(row.action, ObjectAction::Create);
+    assert_eq!(row.namespace.as_deref(), Some(ns.as_str()));
+
+    // As if discovery had said cluster-scoped when it was planned.
+    let mut stale = row.clone();
+    stale.namespace = None;
+    if let Some(config) = &mut stale.config {
+        config["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("namespace");
+    }
+    let item = |plan: ObjectPlan| ApplyItem {
+        plan,
+        accepted_fields: None,
+        released_fields: Vec::new(),
+    };
+    let built = e
+        .session
+        .apply(vec![item(stale.clone())], &ApplyOptions::default())
+        .await;
+    let (slim, body) = kapply::cluster::slim_for_apply(stale);
+    assert!(body.is_some(), "a create's body is encoded when planned");
+    let encoded = e
+        .session
+        .apply_encoded(vec![(item(slim), body)], &ApplyOptions::default())
+        .await;
+    for results in [&built, &encoded] {
+        assert_eq!(results.len(), 1);
+        assert!(!results[0].ok(), "{results:#?}");
+        assert!(results[0].message().contains("plan again"), "{results:#?}");
+    }
+    assert!(
+        e.requests(|r| r.method == "POST").is_empty(),
+        "nothing written"
+    );
+
+    // The row as planned is created in the namespace it shows.
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
+    assert!(
+        e.get(&format!("/api/v1/namespaces/{ns}/configmaps/nsless"))
+            .is_some()
+    );
+}

@@ -1136,3 +1136,32 @@ fn on_delete_job_template_and_rule_order_are_warned() {
         ]
     );
 }
+
+/// `ObjectPlan::is` says what comparing identities says, for a row against
+/// an `ObjectRef` or another row: the group counts, the version does not,
+/// and an empty namespace is none.
+#[test]
+fn a_row_is_the_object_its_identity_names() {
+    let row = |api: &str, kind: &str, ns: Option<&str>, name: &str| {
+        error_object(api, kind, ns, name, None, String::new())
+    };
+    let web = row("apps/v1", "Deployment", Some("demo"), "web");
+    let others = [
+        row("apps/v1beta1", "Deployment", Some("demo"), "web"),
+        row("extensions/v1", "Deployment", Some("demo"), "web"),
+        row("apps/v1", "StatefulSet", Some("demo"), "web"),
+        row("apps/v1", "Deployment", Some("other"), "web"),
+        row("apps/v1", "Deployment", None, "web"),
+        row("apps/v1", "Deployment", Some("demo"), "api"),
+        row("v1", "Namespace", Some(""), "demo"),
+        row("v1", "Namespace", None, "demo"),
+    ];
+    for o in &others {
+        assert_eq!(web.is(o), web.id() == o.id(), "{o:?}");
+        assert_eq!(web.is(&o.id()), web.id() == o.id(), "{o:?}");
+        assert!(o.is(o), "{o:?}");
+    }
+    assert!(web.is(&others[0]), "another version of the same object");
+    assert!(others[6].is(&others[7]), "an empty namespace is none");
+    assert!(!web.is(&others[1]));
+}

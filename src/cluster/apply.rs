@@ -520,19 +520,11 @@ impl Session {
             Ok(i) => i,
             Err(r) => return Prepared::Done(r),
         };
-        // A custom kind of unknown scope was planned without a namespace.
-        let mut config = config.clone();
-        let ns_owned = match (&plan.namespace, info.namespaced) {
-            (Some(ns), true) => Some(ns.clone()),
-            (None, true) => {
-                if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.insert("namespace".into(), Value::String(self.namespace.clone()));
-                }
-                Some(self.namespace.clone())
-            }
-            (_, false) => None,
+        let ns = match namespace_of(plan, &info) {
+            Ok(ns) => ns,
+            Err(f) => return Prepared::Done(fail(plan.id(), f)),
         };
-        let ns = ns_owned.as_deref();
+        let config = config.clone();
         let mut live = plan.live.clone();
         match plan.action {
             ObjectAction::Prune => {
@@ -658,26 +650,13 @@ impl Session {
         crd_groups: &[String],
         halt: &Halt,
     ) -> Prepared {
-        let name = plan.id();
         let info = match self.resolve(plan, crd_groups, halt).await {
             Ok(i) => i,
             Err(r) => return Prepared::Done(r),
         };
-        let ns = match (&plan.namespace, info.namespaced) {
-            (Some(ns), true) => Some(ns.as_str()),
-            (None, true) => {
-                // Planned cluster-scoped (discovery said so then): the body
-                // has no namespace, and the one to give it is not for
-                // kapply to guess.
-                return Prepared::Done(fail(
-                    name,
-                    Failure::Refused(
-                        "its kind is namespaced now, cluster-scoped when planned: plan again"
-                            .into(),
-                    ),
-                ));
-            }
-            (_, false) => None,
+        let ns = match namespace_of(plan, &info) {
+            Ok(ns) => ns,
+            Err(f) => return Prepared::Done(fail(plan.id(), f)),
         };
         Prepared::Send(Write::Create {
             path: info.collection_path(ns),
@@ -971,6 +950,21 @@ impl Session {
         .buffered(CONCURRENCY)
         .collect()
         .await
+    }
+}
+
+/// The namespace a row is written in, decided once, when it was planned:
+/// an object without one in its file got `-n` or the context's namespace
+/// there, as kubectl gives it when it maps the object (and kubectl never
+/// decides again). A row planned cluster-scoped whose kind is namespaced
+/// now is refused: the namespace to give it was never shown.
+fn namespace_of<'p>(plan: &'p ObjectPlan, info: &ResourceInfo) -> Result<Option<&'p str>, Failure> {
+    match (&plan.namespace, info.namespaced) {
+        (Some(ns), true) => Ok(Some(ns)),
+        (None, true) => Err(Failure::Refused(
+            "its kind is namespaced now, cluster-scoped when planned: plan again".into(),
+        )),
+        (_, false) => Ok(None),
     }
 }
 

@@ -101,6 +101,38 @@ impl ObjectPlan {
             &self.name,
         )
     }
+
+    /// Whether this row and `other` (a row or an [`ObjectRef`]) are one
+    /// object: the same [`ObjectPlan::id`], told without building it
+    /// (asked of every row of a list).
+    pub fn is(&self, other: &impl Named) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+/// What names an object, borrowed: group, kind, namespace (an empty one
+/// is none) and name, as [`crate::objref::ObjectRef`] holds them.
+pub trait Named {
+    fn parts(&self) -> (&str, &str, Option<&str>, &str);
+}
+
+impl Named for ObjectPlan {
+    fn parts(&self) -> (&str, &str, Option<&str>, &str) {
+        let group = crate::objref::split_api_version(&self.api_version).0;
+        let ns = self.namespace.as_deref().filter(|n| !n.is_empty());
+        (group, &self.kind, ns, &self.name)
+    }
+}
+
+impl Named for crate::objref::ObjectRef {
+    fn parts(&self) -> (&str, &str, Option<&str>, &str) {
+        (
+            &self.group,
+            &self.kind,
+            self.namespace.as_deref(),
+            &self.name,
+        )
+    }
 }
 
 /// The whole plan, in manifest order, prune candidates last.

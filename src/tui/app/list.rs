@@ -98,7 +98,7 @@ impl App {
         self.rows = rows;
         let found = keep.and_then(|keep| {
             self.rows.iter().position(|r| match r {
-                Row::Object(i) => is(&self.plan.objects[*i], &keep),
+                Row::Object(i) => self.plan.objects[*i].is(&keep),
                 Row::Group(_) => false,
             })
         });
@@ -215,20 +215,11 @@ impl App {
     /// Put the cursor on the object with this key, if it is listed.
     pub(super) fn select_object(&mut self, key: &ObjectRef) {
         let found = self.rows.iter().position(|r| match r {
-            Row::Object(i) => is(&self.plan.objects[*i], key),
+            Row::Object(i) => self.plan.objects[*i].is(key),
             Row::Group(_) => false,
         });
         if let Some(p) = found {
             self.set_cursor(p);
         }
     }
-}
-
-/// Whether `o` is the object `key` names: `o.id() == *key` without
-/// building the identity (asked for every row of the list).
-fn is(o: &ObjectPlan, key: &ObjectRef) -> bool {
-    o.name == key.name
-        && o.kind == key.kind
-        && o.namespace.as_deref().filter(|n| !n.is_empty()) == key.namespace.as_deref()
-        && crate::objref::split_api_version(&o.api_version).0 == key.group
 }

@@ -248,15 +248,6 @@ impl Counts {
     }
 }
 
-/// Whether two rows are of one object (apiVersion, kind, namespace, name):
-/// listed in the same group, at the same place.
-fn same_object(a: &ObjectPlan, b: &ObjectPlan) -> bool {
-    a.name == b.name
-        && a.namespace == b.namespace
-        && a.kind == b.kind
-        && a.api_version == b.api_version
-}
-
 /// How far a streamed load is: LISTs answered of those it sends, objects
 /// planned of the manifests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -905,7 +896,8 @@ impl App {
         let end = end.min(self.plan.objects.len());
         let added = rows.objects.len();
         // Each row in place of its own manifest, listed where it was (same
-        // identity: same group and order; no filter by action): the list
+        // identity: same list group, which no version decides, and order;
+        // no filter by action): the list
         // stays, only the counts change. At 10,000 objects this is most
         // rows of the first load, each batch otherwise a rebuild of all.
         if end - n == added
@@ -913,7 +905,7 @@ impl App {
             && self.plan.objects[n..end]
                 .iter()
                 .zip(&rows.objects)
-                .all(|(m, (o, _))| same_object(m, o))
+                .all(|(m, (o, _))| m.is(o))
         {
             self.compact.resize_with(self.plan.objects.len(), || None);
             for (k, (o, c)) in (n..end).zip(rows.objects) {
