@@ -15,13 +15,14 @@
 # At N = 2000 the real `kubectl diff -R -f` runs on the same objects too,
 # for comparison (slow: kubectl reads and dry-runs one object at a time);
 # KUBECTL_DIFF=0 skips it, KUBECTL_DIFF=1 runs it at every N.
+# KAPPLY_BIN=PATH measures another build (an A/B against an older binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 2000 5000 10000)
 
 cargo build --release --quiet --bin kapply
-K=$PWD/target/release/kapply
+K=${KAPPLY_BIN:-$PWD/target/release/kapply}
 work=$(mktemp -d)
 server_pid=
 cleanup() {
