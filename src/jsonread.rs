@@ -12,6 +12,11 @@
 
 use serde_json::{Map, Value};
 
+/// The key serde_json (with its `raw_value` feature, which this crate
+/// enables) reads specially: a map whose first key it is stands for the
+/// JSON text in its value. Readers of our own leave such text to serde_json.
+pub(crate) const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
+
 /// Nesting read here; deeper documents go to serde_json (its limit is 128).
 const DEPTH: usize = 100;
 
@@ -85,7 +90,7 @@ impl<'a> Reader<'a> {
             let key = self.string()?;
             // serde_json (raw_value feature) reads a map whose first key is
             // this token as the JSON text in its value: left to serde_json.
-            if m.is_empty() && key == "$serde_json::private::RawValue" {
+            if m.is_empty() && key == RAW_VALUE_KEY {
                 return None;
             }
             if self.next_byte()? != b':' {

@@ -834,14 +834,19 @@ struct LiveText {
 
 /// A `--live` file's text: compact (see [`yaml::compact`]) when it starts
 /// as JSON (a `{`), and whole, with the name errors give it, when it does
-/// not (or comes from stdin, which cannot be read twice). A file is read a chunk at a time, so the text of
-/// a JSON file is only ever in memory without its white space.
+/// not, or when it cannot be read twice (stdin, a pipe such as
+/// `--live <(kubectl get ...)`): then it is kept whole for the general
+/// reader. A regular file is read a chunk at a time, so the text of a JSON
+/// file is only ever in memory without its white space.
 fn read_live_text(file: &Path) -> Result<LiveText, ManifestError> {
     fn starts_json(b: &[u8]) -> bool {
         let b = b.strip_prefix("\u{feff}".as_bytes()).unwrap_or(b);
         b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
     }
-    if file.as_os_str() == "-" {
+    // A file that is not regular (a pipe, a FIFO) is gone once read, and
+    // says nothing of its size.
+    let regular = file.as_os_str() != "-" && std::fs::metadata(file).is_ok_and(|m| m.is_file());
+    if !regular {
         let (text, name) = read_text(file)?;
         let compact = starts_json(text.as_bytes()).then(|| {
             let mut c = yaml::compact::Compactor::new(text.len());
@@ -859,7 +864,8 @@ fn read_live_text(file: &Path) -> Result<LiveText, ManifestError> {
     };
     let mut f = std::fs::File::open(file).map_err(read_err)?;
     let size = f.metadata().map_or(0, |m| m.len() as usize);
-    let mut chunk = vec![0; (1 << 20).min(size.max(1))];
+    // A regular file may still say 0 (`/proc`): never a tiny chunk.
+    let mut chunk = vec![0; size.clamp(1 << 16, 1 << 20)];
     let mut n = read_full(&mut f, &mut chunk).map_err(read_err)?;
     if !starts_json(&chunk[..n]) {
         chunk.truncate(n);
@@ -1640,9 +1646,53 @@ mod tests {
             "{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"a\",}}]}",
             "{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"a\"}}], \"x\": tru}",
             "{\"kind\": \"List\", \"items\": [{\"metadata\": {\"name\": \"a\\q\"}}]}",
+            // serde_json's raw-value key: it reads the value as JSON text.
+            "{\"$serde_json::private::RawValue\": \"{\\\"apiVersion\\\": \\\"v1\\\", \\\"kind\\\": \\\"ConfigMap\\\", \\\"metadata\\\": {\\\"name\\\": \\\"a\\\", \\\"namespace\\\": \\\"default\\\"}}\"}",
+            "{\"kind\": \"ConfigMap\", \"metadata\": {\"$serde_json::private::RawValue\": \"{\\\"name\\\": \\\"a\\\"}\"}}",
+            // A lone or reversed surrogate escape.
+            "{\"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}, \"data\": {\"k\": \"\\ud83d\"}}",
+            "{\"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}, \"data\": {\"k\": \"\\ude00\\ud83d\"}}",
         ] {
             assert_ne!(live_matches_load(text), Ok(true), "{text}");
         }
+        // A surrogate pair (an emoji as ASCII-only writers escape it) is
+        // read the one-pass way.
+        assert_eq!(
+            live_matches_load(
+                "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\\ud83d\\ude00\", \"namespace\": \"d\"}, \"data\": {\"k\": \"\\uD83D\\uDE00 x\"}}"
+            ),
+            Ok(true)
+        );
+    }
+
+    /// A `--live` pipe (`--live <(kubectl get ...)`) is read once: text the
+    /// one-pass reading leaves to the general reader is not read again from
+    /// the drained pipe.
+    #[cfg(unix)]
+    #[test]
+    fn a_live_pipe_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("live.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        // Taken the general way: a number of over 100 digits.
+        let text = format!(
+            "{{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {{\"name\": \"a\", \"namespace\": \"d\"}}, \"n\": 1{}}}",
+            "0".repeat(120)
+        );
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, text))
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let paths = vec![fifo];
+        // A second open of the pipe would wait for a writer for ever.
+        std::thread::spawn(move || tx.send(read_live(&paths).map(|l| l.index.len())));
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the pipe was opened a second time");
+        writer.join().unwrap().unwrap();
+        assert_eq!(got, Ok(1));
     }
 
     /// Mutated kubectl-like lists: wherever the one-pass reading takes

@@ -5,7 +5,8 @@
 //! and finding each object's place and identity. Each object is parsed
 //! later from that compact text. The walk gives up (`None`) on any text
 //! serde_json would refuse and on the few things it cannot be sure
-//! serde_json reads (surrogate escapes, huge numbers, deep nesting), so
+//! serde_json reads (lone surrogate escapes, huge numbers, deep nesting,
+//! serde_json's raw-value key), so
 //! that whatever it hands on, serde_json reads as it would have read the
 //! whole file.
 
@@ -358,7 +359,11 @@ impl Walk<'_> {
             }
             self.pos += 1;
             self.ws();
-            field(self, string_value(&text[key])?)?;
+            let key = string_value(&text[key])?;
+            if key == crate::jsonread::RAW_VALUE_KEY {
+                return None;
+            }
+            field(self, key)?;
             self.ws();
             match self.peek()? {
                 b',' => {
@@ -456,8 +461,9 @@ impl Walk<'_> {
     }
 
     /// A string (at its opening quote): its range, quotes included. As
-    /// serde_json: no control characters, only JSON's escapes; surrogate
-    /// escapes (which serde_json pairs or refuses) are given up on.
+    /// serde_json: no control characters, only JSON's escapes; a surrogate
+    /// escape only as the first of a pair (what serde_json refuses is given
+    /// up on).
     fn string(&mut self) -> Option<Range<usize>> {
         let start = self.pos;
         self.pos += 1;
@@ -471,13 +477,21 @@ impl Walk<'_> {
                 b'\\' => match self.b.get(self.pos + 1)? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
                     b'u' => {
-                        let hex = self.b.get(self.pos + 2..self.pos + 6)?;
-                        let surrogate = matches!(hex[0], b'd' | b'D')
-                            && matches!(hex[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F');
-                        if surrogate || !hex.iter().all(u8::is_ascii_hexdigit) {
-                            return None;
-                        }
-                        self.pos += 6;
+                        let unit = |at: usize| hex4(self.b.get(at..at + 4)?);
+                        self.pos += match unit(self.pos + 2)? {
+                            // A high surrogate: serde_json pairs it with a
+                            // low one escaped right after, else refuses.
+                            0xD800..=0xDBFF => {
+                                let low = (self.b.get(self.pos + 6..self.pos + 8)? == b"\\u")
+                                    .then(|| unit(self.pos + 8))??;
+                                if !(0xDC00..=0xDFFF).contains(&low) {
+                                    return None;
+                                }
+                                12
+                            }
+                            0xDC00..=0xDFFF => return None,
+                            _ => 6,
+                        };
                     }
                     _ => return None,
                 },
@@ -486,6 +500,13 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// The code unit four hex digits write (`\uXXXX`).
+fn hex4(b: &[u8]) -> Option<u16> {
+    b.iter().try_fold(0u16, |n, &c| {
+        Some(n << 4 | (c as char).to_digit(16)? as u16)
+    })
 }
 
 /// The string a checked JSON string (quotes included) stands for.
@@ -627,6 +648,12 @@ mod tests {
             "{\"a\": tru}",
             "{\"a\": nul}",
             "{\"a\": \"\\ud800\"}",
+            "{\"a\": \"\\udc00\"}",
+            "{\"a\": \"\\ud800\\u0041\"}",
+            "{\"a\": \"\\ud800x\"}",
+            "{\"a\": \"\\ud800\\ud800\"}",
+            "{\"$serde_json::private::RawValue\": \"[1]\"}",
+            "{\"a\": {\"$serde_json::private::RawValue\": \"1\"}}",
             "{\"a\": \"\\x\"}",
             "{\"a\": \"\\u12g4\"}",
             "{\"a\": \"tab\there\"}",
@@ -647,5 +674,9 @@ mod tests {
         assert!(objects(&deep).is_none());
         let fine = format!("{{\"a\": {}{}}}", "[".repeat(90), "]".repeat(90));
         assert!(objects(&fine).is_some());
+        // A surrogate pair, either case, as serde_json pairs it.
+        let pair = "{\"a\": \"x\\ud83d\\ude00y\", \"\\uD83D\\uDE00\": 1}";
+        assert!(objects(pair).is_some());
+        assert!(serde_json::from_str::<serde_json::Value>(pair).is_ok());
     }
 }
