@@ -1902,6 +1902,248 @@ fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
     );
 }
 
+const GADGET_CRD: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.t.kapply.dev
+spec:
+  group: t.kapply.dev
+  scope: Cluster
+  names:
+    plural: gadgets
+    singular: gadget
+    kind: Gadget
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+/// g1 without a namespace, g2 with one written (which a cluster-scoped
+/// object cannot have).
+const GADGETS: &str = "\
+apiVersion: t.kapply.dev/v1
+kind: Gadget
+metadata:
+  name: g1
+spec:
+  size: 3
+---
+apiVersion: t.kapply.dev/v1
+kind: Gadget
+metadata:
+  name: g2
+  namespace: foo
+spec:
+  size: 4
+";
+
+/// The annotation of a Gadget, as kubectl 1.32 writes it for GADGETS:
+/// without the namespace, written or from `-n`.
+fn gadget_annotation(name: &str, size: u32) -> String {
+    annotation(&json!({"apiVersion": "t.kapply.dev/v1", "kind": "Gadget",
+        "metadata": {"annotations": {}, "name": name}, "spec": {"size": size}}))
+}
+
+/// A CRD of a cluster-scoped kind and objects of that kind, with and
+/// without a namespace, in one apply with `-n`: while the kind is not
+/// served the objects are refused by name and only the CRD is reported
+/// created (kubectl 1.32 refuses them as well); once it is served they are
+/// created cluster-scoped, sent without any namespace (kubectl sends none,
+/// body or annotation), and nothing is left to change.
+#[test]
+fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
+    let c = Cluster::start();
+    c.write("m/a-crd.yaml", GADGET_CRD);
+    c.write("m/b-gadgets.yaml", GADGETS);
+
+    let first = c.kapply(&["apply", "-f", "m", "-n", "bar", "--yes"]);
+    assert_eq!(first.code, Some(1), "{first:?}");
+    assert_eq!(
+        first.stdout, "CustomResourceDefinition gadgets.t.kapply.dev created\n",
+        "{first:?}"
+    );
+    for g in ["g1", "g2"] {
+        first.assert_stderr(&format!(
+            "! error      Gadget {g}: Gadget.t.kapply.dev/v1 is not served by the cluster: \
+             apply its CustomResourceDefinition first"
+        ));
+        assert!(c.get("t.kapply.dev/v1", "Gadget", None, g).is_none());
+    }
+
+    // The kind is served now.
+    c.server.clear_requests();
+    let second = c.kapply(&["apply", "-f", "m", "-n", "bar", "--yes"]);
+    assert_eq!(second.code, Some(0), "{second:?}");
+    second.assert_stdout("Gadget g1 created\n");
+    second.assert_stdout("Gadget g2 created\n");
+    let posts: Vec<_> = c
+        .writes()
+        .into_iter()
+        .filter(|w| w.method == "POST" && !w.query.contains_key("dryRun"))
+        .collect();
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    for w in &posts {
+        assert_eq!(w.path, "/apis/t.kapply.dev/v1/gadgets");
+        let body = w.body.as_ref().unwrap();
+        assert!(body["metadata"].get("namespace").is_none(), "{body}");
+    }
+    for (g, size) in [("g1", 3), ("g2", 4)] {
+        let live = c.get("t.kapply.dev/v1", "Gadget", None, g).expect(g);
+        assert!(live["metadata"].get("namespace").is_none(), "{live}");
+        assert_eq!(
+            live["metadata"]["annotations"][LAST_APPLIED],
+            gadget_annotation(g, size)
+        );
+    }
+    for args in [&["diff", "-f", "m", "-n", "bar"][..], &["diff", "-f", "m"]] {
+        let diff = c.kapply(args);
+        assert_eq!(diff.code, Some(0), "{args:?}: {diff:?}");
+    }
+
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    let d = run(&mut k.command(&["diff", "-f", "m", "-n", "bar"]));
+    assert_eq!(d.code, Some(0), "kubectl diff after kapply apply: {d:?}");
+    // kubectl on a cluster of its own: the same refusal, then the same objects.
+    let theirs = Cluster::start();
+    theirs.write("m/a-crd.yaml", GADGET_CRD);
+    theirs.write("m/b-gadgets.yaml", GADGETS);
+    let k = Kubectl::new(k.bin, &theirs.kubeconfig);
+    let first = run(&mut k.command(&["apply", "-f", "m", "-n", "bar"]));
+    assert_eq!(first.code, Some(1), "{first:?}");
+    assert!(
+        theirs
+            .get("t.kapply.dev/v1", "Gadget", None, "g1")
+            .is_none()
+    );
+    k.ok(&["apply", "-f", "m", "-n", "bar"]);
+    for (g, size) in [("g1", 3), ("g2", 4)] {
+        let live = theirs.get("t.kapply.dev/v1", "Gadget", None, g).expect(g);
+        assert_eq!(
+            live["metadata"]["annotations"][LAST_APPLIED],
+            gadget_annotation(g, size)
+        );
+    }
+}
+
+/// `--live` files without managedFields (`kubectl get -o json` hides
+/// them): no kept field is said to be another writer's as if known. The
+/// values the server gives unset fields are server defaults (without
+/// saying when they were written), the rest have an unknown writer, and
+/// the plan JSON, the piped diff and the terminal diff say so alike. With
+/// managedFields the rows are those planned against the cluster.
+#[test]
+fn live_files_without_managed_fields_name_no_writer() {
+    let c = Cluster::start();
+    c.write(
+        "m/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  labels:\n    tier: web\n",
+    );
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // Another writer's label, as `kubectl label` sends it.
+    let (code, _) = c.server.api().request(
+        "PATCH",
+        "/api/v1/namespaces/team?fieldManager=kubectl-label",
+        Some("application/merge-patch+json"),
+        Some(&json!({"metadata": {"labels": {"owner": "me"}}})),
+    );
+    assert_eq!(code, 200);
+    let (code, mut live) = c
+        .server
+        .api()
+        .request("GET", "/api/v1/namespaces/team", None, None);
+    assert_eq!(code, 200, "{live}");
+    assert!(live["metadata"]["managedFields"].is_array(), "{live}");
+    c.write("live-mf.json", &live.to_string());
+    live["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
+    c.write("live.json", &live.to_string());
+
+    let rows = |args: &[&str]| {
+        let out = c.kapply(args);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        json_out(&out)["objects"][0]["fields"].clone()
+    };
+    // With managedFields: what the cluster gives, owners named.
+    let planned = rows(&["plan", "-f", "m", "-o", "json"]);
+    assert_eq!(
+        rows(&["plan", "-f", "m", "--live", "live-mf.json", "-o", "json"]),
+        planned
+    );
+    let default_reason = "live only: defaulted by the server when apply wrote the object (not in \
+                          config or last-applied)";
+    assert_eq!(
+        planned,
+        json!([
+            {"path": "metadata.labels[\"kubernetes.io/metadata.name\"]", "live": "team",
+             "action": "keep", "reason": default_reason, "cause": "server-default"},
+            {"path": "metadata.labels.owner", "live": "me", "action": "keep",
+             "reason": "live only: owned by another writer, kubectl-label (not in config or \
+                        last-applied)",
+             "cause": "other-writer", "owner": "kubectl-label"},
+            {"path": "spec.finalizers", "live": ["kubernetes"], "action": "keep",
+             "reason": default_reason, "cause": "server-default"},
+        ])
+    );
+
+    // Without: no owner, no time of writing.
+    let value_reason = "live only: the value the server gives this field when unset (not in config or last-applied)";
+    let unknown_reason = "live only: writer unknown, the live object carries no managedFields (not \
+                          in config or last-applied; `kubectl get --show-managed-fields -o json` \
+                          shows the owners)";
+    assert_eq!(
+        rows(&["plan", "-f", "m", "--live", "live.json", "-o", "json"]),
+        json!([
+            {"path": "metadata.labels[\"kubernetes.io/metadata.name\"]", "live": "team",
+             "action": "keep", "reason": value_reason, "cause": "server-default"},
+            {"path": "metadata.labels.owner", "live": "me", "action": "keep",
+             "reason": unknown_reason, "cause": "other-writer"},
+            {"path": "spec.finalizers", "live": ["kubernetes"], "action": "keep",
+             "reason": value_reason, "cause": "server-default"},
+        ])
+    );
+    let piped = c.kapply(&["diff", "-f", "m", "--live", "live.json"]);
+    assert_eq!(piped.code, Some(0), "{piped:?}");
+    assert_eq!(
+        piped.stdout,
+        format!(
+            "= Namespace team (unchanged)  m/ns.yaml:1\n\
+             \x20   keep  metadata.labels[\"kubernetes.io/metadata.name\"]  last-applied: - | \
+             live: \"team\" | config: -  ({value_reason})  [server-default]\n\
+             \x20   keep  metadata.labels.owner  last-applied: - | live: \"me\" | config: -  \
+             ({unknown_reason})  [other-writer]\n\
+             \x20   keep  spec.finalizers  last-applied: - | live: [\"kubernetes\"] | config: -  \
+             ({value_reason})  [server-default]\n"
+        )
+    );
+    let cmd = format!("'{KAPPLY}' diff -f m --live live.json --show-kept");
+    if let Some(tty) = on_tty(c.dir.path(), &cmd, true) {
+        assert_eq!(tty.code, Some(0), "{tty:?}");
+        assert_eq!(
+            tty.stdout.replace("\r\n", "\n"),
+            "= Namespace team  unchanged  m/ns.yaml:1\n\
+             \x20 = metadata.labels[\"kubernetes.io/metadata.name\"]  server-default: defaulted by \
+             the server; kept\n\
+             \x20     \"team\" (kept)\n\
+             \x20 = metadata.labels.owner  other-writer: writer unknown, the live object carries \
+             no managedFields (`kubectl get --show-managed-fields -o json` shows the owners); kept\n\
+             \x20     \"me\" (kept)\n\
+             \x20 = spec.finalizers  server-default: defaulted by the server; kept\n\
+             \x20     [\"kubernetes\"] (kept)\n"
+        );
+    }
+}
+
 /// Control characters from manifests (values, annotations, labels) and from
 /// the server's messages never reach the terminal raw: `diff`, `plan` and
 /// `apply` print them escaped (`\u{9b}`), JSON as `\u009b`.
