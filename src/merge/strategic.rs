@@ -21,6 +21,9 @@ struct Opts {
     ignore_deletions: bool,
     ignore_changes: bool,
     retain_keys: bool,
+    /// Lists merged by key always take the general path (sorting by
+    /// printed key), never [`diff_keyed_short`]: the tests compare both.
+    general_lists: bool,
 }
 
 /// Compute the patch. `original` is last-applied (empty when absent),
@@ -31,6 +34,17 @@ pub fn three_way(
     current: &Map<String, Value>,
     schema: Option<Schema<'_>>,
 ) -> Result<Map<String, Value>, MergeError> {
+    three_way_with(original, modified, current, schema, false)
+}
+
+/// [`three_way`]; `general_lists`: see [`Opts`].
+fn three_way_with(
+    original: &Map<String, Value>,
+    modified: &Map<String, Value>,
+    current: &Map<String, Value>,
+    schema: Option<Schema<'_>>,
+    general_lists: bool,
+) -> Result<Map<String, Value>, MergeError> {
     let delta = diff_maps(
         &Loc::ROOT,
         current,
@@ -38,6 +52,7 @@ pub fn three_way(
         schema,
         Opts {
             ignore_deletions: true,
+            general_lists,
             ..Opts::default()
         },
     )?;
@@ -48,6 +63,7 @@ pub fn three_way(
         schema,
         Opts {
             ignore_changes: true,
+            general_lists,
             ..Opts::default()
         },
     )?;
@@ -146,11 +162,15 @@ fn diff_maps(
             retain.push(Value::String(key.clone()));
         }
         let mut found = None;
-        while let Some((ok, ov)) = originals.next_if(|(ok, _)| *ok <= key) {
-            if ok == key {
-                found = Some(ov);
-            } else {
-                only_original(ok, ov, &mut patch);
+        while let Some(&(ok, ov)) = originals.peek() {
+            match key_cmp(ok, key) {
+                Ordering::Less => only_original(ok, ov, &mut patch),
+                Ordering::Equal => found = Some(ov),
+                Ordering::Greater => break,
+            }
+            originals.next();
+            if found.is_some() {
+                break;
             }
         }
         let Some(ov) = found else {
@@ -217,6 +237,16 @@ fn diff_maps(
         patch.insert(RETAIN_KEYS.into(), Value::Array(retain));
     }
     Ok(patch)
+}
+
+/// Map keys in order, as `str::cmp`, deciding most pairs by their first
+/// byte: the paired walks compare keys at every step, and keys of one
+/// object mostly differ there (a full compare is a call to memcmp).
+fn key_cmp(a: &str, b: &str) -> Ordering {
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
 }
 
 fn sort_scalars(v: &mut [Value]) {
@@ -311,6 +341,12 @@ fn diff_lists(
             return Ok((vec![], vec![], vec![]));
         }
         return Ok((modified.to_vec(), vec![], vec![]));
+    }
+    if !merge_key.is_empty()
+        && !opts.general_lists
+        && let Some(out) = diff_keyed_short(path, original, modified, items, merge_key, opts)
+    {
+        return out;
     }
     let kind = element_kind(path, &[original, modified])?;
     if kind == Some(5) {
@@ -442,6 +478,130 @@ fn diff_lists_of_maps(
         }
     }
     Ok((patch, deletes))
+}
+
+/// Lists merged by key up to this long may take [`diff_keyed_short`].
+const SHORT_LIST: usize = 8;
+
+/// The merge keys of a short list of maps, in list order, each with its map.
+struct ShortKeys<'v> {
+    keys: [Option<(&'v Map<String, Value>, &'v Value)>; SHORT_LIST],
+    len: usize,
+}
+
+impl<'v> ShortKeys<'v> {
+    /// `None` unless every element is a map with `merge_key`, every key is
+    /// of the kind `kind` settles on (all strings or all numbers, across
+    /// both lists) and no two keys of the list are equal.
+    fn of(list: &'v [Value], merge_key: &str, kind: &mut Option<u8>) -> Option<ShortKeys<'v>> {
+        if list.len() > SHORT_LIST {
+            return None;
+        }
+        let mut out = ShortKeys {
+            keys: [None; SHORT_LIST],
+            len: 0,
+        };
+        for v in list {
+            let m = v.as_object()?;
+            let k = m.get(merge_key)?;
+            let t = type_tag(k);
+            if !matches!(t, 2 | 3) || kind.is_some_and(|kind| kind != t) {
+                return None;
+            }
+            *kind = Some(t);
+            if out.iter().any(|(_, seen)| deep_eq(seen, k)) {
+                return None;
+            }
+            out.keys[out.len] = Some((m, k));
+            out.len += 1;
+        }
+        Some(out)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&'v Map<String, Value>, &'v Value)> + '_ {
+        self.keys[..self.len].iter().flatten().copied()
+    }
+}
+
+/// [`diff_lists`] of two short lists of maps whose merge keys are all
+/// strings or all numbers, none twice in a list: what the general path
+/// gives, without printing every key and sorting both lists by it. Keys of
+/// one kind are equal when Go prints them the same (`%v` of a float64 is
+/// its shortest exact form), so elements pair by comparing keys. `None`
+/// leaves the list to the general path: other lists, and any error (which
+/// the general path finds in its own order).
+fn diff_keyed_short(
+    path: &Loc<'_>,
+    original: &[Value],
+    modified: &[Value],
+    items: Option<Schema<'_>>,
+    merge_key: &str,
+    opts: Opts,
+) -> Option<Result<Lists, MergeError>> {
+    let mut kind = None;
+    let os = ShortKeys::of(original, merge_key, &mut kind)?;
+    let ms = ShortKeys::of(modified, merge_key, &mut kind)?;
+    let mut matched = [false; SHORT_LIST];
+    let mut patch_list = vec![];
+    for (mm, key) in ms.iter() {
+        match os.iter().position(|(_, ok)| deep_eq(ok, key)) {
+            Some(i) => {
+                matched[i] = true;
+                let (om, _) = os.keys[i]?;
+                let mut p = diff_maps(path, om, mm, items, opts).ok()?;
+                if !p.is_empty() {
+                    p.insert(merge_key.into(), key.clone());
+                    patch_list.push(Value::Object(p));
+                }
+            }
+            None if !opts.ignore_changes => patch_list.push(Value::Object(mm.clone())),
+            None => {}
+        }
+    }
+    // As normalize_order: already in the config's order, delete directives
+    // last.
+    if patch_list.iter().any(is_delete_directive) {
+        let (keep, del): (Vec<Value>, Vec<Value>) = patch_list
+            .into_iter()
+            .partition(|v| !is_delete_directive(v));
+        patch_list = keep;
+        patch_list.extend(del);
+    }
+    if !opts.ignore_deletions {
+        // Deleted in the order of their printed keys, as the general path
+        // walks them.
+        let mut gone: Vec<&Value> = os
+            .iter()
+            .zip(matched)
+            .filter(|(_, m)| !m)
+            .map(|((_, k), _)| k)
+            .collect();
+        if gone.len() > 1 {
+            gone.sort_by_cached_key(|k| crate::gocompat::sprint_cow(k));
+        }
+        for k in gone {
+            let mut d = Map::new();
+            d.insert(PATCH.into(), Value::String("delete".into()));
+            d.insert(merge_key.into(), k.clone());
+            patch_list.push(Value::Object(d));
+        }
+    }
+    let order_same = os.len == ms.len
+        && os
+            .iter()
+            .zip(ms.iter())
+            .all(|((_, a), (_, b))| deep_eq(a, b));
+    let mut order = vec![];
+    if (!opts.ignore_changes && (!patch_list.is_empty() || !order_same))
+        || (!opts.ignore_deletions && !patch_list.is_empty())
+    {
+        for (_, k) in ms.iter() {
+            let mut e = Map::new();
+            e.insert(merge_key.into(), k.clone());
+            order.push(Value::Object(e));
+        }
+    }
+    Some(Ok((patch_list, vec![], order)))
 }
 
 fn diff_lists_of_scalars(
@@ -822,6 +982,178 @@ mod tests {
         let mut v = vec![json!(8080), json!(80), json!(443), json!(9)];
         sort_scalars(&mut v);
         assert_eq!(v, vec![json!(443), json!(80), json!(8080), json!(9)]);
+    }
+
+    use proptest::prelude::*;
+
+    /// A merge key as configs hold them: strings (`mode` 0), numbers (1),
+    /// or any kind, some equal when printed ("80" and 80) or no key kind at
+    /// all (2).
+    fn key(mode: u8) -> BoxedStrategy<Value> {
+        let strings =
+            prop::sample::select(vec!["a", "b", "c", "d", "e", "80"]).prop_map(|s| json!(s));
+        let numbers = prop::sample::select(vec![80, 81, 443, 8080]).prop_map(|n| json!(n));
+        match mode {
+            0 => strings.boxed(),
+            1 => prop_oneof![8 => numbers, 1 => Just(json!(80.0))].boxed(),
+            _ => prop_oneof![
+                4 => strings,
+                4 => numbers,
+                1 => Just(json!(80.0)),
+                1 => Just(json!(null)),
+                1 => Just(json!(true)),
+            ]
+            .boxed(),
+        }
+    }
+
+    /// A list element: a map with (usually) its merge key under `merge_key`,
+    /// a field or two, now and then a `$patch` directive; rarely no map.
+    fn element(merge_key: &'static str, mode: u8) -> impl Strategy<Value = Value> {
+        let map = (
+            prop::option::weighted(0.97, key(mode)),
+            prop::option::of(prop::sample::select(vec!["x", "y"])),
+            prop::option::of(prop::sample::select(vec!["TCP", "UDP"])),
+            prop::option::weighted(
+                0.1,
+                prop::sample::select(vec!["delete", "delete", "replace"]),
+            ),
+        )
+            .prop_map(move |(k, image, proto, patch)| {
+                let mut m = Map::new();
+                if let Some(k) = k {
+                    m.insert(merge_key.into(), k);
+                }
+                if let Some(i) = image {
+                    m.insert("image".into(), json!(i));
+                }
+                if let Some(p) = proto {
+                    m.insert("protocol".into(), json!(p));
+                }
+                if let Some(p) = patch {
+                    m.insert(PATCH.into(), json!(p));
+                }
+                Value::Object(m)
+            });
+        prop_oneof![
+            200 => map,
+            1 => Just(json!("loose")),
+            1 => Just(json!([1])),
+        ]
+    }
+
+    /// Up to 10 elements (longer than the short path takes), their keys
+    /// of one kind mostly.
+    fn list(merge_key: &'static str) -> impl Strategy<Value = Vec<Value>> {
+        prop_oneof![6 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8)]
+            .prop_flat_map(move |mode| prop::collection::vec(element(merge_key, mode), 0..11))
+    }
+
+    /// One side of a three-way diff: a Deployment whose containers (merged
+    /// by name) hold ports (merged by containerPort).
+    fn side() -> impl Strategy<Value = Map<String, Value>> {
+        (
+            prop::option::weighted(0.9, list("name")),
+            prop::option::weighted(0.3, list("containerPort")),
+            prop::option::weighted(0.3, list("name")),
+        )
+            .prop_map(|(containers, ports, env)| {
+                let mut containers = containers.map(Value::Array);
+                // The ports and env of every container named "a" (or the
+                // first) stand in for nested lists.
+                if let Some(Value::Array(cs)) = &mut containers {
+                    for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                        if let Some(p) = &ports {
+                            c.insert("ports".into(), Value::Array(p.clone()));
+                        }
+                        if let Some(e) = &env {
+                            c.insert("env".into(), Value::Array(e.clone()));
+                        }
+                    }
+                }
+                let mut spec = Map::new();
+                if let Some(c) = containers {
+                    spec.insert("containers".into(), c);
+                }
+                let obj = json!({"spec": {"template": {"spec": spec}}});
+                match obj {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// The short path for lists merged by key gives what the general
+        /// path gives (patch or error), on lists short and long, keys of
+        /// every kind, repeated, missing, and elements that are no maps.
+        #[test]
+        fn short_keyed_lists_agree_with_the_general_path(
+            original in side(),
+            modified in side(),
+            current in side(),
+        ) {
+            let schema = crate::patchmeta::PatchMeta::builtin().root("apps/v1", "Deployment");
+            let fast = three_way_with(&original, &modified, &current, schema, false);
+            let general = three_way_with(&original, &modified, &current, schema, true);
+            prop_assert_eq!(fast, general);
+        }
+
+        /// The same with current and original derived from modified (most
+        /// elements shared), as real objects are.
+        #[test]
+        fn short_keyed_lists_agree_on_near_copies(
+            modified in side(),
+            drop_o in prop::collection::vec(any::<bool>(), 11),
+            drop_c in prop::collection::vec(any::<bool>(), 11),
+            rev in any::<bool>(),
+            extra in list("name"),
+        ) {
+            let derive = |drop: &[bool], more: usize| -> Map<String, Value> {
+                let mut m = modified.clone();
+                if let Some(Value::Array(cs)) = m
+                    .get_mut("spec")
+                    .and_then(|s| s.pointer_mut("/template/spec/containers"))
+                {
+                    let mut i = 0;
+                    cs.retain(|_| {
+                        i += 1;
+                        !drop[i - 1]
+                    });
+                    if rev {
+                        cs.reverse();
+                    }
+                    cs.extend(extra.iter().take(more).cloned());
+                }
+                m
+            };
+            let (original, current) = (derive(&drop_o, 1), derive(&drop_c, 2));
+            let schema = crate::patchmeta::PatchMeta::builtin().root("apps/v1", "Deployment");
+            let fast = three_way_with(&original, &modified, &current, schema, false);
+            let general = three_way_with(&original, &modified, &current, schema, true);
+            prop_assert_eq!(fast, general);
+        }
+    }
+
+    #[test]
+    fn key_order_is_str_order() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "$patch",
+            "image",
+            "imagePullPolicy",
+            "é",
+            "z",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
