@@ -248,22 +248,25 @@ impl Manifest {
     /// built in nor defined by a loaded CRD are loaded as namespaced, and
     /// were checked against `-n` as such).
     /// `default_ns` is what an object without a namespace gets: `-n`, else
-    /// the context's namespace. A namespace written in the file stays in the
-    /// object either way, as kubectl leaves it.
+    /// the context's namespace. A cluster-scoped object loses its
+    /// namespace, filled in by the load or written in the file: kubectl 1.32
+    /// sends neither the body nor the annotation with it (the server would
+    /// drop it, and a kept one would show as drift on every plan).
     pub fn set_scope(&mut self, namespaced: bool, default_ns: &str) {
         if namespaced {
             if self.id.namespace.is_none() {
                 self.id.namespace = Some(default_ns.to_string());
                 self.update_object(|o| set_namespace(o, default_ns));
             }
-        } else if self.id.namespace.take().is_some() && !self.lines.namespace_written {
-            // The namespace was filled in by the load, not written.
-            self.update_object(|o| {
-                if let Some(md) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-                    md.remove("namespace");
-                }
-            });
+        } else if self.id.namespace.take().is_some() {
+            self.update_object(drop_namespace);
         }
+    }
+}
+
+fn drop_namespace(object: &mut Value) {
+    if let Some(md) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        md.remove("namespace");
     }
 }
 
@@ -1556,6 +1559,9 @@ fn to_manifest(
             .unwrap_or_else(|| opts.default_namespace.clone());
         set_namespace(&mut object, &ns);
         id.namespace = Some(ns);
+    } else if namespace_written {
+        // As kubectl: a cluster-scoped object is sent without one.
+        drop_namespace(&mut object);
     }
     let lines = FieldLines {
         origin: Some((text, index)),
@@ -1824,6 +1830,35 @@ mod tests {
         );
         l.manifests[0].set_scope(true, "other");
         assert_eq!(l.manifests[0].object()["metadata"]["namespace"], "other");
+    }
+
+    /// A namespace written on a cluster-scoped object is not sent, as
+    /// kubectl 1.32 sends none (body and annotation): known at load for a
+    /// built-in kind, when the cluster says so for a custom one.
+    #[test]
+    fn written_namespace_of_a_cluster_scoped_object_is_dropped() {
+        let text = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  \
+                    name: r\n  namespace: foo\n---\napiVersion: example.com/v1\nkind: Gadget\n\
+                    metadata:\n  name: g\n  namespace: foo\n";
+        let opts = LoadOptions {
+            default_namespace: "ctx".into(),
+            ..Default::default()
+        };
+        let mut l = load_text(text, &opts);
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        assert_eq!(l.manifests[0].id.namespace, None);
+        assert_eq!(
+            l.manifests[0].object()["metadata"],
+            serde_json::json!({"name": "r"})
+        );
+        // Unknown scope: taken as namespaced, in the namespace written.
+        assert_eq!(l.manifests[1].id.namespace.as_deref(), Some("foo"));
+        l.manifests[1].set_scope(false, "ctx");
+        assert_eq!(l.manifests[1].id.namespace, None);
+        assert_eq!(
+            l.manifests[1].object()["metadata"],
+            serde_json::json!({"name": "g"})
+        );
     }
 
     #[test]

@@ -1902,6 +1902,137 @@ fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
     );
 }
 
+const GADGET_CRD: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.t.kapply.dev
+spec:
+  group: t.kapply.dev
+  scope: Cluster
+  names:
+    plural: gadgets
+    singular: gadget
+    kind: Gadget
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+/// g1 without a namespace, g2 with one written (which a cluster-scoped
+/// object cannot have).
+const GADGETS: &str = "\
+apiVersion: t.kapply.dev/v1
+kind: Gadget
+metadata:
+  name: g1
+spec:
+  size: 3
+---
+apiVersion: t.kapply.dev/v1
+kind: Gadget
+metadata:
+  name: g2
+  namespace: foo
+spec:
+  size: 4
+";
+
+/// The annotation of a Gadget, as kubectl 1.32 writes it for GADGETS:
+/// without the namespace, written or from `-n`.
+fn gadget_annotation(name: &str, size: u32) -> String {
+    annotation(&json!({"apiVersion": "t.kapply.dev/v1", "kind": "Gadget",
+        "metadata": {"annotations": {}, "name": name}, "spec": {"size": size}}))
+}
+
+/// A CRD of a cluster-scoped kind and objects of that kind, with and
+/// without a namespace, in one apply with `-n`: while the kind is not
+/// served the objects are refused by name and only the CRD is reported
+/// created (kubectl 1.32 refuses them as well); once it is served they are
+/// created cluster-scoped, sent without any namespace (kubectl sends none,
+/// body or annotation), and nothing is left to change.
+#[test]
+fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
+    let c = Cluster::start();
+    c.write("m/a-crd.yaml", GADGET_CRD);
+    c.write("m/b-gadgets.yaml", GADGETS);
+
+    let first = c.kapply(&["apply", "-f", "m", "-n", "bar", "--yes"]);
+    assert_eq!(first.code, Some(1), "{first:?}");
+    assert_eq!(
+        first.stdout, "CustomResourceDefinition gadgets.t.kapply.dev created\n",
+        "{first:?}"
+    );
+    for g in ["g1", "g2"] {
+        first.assert_stderr(&format!(
+            "! error      Gadget {g}: Gadget.t.kapply.dev/v1 is not served by the cluster: \
+             apply its CustomResourceDefinition first"
+        ));
+        assert!(c.get("t.kapply.dev/v1", "Gadget", None, g).is_none());
+    }
+
+    // The kind is served now.
+    c.server.clear_requests();
+    let second = c.kapply(&["apply", "-f", "m", "-n", "bar", "--yes"]);
+    assert_eq!(second.code, Some(0), "{second:?}");
+    second.assert_stdout("Gadget g1 created\n");
+    second.assert_stdout("Gadget g2 created\n");
+    let posts: Vec<_> = c
+        .writes()
+        .into_iter()
+        .filter(|w| w.method == "POST" && !w.query.contains_key("dryRun"))
+        .collect();
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    for w in &posts {
+        assert_eq!(w.path, "/apis/t.kapply.dev/v1/gadgets");
+        let body = w.body.as_ref().unwrap();
+        assert!(body["metadata"].get("namespace").is_none(), "{body}");
+    }
+    for (g, size) in [("g1", 3), ("g2", 4)] {
+        let live = c.get("t.kapply.dev/v1", "Gadget", None, g).expect(g);
+        assert!(live["metadata"].get("namespace").is_none(), "{live}");
+        assert_eq!(
+            live["metadata"]["annotations"][LAST_APPLIED],
+            gadget_annotation(g, size)
+        );
+    }
+    for args in [&["diff", "-f", "m", "-n", "bar"][..], &["diff", "-f", "m"]] {
+        let diff = c.kapply(args);
+        assert_eq!(diff.code, Some(0), "{args:?}: {diff:?}");
+    }
+
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    let d = run(&mut k.command(&["diff", "-f", "m", "-n", "bar"]));
+    assert_eq!(d.code, Some(0), "kubectl diff after kapply apply: {d:?}");
+    // kubectl on a cluster of its own: the same refusal, then the same objects.
+    let theirs = Cluster::start();
+    theirs.write("m/a-crd.yaml", GADGET_CRD);
+    theirs.write("m/b-gadgets.yaml", GADGETS);
+    let k = Kubectl::new(k.bin, &theirs.kubeconfig);
+    let first = run(&mut k.command(&["apply", "-f", "m", "-n", "bar"]));
+    assert_eq!(first.code, Some(1), "{first:?}");
+    assert!(
+        theirs
+            .get("t.kapply.dev/v1", "Gadget", None, "g1")
+            .is_none()
+    );
+    k.ok(&["apply", "-f", "m", "-n", "bar"]);
+    for (g, size) in [("g1", 3), ("g2", 4)] {
+        let live = theirs.get("t.kapply.dev/v1", "Gadget", None, g).expect(g);
+        assert_eq!(
+            live["metadata"]["annotations"][LAST_APPLIED],
+            gadget_annotation(g, size)
+        );
+    }
+}
+
 /// Control characters from manifests (values, annotations, labels) and from
 /// the server's messages never reach the terminal raw: `diff`, `plan` and
 /// `apply` print them escaped (`\u{9b}`), JSON as `\u009b`.
