@@ -661,25 +661,92 @@ mod tests {
         }
     }
 
+    /// The text of a list element's key value, for values of every kind:
+    /// strings bare (nothing escaped), other scalars and whole elements
+    /// (lists without a merge key, several keys) as compact JSON with
+    /// sorted keys.
     #[test]
-    fn element_value_is_what_push_element_value_appends() {
-        for v in [
-            json!("nginx"),
-            json!(""),
-            json!("a b\"c"),
-            json!(80),
-            json!(-1.5),
-            json!(true),
-            json!(null),
-        ] {
-            let mut pushed = String::from("x[k=");
-            push_element_value(&mut pushed, &v);
-            assert_eq!(format!("x[k={}", element_value(&v)), pushed);
-            let text = element_value(&v);
-            assert_eq!(element("x", "k", &v), format!("x[k={text}]"));
-            assert!(element_matches(&json!({"k": v}), "k", &text), "{v}");
+    fn element_value_writes_each_kind_of_value() {
+        let cases = [
+            (json!("nginx"), "nginx"),
+            (json!(""), ""),
+            (json!("a b\"c"), "a b\"c"),
+            (json!("back\\slash\ttab\nline"), "back\\slash\ttab\nline"),
+            (json!("ünï/cødé=x"), "ünï/cødé=x"),
+            (json!("80"), "80"),
+            (json!(80), "80"),
+            (json!(0), "0"),
+            (json!(-1.5), "-1.5"),
+            (json!(2.0), "2.0"),
+            (json!(1e21), "1e+21"),
+            (json!(u64::MAX), "18446744073709551615"),
+            (json!(i64::MIN), "-9223372036854775808"),
+            (json!(true), "true"),
+            (json!(false), "false"),
+            (json!(null), "null"),
+            (
+                json!({"protocol": "TCP", "containerPort": 80}),
+                r#"{"containerPort":80,"protocol":"TCP"}"#,
+            ),
+            (
+                json!({"name": "a\"b", "ports": [1, {"x": null}]}),
+                r#"{"name":"a\"b","ports":[1,{"x":null}]}"#,
+            ),
+            (json!(["a", 1, true]), r#"["a",1,true]"#),
+            (json!({}), "{}"),
+        ];
+        for (v, want) in &cases {
+            assert_eq!(element_value(v), *want, "{v}");
+            // Appended after what is there, nothing else touched.
+            let mut out = String::from("spec.ports[port=");
+            push_element_value(&mut out, v);
+            assert_eq!(out, format!("spec.ports[port={want}"), "{v}");
         }
-        assert_eq!(element_value(&json!("nginx")), "nginx");
-        assert_eq!(element_value(&json!(80)), "80");
+        assert_eq!(
+            element("spec.containers", "name", &json!("nginx")),
+            "spec.containers[name=nginx]"
+        );
+        assert_eq!(
+            element("spec.ports", "containerPort", &json!(8080)),
+            "spec.ports[containerPort=8080]"
+        );
+        assert_eq!(
+            element("spec.env", "name", &json!("A \"B\"")),
+            "spec.env[name=A \"B\"]"
+        );
+    }
+
+    /// A path's element text names the element whose key is written so,
+    /// and no other: a prefix, an extension or another type's text does not.
+    #[test]
+    fn element_matches_the_written_value_only() {
+        let el = |v: Value| json!({"k": v, "other": 1});
+        assert!(element_matches(&el(json!("nginx")), "k", "nginx"));
+        assert!(element_matches(&el(json!("a b\"c")), "k", "a b\"c"));
+        assert!(element_matches(&el(json!(80)), "k", "80"));
+        assert!(element_matches(&el(json!(-1.5)), "k", "-1.5"));
+        assert!(element_matches(&el(json!(true)), "k", "true"));
+        assert!(element_matches(&el(json!(null)), "k", "null"));
+        assert!(element_matches(
+            &el(json!({"b": 2, "a": "x"})),
+            "k",
+            r#"{"a":"x","b":2}"#
+        ));
+        for (v, not) in [
+            (json!(80), "8"),
+            (json!(80), "800"),
+            (json!(80), "80 "),
+            (json!(80), ""),
+            (json!(-1.5), "-1.50"),
+            (json!(true), "True"),
+            (json!("nginx"), "ngin"),
+            (json!("nginx"), "\"nginx\""),
+            (json!({"a": 1}), r#"{"a": 1}"#),
+        ] {
+            assert!(!element_matches(&el(v.clone()), "k", not), "{v} vs {not:?}");
+        }
+        // The key missing, or another key.
+        assert!(!element_matches(&json!({"other": 80}), "k", "80"));
+        assert!(!element_matches(&el(json!(80)), "other", "80"));
     }
 }
