@@ -2033,6 +2033,117 @@ fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
     }
 }
 
+/// `--live` files without managedFields (`kubectl get -o json` hides
+/// them): no kept field is said to be another writer's as if known. The
+/// values the server gives unset fields are server defaults (without
+/// saying when they were written), the rest have an unknown writer, and
+/// the plan JSON, the piped diff and the terminal diff say so alike. With
+/// managedFields the rows are those planned against the cluster.
+#[test]
+fn live_files_without_managed_fields_name_no_writer() {
+    let c = Cluster::start();
+    c.write(
+        "m/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  labels:\n    tier: web\n",
+    );
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // Another writer's label, as `kubectl label` sends it.
+    let (code, _) = c.server.api().request(
+        "PATCH",
+        "/api/v1/namespaces/team?fieldManager=kubectl-label",
+        Some("application/merge-patch+json"),
+        Some(&json!({"metadata": {"labels": {"owner": "me"}}})),
+    );
+    assert_eq!(code, 200);
+    let (code, mut live) = c
+        .server
+        .api()
+        .request("GET", "/api/v1/namespaces/team", None, None);
+    assert_eq!(code, 200, "{live}");
+    assert!(live["metadata"]["managedFields"].is_array(), "{live}");
+    c.write("live-mf.json", &live.to_string());
+    live["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
+    c.write("live.json", &live.to_string());
+
+    let rows = |args: &[&str]| {
+        let out = c.kapply(args);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        json_out(&out)["objects"][0]["fields"].clone()
+    };
+    // With managedFields: what the cluster gives, owners named.
+    let planned = rows(&["plan", "-f", "m", "-o", "json"]);
+    assert_eq!(
+        rows(&["plan", "-f", "m", "--live", "live-mf.json", "-o", "json"]),
+        planned
+    );
+    let default_reason = "live only: defaulted by the server when apply wrote the object (not in \
+                          config or last-applied)";
+    assert_eq!(
+        planned,
+        json!([
+            {"path": "metadata.labels[\"kubernetes.io/metadata.name\"]", "live": "team",
+             "action": "keep", "reason": default_reason, "cause": "server-default"},
+            {"path": "metadata.labels.owner", "live": "me", "action": "keep",
+             "reason": "live only: owned by another writer, kubectl-label (not in config or \
+                        last-applied)",
+             "cause": "other-writer", "owner": "kubectl-label"},
+            {"path": "spec.finalizers", "live": ["kubernetes"], "action": "keep",
+             "reason": default_reason, "cause": "server-default"},
+        ])
+    );
+
+    // Without: no owner, no time of writing.
+    let value_reason = "live only: the value the server gives this field when unset (not in config or last-applied)";
+    let unknown_reason = "live only: writer unknown, the live object carries no managedFields (not \
+                          in config or last-applied; `kubectl get --show-managed-fields -o json` \
+                          shows the owners)";
+    assert_eq!(
+        rows(&["plan", "-f", "m", "--live", "live.json", "-o", "json"]),
+        json!([
+            {"path": "metadata.labels[\"kubernetes.io/metadata.name\"]", "live": "team",
+             "action": "keep", "reason": value_reason, "cause": "server-default"},
+            {"path": "metadata.labels.owner", "live": "me", "action": "keep",
+             "reason": unknown_reason, "cause": "other-writer"},
+            {"path": "spec.finalizers", "live": ["kubernetes"], "action": "keep",
+             "reason": value_reason, "cause": "server-default"},
+        ])
+    );
+    let piped = c.kapply(&["diff", "-f", "m", "--live", "live.json"]);
+    assert_eq!(piped.code, Some(0), "{piped:?}");
+    assert_eq!(
+        piped.stdout,
+        format!(
+            "= Namespace team (unchanged)  m/ns.yaml:1\n\
+             \x20   keep  metadata.labels[\"kubernetes.io/metadata.name\"]  last-applied: - | \
+             live: \"team\" | config: -  ({value_reason})  [server-default]\n\
+             \x20   keep  metadata.labels.owner  last-applied: - | live: \"me\" | config: -  \
+             ({unknown_reason})  [other-writer]\n\
+             \x20   keep  spec.finalizers  last-applied: - | live: [\"kubernetes\"] | config: -  \
+             ({value_reason})  [server-default]\n"
+        )
+    );
+    let cmd = format!("'{KAPPLY}' diff -f m --live live.json --show-kept");
+    if let Some(tty) = on_tty(c.dir.path(), &cmd, true) {
+        assert_eq!(tty.code, Some(0), "{tty:?}");
+        assert_eq!(
+            tty.stdout.replace("\r\n", "\n"),
+            "= Namespace team  unchanged  m/ns.yaml:1\n\
+             \x20 = metadata.labels[\"kubernetes.io/metadata.name\"]  server-default: defaulted by \
+             the server; kept\n\
+             \x20     \"team\" (kept)\n\
+             \x20 = metadata.labels.owner  other-writer: writer unknown, the live object carries \
+             no managedFields (`kubectl get --show-managed-fields -o json` shows the owners); kept\n\
+             \x20     \"me\" (kept)\n\
+             \x20 = spec.finalizers  server-default: defaulted by the server; kept\n\
+             \x20     [\"kubernetes\"] (kept)\n"
+        );
+    }
+}
+
 /// Control characters from manifests (values, annotations, labels) and from
 /// the server's messages never reach the terminal raw: `diff`, `plan` and
 /// `apply` print them escaped (`\u{9b}`), JSON as `\u009b`.

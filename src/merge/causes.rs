@@ -36,13 +36,22 @@ pub(crate) fn classify_with(
     static ANNOTATION: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| path::key("metadata.annotations", LAST_APPLIED));
     let annotation = ANNOTATION.as_str();
-    // Kept rows apply's manager alone wrote: their cause waits for the
-    // server defaults, decided for all of them at once.
+    // Kept rows apply's manager alone wrote (without managedFields, every
+    // kept row): their cause waits for the server defaults, decided for
+    // all of them at once.
     let mut alone = Vec::with_capacity(fields.len());
+    // Whether the live object carries no managedFields (asked at the first
+    // kept row).
+    let mut unowned = None;
     for (i, f) in fields.iter_mut().enumerate() {
         f.owner = None;
         f.changed_at = None;
         if f.action == FieldAction::Keep {
+            if *unowned.get_or_insert_with(|| no_managed_fields(owners.live())) {
+                // No writer to name: the server-default check alone decides.
+                alone.push(i);
+                continue;
+            }
             let of = owners.get().of(&f.path);
             let owned = of.len() > 0;
             let mut others = of.filter(|m| !is_apply_manager(m)).peekable();
@@ -96,14 +105,34 @@ pub(crate) fn classify_with(
         }
     }
     let defaulted = server_defaulted(fields, &alone, owners.live());
+    let unowned = unowned == Some(true);
     for (&i, defaulted) in alone.iter().zip(defaulted) {
         let f = &mut fields[i];
-        if defaulted {
-            f.cause = Cause::ServerDefault;
-        } else {
-            f.cause = Cause::OtherWriter;
-            f.reason = Reason::Released;
+        match (defaulted, unowned) {
+            (true, false) => f.cause = Cause::ServerDefault,
+            (false, false) => {
+                f.cause = Cause::OtherWriter;
+                f.reason = Reason::Released;
+            }
+            (true, true) => {
+                f.cause = Cause::ServerDefault;
+                f.reason = Reason::DefaultValue;
+            }
+            (false, true) => {
+                f.cause = Cause::OtherWriter;
+                f.reason = Reason::UnknownWriter;
+            }
         }
+    }
+}
+
+/// Whether `live` carries no managedFields at all (`kubectl get -o json`
+/// hides them): then no field's writer is known.
+fn no_managed_fields(live: &Value) -> bool {
+    match live.get("metadata").and_then(|m| m.get("managedFields")) {
+        None | Some(Value::Null) => true,
+        Some(Value::Array(entries)) => entries.is_empty(),
+        Some(_) => false,
     }
 }
 
@@ -531,6 +560,95 @@ mod tests {
         assert!(
             defaulted > 1000 && not > 1000,
             "{defaulted} defaulted, {not} not"
+        );
+    }
+
+    /// Kept rows of a Namespace, as `kubectl get -o json` gives it (no
+    /// managedFields) and with managedFields: without, the server-default
+    /// check decides and no writer is named; with, the owners decide as
+    /// before (the plan names them in the reasons).
+    #[test]
+    fn kept_rows_without_managed_fields_name_no_writer() {
+        let kept = |p: &str, live: Value| FieldChange {
+            path: p.into(),
+            config: None,
+            live: Some(live),
+            last_applied: None,
+            action: FieldAction::Keep,
+            reason: Reason::LiveOnly,
+            cause: Cause::default(),
+            owner: None,
+            changed_at: None,
+            hazards: vec![],
+        };
+        let rows = || {
+            vec![
+                kept(
+                    "metadata.labels[\"kubernetes.io/metadata.name\"]",
+                    json!("team"),
+                ),
+                kept("metadata.labels.owner", json!("me")),
+                kept("spec.finalizers", json!(["kubernetes"])),
+            ]
+        };
+        let live = |managed: Option<Value>| {
+            let mut l = json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "team",
+                    "labels": {"kubernetes.io/metadata.name": "team", "owner": "me"}},
+                "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+            if let Some(m) = managed {
+                l["metadata"]["managedFields"] = m;
+            }
+            l
+        };
+        let la = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
+        let summary = |fields: &[FieldChange]| {
+            fields
+                .iter()
+                .map(|f| (f.cause, f.reason.clone(), f.owner.clone()))
+                .collect::<Vec<_>>()
+        };
+        for managed in [None, Some(json!(null)), Some(json!([]))] {
+            let mut fields = rows();
+            classify(&mut fields, &live(managed.clone()), Some(&la));
+            assert_eq!(
+                summary(&fields),
+                [
+                    (Cause::ServerDefault, Reason::DefaultValue, None),
+                    (Cause::OtherWriter, Reason::UnknownWriter, None),
+                    (Cause::ServerDefault, Reason::DefaultValue, None),
+                ],
+                "{managed:?}"
+            );
+        }
+        let entry = |manager: &str, fields: Value| {
+            json!({"manager": manager, "operation": "Update", "apiVersion": "v1",
+                "fieldsType": "FieldsV1", "fieldsV1": fields})
+        };
+        let managed = json!([
+            entry(
+                "kubectl-client-side-apply",
+                json!({"f:metadata": {"f:labels": {
+                "f:kubernetes.io/metadata.name": {}}}, "f:spec": {"f:finalizers": {}}})
+            ),
+            entry(
+                "kubectl-label",
+                json!({"f:metadata": {"f:labels": {"f:owner": {}}}})
+            ),
+        ]);
+        let mut fields = rows();
+        classify(&mut fields, &live(Some(managed)), Some(&la));
+        assert_eq!(
+            summary(&fields),
+            [
+                (Cause::ServerDefault, Reason::LiveOnly, None),
+                (
+                    Cause::OtherWriter,
+                    Reason::LiveOnly,
+                    Some("kubectl-label".to_string())
+                ),
+                (Cause::ServerDefault, Reason::LiveOnly, None),
+            ]
         );
     }
 

@@ -177,6 +177,11 @@ impl FieldChange {
                 None if self.reason == Reason::Released => {
                     "other-writer: released by apply, another writer's from now on; kept".into()
                 }
+                None if self.reason == Reason::UnknownWriter => format!(
+                    "other-writer: {} ({}); kept",
+                    reason::NO_MANAGED_FIELDS,
+                    reason::SHOW_OWNERS
+                ),
                 None => "other-writer: not in config or last-applied; kept".into(),
             },
             Cause::Unmanaged => {

@@ -40,6 +40,12 @@ pub enum Reason {
     LiveOnlyElement,
     /// Live only, defaulted by the server when apply wrote the object.
     ServerDefault,
+    /// Live only, the value the server gives the field when unset; the live
+    /// object carries no managedFields, so when it was written is unknown.
+    DefaultValue,
+    /// Live only, not a value the server defaults; the live object carries
+    /// no managedFields, so its writer is unknown.
+    UnknownWriter,
     /// Live only, written by this manager.
     OtherWriter(String),
     /// Live only, written by apply's manager alone and not a value the
@@ -98,6 +104,16 @@ impl fmt::Display for Reason {
                 "live only: defaulted by the server when apply wrote the object (not in config \
                  or last-applied)"
             }
+            Reason::DefaultValue => {
+                "live only: the value the server gives this field when unset (not in config or \
+                 last-applied)"
+            }
+            Reason::UnknownWriter => {
+                return write!(
+                    f,
+                    "live only: {NO_MANAGED_FIELDS} (not in config or last-applied; {SHOW_OWNERS})"
+                );
+            }
             Reason::Released => {
                 "live only: released by apply (not in config or last-applied, not a server \
                  default): another writer's from now on"
@@ -125,8 +141,13 @@ impl fmt::Display for Reason {
     }
 }
 
+/// Why a kept field's writer is unknown (a `--live` file from `kubectl get
+/// -o json`, which hides managedFields), and where to look.
+pub const NO_MANAGED_FIELDS: &str = "writer unknown, the live object carries no managedFields";
+pub const SHOW_OWNERS: &str = "`kubectl get --show-managed-fields -o json` shows the owners";
+
 /// Every reason without parameters, to read text back.
-const FIXED: [Reason; 20] = [
+const FIXED: [Reason; 22] = [
     Reason::NewObject,
     Reason::AnnotationOnly,
     Reason::AddsAnnotation,
@@ -141,6 +162,8 @@ const FIXED: [Reason; 20] = [
     Reason::LiveOnly,
     Reason::LiveOnlyElement,
     Reason::ServerDefault,
+    Reason::DefaultValue,
+    Reason::UnknownWriter,
     Reason::Released,
     Reason::ExplicitNull,
     Reason::NullNotResent,

@@ -22,7 +22,9 @@ pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
 pub(super) fn name_kept_writers(fields: &mut [FieldChange]) {
     for f in fields.iter_mut() {
         match (f.action, f.cause, f.owner.as_deref()) {
-            (FieldAction::Keep, Cause::ServerDefault, _) => {
+            // Without managedFields the core does not know when it was
+            // written, and its reason says so.
+            (FieldAction::Keep, Cause::ServerDefault, _) if f.reason != Reason::DefaultValue => {
                 f.reason = Reason::ServerDefault;
             }
             (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {

@@ -225,3 +225,35 @@ pub(crate) fn keys_line(text: &str, t: Theme) -> Line<'static> {
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reason column of kept rows: a server default reads the same with
+    /// or without managedFields; an unknown writer shows the core's reason.
+    #[test]
+    fn kept_rows_without_managed_fields() {
+        let row = |cause, reason| FieldChange {
+            path: "spec.x".into(),
+            config: None,
+            live: Some(serde_json::json!(1)),
+            last_applied: None,
+            action: FieldAction::Keep,
+            reason,
+            cause,
+            owner: None,
+            changed_at: None,
+            hazards: vec![],
+        };
+        assert_eq!(
+            reason(&row(Cause::ServerDefault, Reason::DefaultValue)),
+            "kept: server default"
+        );
+        assert_eq!(
+            reason(&row(Cause::OtherWriter, Reason::UnknownWriter)),
+            "live only: writer unknown, the live object carries no managedFields (not in config \
+             or last-applied; `kubectl get --show-managed-fields -o json` shows the owners)"
+        );
+    }
+}
