@@ -21,6 +21,9 @@ struct Opts {
     ignore_deletions: bool,
     ignore_changes: bool,
     retain_keys: bool,
+    /// Lists merged by key always take the general path (sorting by
+    /// printed key), never [`diff_keyed_short`]: the tests compare both.
+    general_lists: bool,
 }
 
 /// Compute the patch. `original` is last-applied (empty when absent),
@@ -31,6 +34,26 @@ pub fn three_way(
     current: &Map<String, Value>,
     schema: Option<Schema<'_>>,
 ) -> Result<Map<String, Value>, MergeError> {
+    three_way_with(original, modified, current, schema, false)
+}
+
+/// [`three_way`]; `general_lists`: see [`Opts`].
+fn three_way_with(
+    original: &Map<String, Value>,
+    modified: &Map<String, Value>,
+    current: &Map<String, Value>,
+    schema: Option<Schema<'_>>,
+    general_lists: bool,
+) -> Result<Map<String, Value>, MergeError> {
+    if !general_lists {
+        // Both patches in one walk of the config; on an error, the two walks
+        // below find the one kubectl reports (the changes' walk comes first).
+        if let Ok((delta, deletions)) =
+            diff3_maps(&Loc::ROOT, original, current, modified, schema, false)
+        {
+            return merge_patches(delta, deletions, schema);
+        }
+    }
     let delta = diff_maps(
         &Loc::ROOT,
         current,
@@ -38,26 +61,45 @@ pub fn three_way(
         schema,
         Opts {
             ignore_deletions: true,
+            general_lists,
             ..Opts::default()
         },
     )?;
-    let mut deletions = diff_maps(
+    let deletions = diff_maps(
         &Loc::ROOT,
         original,
         modified,
         schema,
         Opts {
             ignore_changes: true,
+            general_lists,
             ..Opts::default()
         },
     )?;
-    merge_maps(&Loc::ROOT, &mut deletions, delta, schema)?;
+    merge_patches(delta, deletions, schema)
+}
+
+/// The changes merged into the deletions: the patch.
+fn merge_patches(
+    delta: Patch,
+    deletions: Patch,
+    schema: Option<Schema<'_>>,
+) -> Result<Map<String, Value>, MergeError> {
+    let mut deletions = deletions.unwrap_or_default();
+    if let Some(delta) = delta {
+        merge_maps(&Loc::ROOT, &mut deletions, delta, schema)?;
+    }
     Ok(deletions)
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !matches!(v, Value::Object(_) | Value::Array(_))
 }
 
 /// Go's `reflect.DeepEqual` over JSON-decoded values (numbers are float64).
 pub fn deep_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        (Value::String(x), Value::String(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
             (Some(x), Some(y)) => x == y,
             _ => x == y,
@@ -122,101 +164,288 @@ fn field_schema<'a>(schema: Option<Schema<'a>>, key: &str) -> Option<Schema<'a>>
     schema.and_then(|s| s.field(key))
 }
 
+/// A patch map, `None` while empty: most maps of a config differ in
+/// nothing, and an empty map built and dropped at each costs more than
+/// the comparison.
+type Patch = Option<Map<String, Value>>;
+
+fn put(patch: &mut Patch, key: &str, value: Value) {
+    patch
+        .get_or_insert_with(Map::new)
+        .insert(key.to_owned(), value);
+}
+
+/// One side of a diff against the config (`current` for the changes,
+/// `original` for the deletions), walked in key order beside it: both
+/// maps are sorted, so no key of one is looked up in the other.
+struct Side<'v> {
+    rest: std::iter::Peekable<serde_json::map::Iter<'v>>,
+    patch: Patch,
+    /// A key with a non-null value only on this side (for `$retainKeys`).
+    additional: bool,
+    opts: Opts,
+}
+
+impl<'v> Side<'v> {
+    fn new(map: &'v Map<String, Value>, opts: Opts) -> Side<'v> {
+        Side {
+            rest: map.iter().peekable(),
+            patch: None,
+            additional: false,
+            opts,
+        }
+    }
+
+    /// This side's value under the config's `key`; the keys before it are
+    /// only on this side.
+    #[inline]
+    fn seek(&mut self, key: &str) -> Option<&'v Value> {
+        while let Some(&(k, v)) = self.rest.peek() {
+            match key_cmp(k, key) {
+                Ordering::Less => self.only_here(k, v),
+                Ordering::Equal => {
+                    self.rest.next();
+                    return Some(v);
+                }
+                Ordering::Greater => return None,
+            }
+            self.rest.next();
+        }
+        None
+    }
+
+    #[inline]
+    fn only_here(&mut self, key: &str, value: &Value) {
+        if !self.opts.ignore_deletions {
+            put(&mut self.patch, key, Value::Null);
+        }
+        self.additional |= !value.is_null();
+    }
+
+    /// A config key this side lacks.
+    fn missing(&mut self, key: &str, mv: &Value) {
+        if !self.opts.ignore_changes {
+            put(&mut self.patch, key, mv.clone());
+        }
+    }
+
+    /// The patch, once the config's keys are walked.
+    fn finish(&mut self, modified: &Map<String, Value>) -> Patch {
+        while let Some((k, v)) = self.rest.next() {
+            self.only_here(k, v);
+        }
+        if self.opts.retain_keys && (self.patch.is_some() || self.additional) {
+            let mut retain: Vec<Value> = modified
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, _)| Value::String(k.clone()))
+                .collect();
+            if !retain.is_empty() {
+                sort_scalars(&mut retain);
+                put(&mut self.patch, RETAIN_KEYS, Value::Array(retain));
+            }
+        }
+        self.patch.take()
+    }
+}
+
 fn diff_maps(
     path: &Loc<'_>,
     original: &Map<String, Value>,
     modified: &Map<String, Value>,
     schema: Option<Schema<'_>>,
     opts: Opts,
-) -> Result<Map<String, Value>, MergeError> {
-    let mut patch = Map::new();
-    let mut retain: Vec<Value> = Vec::new();
-    // Both maps are sorted: walked side by side instead of looking every
-    // key of one up in the other. A key only in `original` is deleted.
-    let mut originals = original.iter().peekable();
-    let mut additional = false;
-    let mut only_original = |key: &String, ov: &Value, patch: &mut Map<String, Value>| {
-        if !opts.ignore_deletions {
-            patch.insert(key.clone(), Value::Null);
-        }
-        additional |= !ov.is_null();
-    };
+) -> Result<Patch, MergeError> {
+    let mut side = Side::new(original, opts);
     for (key, mv) in modified {
-        if opts.retain_keys && !mv.is_null() {
-            retain.push(Value::String(key.clone()));
+        match side.seek(key) {
+            Some(ov) => diff_entry(path, key, ov, mv, schema, opts, &mut side.patch)?,
+            None => side.missing(key, mv),
         }
-        let mut found = None;
-        while let Some((ok, ov)) = originals.next_if(|(ok, _)| *ok <= key) {
-            if ok == key {
-                found = Some(ov);
-            } else {
-                only_original(ok, ov, &mut patch);
+    }
+    Ok(side.finish(modified))
+}
+
+/// One key both maps hold, into `patch`.
+fn diff_entry(
+    path: &Loc<'_>,
+    key: &str,
+    ov: &Value,
+    mv: &Value,
+    schema: Option<Schema<'_>>,
+    opts: Opts,
+    patch: &mut Patch,
+) -> Result<(), MergeError> {
+    if key == PATCH {
+        if let (Value::String(o), Value::String(m)) = (ov, mv) {
+            if o != m {
+                put(patch, key, mv.clone());
             }
+            return Ok(());
         }
-        let Some(ov) = found else {
-            if !opts.ignore_changes {
-                patch.insert(key.clone(), mv.clone());
-            }
-            continue;
-        };
-        if key == PATCH {
-            if let (Value::String(o), Value::String(m)) = (ov, mv) {
-                if o != m {
-                    patch.insert(key.clone(), mv.clone());
-                }
-                continue;
-            }
-            return Err(MergeError::Invalid {
-                path: (&child(path, key)).into(),
-                message: "invalid value for $patch".into(),
-            });
+        return Err(MergeError::Invalid {
+            path: (&child(path, key)).into(),
+            message: "invalid value for $patch".into(),
+        });
+    }
+    if type_tag(ov) != type_tag(mv) {
+        if !opts.ignore_changes {
+            put(patch, key, mv.clone());
         }
-        if type_tag(ov) != type_tag(mv) {
-            if !opts.ignore_changes {
-                patch.insert(key.clone(), mv.clone());
-            }
-            continue;
-        }
-        // The schema is looked up for maps and lists only (a scalar's is
-        // never read).
-        match (ov, mv) {
-            (Value::Object(o), Value::Object(m)) => {
-                let sub = field_schema(schema, key);
-                let replace = sub.is_some_and(|s| s.replace());
-                if replace {
-                    if !opts.ignore_changes && !deep_eq(ov, mv) {
-                        patch.insert(key.clone(), mv.clone());
-                    }
-                    continue;
-                }
-                let sub_opts = Opts {
-                    retain_keys: sub.is_some_and(|s| s.retain_keys()),
-                    ..opts
-                };
-                let p = diff_maps(&child(path, key), o, m, sub, sub_opts)?;
-                if !p.is_empty() {
-                    patch.insert(key.clone(), Value::Object(p));
-                }
-            }
-            (Value::Array(o), Value::Array(m)) => {
-                let sub = field_schema(schema, key);
-                slice_diff(path, key, o, m, &mut patch, sub, opts)?;
-            }
-            _ => {
+        return Ok(());
+    }
+    // The schema is looked up for maps and lists only (a scalar's is never
+    // read).
+    match (ov, mv) {
+        (Value::Object(o), Value::Object(m)) => {
+            let sub = field_schema(schema, key);
+            if sub.is_some_and(|s| s.replace()) {
                 if !opts.ignore_changes && !deep_eq(ov, mv) {
-                    patch.insert(key.clone(), mv.clone());
+                    put(patch, key, mv.clone());
+                }
+                return Ok(());
+            }
+            let sub_opts = Opts {
+                retain_keys: sub.is_some_and(|s| s.retain_keys()),
+                ..opts
+            };
+            if let Some(p) = diff_maps(&child(path, key), o, m, sub, sub_opts)? {
+                put(patch, key, Value::Object(p));
+            }
+        }
+        (Value::Array(o), Value::Array(m)) => {
+            let sub = field_schema(schema, key);
+            slice_diff(path, key, o, m, patch, sub, opts)?;
+        }
+        _ => {
+            if !opts.ignore_changes && !deep_eq(ov, mv) {
+                put(patch, key, mv.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`diff_maps`] of the config against `current` (the changes, deletions
+/// ignored) and against `original` (the deletions, changes ignored) in one
+/// walk: the config's maps, and its short lists merged by key, are walked
+/// once for both, and their schema looked up once.
+fn diff3_maps(
+    path: &Loc<'_>,
+    original: &Map<String, Value>,
+    current: &Map<String, Value>,
+    modified: &Map<String, Value>,
+    schema: Option<Schema<'_>>,
+    retain_keys: bool,
+) -> Result<(Patch, Patch), MergeError> {
+    let mut delta = Side::new(
+        current,
+        Opts {
+            ignore_deletions: true,
+            retain_keys,
+            ..Opts::default()
+        },
+    );
+    let mut dels = Side::new(
+        original,
+        Opts {
+            ignore_changes: true,
+            retain_keys,
+            ..Opts::default()
+        },
+    );
+    for (key, mv) in modified {
+        match (delta.seek(key), dels.seek(key)) {
+            // Most keys hold scalars: the changes compare them, the
+            // deletions (which ignore changes) have nothing to do.
+            (Some(cv), Some(_)) if is_scalar(mv) && key != PATCH => {
+                if !(type_tag(cv) == type_tag(mv) && deep_eq(cv, mv)) {
+                    put(&mut delta.patch, key, mv.clone());
+                }
+            }
+            (Some(cv), Some(ov)) => {
+                diff3_entry(path, key, ov, cv, mv, schema, &mut delta, &mut dels)?
+            }
+            (cv, ov) => {
+                match cv {
+                    Some(cv) => {
+                        diff_entry(path, key, cv, mv, schema, delta.opts, &mut delta.patch)?
+                    }
+                    None => delta.missing(key, mv),
+                }
+                match ov {
+                    Some(ov) => diff_entry(path, key, ov, mv, schema, dels.opts, &mut dels.patch)?,
+                    None => dels.missing(key, mv),
                 }
             }
         }
     }
-    for (ok, ov) in originals {
-        only_original(ok, ov, &mut patch);
+    Ok((delta.finish(modified), dels.finish(modified)))
+}
+
+/// One key all three maps hold: maps (not replaced whole) and short lists
+/// merged by key go on in one walk, the rest as [`diff_entry`] on each side.
+#[allow(clippy::too_many_arguments)]
+fn diff3_entry(
+    path: &Loc<'_>,
+    key: &str,
+    ov: &Value,
+    cv: &Value,
+    mv: &Value,
+    schema: Option<Schema<'_>>,
+    delta: &mut Side<'_>,
+    dels: &mut Side<'_>,
+) -> Result<(), MergeError> {
+    if key != PATCH {
+        match (ov, cv, mv) {
+            (Value::Object(o), Value::Object(c), Value::Object(m)) => {
+                let sub = field_schema(schema, key);
+                if !sub.is_some_and(|s| s.replace()) {
+                    let retain = sub.is_some_and(|s| s.retain_keys());
+                    let (d, x) = diff3_maps(&child(path, key), o, c, m, sub, retain)?;
+                    if let Some(d) = d {
+                        put(&mut delta.patch, key, Value::Object(d));
+                    }
+                    if let Some(x) = x {
+                        put(&mut dels.patch, key, Value::Object(x));
+                    }
+                    return Ok(());
+                }
+            }
+            (Value::Array(o), Value::Array(c), Value::Array(m))
+                if !o.is_empty() && !c.is_empty() =>
+            {
+                let sub = field_schema(schema, key);
+                if let Some(sub) = sub
+                    && let ListStrategy::MergeByKey(merge_key) = sub.list_strategy()
+                    && !merge_key.is_empty()
+                {
+                    let lpath = child(path, key);
+                    let retain = sub.retain_keys();
+                    if let Some((d, x)) =
+                        diff3_keyed_short(&lpath, o, c, m, sub.items(), merge_key, retain)?
+                    {
+                        put_lists(&mut delta.patch, key, d);
+                        put_lists(&mut dels.patch, key, x);
+                        return Ok(());
+                    }
+                }
+            }
+            _ => {}
+        }
     }
-    if !retain.is_empty() && (!patch.is_empty() || additional) {
-        sort_scalars(&mut retain);
-        patch.insert(RETAIN_KEYS.into(), Value::Array(retain));
+    diff_entry(path, key, cv, mv, schema, delta.opts, &mut delta.patch)?;
+    diff_entry(path, key, ov, mv, schema, dels.opts, &mut dels.patch)
+}
+
+/// Map keys in order, as `str::cmp`, deciding most pairs by their first
+/// byte: the paired walks compare keys at every step, and keys of one
+/// object mostly differ there (a full compare is a call to memcmp).
+fn key_cmp(a: &str, b: &str) -> Ordering {
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
     }
-    Ok(patch)
 }
 
 fn sort_scalars(v: &mut [Value]) {
@@ -228,7 +457,7 @@ fn slice_diff(
     key: &str,
     original: &[Value],
     modified: &[Value],
-    patch: &mut Map<String, Value>,
+    patch: &mut Patch,
     schema: Option<Schema<'_>>,
     opts: Opts,
 ) -> Result<(), MergeError> {
@@ -237,7 +466,7 @@ fn slice_diff(
         Some(ListStrategy::MergePrimitive) => "",
         Some(ListStrategy::Atomic) | None => {
             if !opts.ignore_changes && !deep_eq_slices(original, modified) {
-                patch.insert(key.into(), Value::Array(modified.to_vec()));
+                put(patch, key, Value::Array(modified.to_vec()));
             }
             return Ok(());
         }
@@ -248,20 +477,31 @@ fn slice_diff(
     };
     let items = schema.and_then(|s| s.items());
     let lpath = child(path, key);
-    let (add, del, order) = diff_lists(&lpath, original, modified, items, merge_key, sub_opts)?;
+    let lists = diff_lists(&lpath, original, modified, items, merge_key, sub_opts)?;
+    put_lists(patch, key, lists);
+    Ok(())
+}
+
+/// A list's diff into the patch: its additions and changes, deletions from
+/// a list of scalars, the order directive.
+fn put_lists(patch: &mut Patch, key: &str, (add, del, order): Lists) {
     if !add.is_empty() {
-        patch.insert(key.into(), Value::Array(add));
+        put(patch, key, Value::Array(add));
     }
     if !del.is_empty() {
-        patch.insert(
-            list_directive(DELETE_FROM_PRIMITIVE_LIST, key),
+        put(
+            patch,
+            &list_directive(DELETE_FROM_PRIMITIVE_LIST, key),
             Value::Array(del),
         );
     }
     if !order.is_empty() {
-        patch.insert(list_directive(SET_ELEMENT_ORDER, key), Value::Array(order));
+        put(
+            patch,
+            &list_directive(SET_ELEMENT_ORDER, key),
+            Value::Array(order),
+        );
     }
-    Ok(())
 }
 
 fn deep_eq_slices(a: &[Value], b: &[Value]) -> bool {
@@ -311,6 +551,12 @@ fn diff_lists(
             return Ok((vec![], vec![], vec![]));
         }
         return Ok((modified.to_vec(), vec![], vec![]));
+    }
+    if !merge_key.is_empty()
+        && !opts.general_lists
+        && let Some(out) = diff_keyed_short(path, original, modified, items, merge_key, opts)
+    {
+        return Ok(out);
     }
     let kind = element_kind(path, &[original, modified])?;
     if kind == Some(5) {
@@ -410,13 +656,12 @@ fn diff_lists_of_maps(
         match cmp {
             Ordering::Equal => {
                 let (o, m) = (os[i].2, ms[j].2);
-                if let (Value::Object(om), Value::Object(mm)) = (o, m) {
-                    let mut p = diff_maps(path, om, mm, items, opts)?;
-                    if !p.is_empty() {
-                        let kv = mm.get(merge_key).cloned().unwrap_or(Value::Null);
-                        p.insert(merge_key.into(), kv);
-                        patch.push(Value::Object(p));
-                    }
+                if let (Value::Object(om), Value::Object(mm)) = (o, m)
+                    && let Some(mut p) = diff_maps(path, om, mm, items, opts)?
+                {
+                    let kv = mm.get(merge_key).cloned().unwrap_or(Value::Null);
+                    p.insert(merge_key.into(), kv);
+                    patch.push(Value::Object(p));
                 }
                 i += 1;
                 j += 1;
@@ -442,6 +687,240 @@ fn diff_lists_of_maps(
         }
     }
     Ok((patch, deletes))
+}
+
+/// Lists merged by key up to this long may take [`diff_keyed_short`].
+const SHORT_LIST: usize = 8;
+
+/// The merge keys of a short list of maps, in list order, each with its map.
+struct ShortKeys<'v> {
+    keys: [Option<(&'v Map<String, Value>, &'v Value)>; SHORT_LIST],
+    len: usize,
+}
+
+impl<'v> ShortKeys<'v> {
+    /// `None` unless every element is a map with `merge_key`, every key is
+    /// of the kind `kind` settles on (all strings or all numbers, across
+    /// both lists) and no two keys of the list are equal.
+    fn of(list: &'v [Value], merge_key: &str, kind: &mut Option<u8>) -> Option<ShortKeys<'v>> {
+        if list.len() > SHORT_LIST {
+            return None;
+        }
+        let mut out = ShortKeys {
+            keys: [None; SHORT_LIST],
+            len: 0,
+        };
+        for v in list {
+            let m = v.as_object()?;
+            let k = m.get(merge_key)?;
+            let t = type_tag(k);
+            if !matches!(t, 2 | 3) || kind.is_some_and(|kind| kind != t) {
+                return None;
+            }
+            *kind = Some(t);
+            if out.iter().any(|(_, seen)| deep_eq(seen, k)) {
+                return None;
+            }
+            out.keys[out.len] = Some((m, k));
+            out.len += 1;
+        }
+        Some(out)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&'v Map<String, Value>, &'v Value)> + '_ {
+        self.keys[..self.len].iter().flatten().copied()
+    }
+}
+
+/// [`diff_lists`] of two short lists of maps whose merge keys are all
+/// strings or all numbers, none twice in a list: what the general path
+/// gives, without printing every key and sorting both lists by it. Keys of
+/// one kind are equal when Go prints them the same (`%v` of a float64 is
+/// its shortest exact form), so elements pair by comparing keys. `None`
+/// leaves the list to the general path: other lists, and any error (which
+/// the general path finds in its own order).
+fn diff_keyed_short(
+    path: &Loc<'_>,
+    original: &[Value],
+    modified: &[Value],
+    items: Option<Schema<'_>>,
+    merge_key: &str,
+    opts: Opts,
+) -> Option<Lists> {
+    let mut kind = None;
+    let os = ShortKeys::of(original, merge_key, &mut kind)?;
+    let ms = ShortKeys::of(modified, merge_key, &mut kind)?;
+    let mut diff = KeyedDiff::new(&os, opts);
+    for (mm, key) in ms.iter() {
+        match diff.pair(key) {
+            Some(om) => {
+                let p = diff_maps(path, om, mm, items, opts).ok()?;
+                diff.changed(p, key, merge_key);
+            }
+            None => diff.added(mm),
+        }
+    }
+    Some(diff.finish(&ms, merge_key))
+}
+
+/// [`diff_keyed_short`] against `current` (the changes) and `original` (the
+/// deletions) at once, an element all three lists hold walked once by
+/// [`diff3_maps`]. `None` when a list is not one the short path takes.
+fn diff3_keyed_short(
+    path: &Loc<'_>,
+    original: &[Value],
+    current: &[Value],
+    modified: &[Value],
+    items: Option<Schema<'_>>,
+    merge_key: &str,
+    retain_keys: bool,
+) -> Result<Option<(Lists, Lists)>, MergeError> {
+    let mut kind = None;
+    let (Some(os), Some(cs), Some(ms)) = (
+        ShortKeys::of(original, merge_key, &mut kind),
+        ShortKeys::of(current, merge_key, &mut kind),
+        ShortKeys::of(modified, merge_key, &mut kind),
+    ) else {
+        return Ok(None);
+    };
+    let delta_opts = Opts {
+        ignore_deletions: true,
+        retain_keys,
+        ..Opts::default()
+    };
+    let dels_opts = Opts {
+        ignore_changes: true,
+        retain_keys,
+        ..Opts::default()
+    };
+    let mut delta = KeyedDiff::new(&cs, delta_opts);
+    let mut dels = KeyedDiff::new(&os, dels_opts);
+    for (mm, key) in ms.iter() {
+        match (delta.pair(key), dels.pair(key)) {
+            (Some(cm), Some(om)) => {
+                let (d, x) = diff3_maps(path, om, cm, mm, items, retain_keys)?;
+                delta.changed(d, key, merge_key);
+                dels.changed(x, key, merge_key);
+            }
+            (cm, om) => {
+                match cm {
+                    Some(cm) => {
+                        let d = diff_maps(path, cm, mm, items, delta_opts)?;
+                        delta.changed(d, key, merge_key);
+                    }
+                    None => delta.added(mm),
+                }
+                match om {
+                    Some(om) => {
+                        let x = diff_maps(path, om, mm, items, dels_opts)?;
+                        dels.changed(x, key, merge_key);
+                    }
+                    None => dels.added(mm),
+                }
+            }
+        }
+    }
+    Ok(Some((
+        delta.finish(&ms, merge_key),
+        dels.finish(&ms, merge_key),
+    )))
+}
+
+/// The short path's diff of one list against the config's, built as the
+/// config's elements are paired with this list's.
+struct KeyedDiff<'a, 'v> {
+    others: &'a ShortKeys<'v>,
+    matched: [bool; SHORT_LIST],
+    list: Vec<Value>,
+    opts: Opts,
+}
+
+impl<'a, 'v> KeyedDiff<'a, 'v> {
+    fn new(others: &'a ShortKeys<'v>, opts: Opts) -> KeyedDiff<'a, 'v> {
+        KeyedDiff {
+            others,
+            matched: [false; SHORT_LIST],
+            list: vec![],
+            opts,
+        }
+    }
+
+    /// This list's element with the config element's key.
+    fn pair(&mut self, key: &Value) -> Option<&'v Map<String, Value>> {
+        let i = self.others.iter().position(|(_, k)| deep_eq(k, key))?;
+        self.matched[i] = true;
+        self.others.keys[i].map(|(m, _)| m)
+    }
+
+    /// A paired element's patch.
+    fn changed(&mut self, p: Patch, key: &Value, merge_key: &str) {
+        if let Some(mut p) = p {
+            p.insert(merge_key.into(), key.clone());
+            self.list.push(Value::Object(p));
+        }
+    }
+
+    /// A config element this list lacks.
+    fn added(&mut self, mm: &Map<String, Value>) {
+        if !self.opts.ignore_changes {
+            self.list.push(Value::Object(mm.clone()));
+        }
+    }
+
+    fn finish(self, ms: &ShortKeys<'_>, merge_key: &str) -> Lists {
+        let KeyedDiff {
+            others: os,
+            matched,
+            list: mut patch_list,
+            opts,
+        } = self;
+        // As normalize_order: the rest already in the config's order,
+        // delete directives last, in the order of their printed keys (the
+        // general path's order, which normalize_order keeps for them).
+        if patch_list.iter().any(is_delete_directive) {
+            let (keep, mut del): (Vec<Value>, Vec<Value>) = patch_list
+                .into_iter()
+                .partition(|v| !is_delete_directive(v));
+            del.sort_by_cached_key(|v| key_value(v, merge_key).map(crate::gocompat::sprint));
+            patch_list = keep;
+            patch_list.extend(del);
+        }
+        if !opts.ignore_deletions {
+            // Deleted in the order of their printed keys, as the general
+            // path walks them.
+            let mut gone: Vec<&Value> = os
+                .iter()
+                .zip(matched)
+                .filter(|(_, m)| !m)
+                .map(|((_, k), _)| k)
+                .collect();
+            if gone.len() > 1 {
+                gone.sort_by_cached_key(|k| crate::gocompat::sprint_cow(k));
+            }
+            for k in gone {
+                let mut d = Map::new();
+                d.insert(PATCH.into(), Value::String("delete".into()));
+                d.insert(merge_key.into(), k.clone());
+                patch_list.push(Value::Object(d));
+            }
+        }
+        let order_same = os.len == ms.len
+            && os
+                .iter()
+                .zip(ms.iter())
+                .all(|((_, a), (_, b))| deep_eq(a, b));
+        let mut order = vec![];
+        if (!opts.ignore_changes && (!patch_list.is_empty() || !order_same))
+            || (!opts.ignore_deletions && !patch_list.is_empty())
+        {
+            for (_, k) in ms.iter() {
+                let mut e = Map::new();
+                e.insert(merge_key.into(), k.clone());
+                order.push(Value::Object(e));
+            }
+        }
+        (patch_list, vec![], order)
+    }
 }
 
 fn diff_lists_of_scalars(
@@ -822,6 +1301,263 @@ mod tests {
         let mut v = vec![json!(8080), json!(80), json!(443), json!(9)];
         sort_scalars(&mut v);
         assert_eq!(v, vec![json!(443), json!(80), json!(8080), json!(9)]);
+    }
+
+    use proptest::prelude::*;
+
+    /// A merge key as configs hold them: strings (`mode` 0), numbers (1),
+    /// or any kind, some equal when printed ("80" and 80) or no key kind at
+    /// all (2).
+    fn key(mode: u8) -> BoxedStrategy<Value> {
+        let strings =
+            prop::sample::select(vec!["a", "b", "c", "d", "e", "80"]).prop_map(|s| json!(s));
+        let numbers = prop::sample::select(vec![80, 81, 443, 8080]).prop_map(|n| json!(n));
+        match mode {
+            0 => strings.boxed(),
+            1 => prop_oneof![8 => numbers, 1 => Just(json!(80.0))].boxed(),
+            _ => prop_oneof![
+                4 => strings,
+                4 => numbers,
+                1 => Just(json!(80.0)),
+                1 => Just(json!(null)),
+                1 => Just(json!(true)),
+            ]
+            .boxed(),
+        }
+    }
+
+    /// A list element: a map with (usually) its merge key under `merge_key`,
+    /// a field or two, now and then a `$patch` directive; rarely no map.
+    fn element(merge_key: &'static str, mode: u8) -> impl Strategy<Value = Value> {
+        let map = (
+            prop::option::weighted(0.97, key(mode)),
+            prop::option::of(prop::sample::select(vec!["x", "y"])),
+            prop::option::of(prop::sample::select(vec!["TCP", "UDP"])),
+            prop::option::weighted(
+                0.1,
+                prop::sample::select(vec!["delete", "delete", "replace"]),
+            ),
+        )
+            .prop_map(move |(k, image, proto, patch)| {
+                let mut m = Map::new();
+                if let Some(k) = k {
+                    m.insert(merge_key.into(), k);
+                }
+                if let Some(i) = image {
+                    m.insert("image".into(), json!(i));
+                }
+                if let Some(p) = proto {
+                    m.insert("protocol".into(), json!(p));
+                }
+                if let Some(p) = patch {
+                    m.insert(PATCH.into(), json!(p));
+                }
+                Value::Object(m)
+            });
+        prop_oneof![
+            200 => map,
+            1 => Just(json!("loose")),
+            1 => Just(json!([1])),
+        ]
+    }
+
+    /// Up to 10 elements (longer than the short path takes), their keys
+    /// of one kind mostly.
+    fn list(merge_key: &'static str) -> impl Strategy<Value = Vec<Value>> {
+        prop_oneof![6 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8)]
+            .prop_flat_map(move |mode| prop::collection::vec(element(merge_key, mode), 0..11))
+    }
+
+    /// A field's value: scalars of each kind, null, now and then a map or
+    /// a list where a scalar is expected.
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop::sample::select(vec![
+            json!("1"),
+            json!("2"),
+            json!(1),
+            json!(1.0),
+            json!(2),
+            json!(null),
+            json!(true),
+            json!({}),
+            json!({"x": 1}),
+            json!([1]),
+        ])
+    }
+
+    /// A map of a few keys (labels, rollingUpdate), now and then with a
+    /// `$patch` directive, valid or not.
+    fn small_map() -> impl Strategy<Value = Value> {
+        prop::collection::btree_map(
+            prop::sample::select(vec!["a", "b", "c", "maxSurge", "$patch"]),
+            scalar(),
+            0..4,
+        )
+        .prop_map(|m| {
+            Value::Object(
+                m.into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .filter(|(k, v)| k != PATCH || v.is_string() || v.is_number())
+                    .collect(),
+            )
+        })
+    }
+
+    /// One side of a three-way diff: a Deployment with labels, a strategy
+    /// (`$retainKeys`), replicas, containers (merged by name) holding ports
+    /// (merged by containerPort) and env (by name).
+    fn side() -> impl Strategy<Value = Map<String, Value>> {
+        (
+            prop::option::weighted(0.9, list("name")),
+            prop::option::weighted(0.3, list("containerPort")),
+            prop::option::weighted(0.3, list("name")),
+            prop::option::of(small_map()),
+            prop::option::of(scalar()),
+            prop::option::weighted(
+                0.4,
+                (
+                    prop::option::of(prop::sample::select(vec![
+                        json!("Recreate"),
+                        json!("RollingUpdate"),
+                        json!(null),
+                    ])),
+                    prop::option::of(small_map()),
+                ),
+            ),
+        )
+            .prop_map(|(containers, ports, env, labels, replicas, strategy)| {
+                let mut containers = containers.map(Value::Array);
+                // Every container holds the same ports and env: nested lists.
+                if let Some(Value::Array(cs)) = &mut containers {
+                    for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                        if let Some(p) = &ports {
+                            c.insert("ports".into(), Value::Array(p.clone()));
+                        }
+                        if let Some(e) = &env {
+                            c.insert("env".into(), Value::Array(e.clone()));
+                        }
+                    }
+                }
+                let mut pod = Map::new();
+                if let Some(c) = containers {
+                    pod.insert("containers".into(), c);
+                }
+                let mut spec = Map::new();
+                spec.insert("template".into(), json!({"spec": pod}));
+                if let Some(r) = replicas {
+                    spec.insert("replicas".into(), r);
+                }
+                if let Some((t, ru)) = strategy {
+                    let mut st = Map::new();
+                    if let Some(t) = t {
+                        st.insert("type".into(), t);
+                    }
+                    if let Some(ru) = ru {
+                        st.insert("rollingUpdate".into(), ru);
+                    }
+                    spec.insert("strategy".into(), Value::Object(st));
+                }
+                let mut obj = Map::new();
+                obj.insert("spec".into(), Value::Object(spec));
+                if let Some(l) = labels {
+                    obj.insert("metadata".into(), json!({"labels": l, "name": "w"}));
+                }
+                obj
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// The short path for lists merged by key gives what the general
+        /// path gives (patch or error), on lists short and long, keys of
+        /// every kind, repeated, missing, and elements that are no maps.
+        #[test]
+        fn short_keyed_lists_agree_with_the_general_path(
+            original in side(),
+            modified in side(),
+            current in side(),
+        ) {
+            let schema = crate::patchmeta::PatchMeta::builtin().root("apps/v1", "Deployment");
+            let fast = three_way_with(&original, &modified, &current, schema, false);
+            let general = three_way_with(&original, &modified, &current, schema, true);
+            prop_assert_eq!(fast, general);
+        }
+
+        /// The same with current and original derived from modified (most
+        /// elements shared), as real objects are.
+        #[test]
+        fn short_keyed_lists_agree_on_near_copies(
+            modified in side(),
+            drop_o in prop::collection::vec(any::<bool>(), 11),
+            drop_c in prop::collection::vec(any::<bool>(), 11),
+            rev in any::<bool>(),
+            extra in list("name"),
+        ) {
+            let derive = |drop: &[bool], more: usize| -> Map<String, Value> {
+                let mut m = modified.clone();
+                if let Some(Value::Array(cs)) = m
+                    .get_mut("spec")
+                    .and_then(|s| s.pointer_mut("/template/spec/containers"))
+                {
+                    let mut i = 0;
+                    cs.retain(|_| {
+                        i += 1;
+                        !drop[i - 1]
+                    });
+                    if rev {
+                        cs.reverse();
+                    }
+                    cs.extend(extra.iter().take(more).cloned());
+                }
+                m
+            };
+            let (original, current) = (derive(&drop_o, 1), derive(&drop_c, 2));
+            let schema = crate::patchmeta::PatchMeta::builtin().root("apps/v1", "Deployment");
+            let fast = three_way_with(&original, &modified, &current, schema, false);
+            let general = three_way_with(&original, &modified, &current, schema, true);
+            prop_assert_eq!(fast, general);
+        }
+    }
+
+    #[test]
+    fn delete_directives_go_last_in_key_order() {
+        // Elements of the config that are delete directives, none of them
+        // live: the general path sends them in the order of their keys.
+        let modified = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "c", "$patch": "delete"}, {"name": "x"}, {"name": "a", "$patch": "delete"}]}}}});
+        let current = json!({"spec": {"template": {"spec": {"containers": [{"name": "b"}]}}}});
+        let (Value::Object(modified), Value::Object(current)) = (modified, current) else {
+            unreachable!()
+        };
+        let schema = crate::patchmeta::PatchMeta::builtin().root("apps/v1", "Deployment");
+        let fast = three_way_with(&current, &modified, &current, schema, false).unwrap();
+        let general = three_way_with(&current, &modified, &current, schema, true).unwrap();
+        assert_eq!(fast, general);
+        assert_eq!(
+            fast["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "x"}, {"$patch": "delete", "name": "a"}, {"$patch": "delete", "name": "c"},
+                {"$patch": "delete", "name": "b"}])
+        );
+    }
+
+    #[test]
+    fn key_order_is_str_order() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "$patch",
+            "image",
+            "imagePullPolicy",
+            "é",
+            "z",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
