@@ -22,24 +22,73 @@ const DEPTH: usize = 100;
 
 /// `serde_json::from_str::<Value>(text)`, the same result.
 pub fn from_str(text: &str) -> serde_json::Result<Value> {
-    let mut r = Reader {
-        text,
-        bytes: text.as_bytes(),
-        at: 0,
-    };
+    let mut r = Reader::new(text);
     match r.document() {
         Some(v) => Ok(v),
         None => serde_json::from_str(text),
     }
 }
 
+/// Where `"annotations":{}` goes in the text of an object whose top-level
+/// `metadata` is a map: at byte `at`, written as `text` (with the comma
+/// its neighbours need). Keys are in the order the text has them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnotationsAt {
+    pub at: usize,
+    pub text: &'static str,
+}
+
+/// [`from_str`], and, when the text is plain (so its map keys are written
+/// as they read: no escapes), compact, with every map's keys sorted and
+/// once (as serde_json writes a value) and its top-level `metadata` a map,
+/// where an `annotations` key would go among that map's keys.
+pub fn from_str_marked(text: &str) -> serde_json::Result<(Value, Option<AnnotationsAt>)> {
+    let mut r = Reader::new(text);
+    r.mark = Mark::Looking;
+    match r.document() {
+        Some(v) => {
+            let at = match r.mark {
+                Mark::Found(at) if !r.not_compact => Some(at),
+                _ => None,
+            };
+            Ok((v, at))
+        }
+        None => serde_json::from_str(text).map(|v| (v, None)),
+    }
+}
+
+/// [`from_str_marked`]'s search for the top-level `metadata` map.
+#[derive(Clone, Copy)]
+enum Mark {
+    /// Not asked for.
+    Off,
+    Looking,
+    /// The next value read is the top-level `metadata`.
+    Next,
+    Found(AnnotationsAt),
+}
+
 struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
+    mark: Mark,
+    /// Whitespace, or a map's keys out of order or repeated, were read:
+    /// the text is not serde_json's of the value (for [`Mark`]).
+    not_compact: bool,
 }
 
 impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Reader<'a> {
+        Reader {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            mark: Mark::Off,
+            not_compact: false,
+        }
+    }
+
     /// One value and nothing after it but whitespace; `None`: not plain.
     fn document(&mut self) -> Option<Value> {
         let v = self.value(0)?;
@@ -50,13 +99,18 @@ impl<'a> Reader<'a> {
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.bytes.get(self.at) {
             self.at += 1;
+            self.not_compact = true;
         }
     }
 
     /// The next byte after whitespace, consumed.
     fn next_byte(&mut self) -> Option<u8> {
-        self.skip_ws();
-        let b = *self.bytes.get(self.at)?;
+        let mut b = *self.bytes.get(self.at)?;
+        // Compact text has none: one test for the common case.
+        if b <= b' ' {
+            self.skip_ws();
+            b = *self.bytes.get(self.at)?;
+        }
         self.at += 1;
         Some(b)
     }
@@ -78,15 +132,31 @@ impl<'a> Reader<'a> {
     /// key keeps its last value.
     fn map(&mut self, depth: usize) -> Option<Map<String, Value>> {
         let mut m = Map::new();
+        // The top-level `metadata` map: where `annotations` goes in it is
+        // marked (the first key after it, else the closing brace).
+        let marking = matches!(self.mark, Mark::Next);
+        if marking {
+            self.mark = Mark::Looking;
+        }
+        let mut found = None;
+        let checking = !matches!(self.mark, Mark::Off);
+        let mut last: Option<&str> = None;
         self.skip_ws();
         if self.bytes.get(self.at) == Some(&b'}') {
             self.at += 1;
+            if marking {
+                self.mark = Mark::Found(AnnotationsAt {
+                    at: self.at - 1,
+                    text: "\"annotations\":{}",
+                });
+            }
             return Some(m);
         }
         loop {
             if self.next_byte()? != b'"' {
                 return None;
             }
+            let key_at = self.at - 1;
             let key = self.string()?;
             // serde_json (raw_value feature) reads a map whose first key is
             // this token as the JSON text in its value: left to serde_json.
@@ -96,11 +166,40 @@ impl<'a> Reader<'a> {
             if self.next_byte()? != b':' {
                 return None;
             }
+            if checking {
+                if last.is_some_and(|l| l >= key) {
+                    self.not_compact = true;
+                }
+                last = Some(key);
+            }
+            if marking && found.is_none() && key > "annotations" {
+                found = Some(AnnotationsAt {
+                    at: key_at,
+                    text: "\"annotations\":{},",
+                });
+            }
+            // A repeated `metadata` key: the last one is the value read.
+            let top_metadata = depth == 0 && !matches!(self.mark, Mark::Off) && key == "metadata";
+            if top_metadata {
+                self.mark = Mark::Next;
+            }
             let v = self.value(depth + 1)?;
+            if top_metadata && matches!(self.mark, Mark::Next) {
+                // Not a map.
+                self.mark = Mark::Looking;
+            }
             m.insert(key.to_owned(), v);
             match self.next_byte()? {
                 b',' => {}
-                b'}' => return Some(m),
+                b'}' => {
+                    if marking {
+                        self.mark = Mark::Found(found.unwrap_or(AnnotationsAt {
+                            at: self.at - 1,
+                            text: ",\"annotations\":{}",
+                        }));
+                    }
+                    return Some(m);
+                }
                 _ => return None,
             }
         }
@@ -127,20 +226,8 @@ impl<'a> Reader<'a> {
     /// After the opening `"`: the text up to the closing one, when it has
     /// no escape and no control character (which JSON forbids raw).
     fn string(&mut self) -> Option<&'a str> {
-        /// The bytes that end a plain string's text.
-        const STOP: [bool; 256] = {
-            let mut t = [false; 256];
-            let mut b = 0;
-            while b < 256 {
-                t[b] = b < 0x20 || b == b'"' as usize || b == b'\\' as usize;
-                b += 1;
-            }
-            t
-        };
         let start = self.at;
-        let len = self.bytes[start..]
-            .iter()
-            .position(|&b| STOP[usize::from(b)])?;
+        let len = string_end(&self.bytes[start..])?;
         if self.bytes[start + len] != b'"' {
             return None;
         }
@@ -174,6 +261,31 @@ impl<'a> Reader<'a> {
         }
         digits.parse::<u64>().ok().map(Value::from)
     }
+}
+
+/// The index of the first byte that ends a plain string's text: `"`, `\\`
+/// or a control. Eight bytes at a time (the bytes of a word that are
+/// zero, or less than 0x20, found with the usual carry tricks; the lowest
+/// such byte is exact), the rest one by one.
+fn string_end(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let mut i = 0;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(word.try_into().ok()?);
+        let m = below(x, 0x20)
+            | below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1);
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let rest = bytes.get(i..)?;
+    rest.iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .map(|p| i + p)
 }
 
 #[cfg(test)]
@@ -220,6 +332,13 @@ mod tests {
             "{1:2}",
         ];
         for doc in docs {
+            // Marking changes nothing read.
+            let marked = from_str_marked(doc).map(|(v, _)| v);
+            assert_eq!(
+                marked.map_err(|e| e.to_string()),
+                from_str(doc).map_err(|e| e.to_string()),
+                "{doc:?}"
+            );
             let ours = from_str(doc);
             let theirs = serde_json::from_str::<Value>(doc);
             match (&ours, &theirs) {
@@ -228,6 +347,33 @@ mod tests {
                 _ => panic!("{doc:?}: {ours:?} vs {theirs:?}"),
             }
         }
+    }
+
+    /// The word-at-a-time search finds what a byte-by-byte one finds, at
+    /// every place and alignment.
+    #[test]
+    fn string_end_is_the_first_stop_byte() {
+        let slow = |b: &[u8]| b.iter().position(|&c| c < 0x20 || c == b'"' || c == b'\\');
+        let mut text: Vec<u8> = (0u8..=255).collect();
+        text.extend(b"plain text, no stop in it at all \xe2\x80\xa8 \x7f~!");
+        for stop in [b'"', b'\\', 0, 0x1f, b'\n'] {
+            for at in 0..40 {
+                let mut t = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH".to_vec();
+                t[at] = stop;
+                for from in 0..t.len() {
+                    assert_eq!(
+                        string_end(&t[from..]),
+                        slow(&t[from..]),
+                        "{stop} {at} {from}"
+                    );
+                }
+            }
+        }
+        for from in 0..text.len() {
+            assert_eq!(string_end(&text[from..]), slow(&text[from..]));
+        }
+        assert_eq!(string_end(b""), None);
+        assert_eq!(string_end(b"no end here"), None);
     }
 
     #[test]

@@ -227,6 +227,14 @@ impl Manifest {
         self.object.value()
     }
 
+    /// The object's compact JSON text (serde_json's), where it is kept so.
+    pub(crate) fn object_json(&self) -> Option<&str> {
+        match &self.object {
+            Packed::Json(text) => Some(text),
+            Packed::Value(_) => None,
+        }
+    }
+
     /// Replaces the object.
     pub fn set_object(&mut self, object: Value) {
         self.object = Packed::new(object);

@@ -258,6 +258,7 @@ pub use reason::Reason;
 pub use strategic::deep_eq;
 
 use crate::fieldpath as path;
+use crate::jsonread::AnnotationsAt;
 use crate::patchmeta::Schema;
 use serde_json::Map;
 
@@ -468,6 +469,24 @@ impl Recorded {
         }
     }
 
+    /// The config read from its compact JSON text (as serde_json writes
+    /// it: a manifest's packed object), and the config recorded. Where the
+    /// text is plain (no escape, no float, no `<`, `>`, `&` or U+2028/9) it
+    /// is already the annotation kubectl writes but for `annotations: {}`:
+    /// that is put in (or the text taken whole), not written from the value.
+    pub fn decode(text: &str) -> serde_json::Result<(Value, Recorded)> {
+        let (config, at) = crate::jsonread::from_str_marked(text)?;
+        let recorded = match at.and_then(|at| annotation_from_text(&config, text, at)) {
+            Some(annotation) => Recorded {
+                value: recorded_config(&config),
+                annotation,
+                floats: false,
+            },
+            None => Recorded::new(&config),
+        };
+        Ok((config, recorded))
+    }
+
     /// Whether `text` (a live object's annotation) reads back as exactly
     /// the recorded config: `text` is the annotation this config writes and
     /// no float in it is spelled otherwise in JSON (`1.0` is written `1`,
@@ -487,6 +506,31 @@ impl Recorded {
             Some(self.value)
         }
     }
+}
+
+/// The annotation of the config read from `text` (see [`Recorded::decode`]),
+/// from the text itself; `None` where it must be written from the value.
+fn annotation_from_text(config: &Value, text: &str, at: AnnotationsAt) -> Option<String> {
+    // Go escapes these (HTML and U+2028/9, E2 80 A8/9); serde_json not.
+    if memchr::memchr3(b'<', b'>', b'&', text.as_bytes()).is_some()
+        || memchr::memchr(0xe2, text.as_bytes()).is_some()
+    {
+        return None;
+    }
+    let md = config.get("metadata")?.as_object()?;
+    let mut out = String::with_capacity(text.len() + 20);
+    match md.get("annotations") {
+        None => {
+            out.push_str(text.get(..at.at)?);
+            out.push_str(at.text);
+            out.push_str(text.get(at.at..)?);
+        }
+        // Recorded as it is.
+        Some(Value::Object(a)) if !a.contains_key(LAST_APPLIED) => out.push_str(text),
+        Some(_) => return None,
+    }
+    out.push('\n');
+    Some(out)
 }
 
 /// kubectl's client-side apply for one existing object: the field plan, the
@@ -633,6 +677,57 @@ mod tests {
             assert_eq!(v, config);
             // Key order restored too (the maps are sorted).
             assert_eq!(v.to_string(), config.to_string());
+        }
+    }
+
+    /// Reading a config's text and recording it at once gives what reading
+    /// it and recording the value gives, whatever the text holds.
+    #[test]
+    fn decode_records_as_new_does() {
+        let mut all = configs();
+        all.extend([
+            json!({"metadata": {}}),
+            json!({"metadata": {"Zeta": "1"}}),
+            json!({"metadata": {"Zeta": "1", "b": 2}}),
+            json!({"metadata": {"aaa": 1, "annotationz": 2, "name": "n"}}),
+            json!({"metadata": {"annotations": {"x": "<&>"}}}),
+            json!({"metadata": {"name": "a\u{2028}b"}}),
+            json!({"metadata": {"name": "esc\"aped"}}),
+            json!({"metadata": {"name": "a"}, "spec": {"n": -1}}),
+            json!({"metadata": {"name": "a"}, "spec": {"f": 1.0}}),
+            json!({"metadata": {"name": "é ✓"}, "spec": {"template": {"metadata": {"x": 1}}}}),
+            json!({"data": {"k": "\"metadata\":{\"z\":1}"}, "metadata": {"name": "a"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"metadata": "x"}, "metadata": {"labels": {"a": "b"}, "name": "a", "namespace": "n"}}),
+            json!(["not", "a", "map"]),
+            json!("text"),
+        ]);
+        let mut deep = json!({"metadata": {"name": "a"}});
+        for _ in 0..110 {
+            deep = json!({"metadata": {"name": "a"}, "x": deep});
+        }
+        all.push(deep);
+        for config in all {
+            let text = serde_json::to_string(&config).unwrap();
+            let (value, recorded) = Recorded::decode(&text).unwrap();
+            let expected = Recorded::new(&config);
+            assert_eq!(value, config, "{text}");
+            assert_eq!(recorded.value, expected.value, "{text}");
+            assert_eq!(recorded.annotation, expected.annotation, "{text}");
+            assert_eq!(recorded.floats, expected.floats, "{text}");
+        }
+        // A repeated metadata key: the last is the value, and its place.
+        for text in [
+            r#"{"metadata":{"b":1},"metadata":{"name":"a"}}"#,
+            r#"{"metadata":{"b":1},"metadata":"x"}"#,
+            // Not serde_json's text of its value: written from the value.
+            r#"{"metadata":{"name":"a"} }"#,
+            r#"{"metadata":{"name":"a","b":1}}"#,
+            r#"{"metadata":{"name":"a"},"b":{"y":1,"x":2}}"#,
+            r#"{"z":1,"metadata":{"name":"a"}}"#,
+        ] {
+            let (value, recorded) = Recorded::decode(text).unwrap();
+            let expected = Recorded::new(&value);
+            assert_eq!(recorded.annotation, expected.annotation, "{text}");
         }
     }
 

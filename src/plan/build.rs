@@ -78,7 +78,21 @@ pub fn plan_object(m: &Manifest, live: Option<&Value>, opts: &PlanOptions) -> Ob
 
 /// [`plan_object`] taking the live object, which the plan keeps (no copy).
 pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) -> ObjectPlan {
-    let mut config = m.object();
+    let (config, recorded) = match m.object_json() {
+        // Read and recorded in one go from the manifest's text.
+        Some(text) if opts.labels.is_empty() => merge::Recorded::decode(text)
+            .unwrap_or_else(|e| panic!("reading back an object kapply wrote: {e}")),
+        _ => {
+            let config = labelled(m.object(), opts);
+            let recorded = merge::Recorded::new(&config);
+            (config, recorded)
+        }
+    };
+    plan_recorded(m, config, recorded, live)
+}
+
+/// The config with `--labels`' labels set.
+fn labelled(mut config: Value, opts: &PlanOptions) -> Value {
     if !opts.labels.is_empty()
         && let Some(md) = config.get_mut("metadata").and_then(Value::as_object_mut)
     {
@@ -94,6 +108,16 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
             }
         }
     }
+    config
+}
+
+/// [`plan_object_owned`] of the config and its [`merge::Recorded`] form.
+fn plan_recorded(
+    m: &Manifest,
+    mut config: Value,
+    recorded: merge::Recorded,
+    live: Option<Value>,
+) -> ObjectPlan {
     let api_version = m.api_version();
     let schema = PatchMeta::builtin().root(&api_version, &m.id.kind);
     // Named by the manifest's identity (the config's own fields may be
@@ -108,11 +132,11 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
     );
     let Some(live) = live else {
         plan.fields = merge::create_fields(&config, schema);
-        plan.last_applied = merge::Recorded::new(&config).into_read_back();
+        plan.last_applied = recorded.into_read_back();
         plan.config = Some(config);
         return plan;
     };
-    plan_existing(m, &mut plan, &mut config, &live, schema);
+    plan_existing(m, &mut plan, &mut config, recorded, &live, schema);
     plan.config = Some(config);
     plan.live = Some(live);
     plan
@@ -123,10 +147,10 @@ fn plan_existing(
     m: &Manifest,
     plan: &mut ObjectPlan,
     config: &mut Value,
+    recorded: merge::Recorded,
     live: &Value,
     schema: Option<crate::patchmeta::Schema<'_>>,
 ) {
-    let recorded = merge::Recorded::new(config);
     // An unchanged config's annotation reads back as the recorded config:
     // the config itself, put in its recorded form for the three-way and
     // back after, stands for it (neither parsed nor copied).
