@@ -523,6 +523,8 @@ enum Against {
     Files {
         live: manifest::LiveObjects,
         default_ns: String,
+        /// `-n`, when given.
+        flag: Option<String>,
     },
     Cluster {
         session: Arc<Session>,
@@ -550,8 +552,16 @@ async fn start(a: &PlanArgs) -> anyhow::Result<(Loaded, Against)> {
             .await
             .map_err(|e| anyhow::anyhow!("--live: {e}"))?
             .context("--live")?;
-        let default_ns = opts.load.namespace.unwrap_or_else(|| "default".into());
-        return Ok((loaded, Against::Files { live, default_ns }));
+        let flag = opts.load.namespace;
+        let default_ns = flag.clone().unwrap_or_else(|| "default".into());
+        return Ok((
+            loaded,
+            Against::Files {
+                live,
+                default_ns,
+                flag,
+            },
+        ));
     }
     // The kubeconfig alone names the default namespace: the manifests are
     // read while the server is reached.
@@ -587,8 +597,20 @@ async fn run_plan<T: Send + 'static>(
     let (loaded, against) = start(a).await?;
     let unreadable_path = loaded.unreadable_path().map(|e| e.to_string());
     match against {
-        Against::Files { live, default_ns } => {
-            offline_plan_each(loaded, live, &default_ns, keep_objects, finish, emit).await?;
+        Against::Files {
+            live,
+            default_ns,
+            flag,
+        } => {
+            offline_plan_each(
+                loaded,
+                live,
+                (&default_ns, flag.as_deref()),
+                keep_objects,
+                finish,
+                emit,
+            )
+            .await?;
             Ok(Ran {
                 prune_skipped: None,
                 cluster: None,
@@ -619,16 +641,21 @@ async fn run_plan<T: Send + 'static>(
 /// namespaced (in `default_ns` unless it names one) and a warning on it
 /// says the scope is a guess. Objects are planned (and `finish`ed) on the
 /// planning threads a chunk at a time, and emitted in manifest order.
+/// `(default_ns, flag)`: the namespace of objects without one, and `-n`
+/// when given (a namespaced custom object must not name another).
 async fn offline_plan_each<T: Send + 'static>(
     loaded: Loaded,
     mut live: manifest::LiveObjects,
-    default_ns: &str,
+    (default_ns, flag): (&str, Option<&str>),
     keep_objects: bool,
     finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
     mut emit: impl FnMut(T) + Send,
 ) -> anyhow::Result<()> {
     use futures::StreamExt as _;
-    let Loaded { manifests, errors } = loaded;
+    let Loaded {
+        mut manifests,
+        errors,
+    } = loaded;
     for e in &errors {
         emit(finish(crate::cluster::load_error_row(e)));
     }
@@ -644,6 +671,26 @@ async fn offline_plan_each<T: Send + 'static>(
         )
         .map(|(g, k, namespaced)| ((g, k), namespaced))
         .collect();
+    // A custom kind taken as namespaced (a CRD says so, or none says) whose
+    // namespace is not -n: refused, as the load refuses a built-in kind's.
+    if flag.is_some() {
+        manifests.retain(|m| {
+            let namespaced = manifest::is_namespaced(&m.api_version(), &m.id.kind)
+                .or_else(|| {
+                    scopes
+                        .get(&(m.id.group.clone(), m.id.kind.clone()))
+                        .copied()
+                })
+                .unwrap_or(true);
+            match namespaced.then(|| m.namespace_mismatch(flag)).flatten() {
+                Some(e) => {
+                    emit(finish(crate::cluster::load_error_row(&e)));
+                    false
+                }
+                None => true,
+            }
+        });
+    }
     // Per manifest: its scope settled, its live object, and the warning
     // when its scope is a guess.
     let manifests = manifests.into_iter().map(|mut m| {

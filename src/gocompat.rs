@@ -19,40 +19,103 @@ pub fn json(v: &Value) -> String {
 }
 
 pub(crate) fn write_json(v: &Value, out: &mut String) {
+    write_json_floats(v, out);
+}
+
+/// [`write_json`], saying whether it wrote a float (which reads back
+/// otherwise: `1.0` is written `1`, an integer).
+pub(crate) fn write_json_floats(v: &Value, out: &mut String) -> bool {
     match v {
         Value::Object(m) => {
             out.push('{');
+            let mut floats = false;
             for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 write_string(k, out);
                 out.push(':');
-                write_json(x, out);
+                floats |= write_json_floats(x, out);
             }
             out.push('}');
+            floats
         }
         Value::Array(a) => {
             out.push('[');
+            let mut floats = false;
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(x, out);
+                floats |= write_json_floats(x, out);
             }
             out.push(']');
+            floats
         }
-        Value::String(s) => write_string(s, out),
-        Value::Number(n) if n.is_f64() => match n.as_f64() {
-            Some(f) => out.push_str(&float_json(f)),
-            None => out.push_str(&n.to_string()),
-        },
-        other => {
-            use std::fmt::Write as _;
-            let _ = write!(out, "{other}");
+        Value::String(s) => {
+            write_string(s, out);
+            false
+        }
+        Value::Number(n) => {
+            // Integers as digits (what serde_json's Display writes, without
+            // its serializer); floats in Go's notation.
+            if let Some(u) = n.as_u64() {
+                push_integer(u, false, out);
+            } else if let Some(i) = n.as_i64() {
+                push_integer(i.unsigned_abs(), i < 0, out);
+            } else {
+                match n.as_f64() {
+                    Some(f) => out.push_str(&float_json(f)),
+                    None => out.push_str(&n.to_string()),
+                }
+                return true;
+            }
+            false
+        }
+        Value::Bool(b) => {
+            out.push_str(if *b { "true" } else { "false" });
+            false
+        }
+        Value::Null => {
+            out.push_str("null");
+            false
         }
     }
 }
+
+/// An integer's decimal digits, `-` first when `negative`.
+fn push_integer(mut n: u64, negative: bool, out: &mut String) {
+    let mut buf = [0u8; 21];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if negative {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    for &b in &buf[at..] {
+        out.push(char::from(b));
+    }
+}
+
+/// The bytes [`write_string`] may write otherwise: what JSON escapes
+/// (controls, `"`, `\\`), HTML's `<`, `>`, `&`, and 0xE2, the first byte
+/// of U+2028 and U+2029.
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = b < 0x20 || matches!(b as u8, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2);
+        b += 1;
+    }
+    t
+};
 
 /// A JSON string with encoding/json's HTML escaping: serde_json's escapes
 /// (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`, other controls as
@@ -62,14 +125,18 @@ fn write_string(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     // Scanned by bytes: what is escaped is ASCII, or U+2028 / U+2029
     // (E2 80 A8 / A9), so a byte outside these never starts an escape and
-    // most strings are one scan and one copy.
-    let special = |b: u8| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2);
+    // most strings (no special byte at all) are one scan and one copy.
     let bytes = s.as_bytes();
     out.push('"');
-    let (mut start, mut i) = (0, 0);
+    let Some(first) = bytes.iter().position(|&b| SPECIAL[usize::from(b)]) else {
+        out.push_str(s);
+        out.push('"');
+        return;
+    };
+    let (mut start, mut i) = (0, first);
     while i < bytes.len() {
         let b = bytes[i];
-        if !special(b) {
+        if !SPECIAL[usize::from(b)] {
             i += 1;
             continue;
         }
@@ -262,6 +329,22 @@ mod tests {
             json(&json!({"z": null, "y": true})),
             r#"{"y":true,"z":null}"#
         );
+        // Integers as serde_json spells them.
+        for n in [
+            json!(0),
+            json!(7),
+            json!(-7),
+            json!(i64::MIN),
+            json!(u64::MAX),
+        ] {
+            assert_eq!(json(&n), n.to_string());
+        }
+        let mut out = String::new();
+        assert!(!write_json_floats(
+            &json!({"a": [1, -2, "x", null, true]}),
+            &mut out
+        ));
+        assert!(write_json_floats(&json!({"a": [1, {"b": 2.5}]}), &mut out));
     }
 
     #[test]

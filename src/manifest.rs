@@ -264,6 +264,29 @@ impl Manifest {
     }
 }
 
+impl Manifest {
+    /// The error of a namespaced object whose written namespace is not
+    /// `-n` (`flag`): for a kind whose scope the load did not know, asked
+    /// once the cluster (or a CRD) says it is namespaced. `None` when it
+    /// agrees, has no namespace written, or no `-n` was given.
+    pub fn namespace_mismatch(&self, flag: Option<&str>) -> Option<ManifestError> {
+        let (ns, flag) = (self.id.namespace.as_deref()?, flag?);
+        if ns == flag || !self.lines.namespace_written {
+            return None;
+        }
+        let line = self.lines.get("metadata.namespace").copied();
+        Some(ManifestError::NamespaceMismatch {
+            at: Source {
+                file: self.source.file.clone(),
+                line: line.unwrap_or(self.source.line),
+            },
+            id: Box::new(self.id.clone()),
+            version: self.version.clone(),
+            namespace: flag.to_string(),
+        })
+    }
+}
+
 fn drop_namespace(object: &mut Value) {
     if let Some(md) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         md.remove("namespace");
@@ -1529,12 +1552,16 @@ fn to_manifest(
         }
     };
     let (group, version) = split_api_version(&api_version);
-    let namespaced = match scope {
-        Scope::Known(namespaced) => namespaced,
-        Scope::Defined(crds) => crds
-            .get(&(group.to_string(), kind.clone()))
-            .copied()
-            .unwrap_or(true),
+    // A kind no CRD read defines is taken as namespaced until the cluster
+    // says (`guessed`): its namespace is checked against `-n` then
+    // ([`Manifest::namespace_mismatch`]), as kubectl checks only
+    // namespaced objects.
+    let (namespaced, guessed) = match scope {
+        Scope::Known(namespaced) => (namespaced, false),
+        Scope::Defined(crds) => match crds.get(&(group.to_string(), kind.clone())) {
+            Some(&namespaced) => (namespaced, false),
+            None => (true, true),
+        },
     };
     let mut id = ObjectRef {
         group: group.to_string(),
@@ -1543,7 +1570,7 @@ fn to_manifest(
         name,
     };
     if namespaced {
-        if let (Some(f), Some(n)) = (&file_ns, &opts.namespace)
+        if let (false, Some(f), Some(n)) = (guessed, &file_ns, &opts.namespace)
             && f != n
         {
             id.namespace = Some(f.clone());
@@ -1859,6 +1886,41 @@ mod tests {
             l.manifests[1].object()["metadata"],
             serde_json::json!({"name": "g"})
         );
+    }
+
+    /// `-n` against a namespace written: checked at load where the scope
+    /// is known, once it is known for a kind no CRD read defines.
+    #[test]
+    fn namespace_other_than_the_flag_is_refused_once_namespaced() {
+        let text = "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n  \
+                    namespace: foo\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  \
+                    name: c\n  namespace: foo\n---\napiVersion: example.com/v1\nkind: Gadget\n\
+                    metadata:\n  name: h\n";
+        let opts = LoadOptions {
+            namespace: Some("bar".into()),
+            ..Default::default()
+        };
+        let l = load_text(text, &opts);
+        assert_eq!(l.errors.len(), 1, "{:?}", l.errors);
+        assert!(
+            matches!(&l.errors[0], ManifestError::NamespaceMismatch { id, .. } if id.name == "c")
+        );
+        let g = &l.manifests[0];
+        assert_eq!(g.id.namespace.as_deref(), Some("foo"));
+        let e = g
+            .namespace_mismatch(Some("bar"))
+            .expect("refused once namespaced");
+        assert_eq!(e.at().map(|a| a.line), Some(5));
+        assert_eq!(
+            e.to_string(),
+            "m.yaml:5: Gadget foo/g: the namespace from the provided object \"foo\" does not \
+             match the namespace \"bar\" given with -n"
+        );
+        assert!(g.namespace_mismatch(Some("foo")).is_none());
+        assert!(g.namespace_mismatch(None).is_none());
+        // Its namespace from -n, not written: nothing to refuse.
+        assert_eq!(l.manifests[1].id.namespace.as_deref(), Some("bar"));
+        assert!(l.manifests[1].namespace_mismatch(Some("bar")).is_none());
     }
 
     #[test]

@@ -2006,6 +2006,53 @@ fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
         assert_eq!(diff.code, Some(0), "{args:?}: {diff:?}");
     }
 
+    // Its CRD not among the manifests, a Gadget naming a namespace other
+    // than -n: the cluster says cluster-scoped, so -n does not apply.
+    let g3 = "apiVersion: t.kapply.dev/v1\nkind: Gadget\nmetadata:\n  name: g3\n  namespace: foo\n\
+              spec:\n  size: 5\n";
+    c.write("n/g3.yaml", g3);
+    let out = c.kapply(&["apply", "-f", "n", "-n", "bar", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    out.assert_stdout("Gadget g3 created\n");
+    let live = c.get("t.kapply.dev/v1", "Gadget", None, "g3").unwrap();
+    assert_eq!(
+        live["metadata"]["annotations"][LAST_APPLIED],
+        gadget_annotation("g3", 5)
+    );
+    // Offline, the CRD among the --live objects says so; without one the
+    // kind is taken as namespaced, and -n refuses it.
+    c.write("crd-live.yaml", GADGET_CRD);
+    c.write(
+        "none.json",
+        r#"{"apiVersion": "v1", "kind": "List", "items": []}"#,
+    );
+    let out = c.kapply(&["diff", "-f", "n", "-n", "bar", "--live", "crd-live.yaml"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stdout("+ Gadget g3 (create)  n/g3.yaml:1\n");
+    let refused = "error: n/g3.yaml:5: Gadget foo/g3: the namespace from the provided object \
+                   \"foo\" does not match the namespace \"bar\" given with -n";
+    let out = c.kapply(&["diff", "-f", "n", "-n", "bar", "--live", "none.json"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    out.assert_stdout(refused);
+    // A namespaced custom kind naming another namespace than -n: refused
+    // by name and line against the cluster too, nothing written.
+    let widget_crd = GADGET_CRD
+        .replace("gadget", "widget")
+        .replace("Gadget", "Widget")
+        .replace("scope: Cluster", "scope: Namespaced");
+    c.write("w/crd.yaml", &widget_crd);
+    let out = c.kapply(&["apply", "-f", "w", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.write("x/w.yaml", &g3.replace("Gadget", "Widget"));
+    c.server.clear_requests();
+    let out = c.kapply(&["apply", "-f", "x", "-n", "bar", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(
+        "! error      Widget foo/g3: x/w.yaml:5: Widget foo/g3: the namespace from the provided \
+         object \"foo\" does not match the namespace \"bar\" given with -n",
+    );
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+
     let Some(k) = Kubectl::find(&c.kubeconfig) else {
         return;
     };
@@ -2024,7 +2071,15 @@ fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
             .is_none()
     );
     k.ok(&["apply", "-f", "m", "-n", "bar"]);
-    for (g, size) in [("g1", 3), ("g2", 4)] {
+    theirs.write("n/g3.yaml", g3);
+    k.ok(&["apply", "-f", "n", "-n", "bar"]);
+    theirs.write("w/crd.yaml", &widget_crd);
+    k.ok(&["apply", "-f", "w"]);
+    theirs.write("x/w.yaml", &g3.replace("Gadget", "Widget"));
+    let out = run(&mut k.command(&["apply", "-f", "x", "-n", "bar"]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr("does not match the namespace \"bar\"");
+    for (g, size) in [("g1", 3), ("g2", 4), ("g3", 5)] {
         let live = theirs.get("t.kapply.dev/v1", "Gadget", None, g).expect(g);
         assert_eq!(
             live["metadata"]["annotations"][LAST_APPLIED],

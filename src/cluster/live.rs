@@ -275,7 +275,7 @@ impl Session {
         let finish = finisher(keep_objects, finish);
         let Loaded {
             manifests: mut loaded_manifests,
-            errors: load_errors,
+            errors: mut load_errors,
         } = loaded;
         let mut applyset = None;
         let mut skipped = Vec::new();
@@ -320,7 +320,9 @@ impl Session {
         }
         let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
             Vec::with_capacity(loaded_manifests.len());
-        for m in &mut loaded_manifests {
+        let flag = self.explicit_namespace.then_some(self.namespace.as_str());
+        let mut misplaced = Vec::new();
+        for (i, m) in loaded_manifests.iter_mut().enumerate() {
             let r = self.resource(&m.api_version(), &m.id.kind).await;
             if let Err(e) = &r
                 && e.is_fatal()
@@ -331,8 +333,22 @@ impl Session {
                 // Discovery's scope decides for every kind, built-in or custom:
                 // a namespace the load filled in on a cluster-scoped kind goes.
                 m.set_scope(info.namespaced, &self.namespace);
+                // A custom kind's namespace against -n, now that it is known
+                // namespaced (the load checked the others).
+                if let Some(e) = info
+                    .namespaced
+                    .then(|| m.namespace_mismatch(flag))
+                    .flatten()
+                {
+                    load_errors.push(e);
+                    misplaced.push(i);
+                }
             }
             resources.push(r);
+        }
+        for i in misplaced.into_iter().rev() {
+            loaded_manifests.remove(i);
+            let _ = resources.remove(i);
         }
         let total = loaded_manifests.len();
 

@@ -278,18 +278,66 @@ pub struct ThreeWay {
 /// value, and `annotations: {}` when no other annotation is left.
 fn recorded_config(config: &Value) -> Value {
     let mut v = config.clone();
-    if let Some(md) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        let ann = md
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !ann.is_object() {
-            *ann = Value::Object(Map::new());
-        }
-        if let Some(a) = ann.as_object_mut() {
-            a.remove(LAST_APPLIED);
+    // The recorded form is the point here: nothing to restore.
+    let _ = Unrecord::record(&mut v);
+    v
+}
+
+/// How a config was turned into its recorded form in place (see
+/// [`recorded_config`]), to turn it back: so an unchanged config can stand
+/// for its own last-applied configuration for a while, instead of a copy.
+#[must_use = "the config stays in its recorded form unless restored"]
+pub struct Unrecord(Option<Undo>);
+
+enum Undo {
+    /// `annotations` was absent: `{}` was put there.
+    Remove,
+    /// `annotations` was this value, not a map.
+    Restore(Value),
+    /// The map held this last-applied annotation, taken out.
+    Reinsert(Value),
+}
+
+impl Unrecord {
+    /// `v` made what [`recorded_config`] gives for it.
+    pub fn record(v: &mut Value) -> Unrecord {
+        let Some(md) = v.get_mut("metadata").and_then(Value::as_object_mut) else {
+            return Unrecord(None);
+        };
+        let Some(ann) = md.get_mut("annotations") else {
+            md.insert("annotations".into(), Value::Object(Map::new()));
+            return Unrecord(Some(Undo::Remove));
+        };
+        match ann {
+            Value::Object(a) => Unrecord(a.remove(LAST_APPLIED).map(Undo::Reinsert)),
+            other => Unrecord(Some(Undo::Restore(std::mem::replace(
+                other,
+                Value::Object(Map::new()),
+            )))),
         }
     }
-    v
+
+    /// `v` as it was before [`Unrecord::record`] (maps are sorted, so a
+    /// key put back is where it was).
+    pub fn restore(self, v: &mut Value) {
+        let Some(undo) = self.0 else { return };
+        let Some(md) = v.get_mut("metadata").and_then(Value::as_object_mut) else {
+            return;
+        };
+        match undo {
+            Undo::Remove => {
+                md.remove("annotations");
+            }
+            Undo::Restore(old) => {
+                md.insert("annotations".into(), old);
+            }
+            Undo::Reinsert(old) => {
+                if let Some(a) = md.get_mut("annotations").and_then(Value::as_object_mut) {
+                    a.insert(LAST_APPLIED.into(), old);
+                }
+            }
+        }
+    }
 }
 
 /// The last-applied-configuration annotation value kubectl writes for this
@@ -324,6 +372,7 @@ pub fn creation_body(config: &Value) -> Value {
     let Recorded {
         value: mut body,
         annotation,
+        ..
     } = Recorded::new(config);
     set_annotation(&mut body, Some(annotation));
     fields::drop_nulls(&mut body);
@@ -399,41 +448,44 @@ pub fn diff_patch(
 pub struct Recorded {
     value: Value,
     annotation: String,
+    /// A float is written in the annotation (spelled otherwise than its
+    /// value reads back: `1.0` is written `1`).
+    floats: bool,
 }
 
 impl Recorded {
     pub fn new(config: &Value) -> Recorded {
         let value = recorded_config(config);
-        let mut annotation = crate::gocompat::json(&value);
+        // Room for a typical object's annotation, so it is seldom moved
+        // while it grows.
+        let mut annotation = String::with_capacity(1024);
+        let floats = crate::gocompat::write_json_floats(&value, &mut annotation);
         annotation.push('\n');
-        Recorded { value, annotation }
+        Recorded {
+            value,
+            annotation,
+            floats,
+        }
     }
 
-    /// The recorded config when `text` (a live object's annotation) reads
-    /// back as exactly it: `text` is the annotation this config writes and
+    /// Whether `text` (a live object's annotation) reads back as exactly
+    /// the recorded config: `text` is the annotation this config writes and
     /// no float in it is spelled otherwise in JSON (`1.0` is written `1`,
-    /// which reads back as an integer). A copy, instead of parsing `text`.
-    pub fn read_back(&self, text: &str) -> Option<Value> {
-        (text == self.annotation && !has_float(&self.value)).then(|| self.value.clone())
+    /// which reads back as an integer). Then the recorded config (or the
+    /// config made so by [`Unrecord::record`]) stands for it, instead of
+    /// parsing `text`.
+    pub fn reads_back(&self, text: &str) -> bool {
+        !self.floats && text == self.annotation
     }
 
     /// The annotation's value as it reads back: the recorded config itself
     /// unless a float in it is spelled otherwise in JSON.
     pub fn into_read_back(self) -> Option<Value> {
-        if has_float(&self.value) {
+        if self.floats {
             serde_json::from_str(&self.annotation).ok()
         } else {
             Some(self.value)
         }
-    }
-}
-
-fn has_float(v: &Value) -> bool {
-    match v {
-        Value::Number(n) => n.is_f64(),
-        Value::Array(a) => a.iter().any(has_float),
-        Value::Object(m) => m.values().any(has_float),
-        _ => false,
     }
 }
 
@@ -463,6 +515,7 @@ pub fn three_way_recorded(
     let Recorded {
         value: mut recorded,
         annotation,
+        ..
     } = recorded;
     set_annotation(&mut recorded, Some(annotation.clone()));
     let patch = compute_patch(&recorded, live, last_applied, schema);
@@ -547,4 +600,63 @@ pub fn create_fields(config: &Value, schema: Option<Schema>) -> Vec<FieldChange>
         row.cause = Cause::New;
     }
     walker.rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Configs whose metadata takes each form `recorded_config` handles.
+    fn configs() -> Vec<Value> {
+        vec![
+            json!({"kind": "ConfigMap"}),
+            json!({"kind": "ConfigMap", "metadata": "odd"}),
+            json!({"metadata": {"name": "a"}}),
+            json!({"metadata": {"Upper": 1, "name": "a", "labels": {"x": "y"}}}),
+            json!({"metadata": {"name": "a", "annotations": {}}}),
+            json!({"metadata": {"name": "a", "annotations": null}}),
+            json!({"metadata": {"name": "a", "annotations": ["x"]}}),
+            json!({"metadata": {"name": "a", "annotations": {"b": "c"}}}),
+            json!({"metadata": {"name": "a", "annotations": {LAST_APPLIED: "{}\n"}}}),
+            json!({"metadata": {"name": "a", "annotations": {LAST_APPLIED: 5, "z": "1"}}}),
+        ]
+    }
+
+    #[test]
+    fn unrecord_gives_the_recorded_config_and_back() {
+        for config in configs() {
+            let mut v = config.clone();
+            let undo = Unrecord::record(&mut v);
+            assert_eq!(v, recorded_config(&config), "{config}");
+            undo.restore(&mut v);
+            assert_eq!(v, config);
+            // Key order restored too (the maps are sorted).
+            assert_eq!(v.to_string(), config.to_string());
+        }
+    }
+
+    #[test]
+    fn recorded_knows_its_floats() {
+        for (config, floats) in [
+            (
+                json!({"metadata": {"name": "a"}, "n": [0, -1, i64::MIN, u64::MAX]}),
+                false,
+            ),
+            (
+                json!({"metadata": {"name": "a"}, "spec": {"x": [{"y": 1.0}]}}),
+                true,
+            ),
+            (json!({"f": 0.5}), true),
+        ] {
+            let r = Recorded::new(&config);
+            assert_eq!(r.floats, floats, "{config}");
+            let mut text = crate::gocompat::json(&recorded_config(&config));
+            text.push('\n');
+            assert_eq!(r.annotation, text);
+            // An annotation with a float does not stand for its value.
+            assert_eq!(r.reads_back(&text), !floats);
+            assert!(!r.reads_back("{}\n"));
+        }
+    }
 }

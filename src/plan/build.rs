@@ -112,7 +112,7 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
         plan.config = Some(config);
         return plan;
     };
-    plan_existing(m, &mut plan, &config, &live, schema);
+    plan_existing(m, &mut plan, &mut config, &live, schema);
     plan.config = Some(config);
     plan.live = Some(live);
     plan
@@ -122,33 +122,40 @@ pub fn plan_object_owned(m: &Manifest, live: Option<Value>, opts: &PlanOptions) 
 fn plan_existing(
     m: &Manifest,
     plan: &mut ObjectPlan,
-    config: &Value,
+    config: &mut Value,
     live: &Value,
     schema: Option<crate::patchmeta::Schema<'_>>,
 ) {
     let recorded = merge::Recorded::new(config);
     // An unchanged config's annotation reads back as the recorded config:
-    // copied instead of parsed.
+    // the config itself, put in its recorded form for the three-way and
+    // back after, stands for it (neither parsed nor copied).
     let same = live
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
         .and_then(Value::as_str)
-        .and_then(|text| recorded.read_back(text));
-    let last_applied = match same
-        .map(|v| Ok(Some(v)))
-        .unwrap_or_else(|| recorded_last_applied(live))
-    {
-        Ok(v) => v,
-        Err(e) => {
-            plan.action = ObjectAction::Error;
-            plan.error = Some(format!("{}: {e}", m.id));
-            return;
+        .is_some_and(|text| recorded.reads_back(text));
+    let tw = if same {
+        let unrecord = merge::Unrecord::record(config);
+        let tw = merge::three_way_recorded(recorded, live, Some(config), schema);
+        unrecord.restore(config);
+        tw
+    } else {
+        let parsed = match recorded_last_applied(live) {
+            Ok(v) => v,
+            Err(e) => {
+                plan.action = ObjectAction::Error;
+                plan.error = Some(format!("{}: {e}", m.id));
+                return;
+            }
+        };
+        if parsed.is_none() {
+            plan.warnings.push(hazards::missing_last_applied());
         }
+        merge::three_way_recorded(recorded, live, parsed.as_ref(), schema)
     };
-    if last_applied.is_none() {
-        plan.warnings.push(hazards::missing_last_applied());
-    }
-    match merge::three_way_recorded(recorded, live, last_applied.as_ref(), schema) {
+    let config = &*config;
+    match tw {
         Ok(tw) => {
             plan.action = if tw.patch.is_some() {
                 ObjectAction::Update
