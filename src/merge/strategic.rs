@@ -179,7 +179,9 @@ fn put(patch: &mut Patch, key: &str, value: Value) {
 /// `original` for the deletions), walked in key order beside it: both
 /// maps are sorted, so no key of one is looked up in the other.
 struct Side<'v> {
-    rest: std::iter::Peekable<serde_json::map::Iter<'v>>,
+    /// The next key not yet passed, and the ones after it.
+    head: Option<(&'v String, &'v Value)>,
+    rest: serde_json::map::Iter<'v>,
     patch: Patch,
     /// A key with a non-null value only on this side (for `$retainKeys`).
     additional: bool,
@@ -188,8 +190,10 @@ struct Side<'v> {
 
 impl<'v> Side<'v> {
     fn new(map: &'v Map<String, Value>, opts: Opts) -> Side<'v> {
+        let mut rest = map.iter();
         Side {
-            rest: map.iter().peekable(),
+            head: rest.next(),
+            rest,
             patch: None,
             additional: false,
             opts,
@@ -198,18 +202,20 @@ impl<'v> Side<'v> {
 
     /// This side's value under the config's `key`; the keys before it are
     /// only on this side.
-    #[inline]
+    // Inlined: called twice per key of the config, its prologue cost as
+    // much as its work.
+    #[inline(always)]
     fn seek(&mut self, key: &str) -> Option<&'v Value> {
-        while let Some(&(k, v)) = self.rest.peek() {
+        while let Some((k, v)) = self.head {
             match key_cmp(k, key) {
                 Ordering::Less => self.only_here(k, v),
                 Ordering::Equal => {
-                    self.rest.next();
+                    self.head = self.rest.next();
                     return Some(v);
                 }
                 Ordering::Greater => return None,
             }
-            self.rest.next();
+            self.head = self.rest.next();
         }
         None
     }
@@ -230,9 +236,11 @@ impl<'v> Side<'v> {
     }
 
     /// The patch, once the config's keys are walked.
+    #[inline(always)]
     fn finish(&mut self, modified: &Map<String, Value>) -> Patch {
-        while let Some((k, v)) = self.rest.next() {
+        while let Some((k, v)) = self.head {
             self.only_here(k, v);
+            self.head = self.rest.next();
         }
         if self.opts.retain_keys && (self.patch.is_some() || self.additional) {
             let mut retain: Vec<Value> = modified
@@ -702,6 +710,9 @@ impl<'v> ShortKeys<'v> {
     /// `None` unless every element is a map with `merge_key`, every key is
     /// of the kind `kind` settles on (all strings or all numbers, across
     /// both lists) and no two keys of the list are equal.
+    // Inlined: built for each list of each side, the copy of its result
+    // cost about as much as the building.
+    #[inline(always)]
     fn of(list: &'v [Value], merge_key: &str, kind: &mut Option<u8>) -> Option<ShortKeys<'v>> {
         if list.len() > SHORT_LIST {
             return None;
@@ -751,8 +762,8 @@ fn diff_keyed_short(
     let os = ShortKeys::of(original, merge_key, &mut kind)?;
     let ms = ShortKeys::of(modified, merge_key, &mut kind)?;
     let mut diff = KeyedDiff::new(&os, opts);
-    for (mm, key) in ms.iter() {
-        match diff.pair(key) {
+    for (j, (mm, key)) in ms.iter().enumerate() {
+        match diff.pair(j, key) {
             Some(om) => {
                 let p = diff_maps(path, om, mm, items, opts).ok()?;
                 diff.changed(p, key, merge_key);
@@ -795,8 +806,8 @@ fn diff3_keyed_short(
     };
     let mut delta = KeyedDiff::new(&cs, delta_opts);
     let mut dels = KeyedDiff::new(&os, dels_opts);
-    for (mm, key) in ms.iter() {
-        match (delta.pair(key), dels.pair(key)) {
+    for (j, (mm, key)) in ms.iter().enumerate() {
+        match (delta.pair(j, key), dels.pair(j, key)) {
             (Some(cm), Some(om)) => {
                 let (d, x) = diff3_maps(path, om, cm, mm, items, retain_keys)?;
                 delta.changed(d, key, merge_key);
@@ -845,9 +856,13 @@ impl<'a, 'v> KeyedDiff<'a, 'v> {
         }
     }
 
-    /// This list's element with the config element's key.
-    fn pair(&mut self, key: &Value) -> Option<&'v Map<String, Value>> {
-        let i = self.others.iter().position(|(_, k)| deep_eq(k, key))?;
+    /// This list's element with the key of the config's element `j`: most
+    /// often the one at the same place.
+    fn pair(&mut self, j: usize, key: &Value) -> Option<&'v Map<String, Value>> {
+        let i = match self.others.keys.get(j) {
+            Some(Some((_, k))) if deep_eq(k, key) => j,
+            _ => self.others.iter().position(|(_, k)| deep_eq(k, key))?,
+        };
         self.matched[i] = true;
         self.others.keys[i].map(|(m, _)| m)
     }
@@ -904,13 +919,15 @@ impl<'a, 'v> KeyedDiff<'a, 'v> {
                 patch_list.push(Value::Object(d));
             }
         }
-        let order_same = os.len == ms.len
-            && os
-                .iter()
-                .zip(ms.iter())
-                .all(|((_, a), (_, b))| deep_eq(a, b));
+        let order_same = || {
+            os.len == ms.len
+                && os
+                    .iter()
+                    .zip(ms.iter())
+                    .all(|((_, a), (_, b))| deep_eq(a, b))
+        };
         let mut order = vec![];
-        if (!opts.ignore_changes && (!patch_list.is_empty() || !order_same))
+        if (!opts.ignore_changes && (!patch_list.is_empty() || !order_same()))
             || (!opts.ignore_deletions && !patch_list.is_empty())
         {
             for (_, k) in ms.iter() {
