@@ -497,6 +497,46 @@ impl Recorded {
         !self.floats && text == self.annotation
     }
 
+    /// The value `text` (a live object's annotation) reads as, when it is
+    /// this config's annotation with the text of one string value changed
+    /// (an image bumped), no escape in it: the recorded config with that
+    /// string set, a copy instead of parsing `text`. `None` otherwise.
+    pub fn read_back_edited(&self, text: &str) -> Option<Value> {
+        if self.floats {
+            return None;
+        }
+        let (new, old) = (self.annotation.as_bytes(), text.as_bytes());
+        let prefix = common_prefix(new, old);
+        let room = new.len().min(old.len()) - prefix;
+        let suffix = common_suffix(new, old).min(room);
+        // The string value of the annotation the first difference is in;
+        // the last one must be in it too.
+        let (path, start, end) = string_at(&self.annotation, prefix)?;
+        if new.len() - suffix > end {
+            return None;
+        }
+        // Its text in `text`: the same start, the end moved by the change
+        // in length; all of it read as written (no quote, escape, control).
+        let old_end = (end + old.len()).checked_sub(new.len())?;
+        let content = text.get(start..old_end)?;
+        if content.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            return None;
+        }
+        let mut v = self.value.clone();
+        let mut leaf = &mut v;
+        for step in &path {
+            leaf = match step {
+                Step::Key(k) => leaf.as_object_mut()?.get_mut(*k)?,
+                Step::Index(i) => leaf.as_array_mut()?.get_mut(*i)?,
+            };
+        }
+        match leaf {
+            Value::String(s) => *s = content.to_owned(),
+            _ => return None,
+        }
+        Some(v)
+    }
+
     /// The annotation's value as it reads back: the recorded config itself
     /// unless a float in it is spelled otherwise in JSON.
     pub fn into_read_back(self) -> Option<Value> {
@@ -531,6 +571,108 @@ fn annotation_from_text(config: &Value, text: &str, at: AnnotationsAt) -> Option
     }
     out.push('\n');
     Some(out)
+}
+
+/// How many bytes `a` and `b` start with alike, compared eight at a time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (a.get(i..i + 8), b.get(i..i + 8)) {
+        if x != y {
+            break;
+        }
+        i += 8;
+    }
+    i + a[i..]
+        .iter()
+        .zip(&b[i..])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// How many bytes `a` and `b` end with alike, compared eight at a time.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let mut n = 0;
+    while n + 8 <= a.len().min(b.len())
+        && a[a.len() - n - 8..a.len() - n] == b[b.len() - n - 8..b.len() - n]
+    {
+        n += 8;
+    }
+    n + a[..a.len() - n]
+        .iter()
+        .rev()
+        .zip(b[..b.len() - n].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// One step of a path into a value: a map's key or a list's index.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The string value of compact JSON `text` whose text (between its quotes,
+/// `start..end`) holds byte `at` (or ends there), with its path; `None`
+/// when `at` is elsewhere (a key, a number, punctuation) or a key on the
+/// way has an escape.
+fn string_at(text: &str, at: usize) -> Option<(Vec<Step<'_>>, usize, usize)> {
+    /// An open map (the key being read, `None` if escaped) or list (index).
+    enum Open<'a> {
+        Map(Option<&'a str>),
+        List(usize),
+    }
+    let bytes = text.as_bytes();
+    let mut open: Vec<Open> = Vec::with_capacity(8);
+    let mut i = 0;
+    while i <= at {
+        match *bytes.get(i)? {
+            b'{' => open.push(Open::Map(None)),
+            b'[' => open.push(Open::List(0)),
+            b'}' | b']' => {
+                open.pop();
+            }
+            b',' => {
+                if let Some(Open::List(n)) = open.last_mut() {
+                    *n += 1;
+                }
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                let mut escaped = false;
+                loop {
+                    match *bytes.get(j)? {
+                        b'"' => break,
+                        b'\\' => {
+                            escaped = true;
+                            j += 2;
+                        }
+                        _ => j += 1,
+                    }
+                }
+                let key =
+                    matches!(open.last(), Some(Open::Map(_))) && bytes.get(j + 1) == Some(&b':');
+                if key {
+                    if let Some(Open::Map(k)) = open.last_mut() {
+                        *k = (!escaped).then(|| &text[start..j]);
+                    }
+                } else if start <= at && at <= j {
+                    let path = open
+                        .iter()
+                        .map(|o| match o {
+                            Open::Map(k) => k.map(Step::Key),
+                            Open::List(n) => Some(Step::Index(*n)),
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    return Some((path, start, j));
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// kubectl's client-side apply for one existing object: the field plan, the
@@ -728,6 +870,78 @@ mod tests {
             let (value, recorded) = Recorded::decode(text).unwrap();
             let expected = Recorded::new(&value);
             assert_eq!(recorded.annotation, expected.annotation, "{text}");
+        }
+    }
+
+    /// An annotation edited anywhere reads back, where the copy is made,
+    /// as parsing it reads; a string value's text changed is copied.
+    #[test]
+    fn read_back_edited_is_what_parsing_reads() {
+        let configs = [
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": {"app": "web"}},
+                   "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                       {"name": "web", "image": "nginx:1.26.0", "args": ["a", "", "<c>"]},
+                       {"name": "side", "image": "busybox", "env": [{"name": "X", "value": "é\"q"}]}]}}}}),
+            json!({"metadata": {"name": "a", "annotations": {"k\"ey": "v", "n": "x"}}, "data": {"": "", "e": "\u{2028}"}}),
+        ];
+        let edits = ["", "x", "yz", "\"", "\\", "é", "1", ",", "}", "\n", "<"];
+        let mut copied = 0;
+        for config in configs {
+            let r = Recorded::new(&config);
+            let n = r.annotation.clone();
+            for i in 0..=n.len() {
+                for len in 0..3 {
+                    for e in edits {
+                        let (Some(a), Some(b)) = (n.get(..i), n.get(i + len..)) else {
+                            continue;
+                        };
+                        let text = format!("{a}{e}{b}");
+                        if let Some(v) = r.read_back_edited(&text) {
+                            let parsed: Value = serde_json::from_str(&text)
+                                .unwrap_or_else(|e| panic!("{text}: {e}"));
+                            assert_eq!(v, parsed, "{text}");
+                            copied += 1;
+                        }
+                    }
+                }
+            }
+            // The image bumped: copied.
+            let bumped = n.replace("nginx:1.26.0", "nginx:1.27.1");
+            if bumped != n {
+                let v = r.read_back_edited(&bumped).expect("a string edited");
+                assert_eq!(v, serde_json::from_str::<Value>(&bumped).unwrap());
+            }
+        }
+        assert!(copied > 100, "{copied}");
+        // Floats in the annotation: parsed, never copied.
+        let r = Recorded::new(&json!({"a": "x", "f": 1.0}));
+        assert!(
+            r.read_back_edited(&r.annotation.replace('x', "y"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn common_ends_are_counted_exactly() {
+        let slow_prefix = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let slow_suffix = |a: &[u8], b: &[u8]| {
+            a.iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        let base = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        for len in 0..base.len() {
+            let a = &base[..len];
+            for i in 0..=len {
+                let mut b = a.to_vec();
+                b.insert(i, b'#');
+                for (x, y) in [(a, &b[..]), (&b[..], a), (a, a)] {
+                    assert_eq!(common_prefix(x, y), slow_prefix(x, y));
+                    assert_eq!(common_suffix(x, y), slow_suffix(x, y));
+                }
+            }
         }
     }
 

@@ -154,18 +154,21 @@ fn plan_existing(
     // An unchanged config's annotation reads back as the recorded config:
     // the config itself, put in its recorded form for the three-way and
     // back after, stands for it (neither parsed nor copied).
-    let same = live
+    let text = live
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
-        .and_then(Value::as_str)
-        .is_some_and(|text| recorded.reads_back(text));
+        .and_then(Value::as_str);
+    let same = text.is_some_and(|text| recorded.reads_back(text));
     let tw = if same {
         let unrecord = merge::Unrecord::record(config);
         let tw = merge::three_way_recorded(recorded, live, Some(config), schema);
         unrecord.restore(config);
         tw
     } else {
-        let parsed = match recorded_last_applied(live) {
+        // A config changed in one string value (an image bumped): its old
+        // annotation is the recorded config with that string, copied.
+        let edited = text.and_then(|text| recorded.read_back_edited(text));
+        let parsed = match edited.map_or_else(|| recorded_last_applied(live), |v| Ok(Some(v))) {
             Ok(v) => v,
             Err(e) => {
                 plan.action = ObjectAction::Error;
