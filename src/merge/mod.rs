@@ -431,7 +431,7 @@ pub fn diff_patch(
     let mut patch = compute_patch(&recorded_config(config), live, last_applied, schema)?;
     if let (Some(p), Some(rv)) = (
         patch.as_mut(),
-        live.pointer("/metadata/resourceVersion").cloned(),
+        path::pointer(live, "/metadata/resourceVersion").cloned(),
     ) && let Some(body) = p.body.as_object_mut()
     {
         let md = body
@@ -734,13 +734,10 @@ pub fn three_way_recorded(
     // A patch that changes nothing but the annotation still makes an update.
     let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
     if let (Some(p), true) = (&patch, !changes || empty_map.is_some()) {
-        let old = live
-            .pointer("/metadata/annotations")
+        let old = path::pointer(live, "/metadata/annotations")
             .and_then(|a| a.get(LAST_APPLIED))
             .cloned();
-        let sent = p
-            .body
-            .pointer("/metadata/annotations")
+        let sent = path::pointer(&p.body, "/metadata/annotations")
             .and_then(|a| a.get(LAST_APPLIED))
             .is_some();
         if sent {

@@ -3,13 +3,14 @@
 
 use super::{ObjectAction, ObjectPlan, PlanOptions};
 use super::{hazards, owners};
+use crate::fieldpath as path;
 use crate::manifest::Manifest;
 use crate::merge::{self, LAST_APPLIED};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
 
 pub(super) fn str_at<'v>(v: &'v Value, ptr: &str) -> Option<&'v str> {
-    v.pointer(ptr).and_then(Value::as_str)
+    path::pointer(v, ptr).and_then(Value::as_str)
 }
 
 pub(super) fn base_plan(
@@ -59,8 +60,7 @@ fn named_plan(
 /// The last-applied configuration recorded on a live object: `Ok(None)`
 /// when the annotation is absent.
 pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
-    let Some(raw) = live
-        .pointer("/metadata/annotations")
+    let Some(raw) = path::pointer(live, "/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
         .and_then(Value::as_str)
     else {
@@ -154,8 +154,7 @@ fn plan_existing(
     // An unchanged config's annotation reads back as the recorded config:
     // the config itself, put in its recorded form for the three-way and
     // back after, stands for it (neither parsed nor copied).
-    let text = live
-        .pointer("/metadata/annotations")
+    let text = path::pointer(live, "/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
         .and_then(Value::as_str);
     let same = text.is_some_and(|text| recorded.reads_back(text));
