@@ -125,6 +125,12 @@ pub fn push_key(out: &mut String, key: &str) {
             out.push('.');
         }
         out.push_str(key);
+    } else if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        // Nothing in it for JSON to escape (label and annotation keys): the
+        // quoted form written as is, without serde_json's copy and print.
+        out.push_str("[\"");
+        out.push_str(key);
+        out.push_str("\"]");
     } else {
         out.push('[');
         out.push_str(&Value::from(key).to_string());
@@ -489,6 +495,55 @@ pub fn set(v: &mut Value, segs: &[Segment], value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key as written before the quoted form's fast path: plain after a
+    /// `.`, else printed by serde_json in brackets.
+    fn push_key_printed(out: &mut String, key: &str) {
+        if is_plain(key) {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(key);
+        } else {
+            out.push('[');
+            out.push_str(&Value::from(key).to_string());
+            out.push(']');
+        }
+    }
+
+    proptest::proptest! {
+        /// Keys of every kind (escapes, control bytes, DEL, non-ASCII, dots,
+        /// slashes, empty) are written as serde_json prints them.
+        #[test]
+        fn push_key_writes_as_serde_json_prints(
+            parent in "(|[a-z.]{1,8})",
+            key in "(\\PC|[\u{0}-\u{7f}]|[./\"\\\\é]){0,12}",
+        ) {
+            let (mut fast, mut printed) = (parent.clone(), parent);
+            push_key(&mut fast, &key);
+            push_key_printed(&mut printed, &key);
+            proptest::prop_assert_eq!(fast, printed);
+        }
+    }
+
+    #[test]
+    fn push_key_quotes_like_serde_json() {
+        for key in [
+            "app.kubernetes.io/name",
+            "a\"b",
+            "a\\b",
+            "tab\there",
+            "del\u{7f}",
+            "é/ü",
+            "",
+            "x y",
+        ] {
+            let (mut fast, mut printed) = ("metadata".to_string(), "metadata".to_string());
+            push_key(&mut fast, key);
+            push_key_printed(&mut printed, key);
+            assert_eq!(fast, printed, "{key:?}");
+        }
+    }
 
     /// The pointer look-up finds what serde_json's does, for every pointer
     /// form: escapes, indexes with signs and zeros, empty tokens.

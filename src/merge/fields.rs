@@ -124,7 +124,9 @@ impl Walker {
         Walker {
             rows: Vec::new(),
             merge_patch,
-            path: String::new(),
+            // Room for the deepest paths of most objects at once, not
+            // grown by doubling while the walk descends.
+            path: String::with_capacity(128),
             directive: String::new(),
         }
     }
@@ -138,7 +140,9 @@ impl Walker {
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
     ) {
-        if noise(&self.path) || (c.is_none() && l.is_none() && a.is_none()) {
+        // Noise is checked per map key (walk_key): the root's path is empty
+        // and a keyed element's (`x[key=v]`) is never noise.
+        if c.is_none() && l.is_none() && a.is_none() {
             return;
         }
         let obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
@@ -222,10 +226,21 @@ impl Walker {
             }
             return;
         }
-        let retain: Option<Vec<&str>> = patch
-            .and_then(|p| p.get(RETAIN_KEYS))
-            .and_then(Value::as_array)
-            .map(|v| v.iter().filter_map(Value::as_str).collect());
+        // The patch's directives found in one pass over its keys: most
+        // patch maps hold neither, and then no key looks them up.
+        let mut retain: Option<Vec<&str>> = None;
+        let mut orders = false;
+        if let Some(pm) = patch.and_then(Value::as_object) {
+            for (pk, pv) in pm {
+                if pk == RETAIN_KEYS {
+                    retain = pv
+                        .as_array()
+                        .map(|v| v.iter().filter_map(Value::as_str).collect());
+                } else if pk.starts_with(SET_ELEMENT_ORDER) {
+                    orders = true;
+                }
+            }
+        }
         let len = self.path.len();
         // Map keys in sorted order, as the objects print: the three sorted
         // maps merged, each side's value taken as its key comes up.
@@ -244,7 +259,7 @@ impl Walker {
             };
             let (ck, lk, ak) = (take(&mut ci), take(&mut li), take(&mut ai));
             path::push_key(&mut self.path, k);
-            self.walk_key(k, ck, lk, ak, schema, patch, retain.as_deref());
+            self.walk_key(k, ck, lk, ak, schema, patch, retain.as_deref(), orders);
             self.path.truncate(len);
         }
     }
@@ -260,6 +275,7 @@ impl Walker {
         schema: Option<Schema<'_>>,
         patch: Option<&Value>,
         retain: Option<&[&str]>,
+        orders: bool,
     ) {
         if noise(&self.path) {
             return;
@@ -300,7 +316,7 @@ impl Walker {
         if self.merge_patch {
             return;
         }
-        let Some(pv) = patch else {
+        let Some(pv) = patch.filter(|_| orders) else {
             return;
         };
         let quiet = self.rows[before..]
