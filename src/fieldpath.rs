@@ -100,6 +100,31 @@ pub(crate) fn plain_len(text: &str) -> usize {
         .unwrap_or(text.len())
 }
 
+/// `v.pointer(ptr)` (a JSON pointer, RFC 6901) without serde_json's copy
+/// of every token: the plans look up fixed pointers such as
+/// `/metadata/annotations` several times per object.
+pub fn pointer<'v>(v: &'v Value, ptr: &str) -> Option<&'v Value> {
+    if ptr.is_empty() {
+        return Some(v);
+    }
+    // Escaped tokens are rare: serde_json reads them.
+    if ptr.contains('~') {
+        return v.pointer(ptr);
+    }
+    ptr.strip_prefix('/')?
+        .split('/')
+        .try_fold(v, |target, token| match target {
+            Value::Object(map) => map.get(token),
+            // As serde_json reads an index: no sign, no leading zero.
+            Value::Array(list)
+                if !token.starts_with('+') && (token == "0" || !token.starts_with('0')) =>
+            {
+                token.parse::<usize>().ok().and_then(|i| list.get(i))
+            }
+            _ => None,
+        })
+}
+
 /// Append a map key to a path's text: bare after a `.` (none at the start),
 /// or quoted. `key(p, k)` is `p` with `push_key(k)`.
 pub fn push_key(out: &mut String, key: &str) {
@@ -472,6 +497,44 @@ pub fn set(v: &mut Value, segs: &[Segment], value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pointer look-up finds what serde_json's does, for every pointer
+    /// form: escapes, indexes with signs and zeros, empty tokens.
+    #[test]
+    fn pointer_reads_as_serde_json_does() {
+        let v = serde_json::json!({
+            "": {"": 1},
+            "a": {"b/c": 2, "d~e": 3, "list": [10, 11, 12], "0": "zero"},
+            "m": [{"x": [true]}],
+        });
+        let pointers = [
+            "",
+            "/",
+            "//",
+            "a",
+            "/a",
+            "/a/",
+            "/a/b~1c",
+            "/a/d~0e",
+            "/a/b/c",
+            "/a/list/0",
+            "/a/list/2",
+            "/a/list/3",
+            "/a/list/01",
+            "/a/list/+1",
+            "/a/list/-1",
+            "/a/list/",
+            "/a/0",
+            "/m/0/x/0",
+            "/m/0/x/0/y",
+            "/nope",
+            "/a/list/18446744073709551616",
+        ];
+        for p in pointers {
+            assert_eq!(pointer(&v, p), v.pointer(p), "{p:?}");
+        }
+        assert_eq!(pointer(&v, "/a/list/1"), Some(&serde_json::json!(11)));
+    }
 
     #[test]
     fn steps_keep_elements_with_their_list() {

@@ -1902,27 +1902,10 @@ fn offline_scope_of_custom_kinds_from_crds_or_a_warning() {
     );
 }
 
-const GADGET_CRD: &str = "\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.t.kapply.dev
-spec:
-  group: t.kapply.dev
-  scope: Cluster
-  names:
-    plural: gadgets
-    singular: gadget
-    kind: Gadget
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-";
+/// The cluster-scoped kind of these tests.
+fn gadget_crd() -> String {
+    server::crd("t.kapply.dev", "Gadget", "Cluster")
+}
 
 /// g1 without a namespace, g2 with one written (which a cluster-scoped
 /// object cannot have).
@@ -1959,7 +1942,7 @@ fn gadget_annotation(name: &str, size: u32) -> String {
 #[test]
 fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
     let c = Cluster::start();
-    c.write("m/a-crd.yaml", GADGET_CRD);
+    c.write("m/a-crd.yaml", &gadget_crd());
     c.write("m/b-gadgets.yaml", GADGETS);
 
     let first = c.kapply(&["apply", "-f", "m", "-n", "bar", "--yes"]);
@@ -2021,7 +2004,7 @@ fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
     );
     // Offline, the CRD among the --live objects says so; without one the
     // kind is taken as namespaced, and -n refuses it.
-    c.write("crd-live.yaml", GADGET_CRD);
+    c.write("crd-live.yaml", &gadget_crd());
     c.write(
         "none.json",
         r#"{"apiVersion": "v1", "kind": "List", "items": []}"#,
@@ -2036,10 +2019,7 @@ fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
     out.assert_stdout(refused);
     // A namespaced custom kind naming another namespace than -n: refused
     // by name and line against the cluster too, nothing written.
-    let widget_crd = GADGET_CRD
-        .replace("gadget", "widget")
-        .replace("Gadget", "Widget")
-        .replace("scope: Cluster", "scope: Namespaced");
+    let widget_crd = server::crd("t.kapply.dev", "Widget", "Namespaced");
     c.write("w/crd.yaml", &widget_crd);
     let out = c.kapply(&["apply", "-f", "w", "--yes"]);
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -2060,7 +2040,7 @@ fn custom_resources_of_a_cluster_scoped_crd_applied_with_it() {
     assert_eq!(d.code, Some(0), "kubectl diff after kapply apply: {d:?}");
     // kubectl on a cluster of its own: the same refusal, then the same objects.
     let theirs = Cluster::start();
-    theirs.write("m/a-crd.yaml", GADGET_CRD);
+    theirs.write("m/a-crd.yaml", &gadget_crd());
     theirs.write("m/b-gadgets.yaml", GADGETS);
     let k = Kubectl::new(k.bin, &theirs.kubeconfig);
     let first = run(&mut k.command(&["apply", "-f", "m", "-n", "bar"]));

@@ -1842,28 +1842,6 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
     assert!(err.to_string().contains(&url), "{err}");
 }
 
-const GADGET_CRD: &str = "\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.demo.kapply.dev
-spec:
-  group: demo.kapply.dev
-  scope: Cluster
-  names:
-    plural: gadgets
-    singular: gadget
-    kind: Gadget
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-";
-
 const GADGET: &str = "\
 apiVersion: demo.kapply.dev/v1
 kind: Gadget
@@ -1900,7 +1878,11 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     // The CRD is applied apart: the manifests do not say the scope.
     let crd_dir = e.dir.path().join("crd");
     std::fs::create_dir(&crd_dir).unwrap();
-    std::fs::write(crd_dir.join("crd.yaml"), GADGET_CRD).unwrap();
+    std::fs::write(
+        crd_dir.join("crd.yaml"),
+        server::crd("demo.kapply.dev", "Gadget", "Cluster"),
+    )
+    .unwrap();
     let crd_loaded = load(&LoadOptions {
         paths: vec![crd_dir.clone()],
         ..Default::default()

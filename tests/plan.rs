@@ -1165,3 +1165,107 @@ fn a_row_is_the_object_its_identity_names() {
     assert!(others[6].is(&others[7]), "an empty namespace is none");
     assert!(!web.is(&others[1]));
 }
+
+/// An old annotation that differs from the config's in one string value is
+/// read by putting its text in the config for the merge (not parsed): the
+/// plan is the one parsing gives, which the same old config written with
+/// white space (no longer one string apart) takes.
+#[test]
+fn an_annotation_one_string_apart_plans_as_parsed() {
+    let config = |image: &str, mode: &str, annotations: Option<Value>| {
+        let mut d = deployment(image, Some(5));
+        d["spec"]["template"]["spec"]["containers"][0]["env"] =
+            json!([{"name": "MODE", "value": mode}, {"name": "X", "value": "1"}]);
+        if let Some(a) = annotations {
+            d["metadata"]["annotations"] = a;
+        }
+        d
+    };
+    let news = [
+        config("nginx:1.16.2", "production", None),
+        config(
+            "nginx:1.16.2",
+            "production",
+            Some(json!({"team": "a", LAST_APPLIED: "{}"})),
+        ),
+        config("nginx:1.16.2", "production", Some(json!({"team": "a"}))),
+    ];
+    // Old configs: one string changed (shorter, longer, emptied), two.
+    let edits: [&[(&str, &str)]; 6] = [
+        &[("/spec/template/spec/containers/0/image", "nginx:1.14")],
+        &[(
+            "/spec/template/spec/containers/0/env/0/value",
+            "staging-with-a-longer-name",
+        )],
+        &[("/spec/template/spec/containers/0/env/0/value", "")],
+        &[("/spec/template/spec/containers/0/env/1/name", "Y")],
+        &[("/metadata/annotations/team", "b")],
+        &[
+            ("/spec/template/spec/containers/0/image", "nginx:1.14"),
+            ("/spec/template/spec/containers/0/env/1/value", "2"),
+        ],
+    ];
+    let olds = |new: &Value| -> Vec<Value> {
+        edits
+            .iter()
+            .filter_map(|e| {
+                let mut old = new.clone();
+                if let Some(a) = old["metadata"]["annotations"].as_object_mut() {
+                    a.remove(LAST_APPLIED);
+                }
+                for (ptr, text) in *e {
+                    *old.pointer_mut(ptr)? = json!(text);
+                }
+                Some(old)
+            })
+            .collect()
+    };
+    let mut one_string_apart = 0;
+    for new in &news {
+        for old in &olds(new) {
+            let live = annotated(scaled_live(old), old);
+            let text = live["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap();
+            let read: Value = serde_json::from_str(text).unwrap();
+            let mut pretty = live.clone();
+            pretty["metadata"]["annotations"][LAST_APPLIED] =
+                json!(serde_json::to_string_pretty(&read).unwrap());
+            let mut edited = plan_against(new.clone(), &live);
+            if edited.last_applied.as_ref() == Some(&read) {
+                // The same recorded config: nothing to edit (and the white
+                // space would make an update of the annotation alone).
+                continue;
+            }
+            let mut parsed = plan_against(new.clone(), &pretty);
+            let recorded = kapply::merge::Recorded::new(new);
+            one_string_apart += usize::from(recorded.string_edit(text).is_some());
+            assert!(recorded.string_edit(&pretty_text(&pretty)).is_none());
+            assert_eq!(
+                edited.config.as_ref(),
+                Some(new),
+                "the config is given back"
+            );
+            // The live sides differ in the annotation's text alone.
+            for p in [&mut edited, &mut parsed] {
+                p.live = None;
+                for f in &mut p.fields {
+                    if f.path.contains(LAST_APPLIED) {
+                        f.live = None;
+                    }
+                }
+            }
+            assert_eq!(edited, parsed, "{new}\n{old}");
+        }
+    }
+    // The one-string edits of each config (no annotation to edit in the
+    // first).
+    assert_eq!(one_string_apart, 4 + 5 + 5);
+}
+
+fn pretty_text(live: &Value) -> String {
+    live["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap()
+        .to_string()
+}

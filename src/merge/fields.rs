@@ -341,41 +341,47 @@ impl Walker {
         };
         let (cl, ll, al) = (list(c), list(l), list(a));
         let key_of = |v: &'v Value| v.get(merge_key).unwrap_or(&NO_KEY);
-        let mut keys: Vec<&'v Value> = Vec::new();
-        for v in cl.iter().chain(ll).chain(al) {
-            let k = key_of(v);
+        // Each element's merge key read once (every key below is matched
+        // against every element).
+        let keys_of = |list: &'v [Value]| -> Vec<&'v Value> { list.iter().map(key_of).collect() };
+        let (ck, lk, ak) = (keys_of(cl), keys_of(ll), keys_of(al));
+        let mut keys: Vec<&'v Value> = Vec::with_capacity(ck.len().max(lk.len()));
+        for &k in ck.iter().chain(&lk).chain(&ak) {
             if !keys.iter().any(|x| same_merge_key(x, k)) {
                 keys.push(k);
             }
         }
-        let same_key = |v: &Value, k: &Value| {
-            let vk = v.get(merge_key).unwrap_or(&NO_KEY);
-            same_merge_key(vk, k)
-        };
-        let find = |list: &'v [Value], k: &Value| -> Option<&'v Value> {
-            list.iter().find(|v| same_key(v, k))
+        let find = |list: &'v [Value], list_keys: &[&Value], k: &Value| -> Option<&'v Value> {
+            let i = list_keys.iter().position(|x| same_merge_key(x, k))?;
+            list.get(i)
         };
         let patch_list = patch
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        let all = |list: &[Value], k: &Value| -> Vec<Value> {
-            list.iter().filter(|v| same_key(v, k)).cloned().collect()
+        let same_key =
+            |v: &Value, k: &Value| same_merge_key(v.get(merge_key).unwrap_or(&NO_KEY), k);
+        let all = |list: &[Value], list_keys: &[&Value], k: &Value| -> Vec<Value> {
+            list.iter()
+                .zip(list_keys)
+                .filter(|(_, x)| same_merge_key(x, k))
+                .map(|(v, _)| v.clone())
+                .collect()
         };
         let len = self.path.len();
         for k in keys {
-            let (ce, le, ae) = (find(cl, k), find(ll, k), find(al, k));
+            let (ce, le, ae) = (find(cl, &ck, k), find(ll, &lk, k), find(al, &ak, k));
             path::push_element(&mut self.path, merge_key, k);
             // Config elements sharing a merge key: the patch names them by
             // that key only, so the server merges them into one element.
             // Shown as one row (the hazard says which survives) when the
             // patch sends them.
             // Counted first: the copies are made only for such a row.
-            let dups = cl.iter().filter(|v| same_key(v, k)).count();
+            let dups = ck.iter().filter(|x| same_merge_key(x, k)).count();
             if dups > 1 && patch_list.iter().any(|v| same_key(v, k)) {
-                let dups = all(cl, k);
-                let live_all = all(ll, k);
+                let dups = all(cl, &ck, k);
+                let live_all = all(ll, &lk, k);
                 let live_side = (!live_all.is_empty()).then_some(Value::Array(live_all));
-                let la_all = all(al, k);
+                let la_all = all(al, &ak, k);
                 let la_side = (!la_all.is_empty()).then_some(Value::Array(la_all));
                 self.rows.push(row(
                     self.path.clone(),

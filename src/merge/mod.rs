@@ -431,7 +431,7 @@ pub fn diff_patch(
     let mut patch = compute_patch(&recorded_config(config), live, last_applied, schema)?;
     if let (Some(p), Some(rv)) = (
         patch.as_mut(),
-        live.pointer("/metadata/resourceVersion").cloned(),
+        path::pointer(live, "/metadata/resourceVersion").cloned(),
     ) && let Some(body) = p.body.as_object_mut()
     {
         let md = body
@@ -502,6 +502,16 @@ impl Recorded {
     /// (an image bumped), no escape in it: the recorded config with that
     /// string set, a copy instead of parsing `text`. `None` otherwise.
     pub fn read_back_edited(&self, text: &str) -> Option<Value> {
+        let mut edit = self.string_edit(text)?;
+        let mut v = self.value.clone();
+        edit.swap(&mut v).then_some(v)
+    }
+
+    /// Where `text` differs from this config's annotation, when it differs
+    /// in the text of one string value alone, no escape in it (see
+    /// [`Recorded::read_back_edited`]): that string's place and its text in
+    /// `text`. `None` otherwise.
+    pub fn string_edit(&self, text: &str) -> Option<StringEdit> {
         if self.floats {
             return None;
         }
@@ -522,19 +532,16 @@ impl Recorded {
         if content.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
             return None;
         }
-        let mut v = self.value.clone();
-        let mut leaf = &mut v;
-        for step in &path {
-            leaf = match step {
-                Step::Key(k) => leaf.as_object_mut()?.get_mut(*k)?,
-                Step::Index(i) => leaf.as_array_mut()?.get_mut(*i)?,
-            };
-        }
-        match leaf {
-            Value::String(s) => *s = content.to_owned(),
-            _ => return None,
-        }
-        Some(v)
+        Some(StringEdit {
+            path: path
+                .into_iter()
+                .map(|s| match s {
+                    Step::Key(k) => Err(k.to_owned()),
+                    Step::Index(i) => Ok(i),
+                })
+                .collect(),
+            text: content.to_owned(),
+        })
     }
 
     /// The annotation's value as it reads back: the recorded config itself
@@ -544,6 +551,36 @@ impl Recorded {
             serde_json::from_str(&self.annotation).ok()
         } else {
             Some(self.value)
+        }
+    }
+}
+
+/// One string value of a recorded config and another text for it (see
+/// [`Recorded::string_edit`]).
+pub struct StringEdit {
+    /// The steps to it: a map key (`Err`) or a list index (`Ok`).
+    path: Vec<Result<usize, String>>,
+    text: String,
+}
+
+impl StringEdit {
+    /// Swap the text of the string at this edit's place in `v` with the
+    /// edit's: done twice, `v` is as it was. False (`v` untouched) where
+    /// `v` holds no string there.
+    pub fn swap(&mut self, v: &mut Value) -> bool {
+        let mut leaf = Some(v);
+        for step in &self.path {
+            leaf = leaf.and_then(|l| match step {
+                Err(k) => l.as_object_mut()?.get_mut(k.as_str()),
+                Ok(i) => l.as_array_mut()?.get_mut(*i),
+            });
+        }
+        match leaf {
+            Some(Value::String(s)) => {
+                std::mem::swap(s, &mut self.text);
+                true
+            }
+            _ => false,
         }
     }
 }
@@ -734,13 +771,10 @@ pub fn three_way_recorded(
     // A patch that changes nothing but the annotation still makes an update.
     let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
     if let (Some(p), true) = (&patch, !changes || empty_map.is_some()) {
-        let old = live
-            .pointer("/metadata/annotations")
+        let old = path::pointer(live, "/metadata/annotations")
             .and_then(|a| a.get(LAST_APPLIED))
             .cloned();
-        let sent = p
-            .body
-            .pointer("/metadata/annotations")
+        let sent = path::pointer(&p.body, "/metadata/annotations")
             .and_then(|a| a.get(LAST_APPLIED))
             .is_some();
         if sent {

@@ -3,13 +3,14 @@
 
 use super::{ObjectAction, ObjectPlan, PlanOptions};
 use super::{hazards, owners};
+use crate::fieldpath as path;
 use crate::manifest::Manifest;
 use crate::merge::{self, LAST_APPLIED};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
 
 pub(super) fn str_at<'v>(v: &'v Value, ptr: &str) -> Option<&'v str> {
-    v.pointer(ptr).and_then(Value::as_str)
+    path::pointer(v, ptr).and_then(Value::as_str)
 }
 
 pub(super) fn base_plan(
@@ -59,8 +60,7 @@ fn named_plan(
 /// The last-applied configuration recorded on a live object: `Ok(None)`
 /// when the annotation is absent.
 pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
-    let Some(raw) = live
-        .pointer("/metadata/annotations")
+    let Some(raw) = path::pointer(live, "/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
         .and_then(Value::as_str)
     else {
@@ -154,21 +154,35 @@ fn plan_existing(
     // An unchanged config's annotation reads back as the recorded config:
     // the config itself, put in its recorded form for the three-way and
     // back after, stands for it (neither parsed nor copied).
-    let text = live
-        .pointer("/metadata/annotations")
+    let text = path::pointer(live, "/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
         .and_then(Value::as_str);
     let same = text.is_some_and(|text| recorded.reads_back(text));
-    let tw = if same {
-        let unrecord = merge::Unrecord::record(config);
+    // A config changed in one string value (an image bumped): its old
+    // annotation is the recorded config with that string's old text, so
+    // the config in recorded form with that text swapped in stands for it
+    // too, swapped back after (neither parsed nor copied).
+    let mut edit = match text {
+        Some(text) if !same => recorded.string_edit(text),
+        _ => None,
+    };
+    let mut unrecord = (same || edit.is_some()).then(|| merge::Unrecord::record(config));
+    if edit.as_mut().is_some_and(|e| !e.swap(config)) {
+        // No string there: the annotation is parsed.
+        edit = None;
+        if let Some(u) = unrecord.take() {
+            u.restore(config);
+        }
+    }
+    let tw = if let Some(unrecord) = unrecord {
         let tw = merge::three_way_recorded(recorded, live, Some(config), schema);
+        if let Some(e) = edit.as_mut() {
+            e.swap(config);
+        }
         unrecord.restore(config);
         tw
     } else {
-        // A config changed in one string value (an image bumped): its old
-        // annotation is the recorded config with that string, copied.
-        let edited = text.and_then(|text| recorded.read_back_edited(text));
-        let parsed = match edited.map_or_else(|| recorded_last_applied(live), |v| Ok(Some(v))) {
+        let parsed = match recorded_last_applied(live) {
             Ok(v) => v,
             Err(e) => {
                 plan.action = ObjectAction::Error;

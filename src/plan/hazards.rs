@@ -22,11 +22,11 @@ struct Subject<'a> {
 
 impl Subject<'_> {
     fn config_str(&self, ptr: &str) -> Option<&str> {
-        self.config.pointer(ptr).and_then(Value::as_str)
+        path::pointer(self.config, ptr).and_then(Value::as_str)
     }
 
     fn live_str(&self, ptr: &str) -> Option<&str> {
-        self.live.pointer(ptr).and_then(Value::as_str)
+        path::pointer(self.live, ptr).and_then(Value::as_str)
     }
 
     /// Whether the patch body names the field at `keys` (directives aside).
@@ -156,20 +156,18 @@ fn recreate_keeps_rolling_update(s: &Subject) -> Vec<String> {
     }
     let ctype = s.config_str("/spec/strategy/type");
     let ltype = s.live_str("/spec/strategy/type");
-    let live_ru = s.live.pointer("/spec/strategy/rollingUpdate").is_some();
+    let live_ru = path::pointer(s.live, "/spec/strategy/rollingUpdate").is_some();
     if ctype != Some("Recreate") || ltype == Some("Recreate") || !live_ru {
         return vec![];
     }
-    let retained = s
-        .body
-        .pointer(&format!("/spec/strategy/{}", crate::vocab::RETAIN_KEYS))
-        .and_then(Value::as_array);
+    let retained = path::pointer(
+        s.body,
+        &format!("/spec/strategy/{}", crate::vocab::RETAIN_KEYS),
+    )
+    .and_then(Value::as_array);
     let clears = retained.is_some_and(|r| !r.iter().any(|k| k == "rollingUpdate"))
-        || s.body.pointer("/spec/strategy/rollingUpdate") == Some(&Value::Null);
-    let w = if s
-        .config
-        .pointer("/spec/strategy/rollingUpdate")
-        .is_some_and(|v| !v.is_null())
+        || path::pointer(s.body, "/spec/strategy/rollingUpdate") == Some(&Value::Null);
+    let w = if path::pointer(s.config, "/spec/strategy/rollingUpdate").is_some_and(|v| !v.is_null())
     {
         "spec.strategy.type is Recreate but the config sets spec.strategy.rollingUpdate: \
          the server will reject it (422)"
@@ -191,11 +189,8 @@ fn on_delete_keeps_rolling_update(s: &Subject) -> Vec<String> {
         return vec![];
     }
     let ctype = s.config_str("/spec/updateStrategy/type");
-    let live_ru = s
-        .live
-        .pointer("/spec/updateStrategy/rollingUpdate")
-        .is_some();
-    let cleared = s.body.pointer("/spec/updateStrategy/rollingUpdate") == Some(&Value::Null);
+    let live_ru = path::pointer(s.live, "/spec/updateStrategy/rollingUpdate").is_some();
+    let cleared = path::pointer(s.body, "/spec/updateStrategy/rollingUpdate") == Some(&Value::Null);
     if ctype == Some("OnDelete") && live_ru && !cleared {
         return vec![
             "spec.updateStrategy.type changes to OnDelete while live has the server-defaulted \
@@ -217,18 +212,16 @@ fn service_type_keeps_defaults(s: &Subject) -> Vec<String> {
         return vec![];
     };
     let mut defaulted = vec![];
-    if s.live.pointer("/spec/clusterIP").is_some() && ct == "ExternalName" {
+    if path::pointer(s.live, "/spec/clusterIP").is_some() && ct == "ExternalName" {
         defaulted.push("spec.clusterIP(s)");
     }
-    let node_ports = s
-        .live
-        .pointer("/spec/ports")
+    let node_ports = path::pointer(s.live, "/spec/ports")
         .and_then(Value::as_array)
         .is_some_and(|ps| ps.iter().any(|p| p.get("nodePort").is_some()));
     if node_ports && (ct == "ClusterIP" || ct == "ExternalName") {
         defaulted.push("spec.ports[*].nodePort");
     }
-    if s.live.pointer("/spec/healthCheckNodePort").is_some() {
+    if path::pointer(s.live, "/spec/healthCheckNodePort").is_some() {
         defaulted.push("spec.healthCheckNodePort");
     }
     let extra = if defaulted.is_empty() {
@@ -281,7 +274,9 @@ fn immutable_cluster_ip(s: &Subject) -> Vec<String> {
     }
     ["clusterIP", "clusterIPs"]
         .into_iter()
-        .filter(|f| s.touches(&["spec", f]) && s.live.pointer(&format!("/spec/{f}")).is_some())
+        .filter(|f| {
+            s.touches(&["spec", f]) && path::pointer(s.live, &format!("/spec/{f}")).is_some()
+        })
         .filter(|_| s.config_str("/spec/type") != Some("ExternalName"))
         .map(|f| immutable(&format!("spec.{f}")))
         .collect()

@@ -215,8 +215,7 @@ const IDENTITY_PATHS: [&str; 5] = [
 pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
     let plan = base_plan(live, None, ObjectAction::Unchanged);
     let name = plan.id();
-    let Some(text) = live
-        .pointer("/metadata/annotations")
+    let Some(text) = path::pointer(live, "/metadata/annotations")
         .and_then(|a| a.get(LAST_APPLIED))
         .and_then(Value::as_str)
     else {

@@ -113,3 +113,32 @@ pub fn write_kubeconfig_for(path: &Path, url: &str) {
     )
     .unwrap();
 }
+
+/// A CustomResourceDefinition of kind `kind` in `group` with `scope`
+/// (`Cluster` or `Namespaced`), whose objects keep any field.
+pub fn crd(group: &str, kind: &str, scope: &str) -> String {
+    let singular = kind.to_lowercase();
+    format!(
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {singular}s.{group}
+spec:
+  group: {group}
+  scope: {scope}
+  names:
+    plural: {singular}s
+    singular: {singular}
+    kind: {kind}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"
+    )
+}
