@@ -75,21 +75,29 @@ impl Segment {
     }
 }
 
+/// The bytes of a plain key: ASCII letters and digits, `_`, `-`, `$` (a
+/// byte of a non-ASCII character is none of them).
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'$';
+        b += 1;
+    }
+    t
+};
+
 /// Whether `key` can be written bare after a `.`.
-fn is_plain(key: &str) -> bool {
-    /// The bytes of a plain key: ASCII letters and digits, `_`, `-`, `$`
-    /// (a byte of a non-ASCII character is none of them).
-    const PLAIN: [bool; 256] = {
-        let mut t = [false; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'$';
-            b += 1;
-        }
-        t
-    };
+pub(crate) fn is_plain(key: &str) -> bool {
     !key.is_empty() && key.bytes().all(|b| PLAIN[usize::from(b)])
+}
+
+/// The length of the plain bytes `text` starts with (see [`is_plain`]).
+pub(crate) fn plain_len(text: &str) -> usize {
+    text.bytes()
+        .position(|b| !PLAIN[usize::from(b)])
+        .unwrap_or(text.len())
 }
 
 /// `v.pointer(ptr)` (a JSON pointer, RFC 6901) without serde_json's copy

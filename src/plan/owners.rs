@@ -13,7 +13,7 @@ pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
     merge::FieldOwners::from_live(live)
         .exact()
         .into_iter()
-        .map(|(p, ms)| (p.to_string(), ms.join(", ")))
+        .map(|(p, ms)| (p, ms.join(", ")))
         .collect()
 }
 
