@@ -559,7 +559,7 @@ async fn lists_are_paged() {
 
 /// The demo's Widget CRD (namespaced).
 fn widget_crd() -> String {
-    crd("demo.kapply.dev", "widgets", "Widget")
+    server::crd("demo.kapply.dev", "Widget", "Namespaced")
 }
 
 #[tokio::test]
@@ -1985,34 +1985,6 @@ async fn cluster_scoped_custom_resource_is_applied_as_kubectl_applies_it() {
     assert_eq!(find(&plan, "Gadget", "g1").action, ObjectAction::Unchanged);
 }
 
-/// A CustomResourceDefinition of a namespaced kind `kind` in `group`.
-fn crd(group: &str, plural: &str, kind: &str) -> String {
-    format!(
-        "\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: {plural}.{group}
-spec:
-  group: {group}
-  scope: Namespaced
-  names:
-    plural: {plural}
-    singular: {singular}
-    kind: {kind}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-",
-        singular = kind.to_lowercase()
-    )
-}
-
 /// istio's Gateway and Gateway API's Gateway, same name and namespace, in
 /// one manifest directory: two objects everywhere (plan, results, the
 /// objects the server holds), never one reported for the other.
@@ -2023,8 +1995,8 @@ async fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
         "0-crds.yaml",
         &format!(
             "{}---\n{}",
-            crd("networking.istio.io", "gateways", "Gateway"),
-            crd("gateway.networking.k8s.io", "gateways", "Gateway")
+            server::crd("networking.istio.io", "Gateway", "Namespaced"),
+            server::crd("gateway.networking.k8s.io", "Gateway", "Namespaced")
         ),
     );
     let gateway = |api: &str, key: &str| {
