@@ -75,8 +75,7 @@ pub fn mask_secret_pair(
     // The annotations first, from the clear values.
     let recorded = |v: &Option<Value>| {
         v.as_ref()
-            .and_then(|v| v.pointer("/metadata/annotations"))
-            .and_then(|x| x.get(LAST_APPLIED))
+            .and_then(crate::merge::last_applied_value)
             .and_then(Value::as_str)
             .map(|t| serde_json::from_str::<Value>(t).map_err(|_| ()))
     };

@@ -132,8 +132,7 @@ fn defined_group(p: &ObjectPlan) -> Option<&str> {
 }
 
 fn last_applied_of(live: &Value) -> Option<Value> {
-    live.pointer("/metadata/annotations")
-        .and_then(|a| a.get(LAST_APPLIED))
+    crate::merge::last_applied_value(live)
         .and_then(Value::as_str)
         .and_then(|s| serde_json::from_str(s).ok())
 }

@@ -9,7 +9,7 @@ use super::deps::{
 };
 use super::discovery::ResourceInfo;
 use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
-use crate::merge::LAST_APPLIED;
+use crate::merge::last_applied_value;
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
@@ -745,11 +745,7 @@ impl Session {
             namespaces,
             selector,
             in_manifests,
-            |item| {
-                item.pointer("/metadata/annotations")
-                    .and_then(|a| a.get(LAST_APPLIED))
-                    .is_some()
-            },
+            |item| last_applied_value(item).is_some(),
             |info| {
                 format!(
                     "has last-applied annotation, {matched}, kind {} in prune allowlist, not in manifests",

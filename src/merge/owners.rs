@@ -3,13 +3,12 @@
 //! field causes, `diff` and the TUI. The format is read through
 //! [`crate::managedfields`].
 
-use crate::fieldpath::{self as path, FastHash, PathHasher};
+use crate::fieldpath as path;
 use crate::managedfields::{self, Element};
 use crate::patchmeta::{PatchMeta, Schema};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::Hasher;
+use std::collections::BTreeMap;
 
 /// The managers client-side apply writes as: a field they own that
 /// last-applied never named was defaulted by the server when apply wrote
@@ -30,8 +29,9 @@ pub struct Writer {
     pub subresource: Option<String>,
 }
 
-/// The managers of one path in [`FieldOwners::exact`]'s walk, as indexes
-/// into [`FieldOwners::managers`]: one manager (nearly every path) without a vector of its own.
+/// The managers of one path ([`FieldOwners::exact`]'s walk, the answer
+/// of [`FieldOwners::of`]), as indexes into [`FieldOwners::managers`]: one
+/// manager (nearly every path) without a vector of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Owners {
     One(u32),
@@ -55,78 +55,8 @@ impl Owners {
     }
 }
 
-/// One owned path: its text (a range of [`PathMap::text`]) and its
-/// managers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Owned {
-    start: u32,
-    end: u32,
-    owners: Owners,
-    /// The next path with the same hash (an index into `owned`), if any.
-    next: Option<u32>,
-}
-
-/// The owned paths, stored without a string allocation each: their texts
-/// one after another in `text`, found by the hash of their text (paths
-/// whose hashes collide are chained and told apart by their text).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct PathMap {
-    text: String,
-    owned: Vec<Owned>,
-    /// Hash of a path's text -> the first of its `owned` entries.
-    by_hash: HashMap<u64, u32, FastHash>,
-}
-
-fn hash_of(path: &str) -> u64 {
-    let mut h = PathHasher::default();
-    h.write(path.as_bytes());
-    h.finish()
-}
-
-impl PathMap {
-    fn text_of(&self, o: &Owned) -> &str {
-        &self.text[o.start as usize..o.end as usize]
-    }
-
-    /// The index of `path` in `owned`, `hash` being its [`hash_of`].
-    fn find(&self, path: &str, hash: u64) -> Option<usize> {
-        let mut at = self.by_hash.get(&hash).copied();
-        while let Some(i) = at {
-            let o = &self.owned[i as usize];
-            if self.text_of(o) == path {
-                return Some(i as usize);
-            }
-            at = o.next;
-        }
-        None
-    }
-
-    /// Add `manager` to the owners of `path`.
-    fn record(&mut self, path: &str, manager: u32) {
-        self.record_hashed(path, hash_of(path), manager);
-    }
-
-    fn record_hashed(&mut self, path: &str, hash: u64, manager: u32) {
-        if let Some(i) = self.find(path, hash) {
-            self.owned[i].owners.add(manager);
-            return;
-        }
-        let start = self.text.len() as u32;
-        self.text.push_str(path);
-        let index = self.owned.len() as u32;
-        let next = self.by_hash.insert(hash, index);
-        self.owned.push(Owned {
-            start,
-            end: self.text.len() as u32,
-            owners: Owners::One(manager),
-            next,
-        });
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&str, &Owners)> {
-        self.owned.iter().map(|o| (self.text_of(o), &o.owners))
-    }
-}
+/// The owned paths of [`FieldOwners::exact`]'s walk and their managers.
+type PathMap = BTreeMap<String, Owners>;
 
 /// The owners of a live object's fields: its managedFields entries, read
 /// for each path asked. A plan asks about a few paths (~17 for a
@@ -237,16 +167,17 @@ impl<'v> FieldOwners<'v> {
             path.clear();
             walk_fields_v1(&mut path, f, self.schema, m, &mut by_path);
         }
-        let mut out: Vec<(String, Vec<&str>)> = by_path
-            .iter()
+        // The map is sorted by path.
+        by_path
+            .into_iter()
             .map(|(p, o)| {
                 let names = o.as_slice().iter();
-                let names = names.map(|&i| self.managers[i as usize].as_str());
-                (p.to_string(), names.collect())
+                (
+                    p,
+                    names.map(|&i| self.managers[i as usize].as_str()).collect(),
+                )
             })
-            .collect();
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        out
+            .collect()
     }
 
     /// The managers of `path`, or of its nearest owned ancestor (a field
@@ -259,7 +190,7 @@ impl<'v> FieldOwners<'v> {
         // recording it (a shorter one loses its managers: the prefixes of
         // one path are told apart by their length).
         let mut best = 0;
-        let mut owners = Found::None;
+        let mut owners: Option<Owners> = None;
         let mut trails = self.trails.borrow_mut();
         for (&(m, _), t) in self.entries.iter().zip(trails.iter_mut()) {
             // The last node of the trail this path leads to as well: the
@@ -303,9 +234,12 @@ impl<'v> FieldOwners<'v> {
             }
             if deepest > best {
                 best = deepest;
-                owners = Found::None;
+                owners = None;
             }
-            owners.add(m);
+            match &mut owners {
+                Some(o) => o.add(m),
+                None => owners = Some(Owners::One(m)),
+            }
         }
         OwnersOf {
             managers: &self.managers,
@@ -331,53 +265,31 @@ impl<'v> FieldOwners<'v> {
     }
 }
 
-/// The managers [`FieldOwners::of`] found, as indexes into its managers:
-/// none or one (nearly every path) without a vector.
-#[derive(Debug, Clone)]
-enum Found {
-    None,
-    One(u32),
-    Many(Vec<u32>),
-}
-
-impl Found {
-    fn as_slice(&self) -> &[u32] {
-        match self {
-            Found::None => &[],
-            Found::One(i) => std::slice::from_ref(i),
-            Found::Many(v) => v,
-        }
-    }
-
-    fn add(&mut self, m: u32) {
-        match self {
-            Found::None => *self = Found::One(m),
-            Found::One(i) if *i != m => *self = Found::Many(vec![*i, m]),
-            Found::Many(v) if !v.contains(&m) => v.push(m),
-            _ => {}
-        }
-    }
-}
-
 /// The managers of a path, see [`FieldOwners::of`].
 #[derive(Debug, Clone)]
 pub struct OwnersOf<'s> {
     managers: &'s [String],
-    found: Found,
+    found: Option<Owners>,
     at: usize,
+}
+
+impl OwnersOf<'_> {
+    fn found_slice(&self) -> &[u32] {
+        self.found.as_ref().map_or(&[], Owners::as_slice)
+    }
 }
 
 impl<'s> Iterator for OwnersOf<'s> {
     type Item = &'s str;
 
     fn next(&mut self) -> Option<&'s str> {
-        let &i = self.found.as_slice().get(self.at)?;
+        let &i = self.found_slice().get(self.at)?;
         self.at += 1;
         Some(self.managers[i as usize].as_str())
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.found.as_slice().len() - self.at;
+        let n = self.found_slice().len() - self.at;
         (n, Some(n))
     }
 }
@@ -524,8 +436,14 @@ fn deepest_owned<'v>(
 }
 
 fn record_owner(out: &mut PathMap, path: &str, manager: u32) {
-    if !path.is_empty() {
-        out.record(path, manager);
+    if path.is_empty() {
+        return;
+    }
+    match out.get_mut(path) {
+        Some(owners) => owners.add(manager),
+        None => {
+            out.insert(path.to_string(), Owners::One(manager));
+        }
     }
 }
 
@@ -762,20 +680,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
-
-    #[test]
-    fn paths_whose_hashes_collide_stay_apart() {
-        let mut m = PathMap::default();
-        m.record_hashed("spec.a", 7, 0);
-        m.record_hashed("spec.b", 7, 1);
-        m.record_hashed("spec.a", 7, 2);
-        m.record_hashed("spec.b", 7, 1);
-        let owners = |p: &str| m.find(p, 7).map(|i| m.owned[i].owners.clone());
-        assert_eq!(owners("spec.a"), Some(Owners::Many(vec![0, 2])));
-        assert_eq!(owners("spec.b"), Some(Owners::One(1)));
-        assert_eq!(owners("spec.c"), None);
-        assert_eq!(m.iter().count(), 2);
-    }
 
     /// The `k:` texts read without serde_json name the element as the
     /// general reading does; the others are left to it.

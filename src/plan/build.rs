@@ -60,10 +60,7 @@ fn named_plan(
 /// The last-applied configuration recorded on a live object: `Ok(None)`
 /// when the annotation is absent.
 pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
-    let Some(raw) = path::pointer(live, "/metadata/annotations")
-        .and_then(|a| a.get(LAST_APPLIED))
-        .and_then(Value::as_str)
-    else {
+    let Some(raw) = merge::last_applied_value(live).and_then(Value::as_str) else {
         return Ok(None);
     };
     crate::jsonread::from_str(raw)
@@ -154,9 +151,7 @@ fn plan_existing(
     // An unchanged config's annotation reads back as the recorded config:
     // the config itself, put in its recorded form for the three-way and
     // back after, stands for it (neither parsed nor copied).
-    let text = path::pointer(live, "/metadata/annotations")
-        .and_then(|a| a.get(LAST_APPLIED))
-        .and_then(Value::as_str);
+    let text = merge::last_applied_value(live).and_then(Value::as_str);
     let same = text.is_some_and(|text| recorded.reads_back(text));
     // A config changed in one string value (an image bumped): its old
     // annotation is the recorded config with that string's old text, so

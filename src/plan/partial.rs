@@ -215,10 +215,7 @@ const IDENTITY_PATHS: [&str; 5] = [
 pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRelease, String> {
     let plan = base_plan(live, None, ObjectAction::Unchanged);
     let name = plan.id();
-    let Some(text) = path::pointer(live, "/metadata/annotations")
-        .and_then(|a| a.get(LAST_APPLIED))
-        .and_then(Value::as_str)
-    else {
+    let Some(text) = merge::last_applied_value(live).and_then(Value::as_str) else {
         return Err(format!(
             "{name} has no {LAST_APPLIED} annotation: it is not managed by kubectl apply, so \
              no field of it can be released (`kapply export` brings it under apply)"
