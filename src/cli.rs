@@ -1284,10 +1284,14 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
 /// directory removed by the callers' drops.
 async fn run_engine(
     engine: KubeEngine,
+    source_root: Option<String>,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
     // NO_COLOR and TERM=dumb (no colour, ASCII borders).
-    let opts = crate::tui::Options::from_env();
+    let opts = crate::tui::Options {
+        source_root,
+        ..crate::tui::Options::from_env()
+    };
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
         crate::tui::Ended::Quit => Ok(0),
         crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
@@ -1306,7 +1310,12 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     // effect, so a silent server shows a waiting screen that `q` leaves.
     let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
     let mut signals = crate::signals::Signals::new()?;
-    run_engine(KubeEngine::connecting(target, load, prune), &mut signals).await
+    run_engine(
+        KubeEngine::connecting(target, load, prune),
+        None,
+        &mut signals,
+    )
+    .await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
@@ -1333,7 +1342,10 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         e = demo.engine() => e?,
         n = signals.recv() => return Ok(crate::signals::exit_code(n)),
     };
-    run_engine(engine, &mut signals).await
+    // Sources read `manifests/04-simple_deployment.yaml:1`, not the
+    // temporary directory's path.
+    let root = demo.manifests.parent().map(|p| p.display().to_string());
+    run_engine(engine, root, &mut signals).await
 }
 
 /// What [`kind_name`] wants, for its error messages.

@@ -129,12 +129,20 @@ fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<Object
 
 impl Engine for KubeEngine {
     fn server(&self) -> Option<Server> {
-        let (url, context) = match (&self.target, self.session()) {
-            (Some(t), _) => (t.url.clone(), t.context.clone()),
-            (None, Some(s)) => (s.url().to_string(), s.context().to_string()),
+        let (url, context, namespace) = match (&self.target, self.session()) {
+            (Some(t), _) => (t.url.clone(), t.context.clone(), t.namespace.clone()),
+            (None, Some(s)) => (
+                s.url().to_string(),
+                s.context().to_string(),
+                s.namespace().to_string(),
+            ),
             (None, None) => return None,
         };
-        Some(Server { url, context })
+        Some(Server {
+            url,
+            context,
+            namespace,
+        })
     }
 
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
