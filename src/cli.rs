@@ -263,6 +263,10 @@ pub struct ExportArgs {
     /// Secret values are written in clear only to files; stdout masks them.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// With -o: replace files that exist already (without it, an existing
+    /// file is left alone and the object is reported not exported).
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -1396,9 +1400,22 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
         match &a.output_dir {
             Some(dir) => {
                 let path = dir.join(crate::export::file_name(&clean));
-                std::fs::write(&path, crate::yaml::to_yaml(&clean))
-                    .with_context(|| format!("writing {}", path.display()))?;
-                let note = if clean["kind"] == "Secret" {
+                // A Secret's values are in clear in its file: owner only.
+                let secret = clean["kind"] == "Secret";
+                let yaml = crate::yaml::to_yaml(&clean);
+                match crate::files::write(&path, yaml.as_bytes(), a.force, secret) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        errln!(
+                            "error: {text}: {} exists; not overwritten (pass --force to replace it)",
+                            path.display()
+                        );
+                        errors += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e).with_context(|| format!("writing {}", path.display())),
+                }
+                let note = if secret {
                     " (Secret: values written in clear to the file only)"
                 } else {
                     ""

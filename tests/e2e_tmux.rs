@@ -368,7 +368,11 @@ impl Cluster {
         let addr = server
             .strip_prefix("http://")
             .unwrap_or_else(|| panic!("the demo serves plain HTTP, not {server}"))
-            .trim_end_matches('/')
+            // The URL's path carries the token for kubectl; this client
+            // sends it as a bearer token.
+            .split('/')
+            .next()
+            .unwrap_or_default()
             .to_string();
         let token = config["users"][0]["user"]["token"]
             .as_str()
