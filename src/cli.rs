@@ -742,6 +742,9 @@ async fn offline_plan_each<T: Send + 'static>(
 /// What `diff` and `plan` write of one object, made on a planning thread.
 struct Shown {
     action: ObjectAction,
+    /// An update of the last-applied annotation alone (no `kubectl diff`
+    /// difference).
+    annotation_only: bool,
     text: String,
 }
 
@@ -762,6 +765,7 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
             }
             Shown {
                 action: p.action,
+                annotation_only: p.annotation_only,
                 text,
             }
         },
@@ -806,6 +810,7 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
             };
             Shown {
                 action: p.action,
+                annotation_only: p.annotation_only,
                 text,
             }
         },
@@ -866,10 +871,12 @@ impl Streamer {
     fn object(&mut self, shown: Shown) {
         self.count += 1;
         self.errors |= shown.action == ObjectAction::Error;
-        self.changes |= matches!(
-            shown.action,
-            ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
-        );
+        // As `kubectl diff`: an update of the annotation alone is none.
+        self.changes |= match shown.action {
+            ObjectAction::Create | ObjectAction::Prune => true,
+            ObjectAction::Update => !shown.annotation_only,
+            ObjectAction::Unchanged | ObjectAction::Error => false,
+        };
         if self.count == 1 {
             if let Some(start) = self.start {
                 self.write(start);
