@@ -195,12 +195,21 @@ fn render_repeated(
         out.push_str("≡ repeated changes, each shown once with the objects that carry it");
     });
     for (n, c) in changes.iter().enumerate() {
-        let code = if c.row.cause == Cause::Drift { "1;35" } else { "33" };
+        let code = if c.row.cause == Cause::Drift {
+            "1;35"
+        } else {
+            "33"
+        };
         line(out, "", color, code, "", |out| {
             let _ = write!(out, "≡ #{} {}  {}", n + 1, c.row.path, c.cause_text());
         });
         line(out, "      ", color, "", "", |out| {
-            let _ = write!(out, "{}  in {}", field_values(&c.row), c.carried_by(objects));
+            let _ = write!(
+                out,
+                "{}  in {}",
+                field_values(&c.row),
+                c.carried_by(objects)
+            );
         });
         for h in &c.row.hazards {
             line(out, "      ", color, "31;1", "", |out| {

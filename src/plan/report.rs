@@ -123,7 +123,11 @@ impl Summary {
             self.create,
             self.update,
             self.prune,
-            count(self.reverts_drift, "update reverts drift", "updates revert drift"),
+            count(
+                self.reverts_drift,
+                "update reverts drift",
+                "updates revert drift"
+            ),
             count(
                 self.with_hazards,
                 "object carries hazards ⚠",
@@ -196,10 +200,15 @@ fn html(s: &str) -> String {
     out
 }
 
-/// Plain words inside a table cell (reasons, writers): a `|` escaped, and
-/// nothing read as HTML.
+/// Plain words (reasons, hazards, warnings) in Markdown: nothing read as
+/// an HTML tag; quotes stay as they are, so the raw text reads too.
+fn words(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;")
+}
+
+/// Plain words inside a table cell: a `|` would end the cell.
 fn cell(s: &str) -> String {
-    html(s).replace('|', "\\|")
+    words(s).replace('|', "\\|")
 }
 
 /// A side as JSON, cut in the middle past `max` characters (summaries).
@@ -383,14 +392,18 @@ fn has_details(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>) -> boo
     if obj.error.is_some() || !obj.warnings.is_empty() {
         return true;
     }
-    obj.fields.iter().any(|f| {
-        f.action != FieldAction::Keep && folded.is_none_or(|m| !m.contains_key(&f.path))
-    })
+    obj.fields
+        .iter()
+        .any(|f| f.action != FieldAction::Keep && folded.is_none_or(|m| !m.contains_key(&f.path)))
 }
 
 /// One object's `<details>`, with at most `limit` of its changed rows
 /// (all when `None`); rows left out are counted in a note.
-fn details(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>, limit: Option<usize>) -> String {
+fn details(
+    obj: &ObjectPlan,
+    folded: Option<&HashMap<String, usize>>,
+    limit: Option<usize>,
+) -> String {
     let (sym, word) = mark(obj.action);
     let mut out = format!(
         "<details><summary>{sym} <code>{}</code> {word}",
@@ -451,7 +464,7 @@ fn details(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>, limit: Opt
                 hazards,
                 "- ⚠ {} ({kind}): {}",
                 code(&f.path),
-                html(&hz.message)
+                words(&hz.message)
             );
         }
     }
@@ -465,7 +478,7 @@ fn details(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>, limit: Opt
     if !obj.warnings.is_empty() {
         out.push_str("**Warnings**\n\n");
         for w in &obj.warnings {
-            let _ = writeln!(out, "- {}", html(w));
+            let _ = writeln!(out, "- {}", words(w));
         }
         out.push('\n');
     }
@@ -533,12 +546,12 @@ fn repeated_blocks(n: usize, c: &RepeatedChange, objects: &[Cow<'_, ObjectPlan>]
             }
             out.push_str("</summary>\n\n");
             if k == 0 {
-                let _ = writeln!(out, "{}\n", html(&c.cause_text()));
+                let _ = writeln!(out, "{}\n", words(&c.cause_text()));
                 if is_multi_line(r) {
                     out.push_str(&diff_block(r));
                 }
                 for hz in &r.hazards {
-                    let _ = writeln!(out, "- ⚠ {}", html(&hz.message));
+                    let _ = writeln!(out, "- ⚠ {}", words(&hz.message));
                 }
                 if !r.hazards.is_empty() {
                     out.push('\n');
@@ -613,7 +626,7 @@ pub fn markdown(plan: &Plan, max_bytes: usize) -> Vec<String> {
     let mut intro = String::new();
     let _ = writeln!(intro, "{}\n", summary.markdown());
     if let Some(why) = &plan.prune_skipped {
-        let _ = writeln!(intro, "**{}**\n", html(&why.to_string()));
+        let _ = writeln!(intro, "**{}**\n", words(&why.to_string()));
     }
     if units.is_empty() {
         intro.push_str("No changes.\n");
@@ -670,9 +683,7 @@ pub fn markdown(plan: &Plan, max_bytes: usize) -> Vec<String> {
     parts
         .into_iter()
         .enumerate()
-        .map(|(k, body)| {
-            format!("{}{intro}{}\n", header(k + 1, n), body.trim_end())
-        })
+        .map(|(k, body)| format!("{}{intro}{}\n", header(k + 1, n), body.trim_end()))
         .collect()
 }
 
