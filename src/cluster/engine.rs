@@ -273,6 +273,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: true,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -287,6 +288,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: false,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -305,6 +307,7 @@ impl Engine for KubeEngine {
             let opts = DeleteOptions {
                 propagation,
                 dry_run: false,
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,
