@@ -268,6 +268,10 @@ pub struct ExportArgs {
     /// Secret values are written in clear only to files; stdout masks them.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// With -o: replace files that exist already (without it, an existing
+    /// file is left alone and the object is reported not exported).
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -1473,10 +1477,14 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
 /// directory removed by the callers' drops.
 async fn run_engine(
     engine: KubeEngine,
+    source_root: Option<String>,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
     // NO_COLOR and TERM=dumb (no colour, ASCII borders).
-    let opts = crate::tui::Options::from_env();
+    let opts = crate::tui::Options {
+        source_root,
+        ..crate::tui::Options::from_env()
+    };
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
         crate::tui::Ended::Quit => Ok(0),
         crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
@@ -1495,7 +1503,12 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     // effect, so a silent server shows a waiting screen that `q` leaves.
     let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
     let mut signals = crate::signals::Signals::new()?;
-    run_engine(KubeEngine::connecting(target, load, prune), &mut signals).await
+    run_engine(
+        KubeEngine::connecting(target, load, prune),
+        None,
+        &mut signals,
+    )
+    .await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
@@ -1522,7 +1535,10 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         e = demo.engine() => e?,
         n = signals.recv() => return Ok(crate::signals::exit_code(n)),
     };
-    run_engine(engine, &mut signals).await
+    // Sources read `manifests/04-simple_deployment.yaml:1`, not the
+    // temporary directory's path.
+    let root = demo.manifests.parent().map(|p| p.display().to_string());
+    run_engine(engine, root, &mut signals).await
 }
 
 /// What [`kind_name`] wants, for its error messages.
@@ -1573,9 +1589,22 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
         match &a.output_dir {
             Some(dir) => {
                 let path = dir.join(crate::export::file_name(&clean));
-                std::fs::write(&path, crate::yaml::to_yaml(&clean))
-                    .with_context(|| format!("writing {}", path.display()))?;
-                let note = if clean["kind"] == "Secret" {
+                // A Secret's values are in clear in its file: owner only.
+                let secret = clean["kind"] == "Secret";
+                let yaml = crate::yaml::to_yaml(&clean);
+                match crate::files::write(&path, yaml.as_bytes(), a.force, secret) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        errln!(
+                            "error: {text}: {} exists; not overwritten (pass --force to replace it)",
+                            path.display()
+                        );
+                        errors += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e).with_context(|| format!("writing {}", path.display())),
+                }
+                let note = if secret {
                     " (Secret: values written in clear to the file only)"
                 } else {
                     ""

@@ -221,6 +221,9 @@ pub struct Server {
     pub url: String,
     /// The kubeconfig context (empty when none is named).
     pub context: String,
+    /// The namespace objects without one go to (`-n`, else the context's,
+    /// else `default`); empty when not known.
+    pub namespace: String,
 }
 
 impl Server {
