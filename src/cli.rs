@@ -195,6 +195,41 @@ pub struct DiffArgs {
     /// other writers' fields). Piped output always lists them.
     #[arg(long)]
     pub show_kept: bool,
+    /// `markdown`: a report for a pull request or a CI log (summary,
+    /// object table, one collapsible block per object, Secrets masked).
+    #[arg(short = 'o', long, value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
+    /// With `-o markdown`: the most bytes of one report part; a larger
+    /// report is split into parts that each stand alone.
+    #[arg(long, value_name = "N", default_value_t = crate::plan::report::DEFAULT_MAX_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(crate::plan::report::MIN_MAX_BYTES as u64..))]
+    pub max_bytes: usize,
+    /// With `-o markdown`: write the parts as DIR/report-1.md,
+    /// report-2.md, ... instead of stdout.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// `detailed`: exit 3 when changes revert drift and 4 when they carry
+    /// hazards (the highest wins; an error is 2 as always).
+    #[arg(long, value_enum, default_value_t = ExitCodes::Default)]
+    pub exit_code: ExitCodes,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum DiffOutput {
+    /// Grouped per object on a terminal, one line per field when piped.
+    #[default]
+    Text,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum ExitCodes {
+    /// kubectl's: 0 no change, 1 changes, 2 error.
+    #[default]
+    Default,
+    /// Also 3: changes revert drift; 4: hazards.
+    Detailed,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -752,43 +787,108 @@ async fn offline_plan_each<T: Send + 'static>(
 /// What `diff` and `plan` write of one object, made on a planning thread.
 struct Shown {
     action: ObjectAction,
+    /// The object counted for the summary and the exit code.
+    summary: plan::report::Summary,
     text: String,
+}
+
+impl Shown {
+    fn new(p: &ObjectPlan, text: String) -> Shown {
+        let mut summary = plan::report::Summary::default();
+        summary.add(p);
+        Shown {
+            action: p.action,
+            summary,
+            text,
+        }
+    }
 }
 
 pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
     // A person reads the grouped layout; scripts keep one line per field.
     let tty = std::io::stdout().is_terminal();
-    let color = color_enabled(tty);
+    if a.output_dir.is_some() && a.output != DiffOutput::Markdown {
+        bail!("--output-dir writes the parts of `-o markdown`; add `-o markdown`");
+    }
+    let detailed = a.exit_code == ExitCodes::Detailed;
+    if a.output == DiffOutput::Markdown || tty {
+        return diff_whole(a, tty, detailed).await;
+    }
     let mut out = Streamer::default();
-    let show_kept = a.show_kept;
     let end = stream_plan(
         &a.plan,
         move |p| {
             let mut text = String::new();
-            if tty {
-                plan::render_diff_terminal_object(&mut text, &p, color, show_kept)
-            } else {
-                plan::render_diff_object(&mut text, &p, false)
-            }
-            Shown {
-                action: p.action,
-                text,
-            }
+            plan::render_diff_object(&mut text, &p, false);
+            Shown::new(&p, text)
         },
         |s| out.object(s),
     )
     .await?;
     out.require_objects()?;
     let mut text = String::new();
-    plan::render_diff_end(&mut text, end.as_ref(), color);
+    plan::render_diff_end(&mut text, end.as_ref(), false);
     out.finish(&text)?;
-    Ok(if out.errors {
-        2
-    } else if out.changes {
-        1
-    } else {
-        0
-    })
+    Ok(out.summary.exit_code(detailed))
+}
+
+/// `diff` on a terminal and `diff -o markdown`: the whole plan first, since
+/// repeated changes are folded across objects and the report starts with
+/// the counts.
+async fn diff_whole(a: DiffArgs, tty: bool, detailed: bool) -> anyhow::Result<u8> {
+    let mut objects = Vec::new();
+    let end = stream_plan(&a.plan, |p| p, |p| objects.push(p)).await?;
+    if objects.is_empty() {
+        bail!("no objects passed to apply: the manifests hold no object");
+    }
+    let whole = plan::Plan {
+        objects,
+        prune_skipped: end,
+    };
+    let summary = plan::report::Summary::of(&whole.objects);
+    match a.output {
+        DiffOutput::Text => {
+            let color = color_enabled(tty);
+            write_stdout(&plan::render_diff_terminal(&whole, color, a.show_kept));
+        }
+        DiffOutput::Markdown => {
+            let parts = plan::report::markdown(&whole, a.max_bytes);
+            match &a.output_dir {
+                Some(dir) => write_parts(dir, &parts)?,
+                None => write_stdout(&plan::report::markdown_stdout(&parts)),
+            }
+        }
+    }
+    Ok(summary.exit_code(detailed))
+}
+
+/// The report's parts as DIR/report-1.md, report-2.md, ...; parts of an
+/// earlier, longer report (`report-N.md` past these) are removed, so a job
+/// that posts every `report-*.md` posts this report alone.
+fn write_parts(dir: &std::path::Path, parts: &[String]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--output-dir {}: cannot create it", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("--output-dir {}: cannot read it", dir.display()))?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let stale = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("report-"))
+            .and_then(|n| n.strip_suffix(".md"))
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|k| k > parts.len());
+        if stale {
+            std::fs::remove_file(e.path())
+                .with_context(|| format!("removing the stale part {}", e.path().display()))?;
+        }
+    }
+    for (k, part) in parts.iter().enumerate() {
+        let path = dir.join(format!("report-{}.md", k + 1));
+        std::fs::write(&path, part).with_context(|| format!("writing {}", path.display()))?;
+        errln!("wrote {} ({} bytes)", path.display(), part.len());
+    }
+    Ok(())
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
@@ -814,10 +914,7 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
                 // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
                 crate::text::escaped(plan::json_object(&p), crate::text::escape_controls_json)
             };
-            Shown {
-                action: p.action,
-                text,
-            }
+            Shown::new(&p, text)
         },
         |s| out.object(s),
     )
@@ -851,7 +948,8 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
 struct Streamer {
     count: usize,
     errors: bool,
-    changes: bool,
+    /// The objects counted (`diff`'s exit code).
+    summary: plan::report::Summary,
     /// What goes before the first object (the document's start) and
     /// between two objects.
     start: Option<&'static str>,
@@ -876,10 +974,7 @@ impl Streamer {
     fn object(&mut self, shown: Shown) {
         self.count += 1;
         self.errors |= shown.action == ObjectAction::Error;
-        self.changes |= matches!(
-            shown.action,
-            ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
-        );
+        self.summary.merge(&shown.summary);
         if self.count == 1 {
             if let Some(start) = self.start {
                 self.write(start);

@@ -14,11 +14,13 @@
 
 mod build;
 pub mod compact;
+pub mod fold;
 mod hazards;
 mod mask;
 mod owners;
 mod partial;
 mod render;
+pub mod report;
 
 pub use build::{
     error_object, plan_object, plan_object_owned, prune_candidate, recorded_last_applied,
