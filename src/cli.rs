@@ -109,6 +109,11 @@ pub struct ClusterArgs {
     /// A write with no answer in time is reported as unknown.
     #[arg(long, global = true, value_name = "DURATION", value_parser = crate::cluster::parse_request_timeout)]
     pub request_timeout: Option<std::time::Duration>,
+    /// How many requests to the server are in flight at once (reads, dry
+    /// runs, writes, deletes). Default 32: enough to keep a distant server
+    /// busy; a 429 (Too Many Requests) is waited out as the server says.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: Option<u16>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -369,6 +374,7 @@ impl ClusterArgs {
             context: self.context.clone(),
             namespace: self.namespace.clone(),
             timeouts: crate::cluster::Timeouts::from_request_timeout(self.request_timeout),
+            concurrency: self.concurrency.map_or(0, usize::from),
         }
     }
 }
@@ -1027,29 +1033,170 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
-/// One line per object: done on stdout, failed and unknown on stderr.
-/// Returns how many were not done (failed or unknown).
-fn print_results(results: &[ObjectResult]) -> usize {
-    let mut failed = 0;
-    let mut unknown = 0;
-    for r in results {
+/// Prints results one at a time, as they become known, and counts them.
+#[derive(Default)]
+struct Printer {
+    failed: usize,
+    unknown: usize,
+    written: usize,
+    not_sent: usize,
+}
+
+impl Printer {
+    /// Done on stdout, failed and unknown on stderr.
+    fn print(&mut self, r: &ObjectResult) {
         if r.ok() {
+            if !r.dry_run && !matches!(r.outcome, crate::ops::Outcome::Unchanged) {
+                self.written += 1;
+            }
             outln!("{} {}", r.object, r.message());
         } else if r.unknown() {
-            unknown += 1;
+            self.unknown += 1;
             errln!("unknown: {}: {}", r.object, r.message());
         } else {
-            failed += 1;
+            if matches!(r.outcome, crate::ops::Outcome::Skipped(_)) {
+                self.not_sent += 1;
+            }
+            self.failed += 1;
             errln!("error: {}: {}", r.object, r.message());
         }
     }
-    if unknown > 0 {
-        errln!(
-            "{unknown} object(s) with an unknown outcome: run `kapply diff` with the same \
-             arguments to see what the server holds"
-        );
+
+    /// The closing note on unknown outcomes; how many were not done.
+    fn finish(&self) -> usize {
+        if self.unknown > 0 {
+            errln!(
+                "{} object(s) with an unknown outcome: run `kapply diff` with the same \
+                 arguments to see what the server holds",
+                self.unknown
+            );
+        }
+        self.failed + self.unknown
     }
-    failed + unknown
+}
+
+/// The name of a caught signal, for messages.
+fn signal_name(n: i32) -> &'static str {
+    match n {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// How long an interrupted run waits for the requests already sent.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How a run of writes ended.
+enum Wrote {
+    /// Every result, in the order of the items.
+    Done(Vec<ObjectResult>),
+    /// Stopped by this signal; what was known is printed.
+    Signal(i32),
+}
+
+/// Run writes (apply, delete, prune) over `names`, printing each result as
+/// soon as it and those before it are known: the order of the items, as
+/// kubectl prints in the order it writes. On SIGINT, SIGTERM, SIGHUP (or
+/// SIGQUIT) nothing more is sent; the requests in flight are given
+/// [`STOP_GRACE`] (a second signal ends the wait); then every result known
+/// is printed, the objects never sent as not sent and those sent without
+/// an answer as unknown, with a count of each.
+async fn run_writes<F>(
+    names: Vec<ObjectRef>,
+    printer: &mut Printer,
+    signals: &mut crate::signals::Signals,
+    run: impl FnOnce(crate::cluster::Report) -> F,
+) -> Wrote
+where
+    F: std::future::Future<Output = Vec<ObjectResult>>,
+{
+    use crate::ops::WriteEvent;
+    let n = names.len();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = crate::cluster::Stop::default();
+    let work = run(crate::cluster::Report {
+        events: Some(tx),
+        stop: stop.clone(),
+    });
+    tokio::pin!(work);
+    let mut known: Vec<Option<ObjectResult>> = vec![None; n];
+    let mut sent = vec![false; n];
+    let mut next = 0;
+    let mut finished: Option<Vec<ObjectResult>> = None;
+    let mut listening = true;
+    let mut signal: Option<i32> = None;
+    let grace = tokio::time::sleep(std::time::Duration::ZERO);
+    tokio::pin!(grace);
+    while finished.is_none() || listening {
+        tokio::select! {
+            biased;
+            event = rx.recv(), if listening => match event {
+                Some(WriteEvent::Sending(i)) if i < n => sent[i] = true,
+                Some(WriteEvent::Done(i, r)) if i < n => {
+                    known[i] = Some(r);
+                    while let Some(Some(r)) = known.get(next) {
+                        printer.print(r);
+                        next += 1;
+                    }
+                }
+                Some(_) => {}
+                // The run is over (its sender dropped with it).
+                None => listening = false,
+            },
+            results = &mut work, if finished.is_none() => finished = Some(results),
+            s = signals.recv() => {
+                if signal.is_some() {
+                    break;
+                }
+                signal = Some(s);
+                errln!(
+                    "{}: sending nothing more; waiting up to {} s for the requests in flight",
+                    signal_name(s),
+                    STOP_GRACE.as_secs()
+                );
+                stop.stop(format!("interrupted by {}", signal_name(s)));
+                grace.as_mut().reset(tokio::time::Instant::now() + STOP_GRACE);
+            },
+            () = &mut grace, if signal.is_some() => break,
+        }
+    }
+    let Some(s) = signal else {
+        return Wrote::Done(finished.unwrap_or_default());
+    };
+    let why = format!("interrupted by {}", signal_name(s));
+    for i in next..n {
+        match &known[i] {
+            Some(r) => printer.print(r),
+            None if sent[i] => printer.print(&ObjectResult::new(
+                names[i].clone(),
+                crate::ops::Outcome::Unknown(format!(
+                    "{why} with no answer yet; the change may or may not have been made"
+                )),
+            )),
+            None => printer.print(&ObjectResult::new(
+                names[i].clone(),
+                crate::ops::Outcome::Skipped(format!("not sent: {why}")),
+            )),
+        }
+    }
+    Wrote::Signal(s)
+}
+
+/// The closing lines of an interrupted run: what was written, not sent
+/// and unknown; the exit code of the signal.
+fn interrupted(printer: &Printer, s: i32) -> u8 {
+    printer.finish();
+    errln!(
+        "interrupted by {}: {} written, {} not sent, {} unknown",
+        signal_name(s),
+        printer.written,
+        printer.not_sent,
+        printer.unknown
+    );
+    crate::signals::exit_code(s)
 }
 
 fn summary_line(p: &ObjectPlan) -> String {
@@ -1293,17 +1440,32 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     }
-    let results = session
-        .apply_encoded(
-            items,
-            &ApplyOptions {
-                dry_run,
-                applyset: planned.applyset.clone(),
-            },
-        )
-        .await;
-    let mut failed = print_results(&results);
+    // From here on a signal stops the run with what it wrote said.
+    let mut signals = crate::signals::Signals::new()?;
+    let names = items.iter().map(|(i, _)| i.plan.id()).collect();
+    let mut printer = Printer::default();
+    let applyset = planned.applyset.clone();
+    let ran = run_writes(names, &mut printer, &mut signals, |report| {
+        let session = &session;
+        async move {
+            session
+                .apply_encoded(
+                    items,
+                    &ApplyOptions {
+                        dry_run,
+                        applyset,
+                        report,
+                    },
+                )
+                .await
+        }
+    })
+    .await;
     print_unchanged(&plan, dry_run);
+    if let Wrote::Signal(s) = ran {
+        return Ok(interrupted(&printer, s));
+    }
+    let mut failed = printer.finish();
     // kubectl prunes (and rewrites an ApplySet parent) only after a
     // complete read and a clean apply.
     let prune_ok = plan.prune_skipped.is_none() && failed == 0;
@@ -1311,10 +1473,28 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
     }
     if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
-        let pruned = session
-            .prune(&candidates, planned.applyset.as_ref(), dry_run)
-            .await;
-        failed += print_results(&pruned);
+        let names = candidates.iter().map(ObjectPlan::id).collect();
+        let mut printer = Printer::default();
+        let applyset = planned.applyset.as_ref();
+        let ran = run_writes(names, &mut printer, &mut signals, |report| {
+            let (session, candidates) = (&session, &candidates);
+            async move {
+                session
+                    .prune_reporting(candidates, applyset, dry_run, &report)
+                    .await
+            }
+        })
+        .await;
+        if let Wrote::Signal(s) = ran {
+            return Ok(interrupted(&printer, s));
+        }
+        // The ApplySet parent's result comes after the candidates'.
+        if let Wrote::Done(results) = ran {
+            for r in results.iter().skip(candidates.len()) {
+                printer.print(r);
+            }
+        }
+        failed += printer.finish();
     }
     if dry_run {
         errln!("(server dry run: nothing was written)");
@@ -1362,20 +1542,29 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         return Ok(1);
     }
     let propagation = a.cascade;
-    let results = session
-        .delete(
-            &targets,
-            &DeleteOptions {
-                propagation,
-                dry_run: false,
-            },
-        )
-        .await;
-    Ok(if print_results(&results) + errors > 0 {
-        1
-    } else {
-        0
+    let mut signals = crate::signals::Signals::new()?;
+    let names = targets.iter().map(ObjectPlan::id).collect();
+    let mut printer = Printer::default();
+    let ran = run_writes(names, &mut printer, &mut signals, |report| {
+        let (session, targets) = (&session, &targets);
+        async move {
+            session
+                .delete(
+                    targets,
+                    &DeleteOptions {
+                        propagation,
+                        dry_run: false,
+                        report,
+                    },
+                )
+                .await
+        }
     })
+    .await;
+    if let Wrote::Signal(s) = ran {
+        return Ok(interrupted(&printer, s));
+    }
+    Ok(if printer.finish() + errors > 0 { 1 } else { 0 })
 }
 
 /// Run the TUI; a signal that ends it exits with the shell's code for it
