@@ -789,7 +789,8 @@ fn no_color_at_80x24_renders_and_quits() {
     let steps: [(&[&str], &str, Check); 10] = [
         (&["?"], "the help", |s| s.contains("┌ Keys")),
         (&["Escape"], "the help to close", |s| !s.contains("┌ Keys")),
-        (&["j", "j", "j", "j"], "the Deployment", |s| {
+        // The cursor opens on the first change: g goes to the top first.
+        (&["g", "j", "j", "j", "j"], "the Deployment", |s| {
             s.contains("Deployment demo/nginx-depl")
         }),
         (&["Tab"], "the field pane to take focus", |s| {

@@ -19,6 +19,12 @@ use ratatui::style::Color;
 fn app_with(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
     app.clock = || "12:34:56".to_string();
+    // The header names the cluster at all times.
+    app.server = Some(kapply::ops::Server {
+        url: "https://10.0.0.1:6443".into(),
+        context: "prod".into(),
+        namespace: "default".into(),
+    });
     app.update(Msg::Resize(w, h));
     let start = app.start();
     assert!(matches!(
@@ -491,7 +497,7 @@ fn group_by_kind() {
 
 #[test]
 fn help_overlay() {
-    let mut a = app(80, 24);
+    let mut a = app(100, 40);
     feed(&mut a, [key('?')]);
     let s = screen(&a);
     for (k, _) in kapply::tui::ui::HELP {
@@ -721,8 +727,7 @@ fn no_color_has_no_colours_but_marks() {
     let mut a = app_with(
         Options {
             color: false,
-            mouse: true,
-            ascii: false,
+            ..Options::default()
         },
         80,
         24,
@@ -775,7 +780,8 @@ fn colours_follow_status() {
     assert_eq!(find("+ ConfigMap/app-config"), Color::Green);
     assert_eq!(find("- ConfigMap/old-config"), Color::Magenta);
     assert_eq!(find("! Widget"), Color::Red);
-    assert_eq!(find("! Secret"), Color::Yellow);
+    // A warning has its own mark, apart from an error's.
+    assert_eq!(find("⚠ Secret"), Color::Yellow);
 }
 
 #[test]
@@ -851,11 +857,11 @@ fn esc_cancels_every_dialog_without_effects() {
         assert!(eff.is_empty(), "Esc after {open} gave {eff:?}");
         assert!(a.popup.is_none());
     }
-    // Esc with nothing open quits.
-    assert!(matches!(
-        feed(&mut a, [code(KeyCode::Esc)]).as_slice(),
-        [Effect::Quit]
-    ));
+    // Esc with nothing open goes back, and never quits (k9s, lazygit).
+    for _ in 0..3 {
+        assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    }
+    assert!(a.popup.is_none());
 }
 
 #[test]
@@ -1605,7 +1611,11 @@ fn popups_show_everything_at_every_size() {
             .iter()
             .flat_map(|(k, d)| [collapse(k), collapse(d)])
             .collect();
-        cases.push(("Keys", a, help));
+        // The help (keys and the legend of marks) scrolls on shorter
+        // screens (help_scrolls_when_the_screen_is_short).
+        if h >= 30 {
+            cases.push(("Keys", a, help));
+        }
 
         let mut a = app(w, h);
         select(&mut a, "nginx-deployment");
@@ -1798,12 +1808,12 @@ fn tall_delete_keeps_the_typed_prompt_in_view() {
 
 #[test]
 fn help_scrolls_when_the_screen_is_short() {
-    let mut a = app(80, 24);
+    let mut a = app(80, 40);
     feed(&mut a, [key('?')]);
     let text = popup_text(&a, "Keys").unwrap();
     assert!(
         !text.contains("j/k scroll"),
-        "80x24 shows all of it: {text}"
+        "80x40 shows all of it: {text}"
     );
     a.update(Msg::Resize(80, 16));
     let text = popup_text(&a, "Keys").unwrap();
@@ -2763,4 +2773,160 @@ async fn the_action_column_always_shows_at_80x24() {
         .unwrap_or_else(|| panic!("{s}"));
     assert!(line.contains(" keep "), "{line}");
     insta::assert_snapshot!("demo_deployment_80x24", s);
+}
+
+// ---------- issue 23: context, back and quit, first change, marks ----------
+
+#[test]
+fn esc_goes_back_and_q_asks_before_dropping_marks() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    // Esc clears the search, then the filter, then leaves the field pane.
+    feed(&mut a, keys("/nginx"));
+    feed(&mut a, [code(KeyCode::Enter), key('f'), code(KeyCode::Tab)]);
+    assert_eq!(a.search, "nginx");
+    assert_eq!(a.filter, kapply::tui::app::Filter::Changes);
+    assert_eq!(a.focus, kapply::tui::app::Focus::Fields);
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert!(a.search.is_empty());
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert_eq!(a.filter, kapply::tui::app::Filter::All);
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert_eq!(a.focus, kapply::tui::app::Focus::List);
+    // Marked, then Esc: nothing is lost.
+    feed(&mut a, [key(' ')]);
+    assert!(feed(&mut a, [code(KeyCode::Esc), code(KeyCode::Esc)]).is_empty());
+    assert_eq!(a.marked.len(), 1);
+    // q asks first; n (or Esc) stays with the mark, y quits.
+    assert!(feed(&mut a, [key('q')]).is_empty());
+    let s = screen(&a);
+    assert!(
+        s.contains("Quit kapply? 1 object(s) marked for apply are dropped."),
+        "{s}"
+    );
+    assert!(feed(&mut a, [key('n')]).is_empty());
+    assert!(a.popup.is_none() && a.marked.len() == 1);
+    feed(&mut a, [key('q')]);
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    feed(&mut a, [key('q')]);
+    assert!(matches!(
+        feed(&mut a, [key('y')]).as_slice(),
+        [Effect::Quit]
+    ));
+    // Nothing marked: q quits at once.
+    let mut b = app(80, 24);
+    assert!(matches!(
+        feed(&mut b, [key('q')]).as_slice(),
+        [Effect::Quit]
+    ));
+}
+
+#[test]
+fn the_cluster_is_named_at_every_width() {
+    let long = "arn:aws:eks:eu-west-1:123456789012:cluster/production-payments";
+    for (w, h) in [(60, 15), (80, 24), (160, 45), (200, 60)] {
+        let mut a = app(w, h);
+        a.server = Some(kapply::ops::Server {
+            url: "https://ABCDEF0123456789.gr7.eu-west-1.eks.amazonaws.com".into(),
+            context: long.into(),
+            namespace: "payments".into(),
+        });
+        let s = screen(&a);
+        let first = s.lines().next().unwrap();
+        assert!(first.chars().count() <= w as usize, "{first}");
+        // Never dropped: each is there, whole or cut in the middle.
+        assert!(first.contains("payments"), "{w}: {first}");
+        assert!(first.contains("arn:"), "{w}: {first}");
+        assert!(first.contains("ABCDEF"), "{w}: {first}");
+        if w == 200 {
+            assert_eq!(
+                first.trim_end(),
+                format!(
+                    "kapply  context {long}  server \
+                     https://ABCDEF0123456789.gr7.eu-west-1.eks.amazonaws.com  namespace payments"
+                )
+            );
+        } else {
+            assert!(
+                first.contains("ctx ") && first.contains("ns payments"),
+                "{first}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cursor_starts_on_the_first_change() {
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(80, 24));
+    a.start();
+    let mut plan = tui_fixture::plan();
+    // The Namespace listed first is in sync: the cursor skips it.
+    let ns = plan
+        .objects
+        .iter_mut()
+        .find(|o| o.kind == "Namespace")
+        .unwrap();
+    ns.action = kapply::plan::ObjectAction::Unchanged;
+    ns.fields.clear();
+    a.update(Msg::Loaded(Ok(plan)));
+    assert_eq!(a.selected().unwrap().name, "app-config");
+    // A reload leaves it where the user put it.
+    select(&mut a, "nginx");
+    a.update(key('r'));
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    assert_eq!(a.selected().unwrap().name, "nginx");
+}
+
+#[test]
+fn errors_and_warnings_have_their_own_marks_counts_and_filters() {
+    let mut a = app(80, 24);
+    let s = screen(&a);
+    assert!(s.contains("!1 error  ⚠1 warning"), "{s}");
+    assert!(
+        s.contains("! Widget/thing") && s.contains("⚠ Secret/db-credentials"),
+        "{s}"
+    );
+    use kapply::tui::app::Filter;
+    while a.filter != Filter::Error {
+        feed(&mut a, [key('f')]);
+    }
+    let s = screen(&a);
+    assert!(
+        s.contains("Objects 1/7 ns · error") && s.contains("Widget/thing"),
+        "{s}"
+    );
+    assert!(!s.contains("Secret/db-credentials"), "{s}");
+    feed(&mut a, [key('f')]);
+    assert_eq!(a.filter, Filter::Warning);
+    let s = screen(&a);
+    assert!(
+        s.contains("Objects 1/7 ns · warning") && s.contains("Secret/db-credentials"),
+        "{s}"
+    );
+    assert!(!s.contains("Widget/thing"), "{s}");
+}
+
+#[test]
+fn secret_rows_say_whether_the_value_changes() {
+    let mut a = app(160, 45);
+    select(&mut a, "db-credentials");
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let s = screen(&a);
+    let row = |name: &str| {
+        s.lines()
+            .find(|l| l.contains(&format!("  {name} ")))
+            .unwrap_or_else(|| panic!("{name}:\n{s}"))
+            .to_string()
+    };
+    // data.user: the same value live and in the config; password is new.
+    assert!(
+        row("user").contains("***") && row("user").contains("unchanged"),
+        "{s}"
+    );
+    assert!(row("password").contains(" changed "), "{s}");
+    assert!(
+        !s.contains("correct-horse") && !s.contains("YWRtaW4"),
+        "{s}"
+    );
 }

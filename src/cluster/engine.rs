@@ -129,12 +129,20 @@ fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<Object
 
 impl Engine for KubeEngine {
     fn server(&self) -> Option<Server> {
-        let (url, context) = match (&self.target, self.session()) {
-            (Some(t), _) => (t.url.clone(), t.context.clone()),
-            (None, Some(s)) => (s.url().to_string(), s.context().to_string()),
+        let (url, context, namespace) = match (&self.target, self.session()) {
+            (Some(t), _) => (t.url.clone(), t.context.clone(), t.namespace.clone()),
+            (None, Some(s)) => (
+                s.url().to_string(),
+                s.context().to_string(),
+                s.namespace().to_string(),
+            ),
             (None, None) => return None,
         };
-        Some(Server { url, context })
+        Some(Server {
+            url,
+            context,
+            namespace,
+        })
     }
 
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
@@ -273,6 +281,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: true,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -287,6 +296,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: false,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -305,6 +315,7 @@ impl Engine for KubeEngine {
             let opts = DeleteOptions {
                 propagation,
                 dry_run: false,
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,

@@ -46,10 +46,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("E", "export an unmanaged object / prune candidate"),
     ("r / l", "refresh live state / toggle log pane"),
     ("?", "this help"),
-    (
-        "q Esc Ctrl-C",
-        "quit (in a dialog: Enter confirms, Esc cancels)",
-    ),
+    ("Esc", "back: dialog, search, filter, field pane"),
+    ("q / Ctrl-C", "quit (q asks first if marks would be lost)"),
     ("mouse", "wheel scrolls, click selects"),
 ];
 
@@ -148,6 +146,27 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
             ],
             footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
         },
+        Popup::QuitConfirm { marked, queued } => {
+            let mut what = Vec::new();
+            if *marked > 0 {
+                what.push(format!("{marked} object(s) marked for apply"));
+            }
+            if *queued > 0 {
+                what.push(format!("{queued} prune delete(s) queued"));
+            }
+            PopupView {
+                title: "Quit?",
+                width: 60,
+                body: vec![
+                    Line::from(Span::styled(
+                        format!("Quit kapply? {} are dropped.", what.join(" and ")),
+                        Style::default().add_modifier(Modifier::BOLD),
+                    )),
+                    Line::from("Nothing has been sent for them."),
+                ],
+                footer: vec![keys_line("y/q/Enter quit · n/Esc stay", t)],
+            }
+        }
         Popup::Notice { title, text } => PopupView {
             title,
             width: 66,

@@ -77,17 +77,8 @@ impl App {
             return Vec::new();
         }
         match k.code {
-            KeyCode::Char('q') => return vec![Effect::Quit],
-            KeyCode::Esc => {
-                if !self.search.is_empty() {
-                    self.search.clear();
-                    self.rebuild();
-                } else if self.focus == Focus::Fields {
-                    self.focus = Focus::List;
-                } else {
-                    return vec![Effect::Quit];
-                }
-            }
+            KeyCode::Char('q') => return self.quit(),
+            KeyCode::Esc => self.back(),
             KeyCode::Char('?') => self.open_popup(Popup::Help),
             KeyCode::Tab | KeyCode::BackTab => {
                 self.focus = match self.focus {
@@ -174,6 +165,36 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// `q`: quit, asking first when marks or queued deletes would be lost.
+    pub(super) fn quit(&mut self) -> Vec<Effect> {
+        let marked = self.marked.len();
+        let queued = self.queued_delete.len();
+        if marked + queued == 0 {
+            return vec![Effect::Quit];
+        }
+        self.open_popup(Popup::QuitConfirm { marked, queued });
+        Vec::new()
+    }
+
+    /// `Esc`: one step back (the search, then the filter, then the field
+    /// pane's views, then its focus); never quits, as in k9s and lazygit.
+    pub(super) fn back(&mut self) {
+        if !self.search.is_empty() {
+            self.search.clear();
+            self.rebuild();
+        } else if self.filter != Filter::All {
+            self.filter = Filter::All;
+            self.rebuild();
+        } else if self.focus == Focus::Fields {
+            self.focus = Focus::List;
+        } else if self.yaml {
+            self.yaml = false;
+            self.yaml_scroll = 0;
+        } else {
+            self.say("q quits", false);
+        }
     }
 
     /// Why `what` is not offered before live state is known. After a

@@ -9,6 +9,85 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let mut lines = vec![context_line(app, area.width as usize, t)];
+    lines.push(counts_line(app, t));
+    // One row (a tiny terminal): the counts, which say what apply does.
+    if area.height < 2 {
+        lines.remove(0);
+    }
+    Paragraph::new(esc_lines(lines)).render(area, buf);
+}
+
+/// Which cluster kapply talks to: the context, the server and the
+/// namespace objects without one go to, always on screen (as in k9s).
+/// Where the words do not fit they are shortened (`ctx`, no scheme) and
+/// cut in the middle, never dropped.
+pub(crate) fn context_line(app: &App, width: usize, t: Theme) -> Line<'static> {
+    let title = Span::styled("kapply  ", t.fg(Color::Cyan).add_modifier(Modifier::BOLD));
+    let Some(s) = &app.server else {
+        return Line::from(vec![
+            title,
+            Span::styled("no cluster", t.fg(Color::DarkGray)),
+        ]);
+    };
+    let dim = t.fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let ctx = if s.context.is_empty() {
+        "—"
+    } else {
+        s.context.as_str()
+    };
+    let ns = if s.namespace.is_empty() {
+        "—"
+    } else {
+        s.namespace.as_str()
+    };
+    let full = [
+        ("context ", ctx.to_string()),
+        ("  server ", s.url.clone()),
+        ("  namespace ", ns.to_string()),
+    ];
+    let len = |parts: &[(&str, String)]| {
+        8 + parts
+            .iter()
+            .map(|(l, v)| l.chars().count() + v.chars().count())
+            .sum::<usize>()
+    };
+    let parts: Vec<(&str, String)> = if len(&full) <= width {
+        full.to_vec()
+    } else {
+        let url = s.url.split_once("://").map_or(s.url.as_str(), |(_, r)| r);
+        let mut short = vec![
+            ("ctx ", ctx.to_string()),
+            ("  ", url.to_string()),
+            ("  ns ", ns.to_string()),
+        ];
+        // Cut the longest first, each to no less than 8 columns.
+        while len(&short) > width {
+            let Some(k) = (0..3).max_by_key(|&k| short[k].1.chars().count()) else {
+                break;
+            };
+            let n = short[k].1.chars().count();
+            if n <= 8 {
+                break;
+            }
+            let over = len(&short) - width;
+            short[k].1 =
+                crate::tui::fieldtable::elide_middle(&short[k].1, n.saturating_sub(over).max(8));
+        }
+        short
+    };
+    let mut spans = vec![title];
+    for (label, value) in parts {
+        spans.push(Span::styled(label.to_string(), dim));
+        spans.push(Span::styled(value, bold));
+    }
+    Line::from(spans)
+}
+
+/// The counts of what apply would do (or, before live state is known, that
+/// it is loading).
+fn counts_line(app: &App, t: Theme) -> Line<'static> {
     let c = app.counts;
     let item = |mark: &str, n: usize, word: &str, style: Style| {
         vec![
@@ -16,10 +95,7 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             Span::styled(format!("{word}  "), style),
         ]
     };
-    let mut spans = vec![Span::styled(
-        "kapply  ",
-        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
-    )];
+    let mut spans = Vec::new();
     if !app.live_known {
         // Counts of actions would be made up: none is known yet.
         let (text, style) = if app.failure.is_some() {
@@ -35,8 +111,7 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 Style::default(),
             ));
         }
-        Paragraph::new(Line::from(spans)).render(area, buf);
-        return;
+        return Line::from(spans);
     }
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
@@ -50,8 +125,14 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         None => spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta))),
     }
     spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
+    spans.extend(item(
+        &WARNING_MARK.to_string(),
+        c.warning,
+        "warning",
+        t.fg(Color::Yellow),
+    ));
     spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    Line::from(spans)
 }
 
 pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
