@@ -286,6 +286,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: true,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -300,6 +301,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: false,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -318,6 +320,7 @@ impl Engine for KubeEngine {
             let opts = DeleteOptions {
                 propagation,
                 dry_run: false,
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,
