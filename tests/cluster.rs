@@ -2301,7 +2301,7 @@ async fn the_engine_reports_writes_as_they_happen() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let results = engine.write_reporting(Write::Apply(items(&plan)), tx).await;
     assert!(results.iter().all(ObjectResult::ok), "{results:#?}");
-    let mut sent = vec![false; 40];
+    let mut sent = [false; 40];
     let mut done = vec![None; 40];
     while let Ok(ev) = rx.try_recv() {
         match ev {
