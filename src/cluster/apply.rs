@@ -817,7 +817,8 @@ impl Session {
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
             let base = base_last_applied(&config, &live, released);
             match three_way(&config, &live, base.as_ref(), schema) {
-                Ok(t) => t.patch,
+                // A patch that leaves live as it is is not sent.
+                Ok(t) => t.patch.filter(|_| t.changes),
                 Err(e) => return Prepared::Done(fail(name, Failure::Refused(e.to_string()))),
             }
         };
@@ -1058,7 +1059,7 @@ impl Session {
                 .collect()
         };
         match three_way(config, live, last_applied_of(live).as_ref(), schema) {
-            Ok(t) if t.patch.is_none() => format!("{head}: now nothing to change"),
+            Ok(t) if !t.changes => format!("{head}: now nothing to change"),
             Ok(t) => {
                 let (before, after) = (pending(&plan.fields), pending(&t.fields));
                 let mut differ: Vec<&str> = after
@@ -1284,6 +1285,7 @@ mod tests {
             source: Some("m.yaml:1".into()),
             action,
             reverts_drift: false,
+            annotation_only: false,
             fields: vec![
                 field("data.a", FieldAction::Set),
                 field("data.b", FieldAction::Keep),

@@ -156,6 +156,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         source: Some(m.source.to_string()),
         action: ObjectAction::Error,
         reverts_drift: false,
+        annotation_only: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,
