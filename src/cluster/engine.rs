@@ -138,6 +138,11 @@ impl Engine for KubeEngine {
             ),
             (None, None) => return None,
         };
+        // The demo server's token rides in its URL's path: never shown.
+        let url = match url.split_once(crate::server::TOKEN_PATH) {
+            Some((base, _)) => base.to_string(),
+            None => url,
+        };
         Some(Server {
             url,
             context,

@@ -91,6 +91,8 @@ pub enum Msg {
     ExportAsk(ObjectPlan, Result<ExportTarget, String>),
     /// An export's outcome.
     Exported(ObjectPlan, Result<Exported, String>),
+    /// The editor `e` opened has exited (or could not be started: why).
+    Edited(Result<(), String>),
 }
 
 /// Work for the runtime. Destructive ones are only produced by a confirm.
@@ -110,6 +112,12 @@ pub enum Effect {
     ExportTarget(ObjectPlan, Option<String>),
     /// Write an object's export to a path (`true`: overwrite an existing file).
     Export(ObjectPlan, String, bool),
+    /// Open a manifest in the user's editor at a line (the runtime suspends
+    /// the terminal meanwhile); answered by `Msg::Edited`.
+    Edit {
+        file: String,
+        line: u32,
+    },
     Quit,
 }
 
@@ -876,6 +884,16 @@ impl App {
                     }
                 }
                 Vec::new()
+            }
+            Msg::Edited(result) => {
+                match result {
+                    Ok(()) => self.say("edited: reloading", false),
+                    Err(e) => {
+                        self.say(format!("editor: {e}"), true);
+                        return Vec::new();
+                    }
+                }
+                self.begin_load()
             }
             Msg::Applied(results) => self.on_results("applying", "applied", results),
             Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
