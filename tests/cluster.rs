@@ -2280,3 +2280,56 @@ async fn writes_go_out_in_the_order_of_dependence() {
         .unwrap();
     assert_eq!(first_write, 6, "{all:#?}");
 }
+
+/// The TUI's engine reports an apply and a delete of many objects as they
+/// go: each object's write as it is sent, its result as it is known, by
+/// its position among those given; the results returned say the same.
+#[tokio::test]
+async fn the_engine_reports_writes_as_they_happen() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::{Engine, Write, WriteEvent};
+    let e = env().await;
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02}\n  namespace: default\n---\n"
+        ));
+    }
+    e.write("many.yaml", &text);
+    let plan = e.plan().await;
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), PruneOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let results = engine.write_reporting(Write::Apply(items(&plan)), tx).await;
+    assert!(results.iter().all(ObjectResult::ok), "{results:#?}");
+    let mut sent = [false; 40];
+    let mut done = vec![None; 40];
+    while let Ok(ev) = rx.try_recv() {
+        match ev {
+            WriteEvent::Sending(i) => sent[i] = true,
+            WriteEvent::Done(i, r) => {
+                assert!(sent[i], "{i} done before it was sent");
+                assert!(done[i].replace(r).is_none(), "{i} done twice");
+            }
+        }
+    }
+    let done: Vec<ObjectResult> = done.into_iter().map(Option::unwrap).collect();
+    assert_eq!(done, results);
+    // The same for a delete.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let targets = e.plan().await.objects;
+    let results = engine
+        .write_reporting(Write::Delete(targets, Propagation::Background), tx)
+        .await;
+    assert!(
+        results.iter().all(|r| r.message() == "deleted"),
+        "{results:#?}"
+    );
+    let mut n = 0;
+    while let Ok(ev) = rx.try_recv() {
+        if let WriteEvent::Done(i, r) = ev {
+            assert_eq!(r, results[i]);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 40);
+}
