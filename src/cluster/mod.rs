@@ -40,6 +40,7 @@ mod export;
 mod live;
 
 mod timeouts;
+mod watch;
 
 pub use crate::selector::{LabelSelector, SelectorError};
 pub use apply::{ApplyOptions, DeleteOptions, slim_for_apply, slim_for_delete};
@@ -440,18 +441,16 @@ impl Session {
         })
     }
 
-    /// [`Session::call_encoded`] answering with the body of a successful
-    /// answer undecoded (empty when a write's body was lost after its
-    /// status), so a large one (a LIST page) can be decoded off the async
-    /// task; an error status is decoded into its [`ClusterError`] here.
-    pub(crate) async fn call_bytes(
+    /// A request as every call sends it: the query encoded, JSON asked
+    /// for, the exec plugin's token.
+    pub(crate) async fn request(
         &self,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
         content_type: Option<&str>,
         body: Option<bytes::Bytes>,
-    ) -> Result<bytes::Bytes, ClusterError> {
+    ) -> Result<Request<kube::client::Body>, ClusterError> {
         let mut uri = path.to_string();
         for (i, (k, v)) in query.iter().enumerate() {
             uri.push(if i == 0 { '?' } else { '&' });
@@ -459,14 +458,6 @@ impl Session {
             uri.push('=');
             uri.push_str(&encode_query(v));
         }
-        // Reads may be retried by the user at no cost; a write that times
-        // out leaves its fate unknown, so it gets its own (longer) limit.
-        let is_write = method != Method::GET;
-        let limit = if is_write {
-            self.timeouts.write
-        } else {
-            self.timeouts.read
-        };
         let mut builder = Request::builder()
             .method(method)
             .uri(&uri)
@@ -484,9 +475,34 @@ impl Session {
             }
             None => bytes::Bytes::new(),
         };
-        let request = builder
+        builder
             .body(kube::client::Body::from(bytes))
-            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
+            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))
+    }
+
+    /// [`Session::call_encoded`] answering with the body of a successful
+    /// answer undecoded (empty when a write's body was lost after its
+    /// status), so a large one (a LIST page) can be decoded off the async
+    /// task; an error status is decoded into its [`ClusterError`] here.
+    pub(crate) async fn call_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        content_type: Option<&str>,
+        body: Option<bytes::Bytes>,
+    ) -> Result<bytes::Bytes, ClusterError> {
+        let request = self
+            .request(method.clone(), path, query, content_type, body)
+            .await?;
+        // Reads may be retried by the user at no cost; a write that times
+        // out leaves its fate unknown, so it gets its own (longer) limit.
+        let is_write = method != Method::GET;
+        let limit = if is_write {
+            self.timeouts.write
+        } else {
+            self.timeouts.read
+        };
         let deadline = limit.map(|d| (tokio::time::Instant::now() + d, d));
         let timeout = |after: Duration| ClusterError::Timeout {
             url: self.url.clone(),

@@ -50,6 +50,8 @@ impl App {
     }
 
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        // Keys act on the list as shown after the latest changes.
+        self.refresh_list();
         if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
             return vec![Effect::Quit];
         }

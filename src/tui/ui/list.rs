@@ -1,6 +1,6 @@
 //! The header (counts) and the object list.
 
-use crate::tui::app::{App, Focus, GroupBy, Row};
+use crate::tui::app::{App, CHANGED_MARK, Focus, GroupBy, Live, Row};
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -51,6 +51,23 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     }
     spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
     spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
+    // Whether the cluster is followed, at the right (the counts give way).
+    if let Some(live) = &app.live {
+        let text = live.label();
+        let style = match live {
+            Live::Watching => t.fg(Color::Green),
+            Live::AsOf { why: Some(_), .. } => t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Live::AsOf { why: None, .. } => t.fg(Color::DarkGray),
+        };
+        let w = u16::try_from(text.chars().count()).unwrap_or(u16::MAX);
+        if area.width > w + 20 {
+            let left = Rect::new(area.x, area.y, area.width - w - 2, area.height);
+            let right = Rect::new(area.x + area.width - w, area.y, w, area.height);
+            Paragraph::new(Line::from(spans)).render(left, buf);
+            Paragraph::new(Span::styled(text, style)).render(right, buf);
+            return;
+        }
+    }
     Paragraph::new(Line::from(spans)).render(area, buf);
 }
 
@@ -145,7 +162,22 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                         spans.push(Span::styled(rest.to_string(), t.fg(DRIFT)));
                     }
                 } else {
-                    spans.push(Span::styled(label, style));
+                    spans.push(Span::styled(label.clone(), style));
+                }
+                if let Some(time) = app.changed.get(&key) {
+                    // Changed in the cluster since the load: when, where
+                    // the row has room.
+                    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+                    let room = (inner.width as usize).saturating_sub(used);
+                    let note = if room >= 11 + time.chars().count() {
+                        format!(" {CHANGED_MARK} changed {time}")
+                    } else {
+                        format!(" {CHANGED_MARK}")
+                    };
+                    spans.push(Span::styled(
+                        note,
+                        t.fg(Color::LightBlue).add_modifier(Modifier::BOLD),
+                    ));
                 }
                 let mut l = Line::from(spans);
                 if ri == app.cursor {
