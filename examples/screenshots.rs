@@ -144,8 +144,7 @@ fn screens() -> Vec<(&'static str, App)> {
     let mut a = app(
         Options {
             color: false,
-            mouse: true,
-            ascii: false,
+            ..Options::default()
         },
         w,
         h,

@@ -109,6 +109,11 @@ pub struct ClusterArgs {
     /// A write with no answer in time is reported as unknown.
     #[arg(long, global = true, value_name = "DURATION", value_parser = crate::cluster::parse_request_timeout)]
     pub request_timeout: Option<std::time::Duration>,
+    /// How many requests to the server are in flight at once (reads, dry
+    /// runs, writes, deletes). Default 32: enough to keep a distant server
+    /// busy; a 429 (Too Many Requests) is waited out as the server says.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: Option<u16>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -190,6 +195,41 @@ pub struct DiffArgs {
     /// other writers' fields). Piped output always lists them.
     #[arg(long)]
     pub show_kept: bool,
+    /// `markdown`: a report for a pull request or a CI log (summary,
+    /// object table, one collapsible block per object, Secrets masked).
+    #[arg(short = 'o', long, value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
+    /// With `-o markdown`: the most bytes of one report part; a larger
+    /// report is split into parts that each stand alone.
+    #[arg(long, value_name = "N", default_value_t = crate::plan::report::DEFAULT_MAX_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(crate::plan::report::MIN_MAX_BYTES as u64..))]
+    pub max_bytes: usize,
+    /// With `-o markdown`: write the parts as DIR/report-1.md,
+    /// report-2.md, ... instead of stdout.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// `detailed`: exit 3 when changes revert drift and 4 when they carry
+    /// hazards (the highest wins; an error is 2 as always).
+    #[arg(long, value_enum, default_value_t = ExitCodes::Default)]
+    pub exit_code: ExitCodes,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum DiffOutput {
+    /// Grouped per object on a terminal, one line per field when piped.
+    #[default]
+    Text,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
+pub enum ExitCodes {
+    /// kubectl's: 0 no change, 1 changes, 2 error.
+    #[default]
+    Default,
+    /// Also 3: changes revert drift; 4: hazards.
+    Detailed,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -263,6 +303,10 @@ pub struct ExportArgs {
     /// Secret values are written in clear only to files; stdout masks them.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// With -o: replace files that exist already (without it, an existing
+    /// file is left alone and the object is reported not exported).
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -330,6 +374,7 @@ impl ClusterArgs {
             context: self.context.clone(),
             namespace: self.namespace.clone(),
             timeouts: crate::cluster::Timeouts::from_request_timeout(self.request_timeout),
+            concurrency: self.concurrency.map_or(0, usize::from),
         }
     }
 }
@@ -742,43 +787,108 @@ async fn offline_plan_each<T: Send + 'static>(
 /// What `diff` and `plan` write of one object, made on a planning thread.
 struct Shown {
     action: ObjectAction,
+    /// The object counted for the summary and the exit code.
+    summary: plan::report::Summary,
     text: String,
+}
+
+impl Shown {
+    fn new(p: &ObjectPlan, text: String) -> Shown {
+        let mut summary = plan::report::Summary::default();
+        summary.add(p);
+        Shown {
+            action: p.action,
+            summary,
+            text,
+        }
+    }
 }
 
 pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
     // A person reads the grouped layout; scripts keep one line per field.
     let tty = std::io::stdout().is_terminal();
-    let color = color_enabled(tty);
+    if a.output_dir.is_some() && a.output != DiffOutput::Markdown {
+        bail!("--output-dir writes the parts of `-o markdown`; add `-o markdown`");
+    }
+    let detailed = a.exit_code == ExitCodes::Detailed;
+    if a.output == DiffOutput::Markdown || tty {
+        return diff_whole(a, tty, detailed).await;
+    }
     let mut out = Streamer::default();
-    let show_kept = a.show_kept;
     let end = stream_plan(
         &a.plan,
         move |p| {
             let mut text = String::new();
-            if tty {
-                plan::render_diff_terminal_object(&mut text, &p, color, show_kept)
-            } else {
-                plan::render_diff_object(&mut text, &p, false)
-            }
-            Shown {
-                action: p.action,
-                text,
-            }
+            plan::render_diff_object(&mut text, &p, false);
+            Shown::new(&p, text)
         },
         |s| out.object(s),
     )
     .await?;
     out.require_objects()?;
     let mut text = String::new();
-    plan::render_diff_end(&mut text, end.as_ref(), color);
+    plan::render_diff_end(&mut text, end.as_ref(), false);
     out.finish(&text)?;
-    Ok(if out.errors {
-        2
-    } else if out.changes {
-        1
-    } else {
-        0
-    })
+    Ok(out.summary.exit_code(detailed))
+}
+
+/// `diff` on a terminal and `diff -o markdown`: the whole plan first, since
+/// repeated changes are folded across objects and the report starts with
+/// the counts.
+async fn diff_whole(a: DiffArgs, tty: bool, detailed: bool) -> anyhow::Result<u8> {
+    let mut objects = Vec::new();
+    let end = stream_plan(&a.plan, |p| p, |p| objects.push(p)).await?;
+    if objects.is_empty() {
+        bail!("no objects passed to apply: the manifests hold no object");
+    }
+    let whole = plan::Plan {
+        objects,
+        prune_skipped: end,
+    };
+    let summary = plan::report::Summary::of(&whole.objects);
+    match a.output {
+        DiffOutput::Text => {
+            let color = color_enabled(tty);
+            write_stdout(&plan::render_diff_terminal(&whole, color, a.show_kept));
+        }
+        DiffOutput::Markdown => {
+            let parts = plan::report::markdown(&whole, a.max_bytes);
+            match &a.output_dir {
+                Some(dir) => write_parts(dir, &parts)?,
+                None => write_stdout(&plan::report::markdown_stdout(&parts)),
+            }
+        }
+    }
+    Ok(summary.exit_code(detailed))
+}
+
+/// The report's parts as DIR/report-1.md, report-2.md, ...; parts of an
+/// earlier, longer report (`report-N.md` past these) are removed, so a job
+/// that posts every `report-*.md` posts this report alone.
+fn write_parts(dir: &std::path::Path, parts: &[String]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--output-dir {}: cannot create it", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("--output-dir {}: cannot read it", dir.display()))?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let stale = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("report-"))
+            .and_then(|n| n.strip_suffix(".md"))
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|k| k > parts.len());
+        if stale {
+            std::fs::remove_file(e.path())
+                .with_context(|| format!("removing the stale part {}", e.path().display()))?;
+        }
+    }
+    for (k, part) in parts.iter().enumerate() {
+        let path = dir.join(format!("report-{}.md", k + 1));
+        std::fs::write(&path, part).with_context(|| format!("writing {}", path.display()))?;
+        errln!("wrote {} ({} bytes)", path.display(), part.len());
+    }
+    Ok(())
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
@@ -804,10 +914,7 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
                 // serde_json leaves DEL and C1 raw in strings: written as \u00XX.
                 crate::text::escaped(plan::json_object(&p), crate::text::escape_controls_json)
             };
-            Shown {
-                action: p.action,
-                text,
-            }
+            Shown::new(&p, text)
         },
         |s| out.object(s),
     )
@@ -841,7 +948,8 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
 struct Streamer {
     count: usize,
     errors: bool,
-    changes: bool,
+    /// The objects counted (`diff`'s exit code).
+    summary: plan::report::Summary,
     /// What goes before the first object (the document's start) and
     /// between two objects.
     start: Option<&'static str>,
@@ -866,10 +974,7 @@ impl Streamer {
     fn object(&mut self, shown: Shown) {
         self.count += 1;
         self.errors |= shown.action == ObjectAction::Error;
-        self.changes |= matches!(
-            shown.action,
-            ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
-        );
+        self.summary.merge(&shown.summary);
         if self.count == 1 {
             if let Some(start) = self.start {
                 self.write(start);
@@ -928,29 +1033,170 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
-/// One line per object: done on stdout, failed and unknown on stderr.
-/// Returns how many were not done (failed or unknown).
-fn print_results(results: &[ObjectResult]) -> usize {
-    let mut failed = 0;
-    let mut unknown = 0;
-    for r in results {
+/// Prints results one at a time, as they become known, and counts them.
+#[derive(Default)]
+struct Printer {
+    failed: usize,
+    unknown: usize,
+    written: usize,
+    not_sent: usize,
+}
+
+impl Printer {
+    /// Done on stdout, failed and unknown on stderr.
+    fn print(&mut self, r: &ObjectResult) {
         if r.ok() {
+            if !r.dry_run && !matches!(r.outcome, crate::ops::Outcome::Unchanged) {
+                self.written += 1;
+            }
             outln!("{} {}", r.object, r.message());
         } else if r.unknown() {
-            unknown += 1;
+            self.unknown += 1;
             errln!("unknown: {}: {}", r.object, r.message());
         } else {
-            failed += 1;
+            if matches!(r.outcome, crate::ops::Outcome::Skipped(_)) {
+                self.not_sent += 1;
+            }
+            self.failed += 1;
             errln!("error: {}: {}", r.object, r.message());
         }
     }
-    if unknown > 0 {
-        errln!(
-            "{unknown} object(s) with an unknown outcome: run `kapply diff` with the same \
-             arguments to see what the server holds"
-        );
+
+    /// The closing note on unknown outcomes; how many were not done.
+    fn finish(&self) -> usize {
+        if self.unknown > 0 {
+            errln!(
+                "{} object(s) with an unknown outcome: run `kapply diff` with the same \
+                 arguments to see what the server holds",
+                self.unknown
+            );
+        }
+        self.failed + self.unknown
     }
-    failed + unknown
+}
+
+/// The name of a caught signal, for messages.
+fn signal_name(n: i32) -> &'static str {
+    match n {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// How long an interrupted run waits for the requests already sent.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How a run of writes ended.
+enum Wrote {
+    /// Every result, in the order of the items.
+    Done(Vec<ObjectResult>),
+    /// Stopped by this signal; what was known is printed.
+    Signal(i32),
+}
+
+/// Run writes (apply, delete, prune) over `names`, printing each result as
+/// soon as it and those before it are known: the order of the items, as
+/// kubectl prints in the order it writes. On SIGINT, SIGTERM, SIGHUP (or
+/// SIGQUIT) nothing more is sent; the requests in flight are given
+/// [`STOP_GRACE`] (a second signal ends the wait); then every result known
+/// is printed, the objects never sent as not sent and those sent without
+/// an answer as unknown, with a count of each.
+async fn run_writes<F>(
+    names: Vec<ObjectRef>,
+    printer: &mut Printer,
+    signals: &mut crate::signals::Signals,
+    run: impl FnOnce(crate::cluster::Report) -> F,
+) -> Wrote
+where
+    F: std::future::Future<Output = Vec<ObjectResult>>,
+{
+    use crate::ops::WriteEvent;
+    let n = names.len();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = crate::cluster::Stop::default();
+    let work = run(crate::cluster::Report {
+        events: Some(tx),
+        stop: stop.clone(),
+    });
+    tokio::pin!(work);
+    let mut known: Vec<Option<ObjectResult>> = vec![None; n];
+    let mut sent = vec![false; n];
+    let mut next = 0;
+    let mut finished: Option<Vec<ObjectResult>> = None;
+    let mut listening = true;
+    let mut signal: Option<i32> = None;
+    let grace = tokio::time::sleep(std::time::Duration::ZERO);
+    tokio::pin!(grace);
+    while finished.is_none() || listening {
+        tokio::select! {
+            biased;
+            event = rx.recv(), if listening => match event {
+                Some(WriteEvent::Sending(i)) if i < n => sent[i] = true,
+                Some(WriteEvent::Done(i, r)) if i < n => {
+                    known[i] = Some(r);
+                    while let Some(Some(r)) = known.get(next) {
+                        printer.print(r);
+                        next += 1;
+                    }
+                }
+                Some(_) => {}
+                // The run is over (its sender dropped with it).
+                None => listening = false,
+            },
+            results = &mut work, if finished.is_none() => finished = Some(results),
+            s = signals.recv() => {
+                if signal.is_some() {
+                    break;
+                }
+                signal = Some(s);
+                errln!(
+                    "{}: sending nothing more; waiting up to {} s for the requests in flight",
+                    signal_name(s),
+                    STOP_GRACE.as_secs()
+                );
+                stop.stop(format!("interrupted by {}", signal_name(s)));
+                grace.as_mut().reset(tokio::time::Instant::now() + STOP_GRACE);
+            },
+            () = &mut grace, if signal.is_some() => break,
+        }
+    }
+    let Some(s) = signal else {
+        return Wrote::Done(finished.unwrap_or_default());
+    };
+    let why = format!("interrupted by {}", signal_name(s));
+    for i in next..n {
+        match &known[i] {
+            Some(r) => printer.print(r),
+            None if sent[i] => printer.print(&ObjectResult::new(
+                names[i].clone(),
+                crate::ops::Outcome::Unknown(format!(
+                    "{why} with no answer yet; the change may or may not have been made"
+                )),
+            )),
+            None => printer.print(&ObjectResult::new(
+                names[i].clone(),
+                crate::ops::Outcome::Skipped(format!("not sent: {why}")),
+            )),
+        }
+    }
+    Wrote::Signal(s)
+}
+
+/// The closing lines of an interrupted run: what was written, not sent
+/// and unknown; the exit code of the signal.
+fn interrupted(printer: &Printer, s: i32) -> u8 {
+    printer.finish();
+    errln!(
+        "interrupted by {}: {} written, {} not sent, {} unknown",
+        signal_name(s),
+        printer.written,
+        printer.not_sent,
+        printer.unknown
+    );
+    crate::signals::exit_code(s)
 }
 
 fn summary_line(p: &ObjectPlan) -> String {
@@ -1194,17 +1440,32 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     }
-    let results = session
-        .apply_encoded(
-            items,
-            &ApplyOptions {
-                dry_run,
-                applyset: planned.applyset.clone(),
-            },
-        )
-        .await;
-    let mut failed = print_results(&results);
+    // From here on a signal stops the run with what it wrote said.
+    let mut signals = crate::signals::Signals::new()?;
+    let names = items.iter().map(|(i, _)| i.plan.id()).collect();
+    let mut printer = Printer::default();
+    let applyset = planned.applyset.clone();
+    let ran = run_writes(names, &mut printer, &mut signals, |report| {
+        let session = &session;
+        async move {
+            session
+                .apply_encoded(
+                    items,
+                    &ApplyOptions {
+                        dry_run,
+                        applyset,
+                        report,
+                    },
+                )
+                .await
+        }
+    })
+    .await;
     print_unchanged(&plan, dry_run);
+    if let Wrote::Signal(s) = ran {
+        return Ok(interrupted(&printer, s));
+    }
+    let mut failed = printer.finish();
     // kubectl prunes (and rewrites an ApplySet parent) only after a
     // complete read and a clean apply.
     let prune_ok = plan.prune_skipped.is_none() && failed == 0;
@@ -1212,10 +1473,28 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
     }
     if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
-        let pruned = session
-            .prune(&candidates, planned.applyset.as_ref(), dry_run)
-            .await;
-        failed += print_results(&pruned);
+        let names = candidates.iter().map(ObjectPlan::id).collect();
+        let mut printer = Printer::default();
+        let applyset = planned.applyset.as_ref();
+        let ran = run_writes(names, &mut printer, &mut signals, |report| {
+            let (session, candidates) = (&session, &candidates);
+            async move {
+                session
+                    .prune_reporting(candidates, applyset, dry_run, &report)
+                    .await
+            }
+        })
+        .await;
+        if let Wrote::Signal(s) = ran {
+            return Ok(interrupted(&printer, s));
+        }
+        // The ApplySet parent's result comes after the candidates'.
+        if let Wrote::Done(results) = ran {
+            for r in results.iter().skip(candidates.len()) {
+                printer.print(r);
+            }
+        }
+        failed += printer.finish();
     }
     if dry_run {
         errln!("(server dry run: nothing was written)");
@@ -1263,20 +1542,29 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
         return Ok(1);
     }
     let propagation = a.cascade;
-    let results = session
-        .delete(
-            &targets,
-            &DeleteOptions {
-                propagation,
-                dry_run: false,
-            },
-        )
-        .await;
-    Ok(if print_results(&results) + errors > 0 {
-        1
-    } else {
-        0
+    let mut signals = crate::signals::Signals::new()?;
+    let names = targets.iter().map(ObjectPlan::id).collect();
+    let mut printer = Printer::default();
+    let ran = run_writes(names, &mut printer, &mut signals, |report| {
+        let (session, targets) = (&session, &targets);
+        async move {
+            session
+                .delete(
+                    targets,
+                    &DeleteOptions {
+                        propagation,
+                        dry_run: false,
+                        report,
+                    },
+                )
+                .await
+        }
     })
+    .await;
+    if let Wrote::Signal(s) = ran {
+        return Ok(interrupted(&printer, s));
+    }
+    Ok(if printer.finish() + errors > 0 { 1 } else { 0 })
 }
 
 /// Run the TUI; a signal that ends it exits with the shell's code for it
@@ -1284,10 +1572,14 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
 /// directory removed by the callers' drops.
 async fn run_engine(
     engine: KubeEngine,
+    source_root: Option<String>,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
     // NO_COLOR and TERM=dumb (no colour, ASCII borders).
-    let opts = crate::tui::Options::from_env();
+    let opts = crate::tui::Options {
+        source_root,
+        ..crate::tui::Options::from_env()
+    };
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
         crate::tui::Ended::Quit => Ok(0),
         crate::tui::Ended::Signal(n) => Ok(crate::signals::exit_code(n)),
@@ -1306,7 +1598,12 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     // effect, so a silent server shows a waiting screen that `q` leaves.
     let target = crate::cluster::Target::resolve(&a.cluster.options()).await?;
     let mut signals = crate::signals::Signals::new()?;
-    run_engine(KubeEngine::connecting(target, load, prune), &mut signals).await
+    run_engine(
+        KubeEngine::connecting(target, load, prune),
+        None,
+        &mut signals,
+    )
+    .await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
@@ -1333,7 +1630,10 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
         e = demo.engine() => e?,
         n = signals.recv() => return Ok(crate::signals::exit_code(n)),
     };
-    run_engine(engine, &mut signals).await
+    // Sources read `manifests/04-simple_deployment.yaml:1`, not the
+    // temporary directory's path.
+    let root = demo.manifests.parent().map(|p| p.display().to_string());
+    run_engine(engine, root, &mut signals).await
 }
 
 /// What [`kind_name`] wants, for its error messages.
@@ -1384,9 +1684,22 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
         match &a.output_dir {
             Some(dir) => {
                 let path = dir.join(crate::export::file_name(&clean));
-                std::fs::write(&path, crate::yaml::to_yaml(&clean))
-                    .with_context(|| format!("writing {}", path.display()))?;
-                let note = if clean["kind"] == "Secret" {
+                // A Secret's values are in clear in its file: owner only.
+                let secret = clean["kind"] == "Secret";
+                let yaml = crate::yaml::to_yaml(&clean);
+                match crate::files::write(&path, yaml.as_bytes(), a.force, secret) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        errln!(
+                            "error: {text}: {} exists; not overwritten (pass --force to replace it)",
+                            path.display()
+                        );
+                        errors += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e).with_context(|| format!("writing {}", path.display())),
+                }
+                let note = if secret {
                     " (Secret: values written in clear to the file only)"
                 } else {
                     ""

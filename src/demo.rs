@@ -153,7 +153,15 @@ impl Demo {
         })
         .await?;
         seed(&server).await.context("seeding the demo cluster")?;
-        let dir = tempfile::Builder::new().prefix("kapply-demo-").tempdir()?;
+        // Owner only: it holds the kubeconfig with the server's token.
+        let mut dir = tempfile::Builder::new();
+        dir.prefix("kapply-demo-");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            dir.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        let dir = dir.tempdir()?;
         let manifests = dir.path().join("manifests");
         write_demo_manifests(&manifests)?;
         let kubeconfig = kubeconfig_out.unwrap_or_else(|| dir.path().join("kubeconfig"));
@@ -600,6 +608,21 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// The demo's directory (manifests, kubeconfig with the token) and
+    /// the kubeconfig are its user's only.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn demo_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let demo = Demo::start(None, None, false).await.unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = demo.manifests.parent().unwrap();
+        assert_eq!(mode(dir), 0o700);
+        assert_eq!(mode(&demo.kubeconfig), 0o600);
+        let text = std::fs::read_to_string(&demo.kubeconfig).unwrap();
+        assert!(text.contains(demo.server.token()), "{text}");
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@ pub mod demo;
 pub mod entry;
 pub mod export;
 pub mod fieldpath;
+pub mod files;
 pub mod gocompat;
 pub mod highlight;
 pub mod inputs;

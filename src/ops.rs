@@ -205,12 +205,25 @@ impl ObjectResult {
     }
 }
 
+/// What a run of writes (apply, delete, prune) reports as it goes, by the
+/// position of the item in those given: that its real write (not a dry
+/// run) is being sent, and its result once known. A run that is stopped
+/// can so tell what was written, what was not sent and what is unknown.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteEvent {
+    Sending(usize),
+    Done(usize, ObjectResult),
+}
+
 /// The server an engine talks to, as the TUI names it while it waits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Server {
     pub url: String,
     /// The kubeconfig context (empty when none is named).
     pub context: String,
+    /// The namespace objects without one go to (`-n`, else the context's,
+    /// else `default`); empty when not known.
+    pub namespace: String,
 }
 
 impl Server {

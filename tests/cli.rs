@@ -1595,17 +1595,37 @@ fn demo_serves_until_interrupted() {
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
     assert!(text.contains(&format!("server: {url}")), "{text}");
 
-    // Plain HTTP, no kubectl needed: the seeded Deployment is there.
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "GET /apis/apps/v1/namespaces/demo/deployments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
+    // The kubeconfig holds the run's token, readable by its owner only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    let token = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .unwrap_or_else(|| panic!("no token: {text}"));
+    assert_ne!(token, "kapply-demo");
+    // Plain HTTP, no kubectl needed: the seeded Deployment is there, for
+    // the token's bearer only.
+    let get = |auth: &str| {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "GET /apis/apps/v1/namespaces/demo/deployments HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).unwrap();
+        resp
+    };
+    let resp = get(&format!("Authorization: Bearer {token}\r\n"));
     assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
     assert!(resp.contains("\"nginx-deployment\""), "{resp}");
+    let resp = get("");
+    assert!(resp.starts_with("HTTP/1.1 401"), "{resp}");
+    assert!(!resp.contains("nginx-deployment"), "{resp}");
 
     if let Some(k) = Kubectl::find(&kubeconfig) {
         let out = run(&mut k.command(&["get", "deploy", "-n", "demo"]));
@@ -2284,6 +2304,71 @@ fn managed_content(obj: &Value) -> Value {
         }
     }
     json!({"body": o, "labels": obj["metadata"]["labels"], "annotations": ann})
+}
+
+/// `export -o` never replaces a file that exists (a hand-edited manifest)
+/// unless `--force`, and writes a Secret's file owner-only (0600), new or
+/// replaced.
+#[test]
+fn export_keeps_existing_files_and_writes_secrets_owner_only() {
+    let c = Cluster::start();
+    let store = c.server.store();
+    store
+        .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cfg", "namespace": "default"}, "data": {"a": "1"}}))
+        .unwrap();
+    store
+        .put_object(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "sec", "namespace": "default"},
+            "data": {"password": "aHVudGVyMg=="}}))
+        .unwrap();
+    let edited = "# hand-edited\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n";
+    c.write("out/configmap-cfg.yaml", edited);
+    let out = c.kapply(&["export", "cm/cfg", "secret/sec", "-o", "out"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(
+        "error: cm/cfg: out/configmap-cfg.yaml exists; not overwritten (pass --force to replace it)",
+    );
+    assert_eq!(
+        std::fs::read_to_string(c.path("out/configmap-cfg.yaml")).unwrap(),
+        edited
+    );
+    // The other object is still exported, owner-only.
+    let sec = c.path("out/secret-sec.yaml");
+    assert!(
+        std::fs::read_to_string(&sec)
+            .unwrap()
+            .contains("aHVudGVyMg==")
+    );
+    #[cfg(unix)]
+    let mode = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    };
+    #[cfg(unix)]
+    assert_eq!(mode(&sec), 0o600);
+    // Again: the Secret's file exists now too.
+    let again = c.kapply(&["export", "secret/sec", "-o", "out"]);
+    assert_eq!(again.code, Some(1), "{again:?}");
+    again.assert_stderr("not overwritten (pass --force to replace it)");
+
+    #[cfg(unix)]
+    std::fs::set_permissions(&sec, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let forced = c.kapply(&["export", "cm/cfg", "secret/sec", "-o", "out", "--force"]);
+    assert_eq!(forced.code, Some(0), "{forced:?}");
+    let cfg = std::fs::read_to_string(c.path("out/configmap-cfg.yaml")).unwrap();
+    assert!(
+        !cfg.contains("hand-edited") && cfg.contains("a: \"1\""),
+        "{cfg}"
+    );
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&sec), 0o600);
+        assert_eq!(mode(&c.path("out/configmap-cfg.yaml")) & 0o600, 0o600);
+    }
+    // --force means nothing without -o.
+    let refused = c.kapply(&["export", "cm/cfg", "--force"]);
+    assert_eq!(refused.code, Some(2), "{refused:?}");
 }
 
 #[test]

@@ -474,15 +474,16 @@ fn plan_json_contract() {
     assert!(replicas.get("config").is_none());
     assert!(replicas.get("lastApplied").is_none());
     assert_eq!(replicas["action"], json!("keep"));
-    let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
-    assert_eq!(paused.get("config"), Some(&Value::Null));
-    assert_eq!(paused["action"], json!("clear"));
+    // Live has no spec.paused: the null the patch sends changes nothing
+    // there, so no row says it does.
+    assert!(fields.iter().all(|f| f["path"] != "spec.paused"), "{o}");
+    assert_eq!(o["patch"]["body"]["spec"]["paused"], Value::Null);
     let warnings = o["warnings"].as_array().unwrap();
     assert_eq!(
         warnings,
         &vec![json!(
-            "explicit null in the config (spec.paused): kubectl sends it on every apply, \
-             so this object never reports unchanged"
+            "explicit null in the config (spec.paused): kubectl sends it on every apply \
+             and reports the object configured even when nothing changes"
         )]
     );
 }
@@ -490,7 +491,8 @@ fn plan_json_contract() {
 #[test]
 fn order_only_and_annotation_only_updates_are_explained() {
     // Live has a container the config does not name: kubectl re-sends the
-    // element order on every apply, so the verdict is update.
+    // element order on every apply, but the object the server holds after
+    // it is live as it is: unchanged, nothing to send (kubectl diff agrees).
     let la = deployment("nginx:1.14.2", None);
     let mut live = annotated(la.clone(), &la);
     live["spec"]["template"]["spec"]["containers"]
@@ -498,6 +500,26 @@ fn order_only_and_annotation_only_updates_are_explained() {
         .unwrap()
         .push(json!({"name": "injected", "image": "sidecar:1"}));
     let p = plan_against(la.clone(), &live);
+    assert_eq!(p.action, ObjectAction::Unchanged);
+    assert!(p.patch.is_none());
+    assert!(!p.reverts_drift);
+    assert!(
+        p.fields.iter().all(|f| f.action == FieldAction::Keep),
+        "{:#?}",
+        p.fields
+    );
+    // The element order is a change where it moves the config's elements.
+    let mut two = la.clone();
+    two["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "side", "image": "sidecar:1"}));
+    let mut moved = annotated(two.clone(), &two);
+    moved["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .reverse();
+    let p = plan_against(two.clone(), &moved);
     assert_eq!(p.action, ObjectAction::Update);
     let order = p
         .fields
@@ -505,11 +527,15 @@ fn order_only_and_annotation_only_updates_are_explained() {
         .find(|f| f.path == "spec.template.spec.containers")
         .unwrap();
     assert_eq!(order.reason, kapply::merge::Reason::ElementOrder);
-    assert_eq!(order.config, Some(json!([{"name": "nginx"}])));
+    assert_eq!(
+        order.config,
+        Some(json!([{"name": "nginx"}, {"name": "side"}]))
+    );
     assert_eq!(
         order.live,
-        Some(json!([{"name": "nginx"}, {"name": "injected"}]))
+        Some(json!([{"name": "side"}, {"name": "nginx"}]))
     );
+    assert!(!p.annotation_only);
 
     // Live already matches the config, but the annotation records an older
     // config: only the annotation is sent.
@@ -517,6 +543,8 @@ fn order_only_and_annotation_only_updates_are_explained() {
     let live = annotated(la.clone(), &old);
     let p = plan_against(la.clone(), &live);
     assert_eq!(p.action, ObjectAction::Update);
+    // kubectl diff leaves the annotation out: no difference there.
+    assert!(p.annotation_only);
     assert_eq!(p.fields.len(), 1, "{:#?}", p.fields);
     assert_eq!(
         p.fields[0].path,

@@ -1234,16 +1234,22 @@ fn kube_rs_works_against_it() {
 }
 
 /// One raw HTTP/1.1 request (`METHOD PATH`) over the socket, with `Host` as
-/// given and `Content-Type` when the body is not empty: the status code and
-/// the body (the response is read to its end).
-fn raw_request(port: u16, host: &str, request: &str, body: &str) -> (u16, String) {
+/// given, the server's token (`server.token()`, or none when empty) and
+/// `Content-Type` when the body is not empty: the status code and the body
+/// (the response is read to its end).
+fn raw_request(port: u16, token: &str, host: &str, request: &str, body: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
         .unwrap();
+    let auth = if token.is_empty() {
+        String::new()
+    } else {
+        format!("Authorization: Bearer {token}\r\n")
+    };
     write!(
         s,
-        "{request} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{}Content-Length: {}\r\n\r\n{body}",
+        "{request} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n{}Content-Length: {}\r\n\r\n{body}",
         if body.is_empty() {
             ""
         } else {
@@ -1269,6 +1275,7 @@ fn foreign_host_headers_are_refused() {
         .block_on(kapply::server::start(ServerOptions::default()))
         .unwrap();
     let port = server.port();
+    let token = server.token();
     let list = "GET /api/v1/namespaces/default/configmaps";
     for host in [
         format!("127.0.0.1:{port}"),
@@ -1279,7 +1286,7 @@ fn foreign_host_headers_are_refused() {
         format!("[::1]:{port}"),
         "[::1]".to_string(),
     ] {
-        let (code, body) = raw_request(port, &host, list, "");
+        let (code, body) = raw_request(port, token, &host, list, "");
         assert_eq!(code, 200, "{host}: {body}");
     }
     // DNS rebinding sends the attacker's name (or any non-loopback address).
@@ -1292,7 +1299,7 @@ fn foreign_host_headers_are_refused() {
         "127.0.0.1:port".to_string(),
         "[::1]x".to_string(),
     ] {
-        let (code, body) = raw_request(port, &host, list, "");
+        let (code, body) = raw_request(port, token, &host, list, "");
         assert_eq!(code, 403, "{host}: {body}");
         let status: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(status["kind"], "Status");
@@ -1307,6 +1314,7 @@ fn foreign_host_headers_are_refused() {
     // A refused watch answers at once instead of streaming.
     let (code, _) = raw_request(
         port,
+        token,
         "evil.example",
         "GET /api/v1/namespaces/default/configmaps?watch=true",
         "",
@@ -1315,13 +1323,102 @@ fn foreign_host_headers_are_refused() {
     // And a refused write writes nothing.
     let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#;
     let post = "POST /api/v1/namespaces/default/configmaps";
-    let (code, _) = raw_request(port, "evil.example", post, cm);
+    let (code, _) = raw_request(port, token, "evil.example", post, cm);
     assert_eq!(code, 403);
     let stored = || server.store().get("v1", "ConfigMap", Some("default"), "x");
     assert!(stored().is_none());
-    let (code, body) = raw_request(port, &format!("localhost:{port}"), post, cm);
+    let (code, body) = raw_request(port, token, &format!("localhost:{port}"), post, cm);
     assert_eq!(code, 201, "{body}");
     assert!(stored().is_some());
+}
+
+/// Over the socket every request needs the run's token (another user of
+/// the machine can reach the port); kube-apiserver's 401 otherwise, and
+/// nothing is read or written. The kubeconfig carries it, owner-only.
+#[test]
+fn requests_without_the_token_are_refused() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(kapply::server::start(ServerOptions::default()))
+        .unwrap();
+    let other = rt
+        .block_on(kapply::server::start(ServerOptions::default()))
+        .unwrap();
+    let port = server.port();
+    let token = server.token();
+    assert!(token.len() >= 32, "{token}");
+    assert_ne!(token, other.token(), "a token per run");
+    let host = format!("127.0.0.1:{port}");
+    let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#;
+    let post = "POST /api/v1/namespaces/default/configmaps";
+    let secrets = "GET /api/v1/namespaces/default/secrets";
+    let wrong = format!("{}x", &token[..token.len() - 1]);
+    for t in ["", "kapply-demo", wrong.as_str(), other.token()] {
+        for (req, body) in [
+            (secrets, ""),
+            (post, cm),
+            ("DELETE /api/v1/namespaces/default", ""),
+        ] {
+            let (code, answer) = raw_request(port, t, &host, req, body);
+            assert_eq!(code, 401, "{t:?} {req}: {answer}");
+            let status: Value = serde_json::from_str(&answer).unwrap();
+            assert_eq!(status["kind"], "Status");
+            assert_eq!(status["reason"], "Unauthorized");
+            assert_eq!(status["message"], "Unauthorized");
+        }
+    }
+    // kubectl sends no credentials over http: the token is the path's
+    // first steps there, stripped before the API sees the path.
+    for t in ["kapply-demo", wrong.as_str(), other.token(), ""] {
+        let req = format!("GET /kapply-token/{t}/api/v1/namespaces/default/secrets");
+        let (code, answer) = raw_request(port, "", &host, &req, "");
+        assert_eq!(code, 401, "{t:?}: {answer}");
+    }
+    assert!(
+        server
+            .store()
+            .get("v1", "ConfigMap", Some("default"), "x")
+            .is_none()
+    );
+    assert!(
+        server
+            .store()
+            .get("v1", "Namespace", None, "default")
+            .is_some()
+    );
+    let (code, body) = raw_request(port, token, &host, post, cm);
+    assert_eq!(code, 201, "{body}");
+    let by_path =
+        format!("GET /kapply-token/{token}/api/v1/namespaces/default/configmaps/x?pretty=false");
+    let (code, body) = raw_request(port, "", &host, &by_path, "");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"name\":\"x\""), "{body}");
+    let last = server.requests().pop().unwrap();
+    assert_eq!(
+        last.path, "/api/v1/namespaces/default/configmaps/x",
+        "{last:?}"
+    );
+    assert_eq!(
+        server.authenticated_url(),
+        format!("{}/kapply-token/{token}", server.url())
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(&path, "old").unwrap();
+    server.write_kubeconfig(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(&format!("    token: {token}\n")), "{text}");
+    assert!(
+        text.contains(&format!("    server: {}\n", server.authenticated_url())),
+        "{text}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
 }
 
 #[test]

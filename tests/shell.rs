@@ -171,7 +171,7 @@ fn kubectl_runs_kapply_as_a_plugin_found_on_the_path() {
 
 /// A TCP proxy in front of `upstream` that keeps every byte clients send,
 /// to see the requests and their Authorization headers (the embedded server
-/// accepts any token and records none).
+/// records none).
 fn sniffing_proxy(upstream: std::net::SocketAddr) -> (String, Arc<Mutex<Vec<u8>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -247,7 +247,14 @@ fn exec_credential_plugin_runs_once_per_run() {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let kubeconfig = c.path("exec-kubeconfig");
-    exec_kubeconfig(&kubeconfig, &proxy_url, &plugin);
+    // The server's own token rides in the path (it refuses requests
+    // without it); the plugin's token is the Authorization header.
+    let proxied = format!(
+        "{proxy_url}{}{}",
+        kapply::server::TOKEN_PATH,
+        c.server.token()
+    );
+    exec_kubeconfig(&kubeconfig, &proxied, &plugin);
     c.write("m/all.yaml", CONFIGMAPS);
     let runs = || {
         std::fs::read_to_string(&count)

@@ -19,6 +19,12 @@ use ratatui::style::Color;
 fn app_with(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
     app.clock = || "12:34:56".to_string();
+    // The header names the cluster at all times.
+    app.server = Some(kapply::ops::Server {
+        url: "https://10.0.0.1:6443".into(),
+        context: "prod".into(),
+        namespace: "default".into(),
+    });
     app.update(Msg::Resize(w, h));
     let start = app.start();
     assert!(matches!(
@@ -492,11 +498,11 @@ fn group_by_kind() {
 
 #[test]
 fn help_overlay() {
-    let mut a = app(80, 24);
+    let mut a = app(160, 60);
     feed(&mut a, [key('?')]);
     let s = screen(&a);
-    for (k, _) in kapply::tui::ui::HELP {
-        assert!(s.contains(k), "help lacks {k}");
+    for b in kapply::tui::keymap::BINDINGS {
+        assert!(s.contains(b.label), "help lacks {}", b.label);
     }
     insta::assert_snapshot!("help", s);
     feed(&mut a, [code(KeyCode::Esc)]);
@@ -722,8 +728,7 @@ fn no_color_has_no_colours_but_marks() {
     let mut a = app_with(
         Options {
             color: false,
-            mouse: true,
-            ascii: false,
+            ..Options::default()
         },
         80,
         24,
@@ -776,7 +781,8 @@ fn colours_follow_status() {
     assert_eq!(find("+ ConfigMap/app-config"), Color::Green);
     assert_eq!(find("- ConfigMap/old-config"), Color::Magenta);
     assert_eq!(find("! Widget"), Color::Red);
-    assert_eq!(find("! Secret"), Color::Yellow);
+    // A warning has its own mark, apart from an error's.
+    assert_eq!(find("⚠ Secret"), Color::Yellow);
 }
 
 #[test]
@@ -852,11 +858,11 @@ fn esc_cancels_every_dialog_without_effects() {
         assert!(eff.is_empty(), "Esc after {open} gave {eff:?}");
         assert!(a.popup.is_none());
     }
-    // Esc with nothing open quits.
-    assert!(matches!(
-        feed(&mut a, [code(KeyCode::Esc)]).as_slice(),
-        [Effect::Quit]
-    ));
+    // Esc with nothing open goes back, and never quits (k9s, lazygit).
+    for _ in 0..3 {
+        assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    }
+    assert!(a.popup.is_none());
 }
 
 #[test]
@@ -883,7 +889,11 @@ fn no_destructive_effect_without_confirm() {
                 // ExportTarget only proposes a path: nothing is written.
                 eff.iter().all(|e| matches!(
                     e,
-                    Effect::Load | Effect::DryRun(_) | Effect::ExportTarget(..)
+                    // Edit opens an editor; the user saves, or not.
+                    Effect::Load
+                        | Effect::DryRun(_)
+                        | Effect::ExportTarget(..)
+                        | Effect::Edit { .. }
                 )),
                 "{m:?} on {start} gave {eff:?}"
             );
@@ -1606,11 +1616,15 @@ fn popups_show_everything_at_every_size() {
 
         let mut a = app(w, h);
         feed(&mut a, [key('?')]);
-        let help = kapply::tui::ui::HELP
+        let help = kapply::tui::keymap::BINDINGS
             .iter()
-            .flat_map(|(k, d)| [collapse(k), collapse(d)])
+            .flat_map(|b| [collapse(b.label), collapse(b.help)])
             .collect();
-        cases.push(("Keys", a, help));
+        // The help (keys and the legend of marks) scrolls on shorter
+        // screens (help_scrolls_when_the_screen_is_short).
+        if h >= 60 {
+            cases.push(("Keys", a, help));
+        }
 
         let mut a = app(w, h);
         select(&mut a, "nginx-deployment");
@@ -1803,23 +1817,19 @@ fn tall_delete_keeps_the_typed_prompt_in_view() {
 
 #[test]
 fn help_scrolls_when_the_screen_is_short() {
-    let mut a = app(80, 24);
+    let mut a = app(160, 60);
     feed(&mut a, [key('?')]);
     let text = popup_text(&a, "Keys").unwrap();
     assert!(
         !text.contains("j/k scroll"),
-        "80x24 shows all of it: {text}"
+        "160x60 shows all of it: {text}"
     );
     a.update(Msg::Resize(80, 16));
     let text = popup_text(&a, "Keys").unwrap();
-    let n = kapply::tui::ui::HELP.len();
-    assert!(
-        text.contains(&format!("j/k scroll · lines 1-11 of {n}")),
-        "{text}"
-    );
+    assert!(text.contains("j/k scroll · lines 1-"), "{text}");
     feed(&mut a, [code(KeyCode::End)]);
     let text = popup_text(&a, "Keys").unwrap();
-    assert!(text.contains("wheel scrolls, click selects"), "{text}");
+    assert!(text.contains("field change included / excluded"), "{text}");
     assert!(a.popup.is_some(), "scrolling does not close the help");
     // A new dialog starts at its top.
     feed(&mut a, [code(KeyCode::Esc), key('?')]);
@@ -2250,7 +2260,11 @@ fn dumb_terminal_gets_no_colour_and_ascii_borders() {
             );
         }
         let s = screen(a);
-        assert!(s.contains("+ Objects") && s.contains("|"), "{what}:\n{s}");
+        // ASCII frames: the list's, or the help's over it.
+        assert!(
+            (s.contains("+ Objects") || s.contains("+ Keys")) && s.contains("|"),
+            "{what}:\n{s}"
+        );
     };
     check(&a, "the list");
     insta::assert_snapshot!("dumb_terminal", screen(&a));
@@ -2768,4 +2782,295 @@ async fn the_action_column_always_shows_at_80x24() {
         .unwrap_or_else(|| panic!("{s}"));
     assert!(line.contains(" keep "), "{line}");
     insta::assert_snapshot!("demo_deployment_80x24", s);
+}
+
+// ---------- issue 23: context, back and quit, first change, marks ----------
+
+#[test]
+fn esc_goes_back_and_q_asks_before_dropping_marks() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    // Esc clears the search, then the filter, then leaves the field pane.
+    feed(&mut a, keys("/nginx"));
+    feed(&mut a, [code(KeyCode::Enter), key('f'), code(KeyCode::Tab)]);
+    assert_eq!(a.search, "nginx");
+    assert_eq!(a.filter, kapply::tui::app::Filter::Changes);
+    assert_eq!(a.focus, kapply::tui::app::Focus::Fields);
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert!(a.search.is_empty());
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert_eq!(a.filter, kapply::tui::app::Filter::All);
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert_eq!(a.focus, kapply::tui::app::Focus::List);
+    // Marked, then Esc: nothing is lost.
+    feed(&mut a, [key(' ')]);
+    assert!(feed(&mut a, [code(KeyCode::Esc), code(KeyCode::Esc)]).is_empty());
+    assert_eq!(a.marked.len(), 1);
+    // q asks first; n (or Esc) stays with the mark, y quits.
+    assert!(feed(&mut a, [key('q')]).is_empty());
+    let s = screen(&a);
+    assert!(
+        s.contains("Quit kapply? 1 object(s) marked for apply are dropped."),
+        "{s}"
+    );
+    assert!(feed(&mut a, [key('n')]).is_empty());
+    assert!(a.popup.is_none() && a.marked.len() == 1);
+    feed(&mut a, [key('q')]);
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    feed(&mut a, [key('q')]);
+    assert!(matches!(
+        feed(&mut a, [key('y')]).as_slice(),
+        [Effect::Quit]
+    ));
+    // Nothing marked: q quits at once.
+    let mut b = app(80, 24);
+    assert!(matches!(
+        feed(&mut b, [key('q')]).as_slice(),
+        [Effect::Quit]
+    ));
+}
+
+#[test]
+fn the_cluster_is_named_at_every_width() {
+    let long = "arn:aws:eks:eu-west-1:123456789012:cluster/production-payments";
+    for (w, h) in [(60, 15), (80, 24), (160, 45), (200, 60)] {
+        let mut a = app(w, h);
+        a.server = Some(kapply::ops::Server {
+            url: "https://ABCDEF0123456789.gr7.eu-west-1.eks.amazonaws.com".into(),
+            context: long.into(),
+            namespace: "payments".into(),
+        });
+        let s = screen(&a);
+        let first = s.lines().next().unwrap();
+        assert!(first.chars().count() <= w as usize, "{first}");
+        // Never dropped: each is there, whole or cut in the middle.
+        assert!(first.contains("payments"), "{w}: {first}");
+        assert!(first.contains("arn:"), "{w}: {first}");
+        assert!(first.contains("ABCDEF"), "{w}: {first}");
+        if w == 200 {
+            assert_eq!(
+                first.trim_end(),
+                format!(
+                    "kapply  context {long}  server \
+                     https://ABCDEF0123456789.gr7.eu-west-1.eks.amazonaws.com  namespace payments"
+                )
+            );
+        } else {
+            assert!(
+                first.contains("ctx ") && first.contains("ns payments"),
+                "{first}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cursor_starts_on_the_first_change() {
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(80, 24));
+    a.start();
+    let mut plan = tui_fixture::plan();
+    // The Namespace listed first is in sync: the cursor skips it.
+    let ns = plan
+        .objects
+        .iter_mut()
+        .find(|o| o.kind == "Namespace")
+        .unwrap();
+    ns.action = kapply::plan::ObjectAction::Unchanged;
+    ns.fields.clear();
+    a.update(Msg::Loaded(Ok(plan)));
+    assert_eq!(a.selected().unwrap().name, "app-config");
+    // A reload leaves it where the user put it.
+    select(&mut a, "nginx");
+    a.update(key('r'));
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    assert_eq!(a.selected().unwrap().name, "nginx");
+}
+
+#[test]
+fn errors_and_warnings_have_their_own_marks_counts_and_filters() {
+    let mut a = app(80, 24);
+    let s = screen(&a);
+    assert!(s.contains("!1 error  ⚠1 warning"), "{s}");
+    assert!(
+        s.contains("! Widget/thing") && s.contains("⚠ Secret/db-credentials"),
+        "{s}"
+    );
+    use kapply::tui::app::Filter;
+    while a.filter != Filter::Error {
+        feed(&mut a, [key('f')]);
+    }
+    let s = screen(&a);
+    assert!(
+        s.contains("Objects 1/7 ns · error") && s.contains("Widget/thing"),
+        "{s}"
+    );
+    assert!(!s.contains("Secret/db-credentials"), "{s}");
+    feed(&mut a, [key('f')]);
+    assert_eq!(a.filter, Filter::Warning);
+    let s = screen(&a);
+    assert!(
+        s.contains("Objects 1/7 ns · warning") && s.contains("Secret/db-credentials"),
+        "{s}"
+    );
+    assert!(!s.contains("Widget/thing"), "{s}");
+}
+
+#[test]
+fn secret_rows_say_whether_the_value_changes() {
+    let mut a = app(160, 45);
+    select(&mut a, "db-credentials");
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let s = screen(&a);
+    let row = |name: &str| {
+        s.lines()
+            .find(|l| l.contains(&format!("  {name} ")))
+            .unwrap_or_else(|| panic!("{name}:\n{s}"))
+            .to_string()
+    };
+    // data.user: the same value live and in the config; password is new.
+    assert!(
+        row("user").contains("***") && row("user").contains("unchanged"),
+        "{s}"
+    );
+    assert!(row("password").contains(" changed "), "{s}");
+    assert!(
+        !s.contains("correct-horse") && !s.contains("YWRtaW4"),
+        "{s}"
+    );
+}
+
+/// The README's key table and legend are the key table's
+/// (`kapply::tui::keymap`): `KAPPLY_UPDATE_README=1 cargo test --test tui
+/// readme_key_table` writes them.
+#[test]
+fn readme_key_table_is_made_from_the_key_table() {
+    const BEGIN: &str = "<!-- keys: made from src/tui/keymap.rs; a test checks it -->\n";
+    const END: &str = "<!-- end of keys -->\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let (Some(b), Some(e)) = (readme.find(BEGIN), readme.find(END)) else {
+        panic!("README.md lacks the key table's markers {BEGIN:?} .. {END:?}");
+    };
+    let want = format!("{BEGIN}\n{}\n", kapply::tui::keymap::readme_table());
+    let have = &readme[b..e];
+    if have != want && std::env::var_os("KAPPLY_UPDATE_README").is_some() {
+        let new = format!("{}{want}{}", &readme[..b], &readme[e..]);
+        std::fs::write(path, new).unwrap();
+        return;
+    }
+    assert_eq!(
+        have, want,
+        "README.md's key table differs from the key table"
+    );
+}
+
+#[test]
+fn help_and_footer_come_from_the_key_table() {
+    let mut a = app(160, 45);
+    select(&mut a, "nginx-deployment");
+    // The footer names the keys of the list, and the help and quit keys.
+    let s = screen(&a);
+    let last = s.lines().last().unwrap();
+    for k in ["Space mark", "M mark all", "a apply", "? help", "q quit"] {
+        assert!(last.contains(k), "{last}");
+    }
+    assert!(
+        !last.contains("R release"),
+        "R is the field table's: {last}"
+    );
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let s = screen(&a);
+    let last = s.lines().last().unwrap();
+    assert!(
+        last.contains("Space include") && last.contains("R release"),
+        "{last}"
+    );
+    // At 80 columns fewer keys fit, help and quit always.
+    let mut b = app(80, 24);
+    feed(&mut b, [key('l')]);
+    b.update(Msg::Applied(vec![result(
+        "Deployment default/nginx-deployment",
+        true,
+        "configured",
+    )]));
+    let s = screen(&b);
+    let last = s.lines().last().unwrap();
+    assert!(
+        last.ends_with("? help  q quit") || last.contains("? help"),
+        "{last}"
+    );
+    // The help lists every binding and the legend of every mark.
+    let mut c = app(160, 60);
+    feed(&mut c, [key('?')]);
+    let text = popup_text(&c, "Keys").unwrap();
+    for b in kapply::tui::keymap::BINDINGS {
+        assert!(text.contains(b.label), "help lacks {}: {text}", b.label);
+    }
+    for (m, what) in kapply::tui::keymap::MARKS {
+        assert!(
+            text.contains(&collapse(what)) && text.contains(m),
+            "legend lacks {m}"
+        );
+    }
+}
+
+#[test]
+fn mark_all_and_unmark_all_act_on_what_is_shown() {
+    let mut a = app(80, 24);
+    // Only the changes: create, update, prune.
+    feed(&mut a, [key('f')]);
+    feed(&mut a, [key('M')]);
+    let shown: Vec<String> = a
+        .plan
+        .objects
+        .iter()
+        .filter(|o| a.marked.contains(&o.id()))
+        .map(|o| o.name.clone())
+        .collect();
+    assert_eq!(shown.len(), a.shown, "{shown:?}");
+    assert!(
+        !shown.contains(&"nginx".to_string()),
+        "in sync, not shown: {shown:?}"
+    );
+    // A search narrows it: U unmarks only the objects it shows.
+    feed(&mut a, keys("/old"));
+    feed(&mut a, [code(KeyCode::Enter), key('U')]);
+    assert_eq!(a.marked.len(), shown.len() - 1);
+    assert!(a.marked.iter().all(|m| m.name != "old-config"));
+}
+
+#[test]
+fn e_opens_the_manifest_at_its_line_and_reloads_after() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    let eff = feed(&mut a, [key('e')]);
+    match eff.as_slice() {
+        [Effect::Edit { file, line }] => {
+            assert_eq!((file.as_str(), *line), ("manifests/deployment.yaml", 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The editor exited: the manifests and live state are read again.
+    let eff = feed(&mut a, [Msg::Edited(Ok(()))]);
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    // An editor that failed says so and reloads nothing.
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    let eff = feed(
+        &mut a,
+        [Msg::Edited(
+            Err("`nope` ended with exit status: 127".into()),
+        )],
+    );
+    assert!(eff.is_empty());
+    assert!(
+        screen(&a).contains("editor: `nope` ended"),
+        "{}",
+        screen(&a)
+    );
+    // $VISUAL, else $EDITOR, else vi.
+    use kapply::tui::runtime::editor_from;
+    assert_eq!(editor_from(Some("code -w"), Some("nano")), "code -w");
+    assert_eq!(editor_from(Some(""), Some("nano")), "nano");
+    assert_eq!(editor_from(None, None), "vi");
 }

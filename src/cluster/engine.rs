@@ -134,12 +134,25 @@ fn not_sent(names: impl Iterator<Item = crate::objref::ObjectRef>) -> Vec<Object
 
 impl Engine for KubeEngine {
     fn server(&self) -> Option<Server> {
-        let (url, context) = match (&self.target, self.session()) {
-            (Some(t), _) => (t.url.clone(), t.context.clone()),
-            (None, Some(s)) => (s.url().to_string(), s.context().to_string()),
+        let (url, context, namespace) = match (&self.target, self.session()) {
+            (Some(t), _) => (t.url.clone(), t.context.clone(), t.namespace.clone()),
+            (None, Some(s)) => (
+                s.url().to_string(),
+                s.context().to_string(),
+                s.namespace().to_string(),
+            ),
             (None, None) => return None,
         };
-        Some(Server { url, context })
+        // The demo server's token rides in its URL's path: never shown.
+        let url = match url.split_once(crate::server::TOKEN_PATH) {
+            Some((base, _)) => base.to_string(),
+            None => url,
+        };
+        Some(Server {
+            url,
+            context,
+            namespace,
+        })
     }
 
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
@@ -292,6 +305,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: true,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -306,6 +320,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: false,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -324,6 +339,7 @@ impl Engine for KubeEngine {
             let opts = DeleteOptions {
                 propagation,
                 dry_run: false,
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,
@@ -534,23 +550,18 @@ fn is_url(p: &std::path::Path) -> bool {
 /// Write an export; an existing file only when `overwrite` (checked by the
 /// open itself, so a file created meanwhile is not lost).
 fn write_export(path: &str, text: &str, overwrite: bool) -> Result<Exported, String> {
-    use std::io::Write as _;
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true);
-    if overwrite {
-        open.create(true).truncate(true);
-    } else {
-        open.create_new(true);
-    }
-    let mut f = match open.open(path) {
-        Ok(f) => f,
+    // A file with a Secret's values is readable by its owner only.
+    let private = crate::files::holds_secret(text, std::path::Path::new(path));
+    match crate::files::write(
+        std::path::Path::new(path),
+        text.as_bytes(),
+        overwrite,
+        private,
+    ) {
+        Ok(()) => Ok(Exported::Written(path.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Ok(Exported::Exists(path.to_string()));
+            Ok(Exported::Exists(path.to_string()))
         }
-        Err(e) => return Err(format!("{path}: {e}")),
-    };
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| format!("{path}: {e}"))?;
-    Ok(Exported::Written(path.to_string()))
+        Err(e) => Err(format!("{path}: {e}")),
+    }
 }

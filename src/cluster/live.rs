@@ -8,7 +8,7 @@ use super::deps::{
     prune_candidate,
 };
 use super::discovery::ResourceInfo;
-use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
+use super::{ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::last_applied_value;
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
@@ -156,6 +156,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         source: Some(m.source.to_string()),
         action: ObjectAction::Error,
         reverts_drift: false,
+        annotation_only: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,
@@ -216,7 +217,7 @@ impl Session {
     /// Build the plan for `loaded` against live state.
     ///
     /// Costs: one discovery request per group version named, one LIST (paged
-    /// by [`PAGE_SIZE`]) per (resource, namespace) group, [`CONCURRENCY`] at a
+    /// by [`PAGE_SIZE`]) per (resource, namespace) group, [`super::CONCURRENCY`] (by default) at a
     /// time; a GET per object only where LIST answers 403. Progress goes to
     /// `progress` as objects are fetched. Per-object problems (a kind not
     /// served, a forbidden GET, a merge error) become `error` rows; only a
@@ -454,7 +455,7 @@ impl Session {
                 Ok::<_, ClusterError>((info, ns, rows))
             },
         )))
-        .buffer_unordered(super::CONCURRENCY);
+        .buffer_unordered(self.concurrency);
         let mut done = 0;
         loop {
             while let Some(Some(_)) = slots.get(next) {
@@ -620,7 +621,7 @@ impl Session {
                         };
                         (name.clone(), r)
                     })))
-                    .buffer_unordered(CONCURRENCY)
+                    .buffer_unordered(self.concurrency)
                     .collect::<Vec<_>>()
                     .await;
                 if let Some((_, Err(e))) = gets
@@ -833,7 +834,7 @@ impl Session {
                 Ok::<_, ClusterError>(out)
             },
         )))
-        .buffered(CONCURRENCY)
+        .buffered(self.concurrency)
         .collect::<Vec<_>>()
         .await;
         let mut out = Vec::new();

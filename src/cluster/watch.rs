@@ -373,7 +373,25 @@ impl Session {
             ("resourceVersion", rv.as_str()),
             ("timeoutSeconds", WATCH_SECONDS),
         ];
-        let request = self.request(Method::GET, &path, &query, None, None).await?;
+        // Not through the limit on requests in flight: a watch holds its
+        // connection for minutes.
+        let mut uri = path.clone();
+        for (i, (k, v)) in query.iter().enumerate() {
+            uri.push(if i == 0 { '?' } else { '&' });
+            uri.push_str(k);
+            uri.push('=');
+            uri.push_str(&super::encode_query(v));
+        }
+        let mut builder = http::Request::builder()
+            .method(Method::GET)
+            .uri(&uri)
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(auth) = &self.exec {
+            builder = builder.header(http::header::AUTHORIZATION, auth.header().await?);
+        }
+        let request = builder
+            .body(kube::client::Body::from(bytes::Bytes::new()))
+            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
         let asked = Asked::Read(path.clone());
         let limit = self.timeouts.read.unwrap_or(IDLE);
         let response = tokio::time::timeout(limit, self.client.send(request))

@@ -254,11 +254,13 @@ mod fields;
 mod hazards;
 mod jsonmerge;
 mod owners;
+mod predict;
 mod reason;
 mod strategic;
 
 pub use causes::{classify, reverts_drift};
 pub use owners::{APPLY_MANAGERS, FieldOwners, Writer, is_apply_manager};
+pub use predict::values_at;
 pub use reason::Reason;
 
 pub use strategic::deep_eq;
@@ -279,6 +281,13 @@ pub struct ThreeWay {
     pub last_applied: Value,
     /// The new annotation value, exactly as kubectl writes it.
     pub annotation: String,
+    /// The object the server will hold after the patch differs from live
+    /// (see [`predict`]): `false` when kubectl would send nothing, and when
+    /// what it sends leaves live as it is (a `$setElementOrder` alone).
+    pub changes: bool,
+    /// The result differs from live beyond the last-applied annotation:
+    /// what `kubectl diff` shows (it sends the patch without the annotation).
+    pub changes_live: bool,
 }
 
 /// The config as kubectl records it: the annotation removed from its own
@@ -763,6 +772,9 @@ pub fn three_way_recorded(
         schema,
         patch.as_ref().map(|p| &p.body),
     );
+    // Rows are changes only where the result differs from live.
+    let prediction = predict::Prediction::new(live, patch.as_ref(), schema);
+    let mut listed = predict::keep_changes(&mut walker.rows, &prediction);
     // kubectl records `annotations: {}` when the config has none; on a live
     // object without annotations that map walks as a row of its own, yet
     // all the patch sends there is the annotation: the row says that.
@@ -776,12 +788,19 @@ pub fn three_way_recorded(
     });
     if let Some(i) = empty_map {
         walker.rows.remove(i);
+        listed = walker.rows.iter().any(|r| {
+            r.action != FieldAction::Keep
+                && (!matches!(r.reason, Reason::SharedMergeKey { .. })
+                    || prediction.changes_at(&r.path))
+        });
     }
+    let changes_live = listed || prediction.changes_anywhere(true);
     // A patch that changes nothing but the annotation still makes an update.
-    let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
-    if let (Some(p), true) = (&patch, !changes || empty_map.is_some()) {
+    let mut changes = changes_live;
+    if let (Some(p), true) = (&patch, !listed || empty_map.is_some()) {
         let old = last_applied_value(live).cloned();
         let sent = last_applied_value(&p.body).is_some();
+        changes |= sent;
         if sent {
             let row = FieldChange {
                 path: path::key("metadata.annotations", LAST_APPLIED),
@@ -812,7 +831,18 @@ pub fn three_way_recorded(
         patch,
         last_applied: recorded,
         annotation,
+        changes,
+        changes_live,
     })
+}
+
+/// The object the server will hold once `patch` (`None`: nothing sent) is
+/// applied to `live`: merged as the server merges it, then defaulted.
+/// `None` when the patch cannot be merged (the server would refuse it).
+pub fn predicted(live: &Value, patch: Option<&Patch>, schema: Option<Schema>) -> Option<Value> {
+    predict::Prediction::new(live, patch, schema)
+        .result()
+        .cloned()
 }
 
 /// The field plan for an object that does not exist yet: every leaf of the

@@ -14,11 +14,13 @@
 
 mod build;
 pub mod compact;
+pub mod fold;
 mod hazards;
 mod mask;
 mod owners;
 mod partial;
 mod render;
+pub mod report;
 
 pub use build::{
     error_object, plan_object, plan_object_owned, prune_candidate, recorded_last_applied,
@@ -66,6 +68,11 @@ pub struct ObjectPlan {
     /// is `drift`).
     #[serde(default)]
     pub reverts_drift: bool,
+    /// An update that changes nothing but the last-applied annotation:
+    /// `kubectl diff` (which sends the patch without it) shows no
+    /// difference, so `kapply diff` does not count it a change.
+    #[serde(skip)]
+    pub annotation_only: bool,
     pub fields: Vec<FieldChange>,
     pub patch: Option<Patch>,
     /// The new last-applied configuration (what the annotation will hold).

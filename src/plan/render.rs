@@ -2,10 +2,11 @@
 //! terminal layout, both escaped and optionally painted.
 
 use super::mask::mask_plan;
-use super::{ObjectAction, ObjectPlan, Plan, PruneBlock};
+use super::{ObjectAction, ObjectPlan, Plan, PruneBlock, fold};
 use crate::merge::{self, Cause, FieldAction, FieldChange};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// An object's mark, word and colour in both `diff` layouts.
@@ -147,21 +148,114 @@ pub fn render_diff_end(out: &mut String, prune_skipped: Option<&PruneBlock>, col
 /// each marked and coloured by cause (drift stands out: `!` and its own
 /// colour, so it reads without colour too), its live value and what apply
 /// makes of it, and its hazards. Kept fields only with `show_kept`.
+/// A change repeated in several objects (same path, values, cause and
+/// hazards) is shown once at the end with the objects carrying it; an
+/// object's row of it is one line naming it, and an object whose every
+/// change is repeated is listed under them only.
 pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String {
     let mut out = String::new();
-    for obj in &plan.objects {
-        render_diff_terminal_object(&mut out, obj, color, show_kept);
+    let changes = fold::repeated_changes(&plan.objects);
+    let folded = fold::folded_rows(&changes);
+    for (i, obj) in plan.objects.iter().enumerate() {
+        let f = folded.get(&i);
+        if f.is_some_and(|f| all_folded(obj, f)) && !show_kept {
+            continue;
+        }
+        terminal_object(&mut out, obj, color, show_kept, f);
     }
+    render_repeated(&mut out, &plan.objects, &changes, color);
     render_diff_end(&mut out, plan.prune_skipped.as_ref(), color);
     out
 }
 
-/// One object of [`render_diff_terminal`], appended to `out`.
+/// Whether every change of `obj` is a repeated one and nothing else is
+/// said of it (no error, no warning).
+fn all_folded(obj: &ObjectPlan, folded: &HashMap<String, usize>) -> bool {
+    obj.error.is_none()
+        && obj.warnings.is_empty()
+        && obj
+            .fields
+            .iter()
+            .filter(|f| fold::foldable_row(f))
+            .all(|f| folded.contains_key(&f.path))
+}
+
+/// The repeated changes, each once: `≡ #1 PATH  cause`, its values and the
+/// count of objects, its hazards, then the objects by kind.
+fn render_repeated(
+    out: &mut String,
+    objects: &[ObjectPlan],
+    changes: &[fold::RepeatedChange],
+    color: bool,
+) {
+    if changes.is_empty() {
+        return;
+    }
+    line(out, "", color, "1", "", |out| {
+        out.push_str("≡ repeated changes, each shown once with the objects that carry it");
+    });
+    for (n, c) in changes.iter().enumerate() {
+        let code = if c.row.cause == Cause::Drift {
+            "1;35"
+        } else {
+            "33"
+        };
+        line(out, "", color, code, "", |out| {
+            let _ = write!(out, "≡ #{} {}  {}", n + 1, c.row.path, c.cause_text());
+        });
+        line(out, "      ", color, "", "", |out| {
+            let _ = write!(
+                out,
+                "{}  in {}",
+                field_values(&c.row),
+                c.carried_by(objects)
+            );
+        });
+        for h in &c.row.hazards {
+            line(out, "      ", color, "31;1", "", |out| {
+                let _ = write!(out, "⚠ {}", h.message);
+            });
+        }
+        let mut kinds: Vec<(String, Vec<String>)> = Vec::new();
+        for &i in &c.objects {
+            let o = &objects[i];
+            let name = match &o.namespace {
+                Some(ns) if !ns.is_empty() => format!("{ns}/{}", o.name),
+                _ => o.name.clone(),
+            };
+            let kind = o.kind.clone();
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, names)) => names.push(name),
+                None => kinds.push((kind, vec![name])),
+            }
+        }
+        for (kind, names) in kinds {
+            line(out, "      ", color, "2", "", |out| {
+                let _ = write!(out, "{kind}: {}", names.join(", "));
+            });
+        }
+    }
+}
+
+/// One object of [`render_diff_terminal`], appended to `out` (not folded:
+/// every row shown).
 pub fn render_diff_terminal_object(
     out: &mut String,
     obj: &ObjectPlan,
     color: bool,
     show_kept: bool,
+) {
+    terminal_object(out, obj, color, show_kept, None);
+}
+
+/// One object on a terminal; its rows named in `folded` (path → repeated
+/// change number) as one line each.
+fn terminal_object(
+    out: &mut String,
+    obj: &ObjectPlan,
+    color: bool,
+    show_kept: bool,
+    folded: Option<&HashMap<String, usize>>,
 ) {
     let obj = shown(obj);
     {
@@ -194,6 +288,12 @@ pub fn render_diff_terminal_object(
             let is_kept = f.action == FieldAction::Keep;
             if is_kept && !show_kept {
                 kept += 1;
+                continue;
+            }
+            if let Some(n) = folded.and_then(|m| m.get(&f.path)) {
+                line(out, "  ", color, "2", "", |out| {
+                    let _ = write!(out, "≡ {}  repeated change #{n} (below)", f.path);
+                });
                 continue;
             }
             let (mark, code) = match (is_kept, f.cause) {

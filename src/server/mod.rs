@@ -22,7 +22,10 @@
 //! managedFields; defaulting and the validation users meet; Status errors
 //! worded as kube-apiserver words them.
 //!
-//! Refused before routing: a `Host` that is not loopback (403, DNS
+//! Refused before routing: over the socket, a request without the run's
+//! bearer token (401, as kube-apiserver answers: another user of the
+//! machine can reach a loopback port, but cannot read the 0600 kubeconfig
+//! that holds the token); a `Host` that is not loopback (403, DNS
 //! rebinding) and a write whose Content-Type is not a Kubernetes one (415,
 //! cross-site form posts); see `api::plumbing::guard`.
 
@@ -80,6 +83,9 @@ pub struct ServerOptions {
 pub struct RunningServer {
     api: Arc<ApiServer>,
     addr: std::net::SocketAddr,
+    /// The bearer token every request over the socket must carry: random
+    /// per run, written into the kubeconfig.
+    token: Arc<str>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -92,8 +98,10 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     if opts.forget_requests {
         api.forget_requests();
     }
+    let token: Arc<str> = new_token()?.into();
     let (stop, mut stopped) = oneshot::channel::<()>();
     let served = api.clone();
+    let expected = token.clone();
     tokio::spawn(async move {
         loop {
             let accepted = tokio::select! {
@@ -104,10 +112,17 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
                 continue;
             };
             let api = served.clone();
+            let expected = expected.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let api = api.clone();
-                    async move { Ok::<_, std::convert::Infallible>(serve(&api, req).await) }
+                    let expected = expected.clone();
+                    async move {
+                        let Some(req) = authenticated(req, &expected) else {
+                            return Ok(unauthorized());
+                        };
+                        Ok::<_, std::convert::Infallible>(serve(&api, req).await)
+                    }
                 });
                 // Connection errors (client went away) concern only that client.
                 let _ = http1::Builder::new()
@@ -119,8 +134,83 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     Ok(RunningServer {
         api,
         addr,
+        token,
         stop: Some(stop),
     })
+}
+
+/// 32 random bytes from the operating system, as hex: the run's token.
+fn new_token() -> io::Result<String> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| io::Error::other("no random bytes from the operating system"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The first step of the path of every request kubectl sends: kubectl
+/// (client-go) sends no credentials over plain http, so the kubeconfig's
+/// server URL carries the token as its path (`http://127.0.0.1:PORT` +
+/// `/kapply-token/TOKEN`), as kubectl keeps a server URL's path for every
+/// request (Rancher's proxy URLs rely on it).
+pub const TOKEN_PATH: &str = "/kapply-token/";
+
+/// The request when it carries the run's token, either as
+/// `Authorization: Bearer TOKEN` (kube-rs, curl) or as the first steps of
+/// its path ([`TOKEN_PATH`], stripped here so the API sees its own path);
+/// `None` otherwise.
+fn authenticated<B>(mut req: hyper::Request<B>, expected: &str) -> Option<hyper::Request<B>> {
+    let bearer = req
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let in_path = req
+        .uri()
+        .path()
+        .strip_prefix(TOKEN_PATH)
+        .map(|rest| rest.split_once('/').map_or((rest, ""), |(t, p)| (t, p)));
+    if let Some((given, rest)) = in_path {
+        if !same_secret(given, expected) {
+            return None;
+        }
+        let query = req
+            .uri()
+            .query()
+            .map(|q| format!("?{q}"))
+            .unwrap_or_default();
+        let mut parts = req.uri().clone().into_parts();
+        parts.path_and_query = Some(format!("/{rest}{query}").parse().ok()?);
+        *req.uri_mut() = http::Uri::from_parts(parts).ok()?;
+        return Some(req);
+    }
+    bearer
+        .is_some_and(|given| same_secret(given, expected))
+        .then_some(req)
+}
+
+/// `given == expected`, compared without an early exit, so the time taken
+/// says nothing of the token.
+fn same_secret(given: &str, expected: &str) -> bool {
+    given.len() == expected.len()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// kube-apiserver's answer to a request without valid credentials.
+fn unauthorized() -> hyper::Response<Body> {
+    let e = ApiError::new(401, "Unauthorized", "Unauthorized");
+    let mut resp = hyper::Response::new(full(Bytes::from(e.to_status().to_string())));
+    *resp.status_mut() = http::StatusCode::UNAUTHORIZED;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
@@ -245,9 +335,22 @@ impl RunningServer {
         self.addr.port()
     }
 
+    /// The bearer token requests over the socket must carry.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The URL kubectl is given: [`RunningServer::url`] with the token as
+    /// its path ([`TOKEN_PATH`]).
+    pub fn authenticated_url(&self) -> String {
+        format!("{}{TOKEN_PATH}{}", self.url(), self.token)
+    }
+
     /// A kubeconfig whose current context `kapply-demo` points at this
-    /// server (namespace default, no credentials). Its first line is
-    /// [`KUBECONFIG_MARK`].
+    /// server (namespace default, the run's token in the server URL's path
+    /// and as the user's bearer token). Its first line is
+    /// [`KUBECONFIG_MARK`]. Written readable by its owner only (0600), as
+    /// it holds the token; an existing file is made 0600 too.
     pub fn write_kubeconfig(&self, path: &Path) -> io::Result<()> {
         let text = format!(
             "{KUBECONFIG_MARK}
@@ -267,12 +370,22 @@ current-context: kapply-demo
 users:
 - name: kapply-demo
   user:
-    token: kapply-demo
+    token: {token}
 preferences: {{}}
 ",
-            url = self.url()
+            url = self.authenticated_url(),
+            token = self.token,
         );
-        std::fs::write(path, text)
+        // Owner-only, new or replaced (kept apart from `crate::files`: the
+        // server uses nothing of the client).
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+        let mut f = open.open(path)?;
+        #[cfg(unix)]
+        f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        io::Write::write_all(&mut f, text.as_bytes())
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {

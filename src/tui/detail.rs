@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 
 /// The field pane's head: the object's verdict, source and patch type,
 /// then its error, prune reason and warnings.
-pub(crate) fn field_head(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
+pub(crate) fn field_head(o: &ObjectPlan, root: Option<&str>, t: Theme) -> Vec<Line<'static>> {
     let mut head: Vec<Line> = Vec::new();
     let mut first = vec![Span::styled(
         action_word(o.action),
@@ -24,6 +24,10 @@ pub(crate) fn field_head(o: &ObjectPlan, t: Theme) -> Vec<Line<'static>> {
         ));
     }
     if let Some(src) = &o.source {
+        // As the user knows it: the demo's temporary directory left out.
+        let src = root
+            .and_then(|r| src.strip_prefix(r))
+            .map_or(src.as_str(), |s| s.trim_start_matches('/'));
         first.push(Span::styled(format!("  {src}"), t.fg(Color::DarkGray)));
     }
     if let Some(p) = &o.patch {
@@ -82,10 +86,11 @@ pub(crate) fn field_detail(
             ),
         ]),
         Line::from(format!(
-            "last-applied {} · live {} · config {}",
+            "last-applied {} · live {} · config {}{}",
             show_value(o, &f.path, &f.last_applied),
             show_value(o, &f.path, &f.live),
-            show_value(o, &f.path, &f.config)
+            show_value(o, &f.path, &f.config),
+            fieldtable::secret_change(o, f).map_or(String::new(), |w| format!(" ({w})"))
         )),
     ];
     let why_style = if fieldtable::is_drift(f) {

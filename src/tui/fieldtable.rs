@@ -174,6 +174,23 @@ pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
     }
 }
 
+/// A masked Secret value apply sets: `changed` when it differs from the
+/// live one, `unchanged` when not (compared, never shown), so a row says
+/// more than three masks. `None` for any other row.
+pub fn secret_change(o: &ObjectPlan, f: &FieldChange) -> Option<&'static str> {
+    if f.action != FieldAction::Set
+        || f.config.is_none()
+        || !mask::is_secret_field(&o.kind, &f.path)
+    {
+        return None;
+    }
+    Some(if f.config == f.live {
+        "unchanged"
+    } else {
+        "changed"
+    })
+}
+
 /// Each char of `a` flagged when it is not in `b` (a char-level diff).
 fn differs(a: &str, b: &str) -> Vec<bool> {
     let mut out = Vec::with_capacity(a.chars().count());
@@ -385,10 +402,14 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         .iter()
         .map(|&(_, _, i)| {
             let f = &o.fields[i];
+            let config = match secret_change(o, f) {
+                Some(word) => word.to_string(),
+                None => cell_value(o, &f.path, &f.config),
+            };
             [
                 cell_value(o, &f.path, &f.last_applied),
                 cell_value(o, &f.path, &f.live),
-                cell_value(o, &f.path, &f.config),
+                config,
             ]
         })
         .collect();

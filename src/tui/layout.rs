@@ -28,10 +28,12 @@ pub struct Areas {
 /// `wide_detail`: the field pane has focus, so the list gives it room.
 pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
     let h = size.height;
-    let header = Rect::new(size.x, size.y, size.width, 1.min(h));
+    // Two header rows (the cluster, the counts) but on a tiny screen.
+    let head_h = if h >= 10 { 2 } else { 1.min(h) };
+    let header = Rect::new(size.x, size.y, size.width, head_h);
     let status_y = size.y + h.saturating_sub(1);
     let status = Rect::new(size.x, status_y, size.width, 1.min(h));
-    let body_h = h.saturating_sub(2);
+    let body_h = h.saturating_sub(head_h + 1);
     let log_h = if show_log {
         (body_h / 3).max(3).min(body_h)
     } else {
@@ -45,9 +47,10 @@ pub fn areas(size: Rect, show_log: bool, wide_detail: bool) -> Areas {
     } else {
         (size.width * 2 / 5).min(size.width)
     };
-    let list = Rect::new(size.x, size.y + 1, list_w, main_h);
-    let detail = Rect::new(size.x + list_w, size.y + 1, size.width - list_w, main_h);
-    let log = Rect::new(size.x, size.y + 1 + main_h, size.width, log_h);
+    let top = size.y + head_h;
+    let list = Rect::new(size.x, top, list_w, main_h);
+    let detail = Rect::new(size.x + list_w, top, size.width - list_w, main_h);
+    let log = Rect::new(size.x, top + main_h, size.width, log_h);
     Areas {
         header,
         list,

@@ -98,7 +98,7 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
         return ('?', t.fg(Color::DarkGray));
     }
     if !o.warnings.is_empty() {
-        return ('!', t.fg(Color::Yellow));
+        return (WARNING_MARK, t.fg(Color::Yellow));
     }
     let c = match o.action {
         ObjectAction::Create => '+',
@@ -218,6 +218,9 @@ pub(crate) fn pad(s: &str, w: usize) -> String {
 pub(crate) const DRIFT: Color = Color::LightMagenta;
 
 pub(crate) const DRIFT_MARK: char = '↺';
+
+/// An object that would apply but carries warnings (`!` is an error).
+pub(crate) const WARNING_MARK: char = '⚠';
 
 pub(crate) fn keys_line(text: &str, t: Theme) -> Line<'static> {
     Line::from(Span::styled(

@@ -220,6 +220,14 @@ impl App {
             } => self.export_path_key(k, object, input, note),
             Popup::ExportOverwrite { object, path } => self.export_overwrite_key(k, object, path),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
+            Popup::QuitConfirm { marked, queued } => match k.code {
+                KeyCode::Char('y' | 'q') | KeyCode::Enter => vec![Effect::Quit],
+                KeyCode::Esc | KeyCode::Char('n') => Vec::new(),
+                _ => {
+                    self.popup = Some(Popup::QuitConfirm { marked, queued });
+                    Vec::new()
+                }
+            },
             Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
             Popup::DeleteConfirm {
                 objects,

@@ -21,7 +21,8 @@ impl App {
             Filter::Update => o.action == ObjectAction::Update,
             Filter::InSync => o.action == ObjectAction::Unchanged,
             Filter::Prune => o.action == ObjectAction::Prune,
-            Filter::Error => o.action == ObjectAction::Error || !o.warnings.is_empty(),
+            Filter::Error => o.action == ObjectAction::Error,
+            Filter::Warning => o.action != ObjectAction::Error && !o.warnings.is_empty(),
             Filter::Marked => self.marked.contains(&o.id()),
         };
         if !status_ok {
@@ -66,7 +67,7 @@ impl App {
     pub(super) fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
         for o in &self.plan.objects {
-            *counts.of(o.action) += 1;
+            counts.tally(o, true);
         }
         self.counts = counts;
         // Borrowed from the plan: no string per object, one per group.
@@ -180,6 +181,7 @@ impl App {
     }
 
     pub(super) fn set_cursor(&mut self, pos: usize) {
+        self.cursor_moved = true;
         let before = self.cursor;
         self.cursor = pos.min(self.rows.len().saturating_sub(1));
         self.snap_cursor(self.cursor >= before);
@@ -191,14 +193,21 @@ impl App {
         self.scroll_to_cursor();
     }
 
+    /// The cursor on the first listed object with changes (create, update,
+    /// prune), if any; the list's top row shown.
+    pub(super) fn first_change(&mut self) {
+        if let Some(i) = (0..self.rows.len()).find(|&i| has_change(&self.rows[i], &self.plan)) {
+            self.cursor = i;
+            self.list_scroll = 0;
+            self.field_cursor = 0;
+            self.field_scroll = 0;
+            self.yaml_scroll = 0;
+            self.clamp_fields();
+            self.scroll_to_cursor();
+        }
+    }
+
     pub(super) fn next_change(&mut self, forward: bool) {
-        let has_change = |r: &Row, plan: &Plan| match r {
-            Row::Object(i) => matches!(
-                plan.objects[*i].action,
-                ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
-            ),
-            Row::Group(_) => false,
-        };
         let n = self.rows.len();
         let found = if forward {
             (self.cursor + 1..n).find(|&i| has_change(&self.rows[i], &self.plan))
@@ -221,5 +230,16 @@ impl App {
         if let Some(p) = found {
             self.set_cursor(p);
         }
+    }
+}
+
+/// Whether a list row is an object apply or prune would change.
+fn has_change(r: &Row, plan: &Plan) -> bool {
+    match r {
+        Row::Object(i) => matches!(
+            plan.objects[*i].action,
+            ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
+        ),
+        Row::Group(_) => false,
     }
 }

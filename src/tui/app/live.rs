@@ -186,7 +186,7 @@ impl App {
         o: &ObjectPlan,
         t: crate::tui::theme::Theme,
     ) -> Vec<ratatui::text::Line<'static>> {
-        let mut head = crate::tui::detail::field_head(o, t);
+        let mut head = crate::tui::detail::field_head(o, self.opts.source_root.as_deref(), t);
         if let Some(time) = self.changed.get(&o.id()) {
             head.insert(
                 1,

@@ -35,6 +35,9 @@ pub struct Options {
     pub mouse: bool,
     /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
     pub ascii: bool,
+    /// A directory the manifests were written to for the user (the demo's
+    /// temporary one): sources under it are shown relative to it.
+    pub source_root: Option<String>,
 }
 
 impl Default for Options {
@@ -43,6 +46,7 @@ impl Default for Options {
             color: true,
             mouse: true,
             ascii: false,
+            source_root: None,
         }
     }
 }
@@ -63,6 +67,7 @@ impl Options {
             color: !dumb && no_color.is_none_or(|v| v.is_empty()),
             mouse: true,
             ascii: dumb,
+            source_root: None,
         }
     }
 }
@@ -95,6 +100,8 @@ pub enum Msg {
     Live(u64, LiveEvent),
     /// The watch `n` stopped following the cluster: why.
     LiveStopped(u64, String),
+    /// The editor `e` opened has exited (or could not be started: why).
+    Edited(Result<(), String>),
 }
 
 /// Work for the runtime. Destructive ones are only produced by a confirm.
@@ -118,6 +125,12 @@ pub enum Effect {
     /// the watch before it): answered by `Msg::Live` as things change,
     /// `Msg::LiveStopped` if it gives up.
     Watch(u64),
+    /// Open a manifest in the user's editor at a line (the runtime suspends
+    /// the terminal meanwhile); answered by `Msg::Edited`.
+    Edit {
+        file: String,
+        line: u32,
+    },
     Quit,
 }
 
@@ -143,6 +156,8 @@ pub enum Filter {
     InSync,
     Prune,
     Error,
+    /// Objects that would apply but carry a warning.
+    Warning,
     Marked,
 }
 
@@ -156,7 +171,8 @@ impl Filter {
             Update => InSync,
             InSync => Prune,
             Prune => Error,
-            Error => Marked,
+            Error => Warning,
+            Warning => Marked,
             Marked => All,
         }
     }
@@ -169,6 +185,7 @@ impl Filter {
             Filter::InSync => "in sync",
             Filter::Prune => "prune",
             Filter::Error => "error",
+            Filter::Warning => "warning",
             Filter::Marked => "marked",
         }
     }
@@ -223,6 +240,12 @@ pub enum Popup {
         object: ObjectPlan,
         path: String,
     },
+    /// `q` with objects marked for apply or deletes queued: `y` quits,
+    /// dropping them.
+    QuitConfirm {
+        marked: usize,
+        queued: usize,
+    },
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
     Notice {
@@ -246,6 +269,8 @@ pub struct Counts {
     pub in_sync: usize,
     pub prune: usize,
     pub error: usize,
+    /// Objects with warnings that are not errors (counted apart: `⚠`).
+    pub warning: usize,
 }
 
 impl Counts {
@@ -257,6 +282,15 @@ impl Counts {
             ObjectAction::Unchanged => &mut self.in_sync,
             ObjectAction::Prune => &mut self.prune,
             ObjectAction::Error => &mut self.error,
+        }
+    }
+
+    /// Count `o` in (or, `add` false, out of) its action and warnings.
+    pub(crate) fn tally(&mut self, o: &ObjectPlan, add: bool) {
+        let step = |n: &mut usize| *n = if add { *n + 1 } else { n.saturating_sub(1) };
+        step(self.of(o.action));
+        if o.action != ObjectAction::Error && !o.warnings.is_empty() {
+            step(&mut self.warning);
         }
     }
 }
@@ -361,6 +395,9 @@ pub struct App {
     pub counts: Counts,
     /// Index into `rows`; always an `Object` row when any exists.
     pub cursor: usize,
+    /// The user has moved the cursor: the first load leaves it where it is
+    /// (else it goes to the first object with changes).
+    cursor_moved: bool,
     pub list_scroll: usize,
     pub focus: Focus,
     pub group: GroupBy,
@@ -449,6 +486,7 @@ impl App {
             shown: 0,
             counts: Counts::default(),
             cursor: 0,
+            cursor_moved: false,
             list_scroll: 0,
             focus: Focus::List,
             group: GroupBy::Namespace,
@@ -753,6 +791,7 @@ impl App {
                 self.finish("loading");
                 match result {
                     Ok(plan) => {
+                        let first = !self.live_known;
                         self.live_known = true;
                         self.connecting = false;
                         self.finish("connecting");
@@ -797,6 +836,10 @@ impl App {
                             self.queued_delete.clear();
                         }
                         self.rebuild_keeping(keep);
+                        // Opened to review changes: start on the first one.
+                        if first && !self.cursor_moved {
+                            self.first_change();
+                        }
                         // Follow the cluster from what was just read.
                         self.changed.clear();
                         self.list_dirty = false;
@@ -890,6 +933,16 @@ impl App {
                 self.live_stopped(n, why);
                 Vec::new()
             }
+            Msg::Edited(result) => {
+                match result {
+                    Ok(()) => self.say("edited: reloading", false),
+                    Err(e) => {
+                        self.say(format!("editor: {e}"), true);
+                        return Vec::new();
+                    }
+                }
+                self.begin_load()
+            }
             Msg::Applied(results) => self.on_results("applying", "applied", results),
             Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
             Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
@@ -957,8 +1010,8 @@ impl App {
         {
             self.compact.resize_with(self.plan.objects.len(), || None);
             for (k, (o, c)) in (n..end).zip(rows.objects) {
-                *self.counts.of(self.plan.objects[k].action) -= 1;
-                *self.counts.of(o.action) += 1;
+                self.counts.tally(&self.plan.objects[k], false);
+                self.counts.tally(&o, true);
                 self.plan.objects[k] = o;
                 self.compact[k] = Some(c);
                 if let Some(cell) = self.whole.get_mut(k) {

@@ -9,6 +9,102 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let mut lines = vec![context_line(app, area.width as usize, t)];
+    lines.push(counts_line(app, t));
+    // One row (a tiny terminal): the counts, which say what apply does.
+    if area.height < 2 {
+        lines.remove(0);
+    }
+    let counts_row = area.y + u16::try_from(lines.len().saturating_sub(1)).unwrap_or(0);
+    Paragraph::new(esc_lines(lines)).render(area, buf);
+    // Whether the cluster is followed, at the right of the counts (which
+    // give way).
+    if let Some(live) = &app.live {
+        let text = live.label();
+        let style = match live {
+            Live::Watching => t.fg(Color::Green),
+            Live::AsOf { why: Some(_), .. } => t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Live::AsOf { why: None, .. } => t.fg(Color::DarkGray),
+        };
+        let w = u16::try_from(text.chars().count()).unwrap_or(u16::MAX);
+        if area.width > w + 20 && counts_row < area.y + area.height {
+            let x = area.x + area.width - w;
+            Paragraph::new("").render(Rect::new(x - 2, counts_row, 2, 1), buf);
+            Paragraph::new(Span::styled(text, style)).render(Rect::new(x, counts_row, w, 1), buf);
+        }
+    }
+}
+
+/// Which cluster kapply talks to: the context, the server and the
+/// namespace objects without one go to, always on screen (as in k9s).
+/// Where the words do not fit they are shortened (`ctx`, no scheme) and
+/// cut in the middle, never dropped.
+pub(crate) fn context_line(app: &App, width: usize, t: Theme) -> Line<'static> {
+    let title = Span::styled("kapply  ", t.fg(Color::Cyan).add_modifier(Modifier::BOLD));
+    let Some(s) = &app.server else {
+        return Line::from(vec![
+            title,
+            Span::styled("no cluster", t.fg(Color::DarkGray)),
+        ]);
+    };
+    let dim = t.fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let ctx = if s.context.is_empty() {
+        "—"
+    } else {
+        s.context.as_str()
+    };
+    let ns = if s.namespace.is_empty() {
+        "—"
+    } else {
+        s.namespace.as_str()
+    };
+    let full = [
+        ("context ", ctx.to_string()),
+        ("  server ", s.url.clone()),
+        ("  namespace ", ns.to_string()),
+    ];
+    let len = |parts: &[(&str, String)]| {
+        8 + parts
+            .iter()
+            .map(|(l, v)| l.chars().count() + v.chars().count())
+            .sum::<usize>()
+    };
+    let parts: Vec<(&str, String)> = if len(&full) <= width {
+        full.to_vec()
+    } else {
+        let url = s.url.split_once("://").map_or(s.url.as_str(), |(_, r)| r);
+        let mut short = vec![
+            ("ctx ", ctx.to_string()),
+            ("  ", url.to_string()),
+            ("  ns ", ns.to_string()),
+        ];
+        // Cut the longest first, each to no less than 8 columns.
+        while len(&short) > width {
+            let Some(k) = (0..3).max_by_key(|&k| short[k].1.chars().count()) else {
+                break;
+            };
+            let n = short[k].1.chars().count();
+            if n <= 8 {
+                break;
+            }
+            let over = len(&short) - width;
+            short[k].1 =
+                crate::tui::fieldtable::elide_middle(&short[k].1, n.saturating_sub(over).max(8));
+        }
+        short
+    };
+    let mut spans = vec![title];
+    for (label, value) in parts {
+        spans.push(Span::styled(label.to_string(), dim));
+        spans.push(Span::styled(value, bold));
+    }
+    Line::from(spans)
+}
+
+/// The counts of what apply would do (or, before live state is known, that
+/// it is loading).
+fn counts_line(app: &App, t: Theme) -> Line<'static> {
     let c = app.counts;
     let item = |mark: &str, n: usize, word: &str, style: Style| {
         vec![
@@ -16,10 +112,7 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             Span::styled(format!("{word}  "), style),
         ]
     };
-    let mut spans = vec![Span::styled(
-        "kapply  ",
-        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
-    )];
+    let mut spans = Vec::new();
     if !app.live_known {
         // Counts of actions would be made up: none is known yet.
         let (text, style) = if app.failure.is_some() {
@@ -35,8 +128,7 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 Style::default(),
             ));
         }
-        Paragraph::new(Line::from(spans)).render(area, buf);
-        return;
+        return Line::from(spans);
     }
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
@@ -50,25 +142,14 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         None => spans.extend(item("-", c.prune, "prune", t.fg(Color::Magenta))),
     }
     spans.extend(item("!", c.error, "error", t.fg(Color::Red)));
+    spans.extend(item(
+        &WARNING_MARK.to_string(),
+        c.warning,
+        "warning",
+        t.fg(Color::Yellow),
+    ));
     spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
-    // Whether the cluster is followed, at the right (the counts give way).
-    if let Some(live) = &app.live {
-        let text = live.label();
-        let style = match live {
-            Live::Watching => t.fg(Color::Green),
-            Live::AsOf { why: Some(_), .. } => t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            Live::AsOf { why: None, .. } => t.fg(Color::DarkGray),
-        };
-        let w = u16::try_from(text.chars().count()).unwrap_or(u16::MAX);
-        if area.width > w + 20 {
-            let left = Rect::new(area.x, area.y, area.width - w - 2, area.height);
-            let right = Rect::new(area.x + area.width - w, area.y, w, area.height);
-            Paragraph::new(Line::from(spans)).render(left, buf);
-            Paragraph::new(Span::styled(text, style)).render(right, buf);
-            return;
-        }
-    }
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    Line::from(spans)
 }
 
 pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
