@@ -190,7 +190,14 @@ fn reports_of_an_older_watch_and_changes_during_an_apply_are_left_to_the_reload(
 #[test]
 fn the_header_says_watching_or_as_of_when() {
     let mut a = app(100, 30);
-    let header = |a: &App| tui_fixture::text(a).lines().next().unwrap().to_string();
+    // The counts' row of the header.
+    let header = |a: &App| {
+        tui_fixture::text(a)
+            .lines()
+            .find(|l| l.contains(" create "))
+            .unwrap()
+            .to_string()
+    };
     assert!(!header(&a).contains("watching") && !header(&a).contains("live as of"));
     a.update(Msg::Live(1, LiveEvent::Watching));
     assert!(header(&a).ends_with("watching"), "{}", header(&a));
