@@ -1564,6 +1564,39 @@ async fn forbidden_list_falls_back_to_get() {
     assert_eq!(gets.len(), 2, "one GET per ConfigMap: {gets:?}");
 }
 
+/// A 403 on the LIST that looks for prune candidates skips pruning and
+/// says which LIST it was (kubectl diff warns and goes on the same way);
+/// the objects are still planned.
+#[tokio::test]
+async fn a_forbidden_prune_listing_skips_pruning() {
+    let e = basic_env().await;
+    let url = forbidding_proxy(&e.server).await;
+    let session = e.connect_via(&url).await;
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec![],
+        },
+    };
+    let planned = session
+        .plan(load(&e.load_opts()), &prune, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        find(&planned.plan, "ConfigMap", "settings").action,
+        ObjectAction::Unchanged
+    );
+    assert_eq!(planned.plan.prune_candidates().count(), 0);
+    let why = planned.plan.prune_skipped.as_ref().unwrap().to_string();
+    assert!(
+        why.starts_with(
+            "pruning skipped: the prune listing was forbidden: LIST /api/v1/namespaces/demo/configmaps: "
+        ) && why.contains("cannot list resource \"configmaps\""),
+        "{why}"
+    );
+}
+
 /// Names of the objects of `kind` in namespace demo, straight from the store.
 fn names_in_demo(e: &Env, path: &str) -> Vec<String> {
     let list = e.get(path).unwrap();
@@ -2279,4 +2312,57 @@ async fn writes_go_out_in_the_order_of_dependence() {
         .position(|r| !r.query.contains_key("dryRun"))
         .unwrap();
     assert_eq!(first_write, 6, "{all:#?}");
+}
+
+/// The TUI's engine reports an apply and a delete of many objects as they
+/// go: each object's write as it is sent, its result as it is known, by
+/// its position among those given; the results returned say the same.
+#[tokio::test]
+async fn the_engine_reports_writes_as_they_happen() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::{Engine, Write, WriteEvent};
+    let e = env().await;
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02}\n  namespace: default\n---\n"
+        ));
+    }
+    e.write("many.yaml", &text);
+    let plan = e.plan().await;
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), PruneOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let results = engine.write_reporting(Write::Apply(items(&plan)), tx).await;
+    assert!(results.iter().all(ObjectResult::ok), "{results:#?}");
+    let mut sent = [false; 40];
+    let mut done = vec![None; 40];
+    while let Ok(ev) = rx.try_recv() {
+        match ev {
+            WriteEvent::Sending(i) => sent[i] = true,
+            WriteEvent::Done(i, r) => {
+                assert!(sent[i], "{i} done before it was sent");
+                assert!(done[i].replace(r).is_none(), "{i} done twice");
+            }
+        }
+    }
+    let done: Vec<ObjectResult> = done.into_iter().map(Option::unwrap).collect();
+    assert_eq!(done, results);
+    // The same for a delete.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let targets = e.plan().await.objects;
+    let results = engine
+        .write_reporting(Write::Delete(targets, Propagation::Background), tx)
+        .await;
+    assert!(
+        results.iter().all(|r| r.message() == "deleted"),
+        "{results:#?}"
+    );
+    let mut n = 0;
+    while let Ok(ev) = rx.try_recv() {
+        if let WriteEvent::Done(i, r) = ev {
+            assert_eq!(r, results[i]);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 40);
 }

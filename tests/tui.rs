@@ -617,6 +617,35 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
     );
 }
 
+/// An apply under way says how many of its objects are done, as the
+/// engine reports them; the count goes once the results are in, and a
+/// count that trails them is not shown.
+#[test]
+fn an_apply_under_way_shows_its_progress() {
+    let mut a = app(100, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(matches!(eff.as_slice(), [Effect::Apply(_)]), "{eff:?}");
+    feed(&mut a, [Msg::WriteProgress { done: 0, total: 1 }]);
+    assert!(screen(&a).contains("applying 0/1"), "{}", screen(&a));
+    feed(&mut a, [Msg::WriteProgress { done: 1, total: 1 }]);
+    assert!(screen(&a).contains("applying 1/1"), "{}", screen(&a));
+    feed(
+        &mut a,
+        [Msg::Applied(vec![result(
+            "Deployment default/nginx-deployment",
+            true,
+            "configured",
+        )])],
+    );
+    feed(&mut a, [Msg::WriteProgress { done: 1, total: 1 }]);
+    let s = screen(&a);
+    assert!(!s.contains("applying"), "{s}");
+    assert!(!s.contains("1/1"), "{s}");
+}
+
 #[test]
 fn prune_mode_screens() {
     let mut a = app(80, 24);

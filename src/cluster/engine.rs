@@ -349,6 +349,51 @@ impl Engine for KubeEngine {
         .boxed()
     }
 
+    fn write_reporting(
+        &self,
+        write: crate::ops::Write,
+        events: UnboundedSender<crate::ops::WriteEvent>,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        use crate::ops::Write;
+        async move {
+            let Some(session) = self.session() else {
+                return match write {
+                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
+                    Write::Delete(o, _) | Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
+                };
+            };
+            let report = super::Report {
+                events: Some(events),
+                ..Default::default()
+            };
+            match write {
+                Write::Apply(items) => {
+                    let opts = ApplyOptions {
+                        dry_run: false,
+                        applyset: self.applyset(),
+                        report,
+                    };
+                    session.apply(items, &opts).await
+                }
+                Write::Delete(objects, propagation) => {
+                    let opts = DeleteOptions {
+                        propagation,
+                        dry_run: false,
+                        report,
+                    };
+                    session.delete(&objects, &opts).await
+                }
+                Write::Prune(objects) => {
+                    let set = self.applyset();
+                    session
+                        .prune_reporting(&objects, set.as_ref(), false, &report)
+                        .await
+                }
+            }
+        }
+        .boxed()
+    }
+
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
         async move {
             let set = self.applyset();

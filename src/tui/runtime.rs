@@ -339,9 +339,15 @@ pub async fn perform(
             Msg::Loaded(result)
         }
         Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
-        Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
-        Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
-        Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
+        Effect::Apply(items) => {
+            Msg::Applied(writing(&engine, crate::ops::Write::Apply(items), &tx).await)
+        }
+        Effect::Delete(objs, prop) => {
+            Msg::Deleted(writing(&engine, crate::ops::Write::Delete(objs, prop), &tx).await)
+        }
+        Effect::Prune(objs) => {
+            Msg::Pruned(writing(&engine, crate::ops::Write::Prune(objs), &tx).await)
+        }
         Effect::ExportTarget(obj, own_file) => {
             let target = engine.export_target(&obj, own_file.as_deref());
             Msg::ExportAsk(obj, target)
@@ -376,4 +382,30 @@ pub async fn perform(
         // Run by the loop, which owns the terminal.
         Effect::Quit | Effect::Edit { .. } => return None,
     })
+}
+
+/// Run writes, sending `Msg::WriteProgress` as objects are done (many
+/// marked objects take a while against a distant server).
+async fn writing(
+    engine: &Arc<dyn Engine>,
+    write: crate::ops::Write,
+    tx: &mpsc::UnboundedSender<Msg>,
+) -> Vec<crate::ops::ObjectResult> {
+    let total = write.len();
+    let (etx, mut erx) = mpsc::unbounded_channel();
+    let work = engine.write_reporting(write, etx);
+    tokio::pin!(work);
+    let mut done = 0;
+    loop {
+        tokio::select! {
+            biased;
+            Some(e) = erx.recv() => {
+                if matches!(e, crate::ops::WriteEvent::Done(..)) {
+                    done += 1;
+                    let _ = tx.send(Msg::WriteProgress { done, total });
+                }
+            }
+            results = &mut work => return results,
+        }
+    }
 }

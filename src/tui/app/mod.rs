@@ -88,6 +88,12 @@ pub enum Msg {
     Manifests(Result<Plan, String>),
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
+    /// Of the objects an apply, delete or prune under way writes, how many
+    /// are done (written, failed or not sent).
+    WriteProgress {
+        done: usize,
+        total: usize,
+    },
     Applied(Vec<ObjectResult>),
     Deleted(Vec<ObjectResult>),
     Pruned(Vec<ObjectResult>),
@@ -436,6 +442,9 @@ pub struct App {
     pub log: Vec<LogEntry>,
     /// What is under way, for the status line.
     pub pending: Vec<String>,
+    /// The progress of the apply, delete or prune under way: objects done
+    /// and in all.
+    pub write_progress: Option<(usize, usize)>,
     pub last_result: Option<String>,
     /// `last_result` reports a failure (or an unknown outcome): drawn as one.
     pub last_result_failed: bool,
@@ -511,6 +520,7 @@ impl App {
             show_log: false,
             log: Vec::new(),
             pending: Vec::new(),
+            write_progress: None,
             last_result: None,
             last_result_failed: false,
             ambiguous_kinds: BTreeSet::new(),
@@ -933,6 +943,16 @@ impl App {
                 self.live_stopped(n, why);
                 Vec::new()
             }
+            Msg::WriteProgress { done, total } => {
+                // Progress can trail the results; only a write under way shows it.
+                if ["applying", "deleting", "pruning"]
+                    .iter()
+                    .any(|w| self.pending.iter().any(|p| p == w))
+                {
+                    self.write_progress = Some((done, total));
+                }
+                Vec::new()
+            }
             Msg::Edited(result) => {
                 match result {
                     Ok(()) => self.say("edited: reloading", false),
@@ -1053,6 +1073,7 @@ impl App {
 
     fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
+        self.write_progress = None;
         let ok = results.iter().filter(|r| r.ok()).count();
         let unknown = results.iter().filter(|r| r.unknown()).count();
         let failed = results.len() - ok - unknown;

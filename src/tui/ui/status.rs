@@ -79,6 +79,8 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             what.push_str(&format!(" {}", load_status(app)));
         } else if let Some(p) = &app.progress {
             what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
+        } else if let Some((done, total)) = app.write_progress {
+            what.push_str(&format!(" {done}/{total}"));
         }
         spans.push(Span::styled(
             format!("{} {what}…  ", SPINNER[app.spinner % SPINNER.len()]),
