@@ -265,6 +265,11 @@ pub trait Engine: Send + Sync {
     fn server(&self) -> Option<Server> {
         None
     }
+    /// How pruning is set up, in words (`--prune -l app=demo`, the kinds it
+    /// looks at); `None` when pruning is not enabled.
+    fn prune_scope(&self) -> Option<String> {
+        None
+    }
     /// Connect to the server (again, after a failure) and check that it
     /// answers. An engine made connected answers `Ok` at once.
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {

@@ -3098,3 +3098,39 @@ fn e_opens_the_manifest_at_its_line_and_reloads_after() {
     assert_eq!(editor_from(Some(""), Some("nano")), "nano");
     assert_eq!(editor_from(None, None), "vi");
 }
+
+#[test]
+fn p_says_why_there_is_no_prune_candidate() {
+    let mut plan = tui_fixture::plan();
+    plan.objects
+        .retain(|o| o.action != kapply::plan::ObjectAction::Prune);
+    for (scope, want) in [
+        (None, "Pruning is not enabled for this run"),
+        (
+            Some("--prune -l app=demo; the kinds looked at: ConfigMap, Secret"),
+            "Nothing matched",
+        ),
+    ] {
+        let mut a = app(80, 24);
+        a.prune_scope = scope.map(str::to_string);
+        a.update(key('r'));
+        a.update(Msg::Loaded(Ok(plan.clone())));
+        feed(&mut a, [key('p')]);
+        let text =
+            popup_text(&a, "No prune candidates").unwrap_or_else(|| panic!("{}", screen(&a)));
+        assert!(text.contains(want), "{text}");
+        if scope.is_none() {
+            assert!(
+                text.contains("--prune -l SELECTOR") && text.contains("--applyset"),
+                "{text}"
+            );
+        } else {
+            assert!(
+                text.contains("the kinds looked at: ConfigMap, Secret"),
+                "{text}"
+            );
+        }
+        assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+        assert!(a.popup.is_none());
+    }
+}

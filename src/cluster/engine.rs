@@ -150,6 +150,39 @@ impl Engine for KubeEngine {
         })
     }
 
+    fn prune_scope(&self) -> Option<String> {
+        use crate::cluster::PruneMode;
+        match &self.prune.mode {
+            PruneMode::None => None,
+            PruneMode::Allowlist {
+                selector,
+                allowlist,
+                ..
+            } => {
+                let how = match selector {
+                    Some(s) => format!("--prune -l {s}"),
+                    None => "--prune --all".to_string(),
+                };
+                let kinds = if allowlist.is_empty() {
+                    crate::cluster::default_prune_allowlist()
+                } else {
+                    allowlist.clone()
+                };
+                Some(format!(
+                    "{how}; the kinds looked at: {}",
+                    kinds
+                        .iter()
+                        .map(|k| k.rsplit('/').next().unwrap_or(k))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+            PruneMode::ApplySet { parent, .. } => Some(format!(
+                "--prune --applyset {parent}; the kinds looked at: those the ApplySet records"
+            )),
+        }
+    }
+
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
         async move {
             // Made connected: nothing to do. Otherwise a fresh session each

@@ -150,6 +150,7 @@ pub async fn run(
     terminal.clear()?;
     let mut app = App::new(opts);
     app.server = engine.server();
+    app.prune_scope = engine.prune_scope();
     let size = terminal.size()?;
     app.update(Msg::Resize(size.width, size.height));
     // Err: a task panicked (the hook has restored the terminal): stop.

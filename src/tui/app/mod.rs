@@ -374,6 +374,9 @@ pub struct App {
     pub failure: Option<String>,
     /// The server the engine talks to, named while waiting.
     pub server: Option<Server>,
+    /// How pruning is set up (`None`: not enabled), for `p` to say why
+    /// there is no candidate.
+    pub prune_scope: Option<String>,
     /// When the wait for live state began, and how long it has lasted (as
     /// of the last tick).
     pub waiting_since: Option<Instant>,
@@ -457,6 +460,7 @@ impl App {
             connecting: false,
             failure: None,
             server: None,
+            prune_scope: None,
             waiting_since: None,
             waited: Duration::ZERO,
             now: Instant::now,
