@@ -149,8 +149,9 @@ impl App {
             KeyCode::Char('n') => self.next_change(true),
             KeyCode::Char('N') => self.next_change(false),
             KeyCode::Char('r') => return self.begin_load(),
-            KeyCode::Char('a' | 'D' | 'p' | 'E') if !self.live_known => {
+            KeyCode::Char('a' | 'D' | 'p' | 'E' | 'c') if !self.live_known => {
                 let what = match k.code {
+                    KeyCode::Char('c') => "the changes view",
                     KeyCode::Char('a') => "apply",
                     KeyCode::Char('D') => "delete",
                     KeyCode::Char('E') => "export",
@@ -162,6 +163,7 @@ impl App {
             KeyCode::Char('D') => self.open_delete(),
             KeyCode::Char('p') => self.open_prune(),
             KeyCode::Char('E') => return self.open_export(),
+            KeyCode::Char('c') => self.open_changes(),
             _ => {}
         }
         Vec::new()

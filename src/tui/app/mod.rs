@@ -15,12 +15,14 @@ use std::time::{Duration, Instant};
 
 use crate::tui::scroll;
 
+mod changes;
 mod dialogs;
 mod fields;
 mod keys;
 mod list;
 
 pub use crate::tui::layout::{Areas, areas};
+pub use changes::ChangeItem;
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +191,12 @@ pub enum PruneChoice {
 #[derive(Debug, Clone)]
 pub enum Popup {
     Help,
+    /// `c`: each distinct change with how many objects carry it; `Enter`
+    /// marks them all for that change alone.
+    Changes {
+        changes: Vec<ChangeItem>,
+        pos: usize,
+    },
     ApplyConfirm {
         items: Vec<ApplyItem>,
         dry_run: Option<Vec<ObjectResult>>,
