@@ -12,21 +12,40 @@
 # time's %M (the process's VmHWM); the server's is read from /proc: what it
 # holds at the end (all N objects) and its peak.
 #
+# Last, `kapply apply` of the changes (the update).
+#
 # At N = 2000 the real `kubectl diff -R -f` runs on the same objects too,
 # for comparison (slow: kubectl reads and dry-runs one object at a time);
 # KUBECTL_DIFF=0 skips it, KUBECTL_DIFF=1 runs it at every N.
+# KUBECTL_APPLY=1 also times the real `kubectl apply -R -f` (creates, then
+# the update) on a fresh server, at every N (very slow over a link).
 # KAPPLY_BIN=PATH measures another build (an A/B against an older binary).
+#
+# DELAY_MS=25 puts a link with a 50 ms round trip between every client
+# (kapply, kubectl) and the server: a relay (examples/delay_relay.rs) that
+# delivers each byte 25 ms after it arrived, each way, and makes opening a
+# connection cost a round trip (this kernel has no netem for a network
+# namespace with a delayed link).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 2000 5000 10000)
 
+# CARGO_TARGET_DIR is honoured (a release build beside a busy debug one).
+target=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build --release --quiet --bin kapply
-K=${KAPPLY_BIN:-$PWD/target/release/kapply}
+K=${KAPPLY_BIN:-$target/release/kapply}
+delay=${DELAY_MS:-0}
+if [ "$delay" != 0 ]; then
+  cargo build --release --quiet --example delay_relay
+fi
+RELAY=$target/release/examples/delay_relay
 work=$(mktemp -d)
 server_pid=
+relay_pid=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
   tmux kill-session -t kapply-scale 2>/dev/null || true
   rm -rf "$work"
 }
@@ -39,16 +58,41 @@ measure() {
   tail -n 1 "$work/time" | awk '{printf "%.2f s  %4.0f MB", $1, $2/1024}'
 }
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
-  N "apply (creates)" "diff" "diff --live" "plan -o json" "TUI: first list" "server: holds (peak)"
-for n in "${sizes[@]}"; do
-  rm -rf "$work/m" "$work/kc"
-  python3 scripts/gen-scale.py "$work/m" "$n"
+# Start the embedded server (and the relay in front of it with DELAY_MS);
+# KUBECONFIG names what the clients talk to.
+start_server() {
+  rm -f "$work/kc" "$work/kc-link"
   "$K" demo --no-tui --kubeconfig-out "$work/kc" >"$work/serve.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 100); do grep -q "serving until" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
   export KUBECONFIG=$work/kc
+  if [ "$delay" != 0 ]; then
+    url=$(sed -n 's/^kapply demo cluster: *//p' "$work/serve.log")
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    "$RELAY" "$port" "${url#http://}" "$delay" >"$work/relay.log" 2>&1 &
+    relay_pid=$!
+    for _ in $(seq 100); do grep -q ready "$work/relay.log" 2>/dev/null && break; sleep 0.1; done
+    sed "s#$url#http://127.0.0.1:$port#" "$work/kc" >"$work/kc-link"
+    chmod 600 "$work/kc-link"
+    export KUBECONFIG=$work/kc-link
+  fi
+}
+
+stop_server() {
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  server_pid=
+  if [ -n "$relay_pid" ]; then kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; fi
+  relay_pid=
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$delay" = 0 ] || echo "link: ${delay} ms each way ($((2 * delay)) ms round trip)"
+printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
+  N "apply (creates)" "apply (update)" "diff" "diff --live" "plan -o json" "TUI: first list" "server: holds (peak)"
+for n in "${sizes[@]}"; do
+  rm -rf "$work/m"
+  python3 scripts/gen-scale.py "$work/m" "$n"
+  start_server
 
   apply=$(measure "$K" apply -R -f "$work/m" --yes)
   python3 scripts/gen-scale.py "$work/m" "$n" --changed
@@ -61,12 +105,12 @@ for n in "${sizes[@]}"; do
   tmux kill-session -t kapply-scale 2>/dev/null || true
   start=$(date +%s.%N)
   tmux new-session -d -s kapply-scale -x 120 -y 40 \
-    "/usr/bin/time -f '%e %M' -o $work/tui-time $K --kubeconfig $work/kc -R -f $work/m"
+    "/usr/bin/time -f '%e %M' -o $work/tui-time $K --kubeconfig $KUBECONFIG -R -f $work/m"
   tui="timeout"
   for _ in $(seq 600); do
     if tmux capture-pane -p -t kapply-scale 2>/dev/null | grep -qE "~[1-9][0-9]* update"; then
       end=$(date +%s.%N)
-      pid=$(pgrep -n -f "^$K --kubeconfig $work/kc -R -f $work/m" || true)
+      pid=$(pgrep -n -f "^$K --kubeconfig $KUBECONFIG -R -f $work/m" || true)
       rss=$([ -n "$pid" ] && awk '/VmHWM/ {print $2}' "/proc/$pid/status" || echo 0)
       tui=$(awk -v s="$start" -v e="$end" -v r="$rss" 'BEGIN {printf "%.2f s  %4.0f MB", e-s, r/1024}')
       break
@@ -78,14 +122,26 @@ for n in "${sizes[@]}"; do
   sleep 0.3
   tmux kill-session -t kapply-scale 2>/dev/null || true
 
+  update=$(measure "$K" apply -R -f "$work/m" --yes)
   server=$(awk '/VmRSS/ {r=$2} /VmHWM/ {h=$2} END {printf "%4.0f MB (%.0f MB)", r/1024, h/1024}' \
     "/proc/$server_pid/status")
-  printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
-    "$n" "$apply" "$diff" "$difflive" "$plan" "$tui" "$server"
+  printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
+    "$n" "$apply" "$update" "$diff" "$difflive" "$plan" "$tui" "$server"
   if [ "${KUBECTL_DIFF:-}" = 1 ] || { [ "${KUBECTL_DIFF:-}" != 0 ] && [ "$n" = 2000 ]; }; then
+    # The objects as before the update, so kubectl has the same quarter to diff.
+    python3 scripts/gen-scale.py "$work/m" "$n"
+    "$K" apply -R -f "$work/m" --yes >/dev/null 2>&1 || true
+    python3 scripts/gen-scale.py "$work/m" "$n" --changed
     echo "        kubectl diff -R -f (same objects): $(measure kubectl diff -R -f "$work/m")"
   fi
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
-  server_pid=
+  stop_server
+  if [ "${KUBECTL_APPLY:-}" = 1 ]; then
+    python3 scripts/gen-scale.py "$work/m" "$n"
+    start_server
+    echo "        kubectl apply -R -f (creates): $(measure kubectl apply -R -f "$work/m")"
+    python3 scripts/gen-scale.py "$work/m" "$n" --changed
+    echo "        kubectl apply -R -f (update): $(measure kubectl apply -R -f "$work/m")"
+    stop_server
+  fi
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -205,6 +205,38 @@ impl ObjectResult {
     }
 }
 
+/// A run of writes, as [`Engine::write_reporting`] takes it.
+#[derive(Debug, Clone)]
+pub enum Write {
+    Apply(Vec<ApplyItem>),
+    Delete(Vec<ObjectPlan>, Propagation),
+    Prune(Vec<ObjectPlan>),
+}
+
+impl Write {
+    /// How many objects it writes.
+    pub fn len(&self) -> usize {
+        match self {
+            Write::Apply(items) => items.len(),
+            Write::Delete(objects, _) | Write::Prune(objects) => objects.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a run of writes (apply, delete, prune) reports as it goes, by the
+/// position of the item in those given: that its real write (not a dry
+/// run) is being sent, and its result once known. A run that is stopped
+/// can so tell what was written, what was not sent and what is unknown.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteEvent {
+    Sending(usize),
+    Done(usize, ObjectResult),
+}
+
 /// The server an engine talks to, as the TUI names it while it waits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Server {
@@ -273,6 +305,21 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete prune candidates (reported as pruned).
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// [`Engine::apply`], [`Engine::delete`] or [`Engine::prune`] (by
+    /// `write`), each object's [`WriteEvent`]s sent on `events` as they
+    /// happen, for the TUI's progress. The default sends none.
+    fn write_reporting(
+        &self,
+        write: Write,
+        events: tokio::sync::mpsc::UnboundedSender<WriteEvent>,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        drop(events);
+        match write {
+            Write::Apply(items) => self.apply(items),
+            Write::Delete(objects, propagation) => self.delete(objects, propagation),
+            Write::Prune(objects) => self.prune(objects),
+        }
+    }
     /// Where `E` proposes to write the export of `object` (`own_file`: the
     /// manifest file that holds it and nothing else, if any).
     fn export_target(

@@ -126,7 +126,7 @@ impl Env {
     async fn dry_run_all(&self, plan: &Plan) -> Vec<ObjectResult> {
         let opts = ApplyOptions {
             dry_run: true,
-            applyset: None,
+            ..Default::default()
         };
         self.session.apply(items(plan), &opts).await
     }
@@ -395,14 +395,30 @@ async fn update_sends_the_engines_patch_like_kubectl() {
             Some("application/strategic-merge-patch+json")
         );
     }
-    let body = patches
+    let mut body = patches
         .iter()
         .find(|p| p.path.ends_with("/deployments/web"))
         .unwrap()
         .body
         .clone()
         .unwrap();
+    // kubectl's patch, with the resourceVersion the plan was made from as
+    // its precondition (as `kubectl diff` sends it), instead of a GET.
+    let planned_rv = dep.live.as_ref().unwrap()["metadata"]["resourceVersion"].clone();
+    assert_eq!(
+        body["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion"),
+        Some(planned_rv)
+    );
+    if body["metadata"].as_object().unwrap().is_empty() {
+        body.as_object_mut().unwrap().remove("metadata");
+    }
     assert_eq!(Some(&body), dep.patch.as_ref().map(|p| &p.body));
+    // Two round trips per object: the dry run and the write; no GET.
+    assert_eq!(e.requests(|r| r.method == "GET").len(), 0);
+    assert_eq!(e.requests(|r| r.method == "PATCH").len(), 4);
     let live = e
         .get("/apis/apps/v1/namespaces/demo/deployments/web")
         .unwrap();
@@ -1042,6 +1058,7 @@ async fn delete_uses_background_propagation_by_default() {
             &DeleteOptions {
                 propagation: Propagation::Foreground,
                 dry_run: false,
+                ..Default::default()
             },
         )
         .await;
@@ -1243,6 +1260,7 @@ async fn kapply_apply_set_with(e: &Env, prune: &PruneOptions) -> Planned {
             &ApplyOptions {
                 dry_run: false,
                 applyset: planned.applyset.clone(),
+                ..Default::default()
             },
         )
         .await;
@@ -1544,6 +1562,39 @@ async fn forbidden_list_falls_back_to_get() {
         .map(|r| r.path)
         .collect();
     assert_eq!(gets.len(), 2, "one GET per ConfigMap: {gets:?}");
+}
+
+/// A 403 on the LIST that looks for prune candidates skips pruning and
+/// says which LIST it was (kubectl diff warns and goes on the same way);
+/// the objects are still planned.
+#[tokio::test]
+async fn a_forbidden_prune_listing_skips_pruning() {
+    let e = basic_env().await;
+    let url = forbidding_proxy(&e.server).await;
+    let session = e.connect_via(&url).await;
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec![],
+        },
+    };
+    let planned = session
+        .plan(load(&e.load_opts()), &prune, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        find(&planned.plan, "ConfigMap", "settings").action,
+        ObjectAction::Unchanged
+    );
+    assert_eq!(planned.plan.prune_candidates().count(), 0);
+    let why = planned.plan.prune_skipped.as_ref().unwrap().to_string();
+    assert!(
+        why.starts_with(
+            "pruning skipped: the prune listing was forbidden: LIST /api/v1/namespaces/demo/configmaps: "
+        ) && why.contains("cannot list resource \"configmaps\""),
+        "{why}"
+    );
 }
 
 /// Names of the objects of `kind` in namespace demo, straight from the store.
@@ -2147,4 +2198,171 @@ async fn the_namespace_is_the_one_planned_on_both_apply_paths() {
         e.get(&format!("/api/v1/namespaces/{ns}/configmaps/nsless"))
             .is_some()
     );
+}
+
+/// A controller writing status between plan and apply moves the
+/// resourceVersion, not the change: the PATCH's precondition fails (409),
+/// the object is read and planned again, and the same patch is sent with
+/// the new resourceVersion. A change that differs is not sent (above).
+#[tokio::test]
+async fn a_conflict_on_an_unchanged_patch_is_replanned_and_sent_again() {
+    let e = basic_env().await;
+    e.write("app.yaml", &BASIC.replace("color: blue", "color: red"));
+    let plan = e.plan().await;
+    let path = "/api/v1/namespaces/demo/configmaps/settings";
+    let mut cm = e.get(path).unwrap();
+    let before = cm["metadata"]["resourceVersion"].clone();
+    cm["metadata"]["annotations"]["controller/seen"] = json!("yes");
+    e.server.api().put_object_as(cm, "controller").unwrap();
+    let now = e.get(path).unwrap()["metadata"]["resourceVersion"].clone();
+    assert_ne!(before, now);
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert_eq!(
+        result(&results, "ConfigMap demo/settings").message(),
+        "configured",
+        "{results:#?}"
+    );
+    // The dry run's 409, one GET, then the dry run and the write at the new
+    // resourceVersion.
+    let sent: Vec<(String, Option<Value>)> = e
+        .requests(|r| r.path == path)
+        .into_iter()
+        .map(|r| {
+            (
+                r.method,
+                r.body.map(|b| b["metadata"]["resourceVersion"].clone()),
+            )
+        })
+        .collect();
+    let rv = |v: &Value| Some(v.clone());
+    assert_eq!(
+        sent,
+        vec![
+            ("PATCH".to_string(), rv(&before)),
+            ("GET".to_string(), None),
+            ("PATCH".to_string(), rv(&now)),
+            ("PATCH".to_string(), rv(&now)),
+        ]
+    );
+    let live = e.get(path).unwrap();
+    assert_eq!(live["data"]["color"], "red");
+    assert_eq!(live["metadata"]["annotations"]["controller/seen"], "yes");
+}
+
+/// Writes go out by kind in the order of dependence, whatever the order of
+/// the manifests (each kind's all answered before the next kind's):
+/// ServiceAccounts, Secrets and ConfigMaps before RBAC, Services and
+/// workloads; the results still come back in the order given.
+#[tokio::test]
+async fn writes_go_out_in_the_order_of_dependence() {
+    let e = env().await;
+    let obj = |api: &str, kind: &str, name: &str, extra: &str| {
+        format!(
+            "apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: default\n{extra}---\n"
+        )
+    };
+    let deploy = "spec:\n  selector:\n    matchLabels:\n      app: w\n  template:\n    metadata:\n      labels:\n        app: w\n    spec:\n      serviceAccountName: sa\n      containers:\n      - name: c\n        image: nginx\n";
+    let text = [
+        obj("apps/v1", "Deployment", "web", deploy),
+        obj("rbac.authorization.k8s.io/v1", "RoleBinding", "rb", "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: r\nsubjects:\n- kind: ServiceAccount\n  name: sa\n"),
+        obj("rbac.authorization.k8s.io/v1", "Role", "r", "rules: []\n"),
+        obj("v1", "ConfigMap", "cm", ""),
+        obj("v1", "ServiceAccount", "sa", ""),
+        obj("v1", "Secret", "s", ""),
+    ]
+    .concat();
+    e.write("all.yaml", &text);
+    let plan = e.plan().await;
+    e.server.clear_requests();
+    let results = e.apply_all(&plan).await;
+    assert!(results.iter().all(|r| r.ok()), "{results:#?}");
+    let order: Vec<String> = results.iter().map(|r| r.object.to_string()).collect();
+    assert_eq!(
+        order,
+        [
+            "Deployment default/web",
+            "RoleBinding default/rb",
+            "Role default/r",
+            "ConfigMap default/cm",
+            "ServiceAccount default/sa",
+            "Secret default/s",
+        ]
+    );
+    let writes: Vec<String> = e
+        .requests(|r| r.method == "POST" && !r.query.contains_key("dryRun"))
+        .into_iter()
+        .map(|r| r.path.rsplit('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            "serviceaccounts",
+            "secrets",
+            "configmaps",
+            "roles",
+            "rolebindings",
+            "deployments"
+        ]
+    );
+    // Every dry run before the first write.
+    let all = e.requests(|r| r.method == "POST");
+    let first_write = all
+        .iter()
+        .position(|r| !r.query.contains_key("dryRun"))
+        .unwrap();
+    assert_eq!(first_write, 6, "{all:#?}");
+}
+
+/// The TUI's engine reports an apply and a delete of many objects as they
+/// go: each object's write as it is sent, its result as it is known, by
+/// its position among those given; the results returned say the same.
+#[tokio::test]
+async fn the_engine_reports_writes_as_they_happen() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::{Engine, Write, WriteEvent};
+    let e = env().await;
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02}\n  namespace: default\n---\n"
+        ));
+    }
+    e.write("many.yaml", &text);
+    let plan = e.plan().await;
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), PruneOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let results = engine.write_reporting(Write::Apply(items(&plan)), tx).await;
+    assert!(results.iter().all(ObjectResult::ok), "{results:#?}");
+    let mut sent = [false; 40];
+    let mut done = vec![None; 40];
+    while let Ok(ev) = rx.try_recv() {
+        match ev {
+            WriteEvent::Sending(i) => sent[i] = true,
+            WriteEvent::Done(i, r) => {
+                assert!(sent[i], "{i} done before it was sent");
+                assert!(done[i].replace(r).is_none(), "{i} done twice");
+            }
+        }
+    }
+    let done: Vec<ObjectResult> = done.into_iter().map(Option::unwrap).collect();
+    assert_eq!(done, results);
+    // The same for a delete.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let targets = e.plan().await.objects;
+    let results = engine
+        .write_reporting(Write::Delete(targets, Propagation::Background), tx)
+        .await;
+    assert!(
+        results.iter().all(|r| r.message() == "deleted"),
+        "{results:#?}"
+    );
+    let mut n = 0;
+    while let Ok(ev) = rx.try_recv() {
+        if let WriteEvent::Done(i, r) = ev {
+            assert_eq!(r, results[i]);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 40);
 }

@@ -1068,3 +1068,75 @@ fn refused_credentials_show_in_place_and_r_retries() {
     assert!(!screen.contains("Live state"), "{screen}");
     quit_and_check_restored(&t);
 }
+
+/// As k9s and lazygit users expect: Esc with an object marked does not
+/// quit (it goes back), q asks first and `n` stays, `e` opens `$EDITOR` at
+/// the object's line in the terminal and the TUI comes back reloaded with
+/// the edit, and `q`, `y` quits with the terminal restored. The header
+/// names the demo's context, server and namespace all along.
+#[test]
+fn esc_goes_back_q_asks_and_e_edits() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("escq", 80, 24);
+    // The "editor": records its arguments, then changes the manifest.
+    let editor = t.path("editor.sh");
+    let args = t.path("editor-args");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nsed -i 's/LOG_LEVEL: info/LOG_LEVEL: trace/' \"$2\"\n",
+            args.display()
+        ),
+    )
+    .unwrap();
+    start_demo(&t, &format!("VISUAL= EDITOR='sh {}'", editor.display()));
+    let screen = t.wait_for("Objects 9/9");
+    let head = screen.lines().next().unwrap_or_default();
+    assert!(
+        head.starts_with("kapply  context kapply-demo  server http://127.0.0.1:")
+            && head.ends_with("namespace default"),
+        "{screen}"
+    );
+    // The demo server's token, in its URL's path, is not shown.
+    assert!(!screen.contains("kapply-token"), "{screen}");
+    // The cursor opens on the first change, the drifted ConfigMap.
+    let screen = t.wait_for("ConfigMap demo/settings · fields");
+    // Mark it, then Esc twice: still here, the mark kept.
+    t.keys(&["Space"]);
+    t.wait_for("●1 marked");
+    t.keys(&["Escape"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    t.keys(&["Escape"]);
+    let screen2 = t.wait_until("Esc to go back, not quit", |s| s.contains("q quits"));
+    assert!(screen2.contains("●1 marked"), "{screen2}\n{screen}");
+    // q asks; n stays.
+    t.keys(&["q"]);
+    t.wait_for("Quit kapply? 1 object(s) marked for apply are dropped.");
+    t.keys(&["n"]);
+    t.wait_until("the question to close", |s| !s.contains("Quit kapply?"));
+    // e: the editor runs on the manifest at the object's line; back in the
+    // TUI, the plan is read again with the edit.
+    t.keys(&["e"]);
+    let screen = t.wait_until("the edit to be reloaded", |s| {
+        s.lines()
+            .any(|l| l.contains(" LOG_LEVEL ") && l.contains("trace"))
+    });
+    assert!(
+        screen.contains("ConfigMap demo/settings · fields"),
+        "{screen}"
+    );
+    let recorded = std::fs::read_to_string(&args).unwrap();
+    assert!(
+        recorded.trim_end().starts_with("+2 ")
+            && recorded
+                .trim_end()
+                .ends_with("manifests/02-configmap-settings.yaml"),
+        "{recorded}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("Quit kapply?");
+    t.keys(&["y"]);
+    check_restored(&t, 0);
+}

@@ -469,11 +469,11 @@ fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
     assert_eq!(created + failed + unknown, N);
     // The one the server handled before dying never got its answer.
     assert!(unknown >= 1, "{}", out.stderr);
-    // kapply writes CONCURRENCY (8) at a time, so at most 8 connections are
-    // open when the server dies. Each can leave one write unknown (in
-    // flight then, or sent on it before kapply saw it closed), no more:
-    // every later write is refused, reported failed.
-    const CONCURRENCY: usize = 8;
+    // kapply writes CONCURRENCY (32, its default) at a time, so at most 32
+    // connections are open when the server dies. Each can leave one write
+    // unknown (in flight then, or sent on it before kapply saw it closed),
+    // no more: every later write is refused, reported failed.
+    const CONCURRENCY: usize = 32;
     assert!(unknown <= CONCURRENCY, "unknown {unknown}: {}", out.stderr);
     // Writes before the fatal one were answered but for those in flight
     // with it; after it, only those already in flight were served.
@@ -496,4 +496,219 @@ fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
         out.stderr
     );
     assert_no_library_text(&out);
+}
+
+/// Start kapply with the kubeconfig, its output read while it runs.
+fn spawn_kapply(env: &Env, args: &[&str]) -> (std::process::Child, OutputReaders) {
+    let mut child = Command::new(KAPPLY)
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&env.kubeconfig)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kapply");
+    let read = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            r.read_to_string(&mut s).ok();
+            s
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    (child, (out, err))
+}
+
+type OutputReaders = (
+    std::thread::JoinHandle<String>,
+    std::thread::JoinHandle<String>,
+);
+
+/// Wait for the child (within [`GUARD`]) and collect its output.
+fn wait_kapply(mut child: std::process::Child, (out, err): OutputReaders) -> Out {
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "kapply did not end within {GUARD:?}: {}",
+                err.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Out {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM (a CI runner cancelling the job) in the
+/// middle of a slowed apply of 200 objects, then of a delete: kapply stops
+/// sending, lets the requests in flight finish, and says of every object
+/// what became of it; what it says matches what the server holds. It exits
+/// with the signal's code.
+#[test]
+fn a_signal_mid_apply_stops_it_and_every_object_is_accounted_for() {
+    const N: usize = 200;
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let env = Env::new();
+        let writes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = writes.clone();
+        let f = env.faulty(move |r| {
+            if !r.is_real_write() {
+                return Action::Serve;
+            }
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Action::Delay(Duration::from_millis(100))
+        });
+        let mut text = String::new();
+        for i in 0..N {
+            text.push_str(&configmap(&format!("cm-{i:03}"), "v"));
+        }
+        let file = env.write("many.yaml", &text);
+        // 4 at a time, 100 ms each: the apply would take 5 s.
+        let args = ["apply", "-f", &file, "--yes", "--concurrency", "4"];
+        let (child, readers) = spawn_kapply(&env, &args);
+        let start = Instant::now();
+        while writes.load(std::sync::atomic::Ordering::SeqCst) < 40 {
+            assert!(start.elapsed() < GUARD, "the writes never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let out = wait_kapply(child, readers);
+        assert_eq!(out.code, Some(code), "SIG{signal}: {out:?}");
+        let (mut created, mut not_sent) = (0, 0);
+        for i in 0..N {
+            let name = format!("cm-{i:03}");
+            let object = format!("ConfigMap default/{name}");
+            let done = out.stdout.contains(&format!("{object} created\n"));
+            let skipped = out.stderr.contains(&format!(
+                "error: {object}: not applied: not sent: interrupted by SIG{signal}\n"
+            ));
+            let unsure = out.stderr.contains(&format!("unknown: {object}: "));
+            assert_eq!(
+                [done, skipped, unsure].iter().filter(|b| **b).count(),
+                1,
+                "SIG{signal}: {object} reported exactly once: {out:?}"
+            );
+            let held = stored(&f, &name).is_some();
+            if done {
+                created += 1;
+                assert!(held, "{object} reported created, not on the server");
+            }
+            if skipped {
+                not_sent += 1;
+                assert!(!held, "{object} reported not sent, but on the server");
+            }
+        }
+        // Stopped in the middle: some written, the rest never sent.
+        assert!((40..N).contains(&created), "SIG{signal}: created {created}");
+        assert!(not_sent > 0, "SIG{signal}: {out:?}");
+        // The requests in flight (100 ms each) were waited for.
+        assert!(
+            !out.stderr.contains("unknown:"),
+            "SIG{signal}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(&format!(
+                "interrupted by SIG{signal}: {created} written, {not_sent} not sent, 0 unknown"
+            )),
+            "SIG{signal}: {}",
+            out.stderr
+        );
+        // The results came out in the order of the objects.
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        assert_eq!(lines, sorted);
+
+        // The same for a delete.
+        writes.store(0, std::sync::atomic::Ordering::SeqCst);
+        let args = ["delete", "-f", &file, "--yes", "--concurrency", "4"];
+        let (child, readers) = spawn_kapply(&env, &args);
+        let start = Instant::now();
+        while writes.load(std::sync::atomic::Ordering::SeqCst) < 20 {
+            assert!(start.elapsed() < GUARD, "the deletes never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let out = wait_kapply(child, readers);
+        assert_eq!(out.code, Some(code), "delete, SIG{signal}: {out:?}");
+        let mut deleted = 0;
+        for i in 0..created {
+            let name = format!("cm-{i:03}");
+            let object = format!("ConfigMap default/{name}");
+            let done = out.stdout.contains(&format!("{object} deleted\n"));
+            let skipped = out.stderr.contains(&format!(
+                "error: {object}: not sent: interrupted by SIG{signal}\n"
+            ));
+            assert!(done ^ skipped, "delete, SIG{signal}: {object}: {out:?}");
+            assert_eq!(stored(&f, &name).is_none(), done, "{object}");
+            deleted += usize::from(done);
+        }
+        assert!(
+            deleted >= 20 && deleted < created,
+            "deleted {deleted} of {created}"
+        );
+    }
+}
+
+/// A write that API Priority and Fairness turns away (429 with
+/// Retry-After) is sent again after the wait and succeeds; one turned away
+/// every time is given up on after a few tries and reported not applied.
+#[test]
+fn a_throttled_write_waits_for_retry_after_and_is_sent_again() {
+    let env = Env::new();
+    let tries = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = tries.clone();
+    let f = env.faulty(move |r| {
+        if r.method == "POST"
+            && r.path.ends_with("/configmaps")
+            && r.is_real_write()
+            && counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2
+        {
+            return Action::Status(429, "too many requests, please try again later".into());
+        }
+        Action::Serve
+    });
+    let file = env.write("cm.yaml", &configmap("a", "v"));
+    let start = Instant::now();
+    let out = env.kapply(&["apply", "-f", &file, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains("ConfigMap default/a created"),
+        "{out:?}"
+    );
+    assert_eq!(tries.load(std::sync::atomic::Ordering::SeqCst), 3);
+    // Retry-After: 1, twice.
+    assert!(
+        start.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(stored(&f, "a").is_some());
 }

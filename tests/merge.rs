@@ -937,17 +937,21 @@ mod props {
     /// The patch changes nothing that no row shows: every leaf that differs
     /// between live and the patched result is under (or above) a set or
     /// clear row. The annotation apply writes is its own bookkeeping.
+    /// `stored`: the result as the server stores it (defaulted): a value
+    /// the merge removed and defaulting gives back is no change.
     fn check_no_unshown_change(
         live: &Value,
         result: &Value,
+        stored: &Value,
         fields: &[kapply::merge::FieldChange],
         schema: Option<Schema>,
     ) {
         use kapply::fieldpath as path;
         use kapply::merge::FieldAction;
-        let (mut before, mut after) = Default::default();
+        let (mut before, mut after, mut kept) = Default::default();
         leaves("", live, schema, &mut before);
         leaves("", result, schema, &mut after);
+        leaves("", stored, schema, &mut kept);
         let annotation = path::key("metadata.annotations", LAST_APPLIED);
         let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
         for k in keys {
@@ -969,11 +973,12 @@ mod props {
             } else {
                 (before.get(k), after.get(k))
             };
-            let same = match (b, a) {
+            let eq = |b: Option<&Value>, a: Option<&Value>| match (b, a) {
                 (Some(x), Some(y)) => deep_eq(x, y),
                 (None, None) => true,
                 _ => false,
             };
+            let same = eq(b, a) || eq(before.get(k), kept.get(k));
             // An empty map that gained (or lost) fields: those fields show.
             let grown = |side: &std::collections::BTreeMap<String, Value>| {
                 side.keys().any(|o| o != k && under(o, k))
@@ -1046,6 +1051,8 @@ mod props {
         }
         let la_value =
             la.map(|la| serde_json::from_str::<Value>(&last_applied_annotation(la)).unwrap());
+        // As the server holds it: defaulted.
+        kapply::defaults::apply(&mut live, &mut String::new);
         let tw = three_way(config, &live, la_value.as_ref(), schema).unwrap();
         let result = match (&tw.patch, schema) {
             (None, _) => live.clone(),
@@ -1054,9 +1061,34 @@ mod props {
             }
             (Some(p), None) => kapply::merge::apply::apply_merge(&live, &p.body),
         };
-        check_no_unshown_change(&live, &result, &tw.fields, schema);
+        let stored = server_holds(&result);
+        let predicted = kapply::merge::predicted(&live, tw.patch.as_ref(), schema);
+        prop_assert_eq!(predicted.as_ref(), Some(&stored));
+        check_no_unshown_change(&live, &result, &stored, &tw.fields, schema);
+        check_rows_change(&live, &stored, &tw);
         check_field_plan(&result, &tw.fields, schema);
         Ok(())
+    }
+
+    /// `v` as the server stores it: defaulted (the live objects here hold
+    /// no Service, so no cluster IP is handed out).
+    fn server_holds(v: &Value) -> Value {
+        let mut out = v.clone();
+        kapply::defaults::apply(&mut out, &mut String::new);
+        out
+    }
+
+    /// Every set or clear row is a change: the stored result differs from
+    /// live at its path; and the object is an update exactly when the
+    /// result differs from live.
+    fn check_rows_change(live: &Value, stored: &Value, tw: &kapply::merge::ThreeWay) {
+        use kapply::merge::{FieldAction, values_at};
+        for f in tw.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+            let (b, a) = (values_at(live, &f.path), values_at(stored, &f.path));
+            let same = b.len() == a.len() && b.iter().zip(&a).all(|(x, y)| deep_eq(x, y));
+            assert!(!same, "row {} changes nothing: {b:?}", f.path);
+        }
+        assert_eq!(tw.changes, !deep_eq(live, stored), "{stored}");
     }
 
     /// Nulls removed, as no live object holds them.
@@ -1122,7 +1154,11 @@ mod props {
             }
             check_rest("", &result, &live_rest, &recorded, la_value.as_ref(), schema);
             check_field_plan(&result, &tw.fields, schema);
-            check_no_unshown_change(&live, &result, &tw.fields, schema);
+            // The server defaults what it stores (kubectl patch --local
+            // does not): compared as stored.
+            kapply::defaults::apply(&mut live, &mut String::new);
+            let stored = server_holds(&result);
+            check_no_unshown_change(&live, &result, &stored, &tw.fields, schema);
             prop_assert_eq!(
                 result["metadata"]["annotations"][LAST_APPLIED].as_str(),
                 Some(tw.annotation.as_str())

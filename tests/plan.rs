@@ -474,15 +474,16 @@ fn plan_json_contract() {
     assert!(replicas.get("config").is_none());
     assert!(replicas.get("lastApplied").is_none());
     assert_eq!(replicas["action"], json!("keep"));
-    let paused = fields.iter().find(|f| f["path"] == "spec.paused").unwrap();
-    assert_eq!(paused.get("config"), Some(&Value::Null));
-    assert_eq!(paused["action"], json!("clear"));
+    // Live has no spec.paused: the null the patch sends changes nothing
+    // there, so no row says it does.
+    assert!(fields.iter().all(|f| f["path"] != "spec.paused"), "{o}");
+    assert_eq!(o["patch"]["body"]["spec"]["paused"], Value::Null);
     let warnings = o["warnings"].as_array().unwrap();
     assert_eq!(
         warnings,
         &vec![json!(
-            "explicit null in the config (spec.paused): kubectl sends it on every apply, \
-             so this object never reports unchanged"
+            "explicit null in the config (spec.paused): kubectl sends it on every apply \
+             and reports the object configured even when nothing changes"
         )]
     );
 }
@@ -490,7 +491,8 @@ fn plan_json_contract() {
 #[test]
 fn order_only_and_annotation_only_updates_are_explained() {
     // Live has a container the config does not name: kubectl re-sends the
-    // element order on every apply, so the verdict is update.
+    // element order on every apply, but the object the server holds after
+    // it is live as it is: unchanged, nothing to send (kubectl diff agrees).
     let la = deployment("nginx:1.14.2", None);
     let mut live = annotated(la.clone(), &la);
     live["spec"]["template"]["spec"]["containers"]
@@ -498,6 +500,26 @@ fn order_only_and_annotation_only_updates_are_explained() {
         .unwrap()
         .push(json!({"name": "injected", "image": "sidecar:1"}));
     let p = plan_against(la.clone(), &live);
+    assert_eq!(p.action, ObjectAction::Unchanged);
+    assert!(p.patch.is_none());
+    assert!(!p.reverts_drift);
+    assert!(
+        p.fields.iter().all(|f| f.action == FieldAction::Keep),
+        "{:#?}",
+        p.fields
+    );
+    // The element order is a change where it moves the config's elements.
+    let mut two = la.clone();
+    two["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "side", "image": "sidecar:1"}));
+    let mut moved = annotated(two.clone(), &two);
+    moved["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .reverse();
+    let p = plan_against(two.clone(), &moved);
     assert_eq!(p.action, ObjectAction::Update);
     let order = p
         .fields
@@ -505,11 +527,15 @@ fn order_only_and_annotation_only_updates_are_explained() {
         .find(|f| f.path == "spec.template.spec.containers")
         .unwrap();
     assert_eq!(order.reason, kapply::merge::Reason::ElementOrder);
-    assert_eq!(order.config, Some(json!([{"name": "nginx"}])));
+    assert_eq!(
+        order.config,
+        Some(json!([{"name": "nginx"}, {"name": "side"}]))
+    );
     assert_eq!(
         order.live,
-        Some(json!([{"name": "nginx"}, {"name": "injected"}]))
+        Some(json!([{"name": "side"}, {"name": "nginx"}]))
     );
+    assert!(!p.annotation_only);
 
     // Live already matches the config, but the annotation records an older
     // config: only the annotation is sent.
@@ -517,6 +543,8 @@ fn order_only_and_annotation_only_updates_are_explained() {
     let live = annotated(la.clone(), &old);
     let p = plan_against(la.clone(), &live);
     assert_eq!(p.action, ObjectAction::Update);
+    // kubectl diff leaves the annotation out: no difference there.
+    assert!(p.annotation_only);
     assert_eq!(p.fields.len(), 1, "{:#?}", p.fields);
     assert_eq!(
         p.fields[0].path,
@@ -1268,4 +1296,53 @@ fn pretty_text(live: &Value) -> String {
         .as_str()
         .unwrap()
         .to_string()
+}
+
+/// Changes the config makes over changes made in the cluster: removed (a
+/// scaled replicas count the config drops) and re-set (a field deleted in
+/// the cluster); each says what apply throws away, and the object reverts
+/// drift. A change over a value live still holds as last applied is plain.
+#[test]
+fn config_changes_over_cluster_changes_are_hazards() {
+    use kapply::merge::{Cause, HazardKind};
+    let mut la = deployment("nginx:1.14.2", Some(5));
+    la["spec"]["replicas"] = json!(3);
+    let mut live = scaled_live(&la);
+    live["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    let mut config = deployment("nginx:1.14.2", Some(10));
+    config["spec"].as_object_mut().unwrap().remove("replicas");
+    let p = plan_against(config, &live);
+    assert!(p.reverts_drift);
+    let replicas = hazard_row(&p, "spec.replicas");
+    assert_eq!(replicas.cause, Cause::Removed);
+    assert_eq!(replicas.owner.as_deref(), Some("kubectl-scale"));
+    assert_eq!(replicas.hazards.len(), 1, "{replicas:#?}");
+    assert_eq!(
+        replicas.hazards[0].kind,
+        HazardKind::OverwritesClusterChange
+    );
+    assert_eq!(
+        replicas.hazards[0].message,
+        "apply deletes 2, set by kubectl-scale (last applied: 3)"
+    );
+    assert!(replicas.undoes_cluster_change());
+    let min = hazard_row(&p, "spec.minReadySeconds");
+    assert_eq!(min.cause, Cause::Intended);
+    assert_eq!(
+        min.hazards[0].message,
+        "apply writes 10 where the field was deleted in the cluster (last applied: 5)"
+    );
+
+    // Live as last applied: an intended change, nothing overwritten.
+    let live = annotated(la.clone(), &la);
+    let mut config = la.clone();
+    config["spec"]["minReadySeconds"] = json!(10);
+    let p = plan_against(config, &live);
+    assert!(!p.reverts_drift);
+    let min = hazard_row(&p, "spec.minReadySeconds");
+    assert!(min.hazards.is_empty(), "{min:#?}");
+    assert_eq!(min.cause_text(), "intended: the manifest changed");
 }

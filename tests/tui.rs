@@ -497,11 +497,11 @@ fn group_by_kind() {
 
 #[test]
 fn help_overlay() {
-    let mut a = app(100, 40);
+    let mut a = app(160, 60);
     feed(&mut a, [key('?')]);
     let s = screen(&a);
-    for (k, _) in kapply::tui::ui::HELP {
-        assert!(s.contains(k), "help lacks {k}");
+    for b in kapply::tui::keymap::BINDINGS {
+        assert!(s.contains(b.label), "help lacks {}", b.label);
     }
     insta::assert_snapshot!("help", s);
     feed(&mut a, [code(KeyCode::Esc)]);
@@ -614,6 +614,35 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
         matches!(eff.as_slice(), [Effect::Apply(items)] if items.len() == 1),
         "{eff:?}"
     );
+}
+
+/// An apply under way says how many of its objects are done, as the
+/// engine reports them; the count goes once the results are in, and a
+/// count that trails them is not shown.
+#[test]
+fn an_apply_under_way_shows_its_progress() {
+    let mut a = app(100, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(matches!(eff.as_slice(), [Effect::Apply(_)]), "{eff:?}");
+    feed(&mut a, [Msg::WriteProgress { done: 0, total: 1 }]);
+    assert!(screen(&a).contains("applying 0/1"), "{}", screen(&a));
+    feed(&mut a, [Msg::WriteProgress { done: 1, total: 1 }]);
+    assert!(screen(&a).contains("applying 1/1"), "{}", screen(&a));
+    feed(
+        &mut a,
+        [Msg::Applied(vec![result(
+            "Deployment default/nginx-deployment",
+            true,
+            "configured",
+        )])],
+    );
+    feed(&mut a, [Msg::WriteProgress { done: 1, total: 1 }]);
+    let s = screen(&a);
+    assert!(!s.contains("applying"), "{s}");
+    assert!(!s.contains("1/1"), "{s}");
 }
 
 #[test]
@@ -888,7 +917,11 @@ fn no_destructive_effect_without_confirm() {
                 // ExportTarget only proposes a path: nothing is written.
                 eff.iter().all(|e| matches!(
                     e,
-                    Effect::Load | Effect::DryRun(_) | Effect::ExportTarget(..)
+                    // Edit opens an editor; the user saves, or not.
+                    Effect::Load
+                        | Effect::DryRun(_)
+                        | Effect::ExportTarget(..)
+                        | Effect::Edit { .. }
                 )),
                 "{m:?} on {start} gave {eff:?}"
             );
@@ -1607,13 +1640,13 @@ fn popups_show_everything_at_every_size() {
 
         let mut a = app(w, h);
         feed(&mut a, [key('?')]);
-        let help = kapply::tui::ui::HELP
+        let help = kapply::tui::keymap::BINDINGS
             .iter()
-            .flat_map(|(k, d)| [collapse(k), collapse(d)])
+            .flat_map(|b| [collapse(b.label), collapse(b.help)])
             .collect();
         // The help (keys and the legend of marks) scrolls on shorter
         // screens (help_scrolls_when_the_screen_is_short).
-        if h >= 30 {
+        if h >= 60 {
             cases.push(("Keys", a, help));
         }
 
@@ -1808,23 +1841,19 @@ fn tall_delete_keeps_the_typed_prompt_in_view() {
 
 #[test]
 fn help_scrolls_when_the_screen_is_short() {
-    let mut a = app(80, 40);
+    let mut a = app(160, 60);
     feed(&mut a, [key('?')]);
     let text = popup_text(&a, "Keys").unwrap();
     assert!(
         !text.contains("j/k scroll"),
-        "80x40 shows all of it: {text}"
+        "160x60 shows all of it: {text}"
     );
     a.update(Msg::Resize(80, 16));
     let text = popup_text(&a, "Keys").unwrap();
-    let n = kapply::tui::ui::HELP.len();
-    assert!(
-        text.contains(&format!("j/k scroll · lines 1-11 of {n}")),
-        "{text}"
-    );
+    assert!(text.contains("j/k scroll · lines 1-"), "{text}");
     feed(&mut a, [code(KeyCode::End)]);
     let text = popup_text(&a, "Keys").unwrap();
-    assert!(text.contains("wheel scrolls, click selects"), "{text}");
+    assert!(text.contains("field change included / excluded"), "{text}");
     assert!(a.popup.is_some(), "scrolling does not close the help");
     // A new dialog starts at its top.
     feed(&mut a, [code(KeyCode::Esc), key('?')]);
@@ -2255,7 +2284,11 @@ fn dumb_terminal_gets_no_colour_and_ascii_borders() {
             );
         }
         let s = screen(a);
-        assert!(s.contains("+ Objects") && s.contains("|"), "{what}:\n{s}");
+        // ASCII frames: the list's, or the help's over it.
+        assert!(
+            (s.contains("+ Objects") || s.contains("+ Keys")) && s.contains("|"),
+            "{what}:\n{s}"
+        );
     };
     check(&a, "the list");
     insta::assert_snapshot!("dumb_terminal", screen(&a));
@@ -2929,4 +2962,139 @@ fn secret_rows_say_whether_the_value_changes() {
         !s.contains("correct-horse") && !s.contains("YWRtaW4"),
         "{s}"
     );
+}
+
+/// The README's key table and legend are the key table's
+/// (`kapply::tui::keymap`): `KAPPLY_UPDATE_README=1 cargo test --test tui
+/// readme_key_table` writes them.
+#[test]
+fn readme_key_table_is_made_from_the_key_table() {
+    const BEGIN: &str = "<!-- keys: made from src/tui/keymap.rs; a test checks it -->\n";
+    const END: &str = "<!-- end of keys -->\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let (Some(b), Some(e)) = (readme.find(BEGIN), readme.find(END)) else {
+        panic!("README.md lacks the key table's markers {BEGIN:?} .. {END:?}");
+    };
+    let want = format!("{BEGIN}\n{}\n", kapply::tui::keymap::readme_table());
+    let have = &readme[b..e];
+    if have != want && std::env::var_os("KAPPLY_UPDATE_README").is_some() {
+        let new = format!("{}{want}{}", &readme[..b], &readme[e..]);
+        std::fs::write(path, new).unwrap();
+        return;
+    }
+    assert_eq!(
+        have, want,
+        "README.md's key table differs from the key table"
+    );
+}
+
+#[test]
+fn help_and_footer_come_from_the_key_table() {
+    let mut a = app(160, 45);
+    select(&mut a, "nginx-deployment");
+    // The footer names the keys of the list, and the help and quit keys.
+    let s = screen(&a);
+    let last = s.lines().last().unwrap();
+    for k in ["Space mark", "M mark all", "a apply", "? help", "q quit"] {
+        assert!(last.contains(k), "{last}");
+    }
+    assert!(
+        !last.contains("R release"),
+        "R is the field table's: {last}"
+    );
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let s = screen(&a);
+    let last = s.lines().last().unwrap();
+    assert!(
+        last.contains("Space include") && last.contains("R release"),
+        "{last}"
+    );
+    // At 80 columns fewer keys fit, help and quit always.
+    let mut b = app(80, 24);
+    feed(&mut b, [key('l')]);
+    b.update(Msg::Applied(vec![result(
+        "Deployment default/nginx-deployment",
+        true,
+        "configured",
+    )]));
+    let s = screen(&b);
+    let last = s.lines().last().unwrap();
+    assert!(
+        last.ends_with("? help  q quit") || last.contains("? help"),
+        "{last}"
+    );
+    // The help lists every binding and the legend of every mark.
+    let mut c = app(160, 60);
+    feed(&mut c, [key('?')]);
+    let text = popup_text(&c, "Keys").unwrap();
+    for b in kapply::tui::keymap::BINDINGS {
+        assert!(text.contains(b.label), "help lacks {}: {text}", b.label);
+    }
+    for (m, what) in kapply::tui::keymap::MARKS {
+        assert!(
+            text.contains(&collapse(what)) && text.contains(m),
+            "legend lacks {m}"
+        );
+    }
+}
+
+#[test]
+fn mark_all_and_unmark_all_act_on_what_is_shown() {
+    let mut a = app(80, 24);
+    // Only the changes: create, update, prune.
+    feed(&mut a, [key('f')]);
+    feed(&mut a, [key('M')]);
+    let shown: Vec<String> = a
+        .plan
+        .objects
+        .iter()
+        .filter(|o| a.marked.contains(&o.id()))
+        .map(|o| o.name.clone())
+        .collect();
+    assert_eq!(shown.len(), a.shown, "{shown:?}");
+    assert!(
+        !shown.contains(&"nginx".to_string()),
+        "in sync, not shown: {shown:?}"
+    );
+    // A search narrows it: U unmarks only the objects it shows.
+    feed(&mut a, keys("/old"));
+    feed(&mut a, [code(KeyCode::Enter), key('U')]);
+    assert_eq!(a.marked.len(), shown.len() - 1);
+    assert!(a.marked.iter().all(|m| m.name != "old-config"));
+}
+
+#[test]
+fn e_opens_the_manifest_at_its_line_and_reloads_after() {
+    let mut a = app(80, 24);
+    select(&mut a, "nginx-deployment");
+    let eff = feed(&mut a, [key('e')]);
+    match eff.as_slice() {
+        [Effect::Edit { file, line }] => {
+            assert_eq!((file.as_str(), *line), ("manifests/deployment.yaml", 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The editor exited: the manifests and live state are read again.
+    let eff = feed(&mut a, [Msg::Edited(Ok(()))]);
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    // An editor that failed says so and reloads nothing.
+    a.update(Msg::Loaded(Ok(tui_fixture::plan())));
+    let eff = feed(
+        &mut a,
+        [Msg::Edited(
+            Err("`nope` ended with exit status: 127".into()),
+        )],
+    );
+    assert!(eff.is_empty());
+    assert!(
+        screen(&a).contains("editor: `nope` ended"),
+        "{}",
+        screen(&a)
+    );
+    // $VISUAL, else $EDITOR, else vi.
+    use kapply::tui::runtime::editor_from;
+    assert_eq!(editor_from(Some("code -w"), Some("nano")), "code -w");
+    assert_eq!(editor_from(Some(""), Some("nano")), "nano");
+    assert_eq!(editor_from(None, None), "vi");
 }

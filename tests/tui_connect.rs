@@ -212,9 +212,10 @@ fn nothing_destructive_is_offered_without_live_state() {
         assert_eq!(a.last_result.as_deref(), Some(answer.as_str()));
         let s = screen(&a);
         let status = s.lines().last().unwrap();
-        assert_eq!(
-            status,
-            format!("no live state: r retries  {answer}  ? help  q quit"),
+        // Whole, then the keys of the footer that fit.
+        assert!(
+            status.starts_with(&format!("no live state: r retries  {answer}  "))
+                && status.ends_with("? help  q quit"),
             "{s}"
         );
     }

@@ -9,10 +9,12 @@ use super::deps::{
 };
 use super::discovery::ResourceInfo;
 use super::live::fill_type;
-use super::{CONCURRENCY, ClusterError, FIELD_MANAGER, Session, collect_vec, go_body};
+use super::{ClusterError, FIELD_MANAGER, Session, collect_vec, go_body};
 use crate::merge::{LAST_APPLIED, Patch};
 use crate::objref::ObjectRef;
-use crate::ops::{ApplyItem, Failure, ObjectResult, Outcome, Prerequisite, Propagation};
+use crate::ops::{
+    ApplyItem, Failure, ObjectResult, Outcome, Prerequisite, Propagation, WriteEvent,
+};
 use crate::patchmeta::PatchMeta;
 use crate::plan::{ObjectAction, ObjectPlan};
 use futures::StreamExt;
@@ -27,6 +29,8 @@ pub struct ApplyOptions {
     /// The ApplySet the plan was made for ([`super::Planned::applyset`]): its
     /// parent is written (recorded kinds + current ones) before the members.
     pub applyset: Option<ApplySet>,
+    /// Where results go as they are known, and how to stop the run.
+    pub report: Report,
 }
 
 /// How to delete.
@@ -34,6 +38,70 @@ pub struct ApplyOptions {
 pub struct DeleteOptions {
     pub propagation: Propagation,
     pub dry_run: bool,
+    /// Where results go as they are known, and how to stop the run.
+    pub report: Report,
+}
+
+/// How a run of writes is watched and stopped: each item's
+/// [`WriteEvent`]s go to `events` as they happen; once [`Stop::stop`] is
+/// called, nothing more is sent (the requests in flight finish) and the
+/// items not sent are reported so.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub events: Option<tokio::sync::mpsc::UnboundedSender<WriteEvent>>,
+    pub stop: Stop,
+}
+
+impl Report {
+    fn sending(&self, i: usize) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(WriteEvent::Sending(i));
+        }
+    }
+
+    fn done(&self, i: usize, r: &ObjectResult) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(WriteEvent::Done(i, r.clone()));
+        }
+    }
+}
+
+/// Stops a run of writes from outside (a signal): shared by clones.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl Stop {
+    /// Send nothing more; `why` ends up in the results of what is not sent
+    /// (`not sent: interrupted by SIGINT`).
+    pub fn stop(&self, why: impl Into<String>) {
+        if let Ok(mut g) = self.0.lock()
+            && g.is_none()
+        {
+            *g = Some(why.into());
+        }
+    }
+
+    fn reason(&self) -> Option<String> {
+        self.0.lock().ok()?.clone()
+    }
+}
+
+/// How many times a PATCH whose object changed since the plan (409 on its
+/// resourceVersion) is computed again and resent when the change is still
+/// the one reviewed (kubectl's apply retries a conflict five times too).
+const MAX_CONFLICTS: usize = 5;
+
+/// The results of a run, each sent to the [`Report`] when set.
+struct Slots<'r> {
+    results: Vec<Option<ObjectResult>>,
+    report: &'r Report,
+}
+
+impl Slots<'_> {
+    fn put(&mut self, i: usize, r: ObjectResult) {
+        self.report.done(i, &r);
+        self.results[i] = Some(r);
+    }
 }
 
 /// One prepared write.
@@ -100,13 +168,19 @@ fn write_failed(object: ObjectRef, e: &ClusterError) -> ObjectResult {
 /// sent yet is reported not applied, instead of each object waiting out its
 /// own timeout against a server that is gone.
 #[derive(Default)]
-struct Halt(std::sync::Mutex<Option<String>>);
+struct Halt(std::sync::Mutex<Option<String>>, Stop);
 
 impl Halt {
+    fn new(stop: &Stop) -> Halt {
+        Halt(std::sync::Mutex::new(None), stop.clone())
+    }
+
     /// Why the run stopped, if it did: the message for an object not sent.
     fn stopped(&self) -> Option<String> {
-        let why = self.0.lock().ok()?.clone()?;
-        Some(format!("not sent, an earlier request failed: {why}"))
+        if let Some(why) = self.0.lock().ok().and_then(|g| g.clone()) {
+            return Some(format!("not sent, an earlier request failed: {why}"));
+        }
+        self.1.reason().map(|why| format!("not sent: {why}"))
     }
 
     fn note(&self, e: &ClusterError) {
@@ -272,6 +346,120 @@ fn delete_body(propagation: Propagation, typed: bool) -> Value {
     }
 }
 
+/// Why a write (or its dry run) was not made.
+enum NotWritten {
+    /// The object changed since the plan, and not only its resourceVersion
+    /// (or reading it again failed): the result says what.
+    Changed(Failure),
+    /// The request failed.
+    Error(ClusterError),
+}
+
+/// The result of a failed dry run: the write is not sent.
+fn dry_run_failed(
+    name: ObjectRef,
+    w: &Write,
+    e: &ClusterError,
+    pending_namespaces: &[String],
+) -> ObjectResult {
+    match e {
+        e if e.code() == 409 && matches!(w, Write::Create { .. }) => {
+            fail(name, Failure::CreatedSincePlan)
+        }
+        e if e.code() == 404
+            && name
+                .namespace
+                .as_ref()
+                .is_some_and(|ns| pending_namespaces.contains(ns)) =>
+        {
+            let ns = name.namespace.clone().unwrap_or_default();
+            ok(name, Outcome::NotChecked(Prerequisite::Namespace(ns))).in_dry_run()
+        }
+        // Not written: the dry run that goes first failed.
+        e if e.is_fatal() => fail(name, Failure::DryRun(e.to_string())),
+        e => fail(name, failure(e)),
+    }
+}
+
+/// A PATCH body: the reviewed patch, with the resourceVersion the plan was
+/// made from as its precondition (`metadata.resourceVersion`, as `kubectl
+/// diff` sends it) when known: the server refuses it (409) when the object
+/// changed since.
+fn patch_body(patch: &Patch, rv: Option<&str>) -> bytes::Bytes {
+    let Some(rv) = rv else {
+        return go_body(&patch.body);
+    };
+    let mut body = patch.body.clone();
+    if let Some(top) = body.as_object_mut() {
+        let meta = top.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("resourceVersion".into(), json!(rv));
+        }
+    }
+    go_body(&body)
+}
+
+/// Where a row's write goes in the order of dependence, lowest first:
+/// what other objects need at their admission or start goes before them,
+/// as Helm orders an install (Namespaces; policies and quotas; service
+/// accounts, Secrets, ConfigMaps, storage; CRDs; RBAC; Services; workloads;
+/// Ingresses), kinds not listed (custom resources) after those, and the
+/// APIServices and admission webhooks last, since a webhook registered
+/// before the objects it checks can turn their writes away.
+fn write_rank(p: &ObjectPlan) -> u8 {
+    const ORDER: &[(&str, &str)] = &[
+        ("", "Namespace"),
+        ("networking.k8s.io", "NetworkPolicy"),
+        ("", "ResourceQuota"),
+        ("", "LimitRange"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("node.k8s.io", "RuntimeClass"),
+        ("policy", "PodDisruptionBudget"),
+        ("", "ServiceAccount"),
+        ("", "Secret"),
+        ("", "ConfigMap"),
+        ("storage.k8s.io", "StorageClass"),
+        ("", "PersistentVolume"),
+        ("", "PersistentVolumeClaim"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("rbac.authorization.k8s.io", "Role"),
+        ("rbac.authorization.k8s.io", "RoleBinding"),
+        ("", "Service"),
+        ("apps", "DaemonSet"),
+        ("", "Pod"),
+        ("", "ReplicationController"),
+        ("apps", "ReplicaSet"),
+        ("apps", "Deployment"),
+        ("autoscaling", "HorizontalPodAutoscaler"),
+        ("apps", "StatefulSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+        ("networking.k8s.io", "IngressClass"),
+        ("networking.k8s.io", "Ingress"),
+    ];
+    const LAST: &[(&str, &str)] = &[
+        ("apiregistration.k8s.io", "APIService"),
+        (
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration",
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+        ),
+    ];
+    let group = crate::objref::split_api_version(&p.api_version).0;
+    let at = |list: &[(&str, &str)]| list.iter().position(|&(g, k)| g == group && k == p.kind);
+    let known = ORDER.len() as u8;
+    match (at(ORDER), at(LAST)) {
+        (Some(i), _) => i as u8,
+        (None, Some(i)) => known + 1 + i as u8,
+        (None, None) => known,
+    }
+}
+
 impl Session {
     /// Apply items: Namespaces and CustomResourceDefinitions first, then the
     /// rest in the order given. Each phase is first sent as a server-side dry
@@ -305,7 +493,11 @@ impl Session {
         let (mut owned, mut bodies): (Vec<ApplyItem>, Vec<Option<bytes::Bytes>>) =
             items.into_iter().unzip();
         let items = &owned;
-        let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
+        let report = &opts.report;
+        let mut slots = Slots {
+            results: vec![None; items.len()],
+            report,
+        };
         let (first, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| is_first(&items[i].plan));
         // The ApplySet parent is written before the members, as kubectl does;
@@ -324,19 +516,28 @@ impl Session {
             }
             _ => 0,
         };
-        let halt = &Halt::default();
+        let halt = &Halt::new(&report.stop);
+        let concurrency = self.concurrency;
         let mut crd_groups: Vec<String> = Vec::new();
         let mut pending_namespaces: Vec<String> = Vec::new();
         let mut pending_groups: Vec<String> = Vec::new();
         for (phase, indices) in [first, rest].into_iter().enumerate() {
             let items = &owned;
             if let Some(set) = parent.filter(|_| phase == parent_phase) {
+                if let Some(why) = halt.stopped() {
+                    for (i, item) in items.iter().enumerate() {
+                        if slots.results[i].is_none() {
+                            slots.put(i, skipped(item.plan.id(), why.clone()));
+                        }
+                    }
+                    break;
+                }
                 let (kinds, namespaces) = set.union();
                 if let Err(e) = self.write_applyset_parent(set, &kinds, &namespaces).await {
                     let e = format!("ApplySet parent {}: {e}", set.reference());
-                    for (r, item) in results.iter_mut().zip(items) {
-                        if r.is_none() {
-                            *r = Some(skipped(item.plan.id(), format!("not applied: {e}")));
+                    for (i, item) in items.iter().enumerate() {
+                        if slots.results[i].is_none() {
+                            slots.put(i, skipped(item.plan.id(), format!("not applied: {e}")));
                         }
                     }
                     break;
@@ -346,7 +547,7 @@ impl Session {
             if phase == 1 && opts.dry_run {
                 // Nothing of the first phase exists: what depends on it
                 // cannot be checked by the server.
-                for (item, r) in items.iter().zip(&results) {
+                for (item, r) in items.iter().zip(&slots.results) {
                     let Some(r) = r.as_ref() else {
                         continue;
                     };
@@ -363,7 +564,7 @@ impl Session {
             if phase == 1 && !opts.dry_run {
                 crd_groups = items
                     .iter()
-                    .zip(&results)
+                    .zip(&slots.results)
                     .filter(|(item, r)| {
                         item.plan.kind == "CustomResourceDefinition"
                             && r.as_ref().is_some_and(ObjectResult::ok)
@@ -387,7 +588,7 @@ impl Session {
                         (i, self.prepare(&items[i], body, crd_groups, halt).await)
                     },
                 )))
-                .buffered(CONCURRENCY)
+                .buffered(concurrency)
                 .collect::<Vec<_>>()
                 .await;
             // What is prepared no longer needs the plan's trees: at 10,000
@@ -405,7 +606,8 @@ impl Session {
                                 *g == crate::objref::split_api_version(&items[i].plan.api_version).0
                             }) =>
                     {
-                        results[i] = Some(
+                        slots.put(
+                            i,
                             ok(
                                 r.object,
                                 Outcome::NotChecked(Prerequisite::CustomResourceDefinition),
@@ -413,83 +615,91 @@ impl Session {
                             .in_dry_run(),
                         );
                     }
-                    Prepared::Done(r) => results[i] = Some(r),
+                    Prepared::Done(r) => slots.put(i, r),
                     Prepared::Send(w) => writes.push((i, w)),
                 }
             }
-            // The dry run of the same requests.
-            let checked =
-                futures::stream::iter(collect_vec(writes.into_iter().map(|(i, w)| async move {
+            // The dry run of every write of the phase, all at once, before
+            // any of them is written.
+            let pending_namespaces = &pending_namespaces;
+            let mut checked = futures::stream::iter(collect_vec(writes.into_iter().map(
+                |(i, mut w)| async move {
                     if let Some(why) = halt.stopped() {
-                        return (i, w, Err(ClusterError::Other(why)));
+                        return (i, w, Err(NotWritten::Error(ClusterError::Other(why))));
                     }
-                    let r = self.send_write(&w, true).await;
-                    if let Err(e) = &r {
+                    let r = self
+                        .send_replanning(&items[i].plan, &mut w, true, halt)
+                        .await;
+                    if let Err(NotWritten::Error(e)) = &r {
                         halt.note(e);
                     }
                     (i, w, r)
-                })))
-                .buffered(CONCURRENCY)
-                .collect::<Vec<_>>()
-                .await;
+                },
+            )))
+            .buffer_unordered(concurrency);
             let mut real = Vec::new();
-            for (i, w, r) in checked {
+            while let Some((i, w, r)) = checked.next().await {
                 let name = items[i].plan.id();
-                match r {
-                    Err(e) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
-                        results[i] = Some(fail(name, Failure::CreatedSincePlan))
-                    }
-                    Err(e)
-                        if e.code() == 404
-                            && items[i]
-                                .plan
-                                .namespace
-                                .as_ref()
-                                .is_some_and(|ns| pending_namespaces.contains(ns)) =>
-                    {
-                        let ns = items[i].plan.namespace.clone().unwrap_or_default();
-                        results[i] = Some(
-                            ok(name, Outcome::NotChecked(Prerequisite::Namespace(ns))).in_dry_run(),
-                        );
-                    }
-                    // Not written: the dry run that goes first failed.
-                    Err(e) if e.is_fatal() => {
-                        results[i] = Some(fail(name, Failure::DryRun(e.to_string())))
-                    }
-                    Err(e) => results[i] = Some(fail(name, failure(&e))),
+                let r = match r {
+                    Err(NotWritten::Changed(f)) => fail(name, f),
+                    Err(NotWritten::Error(e)) => dry_run_failed(name, &w, &e, pending_namespaces),
                     Ok(()) if opts.dry_run => {
                         let done = match w {
                             Write::Create { .. } => Outcome::Created,
                             Write::Patch { .. } => Outcome::Configured,
                         };
-                        results[i] = Some(ok(name, done).in_dry_run());
+                        ok(name, done).in_dry_run()
                     }
-                    Ok(()) => real.push((i, w)),
-                }
+                    Ok(()) => {
+                        real.push((i, w));
+                        continue;
+                    }
+                };
+                slots.put(i, r);
             }
-            let written =
-                futures::stream::iter(collect_vec(real.into_iter().map(|(i, w)| async move {
-                    if let Some(why) = halt.stopped() {
-                        return (
-                            i,
-                            skipped(items[i].plan.id(), format!("not applied: {why}")),
-                        );
-                    }
-                    (i, self.write_checked(&items[i].plan, &w, halt).await)
-                })))
-                .buffered(CONCURRENCY)
-                .collect::<Vec<_>>()
-                .await;
-            for (i, r) in written {
-                results[i] = Some(r);
+            drop(checked);
+            // The writes, by kind in the order of dependence (Namespaces
+            // and CRDs in the first phase; then quotas, service accounts,
+            // RBAC, Secrets, ConfigMaps, ..., workloads; webhooks last): a
+            // kind's writes all answered before the next kind's are sent,
+            // each kind's at once, in the order given.
+            real.sort_by_key(|(i, _)| (write_rank(&items[*i].plan), *i));
+            let mut real = real.into_iter().peekable();
+            while let Some(rank) = real.peek().map(|(i, _)| write_rank(&items[*i].plan)) {
+                let mut batch = Vec::new();
+                while let Some((i, w)) = real.next_if(|(i, _)| write_rank(&items[*i].plan) == rank)
+                {
+                    batch.push((i, w));
+                }
+                let mut written = futures::stream::iter(collect_vec(batch.into_iter().map(
+                    |(i, mut w)| async move {
+                        if let Some(why) = halt.stopped() {
+                            let why = format!("not applied: {why}");
+                            return (i, skipped(items[i].plan.id(), why));
+                        }
+                        report.sending(i);
+                        (i, self.write_checked(&items[i].plan, &mut w, halt).await)
+                    },
+                )))
+                .buffer_unordered(concurrency);
+                while let Some((i, r)) = written.next().await {
+                    slots.put(i, r);
+                }
             }
         }
         let items = &owned;
-        results
-            .into_iter()
-            .zip(items)
-            .map(|(r, item)| r.unwrap_or_else(|| skipped(item.plan.id(), "not applied".into())))
-            .collect()
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match slots.results[i].take() {
+                Some(r) => out.push(r),
+                None => {
+                    let r = skipped(item.plan.id(), "not applied".into());
+                    report.done(i, &r);
+                    out.push(r);
+                }
+            }
+        }
+        out
     }
 
     /// Turn a plan row into the request to send (or a result without one).
@@ -607,7 +817,8 @@ impl Session {
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
             let base = base_last_applied(&config, &live, released);
             match three_way(&config, &live, base.as_ref(), schema) {
-                Ok(t) => t.patch,
+                // A patch that leaves live as it is is not sent.
+                Ok(t) => t.patch.filter(|_| t.changes),
                 Err(e) => return Prepared::Done(fail(name, Failure::Refused(e.to_string()))),
             }
         };
@@ -721,13 +932,15 @@ impl Session {
                 self.call_encoded(Method::POST, path, &query, None, Some(body.clone()), false)
                     .await
             }
-            Write::Patch { path, patch, .. } => {
+            Write::Patch {
+                path, patch, rv, ..
+            } => {
                 self.call_encoded(
                     Method::PATCH,
                     path,
                     &query,
                     Some(patch.kind.content_type()),
-                    Some(go_body(&patch.body)),
+                    Some(patch_body(patch, rv.as_deref())),
                     false,
                 )
                 .await
@@ -736,59 +949,87 @@ impl Session {
         .map(|_| ())
     }
 
-    /// The real write, after checking the object did not change since the plan.
-    async fn write_checked(&self, plan: &ObjectPlan, w: &Write, halt: &Halt) -> ObjectResult {
-        let name = plan.id();
-        match w {
-            Write::Create { .. } => match self.send_write(w, false).await {
-                Ok(()) => ok(name, Outcome::Created),
-                Err(e) if e.code() == 409 => fail(name, Failure::CreatedSincePlan),
-                Err(e) => {
-                    halt.note(&e);
-                    write_failed(name, &e)
-                }
-            },
-            Write::Patch {
-                rv,
+    /// Send a write (or its dry run). A PATCH carries the resourceVersion
+    /// the plan was made from: when the object changed since (409), it is
+    /// read again and the patch computed again against it; the same patch
+    /// as the one reviewed is sent again with the new resourceVersion (a
+    /// controller writing status changes the resourceVersion, not the
+    /// patch), up to [`MAX_CONFLICTS`] times; a different one is not sent.
+    async fn send_replanning(
+        &self,
+        plan: &ObjectPlan,
+        w: &mut Write,
+        dry_run: bool,
+        halt: &Halt,
+    ) -> Result<(), NotWritten> {
+        let mut conflicts = 0;
+        loop {
+            let e = match self.send_write(w, dry_run).await {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            let Write::Patch {
+                rv: Some(was),
                 get,
                 config,
                 patch,
                 released,
                 ..
-            } => {
-                let now = match self.call(Method::GET, get, &[], None, None).await {
-                    Ok(v) => v,
-                    Err(e) if e.code() == 404 => {
-                        return fail(name, Failure::DeletedSincePlan);
-                    }
-                    Err(e) => {
-                        halt.note(&e);
-                        return fail(name, Failure::NotApplied(e.to_string()));
-                    }
-                };
-                let current = resource_version(&now);
-                if rv.is_some()
-                    && current != *rv
-                    && !same_patch(plan, config, &now, released, patch)
-                {
-                    return fail(
-                        name,
-                        Failure::ChangedSincePlan(self.replanned_message(
-                            plan,
-                            config,
-                            &now,
-                            rv.as_deref(),
-                            current.as_deref(),
-                        )),
-                    );
+            } = w
+            else {
+                return Err(NotWritten::Error(e));
+            };
+            if e.code() != 409 {
+                return Err(NotWritten::Error(e));
+            }
+            let now = match self.call(Method::GET, get, &[], None, None).await {
+                Ok(v) => v,
+                Err(e) if e.code() == 404 => {
+                    return Err(NotWritten::Changed(Failure::DeletedSincePlan));
                 }
-                match self.send_write(w, false).await {
-                    Ok(()) => ok(name, Outcome::Configured),
-                    Err(e) => {
-                        halt.note(&e);
-                        write_failed(name, &e)
-                    }
+                Err(e) => {
+                    halt.note(&e);
+                    return Err(NotWritten::Changed(Failure::NotApplied(e.to_string())));
                 }
+            };
+            let current = resource_version(&now);
+            conflicts += 1;
+            if !same_patch(plan, config, &now, released, patch) {
+                let why = self.replanned_message(
+                    plan,
+                    config,
+                    &now,
+                    Some(was.as_str()),
+                    current.as_deref(),
+                );
+                return Err(NotWritten::Changed(Failure::ChangedSincePlan(why)));
+            }
+            let Some(current) = current.filter(|_| conflicts < MAX_CONFLICTS) else {
+                return Err(NotWritten::Changed(Failure::ChangedSincePlan(format!(
+                    "changed since the plan (resourceVersion {was}), and again each of \
+                     {conflicts} times it was sent: not written; apply again"
+                ))));
+            };
+            *was = current;
+        }
+    }
+
+    /// The real write, sent with the resourceVersion it was planned at
+    /// ([`Self::send_replanning`]).
+    async fn write_checked(&self, plan: &ObjectPlan, w: &mut Write, halt: &Halt) -> ObjectResult {
+        let name = plan.id();
+        match self.send_replanning(plan, w, false, halt).await {
+            Ok(()) => match w {
+                Write::Create { .. } => ok(name, Outcome::Created),
+                Write::Patch { .. } => ok(name, Outcome::Configured),
+            },
+            Err(NotWritten::Changed(f)) => fail(name, f),
+            Err(NotWritten::Error(e)) if e.code() == 409 && matches!(w, Write::Create { .. }) => {
+                fail(name, Failure::CreatedSincePlan)
+            }
+            Err(NotWritten::Error(e)) => {
+                halt.note(&e);
+                write_failed(name, &e)
             }
         }
     }
@@ -818,7 +1059,7 @@ impl Session {
                 .collect()
         };
         match three_way(config, live, last_applied_of(live).as_ref(), schema) {
-            Ok(t) if t.patch.is_none() => format!("{head}: now nothing to change"),
+            Ok(t) if !t.changes => format!("{head}: now nothing to change"),
             Ok(t) => {
                 let (before, after) = (pending(&plan.fields), pending(&t.fields));
                 let mut differ: Vec<&str> = after
@@ -849,7 +1090,7 @@ impl Session {
     /// Delete objects (`kubectl delete -f`): DELETE with the propagation
     /// policy (Background by default). Results say `deleted` or the server's message.
     pub async fn delete(&self, objects: &[ObjectPlan], opts: &DeleteOptions) -> Vec<ObjectResult> {
-        self.delete_each(objects, opts.propagation, opts.dry_run, false)
+        self.delete_each(objects, opts.propagation, opts.dry_run, false, &opts.report)
             .await
     }
 
@@ -864,9 +1105,26 @@ impl Session {
         applyset: Option<&ApplySet>,
         dry_run: bool,
     ) -> Vec<ObjectResult> {
+        self.prune_reporting(candidates, applyset, dry_run, &Report::default())
+            .await
+    }
+
+    /// [`Session::prune`], each candidate's result reported as it is known.
+    pub async fn prune_reporting(
+        &self,
+        candidates: &[ObjectPlan],
+        applyset: Option<&ApplySet>,
+        dry_run: bool,
+        report: &Report,
+    ) -> Vec<ObjectResult> {
         let results = self
-            .delete_each(candidates, Propagation::Background, dry_run, true)
+            .delete_each(candidates, Propagation::Background, dry_run, true, report)
             .await;
+        // Stopped: the parent keeps the kinds it recorded (a later run
+        // prunes what is left).
+        if report.stop.reason().is_some() {
+            return results;
+        }
         if let (Some(set), false) = (applyset, dry_run)
             && results.iter().all(ObjectResult::ok)
             && let Err(e) = self
@@ -886,69 +1144,103 @@ impl Session {
         propagation: Propagation,
         dry_run: bool,
         prune: bool,
+        report: &Report,
     ) -> Vec<ObjectResult> {
         let base = delete_body(propagation, prune);
         let base = &base;
-        let halt = &Halt::default();
-        futures::stream::iter(collect_vec(objects.iter().map(|p| async move {
-            let name = p.id();
-            if let Some(why) = halt.stopped() {
-                return skipped(name, why);
-            }
-            // The object reviewed, not one recreated under the same name
-            // since the plan: the server refuses (409) when the uid differs.
-            let mut body = base.clone();
-            if let Some(uid) = p
-                .live
-                .as_ref()
-                .and_then(|l| l.pointer("/metadata/uid"))
-                .and_then(Value::as_str)
-            {
-                body["preconditions"] = json!({ "uid": uid });
-            }
-            let info = match self.resolve(p, &[], halt).await {
-                Ok(i) => i,
-                Err(r) => return r,
-            };
-            let path = info.object_path(p.namespace.as_deref(), &p.name);
-            let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
-            match self
-                .call(Method::DELETE, &path, query, None, Some(&body))
-                .await
-            {
-                Ok(_) => {
-                    let done = ok(
-                        name,
-                        if prune {
-                            Outcome::Pruned
-                        } else {
-                            Outcome::Deleted
-                        },
-                    );
-                    if dry_run { done.in_dry_run() } else { done }
-                }
-                // Only the uid precondition makes a DELETE conflict.
-                Err(e) if e.code() == 409 => fail(
+        let halt = &Halt::new(&report.stop);
+        let mut slots = Slots {
+            results: vec![None; objects.len()],
+            report,
+        };
+        let mut done = futures::stream::iter(collect_vec(objects.iter().enumerate().map(
+            |(i, p)| async move {
+                (
+                    i,
+                    self.delete_one(p, i, base, dry_run, prune, halt, report)
+                        .await,
+                )
+            },
+        )))
+        .buffer_unordered(self.concurrency);
+        while let Some((i, r)) = done.next().await {
+            slots.put(i, r);
+        }
+        drop(done);
+        slots.results.into_iter().flatten().collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn delete_one(
+        &self,
+        p: &ObjectPlan,
+        i: usize,
+        base: &Value,
+        dry_run: bool,
+        prune: bool,
+        halt: &Halt,
+        report: &Report,
+    ) -> ObjectResult {
+        let name = p.id();
+        if let Some(why) = halt.stopped() {
+            return skipped(name, why);
+        }
+        // The object reviewed, not one recreated under the same name
+        // since the plan: the server refuses (409) when the uid differs.
+        let mut body = base.clone();
+        if let Some(uid) = p
+            .live
+            .as_ref()
+            .and_then(|l| l.pointer("/metadata/uid"))
+            .and_then(Value::as_str)
+        {
+            body["preconditions"] = json!({ "uid": uid });
+        }
+        let info = match self.resolve(p, &[], halt).await {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        let path = info.object_path(p.namespace.as_deref(), &p.name);
+        let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
+        if let Some(why) = halt.stopped() {
+            return skipped(name, why);
+        }
+        if !dry_run {
+            report.sending(i);
+        }
+        match self
+            .call(Method::DELETE, &path, query, None, Some(&body))
+            .await
+        {
+            Ok(_) => {
+                let done = ok(
                     name,
-                    Failure::Recreated {
-                        prune,
-                        error: e.to_string(),
-                    },
-                ),
-                Err(e) => {
-                    halt.note(&e);
-                    // A dry run changes nothing, whatever became of it.
-                    if dry_run {
-                        fail(name, failure(&e))
+                    if prune {
+                        Outcome::Pruned
                     } else {
-                        write_failed(name, &e)
-                    }
+                        Outcome::Deleted
+                    },
+                );
+                if dry_run { done.in_dry_run() } else { done }
+            }
+            // Only the uid precondition makes a DELETE conflict.
+            Err(e) if e.code() == 409 => fail(
+                name,
+                Failure::Recreated {
+                    prune,
+                    error: e.to_string(),
+                },
+            ),
+            Err(e) => {
+                halt.note(&e);
+                // A dry run changes nothing, whatever became of it.
+                if dry_run {
+                    fail(name, failure(&e))
+                } else {
+                    write_failed(name, &e)
                 }
             }
-        })))
-        .buffered(CONCURRENCY)
-        .collect()
-        .await
+        }
     }
 }
 
@@ -993,6 +1285,7 @@ mod tests {
             source: Some("m.yaml:1".into()),
             action,
             reverts_drift: false,
+            annotation_only: false,
             fields: vec![
                 field("data.a", FieldAction::Set),
                 field("data.b", FieldAction::Keep),

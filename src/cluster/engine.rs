@@ -138,6 +138,11 @@ impl Engine for KubeEngine {
             ),
             (None, None) => return None,
         };
+        // The demo server's token rides in its URL's path: never shown.
+        let url = match url.split_once(crate::server::TOKEN_PATH) {
+            Some((base, _)) => base.to_string(),
+            None => url,
+        };
         Some(Server {
             url,
             context,
@@ -281,6 +286,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: true,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -295,6 +301,7 @@ impl Engine for KubeEngine {
             let opts = ApplyOptions {
                 dry_run: false,
                 applyset: self.applyset(),
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.apply(items, &opts).await,
@@ -313,10 +320,56 @@ impl Engine for KubeEngine {
             let opts = DeleteOptions {
                 propagation,
                 dry_run: false,
+                ..Default::default()
             };
             match self.session() {
                 Some(session) => session.delete(&objects, &opts).await,
                 None => not_sent(objects.iter().map(ObjectPlan::id)),
+            }
+        }
+        .boxed()
+    }
+
+    fn write_reporting(
+        &self,
+        write: crate::ops::Write,
+        events: UnboundedSender<crate::ops::WriteEvent>,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        use crate::ops::Write;
+        async move {
+            let Some(session) = self.session() else {
+                return match write {
+                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
+                    Write::Delete(o, _) | Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
+                };
+            };
+            let report = super::Report {
+                events: Some(events),
+                ..Default::default()
+            };
+            match write {
+                Write::Apply(items) => {
+                    let opts = ApplyOptions {
+                        dry_run: false,
+                        applyset: self.applyset(),
+                        report,
+                    };
+                    session.apply(items, &opts).await
+                }
+                Write::Delete(objects, propagation) => {
+                    let opts = DeleteOptions {
+                        propagation,
+                        dry_run: false,
+                        report,
+                    };
+                    session.delete(&objects, &opts).await
+                }
+                Write::Prune(objects) => {
+                    let set = self.applyset();
+                    session
+                        .prune_reporting(&objects, set.as_ref(), false, &report)
+                        .await
+                }
             }
         }
         .boxed()

@@ -8,7 +8,7 @@ use super::deps::{
     prune_candidate,
 };
 use super::discovery::ResourceInfo;
-use super::{CONCURRENCY, ClusterError, PAGE_SIZE, Session, collect_vec};
+use super::{ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::last_applied_value;
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
@@ -156,6 +156,7 @@ pub(crate) fn error_plan(m: &Manifest, message: String) -> ObjectPlan {
         source: Some(m.source.to_string()),
         action: ObjectAction::Error,
         reverts_drift: false,
+        annotation_only: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,
@@ -216,7 +217,7 @@ impl Session {
     /// Build the plan for `loaded` against live state.
     ///
     /// Costs: one discovery request per group version named, one LIST (paged
-    /// by [`PAGE_SIZE`]) per (resource, namespace) group, [`CONCURRENCY`] at a
+    /// by [`PAGE_SIZE`]) per (resource, namespace) group, [`super::CONCURRENCY`] (by default) at a
     /// time; a GET per object only where LIST answers 403. Progress goes to
     /// `progress` as objects are fetched. Per-object problems (a kind not
     /// served, a forbidden GET, a merge error) become `error` rows; only a
@@ -354,7 +355,7 @@ impl Session {
 
         // What pruning needs of the manifests: their identities (taken now,
         // as each manifest goes once it is planned).
-        let blocked = match prune.mode {
+        let mut blocked = match prune.mode {
             PruneMode::None => None,
             _ => prune_block(&load_errors, total),
         };
@@ -454,7 +455,7 @@ impl Session {
                 Ok::<_, ClusterError>((info, ns, rows))
             },
         )))
-        .buffer_unordered(super::CONCURRENCY);
+        .buffer_unordered(self.concurrency);
         let mut done = 0;
         loop {
             while let Some(Some(_)) = slots.get(next) {
@@ -509,8 +510,11 @@ impl Session {
                             &visited,
                             &in_manifests,
                         )
-                        .await?;
-                    candidates.into_iter().map(&*finish).for_each(&mut emit);
+                        .await;
+                    match forbidden_listing(candidates)? {
+                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
+                        Err(b) => blocked = Some(b),
+                    }
                 }
             }
             PruneMode::ApplySet { .. } => {
@@ -519,8 +523,11 @@ impl Session {
                 if let Some(set) = &applyset
                     && blocked.is_none()
                 {
-                    let candidates = self.applyset_candidates(set, &in_manifests).await?;
-                    candidates.into_iter().map(&*finish).for_each(&mut emit);
+                    let candidates = self.applyset_candidates(set, &in_manifests).await;
+                    match forbidden_listing(candidates)? {
+                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
+                        Err(b) => blocked = Some(b),
+                    }
                 }
             }
         }
@@ -620,7 +627,7 @@ impl Session {
                         };
                         (name.clone(), r)
                     })))
-                    .buffer_unordered(CONCURRENCY)
+                    .buffer_unordered(self.concurrency)
                     .collect::<Vec<_>>()
                     .await;
                 if let Some((_, Err(e))) = gets
@@ -822,7 +829,24 @@ impl Session {
         let (keep, reason) = (&keep, &reason);
         let results = futures::stream::iter(collect_vec(lists.into_iter().map(
             |(info, ns)| async move {
-                let items = self.list_all(&info, ns.as_deref(), selector).await?;
+                let items = match self.list_all(&info, ns.as_deref(), selector).await {
+                    // Which LIST, for the words of the skipped prune.
+                    Err(ClusterError::Api {
+                        code: 403,
+                        reason,
+                        message,
+                    }) => {
+                        return Err(ClusterError::Api {
+                            code: 403,
+                            reason,
+                            message: format!(
+                                "LIST {}: {message}",
+                                info.collection_path(ns.as_deref())
+                            ),
+                        });
+                    }
+                    r => r?,
+                };
                 let mut out = Vec::new();
                 for item in items {
                     if !keep(&item) || in_manifests.contains(&crate::manifest::live_key(&item)) {
@@ -833,7 +857,7 @@ impl Session {
                 Ok::<_, ClusterError>(out)
             },
         )))
-        .buffered(CONCURRENCY)
+        .buffered(self.concurrency)
         .collect::<Vec<_>>()
         .await;
         let mut out = Vec::new();
@@ -841,6 +865,20 @@ impl Session {
             out.extend(r?);
         }
         Ok(out)
+    }
+}
+
+/// Prune candidates, or why pruning is skipped when a LIST of them was
+/// forbidden (403: RBAC lets the user read what it applies but not list a
+/// kind): the plan and the apply go on without pruning, as kubectl diff
+/// does. Any other failure stops the run.
+fn forbidden_listing(
+    found: Result<Vec<ObjectPlan>, ClusterError>,
+) -> Result<Result<Vec<ObjectPlan>, crate::plan::PruneBlock>, ClusterError> {
+    match found {
+        Ok(c) => Ok(Ok(c)),
+        Err(e) if e.code() == 403 => Ok(Err(crate::plan::PruneBlock::ListForbidden(e.to_string()))),
+        Err(e) => Err(e),
     }
 }
 

@@ -23,7 +23,7 @@
 //! let prune = PruneOptions { mode: PruneMode::ApplySet { parent: "myset".into(), tooling: None } };
 //! let Planned { plan, applyset, .. } = session.plan(loaded, &prune, Some(progress_tx)).await?;
 //! // apply rows (not prune candidates); ApplyItem { plan, accepted_fields: None }
-//! let applied = session.apply(items, &ApplyOptions { dry_run, applyset: applyset.clone() }).await;
+//! let applied = session.apply(items, &ApplyOptions { dry_run, applyset: applyset.clone(), ..Default::default() }).await;
 //! // prune candidates (action Prune); with an ApplySet, call it even with none
 //! let pruned = session.prune(&candidates, applyset.as_ref(), dry_run).await;
 //! ```
@@ -42,7 +42,7 @@ mod live;
 mod timeouts;
 
 pub use crate::selector::{LabelSelector, SelectorError};
-pub use apply::{ApplyOptions, DeleteOptions, slim_for_apply, slim_for_delete};
+pub use apply::{ApplyOptions, DeleteOptions, Report, Stop, slim_for_apply, slim_for_delete};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
@@ -57,8 +57,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How many requests run at once while reading live state.
-pub const CONCURRENCY: usize = 8;
+/// How many requests are in flight at once by default (`--concurrency`):
+/// enough to keep a link with a 50 ms round trip busy (LISTs, dry runs,
+/// writes, deletes), few enough for API Priority and Fairness to serve
+/// without queueing a single client for long.
+pub const CONCURRENCY: usize = 32;
+/// How often a request the server turned away with 429 (Too Many
+/// Requests, API Priority and Fairness) is sent again after its
+/// `Retry-After`, as client-go retries it, before it is given up on.
+pub const MAX_THROTTLED: u32 = 10;
+/// The longest `Retry-After` obeyed at once (a larger one is cut to it).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 /// Page size of LIST requests (`limit`), continued with `continue`.
 pub const PAGE_SIZE: usize = 500;
 /// The field manager kubectl's client-side apply uses; kapply uses the same
@@ -76,6 +85,8 @@ pub struct ClusterOptions {
     pub namespace: Option<String>,
     /// Limits on connecting and on each request (`--request-timeout`).
     pub timeouts: Timeouts,
+    /// Requests in flight at once (`--concurrency`); 0: [`CONCURRENCY`].
+    pub concurrency: usize,
 }
 
 /// Errors of the cluster layer. Messages name the server or the object.
@@ -223,6 +234,8 @@ pub struct Target {
     pub namespace: String,
     explicit_namespace: bool,
     pub timeouts: Timeouts,
+    /// Requests in flight at once.
+    pub concurrency: usize,
 }
 
 impl std::fmt::Debug for Target {
@@ -279,6 +292,11 @@ impl Target {
             namespace,
             explicit_namespace: opts.namespace.is_some(),
             timeouts: opts.timeouts,
+            concurrency: if opts.concurrency == 0 {
+                CONCURRENCY
+            } else {
+                opts.concurrency
+            },
         })
     }
 }
@@ -297,6 +315,9 @@ pub struct Session {
     exec: Option<exec::ExecAuth>,
     /// Threads for the CPU work of reading and planning.
     workers: Workers,
+    /// Requests in flight at once, and the permits that bound them.
+    concurrency: usize,
+    in_flight: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Session {
@@ -345,6 +366,8 @@ impl Session {
             discovery: discovery::Discovery::default(),
             exec,
             workers: Workers::new(),
+            concurrency: target.concurrency.max(1),
+            in_flight: tokio::sync::Semaphore::new(target.concurrency.max(1)),
         };
         match session.call(Method::GET, "/version", &[], None, None).await {
             Ok(_) => {}
@@ -368,6 +391,11 @@ impl Session {
     /// The limits this session's requests run under.
     pub fn timeouts(&self) -> Timeouts {
         self.timeouts
+    }
+
+    /// How many requests this session has in flight at most.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
     }
 
     /// The server URL from the kubeconfig.
@@ -459,72 +487,19 @@ impl Session {
             uri.push('=');
             uri.push_str(&encode_query(v));
         }
-        // Reads may be retried by the user at no cost; a write that times
-        // out leaves its fate unknown, so it gets its own (longer) limit.
-        let is_write = method != Method::GET;
-        let limit = if is_write {
-            self.timeouts.write
-        } else {
-            self.timeouts.read
-        };
-        let mut builder = Request::builder()
-            .method(method)
-            .uri(&uri)
-            .header(http::header::ACCEPT, "application/json");
-        if let Some(auth) = &self.exec {
-            builder = builder.header(http::header::AUTHORIZATION, auth.header().await?);
-        }
-        let bytes = match body {
-            Some(b) => {
-                builder = builder.header(
-                    http::header::CONTENT_TYPE,
-                    content_type.unwrap_or("application/json"),
-                );
-                b
+        let mut throttled = 0;
+        let (status, collected) = loop {
+            let (status, retry_after, collected) = self
+                .send_once(method.clone(), &uri, path, content_type, body.clone())
+                .await?;
+            // API Priority and Fairness turned it away before handling it
+            // (nothing was done): wait as told and send it again, a few times.
+            if status == http::StatusCode::TOO_MANY_REQUESTS && throttled < MAX_THROTTLED {
+                throttled += 1;
+                tokio::time::sleep(retry_after.min(MAX_RETRY_AFTER)).await;
+                continue;
             }
-            None => bytes::Bytes::new(),
-        };
-        let request = builder
-            .body(kube::client::Body::from(bytes))
-            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
-        let deadline = limit.map(|d| (tokio::time::Instant::now() + d, d));
-        let timeout = |after: Duration| ClusterError::Timeout {
-            url: self.url.clone(),
-            after,
-        };
-        let asked = if is_write {
-            Asked::Write
-        } else {
-            Asked::Read(path.to_string())
-        };
-        let sent = self.client.send(request);
-        let response = match deadline {
-            Some((at, after)) => tokio::time::timeout_at(at, sent)
-                .await
-                .map_err(|_| timeout(after))?,
-            None => sent.await,
-        }
-        .map_err(|e| self.transport_error(&e, &asked))?;
-        let status = response.status();
-        if status == http::StatusCode::UNAUTHORIZED
-            && let Some(auth) = &self.exec
-        {
-            auth.forget().await;
-        }
-        let body = response.into_body().collect();
-        let collected = match deadline {
-            Some((at, after)) => tokio::time::timeout_at(at, body)
-                .await
-                .map_err(|_| timeout(after))
-                .and_then(|r| r.map_err(|_| self.lost(Broken::MidAnswer, &asked))),
-            None => body.await.map_err(|_| self.lost(Broken::MidAnswer, &asked)),
-        };
-        let collected = match collected {
-            Ok(c) => c.to_bytes(),
-            // The status says the write was done; a body lost after it does
-            // not undo it (and writes do not use their body).
-            Err(_) if is_write && status.is_success() => return Ok(bytes::Bytes::new()),
-            Err(e) => return Err(e),
+            break (status, collected);
         };
         if status.is_success() {
             return Ok(collected);
@@ -561,6 +536,101 @@ impl Session {
                 .to_string(),
             message,
         })
+    }
+}
+
+impl Session {
+    /// One request, sent once when one of the session's [`CONCURRENCY`]
+    /// permits is free: its status, the `Retry-After` it carries (1 s when
+    /// absent) and its body (empty when a write's body was lost after a
+    /// success status). The time limit runs from the send, not the wait.
+    async fn send_once(
+        &self,
+        method: Method,
+        uri: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: Option<bytes::Bytes>,
+    ) -> Result<(http::StatusCode, Duration, bytes::Bytes), ClusterError> {
+        let _permit = self
+            .in_flight
+            .acquire()
+            .await
+            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
+        // Reads may be retried by the user at no cost; a write that times
+        // out leaves its fate unknown, so it gets its own (longer) limit.
+        let is_write = method != Method::GET;
+        let limit = if is_write {
+            self.timeouts.write
+        } else {
+            self.timeouts.read
+        };
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(auth) = &self.exec {
+            builder = builder.header(http::header::AUTHORIZATION, auth.header().await?);
+        }
+        let bytes = match body {
+            Some(b) => {
+                builder = builder.header(
+                    http::header::CONTENT_TYPE,
+                    content_type.unwrap_or("application/json"),
+                );
+                b
+            }
+            None => bytes::Bytes::new(),
+        };
+        let request = builder
+            .body(kube::client::Body::from(bytes))
+            .map_err(|e| ClusterError::Other(format!("{uri}: {e}")))?;
+        let deadline = limit.map(|d| (tokio::time::Instant::now() + d, d));
+        let timeout = |after: Duration| ClusterError::Timeout {
+            url: self.url.clone(),
+            after,
+        };
+        let asked = if is_write {
+            Asked::Write
+        } else {
+            Asked::Read(path.to_string())
+        };
+        let sent = self.client.send(request);
+        let response = match deadline {
+            Some((at, after)) => tokio::time::timeout_at(at, sent)
+                .await
+                .map_err(|_| timeout(after))?,
+            None => sent.await,
+        }
+        .map_err(|e| self.transport_error(&e, &asked))?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(Duration::from_secs(1), Duration::from_secs);
+        if status == http::StatusCode::UNAUTHORIZED
+            && let Some(auth) = &self.exec
+        {
+            auth.forget().await;
+        }
+        let body = response.into_body().collect();
+        let collected = match deadline {
+            Some((at, after)) => tokio::time::timeout_at(at, body)
+                .await
+                .map_err(|_| timeout(after))
+                .and_then(|r| r.map_err(|_| self.lost(Broken::MidAnswer, &asked))),
+            None => body.await.map_err(|_| self.lost(Broken::MidAnswer, &asked)),
+        };
+        let collected = match collected {
+            Ok(c) => c.to_bytes(),
+            // The status says the write was done; a body lost after it does
+            // not undo it (and writes do not use their body).
+            Err(_) if is_write && status.is_success() => bytes::Bytes::new(),
+            Err(e) => return Err(e),
+        };
+        Ok((status, retry_after, collected))
     }
 }
 

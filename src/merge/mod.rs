@@ -124,6 +124,9 @@ pub enum HazardKind {
     RevertsHotfix,
     /// spec.replicas set while an autoscaler owns it.
     FightsAutoscaler,
+    /// The config changes a field someone changed in the cluster since the
+    /// last apply: their value is replaced.
+    OverwritesClusterChange,
 }
 
 /// A silent consequence of applying one field, in words.
@@ -134,6 +137,18 @@ pub struct Hazard {
 }
 
 impl FieldChange {
+    /// Whether applying this row undoes a change made in the cluster: a
+    /// drift it reverts, or a field the config changes over someone's
+    /// change (hazard `overwrites-cluster-change`). The TUI marks it ↺.
+    pub fn undoes_cluster_change(&self) -> bool {
+        self.action != FieldAction::Keep
+            && (self.cause == Cause::Drift
+                || self
+                    .hazards
+                    .iter()
+                    .any(|h| h.kind == HazardKind::OverwritesClusterChange))
+    }
+
     /// The cause as a short tag for one-line output: `intended`,
     /// `other-writer: kubectl`, `drift: kubectl-edit at 2026-11-20T10:04:00Z`.
     pub fn cause_tag(&self) -> String {
@@ -158,6 +173,24 @@ impl FieldChange {
     pub fn cause_text(&self) -> String {
         let owner = self.owner.as_deref();
         match self.cause {
+            Cause::Intended | Cause::Removed
+                if self.owner.is_some() || self.changed_at.is_some() =>
+            {
+                let mut s = String::from(if self.cause == Cause::Intended {
+                    "intended: the manifest changed, over a change made in the cluster"
+                } else {
+                    "removed: in last-applied, not in the config, and changed in the cluster"
+                });
+                if let Some(o) = owner {
+                    s.push_str(" by ");
+                    s.push_str(o);
+                }
+                if let Some(t) = &self.changed_at {
+                    s.push_str(" at ");
+                    s.push_str(t);
+                }
+                s
+            }
             Cause::Intended => "intended: the manifest changed".into(),
             Cause::Drift => {
                 let mut s = String::from("drift: changed ");
@@ -254,11 +287,13 @@ mod fields;
 mod hazards;
 mod jsonmerge;
 mod owners;
+mod predict;
 mod reason;
 mod strategic;
 
 pub use causes::{classify, reverts_drift};
 pub use owners::{APPLY_MANAGERS, FieldOwners, Writer, is_apply_manager};
+pub use predict::values_at;
 pub use reason::Reason;
 
 pub use strategic::deep_eq;
@@ -279,6 +314,13 @@ pub struct ThreeWay {
     pub last_applied: Value,
     /// The new annotation value, exactly as kubectl writes it.
     pub annotation: String,
+    /// The object the server will hold after the patch differs from live
+    /// (see [`predict`]): `false` when kubectl would send nothing, and when
+    /// what it sends leaves live as it is (a `$setElementOrder` alone).
+    pub changes: bool,
+    /// The result differs from live beyond the last-applied annotation:
+    /// what `kubectl diff` shows (it sends the patch without the annotation).
+    pub changes_live: bool,
 }
 
 /// The config as kubectl records it: the annotation removed from its own
@@ -763,6 +805,9 @@ pub fn three_way_recorded(
         schema,
         patch.as_ref().map(|p| &p.body),
     );
+    // Rows are changes only where the result differs from live.
+    let prediction = predict::Prediction::new(live, patch.as_ref(), schema);
+    let mut listed = predict::keep_changes(&mut walker.rows, &prediction);
     // kubectl records `annotations: {}` when the config has none; on a live
     // object without annotations that map walks as a row of its own, yet
     // all the patch sends there is the annotation: the row says that.
@@ -776,12 +821,19 @@ pub fn three_way_recorded(
     });
     if let Some(i) = empty_map {
         walker.rows.remove(i);
+        listed = walker.rows.iter().any(|r| {
+            r.action != FieldAction::Keep
+                && (!matches!(r.reason, Reason::SharedMergeKey { .. })
+                    || prediction.changes_at(&r.path))
+        });
     }
+    let changes_live = listed || prediction.changes_anywhere(true);
     // A patch that changes nothing but the annotation still makes an update.
-    let changes = walker.rows.iter().any(|r| r.action != FieldAction::Keep);
-    if let (Some(p), true) = (&patch, !changes || empty_map.is_some()) {
+    let mut changes = changes_live;
+    if let (Some(p), true) = (&patch, !listed || empty_map.is_some()) {
         let old = last_applied_value(live).cloned();
         let sent = last_applied_value(&p.body).is_some();
+        changes |= sent;
         if sent {
             let row = FieldChange {
                 path: path::key("metadata.annotations", LAST_APPLIED),
@@ -812,7 +864,18 @@ pub fn three_way_recorded(
         patch,
         last_applied: recorded,
         annotation,
+        changes,
+        changes_live,
     })
+}
+
+/// The object the server will hold once `patch` (`None`: nothing sent) is
+/// applied to `live`: merged as the server merges it, then defaulted.
+/// `None` when the patch cannot be merged (the server would refuse it).
+pub fn predicted(live: &Value, patch: Option<&Patch>, schema: Option<Schema>) -> Option<Value> {
+    predict::Prediction::new(live, patch, schema)
+        .result()
+        .cloned()
 }
 
 /// The field plan for an object that does not exist yet: every leaf of the

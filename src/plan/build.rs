@@ -45,6 +45,7 @@ fn named_plan(
         source,
         action,
         reverts_drift: false,
+        annotation_only: false,
         fields: vec![],
         patch: None,
         last_applied: None,
@@ -193,11 +194,14 @@ fn plan_existing(
     let config = &*config;
     match tw {
         Ok(tw) => {
-            plan.action = if tw.patch.is_some() {
+            // Decided from the predicted result: a patch that leaves live
+            // as it is (a `$setElementOrder` alone) is not sent.
+            plan.action = if tw.changes {
                 ObjectAction::Update
             } else {
                 ObjectAction::Unchanged
             };
+            plan.annotation_only = tw.changes && !tw.changes_live;
             plan.fields = tw.fields;
             owners::name_kept_writers(&mut plan.fields);
             plan.reverts_drift = merge::reverts_drift(&plan.fields);
@@ -213,7 +217,7 @@ fn plan_existing(
             {
                 plan.warnings.push(w);
             }
-            plan.patch = tw.patch;
+            plan.patch = tw.patch.filter(|_| tw.changes);
         }
         Err(e) => {
             plan.action = ObjectAction::Error;

@@ -102,8 +102,8 @@ pub(super) fn explicit_nulls(config: &Value) -> Option<String> {
     null_paths(&mut String::new(), config, &mut nulls);
     (!nulls.is_empty()).then(|| {
         format!(
-            "explicit null in the config ({}): kubectl sends it on every apply, \
-             so this object never reports unchanged",
+            "explicit null in the config ({}): kubectl sends it on every apply \
+             and reports the object configured even when nothing changes",
             nulls.join(", ")
         )
     })

@@ -41,6 +41,9 @@ pub struct Summary {
     pub reverts_drift: usize,
     /// Objects to create, update or prune that carry a hazard.
     pub with_hazards: usize,
+    /// Updates of the last-applied annotation alone (no `kubectl diff`
+    /// difference: not counted a change by the exit code).
+    pub annotation_only: usize,
 }
 
 /// Whether an object will be written or deleted.
@@ -77,6 +80,9 @@ impl Summary {
         if o.action == ObjectAction::Update && o.reverts_drift {
             self.reverts_drift += 1;
         }
+        if o.action == ObjectAction::Update && o.annotation_only {
+            self.annotation_only += 1;
+        }
         if changes(o) && hazard_count(o) > 0 {
             self.with_hazards += 1;
         }
@@ -91,6 +97,7 @@ impl Summary {
         self.errors += o.errors;
         self.reverts_drift += o.reverts_drift;
         self.with_hazards += o.with_hazards;
+        self.annotation_only += o.annotation_only;
     }
 
     /// `kapply diff`'s exit code. By default kubectl's: 0 nothing would
@@ -102,13 +109,17 @@ impl Summary {
         if self.errors > 0 {
             return 2;
         }
-        let changes = self.create + self.update + self.prune > 0;
+        // As `kubectl diff`, which leaves the annotation out of its patch.
+        let changes = self.create + self.update - self.annotation_only + self.prune > 0;
+        // A hazard counts even where the result is live's but for the
+        // annotation (config elements sharing a merge key, all but one lost).
+        if detailed && self.with_hazards > 0 {
+            return 4;
+        }
         if !changes {
             return 0;
         }
-        if detailed && self.with_hazards > 0 {
-            4
-        } else if detailed && self.reverts_drift > 0 {
+        if detailed && self.reverts_drift > 0 {
             3
         } else {
             1

@@ -27,31 +27,6 @@ pub(crate) fn shares_file(app: &App, object: &ObjectPlan, path: &str) -> bool {
             > 1
 }
 
-pub const HELP: &[(&str, &str)] = &[
-    ("j/k ↑/↓", "move (PgUp/PgDn a page)"),
-    ("g/G Home/End", "first / last"),
-    ("Tab / Enter", "switch pane / open fields"),
-    ("Space", "mark object (list) / include change (fields)"),
-    ("a", "apply marked (or current)"),
-    ("p", "prune mode (y prune, n keep, s skip)"),
-    ("D", "delete current or marked"),
-    ("y", "toggle YAML diff view"),
-    ("t", "group by namespace / kind"),
-    ("f", "cycle status filter"),
-    ("/", "search name/kind/namespace"),
-    ("n / N", "next / previous change (fields: drift row)"),
-    ("K", "show / hide the fields apply keeps"),
-    ("R", "fields: release a clear row (free: live stays)"),
-    ("z / L", "YAML: fold unchanged / annotation whole"),
-    ("E", "export an unmanaged object / prune candidate"),
-    ("c", "changes: each once with its count; Enter marks"),
-    ("r / l", "refresh live state / toggle log pane"),
-    ("?", "this help"),
-    ("Esc", "back: dialog, search, filter, field pane"),
-    ("q / Ctrl-C", "quit (q asks first if marks would be lost)"),
-    ("mouse", "wheel scrolls, click selects"),
-];
-
 /// A dialog's content: the body wraps and scrolls; the footer (prompt,
 /// counts, keys) wraps and always shows.
 pub(crate) struct PopupView {
@@ -74,23 +49,47 @@ pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
 
 pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
     match p {
-        Popup::Help => PopupView {
-            title: "Keys",
-            width: 66,
-            body: HELP
+        Popup::Help => {
+            let key_style = t.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            let pane = app.pane();
+            let mut body: Vec<Line<'static>> = crate::tui::keymap::BINDINGS
                 .iter()
-                .map(|(k, d)| {
+                .map(|b| {
+                    // Keys of another pane than the focused one are dimmed.
+                    let here = b.keys.is_empty() || b.panes.contains(&pane);
+                    let desc = if here {
+                        Style::default()
+                    } else {
+                        t.fg(Color::DarkGray)
+                    };
+                    let wher = match crate::tui::keymap::where_words(b.panes) {
+                        "everywhere" => String::new(),
+                        w => format!("{w}: "),
+                    };
                     Line::from(vec![
-                        Span::styled(
-                            format!("{k:<14}"),
-                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-                        ),
-                        Span::raw(d.to_string()),
+                        Span::styled(format!("{:<14}", b.label), key_style),
+                        Span::styled(format!("{wher}{}", b.help), desc),
                     ])
                 })
-                .collect(),
-            footer: Vec::new(),
-        },
+                .collect();
+            body.push(Line::from(""));
+            body.push(Line::from(Span::styled(
+                "Marks",
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            for (m, what) in crate::tui::keymap::MARKS {
+                body.push(Line::from(vec![
+                    Span::styled(format!("{m:<14}"), key_style),
+                    Span::raw(what.to_string()),
+                ]));
+            }
+            PopupView {
+                title: "Keys",
+                width: app.size.width.saturating_sub(4).clamp(66, 110),
+                body,
+                footer: Vec::new(),
+            }
+        }
         Popup::Changes { changes, pos } => {
             let width = changes
                 .iter()

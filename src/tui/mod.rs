@@ -7,6 +7,7 @@ pub mod app;
 pub mod detail;
 pub mod dialogs;
 pub mod fieldtable;
+pub mod keymap;
 pub mod layout;
 pub mod runtime;
 pub mod scroll;

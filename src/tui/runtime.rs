@@ -60,6 +60,62 @@ impl TerminalGuard {
     }
 }
 
+impl TerminalGuard {
+    /// Give the terminal back for a while (an editor runs in it): main
+    /// screen, cooked mode, cursor shown, mouse released, as on exit.
+    pub fn suspend(&self) {
+        restore();
+    }
+
+    /// Take the terminal again after [`TerminalGuard::suspend`].
+    pub fn resume(&self, mouse: bool) -> std::io::Result<()> {
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = stdout();
+        crossterm::execute!(out, EnterAlternateScreen)?;
+        if mouse {
+            crossterm::execute!(out, EnableMouseCapture)?;
+        }
+        Ok(())
+    }
+}
+
+/// The editor the user chose: `$VISUAL`, else `$EDITOR`, else `vi` (as git
+/// and kubectl edit choose it).
+pub fn editor_from(visual: Option<&str>, editor: Option<&str>) -> String {
+    [visual, editor]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|e| !e.is_empty())
+        .unwrap_or("vi")
+        .to_string()
+}
+
+/// Run the editor on `file` at `line` and wait for it. The editor's
+/// text goes through `sh -c`, as git runs it, so `code --wait` or
+/// `emacs -nw` work; `+LINE` is understood by vi, vim, nano, emacs, micro.
+async fn run_editor(file: &str, line: u32) -> Result<(), String> {
+    let editor = editor_from(
+        std::env::var("VISUAL").ok().as_deref(),
+        std::env::var("EDITOR").ok().as_deref(),
+    );
+    let status = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$@\""))
+        .arg(&editor)
+        .arg(format!("+{line}"))
+        .arg(file)
+        .status()
+        .await
+        .map_err(|e| format!("cannot run `{editor}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{editor}` on {file} ended with {status}"))
+    }
+}
+
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();
@@ -85,7 +141,8 @@ pub async fn run(
     opts: Options,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<Ended> {
-    let _guard = TerminalGuard::enter(opts.mouse)?;
+    let guard = TerminalGuard::enter(opts.mouse)?;
+    let mouse = opts.mouse;
     // A frame reaches the terminal in one write (ratatui flushes after
     // each): a terminal, or tmux, never shows one half drawn.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout());
@@ -130,10 +187,31 @@ pub async fn run(
         let mut queued = 0;
         while let Some(m) = msg.take() {
             for effect in app.update(m) {
-                if matches!(effect, Effect::Quit) {
-                    return Ok(Ended::Quit);
+                match effect {
+                    Effect::Quit => return Ok(Ended::Quit),
+                    Effect::Edit { file, line } => {
+                        // crossterm's reader would take the editor's keys:
+                        // it stops while the editor has the terminal.
+                        drop(events);
+                        guard.suspend();
+                        let done = run_editor(&file, line).await;
+                        guard.resume(mouse)?;
+                        // A fresh terminal draws the whole frame next (ratatui's
+                        // clear() asks the terminal where its cursor is: no
+                        // answer is read before the event stream is back).
+                        crossterm::execute!(
+                            stdout(),
+                            crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+                        )?;
+                        terminal = Terminal::new(CrosstermBackend::new(
+                            std::io::BufWriter::with_capacity(1 << 16, stdout()),
+                        ))?;
+                        events = EventStream::new();
+                        let _ = tx.send(Ok(Msg::Edited(done)));
+                        redraw = true;
+                    }
+                    effect => tasks.spawn(effect, &engine, &tx),
                 }
-                tasks.spawn(effect, &engine, &tx);
             }
             // What the tasks have sent meanwhile (a load's progress and
             // rows) goes into the same frame: one draw, not one each.
@@ -244,9 +322,15 @@ pub async fn perform(
             Msg::Loaded(result)
         }
         Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
-        Effect::Apply(items) => Msg::Applied(engine.apply(items).await),
-        Effect::Delete(objs, prop) => Msg::Deleted(engine.delete(objs, prop).await),
-        Effect::Prune(objs) => Msg::Pruned(engine.prune(objs).await),
+        Effect::Apply(items) => {
+            Msg::Applied(writing(&engine, crate::ops::Write::Apply(items), &tx).await)
+        }
+        Effect::Delete(objs, prop) => {
+            Msg::Deleted(writing(&engine, crate::ops::Write::Delete(objs, prop), &tx).await)
+        }
+        Effect::Prune(objs) => {
+            Msg::Pruned(writing(&engine, crate::ops::Write::Prune(objs), &tx).await)
+        }
         Effect::ExportTarget(obj, own_file) => {
             let target = engine.export_target(&obj, own_file.as_deref());
             Msg::ExportAsk(obj, target)
@@ -255,6 +339,33 @@ pub async fn perform(
             let done = engine.export(obj.clone(), path, overwrite).await;
             Msg::Exported(obj, done)
         }
-        Effect::Quit => return None,
+        // Run by the loop, which owns the terminal.
+        Effect::Quit | Effect::Edit { .. } => return None,
     })
+}
+
+/// Run writes, sending `Msg::WriteProgress` as objects are done (many
+/// marked objects take a while against a distant server).
+async fn writing(
+    engine: &Arc<dyn Engine>,
+    write: crate::ops::Write,
+    tx: &mpsc::UnboundedSender<Msg>,
+) -> Vec<crate::ops::ObjectResult> {
+    let total = write.len();
+    let (etx, mut erx) = mpsc::unbounded_channel();
+    let work = engine.write_reporting(write, etx);
+    tokio::pin!(work);
+    let mut done = 0;
+    loop {
+        tokio::select! {
+            biased;
+            Some(e) = erx.recv() => {
+                if matches!(e, crate::ops::WriteEvent::Done(..)) {
+                    done += 1;
+                    let _ = tx.send(Msg::WriteProgress { done, total });
+                }
+            }
+            results = &mut work => return results,
+        }
+    }
 }

@@ -82,6 +82,9 @@ pub enum Action {
     StallBody,
     /// Answer 200 and the first bytes of a body, then close the connection.
     CloseMidBody,
+    /// Wait this long, then handle it as the embedded API server does (a
+    /// distant or loaded server).
+    Delay(std::time::Duration),
     /// Never answer (the store is not touched).
     Hang,
     /// Handle it (the store changes), then never answer.
@@ -163,8 +166,10 @@ async fn accept_loop(
                 });
             let conn = hyper::server::conn::http1::Builder::new()
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), svc);
-            // Dying drops the connection, mid-request or not.
+            // Dying drops the connection, mid-request or not (checked
+            // first: a poll of the connection may serve a whole request).
             tokio::select! {
+                biased;
                 _ = dead.wait_for(|d| *d) => {}
                 _ = conn => {}
             }
@@ -215,6 +220,10 @@ async fn answer(
         .await
         .map(|c| c.to_bytes())
         .unwrap_or_default();
+    // A dead server serves nothing, even on a connection not yet dropped.
+    if *die.borrow() {
+        return std::future::pending().await;
+    }
     let seq = seen.fetch_add(1, Ordering::SeqCst);
     let r = Req {
         method: parts.method.to_string(),
@@ -228,6 +237,10 @@ async fn answer(
     };
     match rule(&r) {
         Action::Serve => serve(),
+        Action::Delay(d) => {
+            tokio::time::sleep(d).await;
+            serve()
+        }
         a @ (Action::StallBody | Action::CloseMidBody) => {
             let mut resp = hyper::Response::new(partial(matches!(a, Action::CloseMidBody)));
             resp.headers_mut().insert(
@@ -240,6 +253,7 @@ async fn answer(
             let reason = match code {
                 401 => "Unauthorized",
                 403 => "Forbidden",
+                429 => "TooManyRequests",
                 503 => "ServiceUnavailable",
                 _ => "InternalError",
             };
@@ -253,6 +267,13 @@ async fn answer(
                 http::header::CONTENT_TYPE,
                 http::HeaderValue::from_static("application/json"),
             );
+            // As API Priority and Fairness answers a request it turns away.
+            if code == 429 {
+                resp.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    http::HeaderValue::from_static("1"),
+                );
+            }
             resp
         }
         Action::Hang => std::future::pending().await,

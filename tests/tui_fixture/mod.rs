@@ -52,6 +52,7 @@ fn object(
         source: None,
         action,
         reverts_drift: false,
+        annotation_only: false,
         fields: Vec::new(),
         patch: None,
         last_applied: None,

@@ -2,6 +2,7 @@
 //! toggles and the dialogs (dialogs get their keys in `dialogs`).
 
 use super::*;
+use crate::tui::keymap::{self, Action, Pane};
 
 impl App {
     pub(super) fn on_mouse(&mut self, m: MouseEvent) {
@@ -49,8 +50,18 @@ impl App {
         }
     }
 
+    /// The pane the keys act on (the key table's modes).
+    pub fn pane(&self) -> Pane {
+        match self.focus {
+            Focus::List => Pane::List,
+            Focus::Fields if self.yaml => Pane::Yaml,
+            Focus::Fields => Pane::Fields,
+        }
+    }
+
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
-        if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+        let action = keymap::action(self.pane(), &k);
+        if action == Some(Action::ForceQuit) {
             return vec![Effect::Quit];
         }
         if self.popup.is_some() {
@@ -76,97 +87,146 @@ impl App {
             }
             return Vec::new();
         }
-        match k.code {
-            KeyCode::Char('q') => return self.quit(),
-            KeyCode::Esc => self.back(),
-            KeyCode::Char('?') => self.open_popup(Popup::Help),
-            KeyCode::Tab | KeyCode::BackTab => {
+        let Some(action) = action else {
+            return Vec::new();
+        };
+        match action {
+            Action::ForceQuit | Action::Quit => return self.quit(),
+            Action::Back => self.back(),
+            Action::Help => self.open_popup(Popup::Help),
+            Action::SwitchPane => {
                 self.focus = match self.focus {
                     Focus::List => Focus::Fields,
                     Focus::Fields => Focus::List,
                 }
             }
-            KeyCode::Enter if self.focus == Focus::List => self.focus = Focus::Fields,
-            KeyCode::Char('j') | KeyCode::Down => self.move_in_focus(1),
-            KeyCode::Char('k') | KeyCode::Up => self.move_in_focus(-1),
-            KeyCode::PageDown => {
+            Action::OpenFields => self.focus = Focus::Fields,
+            Action::Down => self.move_in_focus(1),
+            Action::Up => self.move_in_focus(-1),
+            Action::PageDown => {
                 let p = self.page();
                 self.move_in_focus(p)
             }
-            KeyCode::PageUp => {
+            Action::PageUp => {
                 let p = self.page();
                 self.move_in_focus(-p)
             }
-            KeyCode::Char('g') | KeyCode::Home => self.jump(false),
-            KeyCode::Char('G') | KeyCode::End => self.jump(true),
-            KeyCode::Char(' ') => self.toggle_mark(),
-            KeyCode::Char('y') => {
+            Action::Top => self.jump(false),
+            Action::Bottom => self.jump(true),
+            Action::Mark | Action::Include => self.toggle_mark(),
+            Action::MarkAll => self.mark_shown(true),
+            Action::UnmarkAll => self.mark_shown(false),
+            Action::Yaml => {
                 self.yaml = !self.yaml;
                 self.yaml_scroll = 0;
             }
-            KeyCode::Char('K') => self.toggle_kept(),
-            KeyCode::Char('R') if self.focus == Focus::Fields && !self.yaml => {
-                self.toggle_release()
-            }
+            Action::Kept => self.toggle_kept(),
+            Action::Release => self.toggle_release(),
             // Both act on the YAML view, and open it.
-            KeyCode::Char('z') => {
+            Action::Fold => {
                 self.yaml_unfold = !self.yaml_unfold || !self.yaml;
                 self.yaml = true;
                 self.yaml_scroll = 0;
             }
-            KeyCode::Char('L') => {
+            Action::LastApplied => {
                 self.yaml_last_applied = !self.yaml_last_applied || !self.yaml;
                 self.yaml = true;
                 self.yaml_scroll = 0;
             }
-            KeyCode::Char('t') => {
+            Action::Group => {
                 self.group = match self.group {
                     GroupBy::Namespace => GroupBy::Kind,
                     GroupBy::Kind => GroupBy::Namespace,
                 };
                 self.rebuild();
             }
-            KeyCode::Char('f') if !self.live_known => {
+            Action::Filter if !self.live_known => {
                 self.say(self.needs_live_state("the status filter"), false)
             }
-            KeyCode::Char('f') => {
+            Action::Filter => {
                 self.filter = self.filter.next();
                 self.rebuild();
             }
-            KeyCode::Char('/') => {
+            Action::Search => {
                 self.searching = true;
                 self.search.clear();
                 self.focus = Focus::List;
                 self.rebuild();
             }
-            KeyCode::Char('l') => self.show_log = !self.show_log,
-            KeyCode::Char('n') if self.focus == Focus::Fields && !self.yaml => {
-                self.next_drift(true)
-            }
-            KeyCode::Char('N') if self.focus == Focus::Fields && !self.yaml => {
-                self.next_drift(false)
-            }
-            KeyCode::Char('n') => self.next_change(true),
-            KeyCode::Char('N') => self.next_change(false),
-            KeyCode::Char('r') => return self.begin_load(),
-            KeyCode::Char('a' | 'D' | 'p' | 'E' | 'c') if !self.live_known => {
-                let what = match k.code {
-                    KeyCode::Char('c') => "the changes view",
-                    KeyCode::Char('a') => "apply",
-                    KeyCode::Char('D') => "delete",
-                    KeyCode::Char('E') => "export",
+            Action::Log => self.show_log = !self.show_log,
+            Action::NextDrift => self.next_drift(true),
+            Action::PrevDrift => self.next_drift(false),
+            Action::NextChange => self.next_change(true),
+            Action::PrevChange => self.next_change(false),
+            Action::Reload => return self.begin_load(),
+            Action::Edit => return self.edit(),
+            Action::Apply | Action::Delete | Action::Prune | Action::Export | Action::Changes
+                if !self.live_known =>
+            {
+                let what = match action {
+                    Action::Changes => "the changes view",
+                    Action::Apply => "apply",
+                    Action::Delete => "delete",
+                    Action::Export => "export",
                     _ => "prune",
                 };
                 self.say(self.needs_live_state(what), false);
             }
-            KeyCode::Char('a') => return self.open_apply(),
-            KeyCode::Char('D') => self.open_delete(),
-            KeyCode::Char('p') => self.open_prune(),
-            KeyCode::Char('E') => return self.open_export(),
-            KeyCode::Char('c') => self.open_changes(),
-            _ => {}
+            Action::Apply => return self.open_apply(),
+            Action::Delete => self.open_delete(),
+            Action::Prune => self.open_prune(),
+            Action::Export => return self.open_export(),
+            Action::Changes => self.open_changes(),
         }
         Vec::new()
+    }
+
+    /// `M` / `U`: mark (or unmark) every object the filter and search show.
+    pub(super) fn mark_shown(&mut self, mark: bool) {
+        let shown: Vec<ObjectRef> = self
+            .rows
+            .iter()
+            .filter_map(|r| match r {
+                Row::Object(i) => Some(self.plan.objects[*i].id()),
+                Row::Group(_) => None,
+            })
+            .collect();
+        let n = shown.len();
+        for id in shown {
+            if mark {
+                self.marked.insert(id);
+            } else {
+                self.marked.remove(&id);
+            }
+        }
+        let verb = if mark { "marked" } else { "unmarked" };
+        self.say(format!("{verb} the {n} object(s) shown"), false);
+    }
+
+    /// `e`: the selected object's manifest in the user's editor, at its
+    /// line; a source that is no local file (a URL, a kustomize build) is
+    /// refused with why.
+    pub(super) fn edit(&mut self) -> Vec<Effect> {
+        let Some(o) = self.selected() else {
+            return Vec::new();
+        };
+        let Some(src) = o.source.clone() else {
+            let why = format!("{}: e edits a manifest; this object is in none", o.id());
+            self.say(why, false);
+            return Vec::new();
+        };
+        let (file, line) = match src.rsplit_once(':') {
+            Some((f, l)) if l.parse::<u32>().is_ok() => (f.to_string(), l.parse().unwrap_or(1)),
+            _ => (src.clone(), 1),
+        };
+        if file.contains("://") || file.contains(" (kustomize document ") || file == "-" {
+            self.say(
+                format!("{src}: not a local file; edit its source and press r"),
+                false,
+            );
+            return Vec::new();
+        }
+        vec![Effect::Edit { file, line }]
     }
 
     /// `q`: quit, asking first when marks or queued deletes would be lost.

@@ -86,6 +86,12 @@ pub enum Msg {
     Manifests(Result<Plan, String>),
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
+    /// Of the objects an apply, delete or prune under way writes, how many
+    /// are done (written, failed or not sent).
+    WriteProgress {
+        done: usize,
+        total: usize,
+    },
     Applied(Vec<ObjectResult>),
     Deleted(Vec<ObjectResult>),
     Pruned(Vec<ObjectResult>),
@@ -93,6 +99,8 @@ pub enum Msg {
     ExportAsk(ObjectPlan, Result<ExportTarget, String>),
     /// An export's outcome.
     Exported(ObjectPlan, Result<Exported, String>),
+    /// The editor `e` opened has exited (or could not be started: why).
+    Edited(Result<(), String>),
 }
 
 /// Work for the runtime. Destructive ones are only produced by a confirm.
@@ -112,6 +120,12 @@ pub enum Effect {
     ExportTarget(ObjectPlan, Option<String>),
     /// Write an object's export to a path (`true`: overwrite an existing file).
     Export(ObjectPlan, String, bool),
+    /// Open a manifest in the user's editor at a line (the runtime suspends
+    /// the terminal meanwhile); answered by `Msg::Edited`.
+    Edit {
+        file: String,
+        line: u32,
+    },
     Quit,
 }
 
@@ -423,6 +437,9 @@ pub struct App {
     pub log: Vec<LogEntry>,
     /// What is under way, for the status line.
     pub pending: Vec<String>,
+    /// The progress of the apply, delete or prune under way: objects done
+    /// and in all.
+    pub write_progress: Option<(usize, usize)>,
     pub last_result: Option<String>,
     /// `last_result` reports a failure (or an unknown outcome): drawn as one.
     pub last_result_failed: bool,
@@ -482,6 +499,7 @@ impl App {
             show_log: false,
             log: Vec::new(),
             pending: Vec::new(),
+            write_progress: None,
             last_result: None,
             last_result_failed: false,
             ambiguous_kinds: BTreeSet::new(),
@@ -885,6 +903,26 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::WriteProgress { done, total } => {
+                // Progress can trail the results; only a write under way shows it.
+                if ["applying", "deleting", "pruning"]
+                    .iter()
+                    .any(|w| self.pending.iter().any(|p| p == w))
+                {
+                    self.write_progress = Some((done, total));
+                }
+                Vec::new()
+            }
+            Msg::Edited(result) => {
+                match result {
+                    Ok(()) => self.say("edited: reloading", false),
+                    Err(e) => {
+                        self.say(format!("editor: {e}"), true);
+                        return Vec::new();
+                    }
+                }
+                self.begin_load()
+            }
             Msg::Applied(results) => self.on_results("applying", "applied", results),
             Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
             Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
@@ -995,6 +1033,7 @@ impl App {
 
     fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
+        self.write_progress = None;
         let ok = results.iter().filter(|r| r.ok()).count();
         let unknown = results.iter().filter(|r| r.unknown()).count();
         let failed = results.len() - ok - unknown;

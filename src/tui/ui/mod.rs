@@ -13,8 +13,7 @@ mod list;
 mod popup;
 mod status;
 
-// Named here by the tests (the help's keys, a field's reason).
-pub use crate::tui::dialogs::HELP;
+// Named here by the tests (a field's reason).
 pub use crate::tui::theme::{Theme, reason};
 use fields::*;
 use list::*;

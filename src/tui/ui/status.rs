@@ -79,6 +79,8 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             what.push_str(&format!(" {}", load_status(app)));
         } else if let Some(p) = &app.progress {
             what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
+        } else if let Some((done, total)) = app.write_progress {
+            what.push_str(&format!(" {done}/{total}"));
         }
         spans.push(Span::styled(
             format!("{} {what}…  ", SPINNER[app.spinner % SPINNER.len()]),
@@ -93,8 +95,41 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         };
         spans.push(Span::styled(format!("{r}  "), style));
     }
-    spans.push(Span::styled("? help  q quit", t.fg(Color::DarkGray)));
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    let keys = footer_keys(app, (area.width as usize).saturating_sub(used));
+    spans.push(Span::styled(keys, t.fg(Color::DarkGray)));
     Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
+}
+
+/// The keys that work where the keyboard is (from the one key table),
+/// as many as fit in `room` columns; `? help` and `q quit` always.
+pub(crate) fn footer_keys(app: &App, room: usize) -> String {
+    if app.searching {
+        return "Enter keep · Esc clear".to_string();
+    }
+    if app.popup.is_some() {
+        // The dialog names its own keys.
+        return String::new();
+    }
+    let all = crate::tui::keymap::footer(app.pane());
+    let must = |k: &str| k.starts_with("? ") || k.starts_with("q ");
+    let mut room = room.saturating_sub(
+        all.iter()
+            .filter(|k| must(k))
+            .map(|k| k.chars().count() + 2)
+            .sum(),
+    );
+    let mut shown = Vec::new();
+    for k in all {
+        let w = k.chars().count() + 2;
+        if must(k) {
+            shown.push(k);
+        } else if w <= room {
+            room -= w;
+            shown.push(k);
+        }
+    }
+    shown.join("  ")
 }
 
 /// A streamed load's progress: `LIST 12/41, planned 3000/10020` (the LIST
