@@ -399,7 +399,6 @@ impl Session {
             .map_err(|_| ClusterError::Timeout {
                 url: self.url.clone(),
                 after: limit,
-                // As for every read sent by request(): not a dry run.
                 dry_run: false,
             })?
             .map_err(|e| self.transport_error(&e, &asked))?;
