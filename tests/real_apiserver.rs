@@ -50,6 +50,9 @@ struct Scenario {
     _tmp: tempfile::TempDir,
     kubectl: String,
     sides: Vec<Side>,
+    /// Compare without `status` (the embedded server makes up a status its
+    /// controllers would write; the real one runs no such controllers).
+    without_status: bool,
     /// Custom resource definitions to delete at the end, per kubeconfig.
     crds: Vec<(PathBuf, String)>,
     // Dropped last: an embedded server some sides talk to.
@@ -101,6 +104,7 @@ impl Scenario {
             _tmp: tmp,
             kubectl,
             sides,
+            without_status: false,
             crds: Vec::new(),
             _embedded: embedded,
         };
@@ -243,6 +247,11 @@ impl Scenario {
             .iter()
             .map(|o| {
                 let mut o = real::normalize(o, &side.subst);
+                if self.without_status
+                    && let Some(o) = o.as_object_mut()
+                {
+                    o.remove("status");
+                }
                 // The one difference by design: the ApplySet parent names
                 // the tool that wrote it (kubectl refuses a set another
                 // tool manages, and so does kapply).
@@ -466,6 +475,62 @@ fn apply_drift_reapply_dry_run_and_delete() {
     let Some(mut s) = Scenario::kubectl_vs_kapply("life") else {
         return;
     };
+    life(&mut s);
+}
+
+/// The embedded server held to the real one: each history run by kubectl
+/// against the real server, and by kubectl and by kapply against the
+/// embedded one, every final object compared (`status` aside: the embedded
+/// server writes the status its controllers would, the real one runs none).
+fn held(name: &str, history: fn(&mut Scenario)) {
+    let Some(real) = real::kubeconfig() else {
+        return;
+    };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let embedded = server::Cluster::start();
+    let kubeconfig = embedded.kubeconfig.clone();
+    let mut s = Scenario::new(
+        name,
+        bin,
+        vec![
+            ("real", Tool::Kubectl, real),
+            ("embedded", Tool::Kubectl, kubeconfig.clone()),
+            ("embedded-kapply", Tool::Kapply, kubeconfig),
+        ],
+        Some(embedded),
+    );
+    s.without_status = true;
+    history(&mut s);
+}
+
+#[test]
+fn embedded_held_to_real_apply_drift_reapply_dry_run_and_delete() {
+    held("held-life", life);
+}
+
+#[test]
+fn embedded_held_to_real_prune_by_label() {
+    held("held-prune", prune_history);
+}
+
+#[test]
+fn embedded_held_to_real_applyset() {
+    held("held-aset", applyset_history);
+}
+
+#[test]
+fn embedded_held_to_real_invalid_objects_and_immutable_fields() {
+    held("held-invalid", invalid_history);
+}
+
+#[test]
+fn embedded_held_to_real_export() {
+    held("held-export", export_history);
+}
+
+fn life(s: &mut Scenario) {
     s.crds.push((
         s.sides[0].kubeconfig.clone(),
         "widgets.__NS__.example.com".into(),
@@ -559,9 +624,13 @@ fn configmap(name: &str, app: &str) -> String {
 /// `--prune -l`: the allowlist of kinds, and a bystander with another label.
 #[test]
 fn prune_by_label() {
-    let Some(s) = Scenario::kubectl_vs_kapply("prune") else {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("prune") else {
         return;
     };
+    prune_history(&mut s);
+}
+
+fn prune_history(s: &mut Scenario) {
     s.write("other/bystander.yaml", &configmap("bystander", "other"));
     s.apply(&["-f", "other"], true);
     s.write("m/one.yaml", &configmap("one", "x"));
@@ -601,6 +670,10 @@ fn applyset_parent_and_prune() {
     let Some(mut s) = Scenario::kubectl_vs_kapply("aset") else {
         return;
     };
+    applyset_history(&mut s);
+}
+
+fn applyset_history(s: &mut Scenario) {
     for side in &mut s.sides {
         let id = applyset_id("myset", &side.ns);
         side.subst.insert(0, (id, "APPLYSET-ID".into()));
@@ -629,9 +702,13 @@ fn applyset_parent_and_prune() {
 /// object as it was. Both tools report the server's causes.
 #[test]
 fn invalid_objects_and_immutable_fields() {
-    let Some(s) = Scenario::kubectl_vs_kapply("invalid") else {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("invalid") else {
         return;
     };
+    invalid_history(&mut s);
+}
+
+fn invalid_history(s: &mut Scenario) {
     s.write("m/settings.yaml", SETTINGS);
     s.write("m/job.yaml", JOB);
     s.write(
@@ -697,9 +774,13 @@ const KIND_ORDER: [&str; 5] = [
 /// the other, they end the same, with nothing changed but the annotation.
 #[test]
 fn export_then_apply() {
-    let Some(s) = Scenario::kubectl_vs_kapply("export") else {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("export") else {
         return;
     };
+    export_history(&mut s);
+}
+
+fn export_history(s: &mut Scenario) {
     s.kubectl_all(
         &[
             "create",
