@@ -51,8 +51,11 @@ struct Scenario {
     kubectl: String,
     sides: Vec<Side>,
     /// Compare without `status` (the embedded server makes up a status its
-    /// controllers would write; the real one runs no such controllers).
-    without_status: bool,
+    /// controllers would write; the real one runs no such controllers) and
+    /// without managedFields, and kapply's plans not across sides: the
+    /// embedded server's managedFields differ from kube-apiserver's (README,
+    /// "The demo cluster"), and kapply's causes are read from them.
+    embedded_limits: bool,
     /// Custom resource definitions to delete at the end, per kubeconfig.
     crds: Vec<(PathBuf, String)>,
     // Dropped last: an embedded server some sides talk to.
@@ -104,7 +107,7 @@ impl Scenario {
             _tmp: tmp,
             kubectl,
             sides,
-            without_status: false,
+            embedded_limits: false,
             crds: Vec::new(),
             _embedded: embedded,
         };
@@ -237,7 +240,7 @@ impl Scenario {
     fn objects(&self, side: &Side, what: &[&str]) -> Vec<Value> {
         let mut args = vec!["get"];
         args.extend(what);
-        args.extend(["-o", "json"]);
+        args.extend(["-o", "json", "--show-managed-fields"]);
         let list: Value = serde_json::from_str(&self.kubectl_ok(side, &args, &[])).unwrap();
         let items = match list["kind"].as_str() {
             Some("List") => list["items"].as_array().cloned().unwrap_or_default(),
@@ -247,10 +250,13 @@ impl Scenario {
             .iter()
             .map(|o| {
                 let mut o = real::normalize(o, &side.subst);
-                if self.without_status
+                if self.embedded_limits
                     && let Some(o) = o.as_object_mut()
                 {
                     o.remove("status");
+                    if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.remove("managedFields");
+                    }
                 }
                 // The one difference by design: the ApplySet parent names
                 // the tool that wrote it (kubectl refuses a set another
@@ -285,6 +291,55 @@ impl Scenario {
                 self.sides[0].label,
                 side.label,
                 real::json_diff(&Value::Array(first.clone()), &Value::Array(other))
+            );
+        }
+        first
+    }
+
+    /// `kapply plan ARGS` on `side`: its JSON without what a saved plan
+    /// pins (uids, resourceVersions, the server), the namespace's name and
+    /// times, uids and cluster IPs masked.
+    fn plan(&self, side: &Side, args: &[&str]) -> Value {
+        let all: Vec<&str> = ["plan"].iter().chain(args).copied().collect();
+        let out = run(&mut self.kapply_cmd(side, &all));
+        assert!(
+            matches!(out.code, Some(0 | 1)),
+            "{}: {all:?}: {out:?}",
+            side.label
+        );
+        let mut text = out.stdout.clone();
+        for (from, to) in &side.subst {
+            text = text.replace(from.as_str(), to);
+        }
+        let mut plan: Value = serde_json::from_str(&real::mask_volatile(&text))
+            .unwrap_or_else(|e| panic!("{}: {e}: {out:?}", side.label));
+        if let Some(p) = plan.as_object_mut() {
+            p.remove("savedPlan");
+        }
+        for o in plan["objects"].as_array_mut().into_iter().flatten() {
+            if let Some(o) = o.as_object_mut() {
+                o.remove("pin");
+            }
+        }
+        plan
+    }
+
+    /// kapply plans the same on every side: actions, rows, causes, owners,
+    /// hazards and patches (kapply's causes decided from the managedFields
+    /// each server wrote for the same history).
+    fn assert_same_plan(&self, args: &[&str]) -> Value {
+        let first = self.plan(&self.sides[0], args);
+        if self.embedded_limits {
+            return first;
+        }
+        for side in &self.sides[1..] {
+            let other = self.plan(side, args);
+            assert!(
+                first == other,
+                "kapply plan {args:?}: {} and {} differ:\n{}",
+                self.sides[0].label,
+                side.label,
+                real::json_diff(&first, &other)
             );
         }
         first
@@ -480,8 +535,8 @@ fn apply_drift_reapply_dry_run_and_delete() {
 
 /// The embedded server held to the real one: each history run by kubectl
 /// against the real server, and by kubectl and by kapply against the
-/// embedded one, every final object compared (`status` aside: the embedded
-/// server writes the status its controllers would, the real one runs none).
+/// embedded one, every final object compared (`status` and managedFields
+/// aside: see `Scenario::embedded_limits`).
 fn held(name: &str, history: fn(&mut Scenario)) {
     let Some(real) = real::kubeconfig() else {
         return;
@@ -501,7 +556,7 @@ fn held(name: &str, history: fn(&mut Scenario)) {
         ],
         Some(embedded),
     );
-    s.without_status = true;
+    s.embedded_limits = true;
     history(&mut s);
 }
 
@@ -548,6 +603,7 @@ fn life(s: &mut Scenario) {
     assert_eq!(s.diff(&["-f", "m"]), 1);
     s.apply(&["-f", "m"], true);
     s.assert_same(&[KINDS]);
+    s.assert_same_plan(&["-f", "m"]);
     let w = s.assert_same(&[widgets]);
     assert_eq!(w[0]["spec"]["color"], "red", "the schema's default: {w:?}");
     assert_eq!(s.diff(&["-f", "m"]), 0);
@@ -592,6 +648,17 @@ fn life(s: &mut Scenario) {
     assert_eq!(cm[0]["data"]["LOG_LEVEL"], "debug", "the edit took: {cm:?}");
     s.assert_same(&[KINDS]);
     assert_eq!(s.diff(&["-f", "m"]), 1);
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let causes: Vec<&str> = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["fields"].as_array().unwrap())
+        .filter_map(|f| f["cause"].as_str())
+        .collect();
+    for cause in ["drift", "other-writer", "server-default"] {
+        assert!(causes.contains(&cause), "{cause} not in {causes:?}");
+    }
 
     // The manifests change the image and drop minReadySeconds.
     s.write("m/web.yaml", &web("nginx:1.18.0", false));
@@ -603,6 +670,7 @@ fn life(s: &mut Scenario) {
     assert_eq!(dep["spec"]["replicas"], 2, "{dep}");
     assert!(dep["spec"].get("minReadySeconds").is_none(), "{dep}");
     assert_eq!(s.diff(&["-f", "m"]), 0);
+    s.assert_same_plan(&["-f", "m"]);
 
     // A server-side dry run writes nothing.
     s.write("m/settings.yaml", &SETTINGS.replace("blue", "red"));
@@ -805,9 +873,19 @@ fn export_history(s: &mut Scenario) {
         ));
         assert_eq!(out.code, Some(0), "{}: {out:?}", side.label);
     }
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let unmanaged = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["fields"].as_array().unwrap())
+        .filter(|f| f["cause"] == "unmanaged")
+        .count();
+    assert!(unmanaged > 0, "{plan}");
     s.apply(&["-f", "m"], true);
     let after = s.assert_same(&[KINDS]);
     assert_eq!(s.diff(&["-f", "m"]), 0);
+    s.assert_same_plan(&["-f", "m"]);
     for (b, a) in before.iter().zip(&after) {
         assert!(a["spec"] == b["spec"], "{}", real::json_diff(b, a));
         // kube-apiserver counts a Deployment's annotation change as a new
