@@ -163,7 +163,21 @@ impl App {
             .filter_map(|i| self.object_owned(i))
             .collect();
         let Some(first) = candidates.first() else {
-            self.say("no prune candidates".to_string(), false);
+            let text = match &self.prune_scope {
+                None => "Pruning is not enabled for this run, so nothing is looked for.\n\n\
+                         Start kapply with --prune -l SELECTOR (objects with those labels that \
+                         the manifests no longer hold), --prune --all, or --prune --applyset \
+                         NAME, as with kubectl apply."
+                    .to_string(),
+                Some(scope) => format!(
+                    "Nothing matched: every live object pruning looked at is in the \
+                     manifests.\n\nPruning: {scope}."
+                ),
+            };
+            self.open_popup(Popup::Notice {
+                title: "No prune candidates",
+                text,
+            });
             return;
         };
         self.queued_delete.clear();
@@ -192,7 +206,12 @@ impl App {
         // No dialog but the path input uses j/k or the page keys for
         // anything else.
         let page = i32::from(crate::tui::layout::popup_scroll_range(self).1);
-        let typing = matches!(self.popup, Some(Popup::ExportPath { .. }));
+        // The path input types letters; the changes view moves its own
+        // selection.
+        let typing = matches!(
+            self.popup,
+            Some(Popup::ExportPath { .. } | Popup::Changes { .. })
+        );
         let d = match k.code {
             _ if typing => 0,
             KeyCode::Char('j') | KeyCode::Down => 1,
@@ -213,6 +232,7 @@ impl App {
         // Each handler puts its dialog back unless the key closes it.
         match popup {
             Popup::Help => self.help_key(k),
+            Popup::Changes { changes, pos } => self.changes_key(k, changes, pos),
             Popup::ExportPath {
                 object,
                 input,
