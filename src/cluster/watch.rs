@@ -399,7 +399,6 @@ impl Session {
             .map_err(|_| ClusterError::Timeout {
                 url: self.url.clone(),
                 after: limit,
-                // A WATCH reads: no write to doubt.
                 dry_run: false,
             })?
             .map_err(|e| self.transport_error(&e, &asked))?;
