@@ -3139,3 +3139,48 @@ fn p_says_why_there_is_no_prune_candidate() {
         assert!(a.popup.is_none());
     }
 }
+
+/// Lists, maps and multi-line strings: a summary in the table (naming the
+/// element that changed), the value as YAML or text with a line diff in the
+/// box under it; at 80x24 and 160x45.
+#[test]
+fn structured_values_read_as_blocks_with_a_line_diff() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        for (name, want_cell, want_diff) in [
+            (
+                "coredns",
+                ".:53 {… (20 lines)",
+                ["-     cache 30", "+     cache 60"],
+            ),
+            (
+                "ingress-nginx-controller",
+                "[7 items, [5] changed]",
+                [
+                    "- - --validating-webhook=:8443",
+                    "+ - --validating-webhook=:9443",
+                ],
+            ),
+            (
+                "kubernetes-apps",
+                "[1 item, name=kubernetes-apps",
+                ["[5m]", "[10m]"],
+            ),
+        ] {
+            let mut a = app(w, h);
+            a.update(key('r'));
+            a.update(Msg::Loaded(Ok(tui_fixture::structured())));
+            select(&mut a, name);
+            feed(&mut a, [code(KeyCode::Tab)]);
+            let s = screen(&a);
+            insta::assert_snapshot!(format!("structured_{name}_{w}x{h}"), s);
+            if w == 160 {
+                assert!(s.contains(want_cell), "{name} at {w}x{h}:\n{s}");
+                for d in want_diff {
+                    assert!(s.contains(d), "{name} at {w}x{h} lacks {d:?}:\n{s}");
+                }
+            }
+            // Never one-line JSON.
+            assert!(!s.contains("[\"/nginx") && !s.contains("{\"name\""), "{s}");
+        }
+    }
+}
