@@ -2598,7 +2598,9 @@ fn export_asks_for_a_path_and_a_second_confirmation_before_overwriting() {
 }
 
 /// E on an object kubectl created (no annotation) through the real engine:
-/// the export replaces its manifest (after the second confirmation), the
+/// the export goes to a new file by default; written into its manifest
+/// (another path, and a second confirmation) it replaces only the object's
+/// document, the comments heading it kept; the
 /// reload shows only the annotation to add, and applying it leaves the
 /// live object unchanged apart from the annotation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2626,7 +2628,7 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     // The user's manifest for it: what they think it is.
     std::fs::write(
         d.join("web.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+        "# web: team a\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
          matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
          containers:\n      - name: nginx\n        image: nginx:1.28\n",
     )
@@ -2661,12 +2663,21 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "Export").unwrap();
     let own = d.join("web.yaml").display().to_string();
-    assert!(text.contains(&format!("Path: {own}")), "{text}");
-    assert!(text.contains("holds only this object"), "{text}");
+    // Not its manifest: a new file.
+    let new = d.join("deployment-web.yaml").display().to_string();
+    assert!(text.contains(&format!("Path: {new}")), "{text}");
+    assert!(text.contains("also defined at"), "{text}");
+    // Into the manifest instead: its path typed.
+    a.update(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    feed(&mut a, own.chars().map(key));
     let effects = feed(&mut a, [code(KeyCode::Enter)]);
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "File exists").unwrap();
     assert!(text.contains(&format!("{own} exists.")), "{text}");
+    assert!(text.contains("comments heading it"), "{text}");
     assert!(
         std::fs::read_to_string(d.join("web.yaml"))
             .unwrap()
@@ -2677,9 +2688,12 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     settle(&mut a, &engine, effects).await;
     let exported = std::fs::read_to_string(d.join("web.yaml")).unwrap();
     assert!(
-        exported.contains("nginx:1.27") && !exported.contains("resourceVersion"),
+        exported.starts_with("# web: team a\n")
+            && exported.contains("nginx:1.27")
+            && !exported.contains("resourceVersion"),
         "{exported}"
     );
+    assert!(!d.join("deployment-web.yaml").exists());
 
     // Reloaded: only the annotation is left to write.
     let web = a.selected().unwrap();
@@ -2722,7 +2736,8 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
 
-    // In a file with other objects: only its document is replaced.
+    // In a file with other objects: only its document is replaced, the
+    // comment heading it kept.
     k.ok(&["create", "configmap", "cfg", "--from-literal=a=1"]);
     let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {x: '1'}\n---\n";
     let app_yaml = d.join("app.yaml");
@@ -2738,8 +2753,15 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "Export").unwrap();
     let file = app_yaml.display().to_string();
-    assert!(text.contains(&format!("Path: {file}")), "{text}");
-    assert!(text.contains("replaces its document in"), "{text}");
+    assert!(
+        text.contains(&d.join("configmap-cfg.yaml").display().to_string()),
+        "{text}"
+    );
+    a.update(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    feed(&mut a, file.chars().map(key));
     let effects = feed(&mut a, [code(KeyCode::Enter)]);
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "File exists").unwrap();
@@ -2752,7 +2774,9 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let written = std::fs::read_to_string(&app_yaml).unwrap();
     assert!(written.starts_with(other), "{written}");
     assert!(
-        written.contains("name: cfg") && !written.contains("remember") && !written.contains("'2'"),
+        written.contains("name: cfg")
+            && written.contains("# cfg as I remember it\n")
+            && !written.contains("'2'"),
         "{written}"
     );
     // Rows of a real load are kept small: the whole row is built on demand.
