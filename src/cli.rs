@@ -885,7 +885,26 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
 /// the counts.
 async fn diff_whole(a: DiffArgs, tty: bool, detailed: bool) -> anyhow::Result<u8> {
     let mut objects = Vec::new();
-    let end = stream_plan(&a.plan, |p| p, |p| objects.push(p)).await?;
+    let end = match stream_plan(&a.plan, |p| p, |p| objects.push(p)).await {
+        Ok(end) => end,
+        // As the streamed layouts do: what was planned before a failure of
+        // the whole run is shown, then the failure. A report is not: its
+        // counts would say less than there is.
+        Err(e) => {
+            if a.output == DiffOutput::Text && !objects.is_empty() {
+                let partial = plan::Plan {
+                    objects,
+                    prune_skipped: None,
+                };
+                write_stdout(&plan::render_diff_terminal(
+                    &partial,
+                    color_enabled(tty),
+                    a.show_kept,
+                ));
+            }
+            return Err(e);
+        }
+    };
     if objects.is_empty() {
         bail!("no objects passed to apply: the manifests hold no object");
     }
