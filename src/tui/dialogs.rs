@@ -9,22 +9,15 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-/// Whether `path` is the manifest file `object` was read from and it holds
-/// other objects too (then the export replaces only its document).
-pub(crate) fn shares_file(app: &App, object: &ObjectPlan, path: &str) -> bool {
+/// Whether `path` is the manifest file `object` was read from (then the
+/// export replaces only its document; into another file it is added).
+pub(crate) fn shares_file(object: &ObjectPlan, path: &str) -> bool {
     let file = |o: &ObjectPlan| {
         o.source
             .as_deref()
             .map(|s| s.rsplit_once(':').map_or(s, |(f, _)| f).to_string())
     };
     file(object).as_deref() == Some(path)
-        && app
-            .plan
-            .objects
-            .iter()
-            .filter(|o| file(o).as_deref() == Some(path))
-            .count()
-            > 1
 }
 
 /// A dialog's content: the body wraps and scrolls; the footer (prompt,
@@ -90,6 +83,49 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 footer: Vec::new(),
             }
         }
+        Popup::Changes { changes, pos } => {
+            let width = changes
+                .iter()
+                .map(|c| c.objects.len().to_string().len())
+                .max()
+                .unwrap_or(1);
+            let body = changes
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let selected = i == *pos;
+                    // Reversed, so the selection shows without colour too.
+                    let base = if selected {
+                        Style::default().add_modifier(Modifier::REVERSED)
+                    } else {
+                        Style::default()
+                    };
+                    let mut spans = vec![
+                        Span::styled(if selected { "▶ " } else { "  " }, base),
+                        Span::styled(
+                            format!("{:>width$} ", c.objects.len()),
+                            base.add_modifier(Modifier::BOLD),
+                        ),
+                        Span::styled(format!("{}  ", c.path), base),
+                        Span::styled(c.values.clone(), base.patch(t.fg(Color::Yellow))),
+                        Span::styled(format!("  in {} [{}]", c.carried, c.cause), base),
+                    ];
+                    if c.hazard {
+                        spans.push(Span::styled(" ⚠", base.patch(t.fg(Color::Red))));
+                    }
+                    Line::from(spans)
+                })
+                .collect();
+            PopupView {
+                title: "Changes",
+                width: 120,
+                body,
+                footer: vec![keys_line(
+                    "j/k move · Enter mark every object with this change (it alone) · Esc close",
+                    t,
+                )],
+            }
+        }
         Popup::ExportPath {
             object,
             input,
@@ -135,16 +171,25 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     format!("{path} exists."),
                     t.fg(Color::Red).add_modifier(Modifier::BOLD),
                 )),
-                Line::from(if shares_file(app, object, path) {
+                Line::from(if shares_file(object, path) {
                     format!(
-                        "y replaces the document of {} in it; its other objects stay.",
+                        "y replaces the document of {} in it with the live object (its \
+                         pending change there is lost); the comments heading it and the \
+                         file's other documents stay.",
                         object.id()
                     )
                 } else {
-                    format!("y replaces all of it with the export of {}.", object.id())
+                    format!(
+                        "y adds the export of {} at its end as a document of its own; \
+                         nothing in it is replaced.",
+                        object.id()
+                    )
                 }),
             ],
-            footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
+            footer: vec![keys_line(
+                "y write into it · n/Esc keep the file as it is",
+                t,
+            )],
         },
         Popup::QuitConfirm { marked, queued } => {
             let mut what = Vec::new();
