@@ -402,7 +402,12 @@ fn a_change_repeated_in_100_objects_is_shown_once() {
     assert_eq!(md.matches("&quot;nginx:1.26&quot;").count(), 1, "{md}");
     assert!(!md.contains("`\"nginx:1.26\"`"), "{md}");
     // The ten objects with their own change keep details naming the fold.
-    assert_eq!(md.matches("repeated change #1 (above)").count(), 10, "{md}");
+    assert_eq!(
+        md.matches("repeated change #1 (under Repeated changes)")
+            .count(),
+        10,
+        "{md}"
+    );
     assert_eq!(md.matches("<details><summary>~ ").count(), 10);
     // Every object is in the list of the change, once.
     for i in 0..100 {

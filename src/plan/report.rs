@@ -449,7 +449,7 @@ fn details(
         if let Some(n) = folded.and_then(|m| m.get(&f.path)) {
             let _ = writeln!(
                 out,
-                "| {} | repeated change #{n} (above) | |",
+                "| {} | repeated change #{n} (under Repeated changes) | |",
                 code_cell(&f.path)
             );
             continue;
