@@ -21,7 +21,8 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// kubectl's words under a conflict error (the server's message comes
 /// first), kept word for word: users search for them.
-pub const CONFLICT_HELP: &str = "Please review the fields above--they currently have other managers. Here
+pub const CONFLICT_HELP: &str =
+    "Please review the fields above--they currently have other managers. Here
 are the ways you can resolve this warning:
 * If you intend to manage all of these fields, please re-run the apply
   command with the `--force-conflicts` flag.
@@ -112,10 +113,7 @@ pub fn keep_last_applied_patch(object: &Value, field_manager: &str) -> Option<Va
         return None;
     }
     let mut metadata = Map::new();
-    metadata.insert(
-        "annotations".into(),
-        json!({ LAST_APPLIED: annotation }),
-    );
+    metadata.insert("annotations".into(), json!({ LAST_APPLIED: annotation }));
     metadata.insert("name".into(), object["metadata"]["name"].clone());
     if let Some(ns) = object["metadata"]["namespace"]
         .as_str()

@@ -156,7 +156,15 @@ impl Sides<'_> {
     fn apply(&self, file: &str, args: &[&str]) -> (Out, Out) {
         let mut k = vec!["apply", "--server-side", "-n", &self.ns_k, "-f", file];
         k.extend_from_slice(args);
-        let mut a = vec!["apply", "--server-side", "--yes", "-n", &self.ns_a, "-f", file];
+        let mut a = vec![
+            "apply",
+            "--server-side",
+            "--yes",
+            "-n",
+            &self.ns_a,
+            "-f",
+            file,
+        ];
         a.extend_from_slice(args);
         (self.kubectl(&k), self.kapply(&a))
     }
@@ -183,8 +191,7 @@ impl Sides<'_> {
             let k = self.get(&self.ns_k, what);
             let a = self.get(&self.ns_a, what);
             assert_eq!(
-                a,
-                k,
+                a, k,
                 "{step}: {what} differs (kapply left, kubectl right):\nkapply:  {a}\nkubectl: {k}"
             );
         }
@@ -227,8 +234,14 @@ fn same_error(k: &Out, a: &Out, object: &str, step: &str) {
     assert_eq!(k.code, Some(1), "{step}: kubectl {k:?}");
     assert_eq!(a.code, Some(1), "{step}: kapply {a:?}");
     let theirs = k.stderr.trim_end();
-    let ours = a.stderr.replacen(&format!("error: {object}: "), "error: ", 1);
-    assert_eq!(ours.trim_end(), theirs, "{step}: kapply's words differ from kubectl's");
+    let ours = a
+        .stderr
+        .replacen(&format!("error: {object}: "), "error: ", 1);
+    assert_eq!(
+        ours.trim_end(),
+        theirs,
+        "{step}: kapply's words differ from kubectl's"
+    );
 }
 
 /// The history, both sides (the client-side applies before it by kubectl
@@ -290,7 +303,12 @@ fn history(s: &Sides, real: bool) {
     // 5. A second manager: a conflict on a value kubectl's manager owns,
     //    then a key of its own beside it.
     let (k, a) = s.apply(&other_conflicting, &["--field-manager=second"]);
-    same_error(&k, &a, &format!("ConfigMap {}/cfg", s.ns_a), "second manager conflict");
+    same_error(
+        &k,
+        &a,
+        &format!("ConfigMap {}/cfg", s.ns_a),
+        "second manager conflict",
+    );
     let (k, a) = s.apply(&other, &["--field-manager=second"]);
     assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
     s.same_objects("second manager");

@@ -63,7 +63,10 @@ fn apply_error(e: &ClusterError) -> ServerSideOutcome {
     let conflict = e.code() == 409;
     let message = match e.code() {
         409 => format!("{}\n{CONFLICT_HELP}", message(e)),
-        415 => format!("Server-side apply not available on the server: ({})", message(e)),
+        415 => format!(
+            "Server-side apply not available on the server: ({})",
+            message(e)
+        ),
         _ => message(e),
     };
     ServerSideOutcome::Failed { message, conflict }
@@ -101,8 +104,10 @@ impl Session {
             .filter_map(|m| m.object()["spec"]["group"].as_str().map(str::to_string))
             .collect();
         let crd_groups = &crd_groups;
-        let (first, rest): (Vec<_>, Vec<_>) =
-            items.into_iter().enumerate().partition(|(_, i)| goes_first(i));
+        let (first, rest): (Vec<_>, Vec<_>) = items
+            .into_iter()
+            .enumerate()
+            .partition(|(_, i)| goes_first(i));
         let mut results: Vec<(usize, ServerSideResult)> = Vec::new();
         let mut crds = false;
         for (n, item) in first {
@@ -117,15 +122,14 @@ impl Session {
         let mut shown = 0;
         let mut pending: std::collections::BTreeMap<usize, ServerSideResult> =
             results.into_iter().collect();
-        let mut flush =
-            |pending: &mut std::collections::BTreeMap<usize, ServerSideResult>,
-             out: &mut Vec<ServerSideResult>| {
-                while let Some(r) = pending.remove(&shown) {
-                    report(&r);
-                    out.push(r);
-                    shown += 1;
-                }
-            };
+        let mut flush = |pending: &mut std::collections::BTreeMap<usize, ServerSideResult>,
+                         out: &mut Vec<ServerSideResult>| {
+            while let Some(r) = pending.remove(&shown) {
+                report(&r);
+                out.push(r);
+                shown += 1;
+            }
+        };
         let mut out = Vec::new();
         flush(&mut pending, &mut out);
         let halt = &halt;
@@ -187,7 +191,12 @@ impl Session {
 
     /// The result of an object whose apply failed with `e`; an error that
     /// means the server cannot be reached stops the objects not yet sent.
-    fn failed(&self, object: ObjectRef, e: ClusterError, halt: &Mutex<Option<String>>) -> ServerSideResult {
+    fn failed(
+        &self,
+        object: ObjectRef,
+        e: ClusterError,
+        halt: &Mutex<Option<String>>,
+    ) -> ServerSideResult {
         if e.is_fatal()
             && let Ok(mut h) = halt.lock()
         {

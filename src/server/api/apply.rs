@@ -122,7 +122,10 @@ pub(super) fn apply_conflicts(
 
 /// The fields (as conflicts name them) of the last-applied annotation of
 /// `old`, when every one of them still has its last-applied value.
-fn last_applied_fields(r: &ResourceInfo, old: &Value) -> Option<std::collections::BTreeSet<String>> {
+fn last_applied_fields(
+    r: &ResourceInfo,
+    old: &Value,
+) -> Option<std::collections::BTreeSet<String>> {
     let text = old["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
         .as_str()?;
     let last: Value = serde_json::from_str(text).ok()?;
@@ -131,9 +134,7 @@ fn last_applied_fields(r: &ResourceInfo, old: &Value) -> Option<std::collections
         .iter()
         .filter(|p| p.last().is_none_or(|pe| pe != "."))
         // An empty map written (`annotations: {}`) names no field.
-        .filter(|p| {
-            !matches!(fields::lookup(&last, p), Some(Value::Object(m)) if m.is_empty())
-        })
+        .filter(|p| !matches!(fields::lookup(&last, p), Some(Value::Object(m)) if m.is_empty()))
         .all(|p| fields::lookup(old, p) == fields::lookup(&last, p));
     same.then(|| set.iter().map(|p| fields::display(p)).collect())
 }
