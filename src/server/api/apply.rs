@@ -84,7 +84,7 @@ pub(super) fn apply_conflicts(
     // As the real server: kubectl's own manager moving from client-side
     // apply may take the fields its last-applied annotation names, when the
     // object still holds those values (nobody changed them since).
-    if manager == crate::ssa::DEFAULT_FIELD_MANAGER
+    if manager == "kubectl"
         && let Some(allowed) = last_applied_fields(r, old)
     {
         conflicts.retain(|(_, f)| !allowed.contains(f));
