@@ -2678,6 +2678,12 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let text = popup_text(&a, "File exists").unwrap();
     assert!(text.contains(&format!("{own} exists.")), "{text}");
     assert!(text.contains("comments heading it"), "{text}");
+    // What the write changes in it, before it is made.
+    assert!(text.contains("What changes in it:"), "{text}");
+    assert!(
+        text.contains("- matchLabels: {app: web}") && text.contains("+ replicas: 3"),
+        "{text}"
+    );
     assert!(
         std::fs::read_to_string(d.join("web.yaml"))
             .unwrap()
