@@ -55,6 +55,50 @@ impl WriteCtx<'_> {
     }
 }
 
+/// What is wrong with `name` for an object of this kind, as kube-apiserver
+/// validates names per kind: RBAC objects take any path segment name
+/// (`system:coredns`), a Namespace a DNS label, a Service a DNS-1035
+/// label, everything else a DNS subdomain.
+fn name_problem(group: &str, kind: &str, name: &str) -> Option<String> {
+    match (group, kind) {
+        ("rbac.authorization.k8s.io", _) => match name {
+            "." => Some("may not be '.'".into()),
+            ".." => Some("may not be '..'".into()),
+            _ if name.contains('/') => Some("may not contain '/'".into()),
+            _ if name.contains('%') => Some("may not contain '%'".into()),
+            _ => None,
+        },
+        ("", "Namespace") => (!is_dns_label(name, false)).then(|| {
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \
+             '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or \
+             '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+                .into()
+        }),
+        ("", "Service") => (!is_dns_label(name, true)).then(|| {
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start \
+             with an alphabetic character, and end with an alphanumeric character (e.g. \
+             'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+                .into()
+        }),
+        _ => (!is_dns_name(name)).then(|| {
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+             '-' or '.', and must start and end with an alphanumeric character"
+                .into()
+        }),
+    }
+}
+
+/// A DNS label (at most 63, no dots); `alpha_first`: DNS-1035's rule.
+fn is_dns_label(s: &str, alpha_first: bool) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && (!alpha_first || s.starts_with(|c: char| c.is_ascii_lowercase()))
+}
+
 fn is_dns_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
@@ -231,16 +275,14 @@ pub(super) fn create(
             ));
         }
     }
-    if !is_dns_name(&name) {
+    if let Some(problem) = name_problem(&r.group, &r.kind, &name) {
         return Err(ApiError::invalid(
             r,
             &name,
             &[Cause::new(
                 "metadata.name",
                 "FieldValueInvalid",
-                format!(
-                    "Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-                ),
+                format!("Invalid value: {name:?}: {problem}"),
             )],
         ));
     }
