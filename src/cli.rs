@@ -166,6 +166,11 @@ pub struct ClusterArgs {
     /// busy; a 429 (Too Many Requests) is waited out as the server says.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: Option<u16>,
+    /// The largest answer read from the server, in bytes (a LIST page, a
+    /// GET): a larger one ends that request with an error naming it
+    /// instead of filling memory. Default 1073741824 (1 GiB).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_response_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -435,6 +440,7 @@ impl ClusterArgs {
             namespace: self.namespace.clone(),
             timeouts: crate::cluster::Timeouts::from_request_timeout(self.request_timeout),
             concurrency: self.concurrency.map_or(0, usize::from),
+            max_response_bytes: self.max_response_bytes.unwrap_or(0),
         }
     }
 }

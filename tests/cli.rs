@@ -1775,6 +1775,34 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
     );
 }
 
+/// An answer larger than `--max-response-bytes` ends its request with an
+/// error naming it, instead of being read into memory whole.
+#[test]
+fn answers_larger_than_the_cap_are_refused_by_name() {
+    let c = Cluster::start();
+    let big = "x".repeat(3 << 20);
+    c.server
+        .store()
+        .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "big", "namespace": "default"}, "data": {"k": big}}))
+        .unwrap();
+    c.write(
+        "m/settings.yaml",
+        &configmap("settings", "{app: x}", "{k: v}"),
+    );
+    let out = c.kapply(&["diff", "-f", "m", "--max-response-bytes", "1000000"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    out.assert_stdout(
+        "error: ConfigMap default/settings: the server's answer to GET \
+         /api/v1/namespaces/default/configmaps is larger than 1000000 bytes \
+         (--max-response-bytes); it was not read",
+    );
+    // The default cap (1 GiB) reads it.
+    let out = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stdout("ConfigMap default/settings");
+}
+
 /// Saves `kapply plan` output (with `args`) as `name` in the scratch dir.
 fn save_plan(c: &Cluster, name: &str, args: &[&str]) -> String {
     let mut all = vec!["plan", "-f", "m", "-o", "json"];
