@@ -336,6 +336,18 @@ pub struct ApplyArgs {
     /// first; the file only selects.
     #[arg(long = "plan", value_name = "FILE")]
     pub plan_file: Option<PathBuf>,
+    /// Apply on the server (server-side apply), as `kubectl apply
+    /// --server-side`: the server merges and tracks each field's manager;
+    /// a field another manager owns with another value is a conflict.
+    #[arg(long)]
+    pub server_side: bool,
+    /// With --server-side: take the conflicting fields from their managers.
+    #[arg(long)]
+    pub force_conflicts: bool,
+    /// The field manager of a server-side apply (default `kubectl`, as
+    /// kubectl's).
+    #[arg(long, value_name = "NAME")]
+    pub field_manager: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -427,6 +439,8 @@ use crate::plan::{self, ObjectAction, ObjectPlan, Plan};
 use anyhow::{Context, bail};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
+
+mod ssa;
 
 fn color_enabled(stream_is_tty: bool) -> bool {
     stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -1560,6 +1574,9 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
 }
 
 pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
+    if a.server_side || a.force_conflicts || a.field_manager.is_some() {
+        return ssa::apply(a).await;
+    }
     let dry_run = a.dry_run == DryRun::Server;
     let plan_args = PlanArgs {
         manifests: a.manifests.clone(),

@@ -470,6 +470,35 @@ fn error_object_shows_message() {
     insta::assert_snapshot!("error_object", s);
 }
 
+/// An object whose last-applied annotation would pass the API server's
+/// limit on annotations is an error row in the TUI too, saying why, and
+/// `a` on it sends nothing (not even a dry run).
+#[test]
+fn an_object_too_large_for_client_side_apply_is_an_error_row() {
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: default\ndata:\n  blob: {}\n",
+        "x".repeat(270_000)
+    );
+    let loaded =
+        kapply::manifest::parse_str(&text, std::path::Path::new("big.yaml"), &Default::default());
+    let big = kapply::plan::plan_object(&loaded.manifests[0], None, &Default::default());
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![big],
+        prune_skipped: None,
+    })));
+    select(&mut a, "big");
+    let s = screen(&a);
+    assert!(s.contains("too large for client-side apply"), "{s}");
+    let eff = feed(&mut a, [key('a')]);
+    assert!(
+        !eff.iter().any(|e| matches!(e, Effect::DryRun(_))),
+        "{eff:?}"
+    );
+}
+
 #[test]
 fn yaml_view() {
     let mut a = app(120, 40);
@@ -2678,6 +2707,12 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let text = popup_text(&a, "File exists").unwrap();
     assert!(text.contains(&format!("{own} exists.")), "{text}");
     assert!(text.contains("comments heading it"), "{text}");
+    // What the write changes in it, before it is made.
+    assert!(text.contains("What changes in it:"), "{text}");
+    assert!(
+        text.contains("- matchLabels: {app: web}") && text.contains("+ replicas: 3"),
+        "{text}"
+    );
     assert!(
         std::fs::read_to_string(d.join("web.yaml"))
             .unwrap()

@@ -540,14 +540,26 @@ impl Engine for KubeEngine {
             // document replaced, or the export added as a document; the
             // file's other documents and comments are kept, never the
             // whole file replaced.
-            match source_of(&object) {
-                Some((file, line)) if overwrite && same_file(file, &path) => {
-                    replace_in_file(&path, line, &text)
+            let into = |path: &str| match source_of(&object) {
+                Some((file, line)) if same_file(file, path) => replace_in_file(path, line, &text),
+                _ => append_to_file(path, &text),
+            };
+            if overwrite && std::path::Path::new(&path).is_file() {
+                let (_, new) = into(&path)?;
+                return write_export(&path, &new, true);
+            }
+            match write_export(&path, &text, overwrite)? {
+                // What writing into it would change, for its own confirmation.
+                Exported::Exists(p) => {
+                    let (old, new) = into(&p)?;
+                    let changes = if object.kind == "Secret" {
+                        vec!["(a Secret: its values are not shown)".to_string()]
+                    } else {
+                        crate::text::line_changes(&old, &new)
+                    };
+                    Ok(Exported::Preview { path: p, changes })
                 }
-                _ if overwrite && std::path::Path::new(&path).is_file() => {
-                    append_to_file(&path, &text)
-                }
-                _ => write_export(&path, &text, overwrite),
+                done => Ok(done),
             }
         }
         .boxed()
@@ -599,10 +611,10 @@ fn same_file(a: &str, b: &str) -> bool {
     }
 }
 
-/// Write the export over the document at `line` of `path`, keeping the
+/// The file's text, and with the export over the document at `line` of `path`, keeping the
 /// file's other documents. Refused when that document is not this one
 /// object alone (a `kind: List`), or the result would not read back.
-fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<Exported, String> {
+fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<(String, String), String> {
     let p = std::path::Path::new(path);
     let old = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
     let opts = crate::manifest::LoadOptions::default();
@@ -616,12 +628,12 @@ fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<Exported, Strin
              export to another file and remove the object from it by hand"
         ));
     }
-    write_export(path, &new, true)
+    Ok((old, new))
 }
 
-/// Add the export to an existing file as a document of its own (after
-/// `---`), keeping everything the file holds.
-fn append_to_file(path: &str, doc: &str) -> Result<Exported, String> {
+/// The file's text, and with the export added as a document of its own
+/// (after `---`), keeping everything the file holds.
+fn append_to_file(path: &str, doc: &str) -> Result<(String, String), String> {
     let old = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let mut new = old.clone();
     if !new.is_empty() && !new.ends_with('\n') {
@@ -631,7 +643,7 @@ fn append_to_file(path: &str, doc: &str) -> Result<Exported, String> {
         new.push_str("---\n");
     }
     new.push_str(doc);
-    write_export(path, &new, true)
+    Ok((old, new))
 }
 
 fn is_url(p: &std::path::Path) -> bool {

@@ -504,6 +504,12 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// The length in bytes of the last-applied annotation this config
+    /// records.
+    pub fn annotation_len(&self) -> usize {
+        self.annotation.len()
+    }
+
     pub fn new(config: &Value) -> Recorded {
         let value = recorded_config(config);
         // Room for a typical object's annotation, so it is seldom moved

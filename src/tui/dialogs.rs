@@ -163,10 +163,14 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ],
             }
         }
-        Popup::ExportOverwrite { object, path } => PopupView {
+        Popup::ExportOverwrite {
+            object,
+            path,
+            changes,
+        } => PopupView {
             title: "File exists",
             width: 80,
-            body: vec![
+            body: [
                 Line::from(Span::styled(
                     format!("{path} exists."),
                     t.fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -185,7 +189,19 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                         object.id()
                     )
                 }),
-            ],
+            ]
+            .into_iter()
+            .chain((!changes.is_empty()).then(|| Line::from("What changes in it:")))
+            // The lines the write changes, as a diff: red gone, green added.
+            .chain(changes.iter().map(|c| {
+                let style = match c.chars().next() {
+                    Some('-') => t.fg(Color::Red),
+                    Some('+') => t.fg(Color::Green),
+                    _ => t.fg(Color::DarkGray),
+                };
+                Line::from(Span::styled(c.clone(), style))
+            }))
+            .collect(),
             footer: vec![keys_line(
                 "y write into it · n/Esc keep the file as it is",
                 t,

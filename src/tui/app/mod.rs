@@ -268,10 +268,12 @@ pub enum Popup {
         input: String,
         note: Option<String>,
     },
-    /// The export's path exists: `y` overwrites it.
+    /// The export's path exists: `y` writes into it (see
+    /// [`Exported::Preview`]): what that changes in the file.
     ExportOverwrite {
         object: ObjectPlan,
         path: String,
+        changes: Vec<String>,
     },
     /// `q` with objects marked for apply or deletes queued: `y` quits,
     /// dropping them.
@@ -960,7 +962,18 @@ impl App {
                         return self.begin_load();
                     }
                     Ok(Exported::Exists(path)) => {
-                        self.open_popup(Popup::ExportOverwrite { object, path });
+                        self.open_popup(Popup::ExportOverwrite {
+                            object,
+                            path,
+                            changes: Vec::new(),
+                        });
+                    }
+                    Ok(Exported::Preview { path, changes }) => {
+                        self.open_popup(Popup::ExportOverwrite {
+                            object,
+                            path,
+                            changes,
+                        });
                     }
                     Err(e) => {
                         self.log_entry(false, format!("{name} export failed: {e}"));
