@@ -20,6 +20,9 @@
 # KUBECTL_APPLY=1 also times the real `kubectl apply -R -f` (creates, then
 # the update) on a fresh server, at every N (very slow over a link).
 # KAPPLY_BIN=PATH measures another build (an A/B against an older binary).
+# REAL_APISERVER=1 runs against the real kube-apiserver of
+# scripts/real-apiserver (etcd in the same process; a fresh one per N)
+# instead of the embedded server; the server column is that process.
 #
 # DELAY_MS=25 puts a link with a 50 ms round trip between every client
 # (kapply, kubectl) and the server: a relay (examples/delay_relay.rs) that
@@ -44,6 +47,10 @@ work=$(mktemp -d)
 server_pid=
 relay_pid=
 cleanup() {
+  if [ "${REAL_APISERVER:-}" = 1 ]; then
+    scripts/real-apiserver stop
+    server_pid=
+  fi
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
   [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
   tmux kill-session -t kapply-scale 2>/dev/null || true
@@ -62,6 +69,13 @@ measure() {
 # KUBECONFIG names what the clients talk to.
 start_server() {
   rm -f "$work/kc" "$work/kc-link"
+  if [ "${REAL_APISERVER:-}" = 1 ]; then
+    scripts/real-apiserver stop
+    export KUBECONFIG
+    KUBECONFIG=$(scripts/real-apiserver start 2>"$work/serve.log" | tail -n 1)
+    server_pid=$(cat target/real-apiserver/pid)
+    return
+  fi
   "$K" demo --no-tui --kubeconfig-out "$work/kc" >"$work/serve.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 100); do grep -q "serving until" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
@@ -79,6 +93,11 @@ start_server() {
 }
 
 stop_server() {
+  if [ "${REAL_APISERVER:-}" = 1 ]; then
+    scripts/real-apiserver stop
+    server_pid=
+    return
+  fi
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   server_pid=
   if [ -n "$relay_pid" ]; then kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; fi
