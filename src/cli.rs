@@ -228,6 +228,10 @@ pub struct TuiArgs {
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub prune: PruneArgs,
+    /// Colours for a light or dark terminal background; auto reads
+    /// COLORFGBG, else dark.
+    #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["light", "dark", "auto"])]
+    pub theme: String,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -270,6 +274,8 @@ pub struct DiffArgs {
     /// hazards (the highest wins; an error is 2 as always).
     #[arg(long, value_enum, default_value_t = ExitCodes::Default)]
     pub exit_code: ExitCodes,
+    #[command(flatten)]
+    pub ssa: ssa::ServerSideArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -303,6 +309,8 @@ pub struct PlanCmd {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Json)]
     pub output: Output,
+    #[command(flatten)]
+    pub ssa: ssa::ServerSideArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -414,6 +422,10 @@ pub struct DemoArgs {
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    /// Colours for a light or dark terminal background; auto reads
+    /// COLORFGBG, else dark.
+    #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["light", "dark", "auto"])]
+    pub theme: String,
 }
 
 // ---------------------------------------------------------------------------
@@ -873,6 +885,9 @@ impl Shown {
 }
 
 pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
+    if a.ssa.active() {
+        return ssa::diff(&a.plan, &a.ssa, None).await;
+    }
     // A person reads the grouped layout; scripts keep one line per field.
     let tty = std::io::stdout().is_terminal();
     if a.output_dir.is_some() && a.output != DiffOutput::Markdown {
@@ -979,6 +994,9 @@ fn write_parts(dir: &std::path::Path, parts: &[String]) -> anyhow::Result<()> {
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
+    if a.ssa.active() {
+        return ssa::diff(&a.plan, &a.ssa, Some(a.output)).await;
+    }
     // Written object by object: the same text as plan::to_json and
     // yaml::to_yaml(plan::to_value) of the whole plan.
     let yaml = matches!(a.output, Output::Yaml);
@@ -1832,11 +1850,13 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
 async fn run_engine(
     engine: KubeEngine,
     source_root: Option<String>,
+    theme: &str,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
     // NO_COLOR and TERM=dumb (no colour, ASCII borders).
     let opts = crate::tui::Options {
         source_root,
+        light: crate::tui::Options::light_theme(theme, std::env::var("COLORFGBG").ok().as_deref()),
         ..crate::tui::Options::from_env()
     };
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
@@ -1860,6 +1880,7 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     run_engine(
         KubeEngine::connecting(target, load, prune),
         None,
+        &a.theme,
         &mut signals,
     )
     .await
@@ -1892,7 +1913,7 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     // Sources read `manifests/04-simple_deployment.yaml:1`, not the
     // temporary directory's path.
     let root = demo.manifests.parent().map(|p| p.display().to_string());
-    run_engine(engine, root, &mut signals).await
+    run_engine(engine, root, &a.theme, &mut signals).await
 }
 
 /// What [`kind_name`] wants, for its error messages.

@@ -1106,6 +1106,7 @@ fn esc_goes_back_q_asks_and_e_edits() {
     // Mark it, then Esc twice: still here, the mark kept.
     t.keys(&["Space"]);
     t.wait_for("●1 marked");
+    // (the counts keep their words beside "watching" at 80 columns)
     t.keys(&["Escape"]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     t.keys(&["Escape"]);

@@ -1482,7 +1482,15 @@ fn apply_confirm_shows_partial_apply() {
         s.contains("update (PATCH, strategic merge, partial)"),
         "{s}"
     );
-    assert!(s.contains("clear spec.minReadySeconds  (excluded)"), "{s}");
+    // Excluded changes fold to one line: not listed at the same weight.
+    let dialog = popup_text(&a, "Confirm apply").unwrap();
+    assert!(!dialog.contains("clear spec.minReadySeconds"), "{dialog}");
+    assert!(
+        s.contains("1 change(s) excluded: not sent, they stay pending"),
+        "{s}"
+    );
+    // The verdict comes before what is sent.
+    assert!(s.find("Server dry run:") < s.find("update (PATCH"), "{s}");
     insta::assert_snapshot!("apply_confirm_partial", s);
 }
 
@@ -3242,4 +3250,87 @@ fn structured_values_read_as_blocks_with_a_line_diff() {
             assert!(!s.contains("[\"/nginx") && !s.contains("{\"name\""), "{s}");
         }
     }
+}
+
+/// Each cell's foreground as a letter (`.` the terminal's own, `K` dark
+/// grey, `k` grey, lower case the light variants), under the screen's text.
+fn colour_map(app: &App) -> String {
+    let buf = tui_fixture::buffer(app);
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut text = String::new();
+        let mut fg = String::new();
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            text.push_str(c.symbol());
+            fg.push(match c.fg {
+                Color::Reset => '.',
+                Color::Red => 'R',
+                Color::Green => 'G',
+                Color::Yellow => 'Y',
+                Color::Blue => 'B',
+                Color::Magenta => 'M',
+                Color::Cyan => 'C',
+                Color::Gray => 'k',
+                Color::DarkGray => 'K',
+                Color::LightBlue => 'b',
+                Color::LightYellow => 'y',
+                Color::LightMagenta => 'm',
+                Color::White => 'W',
+                Color::Black => '0',
+                Color::Rgb(..) | Color::Indexed(_) => '#',
+                _ => '?',
+            });
+        }
+        out.push_str(&format!("{text}\n{fg}\n"));
+    }
+    out
+}
+
+/// Colours come from the terminal's palette (named colours, its own
+/// foreground), never fixed RGB; the light theme's borders and syntax
+/// colours differ from the dark one's. Snapshots of both at 80x24, and
+/// `auto` follows COLORFGBG.
+#[test]
+fn themes_use_the_palette_and_read_on_light_and_dark() {
+    use kapply::tui::Options as O;
+    for (name, light) in [("dark", false), ("light", true)] {
+        let mut a = app_with(
+            O {
+                light,
+                ..O::default()
+            },
+            80,
+            24,
+        );
+        select(&mut a, "nginx-deployment");
+        let list = colour_map(&a);
+        feed(&mut a, [code(KeyCode::Tab), key('y')]);
+        let yaml = colour_map(&a);
+        for m in [&list, &yaml] {
+            assert!(!m.contains('#'), "a fixed RGB or indexed colour:\n{m}");
+        }
+        // Unfocused borders: grey on dark, dark grey on light.
+        let border = if light { 'K' } else { 'k' };
+        // The field pane's left border, on the third screen row.
+        let first_fg = list.lines().nth(5).unwrap().chars().nth(32).unwrap();
+        assert_eq!(first_fg, border, "{name}:\n{list}");
+        insta::assert_snapshot!(format!("theme_{name}_yaml_80x24"), yaml);
+        let mut b = app_with(
+            O {
+                light,
+                ..O::default()
+            },
+            160,
+            45,
+        );
+        select(&mut b, "nginx-deployment");
+        insta::assert_snapshot!(format!("theme_{name}_list_160x45"), colour_map(&b));
+    }
+    assert!(O::light_theme("auto", Some("0;15")));
+    assert!(O::light_theme("auto", Some("default;default;7")));
+    assert!(!O::light_theme("auto", Some("15;0")));
+    assert!(!O::light_theme("auto", None));
+    assert!(O::light_theme("light", Some("15;0")));
+    assert!(!O::light_theme("dark", Some("0;15")));
 }

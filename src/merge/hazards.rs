@@ -87,7 +87,7 @@ pub(crate) fn find<'r>(
         if let Some(h) = removed_list(f, merge_key, owners) {
             f.hazards.push(h);
         }
-        if atomic && let Some(h) = replaced_atomic(f, owners, predicted()) {
+        if atomic && let Some(h) = replaced_atomic(f, owners, predicted) {
             f.hazards.push(h);
         }
         if let Some(h) = hotfix(f) {
@@ -259,12 +259,17 @@ fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &LazyOwners) -
 /// An atomic list replaced whole: what the result loses of live that
 /// last-applied never had (another writer's edits), and what comes back
 /// that was deleted in the cluster, both read from the predicted result.
-fn replaced_atomic(f: &FieldChange, owners: &LazyOwners, result: Option<&Value>) -> Option<Hazard> {
+fn replaced_atomic<'r>(
+    f: &FieldChange,
+    owners: &LazyOwners,
+    predicted: &dyn Fn() -> Option<&'r Value>,
+) -> Option<Hazard> {
     if f.action != FieldAction::Set || !f.config.as_ref()?.is_array() {
         return None;
     }
     f.live.as_ref()?.as_array()?;
-    let after = result.map(|r| super::predict::values_at(r, &f.path));
+    // The whole result is made only for such a row (most plans have none).
+    let after = predicted().map(|r| super::predict::values_at(r, &f.path));
     let after = match after.as_deref() {
         Some([one]) => Some(*one),
         Some(_) => None,
