@@ -900,8 +900,11 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
         between: if yaml { "" } else { ",\n" },
         ..Streamer::default()
     };
-    let end = stream_plan(
+    // The objects' config and live object are kept until `finish`, which
+    // pins them (uid, resourceVersion, digests) and drops them.
+    let ran = run_plan(
         &a.plan,
+        true,
         move |p| {
             // Masked (a Secret) once, in `object_value` and `json_object`.
             let text = if yaml {
@@ -919,23 +922,29 @@ pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
         |s| out.object(s),
     )
     .await?;
+    let end = ran.prune_skipped;
+    let header = plan::plan_header(
+        ran.cluster
+            .as_ref()
+            .map(|(s, _)| (plan_server(s.url()), s.context())),
+    );
     out.require_objects()?;
     if let Some(why) = &end {
         errln!("{why}");
     }
     let tail = if yaml {
-        // The plan's last key, as `to_value` names it; none without a block.
-        match &end {
-            Some(why) => {
-                let v = serde_json::json!({ "pruneSkipped": why.to_string() });
-                crate::text::escape_controls(&crate::yaml::to_yaml(&v)).into_owned()
-            }
-            None => String::new(),
+        // The plan's last keys, as `to_value` names them.
+        let mut v = serde_json::Map::new();
+        if let Some(why) = &end {
+            v.insert("pruneSkipped".into(), why.to_string().into());
         }
+        v.insert(plan::PLAN_HEADER.into(), header);
+        crate::text::escape_controls(&crate::yaml::to_yaml(&serde_json::Value::Object(v)))
+            .into_owned()
     } else {
         format!(
             "{}\n",
-            crate::text::escape_controls_json(&plan::json_end(end.as_ref()))
+            crate::text::escape_controls_json(&plan::json_end(end.as_ref(), Some(&header)))
         )
     };
     out.finish(&tail)?;
@@ -1007,6 +1016,13 @@ impl Streamer {
             None => Ok(()),
         }
     }
+}
+
+/// The server a saved plan records: the kubeconfig's URL, without the
+/// embedded server's token path (a credential, not the cluster's name).
+fn plan_server(url: &str) -> &str {
+    url.find(crate::server::TOKEN_PATH)
+        .map_or(url, |i| &url[..i])
 }
 
 /// The plan of `diff` and `plan`, each object's plan `finish`ed (without
@@ -1242,7 +1258,16 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
 /// between the file and the fresh plan).
 type Selection = std::collections::HashMap<ObjectRef, (Vec<String>, Vec<String>)>;
 
-fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
+/// A saved plan as `apply --plan` reads it: what it selects, and what it
+/// pinned of each object (its rows as reviewed, and its [`plan::pin::Pin`]).
+struct SavedPlan {
+    selection: Selection,
+    reviewed: std::collections::HashMap<ObjectRef, (ObjectPlan, Option<plan::pin::Pin>)>,
+    /// `savedPlan.cluster`: the server and context it was made against.
+    cluster: Option<(String, String)>,
+}
+
+fn read_selection(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("--plan {}", path.display()))?;
     let not_plan = || {
@@ -1252,15 +1277,46 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
         )
     };
     let mut doc: serde_json::Value = serde_json::from_str(&text).with_context(not_plan)?;
+    let header = doc
+        .as_object_mut()
+        .and_then(|d| d.remove(plan::PLAN_HEADER))
+        .unwrap_or_default();
+    match header.get("version").and_then(serde_json::Value::as_u64) {
+        Some(plan::pin::PLAN_VERSION) => {}
+        Some(v) => bail!(
+            "--plan {}: a saved plan of format version {v}; this kapply reads version {} \
+             (make the plan again with this kapply)",
+            path.display(),
+            plan::pin::PLAN_VERSION
+        ),
+        None => bail!(
+            "--plan {}: the plan pins nothing of what was reviewed (no \"{}\": made by an \
+             older kapply, or written by hand); make it again with `kapply plan -o json`",
+            path.display(),
+            plan::PLAN_HEADER
+        ),
+    }
+    let cluster = header.get("cluster").map(|c| {
+        let s = |k: &str| c.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        (s("server"), s("context"))
+    });
     // `"action": "release"` is the one edit a plan's field rows take
     // beyond removal: noted here, then read as the clear row it was (the
     // cluster layer refuses it on any other row).
     let mut released: Vec<Vec<String>> = Vec::new();
+    let mut pins: Vec<Option<plan::pin::Pin>> = Vec::new();
     if let Some(objects) = doc
         .get_mut("objects")
         .and_then(serde_json::Value::as_array_mut)
     {
         for o in objects {
+            let pin = o
+                .as_object_mut()
+                .and_then(|o| o.remove("pin"))
+                .map(serde_json::from_value)
+                .transpose()
+                .with_context(not_plan)?;
+            pins.push(pin);
             let mut paths = Vec::new();
             if let Some(fields) = o
                 .get_mut("fields")
@@ -1279,20 +1335,104 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<Selection> {
         }
     }
     let plan: Plan = serde_json::from_value(doc).with_context(not_plan)?;
-    Ok(plan
-        .objects
+    let mut selection = Selection::new();
+    let mut reviewed = std::collections::HashMap::new();
+    for ((p, released), pin) in plan.objects.into_iter().zip(released).zip(pins) {
+        let paths = p
+            .fields
+            .iter()
+            .filter(|f| f.action != crate::merge::FieldAction::Keep)
+            .map(|f| f.path.clone())
+            .collect();
+        selection.insert(p.id(), (paths, released));
+        reviewed.insert(p.id(), (p, pin));
+    }
+    Ok(SavedPlan {
+        selection,
+        reviewed,
+        cluster,
+    })
+}
+
+/// Refuses a saved plan made against another cluster than `session`'s.
+fn check_plan_cluster(
+    saved: &SavedPlan,
+    session: &Session,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let here = (plan_server(session.url()), session.context());
+    match &saved.cluster {
+        None => bail!(
+            "--plan {}: the plan was made offline (--live files), not against a cluster; \
+             nothing applied (make it again against the cluster)",
+            path.display()
+        ),
+        Some((server, context)) if (server.as_str(), context.as_str()) != here => bail!(
+            "--plan {}: the plan was made against the cluster at {server} (context \"{context}\"), \
+             not {} (context \"{}\"); nothing applied",
+            path.display(),
+            here.0,
+            here.1
+        ),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Why `fresh` (planned again now) is not the object the saved plan
+/// reviewed, in words (Terraform's "saved plan is stale"); `None` when it
+/// is the same: same live object (uid, resourceVersion), same config, same
+/// change. The field paths whose values differ from the reviewed rows are
+/// named (Secret values masked on both sides, so a Secret names none).
+fn stale_reason(saved: &SavedPlan, fresh: &ObjectPlan) -> Option<String> {
+    let (file_row, pin) = saved.reviewed.get(&fresh.id())?;
+    let Some(pin) = pin else {
+        return Some("the saved plan pins nothing of this object (not planned then)".into());
+    };
+    let now = plan::pin::pin_of(fresh).unwrap_or_default();
+    let mut why = plan::pin::stale(pin, &now);
+    if file_row.action != fresh.action {
+        why.insert(
+            0,
+            format!(
+                "it was to be {} and is now to be {}",
+                action_word(file_row.action),
+                action_word(fresh.action)
+            ),
+        );
+    }
+    if why.is_empty() {
+        return None;
+    }
+    let shown = plan::mask_plan(fresh);
+    let differ: Vec<&str> = file_row
+        .fields
         .iter()
-        .zip(released)
-        .map(|(p, released)| {
-            let paths = p
-                .fields
-                .iter()
-                .filter(|f| f.action != crate::merge::FieldAction::Keep)
-                .map(|f| f.path.clone())
-                .collect();
-            (p.id(), (paths, released))
+        .filter(|f| {
+            shown.fields.iter().any(|g| {
+                g.path == f.path
+                    && (g.config != f.config
+                        || g.live != f.live
+                        || g.last_applied != f.last_applied)
+            })
         })
-        .collect())
+        .map(|f| f.path.as_str())
+        .collect();
+    let mut text = format!("saved plan is stale: {}", why.join("; "));
+    if !differ.is_empty() {
+        text.push_str(&format!("; fields not as reviewed: {}", differ.join(", ")));
+    }
+    text.push_str("; nothing sent (make a new plan and review it)");
+    Some(text)
+}
+
+fn action_word(a: ObjectAction) -> &'static str {
+    match a {
+        ObjectAction::Create => "created",
+        ObjectAction::Update => "updated",
+        ObjectAction::Unchanged => "left unchanged",
+        ObjectAction::Prune => "pruned",
+        ObjectAction::Error => "an error",
+    }
 }
 
 /// The item to apply for `p` under a selection: skipped when the file does
@@ -1374,9 +1514,27 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if let Some(why) = &prune_skipped {
         errln!("{why}");
     }
-    let chosen = match &a.plan_file {
-        Some(path) => Some(read_selection(path)?),
+    let saved = match &a.plan_file {
+        Some(path) => {
+            let saved = read_selection(path)?;
+            check_plan_cluster(&saved, &session, path)?;
+            Some(saved)
+        }
         None => None,
+    };
+    let chosen = saved.as_ref().map(|s| &s.selection);
+    // Objects whose saved plan is stale are refused, one result each,
+    // before anything is sent; the rest go on as reviewed.
+    let mut refused: Vec<ObjectResult> = Vec::new();
+    let mut refuse = |p: &ObjectPlan| -> bool {
+        let Some(why) = saved.as_ref().and_then(|s| stale_reason(s, p)) else {
+            return false;
+        };
+        refused.push(ObjectResult::failed(
+            p.id(),
+            crate::ops::Failure::Refused(why),
+        ));
+        true
     };
     // The objects to write move into the items (no copy: at 10,000 objects
     // the plan is most of the memory); the plan keeps the others.
@@ -1398,7 +1556,9 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
                 },
                 body,
             )),
-            Some(sel) => select_item(&p, sel).map(|i| (i, None)),
+            Some(sel) => select_item(&p, sel)
+                .filter(|i| !refuse(&i.plan))
+                .map(|i| (i, None)),
         })
         .collect();
     for (it, _) in &items {
@@ -1412,8 +1572,15 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     let candidates: Vec<ObjectPlan> = plan
         .prune_candidates()
         .filter(|p| chosen.as_ref().is_none_or(|sel| sel.contains_key(&p.id())))
+        .filter(|p| !refuse(p))
         .cloned()
         .collect();
+    // Refused objects are failures of this run (exit 1, no prune).
+    let refused = {
+        let mut printer = Printer::default();
+        refused.iter().for_each(|r| printer.print(r));
+        printer.finish()
+    };
     let load_errors = plan
         .objects
         .iter()
@@ -1423,7 +1590,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
         print_unchanged(&plan, dry_run);
         errln!("nothing to apply");
-        return Ok(if load_errors > 0 { 1 } else { 0 });
+        return Ok(if load_errors + refused > 0 { 1 } else { 0 });
     }
     if !a.yes && !dry_run {
         let q = format!(
@@ -1465,7 +1632,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if let Wrote::Signal(s) = ran {
         return Ok(interrupted(&printer, s));
     }
-    let mut failed = printer.finish();
+    let mut failed = printer.finish() + refused;
     // kubectl prunes (and rewrites an ApplySet parent) only after a
     // complete read and a clean apply.
     let prune_ok = plan.prune_skipped.is_none() && failed == 0;

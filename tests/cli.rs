@@ -197,12 +197,25 @@ fn keys(v: &Value) -> BTreeSet<&str> {
 
 /// The plan JSON contract: exact keys per object and per field.
 fn assert_contract(plan: &Value) {
-    assert_eq!(keys(plan), BTreeSet::from(["objects"]));
+    assert_eq!(keys(plan), BTreeSet::from(["objects", "savedPlan"]));
+    assert_eq!(plan["savedPlan"]["version"], 1, "{plan:#}");
     for o in plan["objects"].as_array().unwrap() {
         let mut expected = BTreeSet::from(plan_json::OBJECT_KEYS);
         if o["action"] == "error" {
             expected.insert("error");
             assert!(o["error"].is_string(), "{o:#}");
+        } else {
+            // What a saved plan pins: digests (never values), uid and
+            // resourceVersion of a live object.
+            expected.insert("pin");
+            let pin = keys(&o["pin"]);
+            let allowed = BTreeSet::from(["uid", "resourceVersion", "config", "change"]);
+            assert!(!pin.is_empty() && pin.is_subset(&allowed), "{o:#}");
+            for d in ["config", "change"] {
+                if let Some(d) = o["pin"][d].as_str() {
+                    assert!(d.starts_with("sha256:") && d.len() == 71, "{d}");
+                }
+            }
         }
         assert_eq!(keys(o), expected, "{o:#}");
         assert!(
@@ -1760,6 +1773,243 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
         !pending.contains(&("settings".into(), "data.color".into())),
         "{pending:?}"
     );
+}
+
+/// Saves `kapply plan` output (with `args`) as `name` in the scratch dir.
+fn save_plan(c: &Cluster, name: &str, args: &[&str]) -> String {
+    let mut all = vec!["plan", "-f", "m", "-o", "json"];
+    all.extend_from_slice(args);
+    let out = c.kapply(&all);
+    assert!(out.code == Some(0) || out.code == Some(1), "{out:?}");
+    c.write(name, &out.stdout)
+}
+
+/// A saved plan pins what was reviewed: the config edited after the plan
+/// (LOG_LEVEL) is refused, by name and field, and not written; the other
+/// objects of the plan are applied; exit 1.
+#[test]
+fn a_saved_plan_refuses_a_config_edited_after_it() {
+    let c = Cluster::start();
+    c.write(
+        "m/a-settings.yaml",
+        &configmap("settings", "{app: x}", "{LOG_LEVEL: debug}"),
+    );
+    c.write("m/b-other.yaml", &configmap("other", "{app: x}", "{k: v}"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.write(
+        "m/a-settings.yaml",
+        &configmap("settings", "{app: x}", "{LOG_LEVEL: info}"),
+    );
+    c.write("m/b-other.yaml", &configmap("other", "{app: x}", "{k: w}"));
+    let plan = save_plan(&c, "plan.json", &[]);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(saved["savedPlan"]["version"], 1, "{saved}");
+    assert_eq!(
+        saved["savedPlan"]["cluster"]["server"],
+        c.server.url(),
+        "{saved}"
+    );
+    let pin = &saved["objects"][0]["pin"];
+    assert!(
+        pin["uid"].is_string() && pin["resourceVersion"].is_string(),
+        "{pin}"
+    );
+
+    // Reviewed, then edited (a later commit).
+    c.write(
+        "m/a-settings.yaml",
+        &configmap("settings", "{app: x}", "{LOG_LEVEL: TAMPERED}"),
+    );
+    let out = c.kapply(&["apply", "-f", "m", "--plan", &plan, "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(
+        "error: ConfigMap default/settings: saved plan is stale: its manifest changed since the plan; \
+         the change apply would send is not the one reviewed; fields not as reviewed: data.LOG_LEVEL; \
+         nothing sent (make a new plan and review it)",
+    );
+    out.assert_stdout("ConfigMap default/other configured");
+    assert_eq!(
+        c.configmap("default", "settings").unwrap()["data"]["LOG_LEVEL"],
+        "debug"
+    );
+    assert_eq!(c.configmap("default", "other").unwrap()["data"]["k"], "w");
+
+    // Back as reviewed, but the live object changed since (kubectl edit):
+    // refused too, saying so.
+    c.write(
+        "m/a-settings.yaml",
+        &configmap("settings", "{app: x}", "{LOG_LEVEL: info}"),
+    );
+    let mut live = c.configmap("default", "settings").unwrap();
+    live["data"]["EXTRA"] = json!("1");
+    c.server.api().request(
+        "PUT",
+        "/api/v1/namespaces/default/configmaps/settings",
+        Some("application/json"),
+        Some(&live),
+    );
+    let out = c.kapply(&["apply", "-f", "m", "--plan", &plan, "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(
+        "saved plan is stale: the live object changed since the plan (resourceVersion",
+    );
+    assert_eq!(
+        c.configmap("default", "settings").unwrap()["data"]["LOG_LEVEL"],
+        "debug"
+    );
+
+    // A fresh plan applies.
+    let plan = save_plan(&c, "plan2.json", &[]);
+    let out = c.kapply(&["apply", "-f", "m", "--plan", &plan, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        c.configmap("default", "settings").unwrap()["data"]["LOG_LEVEL"],
+        "info"
+    );
+
+    // A plan file without the pins (an older kapply's) is refused whole.
+    let mut old = saved.clone();
+    old.as_object_mut().unwrap().remove("savedPlan");
+    let old_file = c.write("old.json", &old.to_string());
+    let out = c.kapply(&["apply", "-f", "m", "--plan", &old_file, "--yes"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    out.assert_stderr("the plan pins nothing of what was reviewed");
+}
+
+/// A prune target deleted and created again under its name since the plan
+/// is not pruned: the plan pinned its uid.
+#[test]
+fn a_saved_plan_does_not_prune_an_object_created_again() {
+    let c = Cluster::start();
+    c.write("m/keep.yaml", &configmap("keep", "{app: shop}", "{k: v}"));
+    c.write("m/gone.yaml", &configmap("gone", "{app: shop}", "{k: v}"));
+    let prune = ["--prune", "-l", "app=shop"];
+    let mut args = vec!["apply", "-f", "m", "--yes"];
+    args.extend(prune);
+    let out = c.kapply(&args);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.remove("m/gone.yaml");
+    let plan = save_plan(&c, "plan.json", &prune);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    assert!(text.contains("\"action\": \"prune\""), "{text}");
+    let old_uid = c.configmap("default", "gone").unwrap()["metadata"]["uid"].clone();
+
+    // Deleted and created again since the plan.
+    let (code, _) = c.server.api().request(
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/gone",
+        None,
+        None,
+    );
+    assert_eq!(code, 200);
+    // By an apply (with the annotation pruning reads).
+    c.write(
+        "again/gone.yaml",
+        &configmap("gone", "{app: shop}", "{k: new}"),
+    );
+    let out = c.kapply(&["apply", "-f", "again", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let new_uid = c.configmap("default", "gone").unwrap()["metadata"]["uid"].clone();
+    assert_ne!(old_uid, new_uid);
+
+    c.server.clear_requests();
+    let mut args = vec!["apply", "-f", "m", "--plan", &plan, "--yes"];
+    args.extend(prune);
+    let out = c.kapply(&args);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(&format!(
+        "error: ConfigMap default/gone: saved plan is stale: the live object was deleted and \
+         created again since the plan (uid {} -> {})",
+        old_uid.as_str().unwrap(),
+        new_uid.as_str().unwrap()
+    ));
+    assert_eq!(c.configmap("default", "gone").unwrap()["data"]["k"], "new");
+    assert!(
+        !c.writes().iter().any(|w| w.method == "DELETE"),
+        "{:?}",
+        c.writes()
+    );
+
+    // A plan made now prunes it, with its uid as the DELETE's precondition.
+    let plan = save_plan(&c, "plan2.json", &prune);
+    let mut args = vec!["apply", "-f", "m", "--plan", &plan, "--yes"];
+    args.extend(prune);
+    c.server.clear_requests();
+    let out = c.kapply(&args);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(c.configmap("default", "gone").is_none());
+    let delete = c
+        .writes()
+        .into_iter()
+        .find(|w| w.method == "DELETE" && w.path.ends_with("/gone"))
+        .unwrap();
+    let body = delete.body.unwrap_or_default();
+    assert_eq!(body["preconditions"]["uid"], new_uid, "{body}");
+}
+
+/// A plan made against one cluster is refused by another, whole.
+#[test]
+fn a_saved_plan_is_refused_by_another_cluster() {
+    let a = Cluster::start();
+    let b = Cluster::start();
+    for c in [&a, &b] {
+        c.write(
+            "m/settings.yaml",
+            &configmap("settings", "{app: x}", "{k: v}"),
+        );
+    }
+    let plan = save_plan(&a, "plan.json", &[]);
+    let out = b.kapply(&["apply", "-f", "m", "--plan", &plan, "--yes"]);
+    // The whole file is refused, as an argument in error.
+    assert_eq!(out.code, Some(2), "{out:?}");
+    out.assert_stderr(&format!(
+        "the plan was made against the cluster at {} (context \"kapply-demo\"), not {} \
+         (context \"kapply-demo\"); nothing applied",
+        a.server.url(),
+        b.server.url()
+    ));
+    assert!(b.configmap("default", "settings").is_none());
+    assert!(b.writes().is_empty(), "{:?}", b.writes());
+    // The same file on its own cluster applies.
+    let out = a.kapply(&["apply", "-f", "m", "--plan", &plan, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(a.configmap("default", "settings").is_some());
+}
+
+/// A saved plan holds no Secret value in clear (masked rows, digests),
+/// yet a Secret value changed after the plan is caught.
+#[test]
+fn a_saved_plan_holds_no_secret_value_and_still_pins_it() {
+    let c = Cluster::start();
+    let secret = |v: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  labels: {{app: x}}\nstringData:\n  password: {v}\n"
+        )
+    };
+    c.write("m/db.yaml", &secret("first-hunter2"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.write("m/db.yaml", &secret("second-hunter2"));
+    let plan = save_plan(&c, "plan.json", &[]);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    for clear in ["hunter2", "c2Vjb25kLWh1bnRlcjI", "Zmlyc3QtaHVudGVy"] {
+        assert!(!text.contains(clear), "{clear} in {text}");
+    }
+    assert!(text.contains("\"change\": \"sha256:"), "{text}");
+    c.write("m/db.yaml", &secret("third-hunter2"));
+    let out = c.kapply(&["apply", "-f", "m", "--plan", &plan, "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(
+        "error: Secret default/db: saved plan is stale: its manifest changed since the plan",
+    );
+    assert!(
+        !out.stderr.contains("hunter2") && !out.stdout.contains("hunter2"),
+        "{out:?}"
+    );
+    let live = c.get("v1", "Secret", Some("default"), "db").unwrap();
+    let last = kubectl::last_applied(&live).unwrap();
+    assert_eq!(last["stringData"]["password"], "first-hunter2");
 }
 
 /// `apply --plan FILE` with `"action": "release"` on a clear row: the

@@ -1564,6 +1564,39 @@ async fn forbidden_list_falls_back_to_get() {
     assert_eq!(gets.len(), 2, "one GET per ConfigMap: {gets:?}");
 }
 
+/// A 403 on the LIST that looks for prune candidates skips pruning and
+/// says which LIST it was (kubectl diff warns and goes on the same way);
+/// the objects are still planned.
+#[tokio::test]
+async fn a_forbidden_prune_listing_skips_pruning() {
+    let e = basic_env().await;
+    let url = forbidding_proxy(&e.server).await;
+    let session = e.connect_via(&url).await;
+    let prune = PruneOptions {
+        mode: PruneMode::Allowlist {
+            selector: Some("app=demo".into()),
+            all: false,
+            allowlist: vec![],
+        },
+    };
+    let planned = session
+        .plan(load(&e.load_opts()), &prune, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        find(&planned.plan, "ConfigMap", "settings").action,
+        ObjectAction::Unchanged
+    );
+    assert_eq!(planned.plan.prune_candidates().count(), 0);
+    let why = planned.plan.prune_skipped.as_ref().unwrap().to_string();
+    assert!(
+        why.starts_with(
+            "pruning skipped: the prune listing was forbidden: LIST /api/v1/namespaces/demo/configmaps: "
+        ) && why.contains("cannot list resource \"configmaps\""),
+        "{why}"
+    );
+}
+
 /// Names of the objects of `kind` in namespace demo, straight from the store.
 fn names_in_demo(e: &Env, path: &str) -> Vec<String> {
     let list = e.get(path).unwrap();

@@ -1297,3 +1297,52 @@ fn pretty_text(live: &Value) -> String {
         .unwrap()
         .to_string()
 }
+
+/// Changes the config makes over changes made in the cluster: removed (a
+/// scaled replicas count the config drops) and re-set (a field deleted in
+/// the cluster); each says what apply throws away, and the object reverts
+/// drift. A change over a value live still holds as last applied is plain.
+#[test]
+fn config_changes_over_cluster_changes_are_hazards() {
+    use kapply::merge::{Cause, HazardKind};
+    let mut la = deployment("nginx:1.14.2", Some(5));
+    la["spec"]["replicas"] = json!(3);
+    let mut live = scaled_live(&la);
+    live["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    let mut config = deployment("nginx:1.14.2", Some(10));
+    config["spec"].as_object_mut().unwrap().remove("replicas");
+    let p = plan_against(config, &live);
+    assert!(p.reverts_drift);
+    let replicas = hazard_row(&p, "spec.replicas");
+    assert_eq!(replicas.cause, Cause::Removed);
+    assert_eq!(replicas.owner.as_deref(), Some("kubectl-scale"));
+    assert_eq!(replicas.hazards.len(), 1, "{replicas:#?}");
+    assert_eq!(
+        replicas.hazards[0].kind,
+        HazardKind::OverwritesClusterChange
+    );
+    assert_eq!(
+        replicas.hazards[0].message,
+        "apply deletes 2, set by kubectl-scale (last applied: 3)"
+    );
+    assert!(replicas.undoes_cluster_change());
+    let min = hazard_row(&p, "spec.minReadySeconds");
+    assert_eq!(min.cause, Cause::Intended);
+    assert_eq!(
+        min.hazards[0].message,
+        "apply writes 10 where the field was deleted in the cluster (last applied: 5)"
+    );
+
+    // Live as last applied: an intended change, nothing overwritten.
+    let live = annotated(la.clone(), &la);
+    let mut config = la.clone();
+    config["spec"]["minReadySeconds"] = json!(10);
+    let p = plan_against(config, &live);
+    assert!(!p.reverts_drift);
+    let min = hazard_row(&p, "spec.minReadySeconds");
+    assert!(min.hazards.is_empty(), "{min:#?}");
+    assert_eq!(min.cause_text(), "intended: the manifest changed");
+}

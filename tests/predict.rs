@@ -152,3 +152,63 @@ fn an_order_only_patch_is_no_change() {
     assert_eq!(kubectl_diff(&k, &d3), Some(1));
     assert_eq!(kapply(&c, &["diff", "-f", &d3]).code, Some(1));
 }
+
+/// A hotfix made in the cluster (`kubectl set image`) under a manifest
+/// that changes the same field: the row stays `intended`, names the
+/// writer and time, says what apply throws away, and the object reverts
+/// drift.
+#[test]
+fn a_cluster_change_the_config_overwrites_is_named() {
+    let c = Cluster::start();
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    let d = c.write("d.yaml", &deployment("nginx:1.14", ""));
+    k.ok(&["apply", "-f", &d]);
+    k.ok(&["set", "image", "deploy/web", "c=nginx:1.14-hotfix"]);
+    let live = get(&c, "Deployment", "web");
+    let time = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["manager"] == "kubectl-set")
+        .expect("kubectl set's entry")["time"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let d2 = c.write("d2.yaml", &deployment("nginx:1.16", ""));
+    let plan = plan_json(&c, &d2);
+    let o = &plan["objects"][0];
+    assert_eq!(o["action"], "update");
+    assert_eq!(o["revertsDrift"], true, "{o:#}");
+    let rows: Vec<&Value> = o["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["action"] != "keep")
+        .collect();
+    let image = rows
+        .iter()
+        .find(|f| f["path"] == "spec.template.spec.containers[name=c].image")
+        .unwrap_or_else(|| panic!("{o:#}"));
+    assert_eq!(image["cause"], "intended");
+    assert_eq!(image["owner"], "kubectl-set");
+    assert_eq!(image["changedAt"], time.as_str());
+    assert_eq!(
+        image["hazards"],
+        json!([{"kind": "overwrites-cluster-change",
+            "message": format!("apply replaces nginx:1.14-hotfix, set by kubectl-set at {time}, \
+                with nginx:1.16 (last applied: nginx:1.14)")}])
+    );
+    let diff = kapply(&c, &["diff", "-f", &d2]);
+    assert_eq!(diff.code, Some(1));
+    diff.assert_stdout("reverts drift");
+    diff.assert_stdout("apply replaces nginx:1.14-hotfix, set by kubectl-set");
+    // What the words say is what the apply does.
+    let out = kapply(&c, &["apply", "-f", &d2, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        get(&c, "Deployment", "web")["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16"
+    );
+}

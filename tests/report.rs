@@ -450,10 +450,14 @@ fn exit_code_table() {
         "2026-11-20T10:04:00Z",
         json!({"f:spec": {"f:replicas": {}}})
     )]);
-    // A hazard without drift: env A twice in the manifest.
-    let mut dup = la.clone();
-    dup["spec"]["template"]["spec"]["containers"][0]["env"] =
+    // A hazard without drift: env A twice in the manifest. The server
+    // keeps live's A=1, so alone it changes nothing but the annotation
+    // (kubectl diff: 0); with the image changed too it is a change.
+    let mut dup_only = la.clone();
+    dup_only["spec"]["template"]["spec"]["containers"][0]["env"] =
         json!([{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]);
+    let mut dup = dup_only.clone();
+    dup["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.26");
     // Drift and a hazard: a hotfix rolled back.
     let mut hotfix = in_sync.clone();
     hotfix["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.25-hotfix");
@@ -465,11 +469,12 @@ fn exit_code_table() {
     )]);
     let mut changed = la.clone();
     changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.26");
-    let cases: [(&str, &Value, &Value, i32, i32); 5] = [
+    let cases: [(&str, &Value, &Value, i32, i32); 6] = [
         ("none", &la, &in_sync, 0, 0),
         ("intended", &changed, &in_sync, 1, 1),
         ("drift", &la, &scaled, 1, 3),
         ("hazard", &dup, &in_sync, 1, 4),
+        ("hazard, annotation only", &dup_only, &in_sync, 0, 4),
         ("drift+hazard", &la, &hotfix, 1, 4),
     ];
     for (name, config, live, default, detailed) in cases {

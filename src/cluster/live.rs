@@ -359,7 +359,7 @@ impl Session {
 
         // What pruning needs of the manifests: their identities (taken now,
         // as each manifest goes once it is planned).
-        let blocked = match prune.mode {
+        let mut blocked = match prune.mode {
             PruneMode::None => None,
             _ => prune_block(&load_errors, total),
         };
@@ -514,8 +514,11 @@ impl Session {
                             &visited,
                             &in_manifests,
                         )
-                        .await?;
-                    candidates.into_iter().map(&*finish).for_each(&mut emit);
+                        .await;
+                    match forbidden_listing(candidates)? {
+                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
+                        Err(b) => blocked = Some(b),
+                    }
                 }
             }
             PruneMode::ApplySet { .. } => {
@@ -524,8 +527,11 @@ impl Session {
                 if let Some(set) = &applyset
                     && blocked.is_none()
                 {
-                    let candidates = self.applyset_candidates(set, &in_manifests).await?;
-                    candidates.into_iter().map(&*finish).for_each(&mut emit);
+                    let candidates = self.applyset_candidates(set, &in_manifests).await;
+                    match forbidden_listing(candidates)? {
+                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
+                        Err(b) => blocked = Some(b),
+                    }
                 }
             }
         }
@@ -827,7 +833,24 @@ impl Session {
         let (keep, reason) = (&keep, &reason);
         let results = futures::stream::iter(collect_vec(lists.into_iter().map(
             |(info, ns)| async move {
-                let items = self.list_all(&info, ns.as_deref(), selector).await?;
+                let items = match self.list_all(&info, ns.as_deref(), selector).await {
+                    // Which LIST, for the words of the skipped prune.
+                    Err(ClusterError::Api {
+                        code: 403,
+                        reason,
+                        message,
+                    }) => {
+                        return Err(ClusterError::Api {
+                            code: 403,
+                            reason,
+                            message: format!(
+                                "LIST {}: {message}",
+                                info.collection_path(ns.as_deref())
+                            ),
+                        });
+                    }
+                    r => r?,
+                };
                 let mut out = Vec::new();
                 for item in items {
                     if !keep(&item) || in_manifests.contains(&crate::manifest::live_key(&item)) {
@@ -846,6 +869,20 @@ impl Session {
             out.extend(r?);
         }
         Ok(out)
+    }
+}
+
+/// Prune candidates, or why pruning is skipped when a LIST of them was
+/// forbidden (403: RBAC lets the user read what it applies but not list a
+/// kind): the plan and the apply go on without pruning, as kubectl diff
+/// does. Any other failure stops the run.
+fn forbidden_listing(
+    found: Result<Vec<ObjectPlan>, ClusterError>,
+) -> Result<Result<Vec<ObjectPlan>, crate::plan::PruneBlock>, ClusterError> {
+    match found {
+        Ok(c) => Ok(Ok(c)),
+        Err(e) if e.code() == 403 => Ok(Err(crate::plan::PruneBlock::ListForbidden(e.to_string()))),
+        Err(e) => Err(e),
     }
 }
 

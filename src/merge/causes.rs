@@ -90,7 +90,13 @@ pub(crate) fn classify_with(
         } else {
             Cause::Intended
         };
-        if f.cause == Cause::Drift {
+        // An intended change (or removal) of a field live no longer holds as
+        // last applied: someone changed it in the cluster since, and apply
+        // throws their change away. The writer is named as for a drift
+        // (the hazard `overwrites-cluster-change` says it in words).
+        let overwrites =
+            matches!(f.cause, Cause::Intended | Cause::Removed) && overwrites_cluster_change(f);
+        if f.cause == Cause::Drift || overwrites {
             let owners = owners.get();
             let others = owners.others(&f.path);
             if !others.is_empty() {
@@ -381,9 +387,21 @@ fn compare(nodes: &[Node], bare: Option<&Value>, live_at: &[Option<&Value>], out
 
 /// Whether any field makes apply revert a change made in the cluster.
 pub fn reverts_drift(fields: &[FieldChange]) -> bool {
-    fields
-        .iter()
-        .any(|f| f.cause == Cause::Drift && f.action != FieldAction::Keep)
+    fields.iter().any(FieldChange::undoes_cluster_change)
+}
+
+/// Whether a change row the config asks for (its value differs from
+/// last-applied, or it is gone from the config) lands on a live value that
+/// differs from last-applied: a change made in the cluster since the last
+/// apply, which the apply replaces.
+pub(crate) fn overwrites_cluster_change(f: &FieldChange) -> bool {
+    let (c, l, a) = (f.config.as_ref(), f.live.as_ref(), f.last_applied.as_ref());
+    f.action != FieldAction::Keep
+        && a.is_some()
+        && !same(c, a)
+        && !same(l, a)
+        && !is_duplicates_row(f)
+        && f.reason != Reason::ElementOrder
 }
 
 /// The row of config elements sharing a merge key (fields.rs): an element

@@ -88,7 +88,65 @@ pub(crate) fn find(
         if let Some(h) = autoscaled(f, owners) {
             f.hazards.push(h);
         }
+        // Said once: a list hazard already names the cluster's change.
+        let said = f.hazards.iter().any(|h| {
+            matches!(
+                h.kind,
+                HazardKind::DeletesOthersElements | HazardKind::ReplacesOthersEdits
+            )
+        });
+        if !said && let Some(h) = overwrites(f) {
+            f.hazards.push(h);
+        }
     }
+}
+
+/// A value as the hazards' words show it: a string as it is, anything else
+/// as JSON.
+fn shown(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => gocompat::json(v),
+        None => "-".into(),
+    }
+}
+
+/// The config changes (or removes) a field whose live value someone
+/// changed since the last apply: `apply replaces nginx:1.14-hotfix, set by
+/// kubectl-set at T, with nginx:1.16`.
+fn overwrites(f: &FieldChange) -> Option<Hazard> {
+    if !matches!(f.cause, Cause::Intended | Cause::Removed)
+        || !super::causes::overwrites_cluster_change(f)
+    {
+        return None;
+    }
+    let mut by = match &f.owner {
+        Some(o) => format!("set by {o}"),
+        None => "changed in the cluster".to_string(),
+    };
+    if let Some(t) = &f.changed_at {
+        by.push_str(&format!(" at {t}"));
+    }
+    let was = shown(f.last_applied.as_ref());
+    let message = match (&f.live, &f.config) {
+        (Some(l), Some(_)) if f.action == FieldAction::Set => format!(
+            "apply replaces {}, {by}, with {} (last applied: {was})",
+            shown(Some(l)),
+            shown(f.config.as_ref())
+        ),
+        (Some(l), _) => format!(
+            "apply deletes {}, {by} (last applied: {was})",
+            shown(Some(l))
+        ),
+        (None, _) => format!(
+            "apply writes {} where the field was deleted in the cluster (last applied: {was})",
+            shown(f.config.as_ref())
+        ),
+    };
+    Some(Hazard {
+        kind: HazardKind::OverwritesClusterChange,
+        message,
+    })
 }
 
 /// Config elements sharing a merge key: say which one the server keeps

@@ -124,6 +124,9 @@ pub enum HazardKind {
     RevertsHotfix,
     /// spec.replicas set while an autoscaler owns it.
     FightsAutoscaler,
+    /// The config changes a field someone changed in the cluster since the
+    /// last apply: their value is replaced.
+    OverwritesClusterChange,
 }
 
 /// A silent consequence of applying one field, in words.
@@ -134,6 +137,18 @@ pub struct Hazard {
 }
 
 impl FieldChange {
+    /// Whether applying this row undoes a change made in the cluster: a
+    /// drift it reverts, or a field the config changes over someone's
+    /// change (hazard `overwrites-cluster-change`). The TUI marks it ↺.
+    pub fn undoes_cluster_change(&self) -> bool {
+        self.action != FieldAction::Keep
+            && (self.cause == Cause::Drift
+                || self
+                    .hazards
+                    .iter()
+                    .any(|h| h.kind == HazardKind::OverwritesClusterChange))
+    }
+
     /// The cause as a short tag for one-line output: `intended`,
     /// `other-writer: kubectl`, `drift: kubectl-edit at 2026-11-20T10:04:00Z`.
     pub fn cause_tag(&self) -> String {
@@ -158,6 +173,24 @@ impl FieldChange {
     pub fn cause_text(&self) -> String {
         let owner = self.owner.as_deref();
         match self.cause {
+            Cause::Intended | Cause::Removed
+                if self.owner.is_some() || self.changed_at.is_some() =>
+            {
+                let mut s = String::from(if self.cause == Cause::Intended {
+                    "intended: the manifest changed, over a change made in the cluster"
+                } else {
+                    "removed: in last-applied, not in the config, and changed in the cluster"
+                });
+                if let Some(o) = owner {
+                    s.push_str(" by ");
+                    s.push_str(o);
+                }
+                if let Some(t) = &self.changed_at {
+                    s.push_str(" at ");
+                    s.push_str(t);
+                }
+                s
+            }
             Cause::Intended => "intended: the manifest changed".into(),
             Cause::Drift => {
                 let mut s = String::from("drift: changed ");

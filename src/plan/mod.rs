@@ -11,6 +11,8 @@
 //! - `owners`: field owners.
 //! - `render`: `kapply diff` text.
 //! - `compact`: a row kept small (the TUI at scale), rebuilt on demand.
+//! - `pin`: what a saved plan pins of each object (uid, resourceVersion,
+//!   digests of config and change) for `apply --plan`.
 
 mod build;
 pub mod compact;
@@ -19,6 +21,7 @@ mod hazards;
 mod mask;
 mod owners;
 mod partial;
+pub mod pin;
 mod render;
 pub mod report;
 
@@ -191,6 +194,11 @@ pub enum PruneBlock {
     /// left out by `-l`).
     #[error("pruning skipped: no objects passed to apply")]
     Empty,
+    /// The LIST that looks for prune candidates was forbidden (403): which
+    /// LIST and the server's words. kubectl diff warns and skips pruning
+    /// the same way.
+    #[error("pruning skipped: the prune listing was forbidden: {0}")]
+    ListForbidden(String),
     /// A write of this apply failed or its fate is unknown.
     #[error(
         "pruning skipped: {count} object{} failed to apply (kubectl prunes only after a clean apply)",
@@ -217,6 +225,7 @@ impl PruneBlock {
             PruneBlock::ApplyFailed { count } => {
                 format!("prune disabled: {count} failed to apply")
             }
+            PruneBlock::ListForbidden(_) => "prune disabled: prune listing forbidden".to_string(),
         }
     }
 }
@@ -264,22 +273,58 @@ impl Plan {
     }
 }
 
-/// The plan as shown to scripts (`kapply plan -o json`), Secrets masked.
+/// The plan as shown to scripts (`kapply plan -o json`), Secrets masked,
+/// each object with its [`pin::Pin`].
 pub fn to_value(plan: &Plan) -> Value {
-    let masked = Plan {
-        objects: plan.objects.iter().map(mask_plan).collect(),
-        prune_skipped: plan.prune_skipped.clone(),
-    };
-    serde_json::to_value(&masked).unwrap_or(Value::Null)
+    to_value_saved(plan, None)
+}
+
+/// [`to_value`] with the saved plan's `header` ([`plan_header`]) last.
+pub fn to_value_saved(plan: &Plan, header: Option<&Value>) -> Value {
+    let objects: Vec<Value> = plan
+        .objects
+        .iter()
+        .map(|o| object_value(o).unwrap_or(Value::Null))
+        .collect();
+    let mut v = serde_json::json!({ "objects": objects });
+    if let Some(b) = &plan.prune_skipped {
+        v["pruneSkipped"] = Value::String(b.to_string());
+    }
+    if let Some(h) = header {
+        v[PLAN_HEADER] = h.clone();
+    }
+    v
+}
+
+/// The key of a saved plan's last member: the format's version and the
+/// cluster it was made against.
+pub const PLAN_HEADER: &str = "savedPlan";
+
+/// The value of [`PLAN_HEADER`]: `{"version": 1, "cluster": {"server":
+/// URL, "context": NAME}}`, without `cluster` for a plan made offline.
+pub fn plan_header(cluster: Option<(&str, &str)>) -> Value {
+    let mut h = serde_json::json!({ "version": pin::PLAN_VERSION });
+    if let Some((server, context)) = cluster {
+        h["cluster"] = serde_json::json!({ "server": server, "context": context });
+    }
+    h
 }
 
 /// The start of [`to_json`]'s text when written object by object: then
 /// each object ([`json_object`]) joined by `,\n`, then [`json_end`].
 pub const JSON_START: &str = "{\n  \"objects\": [\n";
 
-/// One object as the plan's JSON and YAML show it: Secrets masked.
+/// One object as the plan's JSON and YAML show it: Secrets masked, and
+/// its [`pin::Pin`] (made from the unmasked object, while it still has its
+/// config and live object) as `"pin"`.
 pub fn object_value(obj: &ObjectPlan) -> serde_json::Result<Value> {
-    serde_json::to_value(&*render::shown(obj))
+    let mut v = serde_json::to_value(&*render::shown(obj))?;
+    if let (Some(p), Value::Object(m)) = (pin::pin_of(obj), &mut v)
+        && p != pin::Pin::default()
+    {
+        m.insert("pin".into(), serde_json::to_value(p)?);
+    }
+    Ok(v)
 }
 
 /// One object of [`to_json`], Secrets masked, indented as it sits there.
@@ -393,19 +438,31 @@ impl serde_json::ser::Formatter for Nested {
 
 /// The end of [`to_json`]'s text written object by object (after at
 /// least one object).
-pub fn json_end(prune_skipped: Option<&PruneBlock>) -> String {
+pub fn json_end(prune_skipped: Option<&PruneBlock>, header: Option<&Value>) -> String {
     let mut out = String::from("\n  ]");
     if let Some(b) = prune_skipped {
         out.push_str(",\n  \"pruneSkipped\": ");
         out.push_str(&Value::String(b.to_string()).to_string());
     }
+    if let Some(h) = header {
+        out.push_str(",\n  \"");
+        out.push_str(PLAN_HEADER);
+        out.push_str("\": ");
+        let text = serde_json::to_string_pretty(h).unwrap_or_default();
+        out.push_str(&text.replace('\n', "\n  "));
+    }
     out.push_str("\n}");
     out
 }
 
-/// `kapply plan -o json`.
+/// `kapply plan -o json` without the saved plan's header.
 pub fn to_json(plan: &Plan) -> String {
-    serde_json::to_string_pretty(&to_value(plan)).unwrap_or_default()
+    to_json_saved(plan, None)
+}
+
+/// `kapply plan -o json`: [`to_json`] with the saved plan's `header`.
+pub fn to_json_saved(plan: &Plan, header: Option<&Value>) -> String {
+    serde_json::to_string_pretty(&to_value_saved(plan, header)).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -432,13 +489,15 @@ mod tests {
             objects: vec![obj.clone(), obj.clone()],
             prune_skipped: Some(PruneBlock::Empty),
         };
+        let header = plan_header(Some(("http://127.0.0.1:1", "c")));
         let streamed = format!(
             "{JSON_START}{},\n{}{}",
             json_object(&obj),
             json_object(&obj),
-            json_end(whole.prune_skipped.as_ref())
+            json_end(whole.prune_skipped.as_ref(), Some(&header))
         );
-        assert_eq!(streamed, to_json(&whole));
+        assert_eq!(streamed, to_json_saved(&whole, Some(&header)));
+        assert!(streamed.contains("\"pin\": {"), "{streamed}");
         assert!(!streamed.contains("dg=="), "{streamed}");
     }
 }

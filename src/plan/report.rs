@@ -111,12 +111,15 @@ impl Summary {
         }
         // As `kubectl diff`, which leaves the annotation out of its patch.
         let changes = self.create + self.update - self.annotation_only + self.prune > 0;
+        // A hazard counts even where the result is live's but for the
+        // annotation (config elements sharing a merge key, all but one lost).
+        if detailed && self.with_hazards > 0 {
+            return 4;
+        }
         if !changes {
             return 0;
         }
-        if detailed && self.with_hazards > 0 {
-            4
-        } else if detailed && self.reverts_drift > 0 {
+        if detailed && self.reverts_drift > 0 {
             3
         } else {
             1

@@ -6,7 +6,7 @@
 
 use super::theme::esc;
 use crate::mask;
-use crate::merge::{Cause, FieldAction, FieldChange};
+use crate::merge::{FieldAction, FieldChange};
 use crate::plan::ObjectPlan;
 use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
@@ -562,7 +562,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
 
 /// Whether a row reverts a change made in the cluster.
 pub fn is_drift(f: &FieldChange) -> bool {
-    f.cause == Cause::Drift && f.action != FieldAction::Keep
+    f.undoes_cluster_change()
 }
 
 /// The first line to show so that row `cursor` (and the header right
