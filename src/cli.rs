@@ -25,6 +25,7 @@ fn quit_if_reader_left(e: &std::io::Error) {
 
 pub(crate) fn write_stdout(text: &str) {
     use std::io::Write as _;
+    clear_progress();
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout
         .write_all(text.as_bytes())
@@ -38,9 +39,60 @@ pub(crate) fn write_stdout(text: &str) {
 
 /// `eprintln!` with control characters escaped, as [`outln!`].
 macro_rules! errln {
-    ($($arg:tt)*) => {
+    ($($arg:tt)*) => {{
+        $crate::cli::clear_progress();
         eprintln!("{}", $crate::text::escape_controls(&format!($($arg)*)))
+    }};
+}
+
+/// The progress line on stderr (drawn only on a terminal): whether it
+/// shows, and whether it may (not once a question is asked). Every other
+/// write clears it first, so it never sticks to an output line nor covers
+/// the y/N prompt.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ProgressState {
+    Hidden,
+    Shown,
+    Off,
+}
+
+static PROGRESS: std::sync::Mutex<ProgressState> = std::sync::Mutex::new(ProgressState::Hidden);
+
+/// Clear the progress line if it shows.
+pub(crate) fn clear_progress() {
+    use std::io::Write as _;
+    let Ok(mut state) = PROGRESS.lock() else {
+        return;
     };
+    if *state == ProgressState::Shown {
+        eprint!("\r\x1b[2K");
+        let _ = std::io::stderr().flush();
+        *state = ProgressState::Hidden;
+    }
+}
+
+/// Draw the progress line, unless a question was asked since.
+fn show_progress(text: &str) {
+    use std::io::Write as _;
+    let Ok(mut state) = PROGRESS.lock() else {
+        return;
+    };
+    if *state != ProgressState::Off {
+        // One row: a line that wraps would leave its first rows behind.
+        let cols = crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w));
+        let text: String = text.chars().take(cols.saturating_sub(1)).collect();
+        eprint!("\r\x1b[2K{text}");
+        let _ = std::io::stderr().flush();
+        *state = ProgressState::Shown;
+    }
+}
+
+/// No more progress: cleared for good (a question comes).
+fn stop_progress() {
+    clear_progress();
+    if let Ok(mut state) = PROGRESS.lock() {
+        *state = ProgressState::Off;
+    }
 }
 
 use std::path::PathBuf;
@@ -471,19 +523,15 @@ fn progress_line() -> Option<tokio::sync::mpsc::UnboundedSender<Progress>> {
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
     tokio::spawn(async move {
-        let mut shown = false;
         while let Some(p) = rx.recv().await {
-            eprint!(
-                "\r\x1b[2Kreading live state: {}/{} {}",
+            show_progress(&format!(
+                "reading live state: {}/{} {}",
                 p.done,
                 p.total,
                 crate::text::escape_controls(&p.what)
-            );
-            shown = true;
+            ));
         }
-        if shown {
-            eprint!("\r\x1b[2K");
-        }
+        clear_progress();
     });
     Some(tx)
 }
@@ -1042,6 +1090,8 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to proceed without confirmation: stdin is not a terminal (pass --yes)");
     }
+    // The prompt is the last thing on the terminal: no progress over it.
+    stop_progress();
     eprint!("{question} [y/N] ");
     std::io::stderr().flush().ok();
     let mut answer = String::new();

@@ -265,6 +265,11 @@ pub trait Engine: Send + Sync {
     fn server(&self) -> Option<Server> {
         None
     }
+    /// How pruning is set up, in words (`--prune -l app=demo`, the kinds it
+    /// looks at); `None` when pruning is not enabled.
+    fn prune_scope(&self) -> Option<String> {
+        None
+    }
     /// Connect to the server (again, after a failure) and check that it
     /// answers. An engine made connected answers `Ok` at once.
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
@@ -305,6 +310,19 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete prune candidates (reported as pruned).
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// Follow the cluster after a load: WATCH what the last load read,
+    /// each (resource, namespace) from a LIST's resourceVersion, and send
+    /// on `events` every object of the plan that changes (its live object
+    /// now) and whether the watches are up. Runs until the task is aborted
+    /// (the next load starts another) or it gives up (`Err`: why). The
+    /// default follows nothing: the live state stays as the load read it.
+    fn watch(
+        &self,
+        events: tokio::sync::mpsc::UnboundedSender<LiveEvent>,
+    ) -> BoxFuture<'_, Result<(), String>> {
+        drop(events);
+        Box::pin(async { Err("this engine does not follow the cluster".to_string()) })
+    }
     /// [`Engine::apply`], [`Engine::delete`] or [`Engine::prune`] (by
     /// `write`), each object's [`WriteEvent`]s sent on `events` as they
     /// happen, for the TUI's progress. The default sends none.
@@ -341,6 +359,21 @@ pub trait Engine: Send + Sync {
         let _ = (object, path, overwrite);
         Box::pin(async { Err("export is not available here".to_string()) })
     }
+}
+
+/// What [`Engine::watch`] reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveEvent {
+    /// Every watch is up: the live state shown is the cluster's.
+    Watching,
+    /// A watch broke and is being made again (backoff): why.
+    Interrupted(String),
+    /// An object of the plan changed in the cluster: its live object now
+    /// (`None`: deleted).
+    Changed {
+        object: ObjectRef,
+        live: Option<serde_json::Value>,
+    },
 }
 
 /// Objects a load has planned since its last [`Rows`], and how far it is.

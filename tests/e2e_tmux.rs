@@ -1140,3 +1140,47 @@ fn esc_goes_back_q_asks_and_e_edits() {
     t.keys(&["y"]);
     check_restored(&t, 0);
 }
+
+/// `kapply apply` on a terminal: the progress line (stderr) is gone before
+/// the first output line and the y/N prompt, which is the last line on the
+/// screen and waits; `n` applies nothing.
+#[test]
+fn apply_prompt_is_the_last_line_and_waits() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("prompt", 100, 40);
+    let log = t.path("demo.log");
+    let kubeconfig = t.path("kubeconfig");
+    start_kapply(
+        &t,
+        &format!(
+            "'{{bin}}' demo --no-tui --kubeconfig-out '{kc}' > '{log}' 2>&1 & D=$!\n\
+             while ! grep -q 'serving until' '{log}'; do sleep 0.1; done\n\
+             M=$(sed -n 's/^manifests: *//p' '{log}')\n\
+             '{{bin}}' apply --kubeconfig '{kc}' -f \"$M\"; s=$?; kill $D; wait $D; (exit $s)",
+            kc = kubeconfig.display(),
+            log = log.display()
+        ),
+    );
+    let screen = t.wait_for("[y/N]");
+    // Give a late progress message the time to show, were it to.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let screen2 = t.screen();
+    let last = screen2
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    assert!(last.trim_end().ends_with("[y/N]"), "{screen2}\n{screen}");
+    assert!(!screen2.contains("reading live state"), "{screen2}");
+    // Each output line starts clean: nothing glued before its mark.
+    for l in screen2
+        .lines()
+        .filter(|l| l.contains("Deployment demo/nginx"))
+    {
+        assert!(!l.contains("live state"), "{l}");
+    }
+    t.keys(&["n", "Enter"]);
+    check_restored(&t, 1);
+}

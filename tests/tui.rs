@@ -32,7 +32,8 @@ fn app_with(opts: Options, w: u16, h: u16) -> App {
         [Effect::ReadManifests, Effect::Connect]
     ));
     let after = app.update(Msg::Loaded(Ok(tui_fixture::plan())));
-    assert!(after.is_empty());
+    // Once live state is read, the app follows the cluster from there.
+    assert!(matches!(after.as_slice(), [Effect::Watch(1)]), "{after:?}");
     app
 }
 
@@ -1266,6 +1267,10 @@ async fn settle(
 ) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     while let Some(e) = effects.pop() {
+        // A watch runs until the next load replaces it: never settled here.
+        if matches!(e, Effect::Watch(_)) {
+            continue;
+        }
         if let Some(msg) = kapply::tui::runtime::perform(e, engine.clone(), tx.clone()).await {
             while let Ok(p) = rx.try_recv() {
                 effects.extend(app.update(p));
@@ -3097,4 +3102,40 @@ fn e_opens_the_manifest_at_its_line_and_reloads_after() {
     assert_eq!(editor_from(Some("code -w"), Some("nano")), "code -w");
     assert_eq!(editor_from(Some(""), Some("nano")), "nano");
     assert_eq!(editor_from(None, None), "vi");
+}
+
+#[test]
+fn p_says_why_there_is_no_prune_candidate() {
+    let mut plan = tui_fixture::plan();
+    plan.objects
+        .retain(|o| o.action != kapply::plan::ObjectAction::Prune);
+    for (scope, want) in [
+        (None, "Pruning is not enabled for this run"),
+        (
+            Some("--prune -l app=demo; the kinds looked at: ConfigMap, Secret"),
+            "Nothing matched",
+        ),
+    ] {
+        let mut a = app(80, 24);
+        a.prune_scope = scope.map(str::to_string);
+        a.update(key('r'));
+        a.update(Msg::Loaded(Ok(plan.clone())));
+        feed(&mut a, [key('p')]);
+        let text =
+            popup_text(&a, "No prune candidates").unwrap_or_else(|| panic!("{}", screen(&a)));
+        assert!(text.contains(want), "{text}");
+        if scope.is_none() {
+            assert!(
+                text.contains("--prune -l SELECTOR") && text.contains("--applyset"),
+                "{text}"
+            );
+        } else {
+            assert!(
+                text.contains("the kinds looked at: ConfigMap, Secret"),
+                "{text}"
+            );
+        }
+        assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+        assert!(a.popup.is_none());
+    }
 }

@@ -43,6 +43,9 @@ pub struct KubeEngine {
     pub prune: PruneOptions,
     applyset: Mutex<Option<ApplySet>>,
     first_read: tokio::sync::Mutex<FirstRead>,
+    /// What the last load read, by (resource, namespace): what
+    /// [`Engine::watch`] follows.
+    followed: Mutex<Vec<super::watch::Followed>>,
 }
 
 /// Why a write was not sent: no session (the TUI offers no write then).
@@ -67,6 +70,7 @@ impl KubeEngine {
             prune,
             applyset: Mutex::new(None),
             first_read: tokio::sync::Mutex::new(FirstRead::Unread),
+            followed: Mutex::new(Vec::new()),
         }
     }
 
@@ -89,6 +93,7 @@ impl KubeEngine {
             prune,
             applyset: Mutex::new(None),
             first_read: tokio::sync::Mutex::new(FirstRead::Unread),
+            followed: Mutex::new(Vec::new()),
         }
     }
 
@@ -148,6 +153,39 @@ impl Engine for KubeEngine {
             context,
             namespace,
         })
+    }
+
+    fn prune_scope(&self) -> Option<String> {
+        use crate::cluster::PruneMode;
+        match &self.prune.mode {
+            PruneMode::None => None,
+            PruneMode::Allowlist {
+                selector,
+                allowlist,
+                ..
+            } => {
+                let how = match selector {
+                    Some(s) => format!("--prune -l {s}"),
+                    None => "--prune --all".to_string(),
+                };
+                let kinds = if allowlist.is_empty() {
+                    crate::cluster::default_prune_allowlist()
+                } else {
+                    allowlist.clone()
+                };
+                Some(format!(
+                    "{how}; the kinds looked at: {}",
+                    kinds
+                        .iter()
+                        .map(|k| k.rsplit('/').next().unwrap_or(k))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+            PruneMode::ApplySet { parent, .. } => Some(format!(
+                "--prune --applyset {parent}; the kinds looked at: those the ApplySet records"
+            )),
+        }
     }
 
     fn connect(&self) -> BoxFuture<'_, Result<(), String>> {
@@ -217,6 +255,8 @@ impl Engine for KubeEngine {
             let total = AtomicUsize::new(loaded.manifests.len());
             let pending: Mutex<(Vec<(ObjectPlan, crate::ops::Compact)>, usize)> =
                 Mutex::new((Vec::new(), 0));
+            // Each row's live resourceVersion, for following the cluster.
+            let versions: Mutex<Vec<Version>> = Mutex::new(Vec::new());
             let flush = || {
                 let Ok(mut p) = pending.lock() else {
                     return;
@@ -255,8 +295,17 @@ impl Engine for KubeEngine {
                 &self.prune,
                 Some(ptx),
                 true,
-                crate::plan::compact::split,
-                |row| {
+                |p: ObjectPlan| {
+                    let rv = followable(&p).then(|| {
+                        let rv = p.live.as_ref().and_then(super::watch::resource_version);
+                        (p.id(), p.api_version.clone(), rv)
+                    });
+                    (crate::plan::compact::split(p), rv)
+                },
+                |(row, rv)| {
+                    if let (Some(v), Ok(mut vs)) = (rv, versions.lock()) {
+                        vs.push(v);
+                    }
                     let full = match pending.lock() {
                         Ok(mut p) => {
                             p.0.push(row);
@@ -273,6 +322,9 @@ impl Engine for KubeEngine {
             let (planned_plan, ()) = futures::join!(planning, counter);
             let planned_plan = planned_plan.map_err(|e| e.to_string())?;
             flush();
+            if let (Ok(vs), Ok(mut f)) = (versions.into_inner(), self.followed.lock()) {
+                *f = followed(vs);
+            }
             if let Ok(mut s) = self.applyset.lock() {
                 *s = planned_plan.applyset;
             }
@@ -386,6 +438,21 @@ impl Engine for KubeEngine {
         .boxed()
     }
 
+    fn watch(
+        &self,
+        events: UnboundedSender<crate::ops::LiveEvent>,
+    ) -> BoxFuture<'_, Result<(), String>> {
+        async move {
+            let session = self.session().ok_or_else(|| NOT_CONNECTED.to_string())?;
+            let groups = self.followed.lock().map(|f| f.clone()).unwrap_or_default();
+            session
+                .follow(groups, events)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        .boxed()
+    }
+
     /// The object's own manifest file when it holds nothing else (the
     /// export replaces it); otherwise `kind-name.yaml` in the manifest
     /// directory (the `-k` directory, the `-f` directory, or the directory
@@ -484,6 +551,37 @@ impl Engine for KubeEngine {
         }
         .boxed()
     }
+}
+
+/// A row's identity, apiVersion and live resourceVersion.
+type Version = (crate::objref::ObjectRef, String, Option<String>);
+
+/// Whether a row is followed in the cluster: a manifest's object planned
+/// against its live state (not an error row, not a prune candidate).
+fn followable(p: &ObjectPlan) -> bool {
+    use crate::plan::ObjectAction;
+    !p.kind.is_empty()
+        && matches!(
+            p.action,
+            ObjectAction::Create | ObjectAction::Update | ObjectAction::Unchanged
+        )
+}
+
+/// The rows' identities and live resourceVersions, by (resource, namespace).
+fn followed(versions: Vec<Version>) -> Vec<super::watch::Followed> {
+    let mut groups: std::collections::BTreeMap<_, super::watch::Followed> =
+        std::collections::BTreeMap::new();
+    for (id, api_version, rv) in versions {
+        let key = (api_version.clone(), id.kind.clone(), id.namespace.clone());
+        let g = groups.entry(key).or_insert_with(|| super::watch::Followed {
+            api_version,
+            kind: id.kind.clone(),
+            namespace: id.namespace.clone(),
+            members: Default::default(),
+        });
+        g.members.insert(id.name.clone(), (id, rv));
+    }
+    groups.into_values().collect()
 }
 
 /// The local manifest file and line an object was read from.

@@ -40,6 +40,7 @@ mod export;
 mod live;
 
 mod timeouts;
+mod watch;
 
 pub use crate::selector::{LabelSelector, SelectorError};
 pub use apply::{ApplyOptions, DeleteOptions, Report, Stop, slim_for_apply, slim_for_delete};

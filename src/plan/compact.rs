@@ -59,6 +59,17 @@ impl Compact {
         self.len() == 0
     }
 
+    /// The same config against another live object (the object changed
+    /// in the cluster; `None`: it was deleted): [`Compact::rebuild`] then
+    /// plans the row again, whatever it held before.
+    pub fn with_live(&self, live: Option<Value>) -> Compact {
+        Compact {
+            replan: self.config.is_some(),
+            config: self.config.clone(),
+            live: bytes(live),
+        }
+    }
+
     /// The whole row of `lean` (what [`split`] gave).
     pub fn rebuild(&self, lean: &ObjectPlan) -> ObjectPlan {
         let config = value(&self.config);

@@ -272,11 +272,35 @@ fn watch_response(
         }
         let deadline = tokio::time::sleep(w.timeout);
         tokio::pin!(deadline);
+        // Bookmarks, when asked for: now and then, and one as the watch
+        // ends (kube-apiserver sends one before closing a watch at its
+        // timeout, so the client resumes from there).
+        let every = api.bookmark_interval();
+        let mut bookmarks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        bookmarks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
-                _ = &mut deadline => return,
+            let bookmark = tokio::select! {
+                _ = &mut deadline => {
+                    if let Some(b) = w.bookmark() {
+                        let _ = tx.send(line(&b)).await;
+                    }
+                    return;
+                }
                 _ = tx.closed() => return,
-                r = changed.changed() => if r.is_err() { return },
+                r = changed.changed() => if r.is_err() { return } else { None },
+                _ = bookmarks.tick(), if w.bookmarks => w.bookmark(),
+            };
+            if let Some(b) = bookmark {
+                // Changes first: the bookmark's resourceVersion covers them.
+                for e in api.watch_next(&mut w) {
+                    if tx.send(line(&e)).await.is_err() {
+                        return;
+                    }
+                }
+                if tx.send(line(&w.bookmark().unwrap_or(b))).await.is_err() {
+                    return;
+                }
+                continue;
             }
             for e in api.watch_next(&mut w) {
                 if tx.send(line(&e)).await.is_err() {

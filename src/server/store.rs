@@ -75,6 +75,9 @@ pub struct State {
     objects: BTreeMap<Key, Stored>,
     pub rv: u64,
     pub events: VecDeque<Event>,
+    /// The changes up to this resourceVersion are forgotten (the log's
+    /// limit, or a compaction): a watch from before it gets 410 Gone.
+    pub compacted: u64,
     /// Warnings of the request being handled (Warning headers).
     pub warnings: Vec<String>,
     next_ip: u32,
@@ -92,6 +95,7 @@ impl Default for State {
             objects: BTreeMap::new(),
             rv: 0,
             events: VecDeque::new(),
+            compacted: 0,
             warnings: Vec::new(),
             next_ip: 0,
             cluster_ips: HashMap::new(),
@@ -116,8 +120,10 @@ impl State {
     }
 
     fn log(&mut self, kind: &'static str, key: Key, object: Stored) {
-        if self.events.len() >= EVENT_LOG {
-            self.events.pop_front();
+        if self.events.len() >= EVENT_LOG
+            && let Some(e) = self.events.pop_front()
+        {
+            self.compacted = e.rv;
         }
         self.events.push_back(Event {
             rv: self.rv,

@@ -351,6 +351,11 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     )));
                 }
             }
+            body.push(Line::from(Span::styled(
+                "y queues it for deletion (nothing is deleted before the last confirmation); \
+                 n keeps it; s skips it for now. Kept and skipped objects stay in the cluster.",
+                t.fg(Color::DarkGray),
+            )));
             let count = |c: PruneChoice| choices.iter().filter(|x| **x == c).count();
             PopupView {
                 title: "Prune",

@@ -131,12 +131,7 @@ pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
     let area = app.areas().detail;
     let inner = Block::default().borders(Borders::ALL).inner(area);
     let t = Theme::default();
-    let a = field_areas(
-        app,
-        o,
-        &field_head(o, app.opts.source_root.as_deref(), t),
-        inner,
-    );
+    let a = field_areas(app, o, &app.head_lines(o, t), inner);
     Some((
         a.table.width as usize,
         a.table.height.saturating_sub(1) as usize,

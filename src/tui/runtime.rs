@@ -150,6 +150,7 @@ pub async fn run(
     terminal.clear()?;
     let mut app = App::new(opts);
     app.server = engine.server();
+    app.prune_scope = engine.prune_scope();
     let size = terminal.size()?;
     app.update(Msg::Resize(size.width, size.height));
     // Err: a task panicked (the hook has restored the terminal): stop.
@@ -234,11 +235,15 @@ const MAX_QUEUED: usize = 64;
 /// The effects under way. Dropping it (the TUI ends) aborts them: a
 /// request the server never answers must not keep kapply from exiting.
 #[derive(Default)]
-struct Tasks(Vec<tokio::task::AbortHandle>);
+struct Tasks {
+    all: Vec<tokio::task::AbortHandle>,
+    /// The watch under way (`Effect::Watch`): the next one replaces it.
+    watch: Vec<tokio::task::AbortHandle>,
+}
 
 impl Drop for Tasks {
     fn drop(&mut self) {
-        for t in &self.0 {
+        for t in &self.all {
             t.abort();
         }
     }
@@ -252,7 +257,14 @@ impl Tasks {
         engine: &Arc<dyn Engine>,
         tx: &mpsc::UnboundedSender<Result<Msg, String>>,
     ) {
-        self.0.retain(|t| !t.is_finished());
+        self.all.retain(|t| !t.is_finished());
+        let is_watch = matches!(effect, Effect::Watch(_));
+        if is_watch {
+            // It follows what an older load read: its reports would be dropped.
+            for t in self.watch.drain(..) {
+                t.abort();
+            }
+        }
         let engine = Arc::clone(engine);
         let tx = tx.clone();
         let (mtx, mut mrx) = mpsc::unbounded_channel();
@@ -263,8 +275,11 @@ impl Tasks {
             }
         });
         let work = tokio::spawn(perform(effect, engine, mtx));
-        self.0.push(forward.abort_handle());
-        self.0.push(work.abort_handle());
+        if is_watch {
+            self.watch = vec![forward.abort_handle(), work.abort_handle()];
+        }
+        self.all.push(forward.abort_handle());
+        self.all.push(work.abort_handle());
         let watch = tokio::spawn(async move {
             // The receivers are gone only when the app has quit.
             let done = work.await;
@@ -283,7 +298,10 @@ impl Tasks {
                 }
             }
         });
-        self.0.push(watch.abort_handle());
+        if is_watch {
+            self.watch.push(watch.abort_handle());
+        }
+        self.all.push(watch.abort_handle());
     }
 }
 
@@ -338,6 +356,29 @@ pub async fn perform(
         Effect::Export(obj, path, overwrite) => {
             let done = engine.export(obj.clone(), path, overwrite).await;
             Msg::Exported(obj, done)
+        }
+        Effect::Watch(n) => {
+            let (ltx, mut lrx) = mpsc::unbounded_channel();
+            let watch = engine.watch(ltx);
+            tokio::pin!(watch);
+            let result = loop {
+                tokio::select! {
+                    biased;
+                    Some(e) = lrx.recv() => {
+                        let _ = tx.send(Msg::Live(n, e));
+                    }
+                    r = &mut watch => break r,
+                }
+            };
+            while let Ok(e) = lrx.try_recv() {
+                let _ = tx.send(Msg::Live(n, e));
+            }
+            Msg::LiveStopped(
+                n,
+                result
+                    .err()
+                    .unwrap_or_else(|| "the watch ended".to_string()),
+            )
         }
         // Run by the loop, which owns the terminal.
         Effect::Quit | Effect::Edit { .. } => return None,

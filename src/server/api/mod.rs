@@ -93,6 +93,9 @@ pub struct ApiServer {
     forget_requests: std::sync::atomic::AtomicBool,
     /// `host:port`, for `/api` serverAddressByClientCIDRs.
     address: Mutex<String>,
+    /// How often a watch asked for bookmarks gets one, in ms (0: every
+    /// minute, as kube-apiserver's watch cache sends them).
+    bookmark_ms: std::sync::atomic::AtomicU64,
 }
 
 type Query = BTreeMap<String, String>;
@@ -195,6 +198,31 @@ impl ApiServer {
 
     fn notify(&self) {
         self.store.notify();
+    }
+
+    /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK
+    /// (kube-apiserver: about once a minute; tests shorten it).
+    pub fn set_bookmark_interval(&self, every: std::time::Duration) {
+        let ms = u64::try_from(every.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.bookmark_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// See [`ApiServer::set_bookmark_interval`].
+    pub fn bookmark_interval(&self) -> std::time::Duration {
+        match self.bookmark_ms.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => std::time::Duration::from_secs(60),
+            ms => std::time::Duration::from_millis(ms),
+        }
+    }
+
+    /// Forget the changes watches resume from, as etcd's compaction does:
+    /// a watch from an older resourceVersion is then answered 410 Gone
+    /// (`too old resource version`) and its client must LIST again.
+    pub fn compact_events(&self) {
+        let mut st = self.store.lock();
+        st.events.clear();
+        st.compacted = st.rv;
     }
 
     /// Wakes up when something changed.

@@ -20,6 +20,9 @@ pub struct Watch {
     labels: LabelSelector,
     fields: FieldSelector,
     table: bool,
+    /// `allowWatchBookmarks=true`: BOOKMARK events are sent now and then
+    /// (see [`Watch::bookmark`]).
+    pub bookmarks: bool,
     /// Events up to this resourceVersion have been sent.
     pub rv: u64,
     /// `timeoutSeconds`, capped.
@@ -76,6 +79,9 @@ impl ApiServer {
             labels,
             fields,
             table: accept.contains("as=Table"),
+            bookmarks: query
+                .get("allowWatchBookmarks")
+                .is_some_and(|b| b == "true" || b == "1"),
             rv: st.rv,
             timeout: std::time::Duration::from_secs(timeout),
         };
@@ -92,7 +98,9 @@ impl ApiServer {
                 .collect();
             return Ok((w, objects));
         }
-        if st.events.front().is_some_and(|e| e.rv > since + 1) {
+        // The changes after `since` are no longer all known (etcd's
+        // compaction, or the log's limit): the client must LIST again.
+        if since < st.compacted {
             let gone = ApiError::new(
                 410,
                 "Expired",
@@ -116,6 +124,21 @@ impl ApiServer {
 }
 
 impl Watch {
+    /// A BOOKMARK: the resourceVersion the watch has got to, in an object
+    /// of the watched kind holding only that (as kube-apiserver sends it),
+    /// so a client resumes from there without a LIST. `None` unless the
+    /// client asked for bookmarks.
+    pub fn bookmark(&self) -> Option<Value> {
+        let r = &self.resource;
+        self.bookmarks.then(|| {
+            json!({"type": "BOOKMARK", "object": {
+                "kind": r.kind,
+                "apiVersion": r.api_version(),
+                "metadata": {"resourceVersion": self.rv.to_string(), "creationTimestamp": null},
+            }})
+        })
+    }
+
     /// The object, parsed, when the watch selects it.
     fn selected(&self, key: &store::Key, o: &Stored) -> Option<Value> {
         let r = &self.resource;

@@ -163,7 +163,21 @@ impl App {
             .filter_map(|i| self.object_owned(i))
             .collect();
         let Some(first) = candidates.first() else {
-            self.say("no prune candidates".to_string(), false);
+            let text = match &self.prune_scope {
+                None => "Pruning is not enabled for this run, so nothing is looked for.\n\n\
+                         Start kapply with --prune -l SELECTOR (objects with those labels that \
+                         the manifests no longer hold), --prune --all, or --prune --applyset \
+                         NAME, as with kubectl apply."
+                    .to_string(),
+                Some(scope) => format!(
+                    "Nothing matched: every live object pruning looked at is in the \
+                     manifests.\n\nPruning: {scope}."
+                ),
+            };
+            self.open_popup(Popup::Notice {
+                title: "No prune candidates",
+                text,
+            });
             return;
         };
         self.queued_delete.clear();

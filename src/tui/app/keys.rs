@@ -60,6 +60,8 @@ impl App {
     }
 
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        // Keys act on the list as shown after the latest changes.
+        self.refresh_list();
         let action = keymap::action(self.pane(), &k);
         if action == Some(Action::ForceQuit) {
             return vec![Effect::Quit];

@@ -5,7 +5,8 @@
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
-    ApplyItem, Compact, ExportTarget, Exported, ObjectResult, Progress, Propagation, Rows, Server,
+    ApplyItem, Compact, ExportTarget, Exported, LiveEvent, ObjectResult, Progress, Propagation,
+    Rows, Server,
 };
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -19,6 +20,9 @@ mod dialogs;
 mod fields;
 mod keys;
 mod list;
+mod live;
+
+pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
 
@@ -97,6 +101,11 @@ pub enum Msg {
     ExportAsk(ObjectPlan, Result<ExportTarget, String>),
     /// An export's outcome.
     Exported(ObjectPlan, Result<Exported, String>),
+    /// What the watch started by `Effect::Watch(n)` reports (`n` tells a
+    /// watch of an older load, whose reports are dropped).
+    Live(u64, LiveEvent),
+    /// The watch `n` stopped following the cluster: why.
+    LiveStopped(u64, String),
     /// The editor `e` opened has exited (or could not be started: why).
     Edited(Result<(), String>),
 }
@@ -118,6 +127,10 @@ pub enum Effect {
     ExportTarget(ObjectPlan, Option<String>),
     /// Write an object's export to a path (`true`: overwrite an existing file).
     Export(ObjectPlan, String, bool),
+    /// Follow the cluster from what the load just read (the runtime stops
+    /// the watch before it): answered by `Msg::Live` as things change,
+    /// `Msg::LiveStopped` if it gives up.
+    Watch(u64),
     /// Open a manifest in the user's editor at a line (the runtime suspends
     /// the terminal meanwhile); answered by `Msg::Edited`.
     Edit {
@@ -374,6 +387,9 @@ pub struct App {
     pub failure: Option<String>,
     /// The server the engine talks to, named while waiting.
     pub server: Option<Server>,
+    /// How pruning is set up (`None`: not enabled), for `p` to say why
+    /// there is no candidate.
+    pub prune_scope: Option<String>,
     /// When the wait for live state began, and how long it has lasted (as
     /// of the last tick).
     pub waiting_since: Option<Instant>,
@@ -439,6 +455,22 @@ pub struct App {
     pub size: Rect,
     /// Time source for log entries (tests use a fixed one).
     pub clock: fn() -> String,
+    /// Whether the cluster is followed, or as of when live state was read
+    /// (`None`: nothing reported yet).
+    pub live: Option<Live>,
+    /// The watch of the current plan (`Effect::Watch`); reports of older
+    /// ones are dropped.
+    pub live_gen: u64,
+    /// When the current plan's live state was read (HH:MM:SS).
+    pub read_at: Option<String>,
+    /// Objects changed in the cluster since the load, re-planned: when.
+    pub changed: BTreeMap<ObjectRef, String>,
+    /// Row of each object, built when a change comes (the plan's rows do
+    /// not move between loads).
+    id_index: Option<std::collections::HashMap<ObjectRef, usize>>,
+    /// The list's rows are to be made again (an object's action changed):
+    /// done once per tick or before a key, not per change.
+    list_dirty: bool,
 }
 
 impl App {
@@ -457,6 +489,7 @@ impl App {
             connecting: false,
             failure: None,
             server: None,
+            prune_scope: None,
             waiting_since: None,
             waited: Duration::ZERO,
             now: Instant::now,
@@ -498,6 +531,12 @@ impl App {
             spinner: 0,
             size: Rect::new(0, 0, 80, 24),
             clock: real_clock,
+            live: None,
+            live_gen: 0,
+            read_at: None,
+            changed: BTreeMap::new(),
+            id_index: None,
+            list_dirty: false,
         }
     }
 
@@ -612,6 +651,7 @@ impl App {
         self.plan = plan;
         self.compact = compact;
         self.plan_gen += 1;
+        self.id_index = None;
         self.ambiguous_kinds = ambiguous_kinds(&self.plan);
     }
 
@@ -706,6 +746,7 @@ impl App {
             }
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
+                self.refresh_list();
                 if let Some(since) = self.waiting_since {
                     self.waited = (self.now)().saturating_duration_since(since);
                 }
@@ -813,6 +854,12 @@ impl App {
                         if first && !self.cursor_moved {
                             self.first_change();
                         }
+                        // Follow the cluster from what was just read.
+                        self.changed.clear();
+                        self.list_dirty = false;
+                        self.read_at = Some((self.clock)());
+                        self.live_gen += 1;
+                        return vec![Effect::Watch(self.live_gen)];
                     }
                     Err(e) => {
                         if let Some(Streamed::Shown(n)) = streamed {
@@ -893,6 +940,11 @@ impl App {
                         self.say(format!("export failed: {e}"), true);
                     }
                 }
+                Vec::new()
+            }
+            Msg::Live(n, event) => self.on_live(n, event),
+            Msg::LiveStopped(n, why) => {
+                self.live_stopped(n, why);
                 Vec::new()
             }
             Msg::WriteProgress { done, total } => {

@@ -40,7 +40,7 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let inner = b.inner(area);
     b.render(area, buf);
 
-    let head = field_head(o, app.opts.source_root.as_deref(), t);
+    let head = app.head_lines(o, t);
     let a = field_areas(app, o, &head, inner);
     Paragraph::new(head)
         .wrap(Wrap { trim: false })

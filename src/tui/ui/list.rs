@@ -1,6 +1,6 @@
 //! The header (counts) and the object list.
 
-use crate::tui::app::{App, Focus, GroupBy, Row};
+use crate::tui::app::{App, CHANGED_MARK, Focus, GroupBy, Live, Row};
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -15,7 +15,24 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     if area.height < 2 {
         lines.remove(0);
     }
+    let counts_row = area.y + u16::try_from(lines.len().saturating_sub(1)).unwrap_or(0);
     Paragraph::new(esc_lines(lines)).render(area, buf);
+    // Whether the cluster is followed, at the right of the counts (which
+    // give way).
+    if let Some(live) = &app.live {
+        let text = live.label();
+        let style = match live {
+            Live::Watching => t.fg(Color::Green),
+            Live::AsOf { why: Some(_), .. } => t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Live::AsOf { why: None, .. } => t.fg(Color::DarkGray),
+        };
+        let w = u16::try_from(text.chars().count()).unwrap_or(u16::MAX);
+        if area.width > w + 20 && counts_row < area.y + area.height {
+            let x = area.x + area.width - w;
+            Paragraph::new("").render(Rect::new(x - 2, counts_row, 2, 1), buf);
+            Paragraph::new(Span::styled(text, style)).render(Rect::new(x, counts_row, w, 1), buf);
+        }
+    }
 }
 
 /// Which cluster kapply talks to: the context, the server and the
@@ -226,7 +243,22 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                         spans.push(Span::styled(rest.to_string(), t.fg(DRIFT)));
                     }
                 } else {
-                    spans.push(Span::styled(label, style));
+                    spans.push(Span::styled(label.clone(), style));
+                }
+                if let Some(time) = app.changed.get(&key) {
+                    // Changed in the cluster since the load: when, where
+                    // the row has room.
+                    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+                    let room = (inner.width as usize).saturating_sub(used);
+                    let note = if room >= 11 + time.chars().count() {
+                        format!(" {CHANGED_MARK} changed {time}")
+                    } else {
+                        format!(" {CHANGED_MARK}")
+                    };
+                    spans.push(Span::styled(
+                        note,
+                        t.fg(Color::LightBlue).add_modifier(Modifier::BOLD),
+                    ));
                 }
                 let mut l = Line::from(spans);
                 if ri == app.cursor {
