@@ -411,6 +411,102 @@ fn a_write_without_an_answer_is_reported_unknown() {
     assert!(stored(&f, "d").is_none(), "the DELETE was served");
 }
 
+/// A server dry run that gets no answer wrote nothing, and objects never
+/// sent were never written: neither is worded as a write whose fate is
+/// unknown ("may or may not have been made").
+#[test]
+fn a_failed_dry_run_and_objects_not_sent_say_nothing_was_written() {
+    let env = Env::new();
+    let f = env.faulty(|r| {
+        let dry_run = r.query.contains("dryRun=All");
+        match r.method.as_str() {
+            "PATCH" if dry_run && r.path.ends_with("/configmaps/a") => Action::ServeThenDie,
+            _ => Action::Serve,
+        }
+    });
+    for n in ["a", "b", "c"] {
+        seed(&f, n, "old");
+    }
+    let file = env.write(
+        "cm.yaml",
+        &(configmap("a", "new") + &configmap("b", "new") + &configmap("c", "new")),
+    );
+    let out = env.kapply(&["apply", "-f", &file, "--yes", "--request-timeout", "5s"]);
+    assert!(f.is_dead(), "{out:?}");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(!out.stderr.contains("may or may not"), "{}", out.stderr);
+    assert!(!out.stderr.contains("unknown"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "error: ConfigMap default/a: not applied (server dry run): the server at {} \
+             closed the connection before answering; it was a server dry run: nothing was written",
+            f.url
+        )),
+        "{}",
+        out.stderr
+    );
+    // The others: never sent (the cause named alone), or their own dry
+    // run lost the same way (the dry runs go out together).
+    for n in ["b", "c"] {
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("error: ConfigMap default/{n}: ")))
+            .unwrap_or_else(|| panic!("{n}: {}", out.stderr));
+        assert!(
+            line.ends_with(&format!(
+                "not sent, an earlier request failed: the server at {} \
+                 closed the connection before answering",
+                f.url
+            )) || line.ends_with("it was a server dry run: nothing was written"),
+            "{line}"
+        );
+    }
+    for n in ["a", "b", "c"] {
+        assert_eq!(stored(&f, n).unwrap()["data"]["k"], "old", "{n}");
+        assert!(
+            out.stderr
+                .contains(&format!("error: ConfigMap default/{n}: ")),
+            "{n}: {}",
+            out.stderr
+        );
+    }
+    assert_no_library_text(&out);
+}
+
+#[test]
+fn a_release_dry_run_without_an_answer_is_an_error_not_unknown() {
+    let env = Env::new();
+    let f = env.faulty(|r| {
+        if r.method == "PATCH" && r.query.contains("dryRun=All") {
+            Action::Hang
+        } else {
+            Action::Serve
+        }
+    });
+    let file = env.write("r.yaml", &configmap("r", "v"));
+    let out = env.kapply(&["apply", "-f", &file, "--yes"]);
+    assert!(out.code == Some(0) || out.code == Some(1), "{out:?}");
+    let out = env.kapply(&[
+        "release",
+        "cm/r",
+        "data.k",
+        "--dry-run",
+        "--yes",
+        "--request-timeout",
+        "1s",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "error: ConfigMap default/r: no answer from {} within 1 s",
+            f.url
+        )),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains("may or may not"), "{out:?}");
+}
+
 #[test]
 fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
     const N: usize = 2000;

@@ -6,6 +6,8 @@
 mod out;
 #[path = "common/server.rs"]
 mod server;
+#[path = "tui_fixture/mod.rs"]
+mod tui_fixture;
 
 use kapply::manifest::{Manifest, Source};
 use kapply::merge::{LAST_APPLIED, last_applied_annotation};
@@ -582,4 +584,96 @@ fn parts_are_written_to_the_output_dir() {
             .contains("--output-dir writes the parts of `-o markdown`"),
         "{o:?}"
     );
+}
+
+/// The TUI's changes view (`c`): each distinct change once with its count,
+/// the most carried first; `Enter` on the image bump marks every object
+/// carrying it, for that change alone (their other changes left out), so
+/// `a` applies just the bump everywhere.
+#[test]
+fn the_tui_changes_view_marks_every_object_carrying_a_change() {
+    use kapply::tui::app::{Effect, Msg, Popup};
+    use kapply::tui::{App, Options};
+    use tui_fixture::{code, key};
+    let mut objects: Vec<ObjectPlan> = (0..5)
+        .map(|i| bumped("shop", &format!("web-{i}"), "nginx:1.25", "nginx:1.26"))
+        .collect();
+    // web-0 also changes its replicas; api has a change of its own.
+    let mut config = deployment("shop", "web-0", "nginx:1.26");
+    config["spec"]["replicas"] = json!(4);
+    let la = deployment("shop", "web-0", "nginx:1.25");
+    objects[0] = plan_against(config, Some(&annotated(la.clone(), &la)));
+    objects.push(bumped("shop", "api", "api:1", "api:2"));
+    let mut app = App::new(Options::default());
+    app.clock = || "12:34:56".to_string();
+    app.update(Msg::Resize(120, 30));
+    app.start();
+    app.update(Msg::Loaded(Ok(Plan {
+        objects,
+        prune_skipped: None,
+    })));
+    app.update(key('c'));
+    let Some(Popup::Changes { changes, pos }) = &app.popup else {
+        panic!("no changes view: {:?}", app.popup);
+    };
+    assert_eq!(*pos, 0);
+    let counts: Vec<(usize, &str)> = changes
+        .iter()
+        .map(|c| (c.objects.len(), c.path.as_str()))
+        .collect();
+    let image = "spec.template.spec.containers[name=web].image";
+    assert_eq!(
+        counts,
+        [(5, image), (1, "spec.replicas"), (1, image)],
+        "{changes:?}"
+    );
+    assert_eq!(changes[0].carried, "5 Deployments");
+    assert_eq!(changes[0].values, "\"nginx:1.25\" → \"nginx:1.26\"");
+    let screen = tui_fixture::text(&app);
+    assert!(
+        screen.contains("5 spec.template.spec.containers[name=web].image"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("\"nginx:1.25\" → \"nginx:1.26\"  in 5 Deployments [intended]"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("tui_changes_view", screen);
+    // j moves, k comes back; Enter marks and closes.
+    app.update(key('j'));
+    assert!(matches!(app.popup, Some(Popup::Changes { pos: 1, .. })));
+    app.update(key('k'));
+    assert!(
+        app.update(code(crossterm::event::KeyCode::Enter))
+            .is_empty()
+    );
+    assert!(app.popup.is_none());
+    let marked: Vec<String> = app.marked.iter().map(|m| m.to_string()).collect();
+    assert_eq!(marked.len(), 5, "{marked:?}");
+    assert!(!marked.iter().any(|m| m.contains("api")), "{marked:?}");
+    // The apply sends the image row alone, web-0's replicas left out.
+    let items = app.apply_items();
+    assert_eq!(items.len(), 5);
+    for item in &items {
+        assert_eq!(
+            item.accepted_fields
+                .as_deref()
+                .unwrap_or(&[image.to_string()]),
+            [image.to_string()],
+            "{}",
+            item.plan.name
+        );
+    }
+    let web0 = items.iter().find(|i| i.plan.name == "web-0").unwrap();
+    assert_eq!(
+        web0.accepted_fields.as_deref(),
+        Some(&[image.to_string()][..])
+    );
+    // `a` opens the confirmation (nothing is sent without it).
+    let effects = app.update(key('a'));
+    assert!(
+        effects.iter().all(|e| matches!(e, Effect::DryRun(_))),
+        "{effects:?}"
+    );
+    assert!(matches!(app.popup, Some(Popup::ApplyConfirm { .. })));
 }

@@ -188,7 +188,8 @@ impl Halt {
             && let Ok(mut g) = self.0.lock()
             && g.is_none()
         {
-            *g = Some(e.to_string());
+            // The cause alone: the objects told of it were never sent.
+            *g = Some(e.cause());
         }
     }
 }

@@ -101,7 +101,12 @@ pub enum ClusterError {
     /// The request was sent and no (complete) answer came within the limit:
     /// for a write, whether the server made the change is unknown.
     #[error("no answer from {url} within {}", timeouts::show(*after))]
-    Timeout { url: String, after: Duration },
+    Timeout {
+        url: String,
+        after: Duration,
+        /// The request was a server dry run: nothing could have been written.
+        dry_run: bool,
+    },
     /// The connection failed after the request was sent (reset, closed
     /// before the answer): for a write, whether it was made is unknown.
     #[error("{}", lost_text(url, how, request))]
@@ -158,12 +163,27 @@ impl ClusterError {
         )
     }
 
-    /// A write that failed this way may or may not have been made.
+    /// A write that failed this way may or may not have been made (a read
+    /// or a server dry run never changes anything).
     pub fn fate_unknown(&self) -> bool {
         matches!(
             self,
-            ClusterError::Timeout { .. } | ClusterError::Lost { .. }
+            ClusterError::Timeout { dry_run: false, .. }
+                | ClusterError::Lost {
+                    request: Asked::Write,
+                    ..
+                }
         )
+    }
+
+    /// What went wrong, without what it means for the request that failed
+    /// (no "the write may or may not have been made"): for the objects not
+    /// sent after it, whose fate is known.
+    pub fn cause(&self) -> String {
+        match self {
+            ClusterError::Lost { url, how, .. } => lost_what(url, how),
+            e => e.to_string(),
+        }
     }
 
     /// What a result says of a write that failed this way and whose fate is
@@ -201,12 +221,24 @@ pub enum Asked {
     Read(String),
     /// A POST, PATCH, PUT or DELETE: it may or may not have been made.
     Write,
+    /// A server dry run (`dryRun=All`): nothing was written either way.
+    DryRun,
 }
 
 /// `the server at URL closed the connection before answering; the write
 /// may or may not have been made`: what happened and what is known of it.
 fn lost_text(url: &str, how: &Broken, request: &Asked) -> String {
-    let what = match how {
+    let what = lost_what(url, how);
+    match request {
+        Asked::Write => format!("{what}; the write may or may not have been made"),
+        Asked::DryRun => format!("{what}; it was a server dry run: nothing was written"),
+        Asked::Read(path) => format!("{what}; {path} could not be read"),
+    }
+}
+
+/// How the connection broke, in words.
+fn lost_what(url: &str, how: &Broken) -> String {
+    match how {
         Broken::Closed => format!("the server at {url} closed the connection before answering"),
         Broken::Reset => format!("the server at {url} reset the connection before answering"),
         Broken::MidAnswer => {
@@ -215,10 +247,6 @@ fn lost_text(url: &str, how: &Broken, request: &Asked) -> String {
         Broken::Other(why) => {
             format!("the connection to the server at {url} failed before an answer came ({why})")
         }
-    };
-    match request {
-        Asked::Write => format!("{what}; the write may or may not have been made"),
-        Asked::Read(path) => format!("{what}; {path} could not be read"),
     }
 }
 
@@ -561,6 +589,7 @@ impl Session {
         // Reads may be retried by the user at no cost; a write that times
         // out leaves its fate unknown, so it gets its own (longer) limit.
         let is_write = method != Method::GET;
+        let is_delete = method == Method::DELETE;
         let limit = if is_write {
             self.timeouts.write
         } else {
@@ -573,6 +602,16 @@ impl Session {
         if let Some(auth) = &self.exec {
             builder = builder.header(http::header::AUTHORIZATION, auth.header().await?);
         }
+        // A server dry run (in the query, or a DELETE's DeleteOptions
+        // body) writes nothing, whatever becomes of its answer.
+        // (Only a DELETE's body is DeleteOptions; any other body is an
+        // object, whose fields may be named anything.)
+        let dry_run = is_write
+            && (uri.contains("dryRun=All")
+                || (is_delete
+                    && body
+                        .as_ref()
+                        .is_some_and(|b| memchr::memmem::find(b, b"\"dryRun\"").is_some())));
         let bytes = match body {
             Some(b) => {
                 builder = builder.header(
@@ -590,8 +629,11 @@ impl Session {
         let timeout = |after: Duration| ClusterError::Timeout {
             url: self.url.clone(),
             after,
+            dry_run,
         };
-        let asked = if is_write {
+        let asked = if dry_run {
+            Asked::DryRun
+        } else if is_write {
             Asked::Write
         } else {
             Asked::Read(path.to_string())

@@ -58,6 +58,15 @@ pub fn foldable_row(f: &FieldChange) -> bool {
 /// The changes carried by two objects or more, in the order of their first
 /// appearance (so the same plan always gives the same list).
 pub fn repeated_changes<O: Borrow<ObjectPlan>>(objects: &[O]) -> Vec<RepeatedChange> {
+    let mut all = distinct_changes(objects);
+    all.retain(|c| c.objects.len() >= 2);
+    all
+}
+
+/// Every distinct change of the objects' updates (carried by one object
+/// or more), in the order of their first appearance: the TUI's changes
+/// view.
+pub fn distinct_changes<O: Borrow<ObjectPlan>>(objects: &[O]) -> Vec<RepeatedChange> {
     let mut index: HashMap<Key, usize> = HashMap::new();
     let mut all: Vec<RepeatedChange> = Vec::new();
     for (i, obj) in objects.iter().enumerate() {
@@ -93,7 +102,6 @@ pub fn repeated_changes<O: Borrow<ObjectPlan>>(objects: &[O]) -> Vec<RepeatedCha
             }
         }
     }
-    all.retain(|c| c.objects.len() >= 2);
     all
 }
 

@@ -90,6 +90,49 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 footer: Vec::new(),
             }
         }
+        Popup::Changes { changes, pos } => {
+            let width = changes
+                .iter()
+                .map(|c| c.objects.len().to_string().len())
+                .max()
+                .unwrap_or(1);
+            let body = changes
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let selected = i == *pos;
+                    // Reversed, so the selection shows without colour too.
+                    let base = if selected {
+                        Style::default().add_modifier(Modifier::REVERSED)
+                    } else {
+                        Style::default()
+                    };
+                    let mut spans = vec![
+                        Span::styled(if selected { "▶ " } else { "  " }, base),
+                        Span::styled(
+                            format!("{:>width$} ", c.objects.len()),
+                            base.add_modifier(Modifier::BOLD),
+                        ),
+                        Span::styled(format!("{}  ", c.path), base),
+                        Span::styled(c.values.clone(), base.patch(t.fg(Color::Yellow))),
+                        Span::styled(format!("  in {} [{}]", c.carried, c.cause), base),
+                    ];
+                    if c.hazard {
+                        spans.push(Span::styled(" ⚠", base.patch(t.fg(Color::Red))));
+                    }
+                    Line::from(spans)
+                })
+                .collect();
+            PopupView {
+                title: "Changes",
+                width: 120,
+                body,
+                footer: vec![keys_line(
+                    "j/k move · Enter mark every object with this change (it alone) · Esc close",
+                    t,
+                )],
+            }
+        }
         Popup::ExportPath {
             object,
             input,

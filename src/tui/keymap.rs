@@ -37,6 +37,8 @@ pub enum Action {
     Prune,
     Delete,
     Export,
+    /// The changes view: each distinct change once, with its count.
+    Changes,
     Edit,
     Yaml,
     Group,
@@ -216,6 +218,14 @@ pub const BINDINGS: &[Binding] = &[
         [(k('E'), Export)],
         "on an object without the last-applied annotation or a prune candidate: export it to a \
          manifest file and reload, so the next apply manages it",
+        None
+    ),
+    b!(
+        "c",
+        ALL,
+        [(k('c'), Changes)],
+        "changes view: each distinct change once, with its count; Enter marks every object with \
+         it, for it alone",
         None
     ),
     b!(

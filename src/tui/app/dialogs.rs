@@ -206,7 +206,12 @@ impl App {
         // No dialog but the path input uses j/k or the page keys for
         // anything else.
         let page = i32::from(crate::tui::layout::popup_scroll_range(self).1);
-        let typing = matches!(self.popup, Some(Popup::ExportPath { .. }));
+        // The path input types letters; the changes view moves its own
+        // selection.
+        let typing = matches!(
+            self.popup,
+            Some(Popup::ExportPath { .. } | Popup::Changes { .. })
+        );
         let d = match k.code {
             _ if typing => 0,
             KeyCode::Char('j') | KeyCode::Down => 1,
@@ -227,6 +232,7 @@ impl App {
         // Each handler puts its dialog back unless the key closes it.
         match popup {
             Popup::Help => self.help_key(k),
+            Popup::Changes { changes, pos } => self.changes_key(k, changes, pos),
             Popup::ExportPath {
                 object,
                 input,

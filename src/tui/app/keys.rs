@@ -162,8 +162,11 @@ impl App {
             Action::PrevChange => self.next_change(false),
             Action::Reload => return self.begin_load(),
             Action::Edit => return self.edit(),
-            Action::Apply | Action::Delete | Action::Prune | Action::Export if !self.live_known => {
+            Action::Apply | Action::Delete | Action::Prune | Action::Export | Action::Changes
+                if !self.live_known =>
+            {
                 let what = match action {
+                    Action::Changes => "the changes view",
                     Action::Apply => "apply",
                     Action::Delete => "delete",
                     Action::Export => "export",
@@ -175,6 +178,7 @@ impl App {
             Action::Delete => self.open_delete(),
             Action::Prune => self.open_prune(),
             Action::Export => return self.open_export(),
+            Action::Changes => self.open_changes(),
         }
         Vec::new()
     }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::tui::scroll;
 
+mod changes;
 mod dialogs;
 mod fields;
 mod keys;
@@ -25,6 +26,7 @@ mod live;
 pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
+pub use changes::ChangeItem;
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +218,12 @@ pub enum PruneChoice {
 #[derive(Debug, Clone)]
 pub enum Popup {
     Help,
+    /// `c`: each distinct change with how many objects carry it; `Enter`
+    /// marks them all for that change alone.
+    Changes {
+        changes: Vec<ChangeItem>,
+        pos: usize,
+    },
     ApplyConfirm {
         items: Vec<ApplyItem>,
         dry_run: Option<Vec<ObjectResult>>,
