@@ -399,6 +399,7 @@ impl Session {
             .map_err(|_| ClusterError::Timeout {
                 url: self.url.clone(),
                 after: limit,
+                dry_run: false,
             })?
             .map_err(|e| self.transport_error(&e, &asked))?;
         let status = response.status();
