@@ -1165,6 +1165,188 @@ mod props {
             );
         }
     }
+    /// The plan of `config` against `live` (kapply's plan, as apply has it).
+    fn plan_of(config: &Value, live: &Value) -> kapply::plan::ObjectPlan {
+        use kapply::manifest::{Manifest, Source};
+        use kapply::objref::{ObjectRef, split_api_version};
+        let api = config["apiVersion"].as_str().unwrap().to_string();
+        let m = Manifest::new(
+            ObjectRef::from_object(config).unwrap(),
+            split_api_version(&api).1.to_string(),
+            config.clone(),
+            Source {
+                file: "app.yaml".into(),
+                line: 1,
+            },
+        );
+        kapply::plan::plan_object(&m, Some(live), &kapply::plan::PlanOptions::default())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        /// Partial apply sends exactly the listed changes: for a random
+        /// subset of an object's change rows, the result of the partial
+        /// config differs from live only under the included rows (each made
+        /// as the whole plan makes it), and its annotation differs from the
+        /// last one only there (or, for a skipped row over a change made in
+        /// the cluster, by recording the live value the row keeps): no empty
+        /// map or list appears that none of the three sides holds.
+        #[test]
+        fn partial_apply_sends_exactly_the_included_changes(
+            config in side(true),
+            live in side(false),
+            la in side(true),
+            nested in 0u8..4,
+            pick in prop::collection::vec(any::<bool>(), 48),
+        ) {
+            use kapply::merge::{FieldAction, values_at};
+            let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+            let mut config = config;
+            // New nested maps under a field the other sides lack (the
+            // seccompProfile case), and beside one they have.
+            if nested & 1 == 1 {
+                config["spec"]["template"]["spec"]["securityContext"] =
+                    json!({"seccompProfile": {"type": "RuntimeDefault"}});
+            }
+            if nested & 2 == 2 {
+                config["spec"]["template"]["metadata"]["annotations"] = json!({"x": "1"});
+            }
+            let mut live = live;
+            live["metadata"]["annotations"] = json!({LAST_APPLIED: last_applied_annotation(&la)});
+            kapply::defaults::apply(&mut live, &mut String::new);
+            let old: Value = serde_json::from_str(&last_applied_annotation(&la)).unwrap();
+            let plan = plan_of(&config, &live);
+            prop_assume!(plan.action == kapply::plan::ObjectAction::Update);
+            let annotation = kapply::fieldpath::key("metadata.annotations", LAST_APPLIED);
+            // A key `$retainKeys` drops is the consequence of a change beside
+            // it (strategy.type): it follows that row, not chosen alone.
+            let follows = |f: &kapply::merge::FieldChange| f.reason == kapply::merge::Reason::RetainKeysDrops;
+            let consequences: Vec<&kapply::merge::FieldChange> =
+                plan.fields.iter().filter(|f| follows(f)).collect();
+            let rows: Vec<&kapply::merge::FieldChange> = plan
+                .fields
+                .iter()
+                .filter(|f| f.action != FieldAction::Keep && f.path != annotation && !follows(f))
+                .collect();
+            let included: Vec<String> = rows
+                .iter()
+                .zip(&pick)
+                .filter(|(_, p)| **p)
+                .map(|(f, _)| f.path.clone())
+                .collect();
+            let partial = kapply::plan::partial_from_plan(&plan, &included).unwrap();
+            let tw = three_way(&partial, &live, Some(&old), schema).unwrap();
+            let Some(stored) = kapply::merge::predicted(&live, tw.patch.as_ref(), schema) else {
+                return Ok(());
+            };
+            let raw = match &tw.patch {
+                Some(p) => kapply::merge::apply::apply_strategic(&live, &p.body, schema).unwrap(),
+                None => live.clone(),
+            };
+            let full = kapply::merge::predicted(&live, plan.patch.as_ref(), schema).unwrap();
+            let covered = |k: &str| {
+                under(k, &annotation)
+                    || included.iter().any(|p| under(k, p) || under(p, k))
+                    || consequences.iter().any(|c| {
+                        let parent = c.path.rsplit_once('.').map_or("", |(p, _)| p);
+                        under(k, &c.path) && included.iter().any(|p| under(p, parent))
+                    })
+            };
+            // The result differs from live only under included rows (a
+            // value defaulting alone gives is the server's doing).
+            let (mut before, mut after, mut merged) = Default::default();
+            leaves("", &live, schema, &mut before);
+            leaves("", &stored, schema, &mut after);
+            leaves("", &raw, schema, &mut merged);
+            let keys: std::collections::BTreeSet<&String> =
+                before.keys().chain(after.keys()).collect();
+            for k in keys {
+                let eq = |x: Option<&Value>, y: Option<&Value>| match (x, y) {
+                    (Some(x), Some(y)) => deep_eq(x, y),
+                    (None, None) => true,
+                    _ => false,
+                };
+                if eq(before.get(k), after.get(k)) || eq(before.get(k), merged.get(k)) {
+                    continue;
+                }
+                // An empty list where live has none: the typed server drops
+                // it (omitempty); an empty map the config itself writes
+                // (`labels: {}`) is the config's, not the partial apply's.
+                let empty_map_at = |v: &Value| {
+                    values_at(v, k)
+                        .first()
+                        .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+                };
+                // ... or last-applied's (kept so its siblings are not deleted).
+                let config_map = empty_map_at(&config) || empty_map_at(&old);
+                let empty_list = |v: Option<&Value>| {
+                    v.is_none_or(|v| {
+                        v.as_array().is_some_and(Vec::is_empty)
+                            || (config_map && v.as_object().is_some_and(Map::is_empty))
+                    })
+                };
+                if empty_list(before.get(k)) && empty_list(after.get(k)) {
+                    continue;
+                }
+                prop_assert!(
+                    covered(k),
+                    "{k}: {:?} -> {:?} though not included ({included:?})\npartial: {partial:#}",
+                    before.get(k),
+                    after.get(k)
+                );
+            }
+            // Each included change is made as the whole plan makes it (or,
+            // where it needs a skipped change, the server's defaults give
+            // live's value back: nothing at all changes there).
+            let same = |a: &[&Value], b: &[&Value]| {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| deep_eq(x, y))
+            };
+            for p in &included {
+                let (got, want) = (values_at(&stored, p), values_at(&full, p));
+                prop_assert!(
+                    same(&got, &want) || same(&got, &values_at(&live, p)),
+                    "{p}: {got:?} where the plan makes {want:?}"
+                );
+            }
+            // The annotation: the last one but for the included changes (and
+            // live's value kept by a skipped row over a cluster change).
+            let recorded = &tw.last_applied;
+            let (mut was, mut now) = Default::default();
+            leaves("", &old, schema, &mut was);
+            leaves("", recorded, schema, &mut now);
+            let keys: std::collections::BTreeSet<&String> = was.keys().chain(now.keys()).collect();
+            for k in keys {
+                let same = match (was.get(k), now.get(k)) {
+                    (Some(x), Some(y)) => deep_eq(x, y),
+                    (None, None) => true,
+                    _ => false,
+                };
+                if same || covered(k) {
+                    continue;
+                }
+                // Under a skipped row it records what live holds (the row's
+                // change stays pending); where no row is (the config differs
+                // from last-applied without changing live) it records the
+                // config.
+                let skipped = rows.iter().any(|f| {
+                    !included.contains(&f.path) && (under(k, &f.path) || under(&f.path, k))
+                });
+                let empty_list =
+                    |v: Option<&Value>| v.is_none_or(|v| v.as_array().is_some_and(Vec::is_empty));
+                let kept_live = !skipped
+                    || match (now.get(k), before.get(k)) {
+                        (Some(x), Some(y)) => deep_eq(x, y),
+                        (x, y) => empty_list(x) && empty_list(y),
+                    };
+                prop_assert!(
+                    kept_live,
+                    "the annotation records {k}: {:?} -> {:?}, not included ({included:?})",
+                    was.get(k),
+                    now.get(k)
+                );
+            }
+        }
+    }
 }
 
 /// Writes kapply's patch for every case generated by

@@ -212,3 +212,67 @@ fn a_cluster_change_the_config_overwrites_is_named() {
         "nginx:1.16"
     );
 }
+
+/// A partial apply sends exactly the listed changes: config v2 adds
+/// `securityContext.seccompProfile.type` and bumps the image; applying the
+/// image row alone (`apply --plan` without the seccomp row) leaves no
+/// empty `seccompProfile: {}` in live or in the annotation, and the
+/// seccomp change stays pending.
+#[test]
+fn a_partial_apply_leaves_no_empty_parent() {
+    let c = Cluster::start();
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    let d = c.write("d.yaml", &deployment("nginx:1.14", ""));
+    k.ok(&["apply", "-f", &d]);
+    let v2 = deployment("nginx:1.16", "").replace(
+        "      containers:\n",
+        "      securityContext:\n        seccompProfile:\n          type: RuntimeDefault\n      containers:\n",
+    );
+    let d2 = c.write("d2.yaml", &v2);
+    let mut plan = plan_json(&c, &d2);
+    let seccomp = "spec.template.spec.securityContext.seccompProfile.type";
+    let fields = plan["objects"][0]["fields"].as_array_mut().unwrap();
+    assert!(fields.iter().any(|f| f["path"] == seccomp), "{fields:#?}");
+    fields.retain(|f| f["path"] != seccomp);
+    let file = c.write("plan.json", &plan.to_string());
+    let out = kapply(&c, &["apply", "-f", &d2, "--plan", &file, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let live = get(&c, "Deployment", "web");
+    let pod = &live["spec"]["template"]["spec"];
+    assert_eq!(pod["containers"][0]["image"], "nginx:1.16");
+    assert!(
+        pod.get("securityContext")
+            .is_none_or(|s| s.get("seccompProfile").is_none()),
+        "{pod:#}"
+    );
+    let la: Value = serde_json::from_str(
+        live["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        la["spec"]["template"]["spec"]
+            .get("securityContext")
+            .is_none(),
+        "{la:#}"
+    );
+    assert_eq!(
+        la["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.16"
+    );
+    // The skipped change is still pending, and only it.
+    let after = plan_json(&c, &d2);
+    let pending: Vec<&Value> = after["objects"][0]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["action"] != "keep" && !f["path"].as_str().unwrap().contains(LAST_APPLIED))
+        .map(|f| &f["path"])
+        .collect();
+    assert_eq!(pending, vec![&json!(seccomp)]);
+    // kubectl diff of the full v2 agrees something is left.
+    assert_eq!(kubectl_diff(&k, &d2), Some(1));
+}

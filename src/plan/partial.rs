@@ -48,10 +48,46 @@ pub fn partial_from_rows<'r>(
         let segs = path::parse(p);
         match last_applied.and_then(|la| path::get(la, &segs)) {
             Some(v) => path::set(&mut out, &segs, v.clone()),
-            None => path::remove(&mut out, &segs),
+            None => remove_with_emptied(&mut out, &segs, last_applied, None),
         }
     }
     out
+}
+
+/// Take a skipped change out of a partial config, and with it each parent
+/// map or list it leaves empty that last-applied does not hold: an empty
+/// map the config did not ask for would be sent and recorded (a new
+/// `securityContext.seccompProfile.type` skipped must not leave
+/// `seccompProfile: {}`, which the server would create and validation
+/// refuses). A parent last-applied and live both hold stays, empty: gone
+/// from the config, the patch would delete it whole, other writers' fields
+/// with it (`live` unknown: kept whenever last-applied holds it).
+fn remove_with_emptied(
+    out: &mut Value,
+    segs: &[Segment],
+    last_applied: Option<&Value>,
+    live: Option<&Value>,
+) {
+    let non_empty = |v: Option<&Value>| match v {
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        _ => false,
+    };
+    // Parents empty already (written so in the manifest) are the config's own.
+    let was_filled: Vec<bool> = (1..segs.len())
+        .map(|d| non_empty(path::get(out, &segs[..d])))
+        .collect();
+    path::remove(out, segs);
+    for depth in (1..segs.len()).rev() {
+        let parent = &segs[..depth];
+        let emptied = was_filled[depth - 1] && !non_empty(path::get(out, parent));
+        let held = last_applied.is_some_and(|la| path::get(la, parent).is_some())
+            && live.is_none_or(|l| path::get(l, parent).is_some());
+        if !emptied || held {
+            break;
+        }
+        path::remove(out, parent);
+    }
 }
 
 /// The configuration to apply when only `accepted` rows of an object's plan
@@ -63,6 +99,12 @@ pub fn partial_from_rows<'r>(
 pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value> {
     let mut out = plan.config.clone()?;
     let annotation = path::key("metadata.annotations", LAST_APPLIED);
+    // The last-applied the plan was made against: emptied parents it holds
+    // stay (see `remove_with_emptied`).
+    let last_applied = plan
+        .live
+        .as_ref()
+        .and_then(|l| super::build::recorded_last_applied(l).ok().flatten());
     for f in &plan.fields {
         if f.action == FieldAction::Keep
             || accepted.iter().any(|a| a == &f.path)
@@ -74,7 +116,7 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
         let segs = path::parse(&f.path);
         match &f.live {
             Some(v) => path::set(&mut out, &segs, v.clone()),
-            None => path::remove(&mut out, &segs),
+            None => remove_with_emptied(&mut out, &segs, last_applied.as_ref(), plan.live.as_ref()),
         }
     }
     Some(out)

@@ -10,15 +10,20 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/controller/namespace"
 	"k8s.io/kubernetes/pkg/controller/serviceaccount"
+	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
 )
 
-// runControllers runs the two cheap controllers whose absence tests would
+// runControllers runs the three cheap controllers whose absence tests would
 // trip over: the namespace controller (a deleted namespace is emptied and
-// goes away instead of staying Terminating) and the service-account
-// controller (each namespace gets its "default" ServiceAccount, which the
-// ServiceAccount admission plugin requires before it admits a Pod).
+// goes away instead of staying Terminating), the service-account controller
+// (each namespace gets its "default" ServiceAccount, which the
+// ServiceAccount admission plugin requires before it admits a Pod) and the
+// PVC-protection controller (admission puts the kubernetes.io/pvc-protection
+// finalizer on every claim; without it a deleted claim stays forever and
+// `kubectl delete` waits for it).
 func runControllers(kubeconfig string) {
 	ctx := context.Background()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -48,7 +53,14 @@ func runControllers(kubeconfig string) {
 		log.Printf("controllers: %v", err)
 		return
 	}
+	pvc, err := pvcprotection.NewPVCProtectionController(klog.Background(),
+		factory.Core().V1().PersistentVolumeClaims(), factory.Core().V1().Pods(), client)
+	if err != nil {
+		log.Printf("controllers: %v", err)
+		return
+	}
 	factory.Start(ctx.Done())
 	go ns.Run(ctx, 2)
 	go sa.Run(ctx, 1)
+	go pvc.Run(ctx, 1)
 }

@@ -1,0 +1,873 @@
+//! The differential suite against a real kube-apiserver
+//! (`scripts/real-apiserver`, `KAPPLY_REAL_APISERVER_KUBECONFIG`): one
+//! history run by the real kubectl in one namespace and by kapply in
+//! another, from the same start, and the final objects compared (uid,
+//! resourceVersion, creation and managedFields times, cluster IPs and the
+//! namespace's own name aside). The same histories run by kubectl against
+//! the embedded server hold it to the real one.
+//!
+//! Without the variable these tests skip, saying so; under `KAPPLY_CI` they
+//! fail.
+
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/out.rs"]
+mod out;
+#[path = "common/real.rs"]
+mod real;
+#[path = "common/server.rs"]
+mod server;
+
+use out::{Out, run};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+const KAPPLY: &str = env!("CARGO_BIN_EXE_kapply");
+/// Manifests say `__NS__` where each side's namespace goes (a CRD's group,
+/// so that each side has its own cluster-scoped CRD).
+const NS: &str = "__NS__";
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Tool {
+    Kubectl,
+    Kapply,
+}
+
+/// One tool on one server in one namespace, with its own copy of the
+/// manifests in `dir`.
+struct Side {
+    label: String,
+    tool: Tool,
+    kubeconfig: PathBuf,
+    ns: String,
+    dir: PathBuf,
+    /// Strings that differ between sides by construction, and their stand-ins.
+    subst: Vec<(String, String)>,
+}
+
+struct Scenario {
+    _tmp: tempfile::TempDir,
+    kubectl: String,
+    sides: Vec<Side>,
+    /// Custom resource definitions to delete at the end, per kubeconfig.
+    crds: Vec<(PathBuf, String)>,
+    // Dropped last: an embedded server some sides talk to.
+    _embedded: Option<server::Cluster>,
+}
+
+impl Scenario {
+    /// kubectl and kapply against the real server, each in a namespace of
+    /// its own. `None`: no real server here (a skip, or a failure under CI).
+    fn kubectl_vs_kapply(name: &str) -> Option<Scenario> {
+        let real = real::kubeconfig()?;
+        let bin = kubectl::kubectl()?;
+        Some(Scenario::new(
+            name,
+            bin,
+            vec![
+                ("kubectl", Tool::Kubectl, real.clone()),
+                ("kapply", Tool::Kapply, real),
+            ],
+            None,
+        ))
+    }
+
+    fn new(
+        name: &str,
+        kubectl: String,
+        sides: Vec<(&str, Tool, PathBuf)>,
+        embedded: Option<server::Cluster>,
+    ) -> Scenario {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = real::unique(name);
+        let sides: Vec<Side> = sides
+            .into_iter()
+            .map(|(label, tool, kubeconfig)| {
+                let ns = format!("{base}-{label}");
+                let dir = tmp.path().join(label);
+                std::fs::create_dir_all(&dir).unwrap();
+                Side {
+                    label: label.to_string(),
+                    tool,
+                    kubeconfig,
+                    subst: vec![(ns.clone(), "NS".to_string())],
+                    ns,
+                    dir,
+                }
+            })
+            .collect();
+        let s = Scenario {
+            _tmp: tmp,
+            kubectl,
+            sides,
+            crds: Vec::new(),
+            _embedded: embedded,
+        };
+        for side in &s.sides {
+            s.kubectl_ok(side, &["create", "namespace", &side.ns], &[]);
+        }
+        s
+    }
+
+    /// Writes `rel` in every side's directory, `__NS__` replaced by its namespace.
+    fn write(&self, rel: &str, text: &str) {
+        for side in &self.sides {
+            let path = side.dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text.replace(NS, &side.ns)).unwrap();
+        }
+    }
+
+    fn remove(&self, rel: &str) {
+        for side in &self.sides {
+            std::fs::remove_file(side.dir.join(rel)).unwrap();
+        }
+    }
+
+    /// `kubectl --kubeconfig K -n NS ARGS` for `side`, in its directory.
+    fn kubectl_cmd(&self, side: &Side, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.kubectl);
+        cmd.current_dir(&side.dir)
+            .arg("--kubeconfig")
+            .arg(&side.kubeconfig)
+            .arg("--cache-dir")
+            .arg(side.dir.join(".kube-cache"))
+            .args(["-n", &side.ns])
+            .args(args.iter().map(|a| a.replace(NS, &side.ns)))
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBECTL_APPLYSET");
+        cmd
+    }
+
+    fn kubectl_ok(&self, side: &Side, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = run(self.kubectl_cmd(side, args).envs(env.iter().copied()));
+        assert_eq!(
+            out.code,
+            Some(0),
+            "{}: kubectl {args:?}: {out:?}",
+            side.label
+        );
+        out.stdout
+    }
+
+    /// `kapply SUBCOMMAND --kubeconfig K -n NS ARGS` for `side`.
+    fn kapply_cmd(&self, side: &Side, args: &[&str]) -> Command {
+        let mut cmd = Command::new(KAPPLY);
+        cmd.current_dir(&side.dir)
+            .arg(args[0])
+            .arg("--kubeconfig")
+            .arg(&side.kubeconfig)
+            .args(["-n", &side.ns])
+            .args(args[1..].iter().map(|a| a.replace(NS, &side.ns)))
+            .env_remove("KUBECONFIG")
+            .env_remove("NO_COLOR");
+        cmd
+    }
+
+    /// Each side runs its tool: `kubectl ARGS` or `kapply ARGS KAPPLY_EXTRA`.
+    fn each(&self, args: &[&str], kapply_extra: &[&str], env: &[(&str, &str)]) -> Vec<Out> {
+        self.sides
+            .iter()
+            .map(|side| match side.tool {
+                Tool::Kubectl => run(self.kubectl_cmd(side, args).envs(env.iter().copied())),
+                Tool::Kapply => {
+                    let all: Vec<&str> = args.iter().chain(kapply_extra).copied().collect();
+                    run(&mut self.kapply_cmd(side, &all))
+                }
+            })
+            .collect()
+    }
+
+    /// `apply ARGS` by each side's tool (kapply with `--yes`): all succeed,
+    /// or (`ok` false) all fail.
+    fn apply(&self, args: &[&str], ok: bool) -> Vec<Out> {
+        self.apply_env(args, ok, &[])
+    }
+
+    fn apply_env(&self, args: &[&str], ok: bool, env: &[(&str, &str)]) -> Vec<Out> {
+        let all: Vec<&str> = ["apply"].iter().chain(args).copied().collect();
+        let outs = self.each(&all, &["--yes"], env);
+        self.same_success(&all, &outs, ok);
+        outs
+    }
+
+    fn same_success(&self, args: &[&str], outs: &[Out], ok: bool) {
+        for (side, out) in self.sides.iter().zip(outs) {
+            assert_eq!(
+                out.code == Some(0),
+                ok,
+                "{} ({:?}) {args:?}: {out:?}",
+                side.label,
+                side.tool
+            );
+        }
+    }
+
+    /// `diff ARGS` by each side's tool: the same exit code (0 nothing to
+    /// change, 1 changes), which is returned.
+    fn diff(&self, args: &[&str]) -> i32 {
+        let all: Vec<&str> = ["diff"].iter().chain(args).copied().collect();
+        let outs = self.each(&all, &[], &[]);
+        let first = outs[0].code.expect("diff exited");
+        for (side, out) in self.sides.iter().zip(&outs) {
+            assert_eq!(
+                out.code,
+                Some(first),
+                "{} diff {args:?}: {out:?} (first: {:?})",
+                side.label,
+                outs[0]
+            );
+        }
+        first
+    }
+
+    /// kubectl ARGS (drift by another writer) on every side.
+    fn kubectl_all(&self, args: &[&str], env: &[(&str, &str)]) {
+        for side in &self.sides {
+            self.kubectl_ok(side, args, env);
+        }
+    }
+
+    /// The objects `kubectl get WHAT -o json` lists on `side`, normalized.
+    fn objects(&self, side: &Side, what: &[&str]) -> Vec<Value> {
+        let mut args = vec!["get"];
+        args.extend(what);
+        args.extend(["-o", "json"]);
+        let list: Value = serde_json::from_str(&self.kubectl_ok(side, &args, &[])).unwrap();
+        let items = match list["kind"].as_str() {
+            Some("List") => list["items"].as_array().cloned().unwrap_or_default(),
+            _ => vec![list],
+        };
+        items
+            .iter()
+            .map(|o| {
+                let mut o = real::normalize(o, &side.subst);
+                // The one difference by design: the ApplySet parent names
+                // the tool that wrote it (kubectl refuses a set another
+                // tool manages, and so does kapply).
+                if let Some(t) =
+                    o["metadata"]["annotations"].get_mut("applyset.kubernetes.io/tooling")
+                {
+                    let tool = match side.tool {
+                        Tool::Kubectl => "kubectl/",
+                        Tool::Kapply => "kapply/",
+                    };
+                    assert!(
+                        t.as_str().is_some_and(|t| t.starts_with(tool)),
+                        "{}: {t}",
+                        side.label
+                    );
+                    *t = Value::from("TOOLING");
+                }
+                o
+            })
+            .collect()
+    }
+
+    /// Every side holds the same objects of `what` (as `kubectl get` takes it).
+    fn assert_same(&self, what: &[&str]) -> Vec<Value> {
+        let first = self.objects(&self.sides[0], what);
+        for side in &self.sides[1..] {
+            let other = self.objects(side, what);
+            assert!(
+                first == other,
+                "{what:?}: {} and {} differ:\n{}",
+                self.sides[0].label,
+                side.label,
+                real::json_diff(&Value::Array(first.clone()), &Value::Array(other))
+            );
+        }
+        first
+    }
+
+    /// Applies the CRD in `rel` on every side with kubectl and waits until
+    /// it is established; deleted at the end.
+    fn crd(&self, rel: &str, name: &str) -> &Self {
+        for side in &self.sides {
+            self.kubectl_ok(side, &["apply", "-f", rel], &[]);
+            self.kubectl_ok(
+                side,
+                &[
+                    "wait",
+                    "--for=condition=Established",
+                    "--timeout=60s",
+                    &format!("crd/{name}"),
+                ],
+                &[],
+            );
+        }
+        self
+    }
+}
+
+impl Drop for Scenario {
+    fn drop(&mut self) {
+        // Best effort: the namespace controller empties and removes them.
+        for side in &self.sides {
+            let _ = self
+                .kubectl_cmd(side, &["delete", "namespace", &side.ns, "--wait=false"])
+                .output();
+        }
+        for side in &self.sides {
+            for (kubeconfig, name) in &self.crds {
+                if kubeconfig == &side.kubeconfig {
+                    let _ = self
+                        .kubectl_cmd(
+                            side,
+                            &["delete", "crd", &name.replace(NS, &side.ns), "--wait=false"],
+                        )
+                        .output();
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Manifests
+
+const SETTINGS: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels: {app: x}
+data:
+  color: blue
+  LOG_LEVEL: info
+";
+
+fn web(image: &str, min_ready: bool) -> String {
+    let min_ready = if min_ready {
+        "  minReadySeconds: 5\n"
+    } else {
+        ""
+    };
+    format!(
+        "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {{app: x}}
+spec:
+  replicas: 2
+{min_ready}  selector:
+    matchLabels: {{app: web}}
+  template:
+    metadata:
+      labels: {{app: web}}
+    spec:
+      containers:
+      - name: web
+        image: {image}
+        ports:
+        - name: http
+          containerPort: 80
+        env:
+        - name: MODE
+          value: fast
+      - name: sidecar
+        image: busybox:1.36
+        command: [sleep, infinity]
+"
+    )
+}
+
+const SERVICE: &str = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  labels: {app: x}
+spec:
+  selector: {app: web}
+  ports:
+  - name: http
+    port: 80
+    targetPort: http
+  - name: metrics
+    port: 9090
+";
+
+const JOB: &str = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: once
+  labels: {app: x}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox:1.36
+        command: [\"true\"]
+";
+
+const PVC: &str = "\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  labels: {app: x}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+";
+
+/// A namespaced CRD with a structural schema and a default, in a group of
+/// the side's own.
+const WIDGET_CRD: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.__NS__.example.com
+spec:
+  group: __NS__.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, minimum: 1}
+              color: {type: string, default: red}
+";
+
+fn widget(size: u32) -> String {
+    format!(
+        "apiVersion: __NS__.example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  labels: {{app: x}}\nspec:\n  size: {size}\n"
+    )
+}
+
+const KINDS: &str = "configmaps,deployments,services,jobs,persistentvolumeclaims";
+
+// ---------------------------------------------------------------------------
+// kubectl and kapply, each from the same start
+
+/// Apply, drift by kubectl's imperative commands, diff, apply again, a
+/// server-side dry run, delete: on Deployments, Services with named ports,
+/// Jobs, PVCs and a custom resource with a schema default.
+#[test]
+fn apply_drift_reapply_dry_run_and_delete() {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("life") else {
+        return;
+    };
+    s.crds.push((
+        s.sides[0].kubeconfig.clone(),
+        "widgets.__NS__.example.com".into(),
+    ));
+    s.write("crd/widget.yaml", WIDGET_CRD);
+    s.crd("crd/widget.yaml", "widgets.__NS__.example.com");
+    s.write("m/settings.yaml", SETTINGS);
+    s.write("m/web.yaml", &web("nginx:1.16.1", true));
+    s.write("m/service.yaml", SERVICE);
+    s.write("m/job.yaml", JOB);
+    s.write("m/pvc.yaml", PVC);
+    s.write("m/widget.yaml", &widget(1));
+    let widgets = "widgets.__NS__.example.com";
+
+    assert_eq!(s.diff(&["-f", "m"]), 1);
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&[KINDS]);
+    let w = s.assert_same(&[widgets]);
+    assert_eq!(w[0]["spec"]["color"], "red", "the schema's default: {w:?}");
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+
+    // Another writer: kubectl's imperative commands.
+    s.kubectl_all(&["scale", "deployment/web", "--replicas=3"], &[]);
+    s.kubectl_all(&["set", "image", "deployment/web", "web=nginx:1.17.0"], &[]);
+    s.kubectl_all(
+        &["set", "env", "deployment/web", "-c", "sidecar", "EXTRA=1"],
+        &[],
+    );
+    s.kubectl_all(&["label", "configmap", "settings", "tier=gold"], &[]);
+    s.kubectl_all(
+        &[
+            "patch",
+            "service",
+            "web",
+            "-p",
+            r#"{"spec":{"ports":[{"name":"metrics","port":9090,"targetPort":9091}]}}"#,
+        ],
+        &[],
+    );
+    s.kubectl_all(
+        &[
+            "patch",
+            "widgets.__NS__.example.com",
+            "w1",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":5}}"#,
+        ],
+        &[],
+    );
+    s.kubectl_all(
+        &["edit", "configmap", "settings"],
+        &[(
+            "KUBE_EDITOR",
+            "sed -i -e s/LOG_LEVEL:\\ info/LOG_LEVEL:\\ debug/",
+        )],
+    );
+    let cm = s.objects(&s.sides[0], &["configmap", "settings"]);
+    assert_eq!(cm[0]["data"]["LOG_LEVEL"], "debug", "the edit took: {cm:?}");
+    s.assert_same(&[KINDS]);
+    assert_eq!(s.diff(&["-f", "m"]), 1);
+
+    // The manifests change the image and drop minReadySeconds.
+    s.write("m/web.yaml", &web("nginx:1.18.0", false));
+    s.write("m/widget.yaml", &widget(2));
+    s.apply(&["-f", "m"], true);
+    let after = s.assert_same(&[KINDS]);
+    s.assert_same(&[widgets]);
+    let dep = after.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    assert_eq!(dep["spec"]["replicas"], 2, "{dep}");
+    assert!(dep["spec"].get("minReadySeconds").is_none(), "{dep}");
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+
+    // A server-side dry run writes nothing.
+    s.write("m/settings.yaml", &SETTINGS.replace("blue", "red"));
+    s.apply(&["-f", "m", "--dry-run=server"], true);
+    let cm = s.assert_same(&["configmap", "settings"]);
+    assert_eq!(cm[0]["data"]["color"], "blue");
+
+    s.each(&["delete", "-f", "m"], &["--yes"], &[]);
+    let left = s.assert_same(&[KINDS]);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+fn configmap(name: &str, app: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{app: {app}}}\ndata:\n  k: v\n"
+    )
+}
+
+/// `--prune -l`: the allowlist of kinds, and a bystander with another label.
+#[test]
+fn prune_by_label() {
+    let Some(s) = Scenario::kubectl_vs_kapply("prune") else {
+        return;
+    };
+    s.write("other/bystander.yaml", &configmap("bystander", "other"));
+    s.apply(&["-f", "other"], true);
+    s.write("m/one.yaml", &configmap("one", "x"));
+    s.write("m/two.yaml", &configmap("two", "x"));
+    s.write("m/web.yaml", &web("nginx:1.16.1", true));
+    s.write("m/job.yaml", JOB);
+    s.apply(&["-f", "m", "--prune", "-l", "app=x"], true);
+    s.assert_same(&[KINDS]);
+
+    s.remove("m/two.yaml");
+    s.remove("m/job.yaml");
+    s.remove("m/web.yaml");
+    s.apply(&["-f", "m", "--prune", "-l", "app=x"], true);
+    let left = s.assert_same(&[KINDS]);
+    let names: Vec<&str> = left
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bystander", "one"], "{left:?}");
+}
+
+/// The ApplySet ID kubectl gives a Secret parent `name` in `ns`.
+fn applyset_id(name: &str, ns: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(format!("{name}.{ns}.Secret.").as_bytes());
+    format!(
+        "applyset-{}-v1",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+    )
+}
+
+/// `--prune --applyset`: the parent Secret (written by server-side apply)
+/// and its members, then a member pruned.
+#[test]
+fn applyset_parent_and_prune() {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("aset") else {
+        return;
+    };
+    for side in &mut s.sides {
+        let id = applyset_id("myset", &side.ns);
+        side.subst.insert(0, (id, "APPLYSET-ID".into()));
+    }
+    let env = [("KUBECTL_APPLYSET", "true")];
+    s.write("m/keep.yaml", &configmap("keep", "x"));
+    s.write("m/gone.yaml", &configmap("gone", "x"));
+    s.write("m/web.yaml", &web("nginx:1.16.1", true));
+    let args = ["-f", "m", "--prune", "--applyset=myset"];
+    s.apply_env(&args, true, &env);
+    s.assert_same(&["secrets,configmaps,deployments"]);
+
+    s.remove("m/gone.yaml");
+    s.remove("m/web.yaml");
+    s.apply_env(&args, true, &env);
+    let left = s.assert_same(&["secrets,configmaps,deployments"]);
+    let names: Vec<&str> = left
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["myset", "keep"], "{left:?}");
+}
+
+/// 422s: an invalid object (validation only the real server does) fails
+/// while the rest applies; an immutable field changed fails and leaves the
+/// object as it was. Both tools report the server's causes.
+#[test]
+fn invalid_objects_and_immutable_fields() {
+    let Some(s) = Scenario::kubectl_vs_kapply("invalid") else {
+        return;
+    };
+    s.write("m/settings.yaml", SETTINGS);
+    s.write("m/job.yaml", JOB);
+    s.write(
+        "m/web.yaml",
+        &web("nginx:1.16.1", true).replace(
+            "        env:\n",
+            "        securityContext:\n          seccompProfile: {}\n        env:\n",
+        ),
+    );
+    let outs = s.apply(&["-f", "m"], false);
+    let cause = "spec.template.spec.containers[0].securityContext.seccompProfile.type: \
+                 Required value: type is required when seccompProfile is set";
+    for out in &outs {
+        out.assert_stderr(cause);
+    }
+    let made = s.assert_same(&[KINDS]);
+    let kinds: Vec<&str> = made.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["ConfigMap", "Job"], "{made:?}");
+
+    // A Job's pod template and a Deployment's selector are immutable.
+    s.write("m/web.yaml", &web("nginx:1.16.1", true));
+    s.apply(&["-f", "m"], true);
+    s.write("m/job.yaml", &JOB.replace("busybox:1.36", "busybox:1.37"));
+    s.write(
+        "m/web.yaml",
+        &web("nginx:1.16.1", true).replace("app: web", "app: web2"),
+    );
+    let outs = s.apply(&["-f", "m"], false);
+    for out in &outs {
+        out.assert_stderr("field is immutable");
+        out.assert_stderr("spec.selector");
+        out.assert_stderr("spec.template");
+    }
+    let after = s.assert_same(&[KINDS]);
+    assert_eq!(after, made_with_web(&made, &after), "nothing changed");
+    // A server-side dry run fails the same way and writes nothing.
+    let outs = s.apply(&["-f", "m", "--dry-run=server"], false);
+    for out in &outs {
+        out.assert_stderr("field is immutable");
+    }
+    assert_eq!(s.assert_same(&[KINDS]), after);
+}
+
+/// `made` with the Deployment `after` holds (applied between the two).
+fn made_with_web(made: &[Value], after: &[Value]) -> Vec<Value> {
+    let mut all = made.to_vec();
+    all.extend(after.iter().filter(|o| o["kind"] == "Deployment").cloned());
+    all.sort_by_key(|o| KIND_ORDER.iter().position(|k| o["kind"] == *k));
+    all
+}
+
+/// The order `kubectl get KINDS` lists kinds in.
+const KIND_ORDER: [&str; 5] = [
+    "ConfigMap",
+    "Deployment",
+    "Service",
+    "Job",
+    "PersistentVolumeClaim",
+];
+
+/// Objects made with `kubectl create`, brought under apply with `kapply
+/// export`: applied by kubectl from the export on one side and by kapply on
+/// the other, they end the same, with nothing changed but the annotation.
+#[test]
+fn export_then_apply() {
+    let Some(s) = Scenario::kubectl_vs_kapply("export") else {
+        return;
+    };
+    s.kubectl_all(
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1.16.1",
+            "--replicas=2",
+            "--port=80",
+        ],
+        &[],
+    );
+    s.kubectl_all(
+        &["create", "service", "clusterip", "web", "--tcp=80:8080"],
+        &[],
+    );
+    s.kubectl_all(&["create", "configmap", "cfg", "--from-literal=k=v"], &[]);
+    let before = s.assert_same(&[KINDS]);
+    for side in &s.sides {
+        let out = run(&mut s.kapply_cmd(
+            side,
+            &["export", "deploy/web", "svc/web", "cm/cfg", "-o", "m"],
+        ));
+        assert_eq!(out.code, Some(0), "{}: {out:?}", side.label);
+    }
+    s.apply(&["-f", "m"], true);
+    let after = s.assert_same(&[KINDS]);
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+    for (b, a) in before.iter().zip(&after) {
+        assert!(a["spec"] == b["spec"], "{}", real::json_diff(b, a));
+        // kube-apiserver counts a Deployment's annotation change as a new
+        // generation (its update strategy compares spec and annotations).
+        let bump = i64::from(a["kind"] == "Deployment");
+        assert_eq!(
+            a["metadata"]["generation"].as_i64(),
+            b["metadata"]["generation"].as_i64().map(|g| g + bump),
+            "{a}"
+        );
+        assert!(
+            a["metadata"]["annotations"][LAST_APPLIED].is_string(),
+            "{a}"
+        );
+    }
+}
+
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A create planned while the object did not exist, sent after another
+/// writer made it: the real server's 409 AlreadyExists, reported as a
+/// change since the plan, and the other writer's object kept.
+#[test]
+fn create_conflict_since_the_plan() {
+    use kapply::cluster::{ApplyOptions, ClusterOptions, PruneOptions, Session};
+    use kapply::manifest::{LoadOptions, load};
+    use kapply::ops::ApplyItem;
+    let Some(real) = real::kubeconfig() else {
+        return;
+    };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let s = Scenario::new(
+        "conflict",
+        bin,
+        vec![("kapply", Tool::Kapply, real.clone())],
+        None,
+    );
+    s.write("m/fresh.yaml", &configmap("fresh", "x"));
+    let side = &s.sides[0];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let session = Session::connect(&ClusterOptions {
+            kubeconfig: Some(real),
+            namespace: Some(side.ns.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let loaded = load(&LoadOptions {
+            paths: vec![side.dir.join("m")],
+            recursive: true,
+            namespace: None,
+            default_namespace: side.ns.clone(),
+        });
+        let plan = session
+            .plan(loaded, &PruneOptions::default(), None)
+            .await
+            .unwrap()
+            .plan;
+        s.kubectl_ok(
+            side,
+            &["create", "configmap", "fresh", "--from-literal=k=theirs"],
+            &[],
+        );
+        let items = plan
+            .objects
+            .iter()
+            .map(|o| ApplyItem {
+                plan: o.clone(),
+                accepted_fields: None,
+                released_fields: Vec::new(),
+            })
+            .collect();
+        let results = session.apply(items, &ApplyOptions::default()).await;
+        assert_eq!(results.len(), 1, "{results:?}");
+        assert!(!results[0].ok(), "{results:?}");
+        assert!(
+            results[0].message().contains("since the plan"),
+            "{results:?}"
+        );
+    });
+    let cm = s.objects(side, &["configmap", "fresh"]);
+    assert_eq!(cm[0]["data"]["k"], "theirs", "{cm:?}");
+}
+
+/// The same through a saved plan: `apply --plan FILE` should refuse the
+/// object whose live state changed since the plan (issue 29, "a saved plan
+/// pins what was reviewed"); today it re-plans and overwrites the other
+/// writer's value.
+#[test]
+#[ignore = "issue 29: apply --plan writes over an object created since the plan"]
+fn saved_plan_create_refused_when_the_object_appeared() {
+    let Some(real) = real::kubeconfig() else {
+        return;
+    };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let s = Scenario::new("saved", bin, vec![("kapply", Tool::Kapply, real)], None);
+    s.write("m/fresh.yaml", &configmap("fresh", "x"));
+    let side = &s.sides[0];
+    let plan = run(&mut s.kapply_cmd(side, &["plan", "-f", "m"]));
+    let planned: Value =
+        serde_json::from_str(&plan.stdout).unwrap_or_else(|e| panic!("{e}: {plan:?}"));
+    assert_eq!(planned["objects"][0]["action"], "create", "{plan:?}");
+    std::fs::write(side.dir.join("plan.json"), &plan.stdout).unwrap();
+    s.kubectl_ok(
+        side,
+        &["create", "configmap", "fresh", "--from-literal=k=theirs"],
+        &[],
+    );
+    let out = run(&mut s.kapply_cmd(side, &["apply", "-f", "m", "--plan", "plan.json", "--yes"]));
+    assert_ne!(out.code, Some(0), "{out:?}");
+    let cm = s.objects(side, &["configmap", "fresh"]);
+    assert_eq!(cm[0]["data"]["k"], "theirs", "{cm:?}");
+}
+
+/// An element another writer added to a list the config names keeps its
+/// place: re-applying the same config changes nothing, and `kubectl diff`
+/// says so (exit 0). kapply reports an update (exit 1) for the
+/// `$setElementOrder` directive alone although the server's result equals
+/// live: issue 22 ("decide everything from the predicted result") fixes
+/// that; until then this test is ignored.
+#[test]
+#[ignore = "issue 22: kapply diff reports a $setElementOrder-only patch as a change"]
+fn an_element_added_by_another_writer_changes_nothing_on_reapply() {
+    let Some(s) = Scenario::kubectl_vs_kapply("order") else {
+        return;
+    };
+    s.write("m/web.yaml", &web("nginx:1.16.1", true));
+    s.apply(&["-f", "m"], true);
+    s.kubectl_all(
+        &["set", "env", "deployment/web", "-c", "web", "EXTRA=1"],
+        &[],
+    );
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&["deployments"]);
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+}
