@@ -166,6 +166,11 @@ pub struct ClusterArgs {
     /// busy; a 429 (Too Many Requests) is waited out as the server says.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: Option<u16>,
+    /// The largest answer read from the server, in bytes (a LIST page, a
+    /// GET): a larger one ends that request with an error naming it
+    /// instead of filling memory. Default 1073741824 (1 GiB).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_response_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -223,6 +228,10 @@ pub struct TuiArgs {
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub prune: PruneArgs,
+    /// Colours for a light or dark terminal background; auto reads
+    /// COLORFGBG, else dark.
+    #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["light", "dark", "auto"])]
+    pub theme: String,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -327,6 +336,18 @@ pub struct ApplyArgs {
     /// first; the file only selects.
     #[arg(long = "plan", value_name = "FILE")]
     pub plan_file: Option<PathBuf>,
+    /// Apply on the server (server-side apply), as `kubectl apply
+    /// --server-side`: the server merges and tracks each field's manager;
+    /// a field another manager owns with another value is a conflict.
+    #[arg(long)]
+    pub server_side: bool,
+    /// With --server-side: take the conflicting fields from their managers.
+    #[arg(long)]
+    pub force_conflicts: bool,
+    /// The field manager of a server-side apply (default `kubectl`, as
+    /// kubectl's).
+    #[arg(long, value_name = "NAME")]
+    pub field_manager: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -397,6 +418,10 @@ pub struct DemoArgs {
     /// Port to listen on (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    /// Colours for a light or dark terminal background; auto reads
+    /// COLORFGBG, else dark.
+    #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["light", "dark", "auto"])]
+    pub theme: String,
 }
 
 // ---------------------------------------------------------------------------
@@ -415,6 +440,8 @@ use anyhow::{Context, bail};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
+mod ssa;
+
 fn color_enabled(stream_is_tty: bool) -> bool {
     stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -427,6 +454,7 @@ impl ClusterArgs {
             namespace: self.namespace.clone(),
             timeouts: crate::cluster::Timeouts::from_request_timeout(self.request_timeout),
             concurrency: self.concurrency.map_or(0, usize::from),
+            max_response_bytes: self.max_response_bytes.unwrap_or(0),
         }
     }
 }
@@ -885,7 +913,26 @@ pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
 /// the counts.
 async fn diff_whole(a: DiffArgs, tty: bool, detailed: bool) -> anyhow::Result<u8> {
     let mut objects = Vec::new();
-    let end = stream_plan(&a.plan, |p| p, |p| objects.push(p)).await?;
+    let end = match stream_plan(&a.plan, |p| p, |p| objects.push(p)).await {
+        Ok(end) => end,
+        // As the streamed layouts do: what was planned before a failure of
+        // the whole run is shown, then the failure. A report is not: its
+        // counts would say less than there is.
+        Err(e) => {
+            if a.output == DiffOutput::Text && !objects.is_empty() {
+                let partial = plan::Plan {
+                    objects,
+                    prune_skipped: None,
+                };
+                write_stdout(&plan::render_diff_terminal(
+                    &partial,
+                    color_enabled(tty),
+                    a.show_kept,
+                ));
+            }
+            return Err(e);
+        }
+    };
     if objects.is_empty() {
         bail!("no objects passed to apply: the manifests hold no object");
     }
@@ -1527,6 +1574,9 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
 }
 
 pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
+    if a.server_side || a.force_conflicts || a.field_manager.is_some() {
+        return ssa::apply(a).await;
+    }
     let dry_run = a.dry_run == DryRun::Server;
     let plan_args = PlanArgs {
         manifests: a.manifests.clone(),
@@ -1790,11 +1840,13 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
 async fn run_engine(
     engine: KubeEngine,
     source_root: Option<String>,
+    theme: &str,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
     // NO_COLOR and TERM=dumb (no colour, ASCII borders).
     let opts = crate::tui::Options {
         source_root,
+        light: crate::tui::Options::light_theme(theme, std::env::var("COLORFGBG").ok().as_deref()),
         ..crate::tui::Options::from_env()
     };
     match crate::tui::run(Arc::new(engine), opts, signals).await? {
@@ -1818,6 +1870,7 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
     run_engine(
         KubeEngine::connecting(target, load, prune),
         None,
+        &a.theme,
         &mut signals,
     )
     .await
@@ -1850,7 +1903,7 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     // Sources read `manifests/04-simple_deployment.yaml:1`, not the
     // temporary directory's path.
     let root = demo.manifests.parent().map(|p| p.display().to_string());
-    run_engine(engine, root, &mut signals).await
+    run_engine(engine, root, &a.theme, &mut signals).await
 }
 
 /// What [`kind_name`] wants, for its error messages.

@@ -43,6 +43,8 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
         ("batch/v1", "Job") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 job(spec);
+                // A Job's alone (SetDefaults_Job), not a CronJob's template.
+                default(spec, "manualSelector", || json!(false));
             }
         },
         ("batch/v1", "CronJob") => |o, _| {

@@ -229,6 +229,13 @@ pub fn replace_document(text: &str, line: usize, doc: &str) -> Option<String> {
     let end = (at..lines.len())
         .find(|&i| is_sep(lines[i]))
         .unwrap_or(lines.len());
+    // The comments heading the document (before its first key) stay.
+    let start = (start..at)
+        .find(|&i| {
+            let l = lines[i].trim();
+            !(l.is_empty() || l.starts_with('#'))
+        })
+        .unwrap_or(at);
     // A separator before `at` is never the file's last line: it ends
     // with a newline, so `doc` starts on a line of its own.
     let mut out: String = lines[..start].concat();
@@ -368,11 +375,20 @@ mod tests {
     }
 
     #[test]
+    fn the_comments_heading_a_document_are_kept() {
+        let text = "# web: owned by team a\n\n# keep 2 replicas\nkind: X\nb: 2\n";
+        assert_eq!(
+            super::replace_document(text, 4, "kind: X\nb: 9\n").as_deref(),
+            Some("# web: owned by team a\n\n# keep 2 replicas\nkind: X\nb: 9\n")
+        );
+    }
+
+    #[test]
     fn one_document_is_replaced_the_others_kept() {
         let text = "# first\na: 1\n---\n# the one\nkind: X\nb: 2\n--- # third\nc: 3\n";
         assert_eq!(
             super::replace_document(text, 5, "kind: X\nb: 9\n").as_deref(),
-            Some("# first\na: 1\n---\nkind: X\nb: 9\n--- # third\nc: 3\n")
+            Some("# first\na: 1\n---\n# the one\nkind: X\nb: 9\n--- # third\nc: 3\n")
         );
         assert_eq!(
             super::replace_document(text, 1, "z: 0").as_deref(),

@@ -2,7 +2,7 @@
 //!
 //! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
 //! `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`, `mask`,
-//! `managedfields`, `jsonread`) do no I/O
+//! `managedfields`, `jsonread`, `ssa`) do no I/O
 //! beyond reading manifest files and import neither ratatui, crossterm nor kube.
 
 pub mod cli;
@@ -29,6 +29,7 @@ pub mod resource;
 pub mod selector;
 pub mod server;
 pub mod signals;
+pub mod ssa;
 pub mod text;
 pub mod transport;
 pub mod tui;

@@ -408,6 +408,10 @@ pub enum Exported {
     Written(String),
     /// Nothing written: the file exists (ask before overwriting).
     Exists(String),
+    /// Nothing written: the file exists; writing the export into it would
+    /// make these changes (`-`/`+` lines with some context), for its own
+    /// confirmation.
+    Preview { path: String, changes: Vec<String> },
 }
 
 #[cfg(test)]

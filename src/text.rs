@@ -103,3 +103,45 @@ mod tests {
         assert_eq!(back, v);
     }
 }
+
+/// The lines that differ between two texts (a file before and after a
+/// write), each `- ` or `+ `, with two lines of context (`  `) and `…`
+/// between changes far apart: what a confirmation shows of the write.
+pub fn line_changes(old: &str, new: &str) -> Vec<String> {
+    use similar::ChangeTag;
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = Vec::new();
+    for (i, group) in diff.grouped_ops(2).iter().enumerate() {
+        if i > 0 {
+            out.push("…".to_string());
+        }
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                    ChangeTag::Equal => ' ',
+                };
+                out.push(format!(
+                    "{sign} {}",
+                    change.value().trim_end_matches(['\n', '\r'])
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod line_change_tests {
+    #[test]
+    fn changes_with_context() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nB\nc\nd\ne\nf\ng\nh\ni\n";
+        assert_eq!(
+            super::line_changes(old, new),
+            ["  a", "- b", "+ B", "  c", "  d", "…", "  g", "  h", "+ i"]
+        );
+        assert!(super::line_changes(old, old).is_empty());
+    }
+}

@@ -1775,6 +1775,91 @@ fn apply_with_an_edited_plan_applies_only_what_it_lists() {
     );
 }
 
+/// An answer larger than `--max-response-bytes` ends its request with an
+/// error naming it, instead of being read into memory whole.
+#[test]
+fn answers_larger_than_the_cap_are_refused_by_name() {
+    let c = Cluster::start();
+    let big = "x".repeat(3 << 20);
+    c.server
+        .store()
+        .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "big", "namespace": "default"}, "data": {"k": big}}))
+        .unwrap();
+    c.write(
+        "m/settings.yaml",
+        &configmap("settings", "{app: x}", "{k: v}"),
+    );
+    let out = c.kapply(&["diff", "-f", "m", "--max-response-bytes", "1000000"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    out.assert_stdout(
+        "error: ConfigMap default/settings: the server's answer to GET \
+         /api/v1/namespaces/default/configmaps is larger than 1000000 bytes \
+         (--max-response-bytes); it was not read",
+    );
+    // The default cap (1 GiB) reads it.
+    let out = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stdout("ConfigMap default/settings");
+}
+
+/// An object whose last-applied annotation would pass the API server's
+/// 262,144-byte limit on annotations is refused before anything is sent,
+/// in diff, plan and apply, with why and what to do instead; one just under
+/// it is applied.
+#[test]
+fn an_object_too_large_for_client_side_apply_is_refused_before_sending() {
+    let c = Cluster::start();
+    let data = |n: usize| format!("{{blob: {}}}", "x".repeat(n));
+    c.write("m/big.yaml", &configmap("big", "{app: x}", &data(270_000)));
+    c.write("m/small.yaml", &configmap("small", "{app: x}", "{k: v}"));
+    let why = "too large for client-side apply: its kubectl.kubernetes.io/last-applied-configuration \
+               annotation would be";
+    let out = c.kapply(&["diff", "-f", "m"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    out.assert_stdout(&format!("error: ConfigMap default/big: {why}"));
+    out.assert_stdout("kubectl apply --server-side");
+    let plan = json_out(&c.kapply(&["plan", "-f", "m", "-o", "json"]));
+    let big = &plan["objects"][0];
+    assert_eq!(big["action"], "error", "{big}");
+    assert!(
+        big["error"]
+            .as_str()
+            .unwrap()
+            .contains("over the 262144 bytes"),
+        "{big}"
+    );
+
+    c.server.clear_requests();
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(&format!("ConfigMap default/big: {why}"));
+    out.assert_stdout("ConfigMap default/small created");
+    assert!(c.configmap("default", "big").is_none());
+    assert!(
+        !c.writes().iter().any(|w| w.path.ends_with("/big")
+            || w.body
+                .as_ref()
+                .is_some_and(|b| b["metadata"]["name"] == "big")),
+        "{:?}",
+        c.writes()
+            .iter()
+            .map(|w| (&w.method, &w.path))
+            .collect::<Vec<_>>()
+    );
+
+    // Just under: applied; then grown over it: the update is refused too.
+    c.write("m/big.yaml", &configmap("big", "{app: x}", &data(120_000)));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.write("m/big.yaml", &configmap("big", "{app: x}", &data(262_000)));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    out.assert_stderr(&format!("ConfigMap default/big: {why}"));
+    let live = c.configmap("default", "big").unwrap();
+    assert_eq!(live["data"]["blob"].as_str().unwrap().len(), 120_000);
+}
+
 /// Saves `kapply plan` output (with `args`) as `name` in the scratch dir.
 fn save_plan(c: &Cluster, name: &str, args: &[&str]) -> String {
     let mut all = vec!["plan", "-f", "m", "-o", "json"];

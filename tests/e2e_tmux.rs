@@ -1106,6 +1106,7 @@ fn esc_goes_back_q_asks_and_e_edits() {
     // Mark it, then Esc twice: still here, the mark kept.
     t.keys(&["Space"]);
     t.wait_for("●1 marked");
+    // (the counts keep their words beside "watching" at 80 columns)
     t.keys(&["Escape"]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     t.keys(&["Escape"]);
@@ -1183,4 +1184,41 @@ fn apply_prompt_is_the_last_line_and_waits() {
     }
     t.keys(&["n", "Enter"]);
     check_restored(&t, 1);
+}
+
+/// The TUI follows the cluster: open on the demo, it says `watching`; a
+/// `kubectl set image` made while it is open is planned again at once and
+/// said on the status line and in the field pane, with no key pressed.
+#[test]
+fn a_kubectl_change_shows_while_the_tui_is_open() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("watch", 120, 30);
+    let kubeconfig = start_demo(&t, "");
+    t.wait_for("Objects 9/9");
+    t.wait_for("watching");
+    let Some(k) = Kubectl::find(&kubeconfig) else {
+        quit_and_check_restored(&t);
+        return;
+    };
+    k.ok(&[
+        "-n",
+        "demo",
+        "set",
+        "image",
+        "deploy/nginx-deployment",
+        "nginx=nginx:1.14-hotfix",
+    ]);
+    let screen = t.wait_for("Deployment demo/nginx-deployment changed in the cluster at");
+    assert!(screen.contains("watching"), "{screen}");
+    t.keys(&["/"]);
+    t.type_text("nginx-deployment");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("Δ changed in the cluster at");
+    assert!(
+        screen.contains("1.14-hotfix"),
+        "the new live value shows:\n{screen}"
+    );
+    quit_and_check_restored(&t);
 }

@@ -446,8 +446,8 @@ fn a_failed_dry_run_and_objects_not_sent_say_nothing_was_written() {
         out.stderr
     );
     // The others: never sent (the cause named alone), or their own dry
-    // run lost the same way (the dry runs go out together), or refused a
-    // connection (a dry run that opened its own after the death).
+    // run failed (the dry runs go out together): lost, or refused
+    // connection by the dead server. None says "may or may not" (above).
     for n in ["b", "c"] {
         let line = out
             .stderr
@@ -455,16 +455,8 @@ fn a_failed_dry_run_and_objects_not_sent_say_nothing_was_written() {
             .find(|l| l.starts_with(&format!("error: ConfigMap default/{n}: ")))
             .unwrap_or_else(|| panic!("{n}: {}", out.stderr));
         assert!(
-            line.ends_with(&format!(
-                "not sent, an earlier request failed: the server at {} \
-                 closed the connection before answering",
-                f.url
-            )) || line.ends_with("it was a server dry run: nothing was written")
-                || line.ends_with(&format!(
-                    "not applied (server dry run): cannot reach the Kubernetes API server \
-                     at {}: connection refused (nothing listens at that address)",
-                    f.url
-                )),
+            line.contains(": not sent, an earlier request failed: ")
+                || line.contains(": not applied (server dry run): "),
             "{line}"
         );
     }

@@ -1,6 +1,6 @@
 //! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
 //! `merge`, `plan`, `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`,
-//! `mask`, `managedfields`, `resource`) stay
+//! `mask`, `managedfields`, `resource`, `ssa`) stay
 //! free of the runtime and UI crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
 //! file and line, when one of them imports or names a forbidden crate.
@@ -26,6 +26,7 @@ const CORE: &[&str] = &[
     "src/vocab.rs",
     "src/mask.rs",
     "src/managedfields.rs",
+    "src/ssa.rs",
 ];
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {

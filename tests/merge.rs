@@ -1165,6 +1165,129 @@ mod props {
             );
         }
     }
+    /// Every hazard sentence agrees with the predicted result: an atomic
+    /// list's words are those of its facts read from the result, what they
+    /// call lost is in live and not in the result, what comes back is in
+    /// the result and last-applied and was deleted from live; a list
+    /// removed whole is gone from the result; no row carries two hazards
+    /// of one kind, nor both a duplicate-key and an atomic-list hazard.
+    fn check_hazards(config: &Value, live: &Value, la: &Value, schema: Option<Schema>) {
+        use kapply::merge::{HazardKind, list_facts, values_at};
+        let mut live = live.clone();
+        live["metadata"]["annotations"] = json!({LAST_APPLIED: last_applied_annotation(la)});
+        if schema.is_some() {
+            kapply::defaults::apply(&mut live, &mut String::new);
+        }
+        let old: Value = serde_json::from_str(&last_applied_annotation(la)).unwrap();
+        let tw = three_way(config, &live, Some(&old), schema).unwrap();
+        let Some(result) = kapply::merge::predicted(&live, tw.patch.as_ref(), schema) else {
+            return;
+        };
+        let one = |v: &Value, p: &str| -> Option<Value> {
+            match values_at(v, p).as_slice() {
+                [x] => Some((*x).clone()),
+                _ => None,
+            }
+        };
+        // `list` + a fact's path: the value there (an element named by its
+        // value: whether the list holds it).
+        let holds = |v: &Value, list: &str, rel: &str, want: &Value| -> bool {
+            let by_value = format!("[{}]", kapply::gocompat::json(want));
+            match rel.strip_suffix(&by_value) {
+                Some(parent) => values_at(v, &format!("{list}{parent}"))
+                    .first()
+                    .and_then(|l| l.as_array())
+                    .is_some_and(|l| l.iter().any(|e| deep_eq(e, want))),
+                None => one(v, &format!("{list}{rel}")).is_some_and(|x| deep_eq(&x, want)),
+            }
+        };
+        for f in &tw.fields {
+            let mut kinds: Vec<HazardKind> = f.hazards.iter().map(|h| h.kind).collect();
+            kinds.sort_by_key(|k| format!("{k:?}"));
+            let n = kinds.len();
+            kinds.dedup();
+            assert_eq!(kinds.len(), n, "{}: {:?}", f.path, f.hazards);
+            assert!(
+                !(kinds.contains(&HazardKind::DuplicateMergeKey)
+                    && kinds.contains(&HazardKind::ReplacesOthersEdits)),
+                "{}: {:?}",
+                f.path,
+                f.hazards
+            );
+            for h in &f.hazards {
+                match h.kind {
+                    HazardKind::ReplacesOthersEdits => {
+                        let after = one(&result, &f.path);
+                        let facts =
+                            list_facts(f.live.as_ref(), after.as_ref(), f.last_applied.as_ref());
+                        assert_eq!(h.message, facts.message(&[], &f.path), "{}", f.path);
+                        assert!(!facts.lost.is_empty() || !facts.back.is_empty());
+                        for (rel, v) in &facts.lost {
+                            assert!(
+                                holds(&live, &f.path, rel, v),
+                                "lost {}{rel} not in live",
+                                f.path
+                            );
+                            assert!(
+                                !holds(&result, &f.path, rel, v),
+                                "lost {}{rel} in the result",
+                                f.path
+                            );
+                        }
+                        for (rel, v) in &facts.back {
+                            assert!(
+                                holds(&result, &f.path, rel, v),
+                                "back {}{rel} not in the result",
+                                f.path
+                            );
+                            assert!(
+                                holds(&old, &f.path, rel, v),
+                                "back {}{rel} never applied",
+                                f.path
+                            );
+                            assert!(
+                                !holds(&live, &f.path, rel, v),
+                                "back {}{rel} still in live",
+                                f.path
+                            );
+                        }
+                    }
+                    HazardKind::DeletesOthersElements => {
+                        assert!(
+                            one(&result, &f.path).is_none(),
+                            "{} still in the result",
+                            f.path
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn hazard_words_agree_with_the_result_on_deployments(
+            config in side(true),
+            live in side(false),
+            la in side(true),
+        ) {
+            let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
+            check_hazards(&config, &live, &la, schema);
+        }
+
+        #[test]
+        fn hazard_words_agree_with_the_result_on_custom_resources(
+            config in widget_side(true),
+            mut live in widget_side(false),
+            la in widget_side(true),
+        ) {
+            no_nulls(&mut live);
+            check_hazards(&config, &live, &la, None);
+        }
+    }
+
     /// The plan of `config` against `live` (kapply's plan, as apply has it).
     fn plan_of(config: &Value, live: &Value) -> kapply::plan::ObjectPlan {
         use kapply::manifest::{Manifest, Source};

@@ -996,8 +996,8 @@ fn an_atomic_list_replaced_over_another_writers_edit() {
     assert_eq!(args.hazards[0].kind, HazardKind::ReplacesOthersEdits);
     assert_eq!(
         args.hazards[0].message,
-        "an atomic list: apply replaces it whole with the config's, and live holds elements \
-         written by kubectl-edit that last-applied never had; lost: \"--debug\""
+        "an atomic list: apply replaces it whole with the config's; lost (written by \
+         kubectl-edit, never applied): \"--debug\""
     );
     let Some(after) = merged_by_kubectl(&p, &live) else {
         return;
@@ -1345,4 +1345,75 @@ fn config_changes_over_cluster_changes_are_hazards() {
     let min = hazard_row(&p, "spec.minReadySeconds");
     assert!(min.hazards.is_empty(), "{min:#?}");
     assert_eq!(min.cause_text(), "intended: the manifest changed");
+}
+
+/// A Service with port 53 UDP and TCP whose targetPorts become named: the
+/// duplicate merge key hazard alone (ports is keyed, not atomic; the
+/// server-defaulted targetPorts are not "written in the cluster").
+#[test]
+fn duplicate_service_ports_get_one_hazard() {
+    use kapply::merge::HazardKind;
+    let svc = |tp: Option<(&str, &str)>| {
+        let mut ports = json!([{"name": "dns", "port": 53, "protocol": "UDP"},
+                               {"name": "dns-tcp", "port": 53, "protocol": "TCP"}]);
+        if let Some((a, b)) = tp {
+            ports[0]["targetPort"] = json!(a);
+            ports[1]["targetPort"] = json!(b);
+        }
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "kube-dns", "namespace": "kube-system"},
+               "spec": {"selector": {"k8s-app": "kube-dns"}, "ports": ports}})
+    };
+    let la = svc(None);
+    let mut live = annotated(la.clone(), &la);
+    live["spec"]["clusterIP"] = json!("10.96.0.10");
+    // Created whole, then the server defaulted each targetPort to its port.
+    for p in live["spec"]["ports"].as_array_mut().unwrap() {
+        p["targetPort"] = json!(53);
+    }
+    let p = plan_against(svc(Some(("dns", "dns-tcp"))), &live);
+    let hazards: Vec<_> = p.fields.iter().flat_map(|f| &f.hazards).collect();
+    assert_eq!(hazards.len(), 1, "{:#?}", p.fields);
+    assert_eq!(hazards[0].kind, HazardKind::DuplicateMergeKey);
+    assert!(
+        !hazards[0].message.contains("written"),
+        "{}",
+        hazards[0].message
+    );
+}
+
+/// A PrometheusRule (a custom resource: lists replaced whole) whose alert
+/// was deleted in the cluster, while the config adds another: the alert
+/// comes back, nothing is lost.
+#[test]
+fn an_alert_deleted_in_the_cluster_comes_back() {
+    use kapply::merge::HazardKind;
+    let rule = |alerts: &[&str]| {
+        let rules: Vec<Value> = alerts
+            .iter()
+            .map(|a| json!({"alert": a, "expr": format!("{a}_expr > 0")}))
+            .collect();
+        json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+               "metadata": {"name": "k8s", "namespace": "monitoring"},
+               "spec": {"groups": [{"name": "g", "rules": rules}]}})
+    };
+    let la = rule(&["A", "B"]);
+    let mut live = annotated(rule(&["A"]), &la);
+    live["metadata"]["managedFields"] = json!([managed(
+        "kubectl-edit",
+        "2026-11-20T10:04:00Z",
+        json!({"f:spec": {"f:groups": {}}})
+    )]);
+    let p = plan_against(rule(&["A", "B", "C"]), &live);
+    let groups = hazard_row(&p, "spec.groups");
+    assert_eq!(groups.hazards.len(), 1, "{groups:#?}");
+    assert_eq!(groups.hazards[0].kind, HazardKind::ReplacesOthersEdits);
+    assert_eq!(
+        groups.hazards[0].message,
+        "an atomic list: apply replaces it whole with the config's; comes back (deleted in \
+         the cluster): spec.groups[name=g].rules[alert=B]={\"alert\":\"B\",\"expr\":\"B_expr \\u003e 0\"}"
+    );
+    // What the words say is what the result holds.
+    let result = kapply::merge::predicted(&live, p.patch.as_ref(), None).unwrap();
+    assert_eq!(result["spec"]["groups"][0]["rules"][1]["alert"], "B");
 }

@@ -50,6 +50,12 @@ struct Scenario {
     _tmp: tempfile::TempDir,
     kubectl: String,
     sides: Vec<Side>,
+    /// Compare without `status` (the embedded server makes up a status its
+    /// controllers would write; the real one runs no such controllers) and
+    /// without managedFields, and kapply's plans not across sides: the
+    /// embedded server's managedFields differ from kube-apiserver's (README,
+    /// "The demo cluster"), and kapply's causes are read from them.
+    embedded_limits: bool,
     /// Custom resource definitions to delete at the end, per kubeconfig.
     crds: Vec<(PathBuf, String)>,
     // Dropped last: an embedded server some sides talk to.
@@ -101,6 +107,7 @@ impl Scenario {
             _tmp: tmp,
             kubectl,
             sides,
+            embedded_limits: false,
             crds: Vec::new(),
             _embedded: embedded,
         };
@@ -233,7 +240,7 @@ impl Scenario {
     fn objects(&self, side: &Side, what: &[&str]) -> Vec<Value> {
         let mut args = vec!["get"];
         args.extend(what);
-        args.extend(["-o", "json"]);
+        args.extend(["-o", "json", "--show-managed-fields"]);
         let list: Value = serde_json::from_str(&self.kubectl_ok(side, &args, &[])).unwrap();
         let items = match list["kind"].as_str() {
             Some("List") => list["items"].as_array().cloned().unwrap_or_default(),
@@ -243,6 +250,14 @@ impl Scenario {
             .iter()
             .map(|o| {
                 let mut o = real::normalize(o, &side.subst);
+                if self.embedded_limits
+                    && let Some(o) = o.as_object_mut()
+                {
+                    o.remove("status");
+                    if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.remove("managedFields");
+                    }
+                }
                 // The one difference by design: the ApplySet parent names
                 // the tool that wrote it (kubectl refuses a set another
                 // tool manages, and so does kapply).
@@ -276,6 +291,55 @@ impl Scenario {
                 self.sides[0].label,
                 side.label,
                 real::json_diff(&Value::Array(first.clone()), &Value::Array(other))
+            );
+        }
+        first
+    }
+
+    /// `kapply plan ARGS` on `side`: its JSON without what a saved plan
+    /// pins (uids, resourceVersions, the server), the namespace's name and
+    /// times, uids and cluster IPs masked.
+    fn plan(&self, side: &Side, args: &[&str]) -> Value {
+        let all: Vec<&str> = ["plan"].iter().chain(args).copied().collect();
+        let out = run(&mut self.kapply_cmd(side, &all));
+        assert!(
+            matches!(out.code, Some(0 | 1)),
+            "{}: {all:?}: {out:?}",
+            side.label
+        );
+        let mut text = out.stdout.clone();
+        for (from, to) in &side.subst {
+            text = text.replace(from.as_str(), to);
+        }
+        let mut plan: Value = serde_json::from_str(&real::mask_volatile(&text))
+            .unwrap_or_else(|e| panic!("{}: {e}: {out:?}", side.label));
+        if let Some(p) = plan.as_object_mut() {
+            p.remove("savedPlan");
+        }
+        for o in plan["objects"].as_array_mut().into_iter().flatten() {
+            if let Some(o) = o.as_object_mut() {
+                o.remove("pin");
+            }
+        }
+        plan
+    }
+
+    /// kapply plans the same on every side: actions, rows, causes, owners,
+    /// hazards and patches (kapply's causes decided from the managedFields
+    /// each server wrote for the same history).
+    fn assert_same_plan(&self, args: &[&str]) -> Value {
+        let first = self.plan(&self.sides[0], args);
+        if self.embedded_limits {
+            return first;
+        }
+        for side in &self.sides[1..] {
+            let other = self.plan(side, args);
+            assert!(
+                first == other,
+                "kapply plan {args:?}: {} and {} differ:\n{}",
+                self.sides[0].label,
+                side.label,
+                real::json_diff(&first, &other)
             );
         }
         first
@@ -466,6 +530,62 @@ fn apply_drift_reapply_dry_run_and_delete() {
     let Some(mut s) = Scenario::kubectl_vs_kapply("life") else {
         return;
     };
+    life(&mut s);
+}
+
+/// The embedded server held to the real one: each history run by kubectl
+/// against the real server, and by kubectl and by kapply against the
+/// embedded one, every final object compared (`status` and managedFields
+/// aside: see `Scenario::embedded_limits`).
+fn held(name: &str, history: fn(&mut Scenario)) {
+    let Some(real) = real::kubeconfig() else {
+        return;
+    };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let embedded = server::Cluster::start();
+    let kubeconfig = embedded.kubeconfig.clone();
+    let mut s = Scenario::new(
+        name,
+        bin,
+        vec![
+            ("real", Tool::Kubectl, real),
+            ("embedded", Tool::Kubectl, kubeconfig.clone()),
+            ("embedded-kapply", Tool::Kapply, kubeconfig),
+        ],
+        Some(embedded),
+    );
+    s.embedded_limits = true;
+    history(&mut s);
+}
+
+#[test]
+fn embedded_held_to_real_apply_drift_reapply_dry_run_and_delete() {
+    held("held-life", life);
+}
+
+#[test]
+fn embedded_held_to_real_prune_by_label() {
+    held("held-prune", prune_history);
+}
+
+#[test]
+fn embedded_held_to_real_applyset() {
+    held("held-aset", applyset_history);
+}
+
+#[test]
+fn embedded_held_to_real_invalid_objects_and_immutable_fields() {
+    held("held-invalid", invalid_history);
+}
+
+#[test]
+fn embedded_held_to_real_export() {
+    held("held-export", export_history);
+}
+
+fn life(s: &mut Scenario) {
     s.crds.push((
         s.sides[0].kubeconfig.clone(),
         "widgets.__NS__.example.com".into(),
@@ -483,6 +603,7 @@ fn apply_drift_reapply_dry_run_and_delete() {
     assert_eq!(s.diff(&["-f", "m"]), 1);
     s.apply(&["-f", "m"], true);
     s.assert_same(&[KINDS]);
+    s.assert_same_plan(&["-f", "m"]);
     let w = s.assert_same(&[widgets]);
     assert_eq!(w[0]["spec"]["color"], "red", "the schema's default: {w:?}");
     assert_eq!(s.diff(&["-f", "m"]), 0);
@@ -527,6 +648,17 @@ fn apply_drift_reapply_dry_run_and_delete() {
     assert_eq!(cm[0]["data"]["LOG_LEVEL"], "debug", "the edit took: {cm:?}");
     s.assert_same(&[KINDS]);
     assert_eq!(s.diff(&["-f", "m"]), 1);
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let causes: Vec<&str> = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["fields"].as_array().unwrap())
+        .filter_map(|f| f["cause"].as_str())
+        .collect();
+    for cause in ["drift", "other-writer", "server-default"] {
+        assert!(causes.contains(&cause), "{cause} not in {causes:?}");
+    }
 
     // The manifests change the image and drop minReadySeconds.
     s.write("m/web.yaml", &web("nginx:1.18.0", false));
@@ -538,6 +670,7 @@ fn apply_drift_reapply_dry_run_and_delete() {
     assert_eq!(dep["spec"]["replicas"], 2, "{dep}");
     assert!(dep["spec"].get("minReadySeconds").is_none(), "{dep}");
     assert_eq!(s.diff(&["-f", "m"]), 0);
+    s.assert_same_plan(&["-f", "m"]);
 
     // A server-side dry run writes nothing.
     s.write("m/settings.yaml", &SETTINGS.replace("blue", "red"));
@@ -559,9 +692,13 @@ fn configmap(name: &str, app: &str) -> String {
 /// `--prune -l`: the allowlist of kinds, and a bystander with another label.
 #[test]
 fn prune_by_label() {
-    let Some(s) = Scenario::kubectl_vs_kapply("prune") else {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("prune") else {
         return;
     };
+    prune_history(&mut s);
+}
+
+fn prune_history(s: &mut Scenario) {
     s.write("other/bystander.yaml", &configmap("bystander", "other"));
     s.apply(&["-f", "other"], true);
     s.write("m/one.yaml", &configmap("one", "x"));
@@ -601,6 +738,10 @@ fn applyset_parent_and_prune() {
     let Some(mut s) = Scenario::kubectl_vs_kapply("aset") else {
         return;
     };
+    applyset_history(&mut s);
+}
+
+fn applyset_history(s: &mut Scenario) {
     for side in &mut s.sides {
         let id = applyset_id("myset", &side.ns);
         side.subst.insert(0, (id, "APPLYSET-ID".into()));
@@ -629,9 +770,13 @@ fn applyset_parent_and_prune() {
 /// object as it was. Both tools report the server's causes.
 #[test]
 fn invalid_objects_and_immutable_fields() {
-    let Some(s) = Scenario::kubectl_vs_kapply("invalid") else {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("invalid") else {
         return;
     };
+    invalid_history(&mut s);
+}
+
+fn invalid_history(s: &mut Scenario) {
     s.write("m/settings.yaml", SETTINGS);
     s.write("m/job.yaml", JOB);
     s.write(
@@ -697,9 +842,13 @@ const KIND_ORDER: [&str; 5] = [
 /// the other, they end the same, with nothing changed but the annotation.
 #[test]
 fn export_then_apply() {
-    let Some(s) = Scenario::kubectl_vs_kapply("export") else {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("export") else {
         return;
     };
+    export_history(&mut s);
+}
+
+fn export_history(s: &mut Scenario) {
     s.kubectl_all(
         &[
             "create",
@@ -724,9 +873,19 @@ fn export_then_apply() {
         ));
         assert_eq!(out.code, Some(0), "{}: {out:?}", side.label);
     }
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let unmanaged = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["fields"].as_array().unwrap())
+        .filter(|f| f["cause"] == "unmanaged")
+        .count();
+    assert!(unmanaged > 0, "{plan}");
     s.apply(&["-f", "m"], true);
     let after = s.assert_same(&[KINDS]);
     assert_eq!(s.diff(&["-f", "m"]), 0);
+    s.assert_same_plan(&["-f", "m"]);
     for (b, a) in before.iter().zip(&after) {
         assert!(a["spec"] == b["spec"], "{}", real::json_diff(b, a));
         // kube-apiserver counts a Deployment's annotation change as a new

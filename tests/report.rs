@@ -402,7 +402,12 @@ fn a_change_repeated_in_100_objects_is_shown_once() {
     assert_eq!(md.matches("&quot;nginx:1.26&quot;").count(), 1, "{md}");
     assert!(!md.contains("`\"nginx:1.26\"`"), "{md}");
     // The ten objects with their own change keep details naming the fold.
-    assert_eq!(md.matches("repeated change #1 (above)").count(), 10, "{md}");
+    assert_eq!(
+        md.matches("repeated change #1 (under Repeated changes)")
+            .count(),
+        10,
+        "{md}"
+    );
     assert_eq!(md.matches("<details><summary>~ ").count(), 10);
     // Every object is in the list of the change, once.
     for i in 0..100 {
@@ -643,11 +648,19 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
     app.update(key('j'));
     assert!(matches!(app.popup, Some(Popup::Changes { pos: 1, .. })));
     app.update(key('k'));
+    // A release of web-0's replicas row made before: left out now, so not
+    // released either.
+    let web0_id = tui_fixture::id("Deployment shop/web-0");
+    app.released
+        .entry(web0_id.clone())
+        .or_default()
+        .insert("spec.replicas".into());
     assert!(
         app.update(code(crossterm::event::KeyCode::Enter))
             .is_empty()
     );
     assert!(app.popup.is_none());
+    assert!(!app.released.contains_key(&web0_id), "{:?}", app.released);
     let marked: Vec<String> = app.marked.iter().map(|m| m.to_string()).collect();
     assert_eq!(marked.len(), 5, "{marked:?}");
     assert!(!marked.iter().any(|m| m.contains("api")), "{marked:?}");

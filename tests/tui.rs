@@ -470,6 +470,35 @@ fn error_object_shows_message() {
     insta::assert_snapshot!("error_object", s);
 }
 
+/// An object whose last-applied annotation would pass the API server's
+/// limit on annotations is an error row in the TUI too, saying why, and
+/// `a` on it sends nothing (not even a dry run).
+#[test]
+fn an_object_too_large_for_client_side_apply_is_an_error_row() {
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: default\ndata:\n  blob: {}\n",
+        "x".repeat(270_000)
+    );
+    let loaded =
+        kapply::manifest::parse_str(&text, std::path::Path::new("big.yaml"), &Default::default());
+    let big = kapply::plan::plan_object(&loaded.manifests[0], None, &Default::default());
+    let mut a = App::new(Options::default());
+    a.update(Msg::Resize(120, 30));
+    a.start();
+    a.update(Msg::Loaded(Ok(kapply::plan::Plan {
+        objects: vec![big],
+        prune_skipped: None,
+    })));
+    select(&mut a, "big");
+    let s = screen(&a);
+    assert!(s.contains("too large for client-side apply"), "{s}");
+    let eff = feed(&mut a, [key('a')]);
+    assert!(
+        !eff.iter().any(|e| matches!(e, Effect::DryRun(_))),
+        "{eff:?}"
+    );
+}
+
 #[test]
 fn yaml_view() {
     let mut a = app(120, 40);
@@ -2598,7 +2627,9 @@ fn export_asks_for_a_path_and_a_second_confirmation_before_overwriting() {
 }
 
 /// E on an object kubectl created (no annotation) through the real engine:
-/// the export replaces its manifest (after the second confirmation), the
+/// the export goes to a new file by default; written into its manifest
+/// (another path, and a second confirmation) it replaces only the object's
+/// document, the comments heading it kept; the
 /// reload shows only the annotation to add, and applying it leaves the
 /// live object unchanged apart from the annotation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2626,7 +2657,7 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     // The user's manifest for it: what they think it is.
     std::fs::write(
         d.join("web.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+        "# web: team a\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
          matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
          containers:\n      - name: nginx\n        image: nginx:1.28\n",
     )
@@ -2661,12 +2692,27 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "Export").unwrap();
     let own = d.join("web.yaml").display().to_string();
-    assert!(text.contains(&format!("Path: {own}")), "{text}");
-    assert!(text.contains("holds only this object"), "{text}");
+    // Not its manifest: a new file.
+    let new = d.join("deployment-web.yaml").display().to_string();
+    assert!(text.contains(&format!("Path: {new}")), "{text}");
+    assert!(text.contains("also defined at"), "{text}");
+    // Into the manifest instead: its path typed.
+    a.update(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    feed(&mut a, own.chars().map(key));
     let effects = feed(&mut a, [code(KeyCode::Enter)]);
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "File exists").unwrap();
     assert!(text.contains(&format!("{own} exists.")), "{text}");
+    assert!(text.contains("comments heading it"), "{text}");
+    // What the write changes in it, before it is made.
+    assert!(text.contains("What changes in it:"), "{text}");
+    assert!(
+        text.contains("- matchLabels: {app: web}") && text.contains("+ replicas: 3"),
+        "{text}"
+    );
     assert!(
         std::fs::read_to_string(d.join("web.yaml"))
             .unwrap()
@@ -2677,9 +2723,12 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     settle(&mut a, &engine, effects).await;
     let exported = std::fs::read_to_string(d.join("web.yaml")).unwrap();
     assert!(
-        exported.contains("nginx:1.27") && !exported.contains("resourceVersion"),
+        exported.starts_with("# web: team a\n")
+            && exported.contains("nginx:1.27")
+            && !exported.contains("resourceVersion"),
         "{exported}"
     );
+    assert!(!d.join("deployment-web.yaml").exists());
 
     // Reloaded: only the annotation is left to write.
     let web = a.selected().unwrap();
@@ -2722,7 +2771,8 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
 
-    // In a file with other objects: only its document is replaced.
+    // In a file with other objects: only its document is replaced, the
+    // comment heading it kept.
     k.ok(&["create", "configmap", "cfg", "--from-literal=a=1"]);
     let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {x: '1'}\n---\n";
     let app_yaml = d.join("app.yaml");
@@ -2738,8 +2788,15 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "Export").unwrap();
     let file = app_yaml.display().to_string();
-    assert!(text.contains(&format!("Path: {file}")), "{text}");
-    assert!(text.contains("replaces its document in"), "{text}");
+    assert!(
+        text.contains(&d.join("configmap-cfg.yaml").display().to_string()),
+        "{text}"
+    );
+    a.update(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    feed(&mut a, file.chars().map(key));
     let effects = feed(&mut a, [code(KeyCode::Enter)]);
     settle(&mut a, &engine, effects).await;
     let text = popup_text(&a, "File exists").unwrap();
@@ -2752,7 +2809,9 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let written = std::fs::read_to_string(&app_yaml).unwrap();
     assert!(written.starts_with(other), "{written}");
     assert!(
-        written.contains("name: cfg") && !written.contains("remember") && !written.contains("'2'"),
+        written.contains("name: cfg")
+            && written.contains("# cfg as I remember it\n")
+            && !written.contains("'2'"),
         "{written}"
     );
     // Rows of a real load are kept small: the whole row is built on demand.
@@ -3138,4 +3197,132 @@ fn p_says_why_there_is_no_prune_candidate() {
         assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
         assert!(a.popup.is_none());
     }
+}
+
+/// Lists, maps and multi-line strings: a summary in the table (naming the
+/// element that changed), the value as YAML or text with a line diff in the
+/// box under it; at 80x24 and 160x45.
+#[test]
+fn structured_values_read_as_blocks_with_a_line_diff() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        for (name, want_cell, want_diff) in [
+            (
+                "coredns",
+                ".:53 {… (20 lines)",
+                ["-     cache 30", "+     cache 60"],
+            ),
+            (
+                "ingress-nginx-controller",
+                "[7 items, [5] changed]",
+                [
+                    "- - --validating-webhook=:8443",
+                    "+ - --validating-webhook=:9443",
+                ],
+            ),
+            (
+                "kubernetes-apps",
+                "[1 item, name=kubernetes-apps",
+                ["[5m]", "[10m]"],
+            ),
+        ] {
+            let mut a = app(w, h);
+            a.update(key('r'));
+            a.update(Msg::Loaded(Ok(tui_fixture::structured())));
+            select(&mut a, name);
+            feed(&mut a, [code(KeyCode::Tab)]);
+            let s = screen(&a);
+            insta::assert_snapshot!(format!("structured_{name}_{w}x{h}"), s);
+            if w == 160 {
+                assert!(s.contains(want_cell), "{name} at {w}x{h}:\n{s}");
+                for d in want_diff {
+                    assert!(s.contains(d), "{name} at {w}x{h} lacks {d:?}:\n{s}");
+                }
+            }
+            // Never one-line JSON.
+            assert!(!s.contains("[\"/nginx") && !s.contains("{\"name\""), "{s}");
+        }
+    }
+}
+
+/// Each cell's foreground as a letter (`.` the terminal's own, `K` dark
+/// grey, `k` grey, lower case the light variants), under the screen's text.
+fn colour_map(app: &App) -> String {
+    let buf = tui_fixture::buffer(app);
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut text = String::new();
+        let mut fg = String::new();
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            text.push_str(c.symbol());
+            fg.push(match c.fg {
+                Color::Reset => '.',
+                Color::Red => 'R',
+                Color::Green => 'G',
+                Color::Yellow => 'Y',
+                Color::Blue => 'B',
+                Color::Magenta => 'M',
+                Color::Cyan => 'C',
+                Color::Gray => 'k',
+                Color::DarkGray => 'K',
+                Color::LightBlue => 'b',
+                Color::LightYellow => 'y',
+                Color::LightMagenta => 'm',
+                Color::White => 'W',
+                Color::Black => '0',
+                Color::Rgb(..) | Color::Indexed(_) => '#',
+                _ => '?',
+            });
+        }
+        out.push_str(&format!("{text}\n{fg}\n"));
+    }
+    out
+}
+
+/// Colours come from the terminal's palette (named colours, its own
+/// foreground), never fixed RGB; the light theme's borders and syntax
+/// colours differ from the dark one's. Snapshots of both at 80x24, and
+/// `auto` follows COLORFGBG.
+#[test]
+fn themes_use_the_palette_and_read_on_light_and_dark() {
+    use kapply::tui::Options as O;
+    for (name, light) in [("dark", false), ("light", true)] {
+        let mut a = app_with(
+            O {
+                light,
+                ..O::default()
+            },
+            80,
+            24,
+        );
+        select(&mut a, "nginx-deployment");
+        let list = colour_map(&a);
+        feed(&mut a, [code(KeyCode::Tab), key('y')]);
+        let yaml = colour_map(&a);
+        for m in [&list, &yaml] {
+            assert!(!m.contains('#'), "a fixed RGB or indexed colour:\n{m}");
+        }
+        // Unfocused borders: grey on dark, dark grey on light.
+        let border = if light { 'K' } else { 'k' };
+        // The field pane's left border, on the third screen row.
+        let first_fg = list.lines().nth(5).unwrap().chars().nth(32).unwrap();
+        assert_eq!(first_fg, border, "{name}:\n{list}");
+        insta::assert_snapshot!(format!("theme_{name}_yaml_80x24"), yaml);
+        let mut b = app_with(
+            O {
+                light,
+                ..O::default()
+            },
+            160,
+            45,
+        );
+        select(&mut b, "nginx-deployment");
+        insta::assert_snapshot!(format!("theme_{name}_list_160x45"), colour_map(&b));
+    }
+    assert!(O::light_theme("auto", Some("0;15")));
+    assert!(O::light_theme("auto", Some("default;default;7")));
+    assert!(!O::light_theme("auto", Some("15;0")));
+    assert!(!O::light_theme("auto", None));
+    assert!(O::light_theme("light", Some("15;0")));
+    assert!(!O::light_theme("dark", Some("0;15")));
 }

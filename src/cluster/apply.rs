@@ -878,7 +878,7 @@ impl Session {
     /// Resolve a kind; when its group's CRD was applied in this run, give
     /// the server a few seconds to start serving it (a real API server
     /// serves a new CRD only once it is Established).
-    async fn resource_waiting(
+    pub(super) async fn resource_waiting(
         &self,
         api_version: &str,
         kind: &str,

@@ -463,14 +463,9 @@ impl Engine for KubeEngine {
         own_file: Option<&str>,
     ) -> Result<ExportTarget, String> {
         use std::path::{Path, PathBuf};
-        if let Some(f) = own_file.filter(|f| !is_url(Path::new(f)) && Path::new(f).is_file()) {
-            return Ok(ExportTarget {
-                path: f.to_string(),
-                note: Some(format!(
-                    "{f} holds only this object: the export replaces it"
-                )),
-            });
-        }
+        // Never the object's own manifest by default: it holds the pending
+        // change and its comments (writing into it is asked separately).
+        let _ = own_file;
         let name = crate::export::file_name(&serde_json::json!({
             "kind": object.kind, "metadata": {"name": object.name}
         }));
@@ -503,23 +498,22 @@ impl Engine for KubeEngine {
                 Some("the manifests are not local files: pass the export with -f".into()),
             ),
         };
-        // In a manifest file with other objects: its document is replaced
-        // (a second file would define it twice).
-        if let Some((file, line)) = source_of(object).filter(|(f, _)| Path::new(f).is_file()) {
-            return Ok(ExportTarget {
-                path: file.to_string(),
-                note: Some(format!(
-                    "replaces its document in {file} (line {line}); the other objects there stay"
-                )),
-            });
-        }
         if let Some(src) = &object.source {
             note = Some(format!(
                 "also defined at {src}: remove it there, or the reload reports it defined twice"
             ));
         }
+        // A new file: `kind-name.yaml`, else `kind-name-2.yaml`, ...
+        let stem = name.strip_suffix(".yaml").unwrap_or(&name).to_string();
+        let path = (1..1000)
+            .map(|n| match n {
+                1 => dir.join(&name),
+                n => dir.join(format!("{stem}-{n}.yaml")),
+            })
+            .find(|p| !p.exists())
+            .unwrap_or_else(|| dir.join(&name));
         Ok(ExportTarget {
-            path: dir.join(name).display().to_string(),
+            path: path.display().to_string(),
             note,
         })
     }
@@ -542,11 +536,30 @@ impl Engine for KubeEngine {
                 .await
                 .map_err(|e| format!("{name}: {e}"))?;
             let text = crate::yaml::to_yaml(&crate::export::export(&live));
-            match source_of(&object) {
-                Some((file, line)) if overwrite && same_file(file, &path) => {
-                    replace_in_file(&path, line, &text)
+            // Into an existing file (asked separately): its object's
+            // document replaced, or the export added as a document; the
+            // file's other documents and comments are kept, never the
+            // whole file replaced.
+            let into = |path: &str| match source_of(&object) {
+                Some((file, line)) if same_file(file, path) => replace_in_file(path, line, &text),
+                _ => append_to_file(path, &text),
+            };
+            if overwrite && std::path::Path::new(&path).is_file() {
+                let (_, new) = into(&path)?;
+                return write_export(&path, &new, true);
+            }
+            match write_export(&path, &text, overwrite)? {
+                // What writing into it would change, for its own confirmation.
+                Exported::Exists(p) => {
+                    let (old, new) = into(&p)?;
+                    let changes = if object.kind == "Secret" {
+                        vec!["(a Secret: its values are not shown)".to_string()]
+                    } else {
+                        crate::text::line_changes(&old, &new)
+                    };
+                    Ok(Exported::Preview { path: p, changes })
                 }
-                _ => write_export(&path, &text, overwrite),
+                done => Ok(done),
             }
         }
         .boxed()
@@ -598,17 +611,14 @@ fn same_file(a: &str, b: &str) -> bool {
     }
 }
 
-/// Write the export over the document at `line` of `path`, keeping the
+/// The file's text, and with the export over the document at `line` of `path`, keeping the
 /// file's other documents. Refused when that document is not this one
 /// object alone (a `kind: List`), or the result would not read back.
-fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<Exported, String> {
+fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<(String, String), String> {
     let p = std::path::Path::new(path);
     let old = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
     let opts = crate::manifest::LoadOptions::default();
     let before = crate::manifest::parse_str(&old, p, &opts);
-    if before.manifests.len() <= 1 {
-        return write_export(path, doc, true);
-    }
     let new = crate::export::replace_document(&old, line, doc)
         .ok_or_else(|| format!("{path}:{line}: no document starts there; the file changed"))?;
     let after = crate::manifest::parse_str(&new, p, &opts);
@@ -618,7 +628,22 @@ fn replace_in_file(path: &str, line: usize, doc: &str) -> Result<Exported, Strin
              export to another file and remove the object from it by hand"
         ));
     }
-    write_export(path, &new, true)
+    Ok((old, new))
+}
+
+/// The file's text, and with the export added as a document of its own
+/// (after `---`), keeping everything the file holds.
+fn append_to_file(path: &str, doc: &str) -> Result<(String, String), String> {
+    let old = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut new = old.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    if !new.trim().is_empty() {
+        new.push_str("---\n");
+    }
+    new.push_str(doc);
+    Ok((old, new))
 }
 
 fn is_url(p: &std::path::Path) -> bool {

@@ -39,6 +39,7 @@ mod exec;
 mod export;
 mod live;
 
+mod ssa;
 mod timeouts;
 mod watch;
 
@@ -49,6 +50,7 @@ pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
 pub(crate) use live::{finisher, load_error_row, plan_chunks};
+pub use ssa::{ServerSideOptions, ServerSideOutcome, ServerSideResult};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};
@@ -88,7 +90,14 @@ pub struct ClusterOptions {
     pub timeouts: Timeouts,
     /// Requests in flight at once (`--concurrency`); 0: [`CONCURRENCY`].
     pub concurrency: usize,
+    /// The largest answer read (`--max-response-bytes`); 0:
+    /// [`MAX_RESPONSE_BYTES`].
+    pub max_response_bytes: u64,
 }
+
+/// The largest answer (a LIST page, a GET) read by default: far above any
+/// real one, and below what would run a machine out of memory.
+pub const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
 /// Errors of the cluster layer. Messages name the server or the object.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -125,6 +134,16 @@ pub enum ClusterError {
         url: String,
         context: String,
         message: String,
+    },
+    /// An answer larger than `--max-response-bytes`: not read further.
+    #[error(
+        "the server's answer to {request} is larger than {limit} bytes (--max-response-bytes); \
+         it was not read"
+    )]
+    TooLarge {
+        /// `GET /api/v1/...`
+        request: String,
+        limit: u64,
     },
     /// The server answered with an error `Status`.
     #[error("{message}")]
@@ -265,6 +284,8 @@ pub struct Target {
     pub timeouts: Timeouts,
     /// Requests in flight at once.
     pub concurrency: usize,
+    /// The largest answer read.
+    pub max_response_bytes: u64,
 }
 
 impl std::fmt::Debug for Target {
@@ -326,6 +347,11 @@ impl Target {
             } else {
                 opts.concurrency
             },
+            max_response_bytes: if opts.max_response_bytes == 0 {
+                MAX_RESPONSE_BYTES
+            } else {
+                opts.max_response_bytes
+            },
         })
     }
 }
@@ -347,6 +373,8 @@ pub struct Session {
     /// Requests in flight at once, and the permits that bound them.
     concurrency: usize,
     in_flight: tokio::sync::Semaphore,
+    /// The largest answer read (`--max-response-bytes`).
+    max_response_bytes: u64,
 }
 
 impl std::fmt::Debug for Session {
@@ -397,6 +425,7 @@ impl Session {
             workers: Workers::new(),
             concurrency: target.concurrency.max(1),
             in_flight: tokio::sync::Semaphore::new(target.concurrency.max(1)),
+            max_response_bytes: target.max_response_bytes,
         };
         match session.call(Method::GET, "/version", &[], None, None).await {
             Ok(_) => {}
@@ -595,6 +624,7 @@ impl Session {
         } else {
             self.timeouts.read
         };
+        let request_line = method.to_string();
         let mut builder = Request::builder()
             .method(method)
             .uri(uri)
@@ -658,13 +688,41 @@ impl Session {
         {
             auth.forget().await;
         }
-        let body = response.into_body().collect();
+        // An answer is read into memory whole: one larger than the cap
+        // (a hostile or broken server, a LIST gone wild) ends the request
+        // with an error naming it, instead of the machine's memory.
+        let limit = self.max_response_bytes;
+        let too_large = || ClusterError::TooLarge {
+            request: format!("{request_line} {path}"),
+            limit,
+        };
+        let declared = response
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        // (A write the server says it made stays made, whatever its body.)
+        if declared.is_some_and(|n| n > limit) && !(is_write && status.is_success()) {
+            return Err(too_large());
+        }
+        let body = http_body_util::Limited::new(
+            response.into_body(),
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        )
+        .collect();
+        let read_error = |e: Box<dyn std::error::Error + Send + Sync>| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                too_large()
+            } else {
+                self.lost(Broken::MidAnswer, &asked)
+            }
+        };
         let collected = match deadline {
             Some((at, after)) => tokio::time::timeout_at(at, body)
                 .await
                 .map_err(|_| timeout(after))
-                .and_then(|r| r.map_err(|_| self.lost(Broken::MidAnswer, &asked))),
-            None => body.await.map_err(|_| self.lost(Broken::MidAnswer, &asked)),
+                .and_then(|r| r.map_err(read_error)),
+            None => body.await.map_err(read_error),
         };
         let collected = match collected {
             Ok(c) => c.to_bytes(),

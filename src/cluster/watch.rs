@@ -199,12 +199,20 @@ impl Session {
                     }
                     Some(rv) => {
                         let mut at = rv;
+                        let began = tokio::time::Instant::now();
                         let ended = self
                             .watch_once(&res, ns, &mut at, &g, &mut known, tx, || set(None))
                             .await;
                         match ended {
                             Ok(Ended::Gone) => {}
-                            Ok(Ended::Closed | Ended::Idle) => from = Some(at),
+                            Ok(Ended::Closed | Ended::Idle) => {
+                                // A server (or proxy) that ends every watch at
+                                // once is not asked again in a tight loop.
+                                if began.elapsed() < Duration::from_secs(1) {
+                                    tokio::time::sleep(Duration::from_secs(1)).await;
+                                }
+                                from = Some(at);
+                            }
                             Err(e) => {
                                 from = Some(at);
                                 return Err(e);

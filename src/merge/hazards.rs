@@ -40,11 +40,14 @@ fn is_autoscaler(manager: &str) -> bool {
 /// Find the hazards of every changed row (live: the one `owners` reads).
 /// `patch`: what apply sends
 /// (`None`: nothing is sent, nothing is lost).
-pub(crate) fn find(
+/// `result`: the object the server will hold after the patch (defaulted;
+/// `None` when unknown): what is lost and what comes back is read there.
+pub(crate) fn find<'r>(
     fields: &mut [FieldChange],
     owners: &LazyOwners,
     patch: Option<&Patch>,
     schema: Option<Schema<'_>>,
+    predicted: &dyn Fn() -> Option<&'r Value>,
 ) {
     let Some(patch) = patch else {
         return;
@@ -70,8 +73,13 @@ pub(crate) fn find(
             f.hazards.push(h);
         }
         let strategy = schema_at(schema, &segs).map(|s| s.list_strategy());
-        let atomic =
-            patch.kind == PatchType::Merge || matches!(strategy, None | Some(ListStrategy::Atomic));
+        // A list replaced whole: a custom resource's, or one without a
+        // patch strategy; never a keyed element (config elements sharing a
+        // merge key are `duplicates`' row).
+        let element = matches!(segs.last(), Some(Segment::Element(..)));
+        let atomic = !element
+            && (patch.kind == PatchType::Merge
+                || matches!(strategy, None | Some(ListStrategy::Atomic)));
         let merge_key = match strategy {
             Some(ListStrategy::MergeByKey(k)) if patch.kind == PatchType::Strategic => Some(k),
             _ => None,
@@ -79,7 +87,7 @@ pub(crate) fn find(
         if let Some(h) = removed_list(f, merge_key, owners) {
             f.hazards.push(h);
         }
-        if atomic && let Some(h) = replaced_atomic(f, owners) {
+        if atomic && let Some(h) = replaced_atomic(f, owners, predicted) {
             f.hazards.push(h);
         }
         if let Some(h) = hotfix(f) {
@@ -248,43 +256,205 @@ fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &LazyOwners) -
     })
 }
 
-/// An atomic list replaced whole while live holds elements apply never
-/// recorded: another writer's edits, lost.
-fn replaced_atomic(f: &FieldChange, owners: &LazyOwners) -> Option<Hazard> {
-    if f.action != FieldAction::Set {
+/// An atomic list replaced whole: what the result loses of live that
+/// last-applied never had (another writer's edits), and what comes back
+/// that was deleted in the cluster, both read from the predicted result.
+fn replaced_atomic<'r>(
+    f: &FieldChange,
+    owners: &LazyOwners,
+    predicted: &dyn Fn() -> Option<&'r Value>,
+) -> Option<Hazard> {
+    if f.action != FieldAction::Set || !f.config.as_ref()?.is_array() {
         return None;
     }
-    let config = f.config.as_ref()?.as_array()?;
-    let live = f.live.as_ref()?.as_array()?;
-    let recorded = f.last_applied.as_ref().and_then(Value::as_array);
-    if recorded
-        .is_some_and(|r| r.len() == live.len() && r.iter().zip(live).all(|(a, b)| deep_eq(a, b)))
-    {
-        return None;
-    }
-    let lost: Vec<String> = live
-        .iter()
-        .filter(|e| !config.iter().any(|c| deep_eq(c, e)))
-        .filter(|e| !recorded.is_some_and(|r| r.iter().any(|x| deep_eq(x, e))))
-        .map(gocompat::json)
-        .collect();
-    if lost.is_empty() {
+    f.live.as_ref()?.as_array()?;
+    // The whole result is made only for such a row (most plans have none).
+    let after = predicted().map(|r| super::predict::values_at(r, &f.path));
+    let after = match after.as_deref() {
+        Some([one]) => Some(*one),
+        Some(_) => None,
+        // Unknown result: the config's list is what the patch puts there.
+        None => f.config.as_ref(),
+    };
+    let facts = list_facts(f.live.as_ref(), after, f.last_applied.as_ref());
+    if facts.lost.is_empty() && facts.back.is_empty() {
         return None;
     }
     let who = owners.get().others(&f.path);
     Some(Hazard {
         kind: HazardKind::ReplacesOthersEdits,
-        message: format!(
-            "an atomic list: apply replaces it whole with the config's, and live holds \
-             elements written{} that last-applied never had; lost: {}",
-            if who.is_empty() {
+        message: facts.message(&who, &f.path),
+    })
+}
+
+/// What replacing a list whole does to live, read from the result: the
+/// parts of live lost that last-applied never had (other writers' edits),
+/// and the parts of last-applied that were deleted in the cluster and come
+/// back. Paths are relative to the list (`[name=g].rules[alert=X]`,
+/// `["--debug"]`); an element named by a key its list's elements all hold
+/// (`name`, `alert`, ...), else by its value or index.
+#[derive(Debug, Default, PartialEq)]
+pub struct ListFacts {
+    pub lost: Vec<(String, Value)>,
+    pub back: Vec<(String, Value)>,
+}
+
+impl ListFacts {
+    /// The hazard's words; `who`: the other writers of the list, `list`:
+    /// its path. An element named by its value is shown as that value.
+    pub fn message(&self, who: &[&str], list: &str) -> String {
+        let item = |(p, v): &(String, Value)| {
+            let value = gocompat::json(v);
+            // An element named by its value: the value, or where its list is.
+            match p.strip_suffix(&format!("[{value}]")) {
+                Some("") => value,
+                Some(parent) => format!("{list}{parent}: {value}"),
+                None => format!("{list}{p}={value}"),
+            }
+        };
+        let mut s = String::from("an atomic list: apply replaces it whole with the config's");
+        if !self.lost.is_empty() {
+            let by = if who.is_empty() {
                 " in the cluster".to_string()
             } else {
-                owned_by(&who)
-            },
-            lost.join(", ")
-        ),
-    })
+                owned_by(who)
+            };
+            s.push_str(&format!(
+                "; lost (written{by}, never applied): {}",
+                self.lost.iter().map(item).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !self.back.is_empty() {
+            s.push_str(&format!(
+                "; comes back (deleted in the cluster): {}",
+                self.back.iter().map(item).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        s
+    }
+}
+
+/// [`ListFacts`] of one list: live's, the result's and last-applied's.
+pub fn list_facts(
+    live: Option<&Value>,
+    result: Option<&Value>,
+    last_applied: Option<&Value>,
+) -> ListFacts {
+    let mut facts = ListFacts::default();
+    facts_at(&mut String::new(), live, result, last_applied, &mut facts);
+    facts
+}
+
+fn facts_at(
+    at: &mut String,
+    live: Option<&Value>,
+    result: Option<&Value>,
+    la: Option<&Value>,
+    out: &mut ListFacts,
+) {
+    match (live, result) {
+        (Some(l), Some(r)) if deep_eq(l, r) => {}
+        (Some(Value::Object(lm)), Some(Value::Object(rm))) => {
+            let keys: std::collections::BTreeSet<&String> = lm.keys().chain(rm.keys()).collect();
+            let len = at.len();
+            for k in keys {
+                path::push_key(at, k);
+                let la_k = la.and_then(|a| a.get(k.as_str()));
+                facts_at(at, lm.get(k), rm.get(k), la_k, out);
+                at.truncate(len);
+            }
+        }
+        (Some(Value::Array(ll)), Some(Value::Array(rl))) => {
+            let la_l = la.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let len = at.len();
+            match id_key(ll, rl) {
+                Some(k) => {
+                    fn find<'a>(list: &'a [Value], k: &str, id: &Value) -> Option<&'a Value> {
+                        list.iter()
+                            .find(|e| e.get(k).is_some_and(|x| deep_eq(x, id)))
+                    }
+                    let mut ids: Vec<&Value> = vec![];
+                    for e in ll.iter().chain(rl) {
+                        if let Some(id) = e.get(k)
+                            && !ids.iter().any(|x| deep_eq(x, id))
+                        {
+                            ids.push(id);
+                        }
+                    }
+                    for id in ids {
+                        path::push_element(at, k, id);
+                        facts_at(at, find(ll, k, id), find(rl, k, id), find(la_l, k, id), out);
+                        at.truncate(len);
+                    }
+                }
+                None => {
+                    // Elements by value: live's not in the result, the
+                    // result's not in live.
+                    for e in ll.iter().filter(|e| !rl.iter().any(|x| deep_eq(x, e))) {
+                        if !la_l.iter().any(|x| deep_eq(x, e)) {
+                            out.lost.push((element_at(at, e), e.clone()));
+                        }
+                    }
+                    for e in rl.iter().filter(|e| !ll.iter().any(|x| deep_eq(x, e))) {
+                        if la_l.iter().any(|x| deep_eq(x, e)) {
+                            out.back.push((element_at(at, e), e.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        (l, r) => {
+            // A value replaced, gone or new: lost where live's is not
+            // last-applied's, back where the result's is last-applied's and
+            // live lacks it.
+            if let Some(l) = l
+                && !la.is_some_and(|a| deep_eq(a, l))
+            {
+                out.lost.push((at.clone(), l.clone()));
+            }
+            if let Some(r) = r
+                && la.is_some_and(|a| deep_eq(a, r))
+                && l.is_none()
+            {
+                out.back.push((at.clone(), r.clone()));
+            }
+        }
+    }
+}
+
+/// A list element named by its value: `at["--debug"]`, `at[{"a":1}]`.
+fn element_at(at: &str, e: &Value) -> String {
+    format!("{at}[{}]", gocompat::json(e))
+}
+
+/// The key that names the elements of both lists: one every element (a map)
+/// holds as a scalar, unique within each list.
+fn id_key<'v>(a: &'v [Value], b: &[Value]) -> Option<&'v str> {
+    const KEYS: [&str; 8] = [
+        "name",
+        "alert",
+        "record",
+        "key",
+        "id",
+        "port",
+        "containerPort",
+        "mountPath",
+    ];
+    KEYS.iter()
+        .find(|k| {
+            [a, b].iter().all(|list| {
+                let ids: Vec<&Value> = list
+                    .iter()
+                    .filter_map(|e| e.get(**k).filter(|v| !(v.is_object() || v.is_array())))
+                    .collect();
+                ids.len() == list.len()
+                    && ids
+                        .iter()
+                        .enumerate()
+                        .all(|(i, x)| !ids[..i].iter().any(|y| deep_eq(x, y)))
+            }) && !(a.is_empty() && b.is_empty())
+        })
+        .copied()
 }
 
 /// `….containers[name=x].image` (or `initContainers`, `ephemeralContainers`).

@@ -292,6 +292,7 @@ mod reason;
 mod strategic;
 
 pub use causes::{classify, reverts_drift};
+pub use hazards::{ListFacts, list_facts};
 pub use owners::{APPLY_MANAGERS, FieldOwners, Writer, is_apply_manager};
 pub use predict::values_at;
 pub use reason::Reason;
@@ -503,6 +504,12 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// The length in bytes of the last-applied annotation this config
+    /// records.
+    pub fn annotation_len(&self) -> usize {
+        self.annotation.len()
+    }
+
     pub fn new(config: &Value) -> Recorded {
         let value = recorded_config(config);
         // Room for a typical object's annotation, so it is seldom moved
@@ -858,7 +865,9 @@ pub fn three_way_recorded(
     // managedFields are read once, when a row first needs an owner.
     let owners = owners::LazyOwners::new(live);
     causes::classify_with(&mut walker.rows, &owners, last_applied);
-    hazards::find(&mut walker.rows, &owners, patch.as_ref(), schema);
+    hazards::find(&mut walker.rows, &owners, patch.as_ref(), schema, &|| {
+        prediction.result()
+    });
     Ok(ThreeWay {
         fields: walker.rows,
         patch,

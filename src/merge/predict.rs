@@ -15,61 +15,82 @@ use serde_json::Value;
 use std::cell::OnceCell;
 
 /// The predicted result of one apply, built as far as a question needs it:
-/// the merge is made once; the server's defaults only for the rows whose
-/// difference defaulting could undo.
-pub(crate) struct Prediction<'l> {
+/// the patch is merged into a copy of only the parts of live it names
+/// ([`trim`]: the rest of the result is live's, untouched), and the whole
+/// result, defaulted, is made only for the rows whose difference
+/// defaulting could undo and for the hazards.
+pub(crate) struct Prediction<'l, 's> {
     live: &'l Value,
-    /// The patch merged into live, without defaults; `None` when there is
-    /// no patch (the result is live).
-    merged: Option<Value>,
-    /// The patch could not be merged here (the server would refuse it, or
-    /// this merge does not know how): nothing is decided from the result.
-    unknown: bool,
-    /// `merged` defaulted as the server defaults an object it stores.
-    defaulted: OnceCell<Value>,
+    patch: Option<&'l Patch>,
+    schema: Option<Schema<'s>>,
+    /// [`trim`] of live by the patch, and the patch merged into it (`None`:
+    /// the patch could not be merged here, as the server would refuse it:
+    /// nothing is decided from the result). Made at the first question a
+    /// row's own sides cannot answer.
+    trimmed: OnceCell<(Value, Option<Value>)>,
+    /// The whole result, defaulted as the server defaults an object it
+    /// stores (`None`: the merge failed).
+    defaulted: OnceCell<Option<Value>>,
 }
 
-impl<'l> Prediction<'l> {
-    pub fn new(live: &'l Value, patch: Option<&Patch>, schema: Option<Schema<'_>>) -> Self {
-        let (merged, unknown) = match patch {
-            None => (None, false),
-            Some(p) => match p.kind {
-                PatchType::Strategic => match apply::apply_strategic(live, &p.body, schema) {
-                    Ok(v) => (Some(v), false),
-                    Err(_) => (None, true),
-                },
-                PatchType::Merge => (Some(apply::apply_merge(live, &p.body)), false),
-            },
-        };
+impl<'l, 's> Prediction<'l, 's> {
+    pub fn new(live: &'l Value, patch: Option<&'l Patch>, schema: Option<Schema<'s>>) -> Self {
         Prediction {
             live,
-            merged,
-            unknown,
+            patch,
+            schema,
+            trimmed: OnceCell::new(),
             defaulted: OnceCell::new(),
         }
+    }
+
+    /// Live trimmed to what the patch names, and the patch merged into it;
+    /// `None` without a patch.
+    fn trimmed(&self) -> Option<(&Value, Option<&Value>)> {
+        let p = self.patch?;
+        let (t, m) = self.trimmed.get_or_init(|| {
+            let t = trim(self.live, &p.body);
+            let m = merge(&t, p, self.schema);
+            (t, m)
+        });
+        Some((t, m.as_ref()))
+    }
+
+    /// The patch could not be merged: nothing is known of the result.
+    fn unknown(&self) -> bool {
+        matches!(self.trimmed(), Some((_, None)))
     }
 
     /// The result as the server will hold it (its defaults applied), or
     /// `None` when it is not known.
     pub fn result(&self) -> Option<&Value> {
-        if self.unknown {
+        if self.unknown() {
             return None;
         }
-        Some(match &self.merged {
-            None => self.live,
-            Some(m) => self.defaulted.get_or_init(|| defaulted(m, self.live)),
-        })
+        let Some(p) = self.patch else {
+            return Some(self.live);
+        };
+        self.defaulted
+            .get_or_init(|| merge(self.live, p, self.schema).map(|m| defaulted(&m, self.live)))
+            .as_ref()
     }
 
     /// Whether the result differs from live at `row_path` (a field plan
     /// path; a keyed element names every element with its key). Unknown
     /// results count as changed.
     pub fn changes_at(&self, row_path: &str) -> bool {
-        if self.unknown {
-            return true;
-        }
-        let Some(merged) = &self.merged else {
+        let Some(p) = self.patch else {
             return false;
+        };
+        if escapes(&p.body, row_path) {
+            // Outside what the patch names: live's, untouched.
+            return false;
+        }
+        let Some((_, merged)) = self.trimmed() else {
+            return false;
+        };
+        let Some(merged) = merged else {
+            return true;
         };
         let (before, raw) = (values_at(self.live, row_path), values_at(merged, row_path));
         if same_values(&before, &raw) {
@@ -97,11 +118,11 @@ impl<'l> Prediction<'l> {
     /// `beyond_annotation`: the last-applied annotation left out of the
     /// comparison, as `kubectl diff` leaves it out of its patch.
     pub fn changes_anywhere(&self, beyond_annotation: bool) -> bool {
-        if self.unknown {
-            return true;
-        }
-        let Some(merged) = &self.merged else {
+        let Some((trimmed, merged)) = self.trimmed() else {
             return false;
+        };
+        let Some(merged) = merged else {
+            return true;
         };
         let eq = |a: &Value, b: &Value| {
             if beyond_annotation {
@@ -110,7 +131,8 @@ impl<'l> Prediction<'l> {
                 deep_eq(a, b)
             }
         };
-        if eq(merged, self.live) {
+        // What the patch does not name is live's in both.
+        if eq(merged, trimmed) {
             return false;
         }
         let Some(result) = self.result() else {
@@ -123,6 +145,93 @@ impl<'l> Prediction<'l> {
         // defaults: compared as the server would hold both.
         !eq(result, &defaulted(self.live, self.live))
     }
+}
+
+/// The patch merged into `live` as the server merges it; `None` when it
+/// cannot be.
+fn merge(live: &Value, p: &Patch, schema: Option<Schema<'_>>) -> Option<Value> {
+    match p.kind {
+        PatchType::Strategic => apply::apply_strategic(live, &p.body, schema).ok(),
+        PatchType::Merge => Some(apply::apply_merge(live, &p.body)),
+    }
+}
+
+/// The directive keys that make a patch map act on its whole live map.
+fn whole_map(patch: &serde_json::Map<String, Value>) -> bool {
+    patch.contains_key(crate::vocab::PATCH) || patch.contains_key(crate::vocab::RETAIN_KEYS)
+}
+
+/// The live field a patch key acts on, and whether it acts on it whole (a
+/// list directive names its list).
+fn target(key: &str) -> (&str, bool) {
+    for d in [
+        crate::vocab::SET_ELEMENT_ORDER,
+        crate::vocab::DELETE_FROM_PRIMITIVE_LIST,
+    ] {
+        if let Some(k) = key.strip_prefix(d).and_then(|k| k.strip_prefix('/')) {
+            return (k, true);
+        }
+    }
+    (key, false)
+}
+
+/// Of `live`, only what `patch` names: at each map level the patch merges
+/// into key by key, the keys it names (their live values trimmed the same
+/// way where the patch holds a map there, else copied whole); a level the
+/// patch acts on whole (`$patch`, `$retainKeys`), and anything not a map,
+/// copied whole. Merging the patch into this copy gives the result's
+/// values where the patch acts, for a fraction of a copy of all of live
+/// (managedFields, status, the fields the patch leaves alone).
+fn trim(live: &Value, patch: &Value) -> Value {
+    match (live, patch) {
+        (Value::Object(l), Value::Object(p)) if !whole_map(p) => {
+            let mut out = serde_json::Map::new();
+            for (k, pv) in p {
+                let (key, whole) = target(k);
+                // A list and its directive name one live field: copied once.
+                let Some(lv) = l.get(key).filter(|_| !out.contains_key(key)) else {
+                    continue;
+                };
+                let v = if whole || !pv.is_object() {
+                    lv.clone()
+                } else {
+                    trim(lv, pv)
+                };
+                out.insert(key.to_string(), v);
+            }
+            Value::Object(out)
+        }
+        _ => live.clone(),
+    }
+}
+
+/// Whether `row_path` leads outside what [`trim`] keeps of live for
+/// `patch`: a key the patch does not name, at a level it merges into key
+/// by key (the result there is live's).
+fn escapes(patch: &Value, row_path: &str) -> bool {
+    let mut cur = patch;
+    for (step, _) in path::read(row_path) {
+        let Value::Object(p) = cur else {
+            return false;
+        };
+        if whole_map(p) {
+            return false;
+        }
+        let Step::Key(k) = &step else {
+            return false;
+        };
+        match p.get(k.as_ref()) {
+            Some(v) if v.is_object() => cur = v,
+            Some(_) => return false,
+            None => {
+                return !p.keys().any(|pk| {
+                    let (t, whole) = target(pk);
+                    whole && t == k.as_ref()
+                });
+            }
+        }
+    }
+    false
 }
 
 /// `v` defaulted as the server defaults an object it stores; a Service
@@ -204,15 +313,28 @@ fn same_values(a: &[&Value], b: &[&Value]) -> bool {
 /// leaves as live holds it. Config elements sharing a merge key stay
 /// (their hazard says which of them the server drops) even where live
 /// ends as it was. Returns whether a row left changes live.
-pub(crate) fn keep_changes(rows: &mut Vec<FieldChange>, p: &Prediction<'_>) -> bool {
+pub(crate) fn keep_changes(rows: &mut Vec<FieldChange>, p: &Prediction<'_, '_>) -> bool {
     let mut changes = false;
     rows.retain(|r| {
         if r.action == FieldAction::Keep {
             return true;
         }
-        let changed = p.changes_at(&r.path);
+        let changed = surely_changes(r) || p.changes_at(&r.path);
         changes |= changed;
         changed || matches!(r.reason, Reason::SharedMergeKey { .. })
     });
     changes
+}
+
+/// A row whose own sides say the result differs from live, without the
+/// merge: a scalar the config sets where live holds another value or none
+/// (the patch sends it, and defaulting never replaces a value that is
+/// there). The common change (an image bumped) costs no prediction.
+fn surely_changes(r: &FieldChange) -> bool {
+    r.action == FieldAction::Set
+        && matches!(r.reason, Reason::Differs | Reason::NotInLive)
+        && r.config
+            .as_ref()
+            .is_some_and(|c| !(c.is_null() || c.is_object() || c.is_array()))
+        && !r.path.starts_with("stringData")
 }

@@ -128,6 +128,13 @@ fn plan_recorded(
         Some(m.source.to_string()),
         ObjectAction::Create,
     );
+    if let Some(why) = too_big_for_client_side(&config, recorded.annotation_len(), live.as_ref()) {
+        plan.action = ObjectAction::Error;
+        plan.error = Some(format!("{}: {why}", m.id));
+        plan.config = Some(config);
+        plan.live = live;
+        return plan;
+    }
     let Some(live) = live else {
         plan.fields = merge::create_fields(&config, schema);
         plan.last_applied = recorded.into_read_back();
@@ -138,6 +145,50 @@ fn plan_recorded(
     plan.config = Some(config);
     plan.live = Some(live);
     plan
+}
+
+/// kube-apiserver's limit on the total size of an object's annotations
+/// (keys and values): `TotalAnnotationSizeLimitB`, 256 KiB.
+pub const ANNOTATIONS_LIMIT: usize = 262_144;
+
+/// Why client-side apply cannot write this config: its last-applied
+/// annotation (`annotation_len` bytes), with the annotations the object
+/// will carry besides (the config's, and those of the live object that
+/// stay), would pass [`ANNOTATIONS_LIMIT`], which the server refuses
+/// (`metadata.annotations: Too long`). Refused before anything is sent;
+/// server-side apply records no annotation.
+fn too_big_for_client_side(
+    config: &Value,
+    annotation_len: usize,
+    live: Option<&Value>,
+) -> Option<String> {
+    // Cheap first: most annotations are far below the limit.
+    if annotation_len + LAST_APPLIED.len() <= ANNOTATIONS_LIMIT / 2 {
+        return None;
+    }
+    let annotations = |v: &Value| {
+        v.pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut all = live.map(annotations).unwrap_or_default();
+    all.extend(annotations(config));
+    all.remove(LAST_APPLIED);
+    let others: usize = all
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    let total = others + LAST_APPLIED.len() + annotation_len;
+    (total > ANNOTATIONS_LIMIT).then(|| {
+        format!(
+            "too large for client-side apply: its {LAST_APPLIED} annotation would be \
+             {annotation_len} bytes ({total} bytes with the object's other annotations), over \
+             the {ANNOTATIONS_LIMIT} bytes the API server allows for all of an object's \
+             annotations (it would answer metadata.annotations: Too long); nothing is sent. \
+             Apply it server-side (kubectl apply --server-side), which records no annotation"
+        )
+    })
 }
 
 /// The plan of an object that exists: the three-way merge and its warnings.

@@ -449,7 +449,7 @@ fn details(
         if let Some(n) = folded.and_then(|m| m.get(&f.path)) {
             let _ = writeln!(
                 out,
-                "| {} | repeated change #{n} (above) | |",
+                "| {} | repeated change #{n} (under Repeated changes) | |",
                 code_cell(&f.path)
             );
             continue;
@@ -736,4 +736,59 @@ fn shortened(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>, room: us
 /// [`PART_MARK`] line, so a job can split them again.
 pub fn markdown_stdout(parts: &[String]) -> String {
     parts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_cannot_break_out_of_cells_code_or_html() {
+        assert_eq!(code("a`b"), "`` a`b ``");
+        assert_eq!(code("plain"), "`plain`");
+        assert_eq!(code_cell("a|b"), "`a\\|b`");
+        assert_eq!(cell("<b>x|y</b> & z"), "&lt;b>x\\|y&lt;/b> &amp; z");
+        assert_eq!(html("<\"&>"), "&lt;&quot;&amp;&gt;");
+        let f = FieldChange {
+            path: "data.script".into(),
+            config: Some(Value::String("a\n````\nb\n".into())),
+            live: Some(Value::String("a\nb\n".into())),
+            last_applied: None,
+            action: FieldAction::Set,
+            reason: crate::merge::Reason::Differs,
+            cause: Cause::Intended,
+            owner: None,
+            changed_at: None,
+            hazards: Vec::new(),
+        };
+        let block = diff_block(&f);
+        // The fence is longer than the backtick run inside it.
+        assert!(block.contains("\n`````diff\n"), "{block}");
+        assert!(block.ends_with("\n`````\n\n"), "{block}");
+        assert!(block.contains("\n+````\n"), "{block}");
+    }
+
+    #[test]
+    fn the_exit_code_table() {
+        let s = |create, reverts_drift, with_hazards, errors| Summary {
+            create,
+            update: reverts_drift,
+            reverts_drift,
+            with_hazards,
+            errors,
+            ..Summary::default()
+        };
+        // (summary, default, detailed)
+        for (sum, default, detailed) in [
+            (s(0, 0, 0, 0), 0, 0),
+            (s(1, 0, 0, 0), 1, 1),
+            (s(0, 1, 0, 0), 1, 3),
+            (s(1, 0, 1, 0), 1, 4),
+            (s(0, 1, 1, 0), 1, 4),
+            (s(1, 1, 1, 1), 2, 2),
+        ] {
+            assert_eq!(sum.exit_code(false), default, "{sum:?}");
+            assert_eq!(sum.exit_code(true), detailed, "{sum:?}");
+        }
+    }
 }

@@ -211,9 +211,19 @@ fn workload(new: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
 }
 
 fn containers(pod_spec: &Value, at: &str, causes: &mut Vec<Cause>) {
+    seccomp(
+        &pod_spec["securityContext"]["seccompProfile"],
+        &format!("{at}.securityContext.seccompProfile"),
+        causes,
+    );
     match pod_spec["containers"].as_array() {
         Some(cs) if !cs.is_empty() => {
             for (i, c) in cs.iter().enumerate() {
+                seccomp(
+                    &c["securityContext"]["seccompProfile"],
+                    &format!("{at}.containers[{i}].securityContext.seccompProfile"),
+                    causes,
+                );
                 for field in ["name", "image"] {
                     if c[field].as_str().is_none_or(str::is_empty) {
                         causes.push(Cause::new(
@@ -230,6 +240,33 @@ fn containers(pod_spec: &Value, at: &str, causes: &mut Vec<Cause>) {
             "FieldValueRequired",
             "Required value",
         )),
+    }
+}
+
+/// A seccompProfile, as kube-apiserver's pod validation checks it: a type
+/// is required, and a Localhost one names its profile.
+fn seccomp(profile: &Value, at: &str, causes: &mut Vec<Cause>) {
+    if !profile.is_object() {
+        return;
+    }
+    match profile["type"].as_str().unwrap_or_default() {
+        "" => causes.push(Cause::new(
+            format!("{at}.type"),
+            "FieldValueRequired",
+            "Required value: type is required when seccompProfile is set",
+        )),
+        "Localhost"
+            if profile["localhostProfile"]
+                .as_str()
+                .is_none_or(str::is_empty) =>
+        {
+            causes.push(Cause::new(
+                format!("{at}.localhostProfile"),
+                "FieldValueRequired",
+                "Required value: must be set when seccomp type is Localhost",
+            ))
+        }
+        _ => {}
     }
 }
 

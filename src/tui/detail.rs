@@ -59,6 +59,52 @@ pub(crate) fn field_head(o: &ObjectPlan, root: Option<&str>, t: Theme) -> Vec<Li
     esc_lines(head)
 }
 
+/// A value as a block of lines: a string as its text, anything else as
+/// YAML; nothing for no value.
+pub(crate) fn block_text(v: &Option<serde_json::Value>) -> String {
+    match v {
+        None => String::new(),
+        Some(serde_json::Value::String(s)) => {
+            let mut s = s.clone();
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s
+        }
+        Some(v) => crate::yaml::to_yaml(v),
+    }
+}
+
+/// `before` against `after` as a line diff: `- ` removed lines, `+ ` added
+/// ones, `  ` the same (the header line says which is which).
+pub(crate) fn block_diff(
+    before: &Option<serde_json::Value>,
+    after: &Option<serde_json::Value>,
+    t: Theme,
+) -> Vec<Line<'static>> {
+    let (a, b) = (block_text(before), block_text(after));
+    let mut lines = vec![Line::from(Span::styled(
+        match (before, after) {
+            (None, _) => "live: none; the apply sets:".to_string(),
+            (_, None) => "live, which the apply removes:".to_string(),
+            _ if a == b => "live (unchanged by the apply):".to_string(),
+            _ => "live → after the apply (- live, + applied):".to_string(),
+        },
+        t.fg(Color::DarkGray),
+    ))];
+    let diff = similar::TextDiff::from_lines(&a, &b);
+    for c in diff.iter_all_changes() {
+        let (mark, style) = match c.tag() {
+            similar::ChangeTag::Equal => (' ', Style::default()),
+            similar::ChangeTag::Delete => ('-', t.fg(Color::Red)),
+            similar::ChangeTag::Insert => ('+', t.fg(Color::Green)),
+        };
+        let text = c.value().trim_end_matches('\n');
+        lines.push(Line::from(Span::styled(format!("{mark} {text}"), style)));
+    }
+    lines
+}
+
 /// The box under the table: the selected field whole (path, the three
 /// values, the reason, its hazards and cause).
 /// The box under the field table: the selected row whole. `released`:
@@ -74,25 +120,53 @@ pub(crate) fn field_detail(
     } else {
         field_word(f.action)
     };
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled(
-                format!("{word} "),
-                t.field(f.action).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                f.path.clone(),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-        ]),
-        Line::from(format!(
+    let mut lines = vec![Line::from(vec![
+        Span::styled(
+            format!("{word} "),
+            t.field(f.action).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            f.path.clone(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+    ])];
+    let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
+        && [&f.last_applied, &f.live, &f.config]
+            .into_iter()
+            .flatten()
+            .any(fieldtable::is_structured);
+    if structured {
+        // As kubectl diff shows them: YAML (or the text), live against
+        // what the apply makes of it, line by line.
+        let side = |v: &Option<serde_json::Value>| {
+            fieldtable::cell_value_against(o, &f.path, v, &f.config)
+        };
+        let last = if f.last_applied.is_some() && f.last_applied == f.live {
+            "the same as live".to_string()
+        } else if f.last_applied.is_some() && f.last_applied == f.config {
+            "the same as the config".to_string()
+        } else {
+            side(&f.last_applied)
+        };
+        lines.push(Line::from(Span::styled(
+            format!("last-applied: {last}"),
+            t.fg(Color::DarkGray),
+        )));
+        let after = match f.action {
+            FieldAction::Keep => &f.live,
+            _ if released => &f.live,
+            _ => &f.config,
+        };
+        lines.extend(block_diff(&f.live, after, t));
+    } else {
+        lines.push(Line::from(format!(
             "last-applied {} · live {} · config {}{}",
             show_value(o, &f.path, &f.last_applied),
             show_value(o, &f.path, &f.live),
             show_value(o, &f.path, &f.config),
             fieldtable::secret_change(o, f).map_or(String::new(), |w| format!(" ({w})"))
-        )),
-    ];
+        )));
+    }
     let why_style = if fieldtable::is_drift(f) {
         t.fg(DRIFT).add_modifier(Modifier::BOLD)
     } else {

@@ -9,22 +9,15 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-/// Whether `path` is the manifest file `object` was read from and it holds
-/// other objects too (then the export replaces only its document).
-pub(crate) fn shares_file(app: &App, object: &ObjectPlan, path: &str) -> bool {
+/// Whether `path` is the manifest file `object` was read from (then the
+/// export replaces only its document; into another file it is added).
+pub(crate) fn shares_file(object: &ObjectPlan, path: &str) -> bool {
     let file = |o: &ObjectPlan| {
         o.source
             .as_deref()
             .map(|s| s.rsplit_once(':').map_or(s, |(f, _)| f).to_string())
     };
     file(object).as_deref() == Some(path)
-        && app
-            .plan
-            .objects
-            .iter()
-            .filter(|o| file(o).as_deref() == Some(path))
-            .count()
-            > 1
 }
 
 /// A dialog's content: the body wraps and scrolls; the footer (prompt,
@@ -170,24 +163,49 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ],
             }
         }
-        Popup::ExportOverwrite { object, path } => PopupView {
+        Popup::ExportOverwrite {
+            object,
+            path,
+            changes,
+        } => PopupView {
             title: "File exists",
             width: 80,
-            body: vec![
+            body: [
                 Line::from(Span::styled(
                     format!("{path} exists."),
                     t.fg(Color::Red).add_modifier(Modifier::BOLD),
                 )),
-                Line::from(if shares_file(app, object, path) {
+                Line::from(if shares_file(object, path) {
                     format!(
-                        "y replaces the document of {} in it; its other objects stay.",
+                        "y replaces the document of {} in it with the live object (its \
+                         pending change there is lost); the comments heading it and the \
+                         file's other documents stay.",
                         object.id()
                     )
                 } else {
-                    format!("y replaces all of it with the export of {}.", object.id())
+                    format!(
+                        "y adds the export of {} at its end as a document of its own; \
+                         nothing in it is replaced.",
+                        object.id()
+                    )
                 }),
-            ],
-            footer: vec![keys_line("y overwrite · n/Esc keep the file", t)],
+            ]
+            .into_iter()
+            .chain((!changes.is_empty()).then(|| Line::from("What changes in it:")))
+            // The lines the write changes, as a diff: red gone, green added.
+            .chain(changes.iter().map(|c| {
+                let style = match c.chars().next() {
+                    Some('-') => t.fg(Color::Red),
+                    Some('+') => t.fg(Color::Green),
+                    _ => t.fg(Color::DarkGray),
+                };
+                Line::from(Span::styled(c.clone(), style))
+            }))
+            .collect(),
+            footer: vec![keys_line(
+                "y write into it · n/Esc keep the file as it is",
+                t,
+            )],
         },
         Popup::QuitConfirm { marked, queued } => {
             let mut what = Vec::new();

@@ -20,6 +20,8 @@ const MARK_W: usize = 2;
 const MAX_VALUE_LINES: usize = 3;
 /// The action column ("clear").
 const ACT_W: usize = 5;
+/// The fewest columns a path's label is cut to when its pane has room.
+const MIN_LABEL: usize = 16;
 
 /// One line of the table body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,12 +167,90 @@ pub fn ordered(o: &ObjectPlan, show_kept: bool) -> Vec<&FieldChange> {
 
 /// A value in a table cell: strings bare, `—` for no value, Secret data
 /// masked (by the one masker, [`crate::mask`]), control characters escaped.
+/// Lists, maps and multi-line strings as a summary (the box under the table
+/// shows them whole, as YAML or text, with a line diff): see [`summary`].
 pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+    cell_value_against(o, path, v, &None)
+}
+
+/// [`cell_value`], naming what differs from `other` in a summary.
+pub fn cell_value_against(
+    o: &ObjectPlan,
+    path: &str,
+    v: &Option<Value>,
+    other: &Option<Value>,
+) -> String {
     match v {
         None => "—".to_string(),
         Some(_) if mask::is_secret_field(&o.kind, path) => mask::MASK.to_string(),
+        Some(v) if is_structured(v) => esc(&summary(v, other.as_ref())),
         Some(Value::String(s)) => esc(s),
         Some(v) => esc(&v.to_string()),
+    }
+}
+
+/// A list, a map or a string of more than one line: shown in a cell as a
+/// summary, in the box and the dialogs as a block.
+pub fn is_structured(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(m) => !m.is_empty(),
+        Value::String(s) => s.trim_end_matches('\n').contains('\n'),
+        _ => false,
+    }
+}
+
+/// `[3 items]`, `[3 items, name=web changed]`, `{2 keys}`, `{4 keys, b
+/// changed}`, `.:53 {… (12 lines)`: a structured value in a few columns,
+/// naming the one element or key that differs from `other` where only one
+/// does.
+pub fn summary(v: &Value, other: Option<&Value>) -> String {
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    match v {
+        Value::Array(a) => {
+            let mut out = format!("[{}", plural(a.len(), "item", "items"));
+            if let Some(Value::Array(b)) = other {
+                let changed: Vec<usize> =
+                    (0..a.len()).filter(|&i| b.get(i) != Some(&a[i])).collect();
+                if let ([i], true) = (changed.as_slice(), a.len() == b.len()) {
+                    // A keyed element by its name, else by its place.
+                    let name = a[*i]
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| format!("[{i}]"), |n| format!("name={n}"));
+                    out.push_str(&format!(", {name} changed"));
+                }
+            }
+            out.push(']');
+            out
+        }
+        Value::Object(m) => {
+            let mut out = format!("{{{}", plural(m.len(), "key", "keys"));
+            if let Some(Value::Object(b)) = other {
+                let changed: Vec<&String> = m
+                    .iter()
+                    .filter(|(k, v)| b.get(*k) != Some(v))
+                    .map(|(k, _)| k)
+                    .collect();
+                if let ([k], true) = (changed.as_slice(), m.len() == b.len()) {
+                    out.push_str(&format!(", {k} changed"));
+                }
+            }
+            out.push('}');
+            out
+        }
+        Value::String(s) => {
+            let n = s.trim_end_matches('\n').lines().count();
+            let first = s.lines().next().unwrap_or_default();
+            format!("{first}… ({n} lines)")
+        }
+        v => v.to_string(),
     }
 }
 
@@ -404,11 +484,11 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
             let f = &o.fields[i];
             let config = match secret_change(o, f) {
                 Some(word) => word.to_string(),
-                None => cell_value(o, &f.path, &f.config),
+                None => cell_value_against(o, &f.path, &f.config, &f.live),
             };
             [
-                cell_value(o, &f.path, &f.last_applied),
-                cell_value(o, &f.path, &f.live),
+                cell_value_against(o, &f.path, &f.last_applied, &f.config),
+                cell_value_against(o, &f.path, &f.live, &f.config),
                 config,
             ]
         })
@@ -446,7 +526,17 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         .any(|&(_, _, i)| is_drift(&o.fields[i]) || !o.fields[i].hazards.is_empty());
     let mark_w = MARK_W + usize::from(marked);
     let avail = total.saturating_sub(mark_w);
-    let mut path = path_nat.min((avail * 45 / 100).max(12));
+    // No label is cut below MIN_LABEL columns (a label key or field name
+    // must read): the values wrap instead. Only a pane too narrow for that
+    // and four columns per value cuts further.
+    let floor = rows_in
+        .iter()
+        .map(|(d, l, _)| d * INDENT + width(l).min(MIN_LABEL))
+        .max()
+        .unwrap_or(4)
+        .max(4)
+        .min(avail.saturating_sub(3 + 3 * 4 + 1 + ACT_W));
+    let mut path = path_nat.min((avail * 45 / 100).max(12)).max(floor);
     let need = |path: usize, vals: usize| path + 3 + vals;
     let vals_c: usize = vc.iter().sum();
     let reason_want = reason_nat.min(14);
@@ -455,7 +545,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
     // narrow for the shortest path and values goes without.
     let (act, reason_on) = if need(path, vals_c) + 1 + ACT_W + 1 + reason_want <= avail {
         (ACT_W, reason_nat > 0)
-    } else if need(path_nat.min(10), 3 * 4) + 1 + ACT_W <= avail {
+    } else if need(floor.max(path_nat.min(10)), 3 * 4) + 1 + ACT_W <= avail {
         (ACT_W, false)
     } else {
         (0, false)
@@ -466,7 +556,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         // The values wrap first (whole, on two lines), then the path gives
         // way, down to 10 columns: a wrapped value still reads whole, a cut
         // path does not.
-        let short = path_nat.min(10);
+        let short = floor.max(path_nat.min(10));
         let wrapped: usize = vc.iter().map(|w| w.div_ceil(2).max(4)).sum();
         path = avail
             .saturating_sub(3 + wrapped + extra(act))

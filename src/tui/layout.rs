@@ -88,8 +88,18 @@ pub(crate) fn field_areas(
         inner.height.saturating_sub(head_h),
     );
     let tallest = app.tallest_detail(o, rest.width);
+    // The box grows with its content (a Corefile, a rule group): into what
+    // the table leaves free; a long table keeps a third of the pane.
+    let table_need = app
+        .field_layout(rest.width as usize)
+        .map_or(0, |l| u16::try_from(l.lines.len()).unwrap_or(u16::MAX))
+        .saturating_add(1);
+    let cap = rest
+        .height
+        .saturating_sub(table_need.min(rest.height / 3))
+        .max(4);
     let detail_h = if rest.height >= 10 {
-        (tallest + 1).clamp(4, (rest.height / 3).max(4))
+        (tallest + 1).clamp(4, cap)
     } else {
         0
     };

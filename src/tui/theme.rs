@@ -18,6 +18,8 @@ pub struct Theme {
     pub color: bool,
     /// ASCII borders (TERM=dumb).
     pub ascii: bool,
+    /// A light background (`--theme`).
+    pub light: bool,
 }
 
 /// Borders a dumb terminal can draw.
@@ -37,7 +39,41 @@ impl Theme {
         Theme {
             color: opts.color,
             ascii: opts.ascii,
+            light: opts.light,
         }
+    }
+
+    /// Borders and other chrome that must not shout but must show: grey
+    /// on a dark background, the palette's dark grey on a light one (where
+    /// light grey nearly vanishes).
+    pub(crate) fn muted(self) -> Style {
+        self.fg(if self.light {
+            Color::DarkGray
+        } else {
+            Color::Gray
+        })
+    }
+
+    /// A syntax colour of the YAML view in the terminal's own palette
+    /// (named ANSI colours, no fixed RGB), per theme.
+    pub(crate) fn syntax(self, c: crate::highlight::Rgb) -> Style {
+        use crate::highlight as h;
+        let light = self.light;
+        let named = match c {
+            h::KEY if light => Color::Blue,
+            h::KEY => Color::LightBlue,
+            h::STRING => Color::Green,
+            h::NUMBER if light => Color::Magenta,
+            h::NUMBER => Color::Yellow,
+            h::CONSTANT => Color::Magenta,
+            h::COMMENT => Color::DarkGray,
+            h::ANCHOR if light => Color::Red,
+            h::ANCHOR => Color::LightYellow,
+            h::ESCAPE => Color::Cyan,
+            // Punctuation and the rest: the terminal's own foreground.
+            _ => return Style::default(),
+        };
+        self.fg(named)
     }
 
     /// A block with this theme's border characters.
@@ -198,7 +234,7 @@ pub(crate) fn block(title: String, focused: bool, t: Theme) -> Block<'static> {
     let style = if focused {
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     } else {
-        t.fg(Color::Gray)
+        t.muted()
     };
     t.block()
         .borders(Borders::ALL)

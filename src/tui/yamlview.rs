@@ -3,7 +3,7 @@
 
 use super::app::App;
 use super::theme::Theme;
-use crate::highlight::{Rgb, highlight_yaml};
+use crate::highlight::highlight_yaml;
 use crate::mask::mask_secret_pair;
 use crate::merge::PatchType;
 use crate::merge::apply::{apply_merge, apply_strategic};
@@ -222,8 +222,8 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
                 let mut spans = vec![Span::raw("  ")];
                 match change.new_index().and_then(|i| highlighted.get(i)) {
                     Some(hl) => {
-                        for (Rgb(r, g, b), s) in hl {
-                            spans.push(Span::styled(s.clone(), t.fg(Color::Rgb(*r, *g, *b))));
+                        for (rgb, s) in hl {
+                            spans.push(Span::styled(s.clone(), t.syntax(*rgb)));
                         }
                     }
                     None => {
@@ -238,10 +238,10 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
                 changed.push(false);
                 continue;
             }
-            let (sign, base, emph_bg) = if tag == ChangeTag::Delete {
-                ("- ", t.fg(Color::Red), Color::Rgb(110, 30, 30))
+            let (sign, base) = if tag == ChangeTag::Delete {
+                ("- ", t.fg(Color::Red))
             } else {
-                ("+ ", t.fg(Color::Green), Color::Rgb(30, 90, 30))
+                ("+ ", t.fg(Color::Green))
             };
             let mut spans = vec![Span::styled(sign, base.add_modifier(Modifier::BOLD))];
             for (emph, s) in change.iter_strings_lossy() {
@@ -251,8 +251,9 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
                 }
                 let style = if emph {
                     // Underline keeps word changes visible without colour.
-                    base.patch(t.bg(emph_bg))
-                        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+                    // Reversed: the palette's red or green behind the
+                    // terminal's own background colour, on any theme.
+                    base.add_modifier(Modifier::BOLD | Modifier::UNDERLINED | Modifier::REVERSED)
                 } else {
                     base
                 };

@@ -109,3 +109,68 @@ pub fn json_diff(a: &Value, b: &Value) -> String {
         .context_radius(4)
         .to_string()
 }
+
+/// `text` with what differs between two runs of one history masked:
+/// RFC 3339 times (`TIME`), UUIDs (`UID`) and IPv4 addresses (`IP`), the
+/// forms managedFields times, uids and cluster IPs take in kapply's plan.
+pub fn mask_volatile(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(n) = time_at(&b[i..]) {
+            out.push_str("TIME");
+            i += n;
+        } else if let Some(n) = uuid_at(&b[i..]) {
+            out.push_str("UID");
+            i += n;
+        } else if let Some(n) = ipv4_at(&b[i..]) {
+            out.push_str("IP");
+            i += n;
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// Bytes matching `shape` (`9` a digit, `x` a hex digit, else itself).
+fn shaped(b: &[u8], shape: &str) -> bool {
+    b.len() >= shape.len()
+        && shape.bytes().zip(b).all(|(s, &c)| match s {
+            b'9' => c.is_ascii_digit(),
+            b'x' => c.is_ascii_hexdigit(),
+            s => s == c,
+        })
+}
+
+fn time_at(b: &[u8]) -> Option<usize> {
+    shaped(b, "9999-99-99T99:99:99Z").then_some(20)
+}
+
+fn uuid_at(b: &[u8]) -> Option<usize> {
+    shaped(b, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx").then_some(36)
+}
+
+fn ipv4_at(b: &[u8]) -> Option<usize> {
+    // Only right after a quote: a whole JSON string of four numbers.
+    let mut i = 0;
+    for part in 0..4 {
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 3 {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        if part < 3 {
+            if b.get(i) != Some(&b'.') {
+                return None;
+            }
+            i += 1;
+        }
+    }
+    matches!(b.get(i), Some(b'"' | b'\\')).then_some(i)
+}

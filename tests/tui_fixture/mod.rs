@@ -534,3 +534,97 @@ pub fn text(app: &App) -> String {
     }
     out
 }
+
+/// Real objects with structured values (issue 23): CoreDNS's Corefile (a
+/// multi-line string), a container's args (a list) and a PrometheusRule's
+/// rule group (a list of maps).
+pub fn structured() -> Plan {
+    let old_corefile = ".:53 {\n    errors\n    health {\n       lameduck 5s\n    }\n    ready\n    \
+        kubernetes cluster.local in-addr.arpa ip6.arpa {\n       pods insecure\n       \
+        fallthrough in-addr.arpa ip6.arpa\n       ttl 30\n    }\n    prometheus :9153\n    \
+        forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }\n    cache 30\n    \
+        loop\n    reload\n    loadbalance\n}\n";
+    let new_corefile = old_corefile
+        .replace("cache 30", "cache 60")
+        .replace("    loop\n", "    log\n    loop\n");
+    let mut coredns = object(
+        "v1",
+        "ConfigMap",
+        Some("kube-system"),
+        "coredns",
+        ObjectAction::Update,
+    );
+    coredns.source = Some("coredns/configmap.yaml:1".into());
+    coredns.fields = vec![field(
+        "data.Corefile",
+        Some(json!(old_corefile)),
+        Some(json!(old_corefile)),
+        Some(json!(new_corefile)),
+        FieldAction::Set,
+        "config differs from live",
+    )];
+    let args = |v: &str| {
+        json!([
+            "/nginx-ingress-controller",
+            "--election-id=ingress-nginx-leader",
+            "--controller-class=k8s.io/ingress-nginx",
+            "--ingress-class=nginx",
+            "--configmap=$(POD_NAMESPACE)/ingress-nginx-controller",
+            format!("--validating-webhook={v}"),
+            "--validating-webhook-certificate=/usr/local/certificates/cert",
+        ])
+    };
+    let mut controller = object(
+        "apps/v1",
+        "Deployment",
+        Some("ingress-nginx"),
+        "ingress-nginx-controller",
+        ObjectAction::Update,
+    );
+    controller.source = Some("ingress-nginx/deploy.yaml:412".into());
+    controller.fields = vec![field(
+        "spec.template.spec.containers[name=controller].args",
+        Some(args(":8443")),
+        Some(args(":8443")),
+        Some(args(":9443")),
+        FieldAction::Set,
+        "config differs from live",
+    )];
+    let group = |expr: &str| {
+        json!([{"name": "kubernetes-apps", "rules": [
+            {"alert": "KubePodCrashLooping",
+             "expr": expr,
+             "for": "15m",
+             "labels": {"severity": "warning"}},
+            {"alert": "KubePodNotReady",
+             "expr": "sum by (namespace, pod) (kube_pod_status_phase{phase=~\"Pending|Unknown\"}) > 0",
+             "for": "15m",
+             "labels": {"severity": "warning"}}]}])
+    };
+    let mut rule = object(
+        "monitoring.coreos.com/v1",
+        "PrometheusRule",
+        Some("monitoring"),
+        "kubernetes-apps",
+        ObjectAction::Update,
+    );
+    rule.source = Some("kube-prometheus/kubernetes-rules.yaml:1".into());
+    rule.fields = vec![field(
+        "spec.groups",
+        Some(group(
+            "max_over_time(kube_pod_container_status_waiting_reason{reason=\"CrashLoopBackOff\"}[5m]) >= 1",
+        )),
+        Some(group(
+            "max_over_time(kube_pod_container_status_waiting_reason{reason=\"CrashLoopBackOff\"}[5m]) >= 1",
+        )),
+        Some(group(
+            "max_over_time(kube_pod_container_status_waiting_reason{reason=\"CrashLoopBackOff\"}[10m]) >= 1",
+        )),
+        FieldAction::Set,
+        "config differs from live",
+    )];
+    Plan {
+        objects: vec![coredns, controller, rule],
+        prune_skipped: None,
+    }
+}

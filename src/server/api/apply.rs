@@ -64,7 +64,13 @@ pub(super) fn apply_conflicts(
         if e["manager"] == manager && e["operation"] == "Apply" {
             continue;
         }
-        let owner = e["manager"].as_str().unwrap_or_default().to_string();
+        let owner = match e["subresource"].as_str().filter(|s| !s.is_empty()) {
+            Some(sub) => format!(
+                "{}\" with subresource \"{sub}",
+                e["manager"].as_str().unwrap_or_default()
+            ),
+            None => e["manager"].as_str().unwrap_or_default().to_string(),
+        };
         let theirs = fields::from_fields_v1(&e["fieldsV1"]);
         for p in applied.intersection(&theirs) {
             if p.last().is_some_and(|pe| pe == ".") {
@@ -74,6 +80,14 @@ pub(super) fn apply_conflicts(
                 conflicts.push((owner.clone(), fields::display(p)));
             }
         }
+    }
+    // As the real server: kubectl's own manager moving from client-side
+    // apply may take the fields its last-applied annotation names, when the
+    // object still holds those values (nobody changed them since).
+    if manager == "kubectl"
+        && let Some(allowed) = last_applied_fields(r, old)
+    {
+        conflicts.retain(|(_, f)| !allowed.contains(f));
     }
     if conflicts.is_empty() {
         return Ok(());
@@ -104,4 +118,23 @@ pub(super) fn apply_conflicts(
             "kind": r.plural, "causes": causes})),
         ..ApiError::new(409, "Conflict", message)
     })
+}
+
+/// The fields (as conflicts name them) of the last-applied annotation of
+/// `old`, when every one of them still has its last-applied value.
+fn last_applied_fields(
+    r: &ResourceInfo,
+    old: &Value,
+) -> Option<std::collections::BTreeSet<String>> {
+    let text = old["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()?;
+    let last: Value = serde_json::from_str(text).ok()?;
+    let set = fields::leaves(&last, super::schema_of(r));
+    let same = set
+        .iter()
+        .filter(|p| p.last().is_none_or(|pe| pe != "."))
+        // An empty map written (`annotations: {}`) names no field.
+        .filter(|p| !matches!(fields::lookup(&last, p), Some(Value::Object(m)) if m.is_empty()))
+        .all(|p| fields::lookup(old, p) == fields::lookup(&last, p));
+    same.then(|| set.iter().map(|p| fields::display(p)).collect())
 }

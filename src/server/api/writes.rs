@@ -55,6 +55,50 @@ impl WriteCtx<'_> {
     }
 }
 
+/// What is wrong with `name` for an object of this kind, as kube-apiserver
+/// validates names per kind: RBAC objects take any path segment name
+/// (`system:coredns`), a Namespace a DNS label, a Service a DNS-1035
+/// label, everything else a DNS subdomain.
+fn name_problem(group: &str, kind: &str, name: &str) -> Option<String> {
+    match (group, kind) {
+        ("rbac.authorization.k8s.io", _) => match name {
+            "." => Some("may not be '.'".into()),
+            ".." => Some("may not be '..'".into()),
+            _ if name.contains('/') => Some("may not contain '/'".into()),
+            _ if name.contains('%') => Some("may not contain '%'".into()),
+            _ => None,
+        },
+        ("", "Namespace") => (!is_dns_label(name, false)).then(|| {
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \
+             '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or \
+             '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+                .into()
+        }),
+        ("", "Service") => (!is_dns_label(name, true)).then(|| {
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start \
+             with an alphabetic character, and end with an alphanumeric character (e.g. \
+             'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+                .into()
+        }),
+        _ => (!is_dns_name(name)).then(|| {
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+             '-' or '.', and must start and end with an alphanumeric character"
+                .into()
+        }),
+    }
+}
+
+/// A DNS label (at most 63, no dots); `alpha_first`: DNS-1035's rule.
+fn is_dns_label(s: &str, alpha_first: bool) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && (!alpha_first || s.starts_with(|c: char| c.is_ascii_lowercase()))
+}
+
 fn is_dns_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
@@ -231,16 +275,14 @@ pub(super) fn create(
             ));
         }
     }
-    if !is_dns_name(&name) {
+    if let Some(problem) = name_problem(&r.group, &r.kind, &name) {
         return Err(ApiError::invalid(
             r,
             &name,
             &[Cause::new(
                 "metadata.name",
                 "FieldValueInvalid",
-                format!(
-                    "Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-                ),
+                format!("Invalid value: {name:?}: {problem}"),
             )],
         ));
     }
@@ -384,6 +426,8 @@ fn write_served(
         };
         defaults::apply(&mut new, &mut next_ip);
     }
+    schema_defaults(st, r, &mut new);
+    drop_null_timestamps(&mut new);
     let causes = validate::validate(&new, old);
     if !causes.is_empty() {
         return Err(ApiError::invalid(r, &name, &causes));
@@ -403,7 +447,14 @@ fn write_served(
                     }
                 }
             }
-            if has_generation(r) && !same_but(o, &new, &["metadata", "status"], &[]) {
+            // A Deployment's annotations count too: kube-apiserver's
+            // strategy bumps it for them (they are copied to ReplicaSets).
+            let annotations = r.group == "apps"
+                && r.kind == "Deployment"
+                && o["metadata"]["annotations"] != new["metadata"]["annotations"];
+            if has_generation(r)
+                && (annotations || !same_but(o, &new, &["metadata", "status"], &[]))
+            {
                 let g = o["metadata"]["generation"].as_i64().unwrap_or(1);
                 new["metadata"]["generation"] = json!(g + 1);
             }
@@ -446,6 +497,9 @@ fn write_served(
             applied: ctx.applied.clone(),
         },
     );
+    if old.is_none() {
+        added_on_create(r, &mut new);
+    }
     if let Some(o) = old {
         // A write that changes nothing keeps the resourceVersion.
         if same_but(o, &new, &[], &["resourceVersion", "managedFields"]) {
@@ -471,6 +525,152 @@ fn write_served(
         object: served(r, new),
         json,
     })
+}
+
+/// kube-apiserver decodes into typed objects, and a zero creationTimestamp
+/// is not printed: the `creationTimestamp: null` kubectl create and run send
+/// in a template's metadata is not stored.
+fn drop_null_timestamps(o: &mut Value) {
+    fn drop(meta: Option<&mut Value>) {
+        if let Some(m) = meta.and_then(Value::as_object_mut)
+            && m.get("creationTimestamp").is_some_and(Value::is_null)
+        {
+            m.remove("creationTimestamp");
+        }
+    }
+    let Some(spec) = o.get_mut("spec") else {
+        return;
+    };
+    drop(spec.pointer_mut("/template/metadata"));
+    drop(spec.pointer_mut("/jobTemplate/metadata"));
+    drop(spec.pointer_mut("/jobTemplate/spec/template/metadata"));
+    if let Some(claims) = spec
+        .get_mut("volumeClaimTemplates")
+        .and_then(Value::as_array_mut)
+    {
+        for claim in claims {
+            drop(claim.get_mut("metadata"));
+        }
+    }
+}
+
+/// A custom resource gets the `default`s of its CRD's structural schema
+/// (the written version's), as kube-apiserver defaults it on every write.
+fn schema_defaults(st: &State, r: &ResourceInfo, o: &mut Value) {
+    if !r.custom {
+        return;
+    }
+    let key = (
+        "apiextensions.k8s.io".to_string(),
+        "customresourcedefinitions".to_string(),
+        String::new(),
+        format!("{}.{}", r.plural, r.group),
+    );
+    let Some(crd) = st.get(&key) else {
+        return;
+    };
+    let version = crd["spec"]["versions"]
+        .as_array()
+        .and_then(|vs| vs.iter().find(|v| v["name"] == r.version.as_str()));
+    if let Some(schema) = version.map(|v| &v["schema"]["openAPIV3Schema"]) {
+        default_from_schema(schema, o);
+    }
+}
+
+/// Fills in `v`'s absent properties that `schema` gives a default, then
+/// walks into its properties, additionalProperties and list items.
+fn default_from_schema(schema: &Value, v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(props) = schema["properties"].as_object() {
+                for (k, s) in props {
+                    if !map.contains_key(k)
+                        && let Some(d) = s.get("default")
+                    {
+                        map.insert(k.clone(), d.clone());
+                    }
+                    if let Some(child) = map.get_mut(k) {
+                        default_from_schema(s, child);
+                    }
+                }
+            }
+            if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                for child in map.values_mut() {
+                    default_from_schema(extra, child);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(s) = schema.get("items") {
+                for item in items {
+                    default_from_schema(s, item);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What kube-apiserver adds to a new object besides defaulting, after the
+/// field manager has recorded the request (so no manager owns it): a Job's
+/// selector and pod-template labels (its create strategy, unless
+/// `spec.manualSelector`), and a claim's `kubernetes.io/pvc-protection`
+/// finalizer (the StorageObjectInUseProtection admission plugin; the
+/// embedded server deletes at once, as the protection controller does for a
+/// claim no Pod uses).
+fn added_on_create(r: &ResourceInfo, o: &mut Value) {
+    match (r.group.as_str(), r.kind.as_str()) {
+        ("batch", "Job") if o["spec"]["manualSelector"] != json!(true) => {
+            let uid = o["metadata"]["uid"].clone();
+            let name = o["metadata"]["name"].clone();
+            let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) else {
+                return;
+            };
+            let template = spec.entry("template").or_insert_with(|| json!({}));
+            if let Some(t) = template.as_object_mut() {
+                let meta = t.entry("metadata").or_insert_with(|| json!({}));
+                if let Some(meta) = meta.as_object_mut() {
+                    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+                    if let Some(labels) = labels.as_object_mut() {
+                        // A label the user set is kept (validation judges it).
+                        for (key, value) in [
+                            ("job-name", &name),
+                            ("batch.kubernetes.io/job-name", &name),
+                            ("controller-uid", &uid),
+                            ("batch.kubernetes.io/controller-uid", &uid),
+                        ] {
+                            labels.entry(key).or_insert_with(|| value.clone());
+                        }
+                    }
+                }
+            }
+            let selector = spec.entry("selector").or_insert_with(|| json!({}));
+            if let Some(selector) = selector.as_object_mut() {
+                let ml = selector.entry("matchLabels").or_insert_with(|| json!({}));
+                if let Some(ml) = ml.as_object_mut() {
+                    ml.entry("batch.kubernetes.io/controller-uid")
+                        .or_insert(uid);
+                }
+            }
+        }
+        ("", "PersistentVolumeClaim") | ("", "PersistentVolume") => {
+            let finalizer = if r.kind == "PersistentVolume" {
+                "kubernetes.io/pv-protection"
+            } else {
+                "kubernetes.io/pvc-protection"
+            };
+            let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) else {
+                return;
+            };
+            let list = meta.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(list) = list.as_array_mut()
+                && !list.iter().any(|f| f == finalizer)
+            {
+                list.push(json!(finalizer));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether `a` and `b` are equal but for the top-level fields `top` and

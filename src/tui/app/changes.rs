@@ -110,6 +110,14 @@ impl App {
                     .filter(|f| f.action != FieldAction::Keep && f.path != item.path)
                     .map(|f| f.path.clone())
                     .collect();
+                // A row left out is not sent at all: not released either
+                // (as `Space` on a released row does).
+                if let Some(released) = self.released.get_mut(id) {
+                    released.retain(|p| !others.contains(p));
+                    if released.is_empty() {
+                        self.released.remove(id);
+                    }
+                }
                 if others.is_empty() {
                     self.excluded.remove(id);
                 } else {

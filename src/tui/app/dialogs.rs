@@ -238,7 +238,11 @@ impl App {
                 input,
                 note,
             } => self.export_path_key(k, object, input, note),
-            Popup::ExportOverwrite { object, path } => self.export_overwrite_key(k, object, path),
+            Popup::ExportOverwrite {
+                object,
+                path,
+                changes,
+            } => self.export_overwrite_key(k, object, path, changes),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
             Popup::QuitConfirm { marked, queued } => match k.code {
                 KeyCode::Char('y' | 'q') | KeyCode::Enter => vec![Effect::Quit],
@@ -304,6 +308,7 @@ impl App {
         k: KeyEvent,
         object: ObjectPlan,
         path: String,
+        changes: Vec<String>,
     ) -> Vec<Effect> {
         match k.code {
             KeyCode::Char('y') => {
@@ -313,7 +318,13 @@ impl App {
             KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
                 self.say(format!("export cancelled: {path} left as it was"), false);
             }
-            _ => self.popup = Some(Popup::ExportOverwrite { object, path }),
+            _ => {
+                self.popup = Some(Popup::ExportOverwrite {
+                    object,
+                    path,
+                    changes,
+                })
+            }
         }
         Vec::new()
     }

@@ -37,6 +37,9 @@ pub struct Options {
     pub mouse: bool,
     /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
     pub ascii: bool,
+    /// The terminal's background is light (`--theme light`, or `auto` and
+    /// COLORFGBG says so): muted colours chosen to read on it.
+    pub light: bool,
     /// A directory the manifests were written to for the user (the demo's
     /// temporary one): sources under it are shown relative to it.
     pub source_root: Option<String>,
@@ -48,6 +51,7 @@ impl Default for Options {
             color: true,
             mouse: true,
             ascii: false,
+            light: false,
             source_root: None,
         }
     }
@@ -69,7 +73,22 @@ impl Options {
             color: !dumb && no_color.is_none_or(|v| v.is_empty()),
             mouse: true,
             ascii: dumb,
+            light: false,
             source_root: None,
+        }
+    }
+
+    /// Whether `--theme` (`light`, `dark` or `auto`) means a light
+    /// background; `auto` reads COLORFGBG (`fg;bg`, as rxvt, Konsole and
+    /// iTerm2 set it: a background of 7 or 9-15 is light), else dark.
+    pub fn light_theme(theme: &str, colorfgbg: Option<&str>) -> bool {
+        match theme {
+            "light" => true,
+            "dark" => false,
+            _ => colorfgbg
+                .and_then(|v| v.rsplit(';').next())
+                .and_then(|bg| bg.trim().parse::<u8>().ok())
+                .is_some_and(|bg| bg == 7 || (9..=15).contains(&bg)),
         }
     }
 }
@@ -249,10 +268,12 @@ pub enum Popup {
         input: String,
         note: Option<String>,
     },
-    /// The export's path exists: `y` overwrites it.
+    /// The export's path exists: `y` writes into it (see
+    /// [`Exported::Preview`]): what that changes in the file.
     ExportOverwrite {
         object: ObjectPlan,
         path: String,
+        changes: Vec<String>,
     },
     /// `q` with objects marked for apply or deletes queued: `y` quits,
     /// dropping them.
@@ -941,7 +962,18 @@ impl App {
                         return self.begin_load();
                     }
                     Ok(Exported::Exists(path)) => {
-                        self.open_popup(Popup::ExportOverwrite { object, path });
+                        self.open_popup(Popup::ExportOverwrite {
+                            object,
+                            path,
+                            changes: Vec::new(),
+                        });
+                    }
+                    Ok(Exported::Preview { path, changes }) => {
+                        self.open_popup(Popup::ExportOverwrite {
+                            object,
+                            path,
+                            changes,
+                        });
                     }
                     Err(e) => {
                         self.log_entry(false, format!("{name} export failed: {e}"));

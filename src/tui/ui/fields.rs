@@ -134,9 +134,21 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             .border_style(t.fg(Color::DarkGray));
         let di = b.inner(a.detail);
         b.render(a.detail, buf);
+        let total = crate::tui::layout::wrapped_height(&lines, di.width);
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(di, buf);
+        // Cut: the last row says how much more there is, and where it reads whole.
+        if total > di.height && di.height > 0 {
+            let more = total - di.height + 1;
+            let last = Rect::new(di.x, di.y + di.height - 1, di.width, 1);
+            ratatui::widgets::Clear.render(last, buf);
+            Paragraph::new(Line::from(Span::styled(
+                format!("… {more} more line(s): y shows the YAML view"),
+                t.fg(Color::Yellow),
+            )))
+            .render(last, buf);
+        }
     }
 }
 

@@ -10,7 +10,19 @@ use ratatui::widgets::{Paragraph, Widget};
 
 pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let mut lines = vec![context_line(app, area.width as usize, t)];
-    lines.push(counts_line(app, t));
+    // Room for the counts beside what the right end says (watching).
+    let reserve = app
+        .live
+        .as_ref()
+        .map_or(0, |l| l.label().chars().count() + 2);
+    // Narrow: words only beside counts that are not zero, then the marks
+    // and numbers alone (the help's legend says what each mark means).
+    let counts = [Words::All, Words::NonZero, Words::None]
+        .into_iter()
+        .map(|w| counts_line(app, t, w))
+        .find(|l| l.width() + reserve <= area.width as usize)
+        .unwrap_or_else(|| counts_line(app, t, Words::None));
+    lines.push(counts);
     // One row (a tiny terminal): the counts, which say what apply does.
     if area.height < 2 {
         lines.remove(0);
@@ -104,9 +116,23 @@ pub(crate) fn context_line(app: &App, width: usize, t: Theme) -> Line<'static> {
 
 /// The counts of what apply would do (or, before live state is known, that
 /// it is loading).
-fn counts_line(app: &App, t: Theme) -> Line<'static> {
+/// Which counts the header names in words.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Words {
+    All,
+    NonZero,
+    None,
+}
+
+fn counts_line(app: &App, t: Theme, words: Words) -> Line<'static> {
     let c = app.counts;
     let item = |mark: &str, n: usize, word: &str, style: Style| {
+        if words == Words::None || (words == Words::NonZero && n == 0) {
+            return vec![Span::styled(
+                format!("{mark}{n}  "),
+                style.add_modifier(Modifier::BOLD),
+            )];
+        }
         vec![
             Span::styled(format!("{mark}{n} "), style.add_modifier(Modifier::BOLD)),
             Span::styled(format!("{word}  "), style),

@@ -1,0 +1,412 @@
+//! `kapply apply --server-side` against kubectl `apply --server-side`: the
+//! same history in two namespaces, one driven by kubectl, one by kapply,
+//! the objects (managedFields included) compared after every step, and
+//! the exit codes and error words. Against the real kube-apiserver of
+//! `scripts/real-apiserver` (`KAPPLY_REAL_APISERVER_KUBECONFIG`; kubectl
+//! 1.33 when installed beside 1.32) and against the embedded server, where
+//! the requests themselves are compared too.
+//!
+//! Without kubectl or the real server these tests skip, unless `KAPPLY_CI`
+//! is set: then they fail.
+
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/out.rs"]
+mod out;
+#[path = "common/server.rs"]
+mod server;
+
+use kubectl::Kubectl;
+use out::{Out, run};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REAL_ENV: &str = "KAPPLY_REAL_APISERVER_KUBECONFIG";
+const KUBECTL_133: &str = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33";
+
+/// The real server's kubeconfig, or `None` (skip) when the variable is
+/// unset; under `KAPPLY_CI` that is a failure.
+fn real_kubeconfig() -> Option<PathBuf> {
+    match std::env::var_os(REAL_ENV) {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            assert!(p.is_file(), "{REAL_ENV}={} is not a file", p.display());
+            Some(p)
+        }
+        None => {
+            assert!(
+                std::env::var_os("KAPPLY_CI").is_none(),
+                "{REAL_ENV} is required when KAPPLY_CI is set (scripts/real-apiserver start)"
+            );
+            eprintln!("skipping: no real API server ({REAL_ENV} unset)");
+            None
+        }
+    }
+}
+
+/// A namespace name no earlier run against a long-lived server used.
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{prefix}-{:x}", (nanos >> 10) as u32 ^ std::process::id())
+}
+
+const V1: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+        env:
+        - {name: A, value: \"1\"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  a: \"1\"
+  b: \"2\"
+";
+
+/// V1 with a new image, the env var and the ConfigMap's `b` dropped.
+const V2: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.26
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  a: \"1\"
+";
+
+/// A second manager's view of the ConfigMap: `a` with another value.
+const OTHER_CONFLICTING: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  a: \"9\"
+";
+
+/// A second manager's view of the ConfigMap: a key of its own.
+const OTHER: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  c: \"3\"
+";
+
+struct Sides<'a> {
+    kubectl: &'a Kubectl,
+    kubeconfig: &'a Path,
+    dir: &'a Path,
+    ns_k: String,
+    ns_a: String,
+}
+
+impl Sides<'_> {
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    fn kapply(&self, args: &[&str]) -> Out {
+        run(Command::new(env!("CARGO_BIN_EXE_kapply"))
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig)
+            .env_remove("KUBECONFIG"))
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Out {
+        run(&mut self.kubectl.command(args))
+    }
+
+    /// `apply --server-side -f FILE ARGS` by kubectl in one namespace and
+    /// by kapply (with `--yes`) in the other: both outcomes.
+    fn apply(&self, file: &str, args: &[&str]) -> (Out, Out) {
+        let mut k = vec!["apply", "--server-side", "-n", &self.ns_k, "-f", file];
+        k.extend_from_slice(args);
+        let mut a = vec![
+            "apply",
+            "--server-side",
+            "--yes",
+            "-n",
+            &self.ns_a,
+            "-f",
+            file,
+        ];
+        a.extend_from_slice(args);
+        (self.kubectl(&k), self.kapply(&a))
+    }
+
+    /// The same command run by kubectl in both namespaces.
+    fn both(&self, args: &[&str]) {
+        for ns in [&self.ns_k, &self.ns_a] {
+            let mut full = args.to_vec();
+            full.extend(["-n", ns.as_str()]);
+            let o = self.kubectl(&full);
+            assert_eq!(o.code, Some(0), "{full:?}: {o:?}");
+        }
+    }
+
+    fn get(&self, ns: &str, what: &str) -> Value {
+        let o = self.kubectl(&["get", what, "-n", ns, "-o", "json", "--show-managed-fields"]);
+        assert_eq!(o.code, Some(0), "get {what}: {o:?}");
+        normalize(&serde_json::from_str(&o.stdout).unwrap(), ns)
+    }
+
+    /// Both namespaces hold the same objects, managedFields included.
+    fn same_objects(&self, step: &str) {
+        for what in ["deployment/web", "configmap/cfg"] {
+            let k = self.get(&self.ns_k, what);
+            let a = self.get(&self.ns_a, what);
+            assert_eq!(
+                a, k,
+                "{step}: {what} differs (kapply left, kubectl right):\nkapply:  {a}\nkubectl: {k}"
+            );
+        }
+    }
+}
+
+/// What differs between equal histories in two namespaces dropped: uid,
+/// resourceVersion, times, status (controllers), the namespace's name.
+fn normalize(obj: &Value, ns: &str) -> Value {
+    let mut obj = obj.clone();
+    if let Some(m) = obj.as_object_mut() {
+        m.remove("status");
+    }
+    if let Some(meta) = obj["metadata"].as_object_mut() {
+        for key in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
+            meta.remove(key);
+        }
+        if let Some(Value::Array(entries)) = meta.get_mut("managedFields") {
+            // Status writers (controllers) are not part of the history.
+            entries.retain(|e| e["subresource"] != "status");
+            for e in entries.iter_mut() {
+                if let Some(e) = e.as_object_mut() {
+                    e.remove("time");
+                }
+            }
+        }
+        if let Some(Value::Object(ann)) = meta.get_mut("annotations") {
+            ann.remove("deployment.kubernetes.io/revision");
+            if ann.is_empty() {
+                meta.remove("annotations");
+            }
+        }
+    }
+    serde_json::from_str(&obj.to_string().replace(ns, "NS")).unwrap()
+}
+
+/// kapply's error lines name the object (`error: Deployment NS/web: ...`),
+/// kubectl's do not: the rest must be kubectl's words.
+fn same_error(k: &Out, a: &Out, object: &str, step: &str) {
+    assert_eq!(k.code, Some(1), "{step}: kubectl {k:?}");
+    assert_eq!(a.code, Some(1), "{step}: kapply {a:?}");
+    let theirs = k.stderr.trim_end();
+    let ours = a
+        .stderr
+        .replacen(&format!("error: {object}: "), "error: ", 1);
+    assert_eq!(
+        ours.trim_end(),
+        theirs,
+        "{step}: kapply's words differ from kubectl's"
+    );
+}
+
+/// The history, both sides (the client-side applies before it by kubectl
+/// in both namespaces).
+/// `real`: the real server, whose answers are checked too (the embedded
+/// one does not take managedFields written by a patch, so the migration
+/// releases nothing there yet).
+fn history(s: &Sides, real: bool) {
+    let v1 = s.file("v1.yaml", V1);
+    let v2 = s.file("v2.yaml", V2);
+    let other_conflicting = s.file("other-conflicting.yaml", OTHER_CONFLICTING);
+    let other = s.file("other.yaml", OTHER);
+    for ns in [&s.ns_k, &s.ns_a] {
+        let o = s.kubectl(&["create", "namespace", ns]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+    }
+    // Client-side first (kubectl in both): the objects a team moves over.
+    s.both(&["apply", "-f", &v1]);
+    s.same_objects("client-side apply");
+
+    // 1. The move to server-side: kubectl migrates the client-side
+    //    manager's fields, so the dropped env var and key go.
+    let (k, a) = s.apply(&v2, &[]);
+    assert_eq!(k.code, Some(0), "{k:?}");
+    assert_eq!(a.code, Some(0), "{a:?}");
+    assert_eq!(
+        a.stdout,
+        format!(
+            "Deployment {ns}/web serverside-applied\nConfigMap {ns}/cfg serverside-applied\n",
+            ns = s.ns_a
+        )
+    );
+    s.same_objects("first server-side apply (migration)");
+    if real {
+        let cm = s.get(&s.ns_a, "configmap/cfg");
+        assert_eq!(cm["data"], serde_json::json!({"a": "1"}), "b released");
+    }
+
+    // 2. Another writer scales: the next apply conflicts on replicas.
+    s.both(&["scale", "deployment/web", "--replicas=5"]);
+    let (k, a) = s.apply(&v2, &[]);
+    same_error(&k, &a, &format!("Deployment {}/web", s.ns_a), "conflict");
+    assert!(a.stderr.contains(".spec.replicas"), "{a:?}");
+    s.same_objects("conflict");
+
+    // 3. A forced server dry run writes nothing.
+    let (k, a) = s.apply(&v2, &["--force-conflicts", "--dry-run=server"]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    a.assert_stdout("serverside-applied (server dry run)");
+    s.same_objects("forced dry run");
+    assert_eq!(s.get(&s.ns_a, "deployment/web")["spec"]["replicas"], 5);
+
+    // 4. Forced: replicas taken back.
+    let (k, a) = s.apply(&v2, &["--force-conflicts"]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    s.same_objects("forced");
+    assert_eq!(s.get(&s.ns_a, "deployment/web")["spec"]["replicas"], 2);
+
+    // 5. A second manager: a conflict on a value kubectl's manager owns,
+    //    then a key of its own beside it.
+    let (k, a) = s.apply(&other_conflicting, &["--field-manager=second"]);
+    same_error(
+        &k,
+        &a,
+        &format!("ConfigMap {}/cfg", s.ns_a),
+        "second manager conflict",
+    );
+    let (k, a) = s.apply(&other, &["--field-manager=second"]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    s.same_objects("second manager");
+    if real {
+        let cm = s.get(&s.ns_a, "configmap/cfg");
+        assert_eq!(cm["data"], serde_json::json!({"a": "1", "c": "3"}));
+    }
+}
+
+#[test]
+fn same_history_as_kubectl_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let bin = if Path::new(KUBECTL_133).exists() {
+        KUBECTL_133.to_string()
+    } else {
+        let Some(bin) = kubectl::kubectl() else {
+            return;
+        };
+        bin
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // kubectl's cache goes beside its kubeconfig: a copy in the scratch dir.
+    let kc = dir.path().join("kubeconfig");
+    std::fs::copy(&kubeconfig, &kc).unwrap();
+    let k = Kubectl::new(bin, &kc);
+    let sides = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("ssa-k"),
+        ns_a: unique("ssa-a"),
+    };
+    history(&sides, true);
+}
+
+#[test]
+fn same_history_and_requests_as_kubectl_on_the_embedded_server() {
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let c = server::Cluster::start();
+    let k = Kubectl::new(bin, &c.kubeconfig);
+    let sides = Sides {
+        kubectl: &k,
+        kubeconfig: &c.kubeconfig,
+        dir: c.dir.path(),
+        ns_k: "ssa-k".into(),
+        ns_a: "ssa-a".into(),
+    };
+    history(&sides, false);
+    // The writes each side sent, in order, namespace names aside: the same
+    // requests (method, path, query, content type, body).
+    let writes = |ns: &str| -> Vec<Value> {
+        c.writes()
+            .into_iter()
+            .filter(|r| r.path.contains(&format!("/namespaces/{ns}/")))
+            .filter(|r| r.query.contains_key("fieldManager") && r.method == "PATCH")
+            .filter(|r| {
+                r.content_type
+                    .as_deref()
+                    .is_some_and(|t| t.contains("apply-patch") || t.contains("json-patch"))
+            })
+            .map(|r| {
+                let v = serde_json::json!({
+                    "method": r.method, "path": r.path, "query": r.query,
+                    "type": r.content_type, "body": r.body,
+                });
+                let mut v = normalize(&v, ns);
+                // The migration patch carries resourceVersions and times.
+                if let Some(ops) = v["body"].as_array_mut() {
+                    for op in ops.iter_mut() {
+                        if op["path"] == "/metadata/resourceVersion" {
+                            op["value"] = Value::Null;
+                        }
+                        if let Some(entries) = op["value"].as_array_mut() {
+                            for e in entries {
+                                if let Some(e) = e.as_object_mut() {
+                                    e.remove("time");
+                                }
+                            }
+                        }
+                    }
+                }
+                v
+            })
+            .collect()
+    };
+    // Per object, in order (kapply sends different objects at once).
+    let by_object = |mut w: Vec<Value>| {
+        w.sort_by_key(|r| r["path"].to_string());
+        w
+    };
+    let (k, a) = (by_object(writes("ssa-k")), by_object(writes("ssa-a")));
+    assert!(
+        a.iter().any(|w| w["type"] == "application/json-patch+json"),
+        "the migration was sent: {a:#?}"
+    );
+    assert_eq!(a, k, "kapply's requests (left) differ from kubectl's");
+}
