@@ -1482,7 +1482,15 @@ fn apply_confirm_shows_partial_apply() {
         s.contains("update (PATCH, strategic merge, partial)"),
         "{s}"
     );
-    assert!(s.contains("clear spec.minReadySeconds  (excluded)"), "{s}");
+    // Excluded changes fold to one line: not listed at the same weight.
+    let dialog = popup_text(&a, "Confirm apply").unwrap();
+    assert!(!dialog.contains("clear spec.minReadySeconds"), "{dialog}");
+    assert!(
+        s.contains("1 change(s) excluded: not sent, they stay pending"),
+        "{s}"
+    );
+    // The verdict comes before what is sent.
+    assert!(s.find("Server dry run:") < s.find("update (PATCH"), "{s}");
     insta::assert_snapshot!("apply_confirm_partial", s);
 }
 
