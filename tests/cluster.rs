@@ -2406,6 +2406,36 @@ async fn writes_go_out_in_the_order_of_dependence() {
         .position(|r| !r.query.contains_key("dryRun"))
         .unwrap();
     assert_eq!(first_write, 6, "{all:#?}");
+
+    // Deletes go the other way: the workload first, what it uses after.
+    let plan = e.plan().await;
+    e.server.clear_requests();
+    let results = e
+        .session
+        .delete(&plan.objects, &DeleteOptions::default())
+        .await;
+    assert!(
+        results.iter().all(|r| r.message() == "deleted"),
+        "{results:#?}"
+    );
+    let order: Vec<String> = results.iter().map(|r| r.object.to_string()).collect();
+    assert_eq!(order[0], "Deployment default/web");
+    let deletes: Vec<String> = e
+        .requests(|r| r.method == "DELETE")
+        .into_iter()
+        .map(|r| r.path.rsplit('/').nth(1).unwrap().to_string())
+        .collect();
+    assert_eq!(
+        deletes,
+        [
+            "deployments",
+            "rolebindings",
+            "roles",
+            "configmaps",
+            "secrets",
+            "serviceaccounts"
+        ]
+    );
 }
 
 /// The TUI's engine reports an apply and a delete of many objects as they

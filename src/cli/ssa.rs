@@ -127,3 +127,160 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
 }
+
+/// `--server-side` and its flags for `diff` and `plan`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServerSideArgs {
+    /// Show what a server-side apply would do per field: `set`, `remove`,
+    /// `keep`, `conflict` (another manager owns it with another value),
+    /// `take` (forced), with the managers before and after.
+    #[arg(long = "server-side")]
+    pub server_side: bool,
+    /// With --server-side: as `apply --force-conflicts` (conflicts become `take`).
+    #[arg(long = "force-conflicts")]
+    pub force_conflicts: bool,
+    /// With --server-side: the field manager (default `kubectl`).
+    #[arg(long = "field-manager", value_name = "NAME")]
+    pub field_manager: Option<String>,
+}
+
+impl ServerSideArgs {
+    pub(super) fn active(&self) -> bool {
+        self.server_side || self.force_conflicts || self.field_manager.is_some()
+    }
+}
+
+/// A value as the diff shows it; Secret data masked.
+fn shown(v: Option<&serde_json::Value>, secret: bool) -> String {
+    match v {
+        None => "(none)".into(),
+        Some(_) if secret => "\"***\"".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// `diff --server-side` (`output` None) or `plan --server-side -o json|yaml`:
+/// each object's live state read, its per-field plan computed locally.
+/// Exit 0: nothing would change; 1: something would (a conflict too); 2: an
+/// object could not be read or planned.
+pub(super) async fn diff(
+    p: &PlanArgs,
+    s: &ServerSideArgs,
+    output: Option<super::Output>,
+) -> anyhow::Result<u8> {
+    if !s.server_side {
+        bail!("--force-conflicts and --field-manager only work with --server-side");
+    }
+    if !p.live.is_empty() {
+        bail!("--live with --server-side is not supported yet");
+    }
+    let manager = s
+        .field_manager
+        .clone()
+        .unwrap_or_else(|| crate::ssa::DEFAULT_FIELD_MANAGER.to_string());
+    let (loaded, against) = start(p).await?;
+    let Against::Cluster { session, .. } = against else {
+        bail!("diff --server-side needs a cluster");
+    };
+    let mut errors = loaded.errors.len();
+    for e in &loaded.errors {
+        errln!("error: {e}");
+    }
+    let mut changed = false;
+    let mut objects = Vec::new();
+    for mut m in loaded.manifests {
+        let info = match session.resource(&m.api_version(), &m.id.kind).await {
+            Ok(i) => i,
+            Err(e) => {
+                errln!("error: {}: {e}", m.id);
+                errors += 1;
+                continue;
+            }
+        };
+        m.set_scope(info.namespaced, session.namespace());
+        let path = info.object_path(m.id.namespace.as_deref(), &m.id.name);
+        let live = match session
+            .call(http::Method::GET, &path, &[], None, None)
+            .await
+        {
+            Ok(v) => Some(v),
+            Err(e) if e.code() == 404 => None,
+            Err(e) => {
+                errln!("error: {}: {e}", m.id);
+                errors += 1;
+                continue;
+            }
+        };
+        let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, s.force_conflicts);
+        let action = match (&live, rows.is_empty()) {
+            (None, _) => "create",
+            (Some(_), true) => "unchanged",
+            (Some(_), false) => "update",
+        };
+        changed |= action != "unchanged";
+        let secret = m.id.group.is_empty() && m.id.kind == "Secret";
+        if output.is_none() {
+            let mark = match action {
+                "create" => "+",
+                "update" => "~",
+                _ => "=",
+            };
+            outln!("{mark} {}  {action} (server-side as {manager:?})", m.id);
+            for r in &rows {
+                let action = serde_json::to_value(r.action).unwrap_or_default();
+                outln!(
+                    "  {:<8}  {}  {} → {}  owners: {} → {}",
+                    action.as_str().unwrap_or(""),
+                    r.path,
+                    shown(r.live.as_ref(), secret),
+                    shown(r.config.as_ref(), secret),
+                    if r.owners.is_empty() {
+                        "none".to_string()
+                    } else {
+                        r.owners.join(", ")
+                    },
+                    if r.owners_after.is_empty() {
+                        "none".to_string()
+                    } else {
+                        r.owners_after.join(", ")
+                    },
+                );
+            }
+        }
+        let mut rows = serde_json::to_value(&rows)?;
+        if secret && let Some(rows) = rows.as_array_mut() {
+            for r in rows {
+                for k in ["live", "config"] {
+                    if r.get(k).is_some() {
+                        r[k] = serde_json::json!("***");
+                    }
+                }
+            }
+        }
+        objects.push(serde_json::json!({
+            "apiVersion": m.api_version(),
+            "kind": m.id.kind,
+            "namespace": m.id.namespace,
+            "name": m.id.name,
+            "action": action,
+            "fields": rows,
+        }));
+    }
+    if let Some(format) = output {
+        let doc = serde_json::json!({
+            "serverSide": {"fieldManager": manager, "force": s.force_conflicts},
+            "objects": objects,
+        });
+        match format {
+            super::Output::Json => outln!("{}", serde_json::to_string_pretty(&doc)?),
+            super::Output::Yaml => outln!("{}", crate::yaml::to_yaml(&doc)),
+        }
+    }
+    Ok(if errors > 0 {
+        2
+    } else if changed && output.is_none() {
+        1
+    } else {
+        0
+    })
+}
