@@ -246,10 +246,7 @@ fn same_error(k: &Out, a: &Out, object: &str, step: &str) {
 
 /// The history, both sides (the client-side applies before it by kubectl
 /// in both namespaces).
-/// `real`: the real server, whose answers are checked too (the embedded
-/// one does not take managedFields written by a patch, so the migration
-/// releases nothing there yet).
-fn history(s: &Sides, real: bool) {
+fn history(s: &Sides) {
     let v1 = s.file("v1.yaml", V1);
     let v2 = s.file("v2.yaml", V2);
     let other_conflicting = s.file("other-conflicting.yaml", OTHER_CONFLICTING);
@@ -275,10 +272,8 @@ fn history(s: &Sides, real: bool) {
         )
     );
     s.same_objects("first server-side apply (migration)");
-    if real {
-        let cm = s.get(&s.ns_a, "configmap/cfg");
-        assert_eq!(cm["data"], serde_json::json!({"a": "1"}), "b released");
-    }
+    let cm = s.get(&s.ns_a, "configmap/cfg");
+    assert_eq!(cm["data"], serde_json::json!({"a": "1"}), "b released");
 
     // 2. Another writer scales: the next apply conflicts on replicas.
     s.both(&["scale", "deployment/web", "--replicas=5"]);
@@ -312,10 +307,8 @@ fn history(s: &Sides, real: bool) {
     let (k, a) = s.apply(&other, &["--field-manager=second"]);
     assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
     s.same_objects("second manager");
-    if real {
-        let cm = s.get(&s.ns_a, "configmap/cfg");
-        assert_eq!(cm["data"], serde_json::json!({"a": "1", "c": "3"}));
-    }
+    let cm = s.get(&s.ns_a, "configmap/cfg");
+    assert_eq!(cm["data"], serde_json::json!({"a": "1", "c": "3"}));
 }
 
 #[test]
@@ -343,7 +336,7 @@ fn same_history_as_kubectl_on_the_real_server() {
         ns_k: unique("ssa-k"),
         ns_a: unique("ssa-a"),
     };
-    history(&sides, true);
+    history(&sides);
 }
 
 #[test]
@@ -360,7 +353,7 @@ fn same_history_and_requests_as_kubectl_on_the_embedded_server() {
         ns_k: "ssa-k".into(),
         ns_a: "ssa-a".into(),
     };
-    history(&sides, false);
+    history(&sides);
     // The writes each side sent, in order, namespace names aside: the same
     // requests (method, path, query, content type, body).
     let writes = |ns: &str| -> Vec<Value> {
