@@ -612,6 +612,16 @@ fn local_server_side_plan_agrees_with_the_real_servers_dry_run() {
             ("data.b".to_string(), "keep".to_string()),
         ]
     );
+    // The diff says the same, one line per field, and exits 1.
+    let o = s.kapply(&["diff", "--server-side", "-n", &ns, "-f", &next]);
+    assert_eq!(o.code, Some(1), "{o:?}");
+    o.assert_stdout(&format!(
+        "~ Deployment {ns}/web  update (server-side as \"kubectl\")"
+    ));
+    // (kubectl names its scale's manager after its binary: kubectl.1.33.)
+    o.assert_stdout("  conflict  spec.replicas  5 → 3  owners: kubectl");
+    o.assert_stdout("  keep      data.b  \"2\" → (none)  owners: kubectl, second → second");
+    o.assert_stdout(&format!("+ ConfigMap {ns}/fresh  create"));
     // Forced: the server's answer holds what the plan says.
     let forced = plan(true);
     let o = s.kubectl(&[

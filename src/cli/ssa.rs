@@ -82,7 +82,26 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         namespace_flag: a.cluster.namespace.clone(),
     };
     if !a.yes && !dry_run {
-        // What the apply would do, from the server's dry run, before asking.
+        // What the apply would do per field (computed here), then the
+        // server's dry run of it, before asking.
+        for m in loaded.manifests.clone() {
+            match read_live(&session, m).await {
+                Ok((m, live)) => {
+                    let rows = crate::ssa::plan_fields(
+                        &m.object(),
+                        live.as_ref(),
+                        &opts.field_manager,
+                        opts.force,
+                    );
+                    let action = object_action(live.is_some(), &rows);
+                    let secret = m.id.group.is_empty() && m.id.kind == "Secret";
+                    for line in object_lines(&m.id, action, &rows, &opts.field_manager, secret) {
+                        errln!("{line}");
+                    }
+                }
+                Err(e) => errln!("{e}"),
+            }
+        }
         let mut conflicts = 0;
         let mut failed = 0;
         session
@@ -188,63 +207,22 @@ pub(super) async fn diff(
     }
     let mut changed = false;
     let mut objects = Vec::new();
-    for mut m in loaded.manifests {
-        let info = match session.resource(&m.api_version(), &m.id.kind).await {
-            Ok(i) => i,
+    for m in loaded.manifests {
+        let (m, live) = match read_live(&session, m).await {
+            Ok(read) => read,
             Err(e) => {
-                errln!("error: {}: {e}", m.id);
-                errors += 1;
-                continue;
-            }
-        };
-        m.set_scope(info.namespaced, session.namespace());
-        let path = info.object_path(m.id.namespace.as_deref(), &m.id.name);
-        let live = match session
-            .call(http::Method::GET, &path, &[], None, None)
-            .await
-        {
-            Ok(v) => Some(v),
-            Err(e) if e.code() == 404 => None,
-            Err(e) => {
-                errln!("error: {}: {e}", m.id);
+                errln!("{e}");
                 errors += 1;
                 continue;
             }
         };
         let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, s.force_conflicts);
-        let action = match (&live, rows.is_empty()) {
-            (None, _) => "create",
-            (Some(_), true) => "unchanged",
-            (Some(_), false) => "update",
-        };
+        let action = object_action(live.is_some(), &rows);
         changed |= action != "unchanged";
         let secret = m.id.group.is_empty() && m.id.kind == "Secret";
         if output.is_none() {
-            let mark = match action {
-                "create" => "+",
-                "update" => "~",
-                _ => "=",
-            };
-            outln!("{mark} {}  {action} (server-side as {manager:?})", m.id);
-            for r in &rows {
-                let action = serde_json::to_value(r.action).unwrap_or_default();
-                outln!(
-                    "  {:<8}  {}  {} → {}  owners: {} → {}",
-                    action.as_str().unwrap_or(""),
-                    r.path,
-                    shown(r.live.as_ref(), secret),
-                    shown(r.config.as_ref(), secret),
-                    if r.owners.is_empty() {
-                        "none".to_string()
-                    } else {
-                        r.owners.join(", ")
-                    },
-                    if r.owners_after.is_empty() {
-                        "none".to_string()
-                    } else {
-                        r.owners_after.join(", ")
-                    },
-                );
+            for line in object_lines(&m.id, action, &rows, &manager, secret) {
+                outln!("{line}");
             }
         }
         let mut rows = serde_json::to_value(&rows)?;
@@ -283,4 +261,72 @@ pub(super) async fn diff(
     } else {
         0
     })
+}
+
+/// `m` with its scope from the server, and its live object (`None`: not
+/// there yet); the error line when either cannot be read.
+async fn read_live(
+    session: &crate::cluster::Session,
+    mut m: crate::manifest::Manifest,
+) -> Result<(crate::manifest::Manifest, Option<serde_json::Value>), String> {
+    let info = session
+        .resource(&m.api_version(), &m.id.kind)
+        .await
+        .map_err(|e| format!("error: {}: {e}", m.id))?;
+    m.set_scope(info.namespaced, session.namespace());
+    let path = info.object_path(m.id.namespace.as_deref(), &m.id.name);
+    match session
+        .call(http::Method::GET, &path, &[], None, None)
+        .await
+    {
+        Ok(v) => Ok((m, Some(v))),
+        Err(e) if e.code() == 404 => Ok((m, None)),
+        Err(e) => Err(format!("error: {}: {e}", m.id)),
+    }
+}
+
+fn object_action(exists: bool, rows: &[crate::ssa::FieldRow]) -> &'static str {
+    match (exists, rows.is_empty()) {
+        (false, _) => "create",
+        (true, true) => "unchanged",
+        (true, false) => "update",
+    }
+}
+
+/// One object of the server-side diff: its header and a line per field.
+fn object_lines(
+    id: &crate::objref::ObjectRef,
+    action: &str,
+    rows: &[crate::ssa::FieldRow],
+    manager: &str,
+    secret: bool,
+) -> Vec<String> {
+    let mark = match action {
+        "create" => "+",
+        "update" => "~",
+        _ => "=",
+    };
+    let names = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut out = vec![format!(
+        "{mark} {id}  {action} (server-side as {manager:?})"
+    )];
+    for r in rows {
+        let action = serde_json::to_value(r.action).unwrap_or_default();
+        out.push(format!(
+            "  {:<8}  {}  {} → {}  owners: {} → {}",
+            action.as_str().unwrap_or(""),
+            r.path,
+            shown(r.live.as_ref(), secret),
+            shown(r.config.as_ref(), secret),
+            names(&r.owners),
+            names(&r.owners_after),
+        ));
+    }
+    out
 }

@@ -438,6 +438,17 @@ impl Engine for KubeEngine {
         .boxed()
     }
 
+    fn prune_dry_run(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
+        async move {
+            let set = self.applyset();
+            match self.session() {
+                Some(session) => session.prune(&objects, set.as_ref(), true).await,
+                None => not_sent(objects.iter().map(ObjectPlan::id)),
+            }
+        }
+        .boxed()
+    }
+
     fn watch(
         &self,
         events: UnboundedSender<crate::ops::LiveEvent>,

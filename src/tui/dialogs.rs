@@ -460,11 +460,42 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ],
             }
         }
-        Popup::PruneConfirm { objects } => {
+        Popup::PruneConfirm { objects, dry_run } => {
             let mut body = vec![Line::from(Span::styled(
                 format!("Prune (delete) {} object(s)?", objects.len()),
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
+            // The server's answer first, as in the apply confirmation.
+            body.push(Line::from(Span::styled(
+                "Server dry run:",
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            match dry_run {
+                None => body.push(Line::from(Span::styled(
+                    format!(
+                        "  {} waiting for the server…",
+                        SPINNER[app.spinner % SPINNER.len()]
+                    ),
+                    t.fg(Color::Cyan),
+                ))),
+                Some(rs) if rs.is_empty() => body.push(Line::from(Span::styled(
+                    "  no cluster to ask (nothing was checked)",
+                    t.fg(Color::DarkGray),
+                ))),
+                Some(rs) => {
+                    for r in rs {
+                        let (m, s) = if r.ok() {
+                            ("✓", t.fg(Color::Green))
+                        } else {
+                            ("✗", t.fg(Color::Red))
+                        };
+                        body.push(Line::from(Span::styled(
+                            format!("  {m} {}: {}", r.object, r.message()),
+                            s,
+                        )));
+                    }
+                }
+            }
             for o in objects {
                 body.push(Line::from(format!("  x {}", o.id())));
             }
@@ -472,7 +503,14 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 title: "Confirm prune",
                 width: 70,
                 body,
-                footer: vec![keys_line("Enter delete · Esc cancel", t)],
+                footer: vec![keys_line(
+                    if dry_run.is_some() {
+                        "Enter delete · Esc cancel"
+                    } else {
+                        "Esc cancel (Enter waits for the dry run)"
+                    },
+                    t,
+                )],
             }
         }
     }
