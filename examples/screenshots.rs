@@ -36,6 +36,12 @@ const FG: &str = "#d8d8d8";
 fn app(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
     app.clock = || "14:02:37".to_string();
+    // The header names the cluster, as against a real one.
+    app.server = Some(kapply::ops::Server {
+        url: "https://10.0.0.1:6443".into(),
+        context: "prod".into(),
+        namespace: "default".into(),
+    });
     app.update(Msg::Resize(w, h));
     app.start();
     app.update(Msg::Loaded(Ok(tui_fixture::plan())));
@@ -454,8 +460,14 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
         ("demo-drift", "settings", 132, 34, "\t"),
         ("demo-80x24", "nginx-deployment", 80, 24, "\t"),
     ] {
-        let mut app = App::new(Options::default());
+        // As `kapply demo` runs it: sources under the demo's directory.
+        let mut app = App::new(Options {
+            source_root: demo.manifests.parent().map(|p| p.display().to_string()),
+            ..Options::default()
+        });
         app.clock = || "14:02:37".to_string();
+        app.server = engine.server();
+        app.prune_scope = engine.prune_scope();
         app.update(Msg::Resize(w, h));
         app.start();
         app.update(Msg::Loaded(Ok(plan.clone())));

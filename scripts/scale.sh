@@ -24,6 +24,8 @@
 # scripts/real-apiserver (etcd in the same process; a fresh one per N)
 # instead of the embedded server; the server column is that process.
 #
+# CONCURRENCY=N passes --concurrency N to kapply's commands.
+#
 # DELAY_MS=25 puts a link with a 50 ms round trip between every client
 # (kapply, kubectl) and the server: a relay (examples/delay_relay.rs) that
 # delivers each byte 25 ms after it arrived, each way, and makes opening a
@@ -39,6 +41,8 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build --release --quiet --bin kapply
 K=${KAPPLY_BIN:-$target/release/kapply}
 delay=${DELAY_MS:-0}
+conc=()
+[ -z "${CONCURRENCY:-}" ] || conc=(--concurrency "$CONCURRENCY")
 if [ "$delay" != 0 ]; then
   cargo build --release --quiet --example delay_relay
 fi
@@ -113,18 +117,18 @@ for n in "${sizes[@]}"; do
   python3 scripts/gen-scale.py "$work/m" "$n"
   start_server
 
-  apply=$(measure "$K" apply -R -f "$work/m" --yes)
+  apply=$(measure "$K" apply -R -f "$work/m" --yes "${conc[@]}")
   python3 scripts/gen-scale.py "$work/m" "$n" --changed
-  diff=$(measure "$K" diff -R -f "$work/m")
+  diff=$(measure "$K" diff -R -f "$work/m" "${conc[@]}")
   kubectl get -A -o json configmaps,deployments,namespaces >"$work/live.json"
   difflive=$(measure "$K" diff -R -f "$work/m" --live "$work/live.json")
-  plan=$(measure "$K" plan -R -f "$work/m" -o json)
+  plan=$(measure "$K" plan -R -f "$work/m" -o json "${conc[@]}")
 
   # TUI: from start to the header showing the updates, in a 120x40 tmux.
   tmux kill-session -t kapply-scale 2>/dev/null || true
   start=$(date +%s.%N)
   tmux new-session -d -s kapply-scale -x 120 -y 40 \
-    "/usr/bin/time -f '%e %M' -o $work/tui-time $K --kubeconfig $KUBECONFIG -R -f $work/m"
+    "/usr/bin/time -f '%e %M' -o $work/tui-time $K --kubeconfig $KUBECONFIG -R -f $work/m ${conc[*]}"
   tui="timeout"
   for _ in $(seq 600); do
     if tmux capture-pane -p -t kapply-scale 2>/dev/null | grep -qE "~[1-9][0-9]* update"; then
@@ -141,7 +145,7 @@ for n in "${sizes[@]}"; do
   sleep 0.3
   tmux kill-session -t kapply-scale 2>/dev/null || true
 
-  update=$(measure "$K" apply -R -f "$work/m" --yes)
+  update=$(measure "$K" apply -R -f "$work/m" --yes "${conc[@]}")
   server=$(awk '/VmRSS/ {r=$2} /VmHWM/ {h=$2} END {printf "%4.0f MB (%.0f MB)", r/1024, h/1024}' \
     "/proc/$server_pid/status")
   printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \

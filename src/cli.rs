@@ -274,6 +274,8 @@ pub struct DiffArgs {
     /// hazards (the highest wins; an error is 2 as always).
     #[arg(long, value_enum, default_value_t = ExitCodes::Default)]
     pub exit_code: ExitCodes,
+    #[command(flatten)]
+    pub ssa: ssa::ServerSideArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -307,6 +309,8 @@ pub struct PlanCmd {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Json)]
     pub output: Output,
+    #[command(flatten)]
+    pub ssa: ssa::ServerSideArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -881,6 +885,9 @@ impl Shown {
 }
 
 pub async fn diff(a: DiffArgs) -> anyhow::Result<u8> {
+    if a.ssa.active() {
+        return ssa::diff(&a.plan, &a.ssa, None).await;
+    }
     // A person reads the grouped layout; scripts keep one line per field.
     let tty = std::io::stdout().is_terminal();
     if a.output_dir.is_some() && a.output != DiffOutput::Markdown {
@@ -987,6 +994,9 @@ fn write_parts(dir: &std::path::Path, parts: &[String]) -> anyhow::Result<()> {
 }
 
 pub async fn plan(a: PlanCmd) -> anyhow::Result<u8> {
+    if a.ssa.active() {
+        return ssa::diff(&a.plan, &a.ssa, Some(a.output)).await;
+    }
     // Written object by object: the same text as plan::to_json and
     // yaml::to_yaml(plan::to_value) of the whole plan.
     let yaml = matches!(a.output, Output::Yaml);

@@ -310,6 +310,12 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete prune candidates (reported as pruned).
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// The server's dry run of a prune: what it would say to each DELETE.
+    /// An engine without a cluster answers nothing (the dialog says so).
+    fn prune_dry_run(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
+        let _ = objects;
+        Box::pin(async { Vec::new() })
+    }
     /// Follow the cluster after a load: WATCH what the last load read,
     /// each (resource, namespace) from a LIST's resourceVersion, and send
     /// on `events` every object of the plan that changes (its live object

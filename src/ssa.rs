@@ -261,4 +261,459 @@ mod tests {
         let patch = migration_patch(&scaled, "kubectl");
         assert_eq!(patch, None, "an Update of a subresource is not migrated");
     }
+    fn deployment_live() -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "ns", "managedFields": [
+                {"manager": "kubectl", "operation": "Apply", "fieldsV1": {"f:spec": {
+                    "f:replicas": {}, "f:selector": {},
+                    "f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {
+                        ".": {}, "f:name": {}, "f:image": {},
+                        "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                            ".": {}, "f:containerPort": {}}}}}}}}}},
+                {"manager": "kubectl", "operation": "Update", "subresource": "scale",
+                 "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+            ]},
+            "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.25",
+                    "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}}}
+        })
+    }
+
+    fn deployment_config(replicas: i64, image: &str) -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"spec": {"containers": [{"name": "web", "image": image,
+                    "ports": [{"containerPort": 80}]}]}}}
+        })
+    }
+
+    fn actions(rows: &[FieldRow]) -> Vec<(String, FieldAction)> {
+        rows.iter().map(|r| (r.path.clone(), r.action)).collect()
+    }
+
+    #[test]
+    fn another_managers_value_is_a_conflict_or_taken_when_forced() {
+        let live = deployment_live();
+        let rows = plan_fields(
+            &deployment_config(2, "nginx:1.26"),
+            Some(&live),
+            "kubectl",
+            false,
+        );
+        assert_eq!(
+            actions(&rows),
+            vec![
+                ("spec.replicas".to_string(), FieldAction::Conflict),
+                (
+                    "spec.template.spec.containers[name=web].image".to_string(),
+                    FieldAction::Set
+                ),
+            ],
+            "the selector is atomic and the port keyed as the server keys it: no change there"
+        );
+        assert_eq!(rows[0].owners, vec!["kubectl", "kubectl (scale)"]);
+        assert_eq!(rows[0].live, Some(json!(5)));
+        assert_eq!(rows[0].config, Some(json!(2)));
+        let forced = plan_fields(
+            &deployment_config(2, "nginx:1.25"),
+            Some(&live),
+            "kubectl",
+            true,
+        );
+        assert_eq!(
+            actions(&forced),
+            vec![("spec.replicas".to_string(), FieldAction::Take)]
+        );
+        assert_eq!(forced[0].owners_after, vec!["kubectl"]);
+        // The same value as the other manager's: shared, nothing to show.
+        let same = plan_fields(
+            &deployment_config(5, "nginx:1.25"),
+            Some(&live),
+            "kubectl",
+            false,
+        );
+        assert_eq!(actions(&same), vec![]);
+    }
+
+    #[test]
+    fn dropped_fields_are_removed_unless_another_manager_owns_them() {
+        let live = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "managedFields": [
+                {"manager": "kubectl", "operation": "Apply",
+                 "fieldsV1": {"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}}},
+                {"manager": "second", "operation": "Apply", "fieldsV1": {"f:data": {"f:b": {}}}},
+            ]},
+            "data": {"a": "1", "b": "2", "c": "3"}
+        });
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"a": "1"}});
+        let rows = plan_fields(&config, Some(&live), "kubectl", false);
+        assert_eq!(
+            actions(&rows),
+            vec![
+                ("data.b".to_string(), FieldAction::Keep),
+                ("data.c".to_string(), FieldAction::Remove),
+            ]
+        );
+        assert_eq!(rows[0].owners_after, vec!["second"]);
+        assert!(rows[1].owners_after.is_empty());
+        // Nothing live: every field is set.
+        let new = plan_fields(&config, None, "kubectl", false);
+        assert_eq!(
+            actions(&new),
+            vec![("data.a".to_string(), FieldAction::Set)]
+        );
+    }
+}
+
+/// What a server-side apply does to one field, computed from the config
+/// and the live object's managedFields (structured-merge-diff's rules on
+/// the built-in types' schemas: maps and structs field by field, lists
+/// merged by key element by element, lists of scalars merged as sets,
+/// other lists atomic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldAction {
+    /// The config's value is written (new, or changed, and nobody else owns it).
+    Set,
+    /// This manager owned it, the config dropped it and nobody else owns
+    /// it: the server deletes it.
+    Remove,
+    /// This manager owned it, the config dropped it, another manager owns
+    /// it too: it stays, theirs.
+    Keep,
+    /// Another manager owns it with another value: the apply fails unless forced.
+    Conflict,
+    /// As a conflict, forced: the value is written and ownership moves.
+    Take,
+}
+
+/// One field's row: its path (`spec.template.spec.containers[name=web].image`),
+/// the action, the live and config values, its managers now and after.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FieldRow {
+    pub path: String,
+    pub action: FieldAction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    /// Managers now, `manager` or `manager (subresource)`, in managedFields order.
+    pub owners: Vec<String>,
+    /// Managers after the apply (a conflict: unchanged, the apply fails).
+    #[serde(rename = "ownersAfter")]
+    pub owners_after: Vec<String>,
+}
+
+type FieldSet = crate::managedfields::FieldSet;
+type FieldPath = crate::managedfields::FieldPath;
+
+/// Fields the server does not track for a manager.
+fn untracked(path: &[String]) -> bool {
+    match path {
+        [a] => matches!(a.as_str(), "f:apiVersion" | "f:kind" | "f:status"),
+        [m, f, ..] if m == "f:metadata" => matches!(
+            f.as_str(),
+            "f:name"
+                | "f:namespace"
+                | "f:uid"
+                | "f:resourceVersion"
+                | "f:generation"
+                | "f:creationTimestamp"
+                | "f:managedFields"
+                | "f:selfLink"
+                | "f:deletionTimestamp"
+        ),
+        _ => path.first().is_some_and(|a| a == "f:status"),
+    }
+}
+
+/// The field set an apply of `config` claims, as FieldsV1 paths; an
+/// element of a list merged by key also claims itself (`.`).
+pub fn applied_fields(config: &Value) -> FieldSet {
+    let schema = match (config["apiVersion"].as_str(), config["kind"].as_str()) {
+        (Some(a), Some(k)) => crate::patchmeta::PatchMeta::builtin().root(a, k),
+        _ => None,
+    };
+    let mut out = FieldSet::new();
+    walk(config, schema, &mut Vec::new(), &mut out);
+    out.retain(|p| !untracked(p));
+    out
+}
+
+fn walk(
+    v: &Value,
+    schema: Option<crate::patchmeta::Schema<'_>>,
+    path: &mut FieldPath,
+    out: &mut FieldSet,
+) {
+    use crate::patchmeta::ListStrategy;
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, child) in m {
+                path.push(crate::managedfields::field_element(k));
+                walk(child, schema.and_then(|s| s.field(k)), path, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let strategy = schema.map(|s| s.list_strategy());
+            let items_schema = schema.and_then(|s| s.items());
+            match strategy {
+                Some(ListStrategy::MergeByKey(key)) => {
+                    for item in items {
+                        let Some(k) = item.get(key) else {
+                            // No key: the list cannot be merged; claimed whole.
+                            out.insert(path.clone());
+                            return;
+                        };
+                        let mut keys = Map::new();
+                        keys.insert(key.to_string(), k.clone());
+                        path.push(crate::managedfields::key_element(keys));
+                        path.push(".".into());
+                        out.insert(path.clone());
+                        path.pop();
+                        walk(item, items_schema, path, out);
+                        path.pop();
+                    }
+                }
+                Some(ListStrategy::MergePrimitive) => {
+                    for item in items {
+                        path.push(crate::managedfields::value_element(item));
+                        out.insert(path.clone());
+                        path.pop();
+                    }
+                }
+                _ => {
+                    out.insert(path.clone());
+                }
+            }
+        }
+        _ => {
+            out.insert(path.clone());
+        }
+    }
+}
+
+/// `applied` in the server's terms, as the live managedFields show them
+/// where the built-in patch metadata differs from the server's schema: a
+/// path under a field the server tracks whole (an atomic map such as a
+/// label selector, recorded as a leaf holding a non-empty value) is that field; a list element named by fewer key
+/// fields than the server's list keys (a container port: containerPort,
+/// and protocol defaulted) takes the server's element with those values.
+fn align(applied: FieldSet, known: &FieldSet, live: &Value) -> FieldSet {
+    use crate::managedfields::{Element, element};
+    let mut out = FieldSet::new();
+    for mut p in applied {
+        for i in 0..p.len() {
+            let Element::Key {
+                keys: Some(mine), ..
+            } = element(&p[i])
+            else {
+                continue;
+            };
+            let found = known.iter().find_map(|k| {
+                if k.len() <= i || k[..i] != p[..i] {
+                    return None;
+                }
+                match element(&k[i]) {
+                    Element::Key {
+                        keys: Some(theirs), ..
+                    } if theirs.len() > mine.len()
+                        && mine.iter().all(|(f, v)| theirs.get(f) == Some(v)) =>
+                    {
+                        Some(k[i].clone())
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(e) = found {
+                p[i] = e;
+            }
+        }
+        if let Some(whole) = known
+            .iter()
+            .filter(|k| k.len() < p.len() && p.starts_with(k) && k.last().is_some_and(|e| e != "."))
+            // A leaf that is an empty map (`resources: {}` recorded by an
+            // update) is no atomic field: its fields are claimed one by one.
+            .filter(|k| match lookup(live, k) {
+                Some(Value::Object(m)) => !m.is_empty(),
+                Some(Value::Array(a)) => !a.is_empty(),
+                _ => false,
+            })
+            .min_by_key(|k| k.len())
+        {
+            p = whole.clone();
+        }
+        out.insert(p);
+    }
+    out
+}
+
+/// The value at a FieldsV1 path of an object.
+pub fn lookup<'v>(v: &'v Value, path: &[String]) -> Option<&'v Value> {
+    use crate::managedfields::{Element, element};
+    let mut cur = v;
+    for pe in path {
+        cur = match element(pe) {
+            Element::Field(name) => cur.get(name)?,
+            Element::Key {
+                keys: Some(keys), ..
+            } => cur
+                .as_array()?
+                .iter()
+                // A key field the item leaves out is one the server
+                // defaults (a port's protocol): a config's element matches.
+                .find(|item| {
+                    keys.iter().any(|(k, _)| item.get(k).is_some())
+                        && keys
+                            .iter()
+                            .all(|(k, want)| item.get(k).is_none_or(|v| v == want))
+                })?,
+            Element::Value {
+                value: Some(want), ..
+            } => cur.as_array()?.iter().find(|item| **item == want)?,
+            Element::Index(i) => cur.as_array()?.get(i.parse::<usize>().ok()?)?,
+            Element::Itself => cur,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// A FieldsV1 path as kapply writes field paths
+/// (`spec.template.spec.containers[name=web].image`, `metadata.finalizers[="x"]`).
+pub fn display(path: &[String]) -> String {
+    use crate::managedfields::{Element, element};
+    let mut out = String::new();
+    for pe in path {
+        match element(pe) {
+            Element::Field(name) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(name);
+            }
+            Element::Key {
+                keys: Some(keys), ..
+            } => {
+                let inner: Vec<String> = keys
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(s) => format!("{k}={s}"),
+                        v => format!("{k}={v}"),
+                    })
+                    .collect();
+                out.push_str(&format!("[{}]", inner.join(",")));
+            }
+            Element::Value { raw, .. } => out.push_str(&format!("[={raw}]")),
+            Element::Index(i) => out.push_str(&format!("[{i}]")),
+            Element::Itself => {}
+            Element::Key { raw, .. } | Element::Other(raw) => out.push_str(&format!("[{raw}]")),
+        }
+    }
+    out
+}
+
+/// The per-field plan of applying `config` server-side as `manager` over
+/// `live` (`None`: it does not exist yet; every field is `set`). Only
+/// fields the apply touches are listed: what changes, conflicts or is
+/// released; a field claimed with the value it already has and no other
+/// owner is not.
+pub fn plan_fields(
+    config: &Value,
+    live: Option<&Value>,
+    manager: &str,
+    force: bool,
+) -> Vec<FieldRow> {
+    let leaf = |p: &FieldPath| p.last().is_none_or(|pe| pe != ".");
+    let empty = json!({});
+    let live_v = live.unwrap_or(&empty);
+    let known: FieldSet = entries(live_v)
+        .iter()
+        .flat_map(|e| from_fields_v1(&e["fieldsV1"]))
+        .collect();
+    let applied = align(applied_fields(config), &known, live_v);
+    // Every entry but this manager's Apply entry, with its name as shown.
+    let mut mine = FieldSet::new();
+    let mut others: Vec<(String, FieldSet)> = Vec::new();
+    for e in entries(live_v) {
+        let set = from_fields_v1(&e["fieldsV1"]);
+        if is(e, manager, "Apply") {
+            mine = set;
+            continue;
+        }
+        let name = e["manager"].as_str().unwrap_or("").to_string();
+        let name = match e["subresource"].as_str().filter(|s| !s.is_empty()) {
+            Some(sub) => format!("{name} ({sub})"),
+            None => name,
+        };
+        others.push((name, set));
+    }
+    let owners_of = |p: &FieldPath| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for (name, set) in &others {
+            if set.contains(p) && !v.contains(name) {
+                v.push(name.clone());
+            }
+        }
+        v
+    };
+    let mut rows = Vec::new();
+    for p in applied.iter().filter(|p| leaf(p)) {
+        let want = lookup(config, p);
+        let have = lookup(live_v, p);
+        let theirs = owners_of(p);
+        let mut now = theirs.clone();
+        if mine.contains(p) {
+            now.insert(0, manager.to_string());
+        }
+        // The same value: nothing changes but ownership (shared with the
+        // managers that own it, or taken where nobody did).
+        if have == want {
+            continue;
+        }
+        let (action, after) = if theirs.is_empty() {
+            (FieldAction::Set, vec![manager.to_string()])
+        } else if force {
+            (FieldAction::Take, vec![manager.to_string()])
+        } else {
+            (FieldAction::Conflict, now.clone())
+        };
+        rows.push(FieldRow {
+            path: display(p),
+            action,
+            live: have.cloned(),
+            config: want.cloned(),
+            owners: now,
+            owners_after: after,
+        });
+    }
+    // Released: owned by this manager before, not claimed now.
+    for p in mine.difference(&applied).filter(|p| leaf(p)) {
+        let Some(have) = lookup(live_v, p) else {
+            continue;
+        };
+        let theirs = owners_of(p);
+        let mut now = vec![manager.to_string()];
+        now.extend(theirs.iter().cloned());
+        let action = if theirs.is_empty() {
+            FieldAction::Remove
+        } else {
+            FieldAction::Keep
+        };
+        rows.push(FieldRow {
+            path: display(p),
+            action,
+            live: Some(have.clone()),
+            config: None,
+            owners: now,
+            owners_after: theirs,
+        });
+    }
+    rows
 }

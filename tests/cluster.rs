@@ -1531,6 +1531,100 @@ async fn forward(
     hyper::Response::from_parts(parts, Full::new(bytes))
 }
 
+/// A proxy in front of the embedded server that sends every answer in
+/// chunks without a Content-Length (as a server streaming a large LIST).
+async fn chunking_proxy(server: &RunningServer) -> String {
+    use http_body_util::BodyExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = server.url();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let upstream = upstream.clone();
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let bytes = body
+                                .collect()
+                                .await
+                                .map(|c| c.to_bytes())
+                                .unwrap_or_default();
+                            let (mut parts, body) =
+                                forward(&upstream, parts, bytes).await.into_parts();
+                            let whole = body.collect().await.unwrap().to_bytes();
+                            parts.headers.remove(http::header::CONTENT_LENGTH);
+                            let chunks: Vec<
+                                Result<hyper::body::Frame<bytes::Bytes>, std::convert::Infallible>,
+                            > = whole
+                                .chunks(64 << 10)
+                                .map(|c| {
+                                    Ok(hyper::body::Frame::data(bytes::Bytes::copy_from_slice(c)))
+                                })
+                                .collect();
+                            let body =
+                                http_body_util::StreamBody::new(futures::stream::iter(chunks));
+                            Ok::<_, std::convert::Infallible>(hyper::Response::from_parts(
+                                parts, body,
+                            ))
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// An answer streamed without a Content-Length is cut at
+/// `--max-response-bytes` too: the LIST fails naming itself, and nothing
+/// past the cap is kept.
+#[tokio::test]
+async fn a_streamed_answer_over_the_cap_is_an_error_naming_the_list() {
+    let e = basic_env().await;
+    e.server
+        .store()
+        .put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "huge", "namespace": "demo"},
+            "data": {"k": "x".repeat(3 << 20)}}))
+        .unwrap();
+    let url = chunking_proxy(&e.server).await;
+    let path = e.dir.path().join("chunked-kubeconfig");
+    let text = std::fs::read_to_string(&e.kubeconfig).unwrap();
+    std::fs::write(&path, text.replace(&e.server.url(), &url)).unwrap();
+    let session = Session::connect(&ClusterOptions {
+        kubeconfig: Some(path),
+        max_response_bytes: 1 << 20,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let plan = e.plan_by(&session).await;
+    let settings = find(&plan, "ConfigMap", "settings");
+    assert_eq!(settings.action, ObjectAction::Error);
+    let why = settings.error.as_deref().unwrap();
+    assert!(
+        why.contains(
+            "the server's answer to GET /api/v1/namespaces/demo/configmaps is larger than \
+             1048576 bytes (--max-response-bytes); it was not read"
+        ),
+        "{why}"
+    );
+    // The other kinds' answers are small: planned as usual.
+    assert_eq!(
+        find(&plan, "Deployment", "web").action,
+        ObjectAction::Unchanged
+    );
+}
+
 #[tokio::test]
 async fn forbidden_list_falls_back_to_get() {
     let e = basic_env().await;
@@ -2312,6 +2406,36 @@ async fn writes_go_out_in_the_order_of_dependence() {
         .position(|r| !r.query.contains_key("dryRun"))
         .unwrap();
     assert_eq!(first_write, 6, "{all:#?}");
+
+    // Deletes go the other way: the workload first, what it uses after.
+    let plan = e.plan().await;
+    e.server.clear_requests();
+    let results = e
+        .session
+        .delete(&plan.objects, &DeleteOptions::default())
+        .await;
+    assert!(
+        results.iter().all(|r| r.message() == "deleted"),
+        "{results:#?}"
+    );
+    let order: Vec<String> = results.iter().map(|r| r.object.to_string()).collect();
+    assert_eq!(order[0], "Deployment default/web");
+    let deletes: Vec<String> = e
+        .requests(|r| r.method == "DELETE")
+        .into_iter()
+        .map(|r| r.path.rsplit('/').nth(1).unwrap().to_string())
+        .collect();
+    assert_eq!(
+        deletes,
+        [
+            "deployments",
+            "rolebindings",
+            "roles",
+            "configmaps",
+            "secrets",
+            "serviceaccounts"
+        ]
+    );
 }
 
 /// The TUI's engine reports an apply and a delete of many objects as they

@@ -517,10 +517,14 @@ fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
             return Action::Serve;
         }
         let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if n + 1 == DIE_AT {
-            Action::ServeThenDie
-        } else {
-            Action::Serve
+        match (n + 1).cmp(&DIE_AT) {
+            std::cmp::Ordering::Less => Action::Serve,
+            std::cmp::Ordering::Equal => Action::ServeThenDie,
+            // Counted after the fatal write but let in before the death
+            // was flagged (another worker thread, while this one was
+            // descheduled on a loaded machine): a dead server stores
+            // nothing more, so they hang until their connection drops.
+            std::cmp::Ordering::Greater => Action::Hang,
         }
     });
     let mut text = String::new();

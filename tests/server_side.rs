@@ -246,10 +246,7 @@ fn same_error(k: &Out, a: &Out, object: &str, step: &str) {
 
 /// The history, both sides (the client-side applies before it by kubectl
 /// in both namespaces).
-/// `real`: the real server, whose answers are checked too (the embedded
-/// one does not take managedFields written by a patch, so the migration
-/// releases nothing there yet).
-fn history(s: &Sides, real: bool) {
+fn history(s: &Sides) {
     let v1 = s.file("v1.yaml", V1);
     let v2 = s.file("v2.yaml", V2);
     let other_conflicting = s.file("other-conflicting.yaml", OTHER_CONFLICTING);
@@ -275,10 +272,8 @@ fn history(s: &Sides, real: bool) {
         )
     );
     s.same_objects("first server-side apply (migration)");
-    if real {
-        let cm = s.get(&s.ns_a, "configmap/cfg");
-        assert_eq!(cm["data"], serde_json::json!({"a": "1"}), "b released");
-    }
+    let cm = s.get(&s.ns_a, "configmap/cfg");
+    assert_eq!(cm["data"], serde_json::json!({"a": "1"}), "b released");
 
     // 2. Another writer scales: the next apply conflicts on replicas.
     s.both(&["scale", "deployment/web", "--replicas=5"]);
@@ -312,10 +307,8 @@ fn history(s: &Sides, real: bool) {
     let (k, a) = s.apply(&other, &["--field-manager=second"]);
     assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
     s.same_objects("second manager");
-    if real {
-        let cm = s.get(&s.ns_a, "configmap/cfg");
-        assert_eq!(cm["data"], serde_json::json!({"a": "1", "c": "3"}));
-    }
+    let cm = s.get(&s.ns_a, "configmap/cfg");
+    assert_eq!(cm["data"], serde_json::json!({"a": "1", "c": "3"}));
 }
 
 #[test]
@@ -343,7 +336,7 @@ fn same_history_as_kubectl_on_the_real_server() {
         ns_k: unique("ssa-k"),
         ns_a: unique("ssa-a"),
     };
-    history(&sides, true);
+    history(&sides);
 }
 
 #[test]
@@ -360,7 +353,7 @@ fn same_history_and_requests_as_kubectl_on_the_embedded_server() {
         ns_k: "ssa-k".into(),
         ns_a: "ssa-a".into(),
     };
-    history(&sides, false);
+    history(&sides);
     // The writes each side sent, in order, namespace names aside: the same
     // requests (method, path, query, content type, body).
     let writes = |ns: &str| -> Vec<Value> {
@@ -409,4 +402,274 @@ fn same_history_and_requests_as_kubectl_on_the_embedded_server() {
         "the migration was sent: {a:#?}"
     );
     assert_eq!(a, k, "kapply's requests (left) differ from kubectl's");
+}
+
+/// The value at a kapply field path (`data.a`,
+/// `spec.template.spec.containers[name=web].image`) of an object.
+fn at<'v>(obj: &'v Value, path: &str) -> Option<&'v Value> {
+    let mut cur = obj;
+    for seg in path.split('.') {
+        let (name, key) = match seg.split_once('[') {
+            Some((n, k)) => (n, Some(k.trim_end_matches(']'))),
+            None => (seg, None),
+        };
+        cur = cur.get(name)?;
+        if let Some(k) = key {
+            let (f, v) = k.split_once('=')?;
+            cur = cur.as_array()?.iter().find(|i| {
+                i[f].as_str() == Some(v) || serde_json::to_string(&i[f]).ok().as_deref() == Some(v)
+            })?;
+        }
+    }
+    Some(cur)
+}
+
+/// The server's spelling of a field in a conflict (`.spec.containers[name="web"].image`).
+fn server_path(path: &str) -> String {
+    let mut out = format!(".{path}");
+    while let Some(start) = out.find("[") {
+        let Some(end) = out[start..].find(']').map(|e| start + e) else {
+            break;
+        };
+        let inner = &out[start + 1..end];
+        let Some((k, v)) = inner.split_once('=') else {
+            break;
+        };
+        let quoted = if v.parse::<f64>().is_ok() {
+            v.to_string()
+        } else {
+            format!("\"{v}\"")
+        };
+        out = format!("{}{{{k}={quoted}}}{}", &out[..start], &out[end + 1..]);
+    }
+    out.replace('{', "[").replace('}', "]")
+}
+
+/// The local per-field plan against the real server's dry run of the same
+/// apply: the conflicts it predicts are the server's (count and fields),
+/// and forced, each `set`/`take` field has the config's value in the
+/// server's answer, each `remove` field is gone and each `keep` field
+/// stays as it was.
+#[test]
+fn local_server_side_plan_agrees_with_the_real_servers_dry_run() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let bin = if Path::new(KUBECTL_133).exists() {
+        KUBECTL_133.to_string()
+    } else {
+        let Some(bin) = kubectl::kubectl() else {
+            return;
+        };
+        bin
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::copy(&kubeconfig, &kc).unwrap();
+    let k = Kubectl::new(bin, &kc);
+    let s = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("ssa-p"),
+        ns_a: String::new(),
+    };
+    let ns = s.ns_k.clone();
+    assert_eq!(s.kubectl(&["create", "namespace", &ns]).code, Some(0));
+    let first = s.file("first.yaml", V1);
+    let o = s.kapply(&["apply", "--server-side", "--yes", "-n", &ns, "-f", &first]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    // Other writers: a scale, a set image (client-side, kubectl-set), a
+    // second server-side manager sharing a key and owning one.
+    for args in [
+        vec!["scale", "deployment/web", "--replicas=5"],
+        vec!["set", "image", "deployment/web", "web=nginx:1.27"],
+    ] {
+        let mut full = args.clone();
+        full.extend(["-n", ns.as_str()]);
+        assert_eq!(s.kubectl(&full).code, Some(0), "{full:?}");
+    }
+    let second = s.file(
+        "second.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  b: \"2\"\n  c: \"3\"\n",
+    );
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--field-manager=second",
+        "-n",
+        &ns,
+        "-f",
+        &second,
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    // The next config: new image and replicas (conflicts), env and data.b
+    // dropped (remove; keep for b, which the second manager owns too), a
+    // new label, data.a changed; and a ConfigMap that does not exist yet.
+    let next = s.file(
+        "next.yaml",
+        &format!(
+            "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  x: \"1\"\n",
+            V2.replace("nginx:1.26", "nginx:1.28")
+                .replace("replicas: 2", "replicas: 3")
+                .replace(
+                    "labels: {app: web}\n    spec:",
+                    "labels: {app: web, tier: front}\n    spec:"
+                )
+                .replace("  a: \"1\"", "  a: \"5\"")
+        ),
+    );
+    let plan = |force: bool| -> Value {
+        let mut args = vec!["plan", "--server-side", "-n", &ns, "-f", &next];
+        if force {
+            args.push("--force-conflicts");
+        }
+        let o = s.kapply(&args);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        serde_json::from_str(&o.stdout).unwrap()
+    };
+    let rows_of = |plan: &Value, name: &str| -> Vec<Value> {
+        plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {plan}"))["fields"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let actions = |rows: &[Value]| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r["path"].as_str().unwrap().to_string(),
+                    r["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    // Not forced: exactly the server's conflicts.
+    let unforced = plan(false);
+    let web = rows_of(&unforced, "web");
+    let conflicts: Vec<&Value> = web.iter().filter(|r| r["action"] == "conflict").collect();
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "-n",
+        &ns,
+        "-f",
+        &next,
+    ]);
+    assert_eq!(o.code, Some(1), "{o:?}");
+    assert!(
+        o.stderr
+            .contains(&format!("Apply failed with {} conflict", conflicts.len())),
+        "predicted {conflicts:?}; the server: {o:?}"
+    );
+    for c in &conflicts {
+        let p = server_path(c["path"].as_str().unwrap());
+        assert!(
+            o.stderr.contains(&p),
+            "{p} not among the server's conflicts: {o:?}"
+        );
+    }
+    let (env, rest): (Vec<_>, Vec<_>) = actions(&web)
+        .into_iter()
+        .partition(|(p, _)| p.contains("].env"));
+    assert_eq!(
+        rest,
+        vec![
+            ("spec.replicas".to_string(), "conflict".to_string()),
+            (
+                "spec.template.metadata.labels.tier".to_string(),
+                "set".to_string()
+            ),
+            (
+                "spec.template.spec.containers[name=web].image".to_string(),
+                "conflict".to_string()
+            ),
+        ],
+        "{web:#?}"
+    );
+    assert!(
+        !env.is_empty() && env.iter().all(|(_, a)| a == "remove"),
+        "{env:?}"
+    );
+    assert!(
+        web.iter()
+            .any(|r| r["path"].as_str().unwrap().contains(".env") && r["action"] == "remove"),
+        "{web:#?}"
+    );
+    assert_eq!(
+        actions(&rows_of(&unforced, "cfg")),
+        vec![
+            ("data.a".to_string(), "set".to_string()),
+            ("data.b".to_string(), "keep".to_string()),
+        ]
+    );
+    // The diff says the same, one line per field, and exits 1.
+    let o = s.kapply(&["diff", "--server-side", "-n", &ns, "-f", &next]);
+    assert_eq!(o.code, Some(1), "{o:?}");
+    o.assert_stdout(&format!(
+        "~ Deployment {ns}/web  update (server-side as \"kubectl\")"
+    ));
+    // (kubectl names its scale's manager after its binary: kubectl.1.33.)
+    o.assert_stdout("  conflict  spec.replicas  5 → 3  owners: kubectl");
+    o.assert_stdout("  keep      data.b  \"2\" → (none)  owners: kubectl, second → second");
+    o.assert_stdout(&format!("+ ConfigMap {ns}/fresh  create"));
+    // Forced: the server's answer holds what the plan says.
+    let forced = plan(true);
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "--force-conflicts",
+        "-n",
+        &ns,
+        "-f",
+        &next,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let answer: Value = serde_json::from_str(&o.stdout).unwrap();
+    let items = answer["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| vec![answer.clone()]);
+    for name in ["web", "cfg", "fresh"] {
+        let obj = items
+            .iter()
+            .find(|i| i["metadata"]["name"] == name)
+            .expect("in the answer");
+        let live = if name == "fresh" {
+            Value::Null
+        } else {
+            s.get(
+                &ns,
+                &format!("{}/{name}", obj["kind"].as_str().unwrap().to_lowercase()),
+            )
+        };
+        let rows = rows_of(&forced, name);
+        assert!(!rows.iter().any(|r| r["action"] == "conflict"), "{rows:#?}");
+        for r in &rows {
+            let p = r["path"].as_str().unwrap();
+            match r["action"].as_str().unwrap() {
+                "set" | "take" => assert_eq!(at(obj, p), Some(&r["config"]), "{name} {p}"),
+                "remove" => assert_eq!(at(obj, p), None, "{name} {p}: removed"),
+                "keep" => assert_eq!(at(obj, p), at(&live, p), "{name} {p}: kept"),
+                a => panic!("{a}"),
+            }
+        }
+    }
+    assert!(
+        rows_of(&forced, "fresh")
+            .iter()
+            .all(|r| r["action"] == "set")
+    );
 }

@@ -978,8 +978,32 @@ fn prune_mode_queues_and_confirms() {
     );
     assert!(feed(&mut a, [key('y')]).is_empty());
     assert_eq!(a.selected().unwrap().name, "older-config");
-    assert!(feed(&mut a, [key('n'), key('s')]).is_empty());
-    assert!(matches!(a.popup, Some(Popup::PruneConfirm { ref objects }) if objects.len() == 1));
+    // The last choice opens the confirmation and asks the server first.
+    let eff = feed(&mut a, [key('n'), key('s')]);
+    assert!(
+        matches!(eff.as_slice(), [Effect::PruneDryRun(o)] if o.len() == 1),
+        "{eff:?}"
+    );
+    assert!(
+        matches!(a.popup, Some(Popup::PruneConfirm { ref objects, dry_run: None }) if objects.len() == 1)
+    );
+    // Enter waits for the server's answer.
+    assert!(feed(&mut a, [code(KeyCode::Enter)]).is_empty());
+    assert!(
+        screen(&a).contains("waiting for the server"),
+        "{}",
+        screen(&a)
+    );
+    a.update(Msg::PruneDryRunDone(vec![result(
+        "ConfigMap default/old-config",
+        true,
+        "deleted (server dry run)",
+    )]));
+    let dialog = popup_text(&a, "Confirm prune").unwrap();
+    assert!(
+        dialog.contains("✓ ConfigMap default/old-config: deleted (server dry run)"),
+        "{dialog}"
+    );
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Prune(objs)] = eff.as_slice() else {
         panic!("{eff:?}")
@@ -1387,7 +1411,19 @@ async fn apply_then_prune_through_the_engine() {
 
     // Prune the candidate: y, then Enter on the confirm.
     a.update(key('p'));
-    a.update(key('y'));
+    // The confirmation asks the server first (a dry run of the DELETE).
+    let dry = a.update(key('y'));
+    assert!(
+        matches!(dry.as_slice(), [Effect::PruneDryRun(_)]),
+        "{dry:?}"
+    );
+    settle(&mut a, &engine, dry).await;
+    let dialog = popup_text(&a, "Confirm prune").unwrap();
+    // This engine has no cluster to ask: the dialog says so, not waits.
+    assert!(
+        dialog.contains("Server dry run: no cluster to ask") && !dialog.contains("waiting"),
+        "{dialog}"
+    );
     let prune = a.update(code(KeyCode::Enter));
     settle(&mut a, &engine, prune).await;
     assert!(a.plan.objects.iter().all(|o| o.name != "old-config"));
@@ -1482,7 +1518,15 @@ fn apply_confirm_shows_partial_apply() {
         s.contains("update (PATCH, strategic merge, partial)"),
         "{s}"
     );
-    assert!(s.contains("clear spec.minReadySeconds  (excluded)"), "{s}");
+    // Excluded changes fold to one line: not listed at the same weight.
+    let dialog = popup_text(&a, "Confirm apply").unwrap();
+    assert!(!dialog.contains("clear spec.minReadySeconds"), "{dialog}");
+    assert!(
+        s.contains("1 change(s) excluded: not sent, they stay pending"),
+        "{s}"
+    );
+    // The verdict comes before what is sent.
+    assert!(s.find("Server dry run:") < s.find("update (PATCH"), "{s}");
     insta::assert_snapshot!("apply_confirm_partial", s);
 }
 
@@ -1601,7 +1645,7 @@ fn reload_during_prune_mode_keeps_the_right_objects() {
     plan.objects.reverse();
     a.update(Msg::Loaded(Ok(plan)));
     assert_eq!(a.selected().unwrap().name, "older-config");
-    feed(&mut a, [key('n')]);
+    feed(&mut a, [key('n'), Msg::PruneDryRunDone(Vec::new())]);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     let [Effect::Prune(objs)] = eff.as_slice() else {
         panic!("{eff:?}")
@@ -1750,6 +1794,11 @@ fn popups_show_everything_at_every_size() {
 
         let mut a = app(w, h);
         feed(&mut a, [key('p'), key('y')]);
+        a.update(Msg::PruneDryRunDone(vec![result(
+            "ConfigMap default/old-config",
+            true,
+            "deleted (server dry run)",
+        )]));
         cases.push((
             "Confirm prune",
             a,
@@ -1795,11 +1844,13 @@ fn tall_popups_scroll_and_say_so() {
     // old-config and the 30 more, all queued.
     feed(&mut a, [key('p')]);
     feed(&mut a, (0..31).map(|_| key('y')));
-    assert!(matches!(&a.popup, Some(Popup::PruneConfirm { objects }) if objects.len() == 31));
+    assert!(matches!(&a.popup, Some(Popup::PruneConfirm { objects, .. }) if objects.len() == 31));
+    a.update(Msg::PruneDryRunDone(Vec::new()));
     let text = popup_text(&a, "Confirm prune").unwrap();
-    // 22 rows: 2 borders, 1 footer, 19 of the 32 body lines.
+    // 22 rows: 2 borders, 1 footer, 19 of the 34 body lines (the dry run's
+    // two first).
     assert!(
-        text.contains("Enter delete · Esc cancel · j/k scroll · lines 1-19 of 32"),
+        text.contains("Enter delete · Esc cancel · j/k scroll · lines 1-19 of 34"),
         "{text}"
     );
     assert!(text.contains("Prune (delete) 31 object(s)?"), "{text}");
@@ -1807,21 +1858,21 @@ fn tall_popups_scroll_and_say_so() {
 
     feed(&mut a, [key('j')]);
     let text = popup_text(&a, "Confirm prune").unwrap();
-    assert!(text.contains("lines 2-20 of 32"), "{text}");
+    assert!(text.contains("lines 2-20 of 34"), "{text}");
     assert!(!text.contains("Prune (delete)"), "{text}");
 
     // Past the end stays at the end; k comes back one line.
     feed(&mut a, (0..40).map(|_| key('j')));
-    assert_eq!(a.popup_scroll, 13);
+    assert_eq!(a.popup_scroll, 15);
     let text = popup_text(&a, "Confirm prune").unwrap();
-    assert!(text.contains("lines 14-32 of 32"), "{text}");
+    assert!(text.contains("lines 16-34 of 34"), "{text}");
     assert!(text.contains("x ConfigMap default/old-29"), "{text}");
     feed(&mut a, [key('k')]);
-    assert_eq!(a.popup_scroll, 12);
+    assert_eq!(a.popup_scroll, 14);
     feed(&mut a, [code(KeyCode::Home)]);
     assert_eq!(a.popup_scroll, 0);
     feed(&mut a, [code(KeyCode::PageDown)]);
-    assert_eq!(a.popup_scroll, 13, "a page is 19 rows, clamped to the end");
+    assert_eq!(a.popup_scroll, 15, "a page is 19 rows, clamped to the end");
     // The wheel scrolls the dialog, not the list behind it.
     let cursor = a.cursor;
     let wheel = |kind| {
@@ -1833,7 +1884,7 @@ fn tall_popups_scroll_and_say_so() {
         })
     };
     feed(&mut a, [wheel(MouseEventKind::ScrollUp)]);
-    assert_eq!(a.popup_scroll, 10);
+    assert_eq!(a.popup_scroll, 12);
     assert_eq!(a.cursor, cursor);
 
     // A resize that makes room shows it all, without the hint.

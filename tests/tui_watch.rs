@@ -526,3 +526,35 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
     assert_eq!(o.action, ObjectAction::Create);
     watch.abort();
 }
+
+/// A change to another object than the selected one keeps the selected
+/// one's cached views (a burst elsewhere does not rebuild them); a change
+/// to the selected one makes them again.
+#[test]
+fn only_a_change_to_the_selected_object_makes_its_views_again() {
+    let mut a = app(100, 30);
+    select(&mut a, "app-config");
+    let before = a.plan_gen;
+    a.update(Msg::Live(
+        1,
+        LiveEvent::Changed {
+            object: id("Deployment default/nginx-deployment"),
+            live: Some(hotfixed()),
+        },
+    ));
+    assert_eq!(a.plan_gen, before);
+    assert_eq!(image_live(&a), "nginx:1.14-hotfix");
+    select(&mut a, "nginx-deployment");
+    let mut again = hotfixed();
+    again["metadata"]["resourceVersion"] = json!("78");
+    again["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.14-hotfix2");
+    a.update(Msg::Live(
+        1,
+        LiveEvent::Changed {
+            object: id("Deployment default/nginx-deployment"),
+            live: Some(again),
+        },
+    ));
+    assert!(a.plan_gen > before);
+    assert_eq!(image_live(&a), "nginx:1.14-hotfix2");
+}

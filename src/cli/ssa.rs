@@ -82,7 +82,26 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         namespace_flag: a.cluster.namespace.clone(),
     };
     if !a.yes && !dry_run {
-        // What the apply would do, from the server's dry run, before asking.
+        // What the apply would do per field (computed here), then the
+        // server's dry run of it, before asking.
+        for m in loaded.manifests.clone() {
+            match read_live(&session, m).await {
+                Ok((m, live)) => {
+                    let rows = crate::ssa::plan_fields(
+                        &m.object(),
+                        live.as_ref(),
+                        &opts.field_manager,
+                        opts.force,
+                    );
+                    let action = object_action(live.is_some(), &rows);
+                    let secret = m.id.group.is_empty() && m.id.kind == "Secret";
+                    for line in object_lines(&m.id, action, &rows, &opts.field_manager, secret) {
+                        errln!("{line}");
+                    }
+                }
+                Err(e) => errln!("{e}"),
+            }
+        }
         let mut conflicts = 0;
         let mut failed = 0;
         session
@@ -126,4 +145,188 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         errln!("(server dry run: nothing was written)");
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
+}
+
+/// `--server-side` and its flags for `diff` and `plan`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServerSideArgs {
+    /// Show what a server-side apply would do per field: `set`, `remove`,
+    /// `keep`, `conflict` (another manager owns it with another value),
+    /// `take` (forced), with the managers before and after.
+    #[arg(long = "server-side")]
+    pub server_side: bool,
+    /// With --server-side: as `apply --force-conflicts` (conflicts become `take`).
+    #[arg(long = "force-conflicts")]
+    pub force_conflicts: bool,
+    /// With --server-side: the field manager (default `kubectl`).
+    #[arg(long = "field-manager", value_name = "NAME")]
+    pub field_manager: Option<String>,
+}
+
+impl ServerSideArgs {
+    pub(super) fn active(&self) -> bool {
+        self.server_side || self.force_conflicts || self.field_manager.is_some()
+    }
+}
+
+/// A value as the diff shows it; Secret data masked.
+fn shown(v: Option<&serde_json::Value>, secret: bool) -> String {
+    match v {
+        None => "(none)".into(),
+        Some(_) if secret => "\"***\"".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// `diff --server-side` (`output` None) or `plan --server-side -o json|yaml`:
+/// each object's live state read, its per-field plan computed locally.
+/// Exit 0: nothing would change; 1: something would (a conflict too); 2: an
+/// object could not be read or planned.
+pub(super) async fn diff(
+    p: &PlanArgs,
+    s: &ServerSideArgs,
+    output: Option<super::Output>,
+) -> anyhow::Result<u8> {
+    if !s.server_side {
+        bail!("--force-conflicts and --field-manager only work with --server-side");
+    }
+    if !p.live.is_empty() {
+        bail!("--live with --server-side is not supported yet");
+    }
+    let manager = s
+        .field_manager
+        .clone()
+        .unwrap_or_else(|| crate::ssa::DEFAULT_FIELD_MANAGER.to_string());
+    let (loaded, against) = start(p).await?;
+    let Against::Cluster { session, .. } = against else {
+        bail!("diff --server-side needs a cluster");
+    };
+    let mut errors = loaded.errors.len();
+    for e in &loaded.errors {
+        errln!("error: {e}");
+    }
+    let mut changed = false;
+    let mut objects = Vec::new();
+    for m in loaded.manifests {
+        let (m, live) = match read_live(&session, m).await {
+            Ok(read) => read,
+            Err(e) => {
+                errln!("{e}");
+                errors += 1;
+                continue;
+            }
+        };
+        let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, s.force_conflicts);
+        let action = object_action(live.is_some(), &rows);
+        changed |= action != "unchanged";
+        let secret = m.id.group.is_empty() && m.id.kind == "Secret";
+        if output.is_none() {
+            for line in object_lines(&m.id, action, &rows, &manager, secret) {
+                outln!("{line}");
+            }
+        }
+        let mut rows = serde_json::to_value(&rows)?;
+        if secret && let Some(rows) = rows.as_array_mut() {
+            for r in rows {
+                for k in ["live", "config"] {
+                    if r.get(k).is_some() {
+                        r[k] = serde_json::json!("***");
+                    }
+                }
+            }
+        }
+        objects.push(serde_json::json!({
+            "apiVersion": m.api_version(),
+            "kind": m.id.kind,
+            "namespace": m.id.namespace,
+            "name": m.id.name,
+            "action": action,
+            "fields": rows,
+        }));
+    }
+    if let Some(format) = output {
+        let doc = serde_json::json!({
+            "serverSide": {"fieldManager": manager, "force": s.force_conflicts},
+            "objects": objects,
+        });
+        match format {
+            super::Output::Json => outln!("{}", serde_json::to_string_pretty(&doc)?),
+            super::Output::Yaml => outln!("{}", crate::yaml::to_yaml(&doc)),
+        }
+    }
+    Ok(if errors > 0 {
+        2
+    } else if changed && output.is_none() {
+        1
+    } else {
+        0
+    })
+}
+
+/// `m` with its scope from the server, and its live object (`None`: not
+/// there yet); the error line when either cannot be read.
+async fn read_live(
+    session: &crate::cluster::Session,
+    mut m: crate::manifest::Manifest,
+) -> Result<(crate::manifest::Manifest, Option<serde_json::Value>), String> {
+    let info = session
+        .resource(&m.api_version(), &m.id.kind)
+        .await
+        .map_err(|e| format!("error: {}: {e}", m.id))?;
+    m.set_scope(info.namespaced, session.namespace());
+    let path = info.object_path(m.id.namespace.as_deref(), &m.id.name);
+    match session
+        .call(http::Method::GET, &path, &[], None, None)
+        .await
+    {
+        Ok(v) => Ok((m, Some(v))),
+        Err(e) if e.code() == 404 => Ok((m, None)),
+        Err(e) => Err(format!("error: {}: {e}", m.id)),
+    }
+}
+
+fn object_action(exists: bool, rows: &[crate::ssa::FieldRow]) -> &'static str {
+    match (exists, rows.is_empty()) {
+        (false, _) => "create",
+        (true, true) => "unchanged",
+        (true, false) => "update",
+    }
+}
+
+/// One object of the server-side diff: its header and a line per field.
+fn object_lines(
+    id: &crate::objref::ObjectRef,
+    action: &str,
+    rows: &[crate::ssa::FieldRow],
+    manager: &str,
+    secret: bool,
+) -> Vec<String> {
+    let mark = match action {
+        "create" => "+",
+        "update" => "~",
+        _ => "=",
+    };
+    let names = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut out = vec![format!(
+        "{mark} {id}  {action} (server-side as {manager:?})"
+    )];
+    for r in rows {
+        let action = serde_json::to_value(r.action).unwrap_or_default();
+        out.push(format!(
+            "  {:<8}  {}  {} → {}  owners: {} → {}",
+            action.as_str().unwrap_or(""),
+            r.path,
+            shown(r.live.as_ref(), secret),
+            shown(r.config.as_ref(), secret),
+            names(&r.owners),
+            names(&r.owners_after),
+        ));
+    }
+    out
 }

@@ -1154,20 +1154,33 @@ impl Session {
             results: vec![None; objects.len()],
             report,
         };
-        let mut done = futures::stream::iter(collect_vec(objects.iter().enumerate().map(
-            |(i, p)| async move {
-                (
-                    i,
-                    self.delete_one(p, i, base, dry_run, prune, halt, report)
-                        .await,
-                )
-            },
-        )))
-        .buffer_unordered(self.concurrency);
-        while let Some((i, r)) = done.next().await {
-            slots.put(i, r);
+        // In the reverse of the order of writes (as Helm uninstalls):
+        // workloads before the ServiceAccounts, RBAC, Secrets and ConfigMaps
+        // they use, custom resources before their CRD, Namespaces last; each
+        // kind's deletes all answered before the next kind's are sent.
+        let mut order: Vec<usize> = (0..objects.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(write_rank(&objects[i])), i));
+        let mut order = order.into_iter().peekable();
+        while let Some(rank) = order.peek().map(|&i| write_rank(&objects[i])) {
+            let mut batch = Vec::new();
+            while let Some(i) = order.next_if(|&i| write_rank(&objects[i]) == rank) {
+                batch.push(i);
+            }
+            let mut done = futures::stream::iter(collect_vec(batch.into_iter().map(|i| {
+                let p = &objects[i];
+                async move {
+                    (
+                        i,
+                        self.delete_one(p, i, base, dry_run, prune, halt, report)
+                            .await,
+                    )
+                }
+            })))
+            .buffer_unordered(self.concurrency);
+            while let Some((i, r)) = done.next().await {
+                slots.put(i, r);
+            }
         }
-        drop(done);
         slots.results.into_iter().flatten().collect()
     }
 

@@ -88,6 +88,26 @@ impl Discovery {
         Ok(entry)
     }
 
+    /// Read these group versions' resources into the cache, all at once
+    /// (one round trip, not one per version against a distant server). The
+    /// first error that stops a run (the server unreachable) is returned;
+    /// others come back when the kinds are resolved.
+    pub(crate) async fn prefetch(
+        &self,
+        session: &Session,
+        api_versions: impl Iterator<Item = &str>,
+    ) -> Result<(), ClusterError> {
+        let reads = api_versions.map(|v| self.group_version(session, v));
+        for r in futures::future::join_all(reads).await {
+            if let Err(e) = r
+                && e.is_fatal()
+            {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) async fn resolve(
         &self,
         session: &Session,

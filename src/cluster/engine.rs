@@ -438,6 +438,17 @@ impl Engine for KubeEngine {
         .boxed()
     }
 
+    fn prune_dry_run(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {
+        async move {
+            let set = self.applyset();
+            match self.session() {
+                Some(session) => session.prune(&objects, set.as_ref(), true).await,
+                None => not_sent(objects.iter().map(ObjectPlan::id)),
+            }
+        }
+        .boxed()
+    }
+
     fn watch(
         &self,
         events: UnboundedSender<crate::ops::LiveEvent>,
@@ -666,5 +677,41 @@ fn write_export(path: &str, text: &str, overwrite: bool) -> Result<Exported, Str
             Ok(Exported::Exists(path.to_string()))
         }
         Err(e) => Err(format!("{path}: {e}")),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The TUI's export (`E`) writes a file holding a Secret owner-only,
+    /// new or replacing one; other files keep the usual mode.
+    #[test]
+    fn an_exported_secret_is_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: dg==\n";
+        let path = dir.path().join("secret-s.yaml");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let p = path.to_str().unwrap();
+        assert!(matches!(
+            write_export(p, secret, false),
+            Ok(Exported::Exists(_))
+        ));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert!(matches!(
+            write_export(p, secret, true),
+            Ok(Exported::Written(_))
+        ));
+        assert_eq!(mode(&path), 0o600);
+        let cm = dir.path().join("configmap-c.yaml");
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        write_export(cm.to_str().unwrap(), text, false).unwrap();
+        // As any file the user creates (umask).
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        assert_eq!(mode(&cm), mode(&plain));
     }
 }

@@ -319,6 +319,10 @@ impl Session {
                 what: "discovery (which kinds the server serves)".into(),
             });
         }
+        let versions: BTreeSet<String> = loaded_manifests.iter().map(|m| m.api_version()).collect();
+        self.discovery
+            .prefetch(self, versions.iter().map(String::as_str))
+            .await?;
         let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
             Vec::with_capacity(loaded_manifests.len());
         let flag = self.explicit_namespace.then_some(self.namespace.as_str());

@@ -575,7 +575,8 @@ impl Session {
             });
         }
         let message = match value.get("message").and_then(Value::as_str) {
-            Some(m) => m.to_string(),
+            // A 422's causes in a line each reads, not the values Go printed.
+            Some(m) => invalid_summary(m, &value).unwrap_or_else(|| m.to_string()),
             None => match &value {
                 Value::String(s) if !s.trim().is_empty() => s.trim().to_string(),
                 _ => format!(
@@ -906,8 +907,73 @@ pub(crate) fn go_body(v: &Value) -> bytes::Bytes {
     bytes::Bytes::from(crate::gocompat::json(v).into_bytes())
 }
 
+/// A 422 Invalid `Status` said short: `Deployment.apps "web" is invalid:
+/// spec.selector: field is immutable` instead of the selector kube-apiserver
+/// prints in Go syntax (often a kilobyte): each cause as its field and the
+/// words after the value. `None` for any other status.
+pub fn invalid_summary(message: &str, status: &Value) -> Option<String> {
+    let causes = status.pointer("/details/causes")?.as_array()?;
+    let (head, _) = message.split_once(" is invalid: ")?;
+    let parts: Vec<String> = causes
+        .iter()
+        .filter_map(|c| {
+            let text = c.get("message")?.as_str()?;
+            let field = c.get("field").and_then(Value::as_str).unwrap_or_default();
+            // `Invalid value: VALUE: DETAIL`: the detail; other kinds
+            // (`Required value`, `Forbidden: ...`) are short already.
+            // A short value (a label's) is kept: it says what is wrong.
+            let words = match text.strip_prefix("Invalid value: ") {
+                Some(rest) => match rest.rsplit_once(": ") {
+                    Some((value, detail)) if value.chars().count() > 80 => detail,
+                    _ => text,
+                },
+                None => text,
+            };
+            Some(if field.is_empty() {
+                words.to_string()
+            } else {
+                format!("{field}: {words}")
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!("{head} is invalid: {}", parts.join("; ")))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn invalid_statuses_are_said_short() {
+        let big = "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web2\"}, \
+                   MatchExpressions:[]v1.LabelSelectorRequirement(nil)}";
+        let message = format!(
+            "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: {big}: field is immutable"
+        );
+        let status = serde_json::json!({"kind": "Status", "code": 422, "reason": "Invalid",
+            "message": message,
+            "details": {"name": "web", "kind": "deployments", "causes": [
+                {"reason": "FieldValueInvalid", "field": "spec.selector",
+                 "message": format!("Invalid value: {big}: field is immutable")},
+                {"reason": "FieldValueRequired", "field": "spec.template.spec.containers",
+                 "message": "Required value"}]}});
+        assert_eq!(
+            super::invalid_summary(&message, &status).as_deref(),
+            Some(
+                "Deployment.apps \"web\" is invalid: spec.selector: field is immutable; \
+                 spec.template.spec.containers: Required value"
+            )
+        );
+        // Anything else stays as the server said it.
+        let conflict =
+            serde_json::json!({"reason": "Conflict", "message": "the object has been modified"});
+        assert_eq!(
+            super::invalid_summary("the object has been modified", &conflict),
+            None
+        );
+    }
+
     use super::*;
 
     #[test]

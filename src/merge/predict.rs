@@ -86,16 +86,18 @@ impl<'l, 's> Prediction<'l, 's> {
             // Outside what the patch names: live's, untouched.
             return false;
         }
-        let Some((_, merged)) = self.trimmed() else {
+        let Some((trimmed, merged)) = self.trimmed() else {
             return false;
         };
         let Some(merged) = merged else {
             return true;
         };
-        let (before, raw) = (values_at(self.live, row_path), values_at(merged, row_path));
-        if same_values(&before, &raw) {
+        // Both trimmed alike: what the patch does not name is live's in
+        // both, so they are equal exactly where the whole ones are.
+        if same_values(&values_at(trimmed, row_path), &values_at(merged, row_path)) {
             return false;
         }
+        let (before, raw) = (values_at(self.live, row_path), values_at(merged, row_path));
         // Defaulting fills in what is absent and folds a Secret's
         // stringData: it can only give back a value the merge removed,
         // complete a map or list, or take stringData away. A scalar the

@@ -1,7 +1,7 @@
 //! `POST serviceaccounts/<name>/token` (TokenRequest), what
-//! `kubectl create token` calls. The embedded server checks no credentials,
-//! so the token is an unsigned JWT (`alg: none`) carrying the claims a real
-//! service-account token has: readable, and accepted here like any token.
+//! `kubectl create token` calls. The token is an unsigned JWT (`alg:
+//! none`) carrying the claims a real service-account token has: readable,
+//! but not credentials here (the server accepts only its run's own token).
 
 use crate::server::resources::ResourceInfo;
 use crate::server::status::{ApiError, Cause};

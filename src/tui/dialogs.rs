@@ -243,57 +243,8 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ),
                 Style::default().add_modifier(Modifier::BOLD),
             )));
-            for it in items {
-                let o = &it.plan;
-                let (m, style) = mark(app, o);
-                let partial = if it.accepted_fields.is_some() {
-                    ", partial"
-                } else {
-                    ""
-                };
-                let how = match (&o.patch, o.action) {
-                    (_, ObjectAction::Create) => "POST",
-                    (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
-                    _ => "PATCH, strategic merge",
-                };
-                lines.push(Line::from(Span::styled(
-                    format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
-                    style.add_modifier(Modifier::BOLD),
-                )));
-                for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
-                    if it.released_fields.contains(&f.path) {
-                        lines.push(Line::from(Span::styled(
-                            format!(
-                                "    release {} (live value {} stays; dropped from last-applied)",
-                                f.path,
-                                show_value(o, &f.path, &f.live)
-                            ),
-                            t.field(FieldAction::Keep),
-                        )));
-                        continue;
-                    }
-                    let included = it
-                        .accepted_fields
-                        .as_ref()
-                        .is_none_or(|acc| acc.contains(&f.path));
-                    let text = match f.action {
-                        FieldAction::Clear => format!("    clear {}", f.path),
-                        _ => format!(
-                            "    set   {} = {}",
-                            f.path,
-                            show_value(o, &f.path, &f.config)
-                        ),
-                    };
-                    if included {
-                        lines.push(Line::from(Span::styled(text, t.field(f.action))));
-                    } else {
-                        lines.push(Line::from(Span::styled(
-                            format!("{text}  (excluded)"),
-                            t.fg(Color::DarkGray).add_modifier(Modifier::CROSSED_OUT),
-                        )));
-                    }
-                }
-            }
+            // The server's verdict first: it decides whether Enter is worth
+            // pressing; what is sent follows.
             lines.push(Line::from(Span::styled(
                 "Server dry run:",
                 Style::default().add_modifier(Modifier::BOLD),
@@ -320,9 +271,82 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     }
                 }
             }
+            for it in items {
+                let o = &it.plan;
+                let (m, style) = mark(app, o);
+                let partial = if it.accepted_fields.is_some() {
+                    ", partial"
+                } else {
+                    ""
+                };
+                let how = match (&o.patch, o.action) {
+                    (_, ObjectAction::Create) => "POST",
+                    (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
+                    _ => "PATCH, strategic merge",
+                };
+                lines.push(Line::from(Span::styled(
+                    format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
+                    style.add_modifier(Modifier::BOLD),
+                )));
+                let mut excluded = 0;
+                for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+                    if it.released_fields.contains(&f.path) {
+                        lines.push(Line::from(Span::styled(
+                            format!(
+                                "    release {} (live value {} stays; dropped from last-applied)",
+                                f.path,
+                                show_value(o, &f.path, &f.live)
+                            ),
+                            t.field(FieldAction::Keep),
+                        )));
+                        continue;
+                    }
+                    let included = it
+                        .accepted_fields
+                        .as_ref()
+                        .is_none_or(|acc| acc.contains(&f.path));
+                    if !included {
+                        excluded += 1;
+                        continue;
+                    }
+                    let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
+                        && f.config
+                            .as_ref()
+                            .is_some_and(crate::tui::fieldtable::is_structured);
+                    let text = match f.action {
+                        FieldAction::Clear => format!("    clear {}", f.path),
+                        _ if structured => format!("    set   {}:", f.path),
+                        _ => format!(
+                            "    set   {} = {}",
+                            f.path,
+                            show_value(o, &f.path, &f.config)
+                        ),
+                    };
+                    lines.push(Line::from(Span::styled(text, t.field(f.action))));
+                    if structured && f.action == FieldAction::Set {
+                        // As YAML (or text), line by line against live.
+                        for l in crate::tui::detail::block_diff(&f.live, &f.config, t)
+                            .into_iter()
+                            .skip(1)
+                        {
+                            let mut l = l;
+                            l.spans.insert(0, Span::raw("        "));
+                            lines.push(l);
+                        }
+                    }
+                }
+                // Left out of this apply: one line, not one each.
+                if excluded > 0 {
+                    lines.push(Line::from(Span::styled(
+                        format!("    {excluded} change(s) excluded: not sent, they stay pending"),
+                        t.fg(Color::DarkGray),
+                    )));
+                }
+            }
             PopupView {
                 title: "Confirm apply",
-                width: app.size.width.saturating_sub(8).min(90),
+                // The screen's width: real objects have long paths and values.
+                width: app.size.width.saturating_sub(4),
                 body: lines,
                 footer: vec![keys_line(
                     match dry_run {
@@ -436,11 +460,42 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ],
             }
         }
-        Popup::PruneConfirm { objects } => {
+        Popup::PruneConfirm { objects, dry_run } => {
             let mut body = vec![Line::from(Span::styled(
                 format!("Prune (delete) {} object(s)?", objects.len()),
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
+            // The server's answer first, as in the apply confirmation.
+            body.push(Line::from(Span::styled(
+                "Server dry run:",
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            match dry_run {
+                None => body.push(Line::from(Span::styled(
+                    format!(
+                        "  {} waiting for the server…",
+                        SPINNER[app.spinner % SPINNER.len()]
+                    ),
+                    t.fg(Color::Cyan),
+                ))),
+                Some(rs) if rs.is_empty() => body.push(Line::from(Span::styled(
+                    "  no cluster to ask (nothing was checked)",
+                    t.fg(Color::DarkGray),
+                ))),
+                Some(rs) => {
+                    for r in rs {
+                        let (m, s) = if r.ok() {
+                            ("✓", t.fg(Color::Green))
+                        } else {
+                            ("✗", t.fg(Color::Red))
+                        };
+                        body.push(Line::from(Span::styled(
+                            format!("  {m} {}: {}", r.object, r.message()),
+                            s,
+                        )));
+                    }
+                }
+            }
             for o in objects {
                 body.push(Line::from(format!("  x {}", o.id())));
             }
@@ -448,7 +503,14 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 title: "Confirm prune",
                 width: 70,
                 body,
-                footer: vec![keys_line("Enter delete · Esc cancel", t)],
+                footer: vec![keys_line(
+                    if dry_run.is_some() {
+                        "Enter delete · Esc cancel"
+                    } else {
+                        "Esc cancel (Enter waits for the dry run)"
+                    },
+                    t,
+                )],
             }
         }
     }

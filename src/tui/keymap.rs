@@ -200,8 +200,9 @@ pub const BINDINGS: &[Binding] = &[
         "p",
         ALL,
         [(k('p'), Prune)],
-        "prune mode: each candidate with why; y prune, n keep, s skip; then Enter deletes the \
-         queued ones (when there is none, says why)",
+        "prune mode: each candidate with why; y prune, n keep, s skip; then the confirmation \
+         with the server's dry run, and Enter deletes the queued ones once it has answered (when \
+         there is no candidate, says why)",
         Some("p prune")
     ),
     b!(

@@ -349,6 +349,7 @@ pub async fn perform(
         Effect::Prune(objs) => {
             Msg::Pruned(writing(&engine, crate::ops::Write::Prune(objs), &tx).await)
         }
+        Effect::PruneDryRun(objs) => Msg::PruneDryRunDone(engine.prune_dry_run(objs).await),
         Effect::ExportTarget(obj, own_file) => {
             let target = engine.export_target(&obj, own_file.as_deref());
             Msg::ExportAsk(obj, target)

@@ -205,6 +205,10 @@ pub fn reason(f: &FieldChange) -> String {
             "kept: released, another writer's from now on".to_string()
         }
         (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
+        // A change over someone's change in the cluster names them too.
+        (FieldAction::Set | FieldAction::Clear, _, _) if f.undoes_cluster_change() => {
+            f.cause_text()
+        }
         _ => f.reason.to_string(),
     }
 }
@@ -293,6 +297,36 @@ mod tests {
             reason(&row(Cause::OtherWriter, Reason::UnknownWriter)),
             "live only: writer unknown, the live object carries no managedFields (not in config \
              or last-applied; `kubectl get --show-managed-fields -o json` shows the owners)"
+        );
+    }
+
+    /// A config change over a change made in the cluster: marked as a drift
+    /// revert (↺), its reason naming the writer and time.
+    #[test]
+    fn a_change_over_a_cluster_change_is_marked() {
+        use crate::merge::{Hazard, HazardKind};
+        let f = FieldChange {
+            path: "spec.template.spec.containers[name=c].image".into(),
+            config: Some(serde_json::json!("nginx:1.16")),
+            live: Some(serde_json::json!("nginx:1.14-hotfix")),
+            last_applied: Some(serde_json::json!("nginx:1.14")),
+            action: FieldAction::Set,
+            reason: Reason::Differs,
+            cause: Cause::Intended,
+            owner: Some("kubectl-set".into()),
+            changed_at: Some("2026-11-28T15:10:00Z".into()),
+            hazards: vec![Hazard {
+                kind: HazardKind::OverwritesClusterChange,
+                message: "apply replaces nginx:1.14-hotfix, set by kubectl-set at \
+                          2026-11-28T15:10:00Z, with nginx:1.16 (last applied: nginx:1.14)"
+                    .into(),
+            }],
+        };
+        assert!(crate::tui::fieldtable::is_drift(&f));
+        assert_eq!(
+            reason(&f),
+            "intended: the manifest changed, over a change made in the cluster by kubectl-set \
+             at 2026-11-28T15:10:00Z"
         );
     }
 }

@@ -500,9 +500,14 @@ fn write_served(
     if old.is_none() {
         added_on_create(r, &mut new);
     }
+    let rewrote_fields = baseline
+        .as_ref()
+        .zip(old)
+        .is_some_and(|(b, o)| b["metadata"]["managedFields"] != o["metadata"]["managedFields"]);
     if let Some(o) = old {
-        // A write that changes nothing keeps the resourceVersion.
-        if same_but(o, &new, &[], &["resourceVersion", "managedFields"]) {
+        // A write that changes nothing keeps the resourceVersion (one that
+        // rewrites only managedFields, the migration's, changes them).
+        if !rewrote_fields && same_but(o, &new, &[], &["resourceVersion", "managedFields"]) {
             return Ok(done(out(r, o)));
         }
     }

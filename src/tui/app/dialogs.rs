@@ -263,7 +263,7 @@ impl App {
                 pos,
                 choices,
             } => self.prune_step_key(k, candidates, pos, choices),
-            Popup::PruneConfirm { objects } => self.prune_confirm_key(k, objects),
+            Popup::PruneConfirm { objects, dry_run } => self.prune_confirm_key(k, objects, dry_run),
         }
     }
 
@@ -453,20 +453,41 @@ impl App {
             if objects.is_empty() {
                 self.say("prune: nothing queued".to_string(), false);
             } else {
-                self.open_popup(Popup::PruneConfirm { objects });
+                // As apply: the server's answer before the confirmation.
+                self.open_popup(Popup::PruneConfirm {
+                    objects: objects.clone(),
+                    dry_run: None,
+                });
+                self.pending.push("server dry run".to_string());
+                return vec![Effect::PruneDryRun(objects)];
             }
         }
         Vec::new()
     }
 
-    fn prune_confirm_key(&mut self, k: KeyEvent, objects: Vec<ObjectPlan>) -> Vec<Effect> {
-        match k.code {
-            KeyCode::Enter => {
+    fn prune_confirm_key(
+        &mut self,
+        k: KeyEvent,
+        objects: Vec<ObjectPlan>,
+        dry_run: Option<Vec<ObjectResult>>,
+    ) -> Vec<Effect> {
+        match (k.code, &dry_run) {
+            (KeyCode::Enter, None) => {
+                self.say(
+                    "waiting for the server dry run: Enter deletes once it answers",
+                    false,
+                );
+                self.popup = Some(Popup::PruneConfirm { objects, dry_run });
+            }
+            (KeyCode::Enter, Some(_)) => {
                 self.pending.push("pruning".to_string());
                 return vec![Effect::Prune(objects)];
             }
-            KeyCode::Esc | KeyCode::Char('q') => self.queued_delete.clear(),
-            _ => self.popup = Some(Popup::PruneConfirm { objects }),
+            (KeyCode::Esc | KeyCode::Char('q'), _) => {
+                self.finish("server dry run");
+                self.queued_delete.clear()
+            }
+            _ => self.popup = Some(Popup::PruneConfirm { objects, dry_run }),
         }
         Vec::new()
     }

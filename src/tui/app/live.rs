@@ -132,8 +132,11 @@ impl App {
         if let Some(cell) = self.whole.get_mut(i) {
             cell.take();
         }
-        // Cached views (field table, YAML) of the row are stale.
-        self.plan_gen += 1;
+        // The cached views (field table, YAML) are of the selected row:
+        // stale only when it is this one (a burst elsewhere redraws cheaply).
+        if self.selected_index() == Some(i) {
+            self.plan_gen += 1;
+        }
         if old != new {
             *self.counts.of(old) -= 1;
             *self.counts.of(new) += 1;

@@ -109,6 +109,7 @@ pub enum Msg {
     Manifests(Result<Plan, String>),
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
+    PruneDryRunDone(Vec<ObjectResult>),
     /// Of the objects an apply, delete or prune under way writes, how many
     /// are done (written, failed or not sent).
     WriteProgress {
@@ -143,6 +144,8 @@ pub enum Effect {
     Apply(Vec<ApplyItem>),
     Delete(Vec<ObjectPlan>, Propagation),
     Prune(Vec<ObjectPlan>),
+    /// The server's dry run of a prune; answered by `Msg::PruneDryRunDone`.
+    PruneDryRun(Vec<ObjectPlan>),
     /// Propose a path for an object's export; the manifest file that holds
     /// only this object, if any.
     ExportTarget(ObjectPlan, Option<String>),
@@ -261,6 +264,8 @@ pub enum Popup {
     },
     PruneConfirm {
         objects: Vec<ObjectPlan>,
+        /// The server's dry run of the deletes, once it has answered.
+        dry_run: Option<Vec<ObjectResult>>,
     },
     /// `E`: the path to write an object's export to, edited in place.
     ExportPath {
@@ -575,7 +580,13 @@ impl App {
         self.loading
             || self.connecting
             || !self.pending.is_empty()
-            || matches!(self.popup, Some(Popup::ApplyConfirm { dry_run: None, .. }))
+            || matches!(
+                self.popup,
+                Some(
+                    Popup::ApplyConfirm { dry_run: None, .. }
+                        | Popup::PruneConfirm { dry_run: None, .. }
+                )
+            )
     }
 
     /// The effects to run when the app starts: read the manifests, and
@@ -926,6 +937,19 @@ impl App {
                     // this dialog's objects: drop it. Anything else is shown
                     // whole, so the dialog never waits for a result that came.
                     let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
+                    let same =
+                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
+                    if same && dry_run.is_none() {
+                        *dry_run = Some(results);
+                    }
+                }
+                self.finish("server dry run");
+                Vec::new()
+            }
+            Msg::PruneDryRunDone(results) => {
+                if let Some(Popup::PruneConfirm { objects, dry_run }) = &mut self.popup {
+                    // Only an answer about this dialog's objects (or none).
+                    let ids: Vec<ObjectRef> = objects.iter().map(ObjectPlan::id).collect();
                     let same =
                         results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
                     if same && dry_run.is_none() {
