@@ -70,11 +70,18 @@ pub fn normalize(obj: &Value, subst: &[(String, String)]) -> Value {
             meta.remove(key);
         }
         if let Some(Value::Array(entries)) = meta.get_mut("managedFields") {
-            for e in entries {
+            for e in entries.iter_mut() {
                 if let Some(e) = e.as_object_mut() {
                     e.remove("time");
                 }
             }
+            // The server orders entries by their time, to the second, and
+            // ties by manager: the order of two writes in one second or two
+            // is luck. Compared in one order.
+            entries.sort_by_key(|e| {
+                ["manager", "operation", "subresource"]
+                    .map(|k| e[k].as_str().unwrap_or("").to_string())
+            });
         }
     }
     if obj["kind"] == "Service" {
