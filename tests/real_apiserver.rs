@@ -976,12 +976,11 @@ fn create_conflict_since_the_plan() {
     assert_eq!(cm[0]["data"]["k"], "theirs", "{cm:?}");
 }
 
-/// The same through a saved plan: `apply --plan FILE` should refuse the
-/// object whose live state changed since the plan (issue 29, "a saved plan
-/// pins what was reviewed"); today it re-plans and overwrites the other
+/// The same through a saved plan: `apply --plan FILE` refuses the object
+/// whose live state changed since the plan (a saved plan pins what was
+/// reviewed: here a create, and the object now exists), leaving the other
 /// writer's value.
 #[test]
-#[ignore = "issue 29: apply --plan writes over an object created since the plan"]
 fn saved_plan_create_refused_when_the_object_appeared() {
     let Some(real) = real::kubeconfig() else {
         return;
@@ -1010,12 +1009,9 @@ fn saved_plan_create_refused_when_the_object_appeared() {
 
 /// An element another writer added to a list the config names keeps its
 /// place: re-applying the same config changes nothing, and `kubectl diff`
-/// says so (exit 0). kapply reports an update (exit 1) for the
-/// `$setElementOrder` directive alone although the server's result equals
-/// live: issue 22 ("decide everything from the predicted result") fixes
-/// that; until then this test is ignored.
+/// says so (exit 0); so does kapply, which decides from the predicted
+/// result (the `$setElementOrder` directive alone leaves live as it is).
 #[test]
-#[ignore = "issue 22: kapply diff reports a $setElementOrder-only patch as a change"]
 fn an_element_added_by_another_writer_changes_nothing_on_reapply() {
     let Some(s) = Scenario::kubectl_vs_kapply("order") else {
         return;
