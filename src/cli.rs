@@ -446,6 +446,14 @@ use std::sync::Arc;
 
 mod ssa;
 
+/// Why nothing was written when a path could not be read: the one wording
+/// of client-side and server-side apply.
+fn nothing_written_unreadable(e: &impl std::fmt::Display) -> String {
+    format!(
+        "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
+    )
+}
+
 fn color_enabled(stream_is_tty: bool) -> bool {
     stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -610,9 +618,7 @@ impl<R: Row> Made<R> {
             for p in self.rows.iter().filter_map(|r| r.plan().error.as_ref()) {
                 errln!("error: {p}");
             }
-            errln!(
-                "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
-            );
+            errln!("{}", nothing_written_unreadable(e));
             return Some(1);
         }
         if self.rows.is_empty() {

@@ -61,9 +61,7 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         errln!("error: {e}");
     }
     if let Some(e) = loaded.unreadable_path() {
-        errln!(
-            "error: nothing was written: {e} (kubectl writes nothing when a path cannot be read; pass paths that exist)"
-        );
+        errln!("{}", super::nothing_written_unreadable(&e));
         return Ok(1);
     }
     if loaded.manifests.is_empty() {
