@@ -586,15 +586,22 @@ impl Session {
                 ),
             },
         };
-        Err(ClusterError::Api {
-            code: status.as_u16(),
-            reason: value
-                .get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            message,
-        })
+        Err(api_error(status, &value, message))
+    }
+}
+
+/// The error of a request the server refused: its code, the reason of its
+/// Status body (empty without one) and the words given (for requests and
+/// watches alike).
+pub(crate) fn api_error(status: http::StatusCode, body: &Value, message: String) -> ClusterError {
+    ClusterError::Api {
+        code: status.as_u16(),
+        reason: body
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        message,
     }
 }
 

@@ -427,15 +427,7 @@ impl Session {
                 || format!("{} on WATCH {path}", status.as_u16()),
                 str::to_string,
             );
-            return Err(ClusterError::Api {
-                code: status.as_u16(),
-                reason: value
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                message,
-            });
+            return Err(super::api_error(status, &value, message));
         }
         up();
         let mut buf: Vec<u8> = Vec::new();
