@@ -31,6 +31,26 @@ pub(crate) struct PopupView {
 }
 
 /// The dialog, its text escaped before it is measured and drawn.
+/// The heading of the server's dry-run verdict in the apply and prune
+/// confirmations.
+fn dry_run_title() -> Line<'static> {
+    Line::from(Span::styled(
+        "Server dry run:",
+        Style::default().add_modifier(Modifier::BOLD),
+    ))
+}
+
+/// The verdict's line while the server has not answered yet.
+fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        format!(
+            "  {} waiting for the server…",
+            SPINNER[app.spinner % SPINNER.len()]
+        ),
+        t.fg(Color::Cyan),
+    ))
+}
+
 pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
     let v = popup_view_raw(app, p, t);
     PopupView {
@@ -245,18 +265,9 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
             )));
             // The server's verdict first: it decides whether Enter is worth
             // pressing; what is sent follows.
-            lines.push(Line::from(Span::styled(
-                "Server dry run:",
-                Style::default().add_modifier(Modifier::BOLD),
-            )));
+            lines.push(dry_run_title());
             match dry_run {
-                None => lines.push(Line::from(Span::styled(
-                    format!(
-                        "  {} waiting for the server…",
-                        SPINNER[app.spinner % SPINNER.len()]
-                    ),
-                    t.fg(Color::Cyan),
-                ))),
+                None => lines.push(dry_run_waiting(app, t)),
                 Some(rs) => {
                     for r in rs {
                         let (m, s) = if r.ok() {
@@ -466,18 +477,9 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             ))];
             // The server's answer first, as in the apply confirmation.
-            body.push(Line::from(Span::styled(
-                "Server dry run:",
-                Style::default().add_modifier(Modifier::BOLD),
-            )));
+            body.push(dry_run_title());
             match dry_run {
-                None => body.push(Line::from(Span::styled(
-                    format!(
-                        "  {} waiting for the server…",
-                        SPINNER[app.spinner % SPINNER.len()]
-                    ),
-                    t.fg(Color::Cyan),
-                ))),
+                None => body.push(dry_run_waiting(app, t)),
                 Some(rs) if rs.is_empty() => body.push(Line::from(Span::styled(
                     "  no cluster to ask (nothing was checked)",
                     t.fg(Color::DarkGray),
