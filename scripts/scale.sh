@@ -76,21 +76,25 @@ start_server() {
   if [ "${REAL_APISERVER:-}" = 1 ]; then
     scripts/real-apiserver stop
     export KUBECONFIG
-    KUBECONFIG=$(scripts/real-apiserver start 2>"$work/serve.log" | tail -n 1)
+    cp "$(scripts/real-apiserver start 2>"$work/serve.log" | tail -n 1)" "$work/kc"
     server_pid=$(cat target/real-apiserver/pid)
-    return
+    url=$(sed -n 's/^ *server: *//p' "$work/kc")
+  else
+    "$K" demo --no-tui --kubeconfig-out "$work/kc" >"$work/serve.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 100); do grep -q "serving until" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
+    url=$(sed -n 's/^kapply demo cluster: *//p' "$work/serve.log")
   fi
-  "$K" demo --no-tui --kubeconfig-out "$work/kc" >"$work/serve.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 100); do grep -q "serving until" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
   export KUBECONFIG=$work/kc
   if [ "$delay" != 0 ]; then
-    url=$(sed -n 's/^kapply demo cluster: *//p' "$work/serve.log")
+    # The relay passes TLS through: the real server's certificate names
+    # 127.0.0.1, whatever the port.
+    scheme=${url%%://*}
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    "$RELAY" "$port" "${url#http://}" "$delay" >"$work/relay.log" 2>&1 &
+    "$RELAY" "$port" "${url#*://}" "$delay" >"$work/relay.log" 2>&1 &
     relay_pid=$!
     for _ in $(seq 100); do grep -q ready "$work/relay.log" 2>/dev/null && break; sleep 0.1; done
-    sed "s#$url#http://127.0.0.1:$port#" "$work/kc" >"$work/kc-link"
+    sed "s#$url#$scheme://127.0.0.1:$port#" "$work/kc" >"$work/kc-link"
     chmod 600 "$work/kc-link"
     export KUBECONFIG=$work/kc-link
   fi
@@ -99,10 +103,9 @@ start_server() {
 stop_server() {
   if [ "${REAL_APISERVER:-}" = 1 ]; then
     scripts/real-apiserver stop
-    server_pid=
-    return
+  else
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   fi
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   server_pid=
   if [ -n "$relay_pid" ]; then kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; fi
   relay_pid=

@@ -301,6 +301,22 @@ pub trait Engine: Send + Sync {
     }
     /// Server-side dry run of an apply: what the server would say.
     fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// [`Engine::dry_run`] (or, for [`Write::Prune`], [`Engine::prune_dry_run`]),
+    /// each object's [`WriteEvent::Done`] sent on `events` as the server
+    /// answers it, for the confirmation's progress. The default sends none.
+    fn dry_run_reporting(
+        &self,
+        write: Write,
+        events: tokio::sync::mpsc::UnboundedSender<WriteEvent>,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        drop(events);
+        match write {
+            Write::Apply(items) => self.dry_run(items),
+            Write::Prune(objects) => self.prune_dry_run(objects),
+            // No dialog dry-runs a delete: nothing checked.
+            Write::Delete(..) => Box::pin(async { Vec::new() }),
+        }
+    }
     fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete objects (the `D` key).
     fn delete(

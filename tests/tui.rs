@@ -675,6 +675,34 @@ fn an_apply_under_way_shows_its_progress() {
     assert!(!s.contains("1/1"), "{s}");
 }
 
+/// The apply confirmation's dry run says how many objects the server has
+/// answered; a count from a run for another set of objects (a dialog
+/// closed since) is not shown, and the count goes with the answer.
+#[test]
+fn the_dry_run_under_way_shows_its_progress() {
+    let mut a = app(100, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    let s = screen(&a);
+    assert!(s.contains("waiting for the server…"), "{s}");
+    assert!(!s.contains("answered"), "{s}");
+    feed(&mut a, [Msg::DryRunProgress { done: 3, total: 40 }]);
+    assert!(!screen(&a).contains("answered"), "{}", screen(&a));
+    feed(&mut a, [Msg::DryRunProgress { done: 0, total: 1 }]);
+    assert!(
+        screen(&a).contains("waiting for the server… 0/1 answered"),
+        "{}",
+        screen(&a)
+    );
+    feed(&mut a, [Msg::DryRunProgress { done: 1, total: 1 }]);
+    assert!(screen(&a).contains("1/1 answered"), "{}", screen(&a));
+    answer_dry_run(&mut a);
+    assert_eq!(a.dry_run_progress, None);
+    let s = screen(&a);
+    assert!(!s.contains("answered"), "{s}");
+    assert!(s.contains("(server dry run)"), "{s}");
+}
+
 #[test]
 fn prune_mode_screens() {
     let mut a = app(80, 24);

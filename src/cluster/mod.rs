@@ -32,6 +32,7 @@
 
 mod apply;
 mod applyset;
+mod client;
 mod deps;
 mod discovery;
 mod engine;
@@ -409,9 +410,9 @@ impl Session {
                 }
             },
         };
-        let client = kube::Client::try_from(config).map_err(|e| ClusterError::Unreachable {
+        let client = client::client(config).map_err(|message| ClusterError::Unreachable {
             url: url.clone(),
-            message: error_chain(&e),
+            message,
         })?;
         let session = Session {
             client,

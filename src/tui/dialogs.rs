@@ -40,11 +40,17 @@ fn dry_run_title() -> Line<'static> {
     ))
 }
 
-/// The verdict's line while the server has not answered yet.
+/// The verdict's line while the server has not answered yet, with how
+/// many objects it has answered once it has (thousands take a while over a
+/// distant link).
 fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
+    let progress = app
+        .dry_run_progress
+        .map(|(done, total)| format!(" {done}/{total} answered"))
+        .unwrap_or_default();
     Line::from(Span::styled(
         format!(
-            "  {} waiting for the server…",
+            "  {} waiting for the server…{progress}",
             SPINNER[app.spinner % SPINNER.len()]
         ),
         t.fg(Color::Cyan),
