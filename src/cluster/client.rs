@@ -45,6 +45,10 @@ fn h2_client(config: kube::Config) -> Result<kube::Client, String> {
     let tls = tls_config(&config)?;
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
+    // As Go's net package (kubectl): an HTTP/2 request is a HEADERS and a
+    // DATA frame written apart, which Nagle's algorithm would hold back
+    // for the previous segment's (delayed) ACK.
+    http.set_nodelay(true);
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_only();
