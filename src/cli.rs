@@ -162,7 +162,7 @@ pub struct ClusterArgs {
     #[arg(long, global = true, value_name = "DURATION", value_parser = crate::cluster::parse_request_timeout)]
     pub request_timeout: Option<std::time::Duration>,
     /// How many requests to the server are in flight at once (reads, dry
-    /// runs, writes, deletes). Default 32: enough to keep a distant server
+    /// runs, writes, deletes). Default 64: enough to keep a distant server
     /// busy; a 429 (Too Many Requests) is waited out as the server says.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: Option<u16>,
