@@ -138,7 +138,11 @@ for n in "${sizes[@]}"; do
       end=$(date +%s.%N)
       pid=$(pgrep -n -f "^$K --kubeconfig $KUBECONFIG -R -f $work/m" || true)
       rss=$([ -n "$pid" ] && awk '/VmHWM/ {print $2}' "/proc/$pid/status" || echo 0)
+      # Its CPU time so far (user + system, both cores): on a loaded
+      # machine the wall time is this divided by the share it gets.
+      cpu=$([ -n "$pid" ] && awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat" || echo 0)
       tui=$(awk -v s="$start" -v e="$end" -v r="$rss" 'BEGIN {printf "%.2f s  %4.0f MB", e-s, r/1024}')
+      echo "        TUI: CPU time at the first list: $cpu s" >>"$work/notes"
       break
     fi
     sleep 0.05
@@ -153,6 +157,7 @@ for n in "${sizes[@]}"; do
     "/proc/$server_pid/status")
   printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
     "$n" "$apply" "$update" "$diff" "$difflive" "$plan" "$tui" "$server"
+  if [ -f "$work/notes" ]; then cat "$work/notes"; rm -f "$work/notes"; fi
   if [ "${KUBECTL_DIFF:-}" = 1 ] || { [ "${KUBECTL_DIFF:-}" != 0 ] && [ "$n" = 2000 ]; }; then
     # The objects as before the update, so kubectl has the same quarter to diff.
     python3 scripts/gen-scale.py "$work/m" "$n"
