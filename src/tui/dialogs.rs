@@ -329,7 +329,7 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
                         && f.config
                             .as_ref()
-                            .is_some_and(crate::tui::fieldtable::is_structured);
+                            .is_some_and(crate::plan::block::is_structured);
                     let text = match f.action {
                         FieldAction::Clear => format!("    clear {}", f.path),
                         _ if structured => format!("    set   {}:", f.path),

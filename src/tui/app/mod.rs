@@ -457,6 +457,10 @@ pub struct App {
     pub yaml: bool,
     pub field_cursor: usize,
     pub field_scroll: usize,
+    /// The box under the field table scrolled (`Ctrl-d`/`Ctrl-u`): for
+    /// which row (object and path), by how many lines. Another row opens
+    /// at its top.
+    pub detail_scroll: Option<(String, u16)>,
     pub yaml_scroll: usize,
     /// The field table lists the fields apply keeps (`K`).
     pub show_kept: bool,
@@ -552,6 +556,7 @@ impl App {
             yaml: false,
             field_cursor: 0,
             field_scroll: 0,
+            detail_scroll: None,
             yaml_scroll: 0,
             show_kept: false,
             yaml_unfold: false,
