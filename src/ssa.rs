@@ -903,9 +903,11 @@ pub fn plan_fields(
             let set = align(applied_fields(&last), &known, live_v);
             // An empty map written (`annotations: {}`) names no field.
             released.extend(
-                set.difference(&applied).cloned().filter(
-                    |p| !matches!(lookup(&last, p), Some(Value::Object(m)) if m.is_empty()),
-                ),
+                set.difference(&applied)
+                    .filter(
+                        |&p| !matches!(lookup(&last, p), Some(Value::Object(m)) if m.is_empty()),
+                    )
+                    .cloned(),
             );
         }
     }
