@@ -30,7 +30,9 @@
 # (kapply, kubectl) and the server: a relay (examples/delay_relay.rs) that
 # delivers each byte 25 ms after it arrived, each way, and makes opening a
 # connection cost a round trip (this kernel has no netem for a network
-# namespace with a delayed link).
+# namespace with a delayed link). With REAL_APISERVER=1 too, the relay
+# passes kube-apiserver's TLS through (HTTP/2 as it offers it;
+# DISABLE_HTTP2=1 measures HTTP/1.1, in kapply and the server alike).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -138,7 +140,11 @@ for n in "${sizes[@]}"; do
       end=$(date +%s.%N)
       pid=$(pgrep -n -f "^$K --kubeconfig $KUBECONFIG -R -f $work/m" || true)
       rss=$([ -n "$pid" ] && awk '/VmHWM/ {print $2}' "/proc/$pid/status" || echo 0)
+      # Its CPU time so far (user + system, both cores): on a loaded
+      # machine the wall time is this divided by the share it gets.
+      cpu=$([ -n "$pid" ] && awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat" || echo 0)
       tui=$(awk -v s="$start" -v e="$end" -v r="$rss" 'BEGIN {printf "%.2f s  %4.0f MB", e-s, r/1024}')
+      echo "        TUI: CPU time at the first list: $cpu s" >>"$work/notes"
       break
     fi
     sleep 0.05
@@ -153,6 +159,7 @@ for n in "${sizes[@]}"; do
     "/proc/$server_pid/status")
   printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
     "$n" "$apply" "$update" "$diff" "$difflive" "$plan" "$tui" "$server"
+  if [ -f "$work/notes" ]; then cat "$work/notes"; rm -f "$work/notes"; fi
   if [ "${KUBECTL_DIFF:-}" = 1 ] || { [ "${KUBECTL_DIFF:-}" != 0 ] && [ "$n" = 2000 ]; }; then
     # The objects as before the update, so kubectl has the same quarter to diff.
     python3 scripts/gen-scale.py "$work/m" "$n"

@@ -1065,3 +1065,49 @@ fn an_element_added_by_another_writer_changes_nothing_on_reapply() {
     s.assert_same(&["deployments"]);
     assert_eq!(s.diff(&["-f", "m"]), 0);
 }
+
+/// What kube-apiserver sets past its field manager, owned by no writer in
+/// its managedFields (a Service's allocated cluster IPs and IP families, a
+/// Namespace's finalizer), reads in kapply's plan as set by the server,
+/// with no owner; another writer's field still names its writer.
+#[test]
+fn fields_the_real_server_sets_read_as_server_defaults() {
+    let Some(s) = Scenario::kubectl_vs_kapply("alloc") else {
+        return;
+    };
+    s.write("m/service.yaml", SERVICE);
+    s.write(
+        "m/namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: __NS__-x\n",
+    );
+    s.apply(&["-f", "m"], true);
+    s.kubectl_all(&["label", "service", "web", "tier=gold"], &[]);
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let row = |kind: &str, path: &str| -> Value {
+        plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o.to_string().contains(&format!("\"kind\":\"{kind}\"")))
+            .flat_map(|o| o["fields"].as_array().unwrap())
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{kind} {path} not in {plan:#}"))
+            .clone()
+    };
+    for path in [
+        "spec.clusterIP",
+        "spec.clusterIPs",
+        "spec.ipFamilies",
+        "spec.ipFamilyPolicy",
+    ] {
+        let f = row("Service", path);
+        assert_eq!(f["cause"], "server-default", "{f}");
+        assert!(f.get("owner").is_none_or(Value::is_null), "{f}");
+    }
+    let f = row("Namespace", "spec.finalizers");
+    assert_eq!(f["cause"], "server-default", "{f}");
+    let f = row("Service", "metadata.labels.tier");
+    assert_eq!(f["cause"], "other-writer", "{f}");
+    assert_eq!(f["owner"], "kubectl-label", "{f}");
+    s.each(&["delete", "-f", "m"], &["--yes"], &[]);
+}

@@ -194,4 +194,31 @@ mod tests {
         let e = identity(&auth).expect_err("bad base64");
         assert!(e.starts_with("client-certificate-data:"), "{e}");
     }
+    /// A self-signed P-256 pair (the one tests/server_kubectl.rs serves).
+    const CERT: &str = "-----BEGIN CERTIFICATE-----\nMIIBgzCCASmgAwIBAgIUP/nzn/e/G0da4FbMTlbNba+q7g0wCgYIKoZIzj0EAwIw\nFjEUMBIGA1UEAwwLa2FwcGx5LXRlc3QwIBcNMjYxMTIzMTIxNTUzWhgPMjEyNjEw\nMzAxMjE1NTNaMBYxFDASBgNVBAMMC2thcHBseS10ZXN0MFkwEwYHKoZIzj0CAQYI\nKoZIzj0DAQcDQgAEdjQLlGogs5WtGhsCZVHWXlFXdgClDEIQD2HCUxMb5O5YgOLc\nS2gybABpHIHLNzkkVJ64pg2DwVikgQC9zA7lOaNTMFEwHQYDVR0OBBYEFLgU79so\nHLQ1f/0swE2iaAt/tQSLMB8GA1UdIwQYMBaAFLgU79soHLQ1f/0swE2iaAt/tQSL\nMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhAMseOsWAiSaxXKgE\nne/aSFYvE14H6DJKCxahI/EhdtDIAiBA1v+fIF9Fz2UvQlEzBe+puUGaGTHv4fiq\no+AJsBXNPg==\n-----END CERTIFICATE-----\n";
+    const KEY: &str = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgFR8faAjOA/ueNzNL\nqypgNEl0/uiKn7VtPeS+SXfp1dihRANCAAR2NAuUaiCzla0aGwJlUdZeUVd2AKUM\nQhAPYcJTExvk7liA4txLaDJsAGkcgcs3OSRUnrimDYPBWKSBAL3MDuU5\n-----END PRIVATE KEY-----\n";
+
+    #[test]
+    fn the_kubeconfig_client_certificate_is_presented() {
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let auth = kube::config::AuthInfo {
+            client_certificate_data: Some(b64(CERT)),
+            client_key_data: Some(b64(KEY).into()),
+            ..Default::default()
+        };
+        let (chain, _key) = identity(&auth).expect("a pair").expect("some");
+        assert_eq!(chain.len(), 1);
+        let mut c = config("https://10.0.0.1:6443");
+        c.root_cert = Some(vec![chain[0].to_vec()]);
+        c.auth_info = auth;
+        let tls = tls_config(&c).expect("a TLS config");
+        assert!(tls.client_auth_cert_resolver.has_certs());
+        // The whole client builds (inside a runtime: hyper's pool needs one).
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        rt.block_on(async { client(c).expect("a client") });
+    }
 }
