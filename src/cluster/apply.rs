@@ -377,17 +377,8 @@ fn restorable(live: &Value) -> Value {
     if let Some(top) = v.as_object_mut() {
         top.remove("status");
         if let Some(meta) = top.get_mut("metadata").and_then(Value::as_object_mut) {
-            for k in [
-                "uid",
-                "resourceVersion",
-                "generation",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "managedFields",
-                "selfLink",
-            ] {
-                meta.remove(k);
+            for k in crate::export::SERVER_METADATA {
+                meta.remove(*k);
             }
         }
     }
