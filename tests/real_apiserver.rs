@@ -818,6 +818,45 @@ fn invalid_history(s: &mut Scenario) {
         out.assert_stderr("field is immutable");
     }
     assert_eq!(s.assert_same(&[KINDS]), after);
+    // `--force`: what the server refuses to patch is deleted and created
+    // again from the manifest, by kubectl and by kapply alike.
+    let outs = s.apply(&["-f", "m", "--force"], true);
+    for (side, out) in s.sides.iter().zip(&outs) {
+        match side.tool {
+            Tool::Kubectl => {
+                out.assert_stdout("deployment.apps/web configured");
+                out.assert_stdout("job.batch/once configured");
+            }
+            Tool::Kapply => {
+                out.assert_stdout("/web replaced (deleted and created again: --force)");
+                out.assert_stdout("/once replaced (deleted and created again: --force)");
+            }
+        }
+    }
+    let forced = s.assert_same(&[KINDS]);
+    let dep = forced
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("the Deployment is back");
+    assert_eq!(
+        dep["spec"]["selector"]["matchLabels"]["app"], "web2",
+        "{dep}"
+    );
+    // And then there is nothing left to do on either side.
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+    // Refused for another reason, the new object cannot be created either:
+    // the one deleted is created again as it was, and the apply fails.
+    s.write(
+        "m/web.yaml",
+        &web("nginx:1.16.1", true)
+            .replace("app: web", "app: web2")
+            .replace("replicas: 2", "replicas: -1"),
+    );
+    let outs = s.apply(&["-f", "m", "--force"], false);
+    for out in &outs {
+        out.assert_stderr("must be greater than or equal to 0");
+    }
+    assert_eq!(s.assert_same(&[KINDS]), forced, "restored as it was");
 }
 
 /// `made` with the Deployment `after` holds (applied between the two).

@@ -406,6 +406,7 @@ impl Engine for KubeEngine {
                         dry_run: true,
                         applyset: self.applyset(),
                         report,
+                        force: None,
                     };
                     session.apply(items, &opts).await
                 }
@@ -444,6 +445,7 @@ impl Engine for KubeEngine {
                         dry_run: false,
                         applyset: self.applyset(),
                         report,
+                        force: None,
                     };
                     session.apply(items, &opts).await
                 }

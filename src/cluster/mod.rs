@@ -45,7 +45,9 @@ mod timeouts;
 mod watch;
 
 pub use crate::selector::{LabelSelector, SelectorError};
-pub use apply::{ApplyOptions, DeleteOptions, Report, Stop, slim_for_apply, slim_for_delete};
+pub use apply::{
+    ApplyOptions, DeleteOptions, Replace, Report, Stop, slim_for_apply, slim_for_delete,
+};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;

@@ -340,14 +340,16 @@ fn terminal_object(
     }
 }
 
-/// Whether a row's values read better as blocks of lines (a list, a map,
-/// text over several lines) than as one line of JSON. A Secret's values
-/// are masked before this is asked.
+/// Whether a changing row's values read better as blocks of lines (a
+/// list, a map, text over several lines) than as one line of JSON; a kept
+/// row, which changes nothing, stays one line. A Secret's values are
+/// masked before this is asked.
 fn structured(f: &FieldChange) -> bool {
-    [&f.last_applied, &f.live, &f.config]
-        .into_iter()
-        .flatten()
-        .any(super::block::is_structured)
+    f.action != FieldAction::Keep
+        && [&f.last_applied, &f.live, &f.config]
+            .into_iter()
+            .flatten()
+            .any(super::block::is_structured)
 }
 
 /// A structured row's values as `kubectl diff` shows them: YAML (or the
@@ -355,10 +357,7 @@ fn structured(f: &FieldChange) -> bool {
 /// three lines around them; last-applied named where it differs from both.
 fn block_values(out: &mut String, f: &FieldChange, color: bool) {
     use super::block::{self, BlockLine, LineTag};
-    let after = match f.action {
-        FieldAction::Keep => &f.live,
-        FieldAction::Set | FieldAction::Clear => &f.config,
-    };
+    let after = &f.config;
     line(out, "      ", color, "2", "", |out| {
         out.push_str(block::heading(&f.live, after));
     });
