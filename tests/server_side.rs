@@ -791,6 +791,34 @@ fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
         "  migrate   data.a  \"1\" → \"1\"  owners: kubectl-client-side-apply → kubectl",
     );
 
+    // Offline, from the live objects as `kubectl get -o json
+    // --show-managed-fields` writes them: the same plan.
+    let o = s.kubectl(&[
+        "get",
+        "deployment/web",
+        "configmap/cfg",
+        "-n",
+        &ns,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let live = s.file("live.json", &o.stdout);
+    let o = s.kapply(&[
+        "plan",
+        "--server-side",
+        "-n",
+        &ns,
+        "-f",
+        &v2,
+        "--live",
+        &live,
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let offline: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(offline, plan, "--live plans as the cluster's objects do");
+
     // What kubectl's migration leaves: each field as predicted.
     let before = [s.get(&ns, "deployment/web"), s.get(&ns, "configmap/cfg")];
     let o = s.kubectl(&["apply", "--server-side", "-n", &ns, "-f", &v2]);

@@ -307,17 +307,11 @@ pub(super) async fn diff(
     if !s.server_side {
         bail!("--force-conflicts and --field-manager only work with --server-side");
     }
-    if !p.live.is_empty() {
-        bail!("--live with --server-side is not supported yet");
-    }
     let manager = s
         .field_manager
         .clone()
         .unwrap_or_else(|| crate::ssa::DEFAULT_FIELD_MANAGER.to_string());
-    let (loaded, against) = start(p).await?;
-    let Against::Cluster { session, .. } = against else {
-        bail!("diff --server-side needs a cluster");
-    };
+    let (loaded, mut against) = start(p).await?;
     let mut errors = loaded.errors.len();
     for e in &loaded.errors {
         errln!("error: {e}");
@@ -325,7 +319,13 @@ pub(super) async fn diff(
     let mut changed = false;
     let mut objects = Vec::new();
     for m in loaded.manifests {
-        let (m, live) = match read_live(&session, m).await {
+        let read = match &mut against {
+            Against::Cluster { session, .. } => read_live(session, m).await,
+            Against::Files {
+                live, default_ns, ..
+            } => Ok(offline_live(live, m, default_ns)),
+        };
+        let (m, live) = match read {
             Ok(read) => read,
             Err(e) => {
                 errln!("{e}");
@@ -378,6 +378,28 @@ pub(super) async fn diff(
     } else {
         0
     })
+}
+
+/// `m` and its live object from the `--live` files (`None`: not among
+/// them); a custom kind's scope from a CustomResourceDefinition among
+/// them, else namespaced, as the client-side offline plan takes it.
+fn offline_live(
+    live: &mut crate::manifest::LiveObjects,
+    mut m: crate::manifest::Manifest,
+    default_ns: &str,
+) -> (crate::manifest::Manifest, Option<serde_json::Value>) {
+    if crate::manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none()
+        && let Some(&(_, _, namespaced)) = live
+            .crd_scopes()
+            .iter()
+            .find(|(g, k, _)| *g == m.id.group && *k == m.id.kind)
+    {
+        m.set_scope(namespaced, default_ns);
+    }
+    let found = live
+        .take(&m.id)
+        .map(crate::manifest::LiveObject::into_value);
+    (m, found)
 }
 
 /// `m` with its scope from the server, and its live object (`None`: not
