@@ -32,7 +32,9 @@
 # (kapply, kubectl) and the server: a relay (examples/delay_relay.rs) that
 # delivers each byte 25 ms after it arrived, each way, and makes opening a
 # connection cost a round trip (this kernel has no netem for a network
-# namespace with a delayed link).
+# namespace with a delayed link). With REAL_APISERVER=1 too, the relay
+# passes kube-apiserver's TLS through (HTTP/2 as it offers it;
+# DISABLE_HTTP2=1 measures HTTP/1.1, in kapply and the server alike).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -78,21 +80,25 @@ start_server() {
   if [ "${REAL_APISERVER:-}" = 1 ]; then
     scripts/real-apiserver stop
     export KUBECONFIG
-    KUBECONFIG=$(scripts/real-apiserver start 2>"$work/serve.log" | tail -n 1)
+    cp "$(scripts/real-apiserver start 2>"$work/serve.log" | tail -n 1)" "$work/kc"
     server_pid=$(cat target/real-apiserver/pid)
-    return
+    url=$(sed -n 's/^ *server: *//p' "$work/kc")
+  else
+    "$K" demo --no-tui --kubeconfig-out "$work/kc" >"$work/serve.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 100); do grep -q "serving until" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
+    url=$(sed -n 's/^kapply demo cluster: *//p' "$work/serve.log")
   fi
-  "$K" demo --no-tui --kubeconfig-out "$work/kc" >"$work/serve.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 100); do grep -q "serving until" "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
   export KUBECONFIG=$work/kc
   if [ "$delay" != 0 ]; then
-    url=$(sed -n 's/^kapply demo cluster: *//p' "$work/serve.log")
+    # The relay passes TLS through: the real server's certificate names
+    # 127.0.0.1, whatever the port.
+    scheme=${url%%://*}
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    "$RELAY" "$port" "${url#http://}" "$delay" >"$work/relay.log" 2>&1 &
+    "$RELAY" "$port" "${url#*://}" "$delay" >"$work/relay.log" 2>&1 &
     relay_pid=$!
     for _ in $(seq 100); do grep -q ready "$work/relay.log" 2>/dev/null && break; sleep 0.1; done
-    sed "s#$url#http://127.0.0.1:$port#" "$work/kc" >"$work/kc-link"
+    sed "s#$url#$scheme://127.0.0.1:$port#" "$work/kc" >"$work/kc-link"
     chmod 600 "$work/kc-link"
     export KUBECONFIG=$work/kc-link
   fi
@@ -101,10 +107,9 @@ start_server() {
 stop_server() {
   if [ "${REAL_APISERVER:-}" = 1 ]; then
     scripts/real-apiserver stop
-    server_pid=
-    return
+  else
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   fi
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   server_pid=
   if [ -n "$relay_pid" ]; then kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; fi
   relay_pid=
@@ -138,7 +143,11 @@ for n in "${sizes[@]}"; do
       end=$(date +%s.%N)
       pid=$(pgrep -n -f "^$K --kubeconfig $KUBECONFIG -R -f $work/m" || true)
       rss=$([ -n "$pid" ] && awk '/VmHWM/ {print $2}' "/proc/$pid/status" || echo 0)
+      # Its CPU time so far (user + system, both cores): on a loaded
+      # machine the wall time is this divided by the share it gets.
+      cpu=$([ -n "$pid" ] && awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat" || echo 0)
       tui=$(awk -v s="$start" -v e="$end" -v r="$rss" 'BEGIN {printf "%.2f s  %4.0f MB", e-s, r/1024}')
+      echo "        TUI: CPU time at the first list: $cpu s" >>"$work/notes"
       break
     fi
     sleep 0.05
@@ -153,6 +162,7 @@ for n in "${sizes[@]}"; do
     "/proc/$server_pid/status")
   printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
     "$n" "$apply" "$update" "$diff" "$difflive" "$plan" "$ssadiff" "$tui" "$server"
+  if [ -f "$work/notes" ]; then cat "$work/notes"; rm -f "$work/notes"; fi
   if [ "${KUBECTL_DIFF:-}" = 1 ] || { [ "${KUBECTL_DIFF:-}" != 0 ] && [ "$n" = 2000 ]; }; then
     # The objects as before the update, so kubectl has the same quarter to diff.
     python3 scripts/gen-scale.py "$work/m" "$n"

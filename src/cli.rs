@@ -162,7 +162,7 @@ pub struct ClusterArgs {
     #[arg(long, global = true, value_name = "DURATION", value_parser = crate::cluster::parse_request_timeout)]
     pub request_timeout: Option<std::time::Duration>,
     /// How many requests to the server are in flight at once (reads, dry
-    /// runs, writes, deletes). Default 32: enough to keep a distant server
+    /// runs, writes, deletes). Default 64: enough to keep a distant server
     /// busy; a 429 (Too Many Requests) is waited out as the server says.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: Option<u16>,
@@ -352,6 +352,20 @@ pub struct ApplyArgs {
     /// kubectl's).
     #[arg(long, value_name = "NAME")]
     pub field_manager: Option<String>,
+    /// As `kubectl apply --force`: an object the server refuses to patch
+    /// as invalid (an immutable field) is deleted and created again from
+    /// its manifest (downtime until it is back). The delete carries the
+    /// reviewed uid as its precondition.
+    #[arg(long)]
+    pub force: bool,
+    /// With --force: the delete's grace period in seconds (-1: the
+    /// object's own).
+    #[arg(long, value_name = "SECONDS", default_value_t = -1, allow_negative_numbers = true)]
+    pub grace_period: i64,
+    /// With --force: how long to wait for the object to be gone before
+    /// creating it again (0: 5 minutes; kapply bounds every wait).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cluster::parse_request_timeout)]
+    pub timeout: std::time::Duration,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -1590,9 +1604,20 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
 }
 
 pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
+    if a.force && a.server_side {
+        bail!("--force cannot be used with --server-side");
+    }
     if a.server_side || a.force_conflicts || a.field_manager.is_some() {
         return ssa::apply(a).await;
     }
+    let force = a.force.then(|| crate::cluster::Replace {
+        grace_period: (a.grace_period >= 0).then_some(a.grace_period),
+        timeout: if a.timeout.is_zero() {
+            std::time::Duration::from_secs(300)
+        } else {
+            a.timeout
+        },
+    });
     let dry_run = a.dry_run == DryRun::Server;
     let plan_args = PlanArgs {
         manifests: a.manifests.clone(),
@@ -1709,7 +1734,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         return Ok(if load_errors + refused > 0 { 1 } else { 0 });
     }
     if !a.yes && !dry_run {
-        let q = format!(
+        let mut q = format!(
             "apply {} object(s){}?",
             items.len(),
             if candidates.is_empty() {
@@ -1718,6 +1743,13 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
                 format!(" and prune {}", candidates.len())
             }
         );
+        if force.is_some() {
+            // Which objects is known only from the server's answer.
+            q.push_str(
+                " (--force: any object the server refuses to patch, an immutable field, is \
+                 DELETED and created again: down until it is back)",
+            );
+        }
         if !confirm(&q)? {
             errln!("cancelled: nothing was applied");
             return Ok(1);
@@ -1738,6 +1770,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
                         dry_run,
                         applyset,
                         report,
+                        force,
                     },
                 )
                 .await

@@ -10,7 +10,7 @@ use crate::fieldpath::Segment;
 use serde_json::{Map, Value};
 
 /// Metadata the server owns; never part of a manifest.
-const SERVER_METADATA: &[&str] = &[
+pub const SERVER_METADATA: &[&str] = &[
     "uid",
     "resourceVersion",
     "generation",

@@ -56,6 +56,9 @@ pub struct ObjectResult {
 pub enum Outcome {
     Created,
     Configured,
+    /// `apply --force`: the server refused the patch (an immutable field),
+    /// so the object was deleted and created again from its configuration.
+    Replaced,
     /// Nothing to change: no write was needed.
     Unchanged,
     Deleted,
@@ -106,6 +109,9 @@ pub enum Failure {
     NotApplied(String),
     /// The server's (or the connection's) error.
     Server(String),
+    /// `apply --force` deleted the object and could not create it again:
+    /// what failed, and whether the original was restored.
+    NotRecreated(String),
 }
 
 /// How a kind the cluster does not serve is reported (`kind` is
@@ -132,6 +138,7 @@ impl std::fmt::Display for Failure {
             ),
             Failure::DryRun(e) => write!(f, "not applied (server dry run): {e}"),
             Failure::NotApplied(e) => write!(f, "not applied: {e}"),
+            Failure::NotRecreated(m) => write!(f, "DELETED and not created again: {m}"),
             Failure::ChangedSincePlan(m) | Failure::Refused(m) | Failure::Server(m) => {
                 f.write_str(m)
             }
@@ -165,6 +172,7 @@ impl ObjectResult {
             self.outcome,
             Outcome::Created
                 | Outcome::Configured
+                | Outcome::Replaced
                 | Outcome::Unchanged
                 | Outcome::Deleted
                 | Outcome::Pruned
@@ -190,6 +198,7 @@ impl ObjectResult {
         match &self.outcome {
             Outcome::Created => done("created"),
             Outcome::Configured => done("configured"),
+            Outcome::Replaced => done("replaced (deleted and created again: --force)"),
             Outcome::Unchanged => done("unchanged"),
             Outcome::Deleted => done("deleted"),
             Outcome::Pruned => done("pruned"),
@@ -301,6 +310,22 @@ pub trait Engine: Send + Sync {
     }
     /// Server-side dry run of an apply: what the server would say.
     fn dry_run(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// [`Engine::dry_run`] (or, for [`Write::Prune`], [`Engine::prune_dry_run`]),
+    /// each object's [`WriteEvent::Done`] sent on `events` as the server
+    /// answers it, for the confirmation's progress. The default sends none.
+    fn dry_run_reporting(
+        &self,
+        write: Write,
+        events: tokio::sync::mpsc::UnboundedSender<WriteEvent>,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        drop(events);
+        match write {
+            Write::Apply(items) => self.dry_run(items),
+            Write::Prune(objects) => self.prune_dry_run(objects),
+            // No dialog dry-runs a delete: nothing checked.
+            Write::Delete(..) => Box::pin(async { Vec::new() }),
+        }
+    }
     fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
     /// Delete objects (the `D` key).
     fn delete(

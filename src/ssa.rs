@@ -339,6 +339,55 @@ mod tests {
     }
 
     #[test]
+    fn moving_from_client_side_migrates_removes_and_leaves_stuck_fields() {
+        let last = "{\"data\":{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"}}";
+        let live = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {LAST_APPLIED: last}, "managedFields": [
+                {"manager": "kubectl-client-side-apply", "operation": "Update",
+                 "fieldsV1": {"f:data": {"f:a": {}, "f:b": {}},
+                   "f:metadata": {"f:annotations": {format!("f:{LAST_APPLIED}"): {}}}}},
+                {"manager": "before-first-apply", "operation": "Update",
+                 "fieldsV1": {"f:data": {"f:c": {}}}},
+            ]},
+            "data": {"a": "1", "b": "2", "c": "3"}
+        });
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"a": "1"}});
+        let rows = plan_fields(&config, Some(&live), "kubectl", false);
+        assert_eq!(
+            actions(&rows),
+            vec![
+                ("data.a".to_string(), FieldAction::Migrate),
+                ("data.b".to_string(), FieldAction::Remove),
+                ("data.c".to_string(), FieldAction::Stuck),
+            ],
+            "kubectl's manager keeps the annotation under kubectl-last-applied: no row"
+        );
+        assert_eq!(rows[0].owners_after, vec!["kubectl"]);
+        assert_eq!(rows[2].owners_after, vec!["before-first-apply"]);
+        // Another manager: the annotation itself is released and goes.
+        let rows = plan_fields(&config, Some(&live), "mine", false);
+        assert_eq!(
+            rows.iter()
+                .find(|r| r.path.ends_with("last-applied-configuration"))
+                .map(|r| r.action),
+            Some(FieldAction::Remove)
+        );
+        // A changed value conflicts with the client-side manager, except
+        // for kubectl's manager while the last-applied values are current.
+        let changed = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"a": "9"}});
+        let rows = plan_fields(&changed, Some(&live), "kubectl", false);
+        assert_eq!(rows[0].action, FieldAction::Take);
+        let rows = plan_fields(&changed, Some(&live), "mine", false);
+        assert_eq!(
+            actions(&rows),
+            vec![("data.a".to_string(), FieldAction::Conflict)]
+        );
+    }
+
+    #[test]
     fn dropped_fields_are_removed_unless_another_manager_owns_them() {
         let live = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -457,7 +506,18 @@ pub enum FieldAction {
     /// Another manager owns it with another value: the apply fails unless forced.
     Conflict,
     /// As a conflict, forced: the value is written and ownership moves.
+    /// Also a conflict the server lets kubectl's manager override after
+    /// client-side apply (every field of the last-applied annotation still
+    /// has its value).
     Take,
+    /// Moving from client-side apply: the value stays, its client-side
+    /// manager's ownership moves to the server-side manager.
+    Migrate,
+    /// The config dropped it (client-side apply would have deleted it), but
+    /// only managers that never apply (`Update` entries such as
+    /// `before-first-apply`, `kubectl-edit`) own it after the apply, so
+    /// nobody will ever release it: it stays for ever.
+    Stuck,
 }
 
 /// One field's row: its path (`spec.template.spec.containers[name=web].image`),
@@ -673,6 +733,56 @@ pub fn lookup<'v>(v: &'v Value, path: &[String]) -> Option<&'v Value> {
     Some(cur)
 }
 
+/// The value at a FieldsV1 path of an object, to change it (as [`lookup`]).
+fn lookup_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
+    use crate::managedfields::{Element, element};
+    let mut cur = v;
+    for pe in path {
+        cur = match element(pe) {
+            Element::Field(name) => cur.get_mut(name)?,
+            Element::Key {
+                keys: Some(keys), ..
+            } => cur.as_array_mut()?.iter_mut().find(|item| {
+                keys.iter().any(|(k, _)| item.get(k).is_some())
+                    && keys
+                        .iter()
+                        .all(|(k, want)| item.get(k).is_none_or(|v| v == want))
+            })?,
+            Element::Value {
+                value: Some(want), ..
+            } => cur.as_array_mut()?.iter_mut().find(|item| **item == want)?,
+            Element::Index(i) => cur.as_array_mut()?.get_mut(i.parse::<usize>().ok()?)?,
+            Element::Itself => cur,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// Whether removing the field at `path` of `live` leaves it as it was
+/// once the server has defaulted the object again.
+fn defaulted_again(live: &Value, path: &FieldPath) -> bool {
+    use crate::managedfields::{Element, element};
+    let Some((last, parent)) = path.split_last() else {
+        return false;
+    };
+    let mut after = live.clone();
+    let Some(parent) = lookup_mut(&mut after, parent) else {
+        return false;
+    };
+    match element(last) {
+        Element::Field(name) => {
+            if let Some(m) = parent.as_object_mut() {
+                m.remove(name);
+            }
+        }
+        // List elements are not defaulted back.
+        _ => return false,
+    }
+    crate::defaults::apply(&mut after, &mut String::new);
+    lookup(&after, path) == lookup(live, path)
+}
+
 /// A FieldsV1 path as kapply writes field paths
 /// (`spec.template.spec.containers[name=web].image`, `metadata.finalizers[="x"]`).
 pub fn display(path: &[String]) -> String {
@@ -707,11 +817,53 @@ pub fn display(path: &[String]) -> String {
     out
 }
 
+/// The fields of `live`'s last-applied annotation when every one still has
+/// its last-applied value: the conflicts the server lets kubectl's own
+/// manager override (it forces the apply when all its conflicts are among
+/// them). Empty when the annotation is missing, unreadable or out of date.
+fn overridable(live: &Value, known: &FieldSet) -> FieldSet {
+    let Some(last) = last_applied(live) else {
+        return FieldSet::new();
+    };
+    let set = align(applied_fields(&last), known, live);
+    let current = set
+        .iter()
+        .filter(|p| p.last().is_none_or(|pe| pe != "."))
+        // An empty map written (`annotations: {}`) names no field.
+        .filter(|p| !matches!(lookup(&last, p), Some(Value::Object(m)) if m.is_empty()))
+        .all(|p| lookup(live, p) == lookup(&last, p));
+    if current { set } else { FieldSet::new() }
+}
+
+/// The last-applied annotation of `live`, parsed.
+fn last_applied(live: &Value) -> Option<Value> {
+    let text = live["metadata"]["annotations"][LAST_APPLIED].as_str()?;
+    serde_json::from_str(text).ok()
+}
+
+/// The annotation's own path, which the migration hands to
+/// [`LAST_APPLIED_MANAGER`] (kubectl's manager) or releases (another).
+fn last_applied_path() -> FieldPath {
+    vec![
+        "f:metadata".into(),
+        "f:annotations".into(),
+        format!("f:{LAST_APPLIED}"),
+    ]
+}
+
 /// The per-field plan of applying `config` server-side as `manager` over
 /// `live` (`None`: it does not exist yet; every field is `set`). Only
 /// fields the apply touches are listed: what changes, conflicts or is
 /// released; a field claimed with the value it already has and no other
 /// owner is not.
+///
+/// An object last applied client-side (an `Update` entry owns its
+/// last-applied annotation) is planned as kubectl's whole migration: the
+/// apply, the client-side managers' fields moved to `manager`, the apply
+/// again. Fields of those managers the config keeps are `migrate`; fields
+/// it dropped are `remove`d, or `keep` (another applier owns them), or
+/// `stuck` (only managers that never apply own them, or nobody: client-side
+/// apply would have deleted them, server-side apply never will).
 pub fn plan_fields(
     config: &Value,
     live: Option<&Value>,
@@ -727,47 +879,94 @@ pub fn plan_fields(
         .collect();
     let known: FieldSet = sets.iter().flatten().cloned().collect();
     let applied = align(applied_fields(config), &known, live_v);
-    // Every entry but this manager's Apply entry, with its name as shown.
+    let csa = last_applied_owners(live_v, "Update");
+    let csa_entry = |e: &Value| {
+        e["operation"] == "Update"
+            && e["subresource"].as_str().unwrap_or("").is_empty()
+            && e["manager"].as_str().is_some_and(|m| csa.contains(m))
+    };
+    // Every entry but this manager's Apply entry, with its name as shown
+    // and whether it applies (and so may release fields one day).
     let mut mine = FieldSet::new();
-    let mut others: Vec<(String, FieldSet)> = Vec::new();
+    let mut others: Vec<(String, bool, FieldSet)> = Vec::new();
+    // The client-side managers' fields, which the migration moves to `manager`.
+    let mut migrated = FieldSet::new();
     for (e, set) in entries(live_v).iter().zip(sets) {
         if is(e, manager, "Apply") {
             mine = set;
             continue;
+        }
+        if csa_entry(e) {
+            migrated.extend(set.iter().cloned());
         }
         let name = e["manager"].as_str().unwrap_or("").to_string();
         let name = match e["subresource"].as_str().filter(|s| !s.is_empty()) {
             Some(sub) => format!("{name} ({sub})"),
             None => name,
         };
-        others.push((name, set));
+        others.push((name, e["operation"] == "Apply", set));
     }
-    let owners_of = |p: &FieldPath| -> Vec<String> {
+    let owners_of = |p: &FieldPath, after_migration: bool| -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
-        for (name, set) in &others {
+        for (name, _, set) in &others {
+            if after_migration && csa.contains(name) {
+                continue;
+            }
             if set.contains(p) && !v.contains(name) {
                 v.push(name.clone());
             }
         }
         v
     };
+    let appliers = |names: &[String]| {
+        others
+            .iter()
+            .any(|(n, applies, _)| *applies && names.contains(n))
+    };
+    // The server forces kubectl's own manager when all its conflicts are
+    // fields of an up-to-date last-applied annotation.
+    let allowed = if manager == DEFAULT_FIELD_MANAGER {
+        overridable(live_v, &known)
+    } else {
+        FieldSet::new()
+    };
+    let conflicting =
+        |p: &FieldPath| lookup(live_v, p) != lookup(config, p) && !owners_of(p, false).is_empty();
+    let forced = force
+        || applied
+            .iter()
+            .filter(|p| leaf(p) && conflicting(p))
+            .all(|p| allowed.contains(p));
     let mut rows = Vec::new();
     for p in applied.iter().filter(|p| leaf(p)) {
         let want = lookup(config, p);
         let have = lookup(live_v, p);
-        let theirs = owners_of(p);
+        let theirs = owners_of(p, false);
         let mut now = theirs.clone();
         if mine.contains(p) {
             now.insert(0, manager.to_string());
         }
-        // The same value: nothing changes but ownership (shared with the
-        // managers that own it, or taken where nobody did).
         if have == want {
+            // The same value: shared with the managers that own it; a
+            // client-side manager's share moves to this one.
+            if !forced || !theirs.iter().any(|n| csa.contains(n)) {
+                continue;
+            }
+            let mut after = vec![manager.to_string()];
+            after.extend(owners_of(p, true));
+            rows.push(FieldRow {
+                path: display(p),
+                action: FieldAction::Migrate,
+                live: have.cloned(),
+                config: want.cloned(),
+                owners: now,
+                owners_after: after,
+            });
             continue;
         }
         let (action, after) = if theirs.is_empty() {
             (FieldAction::Set, vec![manager.to_string()])
-        } else if force {
+        } else if forced || allowed.contains(p) {
             (FieldAction::Take, vec![manager.to_string()])
         } else {
             (FieldAction::Conflict, now.clone())
@@ -781,19 +980,58 @@ pub fn plan_fields(
             owners_after: after,
         });
     }
-    // Released: owned by this manager before, not claimed now.
-    for p in mine.difference(&applied).filter(|p| leaf(p)) {
+    // Released: owned by this manager before (or moved to it by the
+    // migration), not claimed now; and, moving from client-side apply,
+    // what client-side apply would have deleted (the annotation's fields).
+    let migrating = forced && !csa.is_empty();
+    let mut released: FieldSet = mine.difference(&applied).cloned().collect();
+    if migrating {
+        released.extend(migrated.difference(&applied).cloned());
+        if let Some(last) = last_applied(live_v) {
+            let set = align(applied_fields(&last), &known, live_v);
+            // An empty map written (`annotations: {}`) names no field.
+            released.extend(
+                set.difference(&applied)
+                    .filter(
+                        |&p| !matches!(lookup(&last, p), Some(Value::Object(m)) if m.is_empty()),
+                    )
+                    .cloned(),
+            );
+        }
+    }
+    let annotation = last_applied_path();
+    for p in released.iter().filter(|p| leaf(p)) {
         let Some(have) = lookup(live_v, p) else {
             continue;
         };
-        let theirs = owners_of(p);
-        let mut now = vec![manager.to_string()];
-        now.extend(theirs.iter().cloned());
-        let action = if theirs.is_empty() {
+        let ours = mine.contains(p) || (migrating && migrated.contains(p));
+        let mut theirs = owners_of(p, migrating);
+        if *p == annotation && migrating && keep_last_applied_patch(live_v, manager).is_some() {
+            // kubectl hands it to its own manager and the server keeps it
+            // current: nothing to show.
+            continue;
+        }
+        let mut now = Vec::new();
+        if mine.contains(p) {
+            now.push(manager.to_string());
+        }
+        now.extend(owners_of(p, false));
+        let action = if theirs.is_empty() && ours {
+            if defaulted_again(live_v, p) {
+                // Released, and the server's defaulting writes the same
+                // value again (a field the client-side create recorded):
+                // nothing to review.
+                continue;
+            }
             FieldAction::Remove
-        } else {
+        } else if appliers(&theirs) {
             FieldAction::Keep
+        } else {
+            FieldAction::Stuck
         };
+        if action == FieldAction::Remove {
+            theirs.clear();
+        }
         rows.push(FieldRow {
             path: display(p),
             action,

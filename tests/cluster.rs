@@ -2438,6 +2438,60 @@ async fn writes_go_out_in_the_order_of_dependence() {
     );
 }
 
+/// The TUI's engine reports its dry run of many objects as the server
+/// answers, for the confirmation's count: one `Done` per object, the same
+/// results as returned, and nothing written.
+#[tokio::test]
+async fn the_engine_reports_a_dry_run_as_the_server_answers() {
+    use kapply::cluster::KubeEngine;
+    use kapply::ops::{Engine, Write, WriteEvent};
+    let e = env().await;
+    let mut text = String::new();
+    for i in 0..30 {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dry-{i:02}\n  namespace: default\n---\n"
+        ));
+    }
+    e.write("many.yaml", &text);
+    let plan = e.plan().await;
+    let engine = KubeEngine::new(e.session.clone(), e.load_opts(), PruneOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let results = engine
+        .dry_run_reporting(Write::Apply(items(&plan)), tx)
+        .await;
+    assert_eq!(results.len(), 30);
+    assert!(
+        results
+            .iter()
+            .all(|r| r.ok() && r.message() == "created (server dry run)"),
+        "{results:#?}"
+    );
+    let mut done = vec![None; 30];
+    while let Ok(ev) = rx.try_recv() {
+        if let WriteEvent::Done(i, r) = ev {
+            assert!(done[i].replace(r).is_none(), "{i} answered twice");
+        }
+    }
+    let done: Vec<ObjectResult> = done.into_iter().map(Option::unwrap).collect();
+    assert_eq!(done, results);
+    // A dry run: every POST carried dryRun=All, and nothing exists.
+    let posts = e.requests(|r| r.method == "POST");
+    assert!(!posts.is_empty());
+    assert!(
+        posts
+            .iter()
+            .all(|r| r.query.get("dryRun").map(String::as_str) == Some("All")),
+        "{posts:#?}"
+    );
+    assert!(
+        e.plan()
+            .await
+            .objects
+            .iter()
+            .all(|o| o.action == kapply::plan::ObjectAction::Create)
+    );
+}
+
 /// The TUI's engine reports an apply and a delete of many objects as they
 /// go: each object's write as it is sent, its result as it is known, by
 /// its position among those given; the results returned say the same.

@@ -567,11 +567,11 @@ fn a_server_killed_mid_apply_of_2000_objects_is_reported_object_by_object() {
     assert_eq!(created + failed + unknown, N);
     // The one the server handled before dying never got its answer.
     assert!(unknown >= 1, "{}", out.stderr);
-    // kapply writes CONCURRENCY (32, its default) at a time, so at most 32
+    // kapply writes CONCURRENCY (64, its default) at a time, so at most 64
     // connections are open when the server dies. Each can leave one write
     // unknown (in flight then, or sent on it before kapply saw it closed),
     // no more: every later write is refused, reported failed.
-    const CONCURRENCY: usize = 32;
+    const CONCURRENCY: usize = 64;
     assert!(unknown <= CONCURRENCY, "unknown {unknown}: {}", out.stderr);
     // Writes before the fatal one were answered but for those in flight
     // with it; after it, only those already in flight were served.

@@ -1417,3 +1417,58 @@ fn an_alert_deleted_in_the_cluster_comes_back() {
     let result = kapply::merge::predicted(&live, p.patch.as_ref(), None).unwrap();
     assert_eq!(result["spec"]["groups"][0]["rules"][1]["alert"], "B");
 }
+
+/// On a terminal, lists, maps and text over several lines read as
+/// `kubectl diff` shows them: YAML (or the text) line by line, live
+/// against what the apply makes of it, changes with three lines around
+/// them; a Corefile, container args and a PrometheusRule's rule group.
+#[test]
+fn the_terminal_diff_shows_structured_values_as_line_diffs() {
+    let corefile = |cache: u32| {
+        format!(
+            ".:53 {{\n    errors\n    health {{\n       lameduck 5s\n    }}\n    ready\n    \
+             kubernetes cluster.local in-addr.arpa ip6.arpa {{\n       pods insecure\n       \
+             fallthrough in-addr.arpa ip6.arpa\n       ttl 30\n    }}\n    \
+             prometheus :9153\n    forward . /etc/resolv.conf\n    cache {cache}\n    loop\n    \
+             reload\n    loadbalance\n}}\n"
+        )
+    };
+    let cm = |cache| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "coredns", "namespace": "kube-system"},
+            "data": {"Corefile": corefile(cache)}})
+    };
+    let mut la = deployment("nginx:1.14.2", None);
+    la["spec"]["template"]["spec"]["containers"][0]["args"] =
+        json!(["--port=80", "--log-level=info", "--metrics"]);
+    let mut config = la.clone();
+    config["spec"]["template"]["spec"]["containers"][0]["args"] =
+        json!(["--port=8080", "--log-level=info", "--metrics"]);
+    let rule = |expr: &str| {
+        json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+            "metadata": {"name": "node", "namespace": "monitoring"},
+            "spec": {"groups": [{"name": "node.rules", "rules": [
+                {"alert": "NodeDown", "expr": expr, "for": "5m",
+                 "labels": {"severity": "critical"}}]}]}})
+    };
+    let plan = Plan {
+        objects: vec![
+            plan_against(cm(60), &annotated(cm(30), &cm(30))),
+            plan_against(config, &annotated(la.clone(), &la)),
+            plan_against(rule("up == 0"), &annotated(rule("up < 1"), &rule("up < 1"))),
+        ],
+        prune_skipped: None,
+    };
+    let tty = render_diff_terminal(&plan, false, false);
+    // No value of these rows is one line of JSON any more.
+    assert!(!tty.contains("\\n"), "{tty}");
+    assert!(
+        tty.contains("      -     cache 30\n      +     cache 60\n"),
+        "{tty}"
+    );
+    insta::assert_snapshot!(tty);
+    // Coloured: removed lines red, added green.
+    let colour = render_diff_terminal(&plan, true, false);
+    assert!(colour.contains("\x1b[31m-     cache 30\x1b[0m"), "{colour}");
+    assert!(colour.contains("\x1b[32m+     cache 60\x1b[0m"), "{colour}");
+}

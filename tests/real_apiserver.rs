@@ -818,6 +818,45 @@ fn invalid_history(s: &mut Scenario) {
         out.assert_stderr("field is immutable");
     }
     assert_eq!(s.assert_same(&[KINDS]), after);
+    // `--force`: what the server refuses to patch is deleted and created
+    // again from the manifest, by kubectl and by kapply alike.
+    let outs = s.apply(&["-f", "m", "--force"], true);
+    for (side, out) in s.sides.iter().zip(&outs) {
+        match side.tool {
+            Tool::Kubectl => {
+                out.assert_stdout("deployment.apps/web configured");
+                out.assert_stdout("job.batch/once configured");
+            }
+            Tool::Kapply => {
+                out.assert_stdout("/web replaced (deleted and created again: --force)");
+                out.assert_stdout("/once replaced (deleted and created again: --force)");
+            }
+        }
+    }
+    let forced = s.assert_same(&[KINDS]);
+    let dep = forced
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("the Deployment is back");
+    assert_eq!(
+        dep["spec"]["selector"]["matchLabels"]["app"], "web2",
+        "{dep}"
+    );
+    // And then there is nothing left to do on either side.
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+    // Refused for another reason, the new object cannot be created either:
+    // the one deleted is created again as it was, and the apply fails.
+    s.write(
+        "m/web.yaml",
+        &web("nginx:1.16.1", true)
+            .replace("app: web", "app: web2")
+            .replace("replicas: 2", "replicas: -1"),
+    );
+    let outs = s.apply(&["-f", "m", "--force"], false);
+    for out in &outs {
+        out.assert_stderr("must be greater than or equal to 0");
+    }
+    assert_eq!(s.assert_same(&[KINDS]), forced, "restored as it was");
 }
 
 /// `made` with the Deployment `after` holds (applied between the two).
@@ -1025,4 +1064,50 @@ fn an_element_added_by_another_writer_changes_nothing_on_reapply() {
     s.apply(&["-f", "m"], true);
     s.assert_same(&["deployments"]);
     assert_eq!(s.diff(&["-f", "m"]), 0);
+}
+
+/// What kube-apiserver sets past its field manager, owned by no writer in
+/// its managedFields (a Service's allocated cluster IPs and IP families, a
+/// Namespace's finalizer), reads in kapply's plan as set by the server,
+/// with no owner; another writer's field still names its writer.
+#[test]
+fn fields_the_real_server_sets_read_as_server_defaults() {
+    let Some(s) = Scenario::kubectl_vs_kapply("alloc") else {
+        return;
+    };
+    s.write("m/service.yaml", SERVICE);
+    s.write(
+        "m/namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: __NS__-x\n",
+    );
+    s.apply(&["-f", "m"], true);
+    s.kubectl_all(&["label", "service", "web", "tier=gold"], &[]);
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let row = |kind: &str, path: &str| -> Value {
+        plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o.to_string().contains(&format!("\"kind\":\"{kind}\"")))
+            .flat_map(|o| o["fields"].as_array().unwrap())
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{kind} {path} not in {plan:#}"))
+            .clone()
+    };
+    for path in [
+        "spec.clusterIP",
+        "spec.clusterIPs",
+        "spec.ipFamilies",
+        "spec.ipFamilyPolicy",
+    ] {
+        let f = row("Service", path);
+        assert_eq!(f["cause"], "server-default", "{f}");
+        assert!(f.get("owner").is_none_or(Value::is_null), "{f}");
+    }
+    let f = row("Namespace", "spec.finalizers");
+    assert_eq!(f["cause"], "server-default", "{f}");
+    let f = row("Service", "metadata.labels.tier");
+    assert_eq!(f["cause"], "other-writer", "{f}");
+    assert_eq!(f["owner"], "kubectl-label", "{f}");
+    s.each(&["delete", "-f", "m"], &["--yes"], &[]);
 }

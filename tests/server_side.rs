@@ -673,3 +673,175 @@ fn local_server_side_plan_agrees_with_the_real_servers_dry_run() {
             .all(|r| r["action"] == "set")
     );
 }
+
+/// The migration view (`plan --server-side` on objects last applied
+/// client-side) against what kubectl 1.33's `apply --server-side` then
+/// does on the real server: the client-side manager's fields the config
+/// keeps move to kubectl (`migrate`), a changed one is taken (the server
+/// lets kubectl's manager override the client-side manager while the
+/// last-applied values are current), the dropped env var goes (`remove`),
+/// and a dropped key another writer changed since stays for ever
+/// (`stuck`: client-side apply would have deleted it).
+#[test]
+fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let bin = if Path::new(KUBECTL_133).exists() {
+        KUBECTL_133.to_string()
+    } else {
+        let Some(bin) = kubectl::kubectl() else {
+            return;
+        };
+        bin
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::copy(&kubeconfig, &kc).unwrap();
+    let k = Kubectl::new(bin, &kc);
+    let s = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("ssa-m"),
+        ns_a: String::new(),
+    };
+    let ns = s.ns_k.clone();
+    let v1 = s.file("v1.yaml", V1);
+    let v2 = s.file("v2.yaml", V2);
+    for args in [
+        vec!["create", "namespace", ns.as_str()],
+        vec!["apply", "-n", &ns, "-f", &v1],
+        vec![
+            "patch",
+            "-n",
+            &ns,
+            "configmap/cfg",
+            "--type=merge",
+            "-p",
+            "{\"data\":{\"b\":\"7\"}}",
+        ],
+    ] {
+        let o = s.kubectl(&args);
+        assert_eq!(o.code, Some(0), "{args:?}: {o:?}");
+    }
+    let o = s.kapply(&["plan", "--server-side", "-n", &ns, "-f", &v2]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let plan: Value = serde_json::from_str(&o.stdout).unwrap();
+    let rows = |name: &str| -> Vec<Value> {
+        plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {plan}"))["fields"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let actions = |rows: &[Value]| -> Vec<(String, String)> {
+        rows.iter()
+            .map(|r| {
+                (
+                    r["path"].as_str().unwrap().to_string(),
+                    r["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let cfg = rows("cfg");
+    assert_eq!(
+        actions(&cfg),
+        vec![
+            ("data.a".to_string(), "migrate".to_string()),
+            ("data.b".to_string(), "stuck".to_string()),
+        ]
+    );
+    assert_eq!(
+        cfg[0]["owners"],
+        serde_json::json!(["kubectl-client-side-apply"])
+    );
+    assert_eq!(cfg[0]["ownersAfter"], serde_json::json!(["kubectl"]));
+    assert_eq!(cfg[1]["ownersAfter"], serde_json::json!(["kubectl-patch"]));
+    let web = rows("web");
+    let of = |action: &str| -> Vec<String> {
+        actions(&web)
+            .into_iter()
+            .filter(|(_, a)| a == action)
+            .map(|(p, _)| p)
+            .collect()
+    };
+    assert_eq!(
+        of("take"),
+        vec!["spec.template.spec.containers[name=web].image"]
+    );
+    assert!(of("conflict").is_empty(), "{web:#?}");
+    assert!(
+        of("migrate").contains(&"spec.replicas".to_string()),
+        "{web:#?}"
+    );
+    assert!(
+        !of("remove").is_empty() && of("remove").iter().all(|p| p.contains("].env[name=A]")),
+        "{web:#?}"
+    );
+    let o = s.kapply(&["diff", "--server-side", "-n", &ns, "-f", &v2]);
+    assert_eq!(o.code, Some(1), "{o:?}");
+    o.assert_stdout("  stuck     data.b  \"7\" → (none)  owners: kubectl-patch → kubectl-patch");
+    o.assert_stdout(
+        "  migrate   data.a  \"1\" → \"1\"  owners: kubectl-client-side-apply → kubectl",
+    );
+
+    // What kubectl's migration leaves: each field as predicted.
+    let before = [s.get(&ns, "deployment/web"), s.get(&ns, "configmap/cfg")];
+    let o = s.kubectl(&["apply", "--server-side", "-n", &ns, "-f", &v2]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    for (before, (what, rows)) in before
+        .iter()
+        .zip([("deployment/web", web), ("configmap/cfg", cfg)])
+    {
+        let after = s.get(&ns, what);
+        for r in &rows {
+            let p = r["path"].as_str().unwrap();
+            match r["action"].as_str().unwrap() {
+                "migrate" | "take" | "set" => {
+                    assert_eq!(at(&after, p), Some(&r["config"]), "{what} {p}")
+                }
+                "remove" => assert_eq!(at(&after, p), None, "{what} {p}: removed"),
+                "stuck" => assert_eq!(at(&after, p), at(before, p), "{what} {p}: stays"),
+                a => panic!("{what} {p}: {a}"),
+            }
+        }
+        // Every owner after, as predicted: the client-side manager gone,
+        // the others' entries as the rows say.
+        let managers: Vec<String> = after["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["manager"].as_str().unwrap(),
+                    e["operation"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert!(
+            !managers
+                .iter()
+                .any(|m| m.starts_with("kubectl-client-side-apply")),
+            "{what}: {managers:?}"
+        );
+        for r in &rows {
+            for owner in r["ownersAfter"].as_array().unwrap() {
+                let owner = owner.as_str().unwrap();
+                assert!(
+                    managers.iter().any(|m| m.starts_with(&format!("{owner} "))),
+                    "{what} {}: {owner} not among {managers:?}",
+                    r["path"]
+                );
+            }
+        }
+    }
+    let cm = s.get(&ns, "configmap/cfg");
+    assert_eq!(cm["data"], serde_json::json!({"a": "1", "b": "7"}));
+}

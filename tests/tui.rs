@@ -675,6 +675,34 @@ fn an_apply_under_way_shows_its_progress() {
     assert!(!s.contains("1/1"), "{s}");
 }
 
+/// The apply confirmation's dry run says how many objects the server has
+/// answered; a count from a run for another set of objects (a dialog
+/// closed since) is not shown, and the count goes with the answer.
+#[test]
+fn the_dry_run_under_way_shows_its_progress() {
+    let mut a = app(100, 24);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    let s = screen(&a);
+    assert!(s.contains("waiting for the server…"), "{s}");
+    assert!(!s.contains("answered"), "{s}");
+    feed(&mut a, [Msg::DryRunProgress { done: 3, total: 40 }]);
+    assert!(!screen(&a).contains("answered"), "{}", screen(&a));
+    feed(&mut a, [Msg::DryRunProgress { done: 0, total: 1 }]);
+    assert!(
+        screen(&a).contains("waiting for the server… 0/1 answered"),
+        "{}",
+        screen(&a)
+    );
+    feed(&mut a, [Msg::DryRunProgress { done: 1, total: 1 }]);
+    assert!(screen(&a).contains("1/1 answered"), "{}", screen(&a));
+    answer_dry_run(&mut a);
+    assert_eq!(a.dry_run_progress, None);
+    let s = screen(&a);
+    assert!(!s.contains("answered"), "{s}");
+    assert!(s.contains("(server dry run)"), "{s}");
+}
+
 #[test]
 fn prune_mode_screens() {
     let mut a = app(80, 24);
@@ -3376,4 +3404,55 @@ fn themes_use_the_palette_and_read_on_light_and_dark() {
     assert!(!O::light_theme("auto", None));
     assert!(O::light_theme("light", Some("15;0")));
     assert!(!O::light_theme("dark", Some("0;15")));
+}
+
+/// A box under the field table too small for its row scrolls with
+/// Ctrl-d/Ctrl-u, says which lines show, stops at both ends, and opens at
+/// the top again on another row.
+#[test]
+fn the_box_under_the_field_table_scrolls() {
+    let ctrl = |c| Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    let mut a = app(80, 24);
+    a.update(key('r'));
+    a.update(Msg::Loaded(Ok(tui_fixture::structured())));
+    select(&mut a, "coredns");
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let first = screen(&a);
+    let hint = |s: &str| {
+        s.lines()
+            .find_map(|l| l.find("lines ").map(|i| l[i..].to_string()))
+            .unwrap_or_default()
+    };
+    assert!(hint(&first).starts_with("lines 1-"), "{first}");
+    feed(&mut a, [ctrl('d')]);
+    let down = screen(&a);
+    assert!(hint(&down).starts_with("lines 4-"), "{down}");
+    insta::assert_snapshot!("detail_box_scrolled_80x24", down);
+    // To the end and no further.
+    for _ in 0..50 {
+        feed(&mut a, [ctrl('d')]);
+    }
+    let end = screen(&a);
+    feed(&mut a, [ctrl('d')]);
+    assert_eq!(screen(&a), end);
+    // The last line of the row shows: `lines A-N of N`.
+    let h = hint(&end);
+    let (range, total) = h
+        .trim_start_matches("lines ")
+        .split_once(" of ")
+        .unwrap_or_default();
+    let total = total.split(' ').next().unwrap_or_default();
+    assert_eq!(range.split('-').nth(1), Some(total), "{end}");
+    // Back to the top and no further.
+    for _ in 0..50 {
+        feed(&mut a, [ctrl('u')]);
+    }
+    assert_eq!(screen(&a), first);
+    // Another object's row opens at its top.
+    feed(&mut a, [ctrl('d')]);
+    feed(&mut a, [code(KeyCode::Tab)]);
+    select(&mut a, "ingress-nginx-controller");
+    feed(&mut a, [code(KeyCode::Tab)]);
+    let other = screen(&a);
+    assert!(hint(&other).starts_with("lines 1-"), "{other}");
 }

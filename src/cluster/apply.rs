@@ -31,6 +31,25 @@ pub struct ApplyOptions {
     pub applyset: Option<ApplySet>,
     /// Where results go as they are known, and how to stop the run.
     pub report: Report,
+    /// `--force`: an update the server refuses as invalid is replaced.
+    pub force: Option<Replace>,
+}
+
+/// `apply --force`, with kubectl's meaning: an object whose patch the
+/// server refuses as invalid (422: an immutable field such as a
+/// Deployment's selector) is deleted and created again from its
+/// configuration. Unlike kubectl, the delete carries the reviewed uid as
+/// its precondition, so an object created again by someone else since the
+/// plan is not the one deleted; a 409 (changed since the plan) is never
+/// replaced.
+#[derive(Debug, Clone, Default)]
+pub struct Replace {
+    /// `gracePeriodSeconds` of the delete (`--grace-period`); none: the
+    /// object's own.
+    pub grace_period: Option<i64>,
+    /// How long to wait for the object to be gone before creating it
+    /// again (`--timeout`).
+    pub timeout: std::time::Duration,
 }
 
 /// How to delete.
@@ -123,6 +142,10 @@ enum Write {
         /// Paths released (kept out of the last-applied the patch is
         /// computed against), for that same computation.
         released: Vec<String>,
+        /// Where the object is created again by `--force`, and the uid of
+        /// the one reviewed, its delete's precondition.
+        collection: String,
+        uid: Option<String>,
     },
 }
 
@@ -345,6 +368,21 @@ fn delete_body(propagation: Propagation, typed: bool) -> Value {
     } else {
         json!({"propagationPolicy": policy})
     }
+}
+
+/// An object as read, made fit to be created again: what the server sets
+/// on its own (identity, versions, times, managedFields, status) dropped.
+fn restorable(live: &Value) -> Value {
+    let mut v = live.clone();
+    if let Some(top) = v.as_object_mut() {
+        top.remove("status");
+        if let Some(meta) = top.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in crate::export::SERVER_METADATA {
+                meta.remove(*k);
+            }
+        }
+    }
+    v
 }
 
 /// Why a write (or its dry run) was not made.
@@ -643,6 +681,16 @@ impl Session {
                 let name = items[i].plan.id();
                 let r = match r {
                     Err(NotWritten::Changed(f)) => fail(name, f),
+                    // `--force`: refused as invalid, replaced instead.
+                    Err(NotWritten::Error(e))
+                        if opts.force.is_some()
+                            && !opts.dry_run
+                            && e.code() == 422
+                            && matches!(w, Write::Patch { .. }) =>
+                    {
+                        real.push((i, w, Some(e.to_string())));
+                        continue;
+                    }
                     Err(NotWritten::Error(e)) => dry_run_failed(name, &w, &e, pending_namespaces),
                     Ok(()) if opts.dry_run => {
                         let done = match w {
@@ -652,7 +700,7 @@ impl Session {
                         ok(name, done).in_dry_run()
                     }
                     Ok(()) => {
-                        real.push((i, w));
+                        real.push((i, w, None));
                         continue;
                     }
                 };
@@ -664,22 +712,30 @@ impl Session {
             // RBAC, Secrets, ConfigMaps, ..., workloads; webhooks last): a
             // kind's writes all answered before the next kind's are sent,
             // each kind's at once, in the order given.
-            real.sort_by_key(|(i, _)| (write_rank(&items[*i].plan), *i));
+            real.sort_by_key(|(i, _, _)| (write_rank(&items[*i].plan), *i));
             let mut real = real.into_iter().peekable();
-            while let Some(rank) = real.peek().map(|(i, _)| write_rank(&items[*i].plan)) {
+            while let Some(rank) = real.peek().map(|(i, _, _)| write_rank(&items[*i].plan)) {
                 let mut batch = Vec::new();
-                while let Some((i, w)) = real.next_if(|(i, _)| write_rank(&items[*i].plan) == rank)
+                while let Some(next) = real.next_if(|(i, _, _)| write_rank(&items[*i].plan) == rank)
                 {
-                    batch.push((i, w));
+                    batch.push(next);
                 }
+                let force = opts.force.as_ref();
                 let mut written = futures::stream::iter(collect_vec(batch.into_iter().map(
-                    |(i, mut w)| async move {
+                    |(i, mut w, refused)| async move {
                         if let Some(why) = halt.stopped() {
                             let why = format!("not applied: {why}");
                             return (i, skipped(items[i].plan.id(), why));
                         }
                         report.sending(i);
-                        (i, self.write_checked(&items[i].plan, &mut w, halt).await)
+                        let r = match (refused, force) {
+                            (Some(refused), Some(force)) => {
+                                self.replace(&items[i].plan, &w, force, &refused, halt)
+                                    .await
+                            }
+                            _ => self.write_checked(&items[i].plan, &mut w, halt).await,
+                        };
+                        (i, r)
                     },
                 )))
                 .buffer_unordered(concurrency);
@@ -832,6 +888,11 @@ impl Session {
                 get: info.object_path(ns, &plan.name),
                 config,
                 released: released.clone(),
+                collection: info.collection_path(ns),
+                uid: live
+                    .pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             }),
         }
     }
@@ -1032,6 +1093,135 @@ impl Session {
                 halt.note(&e);
                 write_failed(name, &e)
             }
+        }
+    }
+
+    /// `--force` ([`Replace`]): delete the object the patch of which the
+    /// server refused (`refused`), with the reviewed uid as precondition;
+    /// wait until it is gone; create it from its configuration (the body
+    /// of a create, the last-applied annotation in it). When the create
+    /// fails, the object as it was is created again, as kubectl does, and
+    /// the result says so. Once the delete is sent, the run is not stopped
+    /// before the create: an object is never left deleted by a stop.
+    async fn replace(
+        &self,
+        plan: &ObjectPlan,
+        w: &Write,
+        force: &Replace,
+        refused: &str,
+        halt: &Halt,
+    ) -> ObjectResult {
+        let name = plan.id();
+        let Write::Patch {
+            get,
+            config,
+            collection,
+            uid,
+            ..
+        } = w
+        else {
+            return fail(name, Failure::Refused(refused.to_string()));
+        };
+        // As it is now: what is restored if the new one cannot be created.
+        let original = match self.call(Method::GET, get, &[], None, None).await {
+            Ok(v) => Some(v),
+            Err(e) if e.code() == 404 => None,
+            Err(e) => {
+                halt.note(&e);
+                return fail(name, Failure::NotApplied(format!("{refused}; {e}")));
+            }
+        };
+        if original.is_some() {
+            let mut body = json!({ "propagationPolicy": "Background" });
+            if let Some(uid) = uid {
+                body["preconditions"] = json!({ "uid": uid });
+            }
+            if let Some(g) = force.grace_period {
+                body["gracePeriodSeconds"] = json!(g);
+            }
+            match self.call(Method::DELETE, get, &[], None, Some(&body)).await {
+                Ok(_) => {}
+                Err(e) if e.code() == 404 => {}
+                Err(e) if e.code() == 409 => {
+                    return fail(
+                        name,
+                        Failure::Recreated {
+                            prune: false,
+                            error: e.to_string(),
+                        },
+                    );
+                }
+                Err(e) => {
+                    halt.note(&e);
+                    return write_failed(name, &e);
+                }
+            }
+            let deadline = tokio::time::Instant::now() + force.timeout;
+            loop {
+                match self.call(Method::GET, get, &[], None, None).await {
+                    Err(e) if e.code() == 404 => break,
+                    Ok(_) if tokio::time::Instant::now() < deadline => {}
+                    Ok(_) => {
+                        return fail(
+                            name,
+                            Failure::NotRecreated(format!(
+                                "still there (being deleted) after {}s; apply again once it \
+                                 is gone",
+                                force.timeout.as_secs()
+                            )),
+                        );
+                    }
+                    Err(e) => {
+                        halt.note(&e);
+                        return fail(
+                            name,
+                            Failure::NotRecreated(format!(
+                                "waiting for it to be gone failed: {e}; apply again"
+                            )),
+                        );
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        }
+        let create = |body: &Value| {
+            self.call_encoded(
+                Method::POST,
+                collection,
+                &[
+                    ("fieldManager", FIELD_MANAGER),
+                    ("fieldValidation", "Strict"),
+                ],
+                None,
+                Some(go_body(body)),
+                false,
+            )
+        };
+        let e = match create(&creation_body(config)).await {
+            Ok(_) => return ok(name, Outcome::Replaced),
+            Err(e) => e,
+        };
+        halt.note(&e);
+        match original.as_ref().map(restorable) {
+            None => fail(
+                name,
+                Failure::NotRecreated(format!("creating it failed: {e}")),
+            ),
+            Some(old) => match create(&old).await {
+                Ok(_) => fail(
+                    name,
+                    Failure::Server(format!(
+                        "not replaced: creating it from the manifest failed: {e}; the object \
+                         as it was is back (deleted and created again, a new uid)"
+                    )),
+                ),
+                Err(e2) => fail(
+                    name,
+                    Failure::NotRecreated(format!(
+                        "creating it failed: {e}; restoring it as it was failed too: {e2}"
+                    )),
+                ),
+            },
         }
     }
 

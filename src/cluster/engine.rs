@@ -382,6 +382,46 @@ impl Engine for KubeEngine {
         .boxed()
     }
 
+    fn dry_run_reporting(
+        &self,
+        write: crate::ops::Write,
+        events: UnboundedSender<crate::ops::WriteEvent>,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        use crate::ops::Write;
+        async move {
+            let Some(session) = self.session() else {
+                return match write {
+                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
+                    Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
+                    Write::Delete(..) => Vec::new(),
+                };
+            };
+            let report = super::Report {
+                events: Some(events),
+                ..Default::default()
+            };
+            match write {
+                Write::Apply(items) => {
+                    let opts = ApplyOptions {
+                        dry_run: true,
+                        applyset: self.applyset(),
+                        report,
+                        force: None,
+                    };
+                    session.apply(items, &opts).await
+                }
+                Write::Prune(objects) => {
+                    let set = self.applyset();
+                    session
+                        .prune_reporting(&objects, set.as_ref(), true, &report)
+                        .await
+                }
+                Write::Delete(..) => Vec::new(),
+            }
+        }
+        .boxed()
+    }
+
     fn write_reporting(
         &self,
         write: crate::ops::Write,
@@ -405,6 +445,7 @@ impl Engine for KubeEngine {
                         dry_run: false,
                         applyset: self.applyset(),
                         report,
+                        force: None,
                     };
                     session.apply(items, &opts).await
                 }

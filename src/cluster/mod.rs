@@ -32,6 +32,7 @@
 
 mod apply;
 mod applyset;
+mod client;
 mod deps;
 mod discovery;
 mod engine;
@@ -44,7 +45,9 @@ mod timeouts;
 mod watch;
 
 pub use crate::selector::{LabelSelector, SelectorError};
-pub use apply::{ApplyOptions, DeleteOptions, Report, Stop, slim_for_apply, slim_for_delete};
+pub use apply::{
+    ApplyOptions, DeleteOptions, Replace, Report, Stop, slim_for_apply, slim_for_delete,
+};
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
@@ -62,9 +65,12 @@ use std::time::Duration;
 
 /// How many requests are in flight at once by default (`--concurrency`):
 /// enough to keep a link with a 50 ms round trip busy (LISTs, dry runs,
-/// writes, deletes), few enough for API Priority and Fairness to serve
-/// without queueing a single client for long.
-pub const CONCURRENCY: usize = 32;
+/// writes, deletes: an apply of 2,000 new objects is 4,040 requests, 63
+/// round trips at 64, 3.2 s of waiting; at 32 it was 6.3 s, 7.9-8.1 s in
+/// all), few enough for API Priority and Fairness to serve without
+/// queueing a single client for long (kube-apiserver's own limits are 400
+/// reads and 200 writes in flight; over HTTP/2 they share one connection).
+pub const CONCURRENCY: usize = 64;
 /// How often a request the server turned away with 429 (Too Many
 /// Requests, API Priority and Fairness) is sent again after its
 /// `Retry-After`, as client-go retries it, before it is given up on.
@@ -409,9 +415,9 @@ impl Session {
                 }
             },
         };
-        let client = kube::Client::try_from(config).map_err(|e| ClusterError::Unreachable {
+        let client = client::client(config).map_err(|message| ClusterError::Unreachable {
             url: url.clone(),
-            message: error_chain(&e),
+            message,
         })?;
         let session = Session {
             client,

@@ -40,6 +40,11 @@ pub(crate) fn classify_with(
     // kept row): their cause waits for the server defaults, decided for
     // all of them at once.
     let mut alone = Vec::with_capacity(fields.len());
+    // Of `alone`, the rows no writer owns at all (the object has
+    // managedFields): the server set them after it recorded the writers'
+    // fields (kube-apiserver allocates a Service's cluster IPs and adds a
+    // Namespace's finalizer in its storage, past the field manager).
+    let mut nobody = Vec::with_capacity(fields.len());
     // Whether the live object carries no managedFields (asked at the first
     // kept row).
     let mut unowned = None;
@@ -50,6 +55,7 @@ pub(crate) fn classify_with(
             if *unowned.get_or_insert_with(|| no_managed_fields(owners.live())) {
                 // No writer to name: the server-default check alone decides.
                 alone.push(i);
+                nobody.push(false);
                 continue;
             }
             let of = owners.get().of(&f.path);
@@ -62,6 +68,12 @@ pub(crate) fn classify_with(
                 // a hand edit of the annotation): no longer apply's, it is
                 // another writer's from now on.
                 alone.push(i);
+                nobody.push(false);
+            } else if !owned {
+                // Owned by no writer: the server-default check decides
+                // whether the server set it.
+                alone.push(i);
+                nobody.push(true);
             } else {
                 f.cause = Cause::OtherWriter;
                 f.owner = others.peek().is_some().then(|| join(others));
@@ -112,8 +124,19 @@ pub(crate) fn classify_with(
     }
     let defaulted = server_defaulted(fields, &alone, owners.live());
     let unowned = unowned == Some(true);
-    for (&i, defaulted) in alone.iter().zip(defaulted) {
+    for ((&i, defaulted), nobody) in alone.iter().zip(defaulted).zip(nobody) {
         let f = &mut fields[i];
+        if nobody {
+            if defaulted {
+                f.cause = Cause::ServerDefault;
+                f.reason = Reason::ServerSet;
+            } else {
+                // Nobody's and not a server's value: a writer the server
+                // does not track (as before).
+                f.cause = Cause::OtherWriter;
+            }
+            continue;
+        }
         match (defaulted, unowned) {
             (true, false) => f.cause = Cause::ServerDefault,
             (false, false) => {
@@ -668,6 +691,80 @@ mod tests {
                 (Cause::ServerDefault, Reason::LiveOnly, None),
             ]
         );
+    }
+
+    /// What kube-apiserver sets past its field manager (a Service's
+    /// allocated cluster IPs and IP families, a Namespace's finalizer)
+    /// is owned by no writer in the managedFields it writes (seen on
+    /// v1.34): those rows read as set by the server; a row nobody owns
+    /// that is no value of the server's stays another writer's.
+    #[test]
+    fn rows_no_writer_owns_are_the_servers_when_it_gives_that_value() {
+        let kept = |p: &str, live: Value| FieldChange {
+            path: p.into(),
+            config: None,
+            live: Some(live),
+            last_applied: None,
+            action: FieldAction::Keep,
+            reason: Reason::LiveOnly,
+            cause: Cause::default(),
+            owner: None,
+            changed_at: None,
+            hazards: vec![],
+        };
+        let csa = |fields: Value| {
+            json!([{"manager": "kubectl-client-side-apply", "operation": "Update",
+                "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": fields}])
+        };
+        let summary = |fields: &[FieldChange]| {
+            fields
+                .iter()
+                .map(|f| (f.cause, f.reason.clone(), f.owner.clone()))
+                .collect::<Vec<_>>()
+        };
+        let svc = json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "t", "managedFields": csa(json!(
+                {"f:spec": {"f:internalTrafficPolicy": {}, "f:selector": {},
+                    "f:sessionAffinity": {}, "f:type": {}}}))},
+            "spec": {"clusterIP": "10.0.0.12", "clusterIPs": ["10.0.0.12"],
+                "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+                "internalTrafficPolicy": "Cluster", "sessionAffinity": "None",
+                "type": "ClusterIP", "selector": {"app": "web"},
+                "externalIPs": ["1.2.3.4"]}});
+        let mut fields = vec![
+            kept("spec.clusterIP", json!("10.0.0.12")),
+            kept("spec.clusterIPs", json!(["10.0.0.12"])),
+            kept("spec.externalIPs", json!(["1.2.3.4"])),
+            kept("spec.ipFamilies", json!(["IPv4"])),
+            kept("spec.ipFamilyPolicy", json!("SingleStack")),
+            kept("spec.sessionAffinity", json!("None")),
+        ];
+        let la = json!({"apiVersion": "v1", "kind": "Service"});
+        classify(&mut fields, &svc, Some(&la));
+        let set = (Cause::ServerDefault, Reason::ServerSet, None);
+        assert_eq!(
+            summary(&fields),
+            [
+                set.clone(),
+                set.clone(),
+                (Cause::OtherWriter, Reason::LiveOnly, None),
+                set.clone(),
+                set.clone(),
+                // Owned by apply's manager alone: defaulted when apply
+                // wrote it, as before.
+                (Cause::ServerDefault, Reason::LiveOnly, None),
+            ]
+        );
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "t", "labels": {"kubernetes.io/metadata.name": "t"},
+                "managedFields": csa(json!({"f:metadata": {"f:labels": {".": {},
+                    "f:kubernetes.io/metadata.name": {}}}}))},
+            "spec": {"finalizers": ["kubernetes"]}});
+        let mut fields = vec![kept("spec.finalizers", json!(["kubernetes"]))];
+        classify(&mut fields, &ns, Some(&la));
+        assert_eq!(summary(&fields), [set]);
+        let text = fields[0].cause_text();
+        assert!(text.contains("set by the server"), "{text}");
     }
 
     #[test]

@@ -210,6 +210,11 @@ impl FieldChange {
             }
             Cause::New => "new: in the config, not in last-applied".into(),
             Cause::Removed => "removed: in last-applied, not in the config".into(),
+            Cause::ServerDefault if self.reason == Reason::ServerSet => {
+                "server-default: set by the server as it stored the object (owned by no \
+                 writer); kept"
+                    .into()
+            }
             Cause::ServerDefault => "server-default: defaulted by the server; kept".into(),
             Cause::OtherWriter => match owner {
                 Some(o) => format!("other-writer: {o} owns it; kept"),

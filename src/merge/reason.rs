@@ -46,6 +46,11 @@ pub enum Reason {
     /// Live only, not a value the server defaults; the live object carries
     /// no managedFields, so its writer is unknown.
     UnknownWriter,
+    /// Live only, owned by no writer in managedFields and the value the
+    /// server gives the field when unset: the server set it as it stored
+    /// the object (an allocated cluster IP, a Namespace's finalizer),
+    /// after it recorded the writers' fields.
+    ServerSet,
     /// Live only, written by this manager.
     OtherWriter(String),
     /// Live only, written by apply's manager alone and not a value the
@@ -114,6 +119,10 @@ impl fmt::Display for Reason {
                     "live only: {NO_MANAGED_FIELDS} (not in config or last-applied; {SHOW_OWNERS})"
                 );
             }
+            Reason::ServerSet => {
+                "live only: set by the server as it stored the object, owned by no writer (not \
+                 in config or last-applied)"
+            }
             Reason::Released => {
                 "live only: released by apply (not in config or last-applied, not a server \
                  default): another writer's from now on"
@@ -147,7 +156,7 @@ pub const NO_MANAGED_FIELDS: &str = "writer unknown, the live object carries no 
 pub const SHOW_OWNERS: &str = "`kubectl get --show-managed-fields -o json` shows the owners";
 
 /// Every reason without parameters, to read text back.
-const FIXED: [Reason; 22] = [
+const FIXED: [Reason; 23] = [
     Reason::NewObject,
     Reason::AnnotationOnly,
     Reason::AddsAnnotation,
@@ -164,6 +173,7 @@ const FIXED: [Reason; 22] = [
     Reason::ServerDefault,
     Reason::DefaultValue,
     Reason::UnknownWriter,
+    Reason::ServerSet,
     Reason::Released,
     Reason::ExplicitNull,
     Reason::NullNotResent,

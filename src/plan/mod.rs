@@ -14,6 +14,7 @@
 //! - `pin`: what a saved plan pins of each object (uid, resourceVersion,
 //!   digests of config and change) for `apply --plan`.
 
+pub mod block;
 mod build;
 pub mod compact;
 pub mod fold;

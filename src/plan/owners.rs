@@ -23,8 +23,11 @@ pub(super) fn name_kept_writers(fields: &mut [FieldChange]) {
     for f in fields.iter_mut() {
         match (f.action, f.cause, f.owner.as_deref()) {
             // Without managedFields the core does not know when it was
-            // written, and its reason says so.
-            (FieldAction::Keep, Cause::ServerDefault, _) if f.reason != Reason::DefaultValue => {
+            // written, and one the server set owns no writer: their
+            // reasons say so.
+            (FieldAction::Keep, Cause::ServerDefault, _)
+                if !matches!(f.reason, Reason::DefaultValue | Reason::ServerSet) =>
+            {
                 f.reason = Reason::ServerDefault;
             }
             (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {

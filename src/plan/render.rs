@@ -203,14 +203,21 @@ fn render_repeated(
         line(out, "", color, code, "", |out| {
             let _ = write!(out, "≡ #{} {}  {}", n + 1, c.row.path, c.cause_text());
         });
-        line(out, "      ", color, "", "", |out| {
-            let _ = write!(
-                out,
-                "{}  in {}",
-                field_values(&c.row),
-                c.carried_by(objects)
-            );
-        });
+        if structured(&c.row) {
+            line(out, "      ", color, "", "", |out| {
+                let _ = write!(out, "in {}", c.carried_by(objects));
+            });
+            block_values(out, &c.row, color);
+        } else {
+            line(out, "      ", color, "", "", |out| {
+                let _ = write!(
+                    out,
+                    "{}  in {}",
+                    field_values(&c.row),
+                    c.carried_by(objects)
+                );
+            });
+        }
         for h in &c.row.hazards {
             line(out, "      ", color, "31;1", "", |out| {
                 let _ = write!(out, "⚠ {}", h.message);
@@ -308,9 +315,13 @@ fn terminal_object(
             line(out, "  ", color, code, "", |out| {
                 let _ = write!(out, "{mark} {}  {}", f.path, f.cause_text());
             });
-            line(out, "      ", color, "", "", |out| {
-                out.push_str(&field_values(f));
-            });
+            if structured(f) {
+                block_values(out, f, color);
+            } else {
+                line(out, "      ", color, "", "", |out| {
+                    out.push_str(&field_values(f));
+                });
+            }
             for h in &f.hazards {
                 line(out, "      ", color, "31;1", "", |out| {
                     let _ = write!(out, "⚠ {}", h.message);
@@ -329,6 +340,70 @@ fn terminal_object(
     }
 }
 
+/// Whether a changing row's values read better as blocks of lines (a
+/// list, a map, text over several lines) than as one line of JSON; a kept
+/// row, which changes nothing, stays one line. A Secret's values are
+/// masked before this is asked.
+fn structured(f: &FieldChange) -> bool {
+    f.action != FieldAction::Keep
+        && [&f.last_applied, &f.live, &f.config]
+            .into_iter()
+            .flatten()
+            .any(super::block::is_structured)
+}
+
+/// A structured row's values as `kubectl diff` shows them: YAML (or the
+/// text), live against what the apply makes of it, changed lines with
+/// three lines around them; last-applied named where it differs from both.
+fn block_values(out: &mut String, f: &FieldChange, color: bool) {
+    use super::block::{self, BlockLine, LineTag};
+    let after = &f.config;
+    line(out, "      ", color, "2", "", |out| {
+        out.push_str(block::heading(&f.live, after));
+    });
+    for l in block::line_diff(&f.live, after, Some(3)) {
+        match l {
+            BlockLine::Line(tag, text) => {
+                let code = match tag {
+                    LineTag::Same => "",
+                    LineTag::Removed => "31",
+                    LineTag::Added => "32",
+                };
+                line(out, "      ", color, code, "", |out| {
+                    let _ = write!(out, "{} {text}", tag.mark());
+                });
+            }
+            BlockLine::Skipped(n) => {
+                let s = if n == 1 { "" } else { "s" };
+                line(out, "      ", color, "2", "", |out| {
+                    let _ = write!(out, "  … {n} unchanged line{s}");
+                });
+            }
+        }
+    }
+    if let Some(l) = last_applied_apart(f) {
+        line(out, "      ", color, "2", "", |out| {
+            out.push_str("last-applied (differs from both): ");
+            crate::gocompat::write_json(l, out);
+        });
+    }
+}
+
+/// The last-applied value of a changing row when it differs from both
+/// live and the config (a third story worth telling).
+fn last_applied_apart(f: &FieldChange) -> Option<&Value> {
+    let differs = |x: &Option<Value>| match (&f.last_applied, x) {
+        (Some(a), Some(b)) => !merge::deep_eq(a, b),
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if f.action != FieldAction::Keep && differs(&f.live) && differs(&f.config) {
+        f.last_applied.as_ref()
+    } else {
+        None
+    }
+}
+
 /// A field's values as a terminal diff shows them: live, then what apply
 /// makes of it; last-applied too where it differs from both.
 fn field_values(f: &FieldChange) -> String {
@@ -341,13 +416,8 @@ fn field_values(f: &FieldChange) -> String {
         FieldAction::Clear if f.config.is_none() => format!("{} → (removed)", v(&f.live)),
         FieldAction::Set | FieldAction::Clear => format!("{} → {}", v(&f.live), v(&f.config)),
     };
-    let differs = |x: &Option<Value>| match (&f.last_applied, x) {
-        (Some(a), Some(b)) => !merge::deep_eq(a, b),
-        (Some(_), None) => true,
-        _ => false,
-    };
-    if f.action != FieldAction::Keep && differs(&f.live) && differs(&f.config) {
-        let _ = write!(s, "   (last-applied {})", v(&f.last_applied));
+    if let Some(l) = last_applied_apart(f) {
+        let _ = write!(s, "   (last-applied {})", crate::gocompat::json(l));
     }
     s
 }

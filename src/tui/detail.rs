@@ -59,48 +59,32 @@ pub(crate) fn field_head(o: &ObjectPlan, root: Option<&str>, t: Theme) -> Vec<Li
     esc_lines(head)
 }
 
-/// A value as a block of lines: a string as its text, anything else as
-/// YAML; nothing for no value.
-pub(crate) fn block_text(v: &Option<serde_json::Value>) -> String {
-    match v {
-        None => String::new(),
-        Some(serde_json::Value::String(s)) => {
-            let mut s = s.clone();
-            if !s.ends_with('\n') {
-                s.push('\n');
-            }
-            s
-        }
-        Some(v) => crate::yaml::to_yaml(v),
-    }
-}
-
-/// `before` against `after` as a line diff: `- ` removed lines, `+ ` added
-/// ones, `  ` the same (the header line says which is which).
+/// `before` against `after` as a line diff (`crate::plan::block`), every
+/// line shown: `- ` removed lines, `+ ` added ones, `  ` the same (the
+/// header line says which is which).
 pub(crate) fn block_diff(
     before: &Option<serde_json::Value>,
     after: &Option<serde_json::Value>,
     t: Theme,
 ) -> Vec<Line<'static>> {
-    let (a, b) = (block_text(before), block_text(after));
+    use crate::plan::block::{self, BlockLine, LineTag};
     let mut lines = vec![Line::from(Span::styled(
-        match (before, after) {
-            (None, _) => "live: none; the apply sets:".to_string(),
-            (_, None) => "live, which the apply removes:".to_string(),
-            _ if a == b => "live (unchanged by the apply):".to_string(),
-            _ => "live → after the apply (- live, + applied):".to_string(),
-        },
+        block::heading(before, after),
         t.fg(Color::DarkGray),
     ))];
-    let diff = similar::TextDiff::from_lines(&a, &b);
-    for c in diff.iter_all_changes() {
-        let (mark, style) = match c.tag() {
-            similar::ChangeTag::Equal => (' ', Style::default()),
-            similar::ChangeTag::Delete => ('-', t.fg(Color::Red)),
-            similar::ChangeTag::Insert => ('+', t.fg(Color::Green)),
+    for l in block::line_diff(before, after, None) {
+        let BlockLine::Line(tag, text) = l else {
+            continue;
         };
-        let text = c.value().trim_end_matches('\n');
-        lines.push(Line::from(Span::styled(format!("{mark} {text}"), style)));
+        let style = match tag {
+            LineTag::Same => Style::default(),
+            LineTag::Removed => t.fg(Color::Red),
+            LineTag::Added => t.fg(Color::Green),
+        };
+        lines.push(Line::from(Span::styled(
+            format!("{} {text}", tag.mark()),
+            style,
+        )));
     }
     lines
 }
@@ -134,7 +118,7 @@ pub(crate) fn field_detail(
         && [&f.last_applied, &f.live, &f.config]
             .into_iter()
             .flatten()
-            .any(fieldtable::is_structured);
+            .any(crate::plan::block::is_structured);
     if structured {
         // As kubectl diff shows them: YAML (or the text), live against
         // what the apply makes of it, line by line.

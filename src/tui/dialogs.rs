@@ -40,11 +40,17 @@ fn dry_run_title() -> Line<'static> {
     ))
 }
 
-/// The verdict's line while the server has not answered yet.
+/// The verdict's line while the server has not answered yet, with how
+/// many objects it has answered once it has (thousands take a while over a
+/// distant link).
 fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
+    let progress = app
+        .dry_run_progress
+        .map(|(done, total)| format!(" {done}/{total} answered"))
+        .unwrap_or_default();
     Line::from(Span::styled(
         format!(
-            "  {} waiting for the server…",
+            "  {} waiting for the server…{progress}",
             SPINNER[app.spinner % SPINNER.len()]
         ),
         t.fg(Color::Cyan),
@@ -323,7 +329,7 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
                         && f.config
                             .as_ref()
-                            .is_some_and(crate::tui::fieldtable::is_structured);
+                            .is_some_and(crate::plan::block::is_structured);
                     let text = match f.action {
                         FieldAction::Clear => format!("    clear {}", f.path),
                         _ if structured => format!("    set   {}:", f.path),

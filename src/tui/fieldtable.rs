@@ -189,16 +189,7 @@ pub fn cell_value_against(
     }
 }
 
-/// A list, a map or a string of more than one line: shown in a cell as a
-/// summary, in the box and the dialogs as a block.
-pub fn is_structured(v: &Value) -> bool {
-    match v {
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(m) => !m.is_empty(),
-        Value::String(s) => s.trim_end_matches('\n').contains('\n'),
-        _ => false,
-    }
-}
+use crate::plan::block::is_structured;
 
 /// `[3 items]`, `[3 items, name=web changed]`, `{2 keys}`, `{4 keys, b
 /// changed}`, `.:53 {… (12 lines)`: a structured value in a few columns,

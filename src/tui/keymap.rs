@@ -50,6 +50,9 @@ pub enum Action {
     PrevDrift,
     Kept,
     Release,
+    /// Scroll the box under the field table (the selected row whole).
+    DetailDown,
+    DetailUp,
     Fold,
     LastApplied,
     Reload,
@@ -217,16 +220,14 @@ pub const BINDINGS: &[Binding] = &[
         "E",
         ALL,
         [(k('E'), Export)],
-        "on an object without the last-applied annotation or a prune candidate: export it to a \
-         manifest file and reload, so the next apply manages it",
+        "export an unmanaged object or a prune candidate to a manifest file, then reload",
         None
     ),
     b!(
         "c",
         ALL,
         [(k('c'), Changes)],
-        "changes view: each distinct change once, with its count; Enter marks every object with \
-         it, for it alone",
+        "changes view: each distinct change once; Enter marks every object with it, for it alone",
         None
     ),
     b!(
@@ -294,6 +295,28 @@ pub const BINDINGS: &[Binding] = &[
         "on a clear row: release it instead (act column free: apply keeps the live value and \
          drops the field from last-applied); R again clears it",
         Some("R release")
+    ),
+    b!(
+        "Ctrl-d/Ctrl-u",
+        FIELDS,
+        [
+            (
+                Key {
+                    code: KeyCode::Char('d'),
+                    ctrl: true
+                },
+                DetailDown
+            ),
+            (
+                Key {
+                    code: KeyCode::Char('u'),
+                    ctrl: true
+                },
+                DetailUp
+            )
+        ],
+        "scroll the box under the table (the selected row whole) down / up",
+        None
     ),
     b!(
         "z",

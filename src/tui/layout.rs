@@ -148,6 +148,57 @@ pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
     ))
 }
 
+/// The box under the field table for the selected row, measured as it is
+/// drawn: which row (object and path), how many lines its content takes and
+/// how many rows the box has for them.
+pub(crate) struct DetailBox {
+    pub(crate) key: String,
+    pub(crate) total: u16,
+    pub(crate) height: u16,
+}
+
+impl DetailBox {
+    /// Rows of content that show when it is cut (the last row says which
+    /// lines show) or all of it.
+    pub(crate) fn shown(&self) -> u16 {
+        if self.total > self.height {
+            self.height.saturating_sub(1)
+        } else {
+            self.height
+        }
+    }
+
+    /// How far the content scrolls.
+    pub(crate) fn max_scroll(&self) -> u16 {
+        self.total.saturating_sub(self.shown())
+    }
+}
+
+/// The key of a row's scroll position: its object and path.
+pub(crate) fn detail_key(o: &ObjectPlan, path: &str) -> String {
+    format!("{}\u{0}{path}", o.id())
+}
+
+/// [`DetailBox`] of the selected object's selected row, if the box shows.
+pub(crate) fn detail_box(app: &App) -> Option<DetailBox> {
+    let o = app.selected()?;
+    let inner = Block::default()
+        .borders(Borders::ALL)
+        .inner(app.areas().detail);
+    let layout = app.field_layout(inner.width as usize)?;
+    let f = &o.fields[layout.rows.get(app.field_cursor)?.field];
+    let t = Theme::default();
+    let a = field_areas(app, o, &app.head_lines(o, t), inner);
+    // Its top row is the rule above it.
+    let height = a.detail.height.checked_sub(1)?;
+    let lines = field_detail(o, f, app.is_released(o, &f.path), t);
+    Some(DetailBox {
+        key: detail_key(o, &f.path),
+        total: wrapped_height(&lines, a.detail.width),
+        height,
+    })
+}
+
 /// A centred rectangle of at most `w` x `h`.
 pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width.saturating_sub(2)).max(1).min(area.width);

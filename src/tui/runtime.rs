@@ -339,7 +339,12 @@ pub async fn perform(
             }
             Msg::Loaded(result)
         }
-        Effect::DryRun(items) => Msg::DryRunDone(engine.dry_run(items).await),
+        Effect::DryRun(items) => {
+            let total = items.len();
+            let (etx, erx) = mpsc::unbounded_channel();
+            let work = engine.dry_run_reporting(crate::ops::Write::Apply(items), etx);
+            Msg::DryRunDone(counting(work, erx, &tx, total, dry_run_progress).await)
+        }
         Effect::Apply(items) => {
             Msg::Applied(writing(&engine, crate::ops::Write::Apply(items), &tx).await)
         }
@@ -349,7 +354,12 @@ pub async fn perform(
         Effect::Prune(objs) => {
             Msg::Pruned(writing(&engine, crate::ops::Write::Prune(objs), &tx).await)
         }
-        Effect::PruneDryRun(objs) => Msg::PruneDryRunDone(engine.prune_dry_run(objs).await),
+        Effect::PruneDryRun(objs) => {
+            let total = objs.len();
+            let (etx, erx) = mpsc::unbounded_channel();
+            let work = engine.dry_run_reporting(crate::ops::Write::Prune(objs), etx);
+            Msg::PruneDryRunDone(counting(work, erx, &tx, total, dry_run_progress).await)
+        }
         Effect::ExportTarget(obj, own_file) => {
             let target = engine.export_target(&obj, own_file.as_deref());
             Msg::ExportAsk(obj, target)
@@ -394,17 +404,37 @@ async fn writing(
     tx: &mpsc::UnboundedSender<Msg>,
 ) -> Vec<crate::ops::ObjectResult> {
     let total = write.len();
-    let (etx, mut erx) = mpsc::unbounded_channel();
+    let (etx, erx) = mpsc::unbounded_channel();
     let work = engine.write_reporting(write, etx);
+    counting(work, erx, tx, total, |done, total| Msg::WriteProgress {
+        done,
+        total,
+    })
+    .await
+}
+
+fn dry_run_progress(done: usize, total: usize) -> Msg {
+    Msg::DryRunProgress { done, total }
+}
+
+/// Await `work`, sending `progress(done, total)` as each object's
+/// [`crate::ops::WriteEvent::Done`] arrives on `events`.
+async fn counting(
+    work: futures::future::BoxFuture<'_, Vec<crate::ops::ObjectResult>>,
+    mut events: mpsc::UnboundedReceiver<crate::ops::WriteEvent>,
+    tx: &mpsc::UnboundedSender<Msg>,
+    total: usize,
+    progress: fn(usize, usize) -> Msg,
+) -> Vec<crate::ops::ObjectResult> {
     tokio::pin!(work);
     let mut done = 0;
     loop {
         tokio::select! {
             biased;
-            Some(e) = erx.recv() => {
+            Some(e) = events.recv() => {
                 if matches!(e, crate::ops::WriteEvent::Done(..)) {
                     done += 1;
-                    let _ = tx.send(Msg::WriteProgress { done, total });
+                    let _ = tx.send(progress(done, total));
                 }
             }
             results = &mut work => return results,

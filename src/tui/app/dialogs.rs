@@ -74,6 +74,7 @@ impl App {
             items: items.clone(),
             dry_run: None,
         });
+        self.dry_run_progress = None;
         self.pending.push("server dry run".to_string());
         vec![Effect::DryRun(items)]
     }
@@ -363,6 +364,7 @@ impl App {
                     items: items.clone(),
                     dry_run: None,
                 });
+                self.dry_run_progress = None;
                 self.pending.push("server dry run".to_string());
                 return vec![Effect::DryRun(items)];
             }
@@ -458,6 +460,7 @@ impl App {
                     objects: objects.clone(),
                     dry_run: None,
                 });
+                self.dry_run_progress = None;
                 self.pending.push("server dry run".to_string());
                 return vec![Effect::PruneDryRun(objects)];
             }

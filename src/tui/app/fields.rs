@@ -86,6 +86,27 @@ impl App {
         }
     }
 
+    /// How far the box under the field table is scrolled for the row
+    /// `key` ([`crate::tui::layout::detail_key`]): 0 for any other row.
+    pub(crate) fn detail_offset(&self, key: &str) -> u16 {
+        match &self.detail_scroll {
+            Some((k, n)) if k == key => *n,
+            _ => 0,
+        }
+    }
+
+    /// `Ctrl-d`/`Ctrl-u`: scroll the box under the field table by `delta`
+    /// lines, within its content.
+    pub(super) fn scroll_detail(&mut self, delta: i32) {
+        let Some(b) = crate::tui::layout::detail_box(self) else {
+            return;
+        };
+        let max = i32::from(b.max_scroll());
+        let now = i32::from(self.detail_offset(&b.key)).min(max);
+        let next = u16::try_from((now + delta).clamp(0, max)).unwrap_or(0);
+        self.detail_scroll = Some((b.key, next));
+    }
+
     /// `K`: show or hide the kept rows, the cursor staying on its field.
     pub(super) fn toggle_kept(&mut self) {
         let path = self.selected().and_then(|o| {

@@ -124,6 +124,8 @@ impl App {
             }
             Action::Kept => self.toggle_kept(),
             Action::Release => self.toggle_release(),
+            Action::DetailDown => self.scroll_detail(3),
+            Action::DetailUp => self.scroll_detail(-3),
             // Both act on the YAML view, and open it.
             Action::Fold => {
                 self.yaml_unfold = !self.yaml_unfold || !self.yaml;

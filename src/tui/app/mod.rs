@@ -110,6 +110,12 @@ pub enum Msg {
     Loaded(Result<Plan, String>),
     DryRunDone(Vec<ObjectResult>),
     PruneDryRunDone(Vec<ObjectResult>),
+    /// Of the objects the server's dry run under way checks (an apply's or
+    /// a prune's), how many it has answered.
+    DryRunProgress {
+        done: usize,
+        total: usize,
+    },
     /// Of the objects an apply, delete or prune under way writes, how many
     /// are done (written, failed or not sent).
     WriteProgress {
@@ -451,6 +457,10 @@ pub struct App {
     pub yaml: bool,
     pub field_cursor: usize,
     pub field_scroll: usize,
+    /// The box under the field table scrolled (`Ctrl-d`/`Ctrl-u`): for
+    /// which row (object and path), by how many lines. Another row opens
+    /// at its top.
+    pub detail_scroll: Option<(String, u16)>,
     pub yaml_scroll: usize,
     /// The field table lists the fields apply keeps (`K`).
     pub show_kept: bool,
@@ -482,6 +492,9 @@ pub struct App {
     /// The progress of the apply, delete or prune under way: objects done
     /// and in all.
     pub write_progress: Option<(usize, usize)>,
+    /// The progress of the confirmation's dry run: objects answered and in
+    /// all.
+    pub dry_run_progress: Option<(usize, usize)>,
     pub last_result: Option<String>,
     /// `last_result` reports a failure (or an unknown outcome): drawn as one.
     pub last_result_failed: bool,
@@ -543,6 +556,7 @@ impl App {
             yaml: false,
             field_cursor: 0,
             field_scroll: 0,
+            detail_scroll: None,
             yaml_scroll: 0,
             show_kept: false,
             yaml_unfold: false,
@@ -559,6 +573,7 @@ impl App {
             log: Vec::new(),
             pending: Vec::new(),
             write_progress: None,
+            dry_run_progress: None,
             last_result: None,
             last_result_failed: false,
             ambiguous_kinds: BTreeSet::new(),
@@ -931,7 +946,27 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::DryRunProgress { done, total } => {
+                // Only for the dialog waiting on it (a run for a dialog
+                // closed since checks another number of objects).
+                let waiting = match &self.popup {
+                    Some(Popup::ApplyConfirm {
+                        items,
+                        dry_run: None,
+                    }) => items.len() == total,
+                    Some(Popup::PruneConfirm {
+                        objects,
+                        dry_run: None,
+                    }) => objects.len() == total,
+                    _ => false,
+                };
+                if waiting {
+                    self.dry_run_progress = Some((done, total));
+                }
+                Vec::new()
+            }
             Msg::DryRunDone(results) => {
+                self.dry_run_progress = None;
                 if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
                     // A stale run (for a dialog closed since) names none of
                     // this dialog's objects: drop it. Anything else is shown
@@ -947,6 +982,7 @@ impl App {
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
+                self.dry_run_progress = None;
                 if let Some(Popup::PruneConfirm { objects, dry_run }) = &mut self.popup {
                     // Only an answer about this dialog's objects (or none).
                     let ids: Vec<ObjectRef> = objects.iter().map(ObjectPlan::id).collect();

@@ -135,19 +135,30 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         let di = b.inner(a.detail);
         b.render(a.detail, buf);
         let total = crate::tui::layout::wrapped_height(&lines, di.width);
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .render(di, buf);
-        // Cut: the last row says how much more there is, and where it reads whole.
         if total > di.height && di.height > 0 {
-            let more = total - di.height + 1;
-            let last = Rect::new(di.x, di.y + di.height - 1, di.width, 1);
-            ratatui::widgets::Clear.render(last, buf);
+            // Cut: it scrolls, and the last row says which lines show.
+            let shown = di.height - 1;
+            let top = app
+                .detail_offset(&detail_key(o, &f.path))
+                .min(total - shown);
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((top, 0))
+                .render(Rect::new(di.x, di.y, di.width, shown), buf);
+            let last = Rect::new(di.x, di.y + shown, di.width, 1);
             Paragraph::new(Line::from(Span::styled(
-                format!("… {more} more line(s): y shows the YAML view"),
+                format!(
+                    "lines {}-{} of {total} · Ctrl-d/Ctrl-u scroll · y YAML view",
+                    top + 1,
+                    top + shown
+                ),
                 t.fg(Color::Yellow),
             )))
             .render(last, buf);
+        } else {
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .render(di, buf);
         }
     }
 }
