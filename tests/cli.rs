@@ -2481,8 +2481,12 @@ fn live_files_without_managed_fields_name_no_writer() {
              "reason": "live only: owned by another writer, kubectl-label (not in config or \
                         last-applied)",
              "cause": "other-writer", "owner": "kubectl-label"},
+            // No manager owns it (the server sets it as it stores a
+            // Namespace, past its field manager, as kube-apiserver does).
             {"path": "spec.finalizers", "live": ["kubernetes"], "action": "keep",
-             "reason": default_reason, "cause": "server-default"},
+             "reason": "live only: set by the server as it stored the object, owned by no \
+                        writer (not in config or last-applied)",
+             "cause": "server-default"},
         ])
     );
 

@@ -1529,3 +1529,29 @@ fn yaml_bodies_are_read_with_yaml_1_1_rules() {
         "{message}"
     );
 }
+
+/// managedFields as kube-apiserver v1.34 writes them on a create (seen on
+/// it): atomic selectors owned whole, a Service's allocated cluster IPs and
+/// IP families and a Namespace's finalizer owned by no manager unless the
+/// request sent them.
+#[test]
+fn managed_fields_of_atomic_and_storage_set_fields() {
+    let api = ApiServer::new();
+    let fields = |o: &Value| o["metadata"]["managedFields"][0]["fieldsV1"].clone();
+    let d = create(&api, DEPLOYS, &deployment("web", "nginx:1"));
+    assert_eq!(fields(&d)["f:spec"]["f:selector"], json!({}), "{d}");
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}], "ipFamilyPolicy": "SingleStack"}});
+    let s = create(&api, "/api/v1/namespaces/default/services", &svc);
+    let spec = &fields(&s)["f:spec"];
+    assert_eq!(spec["f:selector"], json!({}), "{s}");
+    for gone in ["f:clusterIP", "f:clusterIPs", "f:ipFamilies"] {
+        assert!(spec.get(gone).is_none(), "{gone}: {s}");
+    }
+    assert_eq!(spec["f:ipFamilyPolicy"], json!({}), "sent: {s}");
+    assert!(s["spec"]["clusterIP"].is_string(), "{s}");
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
+    let n = create(&api, "/api/v1/namespaces", &ns);
+    assert_eq!(n["spec"]["finalizers"], json!(["kubernetes"]), "{n}");
+    assert!(fields(&n).get("f:spec").is_none(), "{n}");
+}

@@ -167,6 +167,52 @@ impl Leaves for Tree {
     }
 }
 
+/// The definitions kube-apiserver's OpenAPI marks `x-kubernetes-map-type:
+/// atomic` (v1.34, of the built-in groups), which the generated patch table
+/// does not carry: the field manager owns such a value whole, one leaf.
+const ATOMIC_DEFS: &[&str] = &[
+    "io.k8s.api.admissionregistration.v1.MatchResources",
+    "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations",
+    "io.k8s.api.admissionregistration.v1.ParamKind",
+    "io.k8s.api.admissionregistration.v1.ParamRef",
+    "io.k8s.api.admissionregistration.v1.Variable",
+    "io.k8s.api.core.v1.ConfigMapKeySelector",
+    "io.k8s.api.core.v1.EndpointAddress",
+    "io.k8s.api.core.v1.EndpointPort",
+    "io.k8s.api.core.v1.FileKeySelector",
+    "io.k8s.api.core.v1.LocalObjectReference",
+    "io.k8s.api.core.v1.NodeSelector",
+    "io.k8s.api.core.v1.NodeSelectorTerm",
+    "io.k8s.api.core.v1.ObjectFieldSelector",
+    "io.k8s.api.core.v1.ObjectReference",
+    "io.k8s.api.core.v1.ResourceFieldSelector",
+    "io.k8s.api.core.v1.ScopeSelector",
+    "io.k8s.api.core.v1.SecretKeySelector",
+    "io.k8s.api.core.v1.SecretReference",
+    "io.k8s.api.core.v1.TopologySelectorTerm",
+    "io.k8s.api.core.v1.TypedLocalObjectReference",
+    "io.k8s.api.networking.v1.ServiceBackendPort",
+    "io.k8s.api.rbac.v1.RoleRef",
+    "io.k8s.api.rbac.v1.Subject",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+];
+
+/// Map fields (definition, field) the same OpenAPI marks atomic.
+const ATOMIC_FIELDS: &[(&str, &str)] = &[
+    ("io.k8s.api.core.v1.PodSpec", "nodeSelector"),
+    ("io.k8s.api.core.v1.ReplicationControllerSpec", "selector"),
+    ("io.k8s.api.core.v1.ServiceSpec", "selector"),
+];
+
+/// Whether the field `key` of a value of `parent`'s type (its schema
+/// `child`) is owned whole.
+fn atomic(parent: Option<Schema<'_>>, key: &str, child: Option<Schema<'_>>) -> bool {
+    let def = |s: Option<Schema<'_>>| s.and_then(|s| s.node().r.clone());
+    def(child).is_some_and(|d| ATOMIC_DEFS.contains(&d.as_str()))
+        || def(parent).is_some_and(|d| ATOMIC_FIELDS.contains(&(d.as_str(), key)))
+}
+
 fn walk(v: &Value, schema: Option<Schema<'_>>, level: Level, out: &mut impl Leaves) {
     match v {
         Value::Object(m) if !m.is_empty() && schema.is_none_or(|s| s.shape() != Shape::Scalar) => {
@@ -175,7 +221,12 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, level: Level, out: &mut impl Leav
                     continue;
                 }
                 out.push(field_element(k));
-                walk(child, schema.and_then(|s| s.field(k)), level.child(k), out);
+                let child_schema = schema.and_then(|s| s.field(k));
+                if atomic(schema, k, child_schema) {
+                    out.own();
+                } else {
+                    walk(child, child_schema, level.child(k), out);
+                }
                 out.pop();
             }
         }
@@ -183,13 +234,19 @@ fn walk(v: &Value, schema: Option<Schema<'_>>, level: Level, out: &mut impl Leav
             let item_schema = schema.and_then(|s| s.items());
             let keyed: Option<Vec<String>> = items.iter().map(|i| element_key(i, schema)).collect();
             if let Some(keys) = keyed {
+                let whole = atomic(None, "", item_schema);
                 for (item, key) in items.iter().zip(keys) {
                     out.push(key);
-                    // The element itself is owned too (".").
-                    out.push(".".into());
-                    out.own();
-                    out.pop();
-                    walk(item, item_schema, Level::Below, out);
+                    if whole {
+                        // An atomic element is one leaf (an ownerReference).
+                        out.own();
+                    } else {
+                        // The element itself is owned too (".").
+                        out.push(".".into());
+                        out.own();
+                        out.pop();
+                        walk(item, item_schema, Level::Below, out);
+                    }
                     out.pop();
                 }
             } else if is_set_list(schema) {
@@ -367,6 +424,28 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         }
     }
     set_entries(new, out);
+}
+
+/// Take `paths` (and what lies under them) out of every managedFields
+/// entry of `obj`; an entry left with nothing goes.
+pub fn disown(obj: &mut Value, paths: &[FieldPath]) {
+    if paths.is_empty() {
+        return;
+    }
+    let Some(entries) = obj["metadata"]["managedFields"].as_array().cloned() else {
+        return;
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for mut e in entries {
+        let mut set = from_fields_v1(&e["fieldsV1"]);
+        set.retain(|p| !paths.iter().any(|d| p.starts_with(d)));
+        if set.is_empty() {
+            continue;
+        }
+        e["fieldsV1"] = to_fields_v1(&set);
+        out.push(e);
+    }
+    set_entries(obj, out);
 }
 
 /// A new managedFields entry for this write.

@@ -414,6 +414,13 @@ fn write_served(
             }
         }
     }
+    // What kube-apiserver sets past its field manager on a create, when
+    // the request left it out: no manager owns it (seen on v1.34).
+    let storage_set = if old.is_none() {
+        set_by_storage(r, &new)
+    } else {
+        Vec::new()
+    };
     let mut alloc = Vec::new();
     {
         let mut next_ip = || {
@@ -497,6 +504,7 @@ fn write_served(
             applied: ctx.applied.clone(),
         },
     );
+    fields::disown(&mut new, &storage_set);
     if old.is_none() {
         added_on_create(r, &mut new);
     }
@@ -676,6 +684,25 @@ fn added_on_create(r: &ResourceInfo, o: &mut Value) {
         }
         _ => {}
     }
+}
+
+/// The fields of a create request `sent` (before defaulting) that
+/// kube-apiserver's storage sets after its field manager recorded the
+/// request, so that no manager owns them: a Service's allocated cluster
+/// IPs and IP families (its REST create allocates them), a Namespace's
+/// `kubernetes` finalizer (its create strategy). What the request sent
+/// stays its writer's.
+fn set_by_storage(r: &ResourceInfo, sent: &Value) -> Vec<fields::FieldPath> {
+    let fields: &[&str] = match (r.group.as_str(), r.kind.as_str()) {
+        ("", "Service") => &["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"],
+        ("", "Namespace") => &["finalizers"],
+        _ => return Vec::new(),
+    };
+    fields
+        .iter()
+        .filter(|f| sent["spec"].get(**f).is_none_or(Value::is_null))
+        .map(|f| vec!["f:spec".to_string(), format!("f:{f}")])
+        .collect()
 }
 
 /// Whether `a` and `b` are equal but for the top-level fields `top` and
