@@ -1454,12 +1454,19 @@ mod props {
                 let skipped = rows.iter().any(|f| {
                     !included.contains(&f.path) && (under(k, &f.path) || under(&f.path, k))
                 });
-                let empty_list =
-                    |v: Option<&Value>| v.is_none_or(|v| v.as_array().is_some_and(Vec::is_empty));
+                // A parent both last-applied and live hold stays, emptied
+                // (plan/partial.rs: dropping it would delete other writers'
+                // fields under it), so it is recorded empty.
+                let empty = |v: Option<&Value>| {
+                    v.is_none_or(|v| {
+                        v.as_array().is_some_and(Vec::is_empty)
+                            || v.as_object().is_some_and(serde_json::Map::is_empty)
+                    })
+                };
                 let kept_live = !skipped
                     || match (now.get(k), before.get(k)) {
                         (Some(x), Some(y)) => deep_eq(x, y),
-                        (x, y) => empty_list(x) && empty_list(y),
+                        (x, y) => empty(x) && empty(y),
                     };
                 prop_assert!(
                     kept_live,
