@@ -131,6 +131,10 @@ pub enum Command {
     /// last-applied annotation (as `kubectl apply edit-last-applied` would by
     /// hand), so apply stops clearing them; their live values stay.
     Release(ReleaseArgs),
+    /// Move objects last applied client-side to server-side apply, as
+    /// `kubectl apply --server-side` moves them (asks unless --yes);
+    /// objects not last applied client-side are left alone.
+    Migrate(MigrateArgs),
     /// Run the embedded demo cluster and open the TUI on the demo manifests.
     Demo(DemoArgs),
     /// Print a shell completion script (e.g. `source <(kapply completion bash)`).
@@ -366,6 +370,25 @@ pub struct ApplyArgs {
     /// creating it again (0: 5 minutes; kapply bounds every wait).
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cluster::parse_request_timeout)]
     pub timeout: std::time::Duration,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// `server`: send everything as a server-side dry run; nothing is written.
+    #[arg(long, value_enum, default_value_t = DryRun::None, num_args = 0..=1, default_missing_value = "server")]
+    pub dry_run: DryRun,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// The server-side field manager the fields move to (default
+    /// `kubectl`, as kubectl's; only kubectl's keeps the last-applied
+    /// annotation).
+    #[arg(long, value_name = "NAME")]
+    pub field_manager: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -1601,6 +1624,10 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
         accepted_fields: (!whole).then_some(accepted),
         released_fields: released,
     })
+}
+
+pub async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
+    ssa::migrate(a).await
 }
 
 pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {

@@ -54,6 +54,7 @@ pub fn main() -> ExitCode {
             Some(Command::Delete(a)) => cli::delete(a).await,
             Some(Command::Export(a)) => cli::export(a).await,
             Some(Command::Release(a)) => cli::release(a).await,
+            Some(Command::Migrate(a)) => cli::migrate(a).await,
             Some(Command::Demo(a)) => cli::demo(a).await.context("kapply demo"),
             Some(Command::Completion(_)) => Ok(0),
         }

@@ -791,6 +791,34 @@ fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
         "  migrate   data.a  \"1\" → \"1\"  owners: kubectl-client-side-apply → kubectl",
     );
 
+    // Offline, from the live objects as `kubectl get -o json
+    // --show-managed-fields` writes them: the same plan.
+    let o = s.kubectl(&[
+        "get",
+        "deployment/web",
+        "configmap/cfg",
+        "-n",
+        &ns,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let live = s.file("live.json", &o.stdout);
+    let o = s.kapply(&[
+        "plan",
+        "--server-side",
+        "-n",
+        &ns,
+        "-f",
+        &v2,
+        "--live",
+        &live,
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let offline: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(offline, plan, "--live plans as the cluster's objects do");
+
     // What kubectl's migration leaves: each field as predicted.
     let before = [s.get(&ns, "deployment/web"), s.get(&ns, "configmap/cfg")];
     let o = s.kubectl(&["apply", "--server-side", "-n", &ns, "-f", &v2]);
@@ -844,4 +872,109 @@ fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
     }
     let cm = s.get(&ns, "configmap/cfg");
     assert_eq!(cm["data"], serde_json::json!({"a": "1", "b": "7"}));
+}
+
+/// `kapply migrate` against kubectl 1.33's `apply --server-side` on the
+/// real server, from the same client-side history: the same objects and
+/// managedFields after; a server dry run writes nothing; an object not
+/// there, or already moved, is left alone.
+#[test]
+fn migrate_moves_objects_as_kubectl_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let bin = if Path::new(KUBECTL_133).exists() {
+        KUBECTL_133.to_string()
+    } else {
+        let Some(bin) = kubectl::kubectl() else {
+            return;
+        };
+        bin
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::copy(&kubeconfig, &kc).unwrap();
+    let k = Kubectl::new(bin, &kc);
+    let s = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("mig-k"),
+        ns_a: unique("mig-a"),
+    };
+    let v1 = s.file("v1.yaml", V1);
+    let v2 = s.file("v2.yaml", V2);
+    let with_fresh = s.file(
+        "fresh.yaml",
+        &format!("{V2}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  x: \"1\"\n"),
+    );
+    for ns in [&s.ns_k, &s.ns_a] {
+        assert_eq!(s.kubectl(&["create", "namespace", ns]).code, Some(0));
+    }
+    s.both(&["apply", "-f", &v1]);
+    s.both(&[
+        "patch",
+        "configmap/cfg",
+        "--type=merge",
+        "-p",
+        "{\"data\":{\"b\":\"7\"}}",
+    ]);
+    let version = |what: &str| {
+        let o = s.kubectl(&[
+            "get",
+            what,
+            "-n",
+            &s.ns_a,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        o.stdout
+    };
+    let before = (version("deployment/web"), version("configmap/cfg"));
+    let o = s.kapply(&[
+        "migrate",
+        "--dry-run=server",
+        "-n",
+        &s.ns_a,
+        "-f",
+        &with_fresh,
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    o.assert_stdout(&format!(
+        "Deployment {}/web migrated (kubectl-client-side-apply → kubectl) (server dry run)",
+        s.ns_a
+    ));
+    assert_eq!(
+        (version("deployment/web"), version("configmap/cfg")),
+        before,
+        "the dry run wrote nothing"
+    );
+
+    let theirs = s.kubectl(&["apply", "--server-side", "-n", &s.ns_k, "-f", &v2]);
+    assert_eq!(theirs.code, Some(0), "{theirs:?}");
+    let o = s.kapply(&["migrate", "--yes", "-n", &s.ns_a, "-f", &with_fresh]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(
+        o.stdout,
+        format!(
+            "ConfigMap {ns}/fresh not found: nothing to migrate\n\
+             Deployment {ns}/web migrated (kubectl-client-side-apply → kubectl)\n\
+             ConfigMap {ns}/cfg migrated (kubectl-client-side-apply → kubectl)\n",
+            ns = s.ns_a
+        )
+    );
+    s.same_objects("migrated");
+    let o = s.kubectl(&["get", "configmap/fresh", "-n", &s.ns_a]);
+    assert_eq!(o.code, Some(1), "nothing else was written: {o:?}");
+
+    // Moved already: left alone.
+    let after = (version("deployment/web"), version("configmap/cfg"));
+    let o = s.kapply(&["migrate", "--yes", "-n", &s.ns_a, "-f", &v2]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    o.assert_stdout(&format!(
+        "Deployment {}/web not last applied client-side: nothing to migrate",
+        s.ns_a
+    ));
+    assert_eq!((version("deployment/web"), version("configmap/cfg")), after);
 }

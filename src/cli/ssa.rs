@@ -1,21 +1,21 @@
 //! `kapply apply --server-side`: kubectl's flags, requests, output words
 //! and exit code (see `crate::cluster::ssa` for the requests).
 
-use super::{Against, ApplyArgs, DryRun, PlanArgs, confirm, start};
+use super::{Against, ApplyArgs, DryRun, MigrateArgs, PlanArgs, confirm, start};
 use crate::cluster::{ServerSideOptions, ServerSideOutcome, ServerSideResult};
 use anyhow::bail;
 
 /// Prints one result as kubectl would (kapply's names for objects): the
 /// migration warnings, then `serverside-applied` on stdout, or the error on
 /// stderr. Whether it failed.
-fn print(r: &ServerSideResult, dry_run: bool) -> bool {
+fn print(r: &ServerSideResult, dry_run: bool, verb: &str) -> bool {
     match &r.outcome {
         ServerSideOutcome::Applied { warnings } => {
             for w in warnings {
                 errln!("{w}");
             }
             let suffix = if dry_run { " (server dry run)" } else { "" };
-            outln!("{} serverside-applied{suffix}", r.object);
+            outln!("{} {verb}{suffix}", r.object);
             false
         }
         ServerSideOutcome::Failed { message, .. } => {
@@ -104,7 +104,7 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         let mut failed = 0;
         session
             .apply_server_side(loaded.manifests.clone(), &opts, |r| {
-                failed += usize::from(print(r, true));
+                failed += usize::from(print(r, true, "serverside-applied"));
                 conflicts += usize::from(matches!(
                     r.outcome,
                     ServerSideOutcome::Failed { conflict: true, .. }
@@ -136,13 +136,132 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     let mut failed = 0;
     session
         .apply_server_side(loaded.manifests, &opts, |r| {
-            failed += usize::from(print(r, dry_run));
+            failed += usize::from(print(r, dry_run, "serverside-applied"));
         })
         .await;
     if dry_run {
         errln!("(server dry run: nothing was written)");
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
+}
+
+/// `kapply migrate`: of the objects read, those last applied client-side
+/// (an `Update` entry owns their last-applied annotation) are applied
+/// server-side exactly as `kubectl apply --server-side` would apply them,
+/// which migrates them (see `crate::cluster::ssa`); the others are left
+/// alone and said so. Without `--yes`, each one's migration view and the
+/// server's dry run first. Exit 1 when an object could not be read or
+/// migrated, as apply's.
+pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
+    let dry_run = a.dry_run == DryRun::Server;
+    let plan_args = PlanArgs {
+        manifests: a.manifests.clone(),
+        cluster: a.cluster.clone(),
+        prune: Default::default(),
+        live: Vec::new(),
+    };
+    let (loaded, against) = start(&plan_args).await?;
+    let Against::Cluster { session, .. } = against else {
+        bail!("migrate needs a cluster");
+    };
+    for e in &loaded.errors {
+        errln!("error: {e}");
+    }
+    if let Some(e) = loaded.unreadable_path() {
+        errln!("{}", super::nothing_written_unreadable(&e));
+        return Ok(1);
+    }
+    if loaded.manifests.is_empty() {
+        errln!("error: no objects passed to migrate");
+        return Ok(1);
+    }
+    let mut errors = loaded.errors.len();
+    let opts = ServerSideOptions {
+        field_manager: a
+            .field_manager
+            .clone()
+            .unwrap_or_else(|| crate::ssa::DEFAULT_FIELD_MANAGER.to_string()),
+        force: false,
+        dry_run: true,
+        default_namespace: session.namespace().to_string(),
+        namespace_flag: a.cluster.namespace.clone(),
+    };
+    let mut moving = Vec::new();
+    for m in loaded.manifests {
+        let (m, live) = match read_live(&session, m).await {
+            Ok(read) => read,
+            Err(e) => {
+                errln!("{e}");
+                errors += 1;
+                continue;
+            }
+        };
+        let Some(live) = live else {
+            outln!("{} not found: nothing to migrate", m.id);
+            continue;
+        };
+        let from = crate::ssa::last_applied_owners(&live, "Update");
+        if from.is_empty() {
+            outln!("{} not last applied client-side: nothing to migrate", m.id);
+            continue;
+        }
+        moving.push((m, live, from));
+    }
+    if moving.is_empty() {
+        return Ok(u8::from(errors > 0));
+    }
+    let to = opts.field_manager.clone();
+    // Results come in the order of the items: the n-th names its managers.
+    let verb = |from: &std::collections::BTreeSet<String>| {
+        let from: Vec<&str> = from.iter().map(String::as_str).collect();
+        format!("migrated ({} → {to})", from.join(", "))
+    };
+    if !a.yes && !dry_run {
+        for (m, live, _) in &moving {
+            let rows = crate::ssa::plan_fields(&m.object(), Some(live), &opts.field_manager, false);
+            let secret = m.id.group.is_empty() && m.id.kind == "Secret";
+            let action = object_action(true, &rows);
+            for line in object_lines(&m.id, action, &rows, &opts.field_manager, secret) {
+                errln!("{line}");
+            }
+        }
+        let mut failed = 0;
+        let items = moving.iter().map(|(m, _, _)| m.clone()).collect();
+        let mut n = 0;
+        session
+            .apply_server_side(items, &opts, |r| {
+                failed += usize::from(print(r, true, &verb(&moving[n].2)));
+                n += 1;
+            })
+            .await;
+        let mut q = format!(
+            "migrate {} object(s) to server-side apply as field manager {:?}",
+            moving.len(),
+            opts.field_manager
+        );
+        if failed > 0 {
+            q.push_str(&format!(" ({failed} refused by the dry run)"));
+        }
+        q.push('?');
+        if !confirm(&q)? {
+            errln!("cancelled: nothing was migrated");
+            return Ok(1);
+        }
+    }
+    let opts = ServerSideOptions { dry_run, ..opts };
+    let mut failed = 0;
+    let items = moving.iter().map(|(m, _, _)| m.clone()).collect();
+    let mut n = 0;
+    session
+        .apply_server_side(items, &opts, |r| {
+            failed += usize::from(print(r, dry_run, &verb(&moving[n].2)));
+            n += 1;
+        })
+        .await;
+    if dry_run {
+        errln!("(server dry run: nothing was written)");
+    }
+    Ok(u8::from(failed + errors > 0))
 }
 
 /// `--server-side` and its flags for `diff` and `plan`.
@@ -188,17 +307,11 @@ pub(super) async fn diff(
     if !s.server_side {
         bail!("--force-conflicts and --field-manager only work with --server-side");
     }
-    if !p.live.is_empty() {
-        bail!("--live with --server-side is not supported yet");
-    }
     let manager = s
         .field_manager
         .clone()
         .unwrap_or_else(|| crate::ssa::DEFAULT_FIELD_MANAGER.to_string());
-    let (loaded, against) = start(p).await?;
-    let Against::Cluster { session, .. } = against else {
-        bail!("diff --server-side needs a cluster");
-    };
+    let (loaded, mut against) = start(p).await?;
     let mut errors = loaded.errors.len();
     for e in &loaded.errors {
         errln!("error: {e}");
@@ -206,7 +319,13 @@ pub(super) async fn diff(
     let mut changed = false;
     let mut objects = Vec::new();
     for m in loaded.manifests {
-        let (m, live) = match read_live(&session, m).await {
+        let read = match &mut against {
+            Against::Cluster { session, .. } => read_live(session, m).await,
+            Against::Files {
+                live, default_ns, ..
+            } => Ok(offline_live(live, m, default_ns)),
+        };
+        let (m, live) = match read {
             Ok(read) => read,
             Err(e) => {
                 errln!("{e}");
@@ -259,6 +378,28 @@ pub(super) async fn diff(
     } else {
         0
     })
+}
+
+/// `m` and its live object from the `--live` files (`None`: not among
+/// them); a custom kind's scope from a CustomResourceDefinition among
+/// them, else namespaced, as the client-side offline plan takes it.
+fn offline_live(
+    live: &mut crate::manifest::LiveObjects,
+    mut m: crate::manifest::Manifest,
+    default_ns: &str,
+) -> (crate::manifest::Manifest, Option<serde_json::Value>) {
+    if crate::manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none()
+        && let Some(&(_, _, namespaced)) = live
+            .crd_scopes()
+            .iter()
+            .find(|(g, k, _)| *g == m.id.group && *k == m.id.kind)
+    {
+        m.set_scope(namespaced, default_ns);
+    }
+    let found = live
+        .take(&m.id)
+        .map(crate::manifest::LiveObject::into_value);
+    (m, found)
 }
 
 /// `m` with its scope from the server, and its live object (`None`: not
