@@ -7,7 +7,9 @@
 # For each N: generate the manifests (scripts/gen-scale.py), start the
 # embedded server (`kapply demo --no-tui`), `kapply apply` them all
 # (creates), change a quarter of the Deployments, then measure `diff`,
-# `diff --live` (against `kubectl get -o json` output), `plan -o json`, and
+# `diff --live` (against `kubectl get -o json` output), `plan -o json`,
+# `diff --server-side` (the objects were applied client-side, so the
+# changed images are conflicts with kubectl-client-side-apply), and
 # the TUI's time to the first list with statuses (in tmux). Peak RSS is GNU
 # time's %M (the process's VmHWM); the server's is read from /proc: what it
 # holds at the end (all N objects) and its peak.
@@ -115,8 +117,8 @@ stop_server() {
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$delay" = 0 ] || echo "link: ${delay} ms each way ($((2 * delay)) ms round trip)"
-printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
-  N "apply (creates)" "apply (update)" "diff" "diff --live" "plan -o json" "TUI: first list" "server: holds (peak)"
+printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
+  N "apply (creates)" "apply (update)" "diff" "diff --live" "plan -o json" "diff --server-side" "TUI: first list" "server: holds (peak)"
 for n in "${sizes[@]}"; do
   rm -rf "$work/m"
   python3 scripts/gen-scale.py "$work/m" "$n"
@@ -128,6 +130,7 @@ for n in "${sizes[@]}"; do
   kubectl get -A -o json configmaps,deployments,namespaces >"$work/live.json"
   difflive=$(measure "$K" diff -R -f "$work/m" --live "$work/live.json")
   plan=$(measure "$K" plan -R -f "$work/m" -o json "${conc[@]}")
+  ssadiff=$(measure "$K" diff --server-side -R -f "$work/m" "${conc[@]}")
 
   # TUI: from start to the header showing the updates, in a 120x40 tmux.
   tmux kill-session -t kapply-scale 2>/dev/null || true
@@ -157,8 +160,8 @@ for n in "${sizes[@]}"; do
   update=$(measure "$K" apply -R -f "$work/m" --yes "${conc[@]}")
   server=$(awk '/VmRSS/ {r=$2} /VmHWM/ {h=$2} END {printf "%4.0f MB (%.0f MB)", r/1024, h/1024}' \
     "/proc/$server_pid/status")
-  printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
-    "$n" "$apply" "$update" "$diff" "$difflive" "$plan" "$tui" "$server"
+  printf '%-7s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s | %s\n' \
+    "$n" "$apply" "$update" "$diff" "$difflive" "$plan" "$ssadiff" "$tui" "$server"
   if [ -f "$work/notes" ]; then cat "$work/notes"; rm -f "$work/notes"; fi
   if [ "${KUBECTL_DIFF:-}" = 1 ] || { [ "${KUBECTL_DIFF:-}" != 0 ] && [ "$n" = 2000 ]; }; then
     # The objects as before the update, so kubectl has the same quarter to diff.

@@ -3226,3 +3226,95 @@ fn export_uses_cached_discovery_one_parser_and_ends_quietly_on_a_closed_pipe() {
     assert_eq!(out.status.code(), Some(141), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// `diff --server-side` reads live state as the client-side diff does: one
+/// LIST per (resource, namespace), no GET per object, and prints the
+/// objects in manifest order whatever order the LISTs answer in; a kind
+/// the server does not serve is an error line (exit 2), the rest still shown.
+#[test]
+fn server_side_diff_reads_by_list_and_keeps_manifest_order() {
+    let c = Cluster::start();
+    for ns in ["ns-a", "ns-b"] {
+        c.write(
+            &format!("m/{ns}.yaml"),
+            &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n"),
+        );
+    }
+    let cm = |name: &str, ns: &str, v: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\ndata: {{k: \"{v}\"}}\n"
+        )
+    };
+    // Interleaved across namespaces and kinds, so manifest order is not group order.
+    let objects = [
+        ("c1", "ns-b"),
+        ("c2", "ns-a"),
+        ("c3", "ns-b"),
+        ("c4", "ns-a"),
+    ];
+    for (i, (name, ns)) in objects.iter().enumerate() {
+        c.write(&format!("m/o{i}.yaml"), &cm(name, ns, "1"));
+    }
+    let o = c.kapply(&["apply", "--server-side", "--yes", "-f", "m"]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    std::fs::remove_dir_all(c.path("m")).unwrap();
+    // c1 and c4 change, c2 and c3 do not, c5 is new; a kind not served.
+    let mut all = String::new();
+    for (name, ns) in objects {
+        let v = if name == "c1" || name == "c4" {
+            "2"
+        } else {
+            "1"
+        };
+        all.push_str(&cm(name, ns, v));
+        all.push_str("---\n");
+    }
+    all.push_str(&cm("c5", "ns-a", "1"));
+    all.push_str("---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: ns-a\n---\n");
+    all.push_str(&cm("c6", "ns-b", "1"));
+    c.write("m/all.yaml", &all);
+    c.server.clear_requests();
+    let o = c.kapply(&["diff", "--server-side", "-f", "m"]);
+    assert_eq!(o.code, Some(2), "{o:?}");
+    let headers: Vec<&str> = o.stdout.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(
+        headers,
+        vec![
+            "~ ConfigMap ns-b/c1  update (server-side as \"kubectl\")",
+            "= ConfigMap ns-a/c2  unchanged (server-side as \"kubectl\")",
+            "= ConfigMap ns-b/c3  unchanged (server-side as \"kubectl\")",
+            "~ ConfigMap ns-a/c4  update (server-side as \"kubectl\")",
+            "+ ConfigMap ns-a/c5  create (server-side as \"kubectl\")",
+            "+ ConfigMap ns-b/c6  create (server-side as \"kubectl\")",
+        ],
+        "{o:?}"
+    );
+    o.assert_stdout("  set       data.k  \"1\" → \"2\"  owners: kubectl → kubectl");
+    o.assert_stderr("error: Widget ns-a/w:");
+    let reads: Vec<String> = c
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains("/namespaces/"))
+        .map(|r| r.path.clone())
+        .collect();
+    let mut lists = reads.clone();
+    lists.sort();
+    assert_eq!(
+        lists,
+        vec![
+            "/api/v1/namespaces/ns-a/configmaps",
+            "/api/v1/namespaces/ns-b/configmaps"
+        ],
+        "one LIST per namespace, no GET per object: {reads:?}"
+    );
+    // The plan says the same, in the same order.
+    let plan = json_out(&c.kapply(&["plan", "--server-side", "-f", "m", "-o", "json"]));
+    let names: Vec<&str> = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["c1", "c2", "c3", "c4", "c5", "c6"], "{plan}");
+}

@@ -82,24 +82,21 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if !a.yes && !dry_run {
         // What the apply would do per field (computed here), then the
         // server's dry run of it, before asking.
-        for m in loaded.manifests.clone() {
-            match read_live(&session, m).await {
-                Ok((m, live)) => {
-                    let rows = crate::ssa::plan_fields(
-                        &m.object(),
-                        live.as_ref(),
-                        &opts.field_manager,
-                        opts.force,
-                    );
-                    let action = object_action(live.is_some(), &rows);
-                    let secret = m.id.group.is_empty() && m.id.kind == "Secret";
-                    for line in object_lines(&m.id, action, &rows, &opts.field_manager, secret) {
-                        errln!("{line}");
-                    }
-                }
-                Err(e) => errln!("{e}"),
-            }
-        }
+        let manager = opts.field_manager.clone();
+        let force = opts.force;
+        let each = move |m: crate::manifest::Manifest,
+                         live: Result<Option<serde_json::Value>, String>| {
+            let live = live?;
+            let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, force);
+            let action = object_action(live.is_some(), &rows);
+            let secret = m.id.group.is_empty() && m.id.kind == "Secret";
+            Ok::<_, String>(object_lines(&m.id, action, &rows, &manager, secret).join("\n"))
+        };
+        session
+            .read_each_with(loaded.manifests.clone(), each, |r| match r {
+                Ok(lines) | Err(lines) => errln!("{lines}"),
+            })
+            .await?;
         let mut conflicts = 0;
         let mut failed = 0;
         session
@@ -187,26 +184,32 @@ pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
         namespace_flag: a.cluster.namespace.clone(),
     };
     let mut moving = Vec::new();
-    for m in loaded.manifests {
-        let (m, live) = match read_live(&session, m).await {
-            Ok(read) => read,
-            Err(e) => {
-                errln!("{e}");
-                errors += 1;
-                continue;
+    // Read as the diff reads (by LIST), in manifest order.
+    let each = |m: crate::manifest::Manifest, live: Result<Option<serde_json::Value>, String>| {
+        live.map(|live| (m, live))
+    };
+    session
+        .read_each_with(loaded.manifests, each, |read| {
+            let (m, live) = match read {
+                Ok(read) => read,
+                Err(e) => {
+                    errln!("{e}");
+                    errors += 1;
+                    return;
+                }
+            };
+            let Some(live) = live else {
+                outln!("{} not found: nothing to migrate", m.id);
+                return;
+            };
+            let from = crate::ssa::last_applied_owners(&live, "Update");
+            if from.is_empty() {
+                outln!("{} not last applied client-side: nothing to migrate", m.id);
+                return;
             }
-        };
-        let Some(live) = live else {
-            outln!("{} not found: nothing to migrate", m.id);
-            continue;
-        };
-        let from = crate::ssa::last_applied_owners(&live, "Update");
-        if from.is_empty() {
-            outln!("{} not last applied client-side: nothing to migrate", m.id);
-            continue;
-        }
-        moving.push((m, live, from));
-    }
+            moving.push((m, live, from));
+        })
+        .await?;
     if moving.is_empty() {
         return Ok(u8::from(errors > 0));
     }
@@ -316,33 +319,25 @@ pub(super) async fn diff(
     for e in &loaded.errors {
         errln!("error: {e}");
     }
+    // Each object's rows, lines and JSON are made on the planning threads
+    // as its group's LIST answers; here they are printed in manifest order.
     let mut changed = false;
     let mut objects = Vec::new();
-    for m in loaded.manifests {
-        let read = match &mut against {
-            Against::Cluster { session, .. } => read_live(session, m).await,
-            Against::Files {
-                live, default_ns, ..
-            } => Ok(offline_live(live, m, default_ns)),
-        };
-        let (m, live) = match read {
-            Ok(read) => read,
-            Err(e) => {
-                errln!("{e}");
-                errors += 1;
-                continue;
-            }
-        };
-        let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, s.force_conflicts);
+    let force = s.force_conflicts;
+    let text = output.is_none();
+    let m_name = manager.clone();
+    let each = move |m: crate::manifest::Manifest,
+                     live: Result<Option<serde_json::Value>, String>| {
+        let live = live?;
+        let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &m_name, force);
         let action = object_action(live.is_some(), &rows);
-        changed |= action != "unchanged";
         let secret = m.id.group.is_empty() && m.id.kind == "Secret";
-        if output.is_none() {
-            for line in object_lines(&m.id, action, &rows, &manager, secret) {
-                outln!("{line}");
-            }
-        }
-        let mut rows = serde_json::to_value(&rows)?;
+        let lines = if text {
+            object_lines(&m.id, action, &rows, &m_name, secret)
+        } else {
+            Vec::new()
+        };
+        let mut rows = serde_json::to_value(&rows).map_err(|e| format!("error: {}: {e}", m.id))?;
         if secret && let Some(rows) = rows.as_array_mut() {
             for r in rows {
                 for k in ["live", "config"] {
@@ -352,14 +347,46 @@ pub(super) async fn diff(
                 }
             }
         }
-        objects.push(serde_json::json!({
+        let object = serde_json::json!({
             "apiVersion": m.api_version(),
             "kind": m.id.kind,
             "namespace": m.id.namespace,
             "name": m.id.name,
             "action": action,
             "fields": rows,
-        }));
+        });
+        Ok::<_, String>((action != "unchanged", lines, object))
+    };
+    let mut emit = |r: Result<(bool, Vec<String>, serde_json::Value), String>| match r {
+        Ok((c, lines, object)) => {
+            changed |= c;
+            // One write per object (each write flushes).
+            if !lines.is_empty() {
+                outln!("{}", lines.join("\n"));
+            }
+            if !text {
+                objects.push(object);
+            }
+        }
+        Err(line) => {
+            errln!("{line}");
+            errors += 1;
+        }
+    };
+    match &mut against {
+        Against::Cluster { session, .. } => {
+            session
+                .read_each_with(loaded.manifests, each, &mut emit)
+                .await?;
+        }
+        Against::Files {
+            live, default_ns, ..
+        } => {
+            for m in loaded.manifests {
+                let (m, live) = offline_live(live, m, default_ns);
+                emit(each(m, Ok(live)));
+            }
+        }
     }
     if let Some(format) = output {
         let doc = serde_json::json!({
@@ -400,28 +427,6 @@ fn offline_live(
         .take(&m.id)
         .map(crate::manifest::LiveObject::into_value);
     (m, found)
-}
-
-/// `m` with its scope from the server, and its live object (`None`: not
-/// there yet); the error line when either cannot be read.
-async fn read_live(
-    session: &crate::cluster::Session,
-    mut m: crate::manifest::Manifest,
-) -> Result<(crate::manifest::Manifest, Option<serde_json::Value>), String> {
-    let info = session
-        .resource(&m.api_version(), &m.id.kind)
-        .await
-        .map_err(|e| format!("error: {}: {e}", m.id))?;
-    m.set_scope(info.namespaced, session.namespace());
-    let path = info.object_path(m.id.namespace.as_deref(), &m.id.name);
-    match session
-        .call(http::Method::GET, &path, &[], None, None)
-        .await
-    {
-        Ok(v) => Ok((m, Some(v))),
-        Err(e) if e.code() == 404 => Ok((m, None)),
-        Err(e) => Err(format!("error: {}: {e}", m.id)),
-    }
 }
 
 fn object_action(exists: bool, rows: &[crate::ssa::FieldRow]) -> &'static str {

@@ -552,6 +552,134 @@ impl Session {
         })
     }
 
+    /// Each of `manifests` with its live object (`Ok(None)`: not there
+    /// yet; `Err`: the error line when its kind or object cannot be read),
+    /// read as the plan reads them (one paged LIST per (resource,
+    /// namespace), a GET each only where LIST answers 403, at most
+    /// [`PLAN_GROUPS_IN_FLIGHT`] groups at once) and handed to `each` on the
+    /// planning threads; what `each` makes of them goes to `emit` in
+    /// manifest order. The manifest's scope is the server's (as
+    /// [`Session::plan`] sets it). Only a failure of the whole run (an
+    /// unreachable server) is `Err`, after the objects already emitted.
+    /// `diff --server-side` reads live state this way.
+    pub async fn read_each_with<T: Send + 'static>(
+        &self,
+        manifests: Vec<Manifest>,
+        each: impl Fn(Manifest, Result<Option<Value>, String>) -> T + Send + Sync + 'static,
+        mut emit: impl FnMut(T) + Send,
+    ) -> Result<(), ClusterError> {
+        let each = Arc::new(each);
+        let versions: BTreeSet<String> = manifests.iter().map(|m| m.api_version()).collect();
+        self.discovery
+            .prefetch(self, versions.iter().map(String::as_str))
+            .await?;
+        let total = manifests.len();
+        let mut slots: Vec<Option<T>> = Vec::new();
+        slots.resize_with(total, || None);
+        let mut groups: Groups = BTreeMap::new();
+        let mut members: Vec<Option<Manifest>> = Vec::with_capacity(total);
+        for (i, mut m) in manifests.into_iter().enumerate() {
+            match self.resource(&m.api_version(), &m.id.kind).await {
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => {
+                    let line = format!("error: {}: {e}", m.id);
+                    slots[i] = Some(each(m, Err(line)));
+                    members.push(None);
+                }
+                Ok(info) => {
+                    m.set_scope(info.namespaced, &self.namespace);
+                    let ns = if info.namespaced {
+                        m.id.namespace.clone()
+                    } else {
+                        None
+                    };
+                    groups
+                        .entry((info.api_version(), info.plural.clone(), ns))
+                        .or_insert_with(|| (info, Vec::new()))
+                        .1
+                        .push(i);
+                    members.push(Some(m));
+                }
+            }
+        }
+        let mut groups: Vec<_> = groups
+            .into_iter()
+            .map(|((_, _, ns), (info, idx))| {
+                let group: Vec<(usize, Manifest)> = idx
+                    .iter()
+                    .filter_map(|&i| Some((i, members[i].take()?)))
+                    .collect();
+                (info, ns, group)
+            })
+            .collect();
+        groups.sort_by_key(|(_, _, group)| group.first().map(|(i, _)| *i));
+        let each_ref = &each;
+        let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
+            |(info, ns, group)| async move {
+                let names = group.iter().map(|(_, m)| m.id.name.clone()).collect();
+                let found = self.fetch_group(&info, ns.as_deref(), names).await;
+                let mut by_name = match found {
+                    Err(e) if e.is_fatal() => return Err(e),
+                    Err(e) => {
+                        return Ok(group
+                            .into_iter()
+                            .map(|(i, m)| {
+                                let line = format!("error: {}: {e}", m.id);
+                                (i, each_ref(m, Err(line)))
+                            })
+                            .collect());
+                    }
+                    Ok(by_name) => by_name,
+                };
+                let info = Arc::new(info);
+                let chunks: Vec<_> = plan_chunks(group.into_iter().map(|(i, m)| {
+                    let live = by_name.remove(&m.id.name).unwrap_or(Ok(None));
+                    (i, m, live)
+                }))
+                .map(|chunk| {
+                    let each = Arc::clone(each_ref);
+                    let info = Arc::clone(&info);
+                    self.workers.run(move || {
+                        chunk
+                            .into_iter()
+                            .map(|(i, m, live)| {
+                                let live = live
+                                    .and_then(|l| l.map(|l| l.decode(&info)).transpose())
+                                    .map_err(|e| format!("error: {}: {e}", m.id));
+                                (i, each(m, live))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+                // The rest of the LIST (objects no manifest names) goes now.
+                drop(by_name);
+                let mut rows = Vec::new();
+                for chunk in futures::future::join_all(chunks).await {
+                    rows.extend(chunk?);
+                }
+                Ok::<_, ClusterError>(rows)
+            },
+        )))
+        .buffer_unordered(self.concurrency.min(PLAN_GROUPS_IN_FLIGHT));
+        let mut next = 0;
+        loop {
+            while let Some(Some(_)) = slots.get(next) {
+                if let Some(t) = slots[next].take() {
+                    emit(t);
+                }
+                next += 1;
+            }
+            let Some(answer) = stream.next().await else {
+                break;
+            };
+            for (i, t) in answer? {
+                slots[i] = Some(t);
+            }
+        }
+        Ok(())
+    }
+
     /// Plan the members of one group against what [`Session::fetch_group`]
     /// found, on the planning threads a chunk at a time (so a large group
     /// keeps every core busy); each live object moves into its plan, and
