@@ -391,6 +391,19 @@ pub struct MigrateArgs {
     pub field_manager: Option<String>,
 }
 
+/// `--cascade`'s words, kubectl's, parsed here so that the core's
+/// [`Propagation`] knows nothing of the command line.
+fn cascade_parser() -> impl clap::builder::TypedValueParser<Value = Propagation> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["background", "foreground", "orphan"]).map(
+        |s| match s.as_str() {
+            "foreground" => Propagation::Foreground,
+            "orphan" => Propagation::Orphan,
+            _ => Propagation::Background,
+        },
+    )
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct DeleteArgs {
     #[command(flatten)]
@@ -398,7 +411,7 @@ pub struct DeleteArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Deletion propagation policy.
-    #[arg(long, value_enum, default_value_t = Propagation::Background)]
+    #[arg(long, default_value = "background", value_parser = cascade_parser())]
     pub cascade: Propagation,
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]

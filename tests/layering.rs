@@ -1,19 +1,21 @@
 //! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
 //! `merge`, `plan`, `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`,
-//! `mask`, `managedfields`, `resource`, `ssa`) stay
-//! free of the runtime and UI crates, so they can be reasoned about and tested
+//! `mask`, `managedfields`, `resource`, `jsonread`, `ssa`) stay
+//! free of the runtime, UI and command-line crates, so they can be reasoned about and tested
 //! without a cluster or a terminal. This reads their source and fails, naming
 //! file and line, when one of them imports or names a forbidden crate.
 
 use std::path::{Path, PathBuf};
 
-const FORBIDDEN: [&str; 5] = ["tokio", "kube", "hyper", "ratatui", "crossterm"];
+const FORBIDDEN: [&str; 6] = ["tokio", "kube", "hyper", "ratatui", "crossterm", "clap"];
 
 /// Core module files, relative to the crate root; directories are walked.
 const CORE: &[&str] = &[
     "src/objref.rs",
     "src/selector.rs",
     "src/yaml.rs",
+    "src/yaml",
+    "src/jsonread.rs",
     "src/manifest.rs",
     "src/patchmeta.rs",
     "src/merge",

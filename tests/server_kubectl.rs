@@ -1251,6 +1251,7 @@ fn release_manifests_load_with_kubectl_and_kapply() {
         "mutatingwebhookconfiguration.admissionregistration.k8s.io/cert-manager-webhook created",
         "clusterrole.rbac.authorization.k8s.io/system:coredns created",
         "clusterrolebinding.rbac.authorization.k8s.io/system:coredns created",
+        "apiservice.apiregistration.k8s.io/v1beta1.metrics.k8s.io created",
     ] {
         assert!(out.contains(made), "{out}");
     }
@@ -1276,10 +1277,16 @@ fn release_manifests_load_with_kubectl_and_kapply() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let k2 = Kubectl::new(kubectl::kubectl().unwrap(), &fresh.kubeconfig);
-    let names = k2.ok(&["get", "clusterroles,ingressclasses", "-o", "name"]);
+    let names = k2.ok(&[
+        "get",
+        "clusterroles,ingressclasses,apiservices",
+        "-o",
+        "name",
+    ]);
     assert!(
         names.contains("clusterrole.rbac.authorization.k8s.io/system:coredns")
-            && names.contains("ingressclass.networking.k8s.io/nginx"),
+            && names.contains("ingressclass.networking.k8s.io/nginx")
+            && names.contains("apiservice.apiregistration.k8s.io/v1beta1.metrics.k8s.io"),
         "{names}"
     );
     // Other kinds keep kube-apiserver's rules, in its words.
