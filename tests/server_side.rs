@@ -1015,8 +1015,8 @@ impl Gen {
     }
 }
 
-/// One generated config: a Deployment, a ConfigMap and a Service, each
-/// choice drawn from `g`.
+/// One generated config: a Deployment, a ConfigMap, a Service, a
+/// StatefulSet and a Job, each choice drawn from `g`.
 fn generated_config(g: &mut Gen) -> Vec<(&'static str, String)> {
     let image = format!("nginx:1.{}", 20 + g.pick(4));
     let env = if g.coin() {
@@ -1054,21 +1054,39 @@ fn generated_config(g: &mut Gen) -> Vec<(&'static str, String)> {
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  selector: {{app: web}}\n  ports: [{}]\n",
         ports.join(", ")
     );
+    let statefulset = format!(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  serviceName: svc\n  \
+         replicas: {}\n  selector:\n    matchLabels: {{app: db}}\n  template:\n    metadata:\n      \
+         labels: {{app: db}}\n    spec:\n      containers:\n      - name: db\n        image: redis:7.{}\n",
+        1 + g.pick(2),
+        g.pick(3)
+    );
+    // A Job's template cannot change once created: only its parallelism
+    // and labels are drawn.
+    let job = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: once\n  labels: {{run: \"{}\"}}\nspec:\n  \
+         parallelism: {}\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      \
+         - name: once\n        image: busybox:1.36\n",
+        g.pick(3),
+        1 + g.pick(2)
+    );
     vec![
         ("deployment/web", deployment),
         ("configmap/cfg", configmap),
         ("service/svc", service),
+        ("statefulset/db", statefulset),
+        ("job/once", job),
     ]
 }
 
-/// Generated configs and histories of other writers (a scale, a
+/// Generated configs and histories of other writers (scales, a
 /// client-side `kubectl set image` and `set env`, `kubectl label`, a
 /// second server-side manager), then the local per-field plan of the next
 /// generated config against the real server's dry run of it, object by
 /// object: not forced, the conflicts are the server's (count and fields);
 /// forced, the server's answer holds each `set`/`take` (the config's
 /// value), `remove` (gone) and `keep` (as it was). `KAPPLY_SSA_CASES`
-/// cases (default 16, about 25 s), `KAPPLY_SSA_SEED` to replay one.
+/// cases (default 16, about 40 s), `KAPPLY_SSA_SEED` to replay one.
 #[test]
 fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
     let Some(kubeconfig) = real_kubeconfig() else {
@@ -1125,6 +1143,12 @@ fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
         }
         if g.coin() {
             history.push(own(&["label", "configmap/cfg", "team=x"]));
+        }
+        if g.coin() {
+            history.push(own(&["scale", "statefulset/db", "--replicas=4"]));
+        }
+        if g.coin() {
+            history.push(own(&["label", "job/once", "--overwrite", "run=9"]));
         }
         for h in &history {
             let mut full: Vec<&str> = h.iter().map(String::as_str).collect();
@@ -1260,7 +1284,7 @@ fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
             Some(0)
         );
     }
-    assert_eq!(checked, cases * 3);
+    assert_eq!(checked, cases * 5);
     eprintln!("rows checked by action: {seen:?}");
     if cases >= 8 {
         for a in ["set", "conflict", "take", "remove", "keep"] {
