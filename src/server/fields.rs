@@ -364,6 +364,15 @@ pub struct Write<'a> {
     pub applied: Option<FieldSet>,
 }
 
+impl Write<'_> {
+    /// The time its managedFields entry records: none for a write through
+    /// the `scale` subresource, whose entry kube-apiserver (v1.34) writes
+    /// without a time.
+    fn entry_time(&self) -> Option<&str> {
+        (self.subresource != Some("scale")).then_some(self.time)
+    }
+}
+
 /// Recompute `new.metadata.managedFields` from `old`'s entries and this write.
 pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, w: &Write<'_>) {
     let empty = json!({});
@@ -403,7 +412,9 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
                 set.extend(owned.iter().cloned());
             }
             if !owned.is_empty() || w.applied.is_some() {
-                e["time"] = json!(w.time);
+                if let Some(t) = w.entry_time() {
+                    e["time"] = json!(t);
+                }
                 e["apiVersion"] = json!(w.api_version);
             }
         } else {
@@ -459,10 +470,12 @@ fn entry_of(w: &Write<'_>, fields_v1: Value) -> Value {
         "manager": w.manager,
         "operation": w.operation,
         "apiVersion": w.api_version,
-        "time": w.time,
         "fieldsType": "FieldsV1",
         "fieldsV1": fields_v1,
     });
+    if let Some(t) = w.entry_time() {
+        e["time"] = json!(t);
+    }
     if let Some(sub) = w.subresource {
         e["subresource"] = json!(sub);
     }

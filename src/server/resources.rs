@@ -186,6 +186,18 @@ const BUILTIN: &[Row] = &[
         false,
         false,
     ),
+    // kube-prometheus's prometheus-adapter registers one (stored only: the
+    // embedded server aggregates no API behind it).
+    (
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "APIService",
+        false,
+        &[],
+        false,
+        true,
+    ),
     (
         "networking.k8s.io",
         "v1",
