@@ -94,6 +94,7 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
                 default(status, "phase", || json!("Active"));
             }
         },
+        ("networking.k8s.io/v1", "NetworkPolicy") => |o, _| network_policy(o),
         ("v1", "PersistentVolumeClaim") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 default(spec, "volumeMode", || json!("Filesystem"));
@@ -356,6 +357,39 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     }
 }
 
+/// SetDefaults_NetworkPolicy and _NetworkPolicyPort: a port's protocol
+/// is TCP; without policyTypes, Ingress, and Egress too when there are
+/// egress rules (seen on kube-apiserver v1.34).
+fn network_policy(o: &mut Map<String, Value>) {
+    let Some(spec) = existing(o, "spec") else {
+        return;
+    };
+    for dir in ["ingress", "egress"] {
+        let rules = spec.get_mut(dir).and_then(Value::as_array_mut);
+        for rule in rules.into_iter().flatten().filter_map(Value::as_object_mut) {
+            let ports = rule.get_mut("ports").and_then(Value::as_array_mut);
+            for p in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+                default(p, "protocol", || json!("TCP"));
+            }
+        }
+    }
+    let no_types = spec
+        .get("policyTypes")
+        .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty));
+    if no_types {
+        let egress = spec
+            .get("egress")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty());
+        let types = if egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+        spec.insert("policyTypes".into(), types);
+    }
+}
+
 fn secret(o: &mut Map<String, Value>) {
     default(o, "type", || json!("Opaque"));
     // stringData is write-only: folded into data, never stored.
@@ -420,6 +454,27 @@ mod tests {
             "spec": {"strategy": {"type": "Recreate"}}});
         apply(&mut d, &mut || "10.96.0.1".into());
         assert!(d["spec"]["strategy"].get("rollingUpdate").is_none());
+    }
+
+    /// What kube-apiserver v1.34 answered to a create of this policy
+    /// (`kubectl create --dry-run=server`).
+    #[test]
+    fn network_policy_defaults() {
+        let mut n = json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "t"},
+            "spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}],
+                "egress": [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 443}]}]}});
+        apply(&mut n, &mut || unreachable!());
+        assert_eq!(
+            n["spec"],
+            json!({"egress": [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 443, "protocol": "TCP"}]}],
+                "ingress": [{"ports": [{"port": 80, "protocol": "TCP"}]}], "podSelector": {},
+                "policyTypes": ["Ingress", "Egress"]})
+        );
+        let mut only_in = json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "spec": {"podSelector": {}, "policyTypes": ["Egress"]}});
+        apply(&mut only_in, &mut || unreachable!());
+        assert_eq!(only_in["spec"]["policyTypes"], json!(["Egress"]));
     }
 
     #[test]
