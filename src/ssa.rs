@@ -734,14 +734,7 @@ pub fn lookup<'v>(v: &'v Value, path: &[String]) -> Option<&'v Value> {
             } => cur
                 .as_array()?
                 .iter()
-                // A key field the item leaves out is one the server
-                // defaults (a port's protocol): a config's element matches.
-                .find(|item| {
-                    keys.iter().any(|(k, _)| item.get(k).is_some())
-                        && keys
-                            .iter()
-                            .all(|(k, want)| item.get(k).is_none_or(|v| v == want))
-                })?,
+                .find(|item| key_matches(item, &keys))?,
             Element::Value {
                 value: Some(want), ..
             } => cur.as_array()?.iter().find(|item| **item == want)?,
@@ -753,6 +746,17 @@ pub fn lookup<'v>(v: &'v Value, path: &[String]) -> Option<&'v Value> {
     Some(cur)
 }
 
+/// Whether a list element is the one a FieldsV1 key names: it has one of
+/// the key's fields at least, and no other value for any of them. A key
+/// field the item leaves out is one the server defaults (a port's
+/// protocol): a config's element matches.
+fn key_matches(item: &Value, keys: &serde_json::Map<String, Value>) -> bool {
+    keys.iter().any(|(k, _)| item.get(k).is_some())
+        && keys
+            .iter()
+            .all(|(k, want)| item.get(k).is_none_or(|v| v == want))
+}
+
 /// The value at a FieldsV1 path of an object, to change it (as [`lookup`]).
 fn lookup_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
     use crate::managedfields::{Element, element};
@@ -762,12 +766,10 @@ fn lookup_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
             Element::Field(name) => cur.get_mut(name)?,
             Element::Key {
                 keys: Some(keys), ..
-            } => cur.as_array_mut()?.iter_mut().find(|item| {
-                keys.iter().any(|(k, _)| item.get(k).is_some())
-                    && keys
-                        .iter()
-                        .all(|(k, want)| item.get(k).is_none_or(|v| v == want))
-            })?,
+            } => cur
+                .as_array_mut()?
+                .iter_mut()
+                .find(|item| key_matches(item, &keys))?,
             Element::Value {
                 value: Some(want), ..
             } => cur.as_array_mut()?.iter_mut().find(|item| **item == want)?,

@@ -124,6 +124,26 @@ data:
   c: \"3\"
 ";
 
+/// kubectl 1.33 where found (within the skew of the 1.34 server), else
+/// the PATH's.
+fn reference_kubectl() -> Option<String> {
+    if Path::new(KUBECTL_133).exists() {
+        Some(KUBECTL_133.to_string())
+    } else {
+        kubectl::kubectl()
+    }
+}
+
+/// A scratch dir holding a copy of `kubeconfig` (kubectl keeps its cache
+/// beside its kubeconfig) and kubectl `bin` on that copy.
+fn scratch(kubeconfig: &Path, bin: String) -> (tempfile::TempDir, std::path::PathBuf, Kubectl) {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::copy(kubeconfig, &kc).unwrap();
+    let k = Kubectl::new(bin, &kc);
+    (dir, kc, k)
+}
+
 struct Sides<'a> {
     kubectl: &'a Kubectl,
     kubeconfig: &'a Path,
@@ -316,19 +336,10 @@ fn same_history_as_kubectl_on_the_real_server() {
     let Some(kubeconfig) = real_kubeconfig() else {
         return;
     };
-    let bin = if Path::new(KUBECTL_133).exists() {
-        KUBECTL_133.to_string()
-    } else {
-        let Some(bin) = kubectl::kubectl() else {
-            return;
-        };
-        bin
+    let Some(bin) = reference_kubectl() else {
+        return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    // kubectl's cache goes beside its kubeconfig: a copy in the scratch dir.
-    let kc = dir.path().join("kubeconfig");
-    std::fs::copy(&kubeconfig, &kc).unwrap();
-    let k = Kubectl::new(bin, &kc);
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
     let sides = Sides {
         kubectl: &k,
         kubeconfig: &kc,
@@ -472,18 +483,10 @@ fn local_server_side_plan_agrees_with_the_real_servers_dry_run() {
     let Some(kubeconfig) = real_kubeconfig() else {
         return;
     };
-    let bin = if Path::new(KUBECTL_133).exists() {
-        KUBECTL_133.to_string()
-    } else {
-        let Some(bin) = kubectl::kubectl() else {
-            return;
-        };
-        bin
+    let Some(bin) = reference_kubectl() else {
+        return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::copy(&kubeconfig, &kc).unwrap();
-    let k = Kubectl::new(bin, &kc);
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
     let s = Sides {
         kubectl: &k,
         kubeconfig: &kc,
@@ -704,18 +707,10 @@ fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
     let Some(kubeconfig) = real_kubeconfig() else {
         return;
     };
-    let bin = if Path::new(KUBECTL_133).exists() {
-        KUBECTL_133.to_string()
-    } else {
-        let Some(bin) = kubectl::kubectl() else {
-            return;
-        };
-        bin
+    let Some(bin) = reference_kubectl() else {
+        return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::copy(&kubeconfig, &kc).unwrap();
-    let k = Kubectl::new(bin, &kc);
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
     let s = Sides {
         kubectl: &k,
         kubeconfig: &kc,
@@ -900,18 +895,10 @@ fn migrate_moves_objects_as_kubectl_on_the_real_server() {
     let Some(kubeconfig) = real_kubeconfig() else {
         return;
     };
-    let bin = if Path::new(KUBECTL_133).exists() {
-        KUBECTL_133.to_string()
-    } else {
-        let Some(bin) = kubectl::kubectl() else {
-            return;
-        };
-        bin
+    let Some(bin) = reference_kubectl() else {
+        return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::copy(&kubeconfig, &kc).unwrap();
-    let k = Kubectl::new(bin, &kc);
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
     let s = Sides {
         kubectl: &k,
         kubeconfig: &kc,
@@ -1092,15 +1079,8 @@ fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
     let Some(kubeconfig) = real_kubeconfig() else {
         return;
     };
-    let bin = if Path::new(KUBECTL_133).exists() {
-        KUBECTL_133.to_string()
-    } else {
-        kubectl::kubectl().expect("kubectl (the reference) is needed with the real server")
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::copy(&kubeconfig, &kc).unwrap();
-    let k = Kubectl::new(bin, &kc);
+    let bin = reference_kubectl().expect("kubectl (the reference) is needed with the real server");
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
     let cases: u64 = std::env::var("KAPPLY_SSA_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -29,6 +29,36 @@ fn print(r: &ServerSideResult, dry_run: bool, verb: &str) -> bool {
     }
 }
 
+/// The manifests and the cluster a server-side write (`verb`: apply,
+/// migrate) goes to, each manifest error printed; `None` (exit 1) when
+/// nothing may be written: a path could not be read, or no object was.
+async fn read_for_writes(
+    plan_args: &PlanArgs,
+    verb: &str,
+) -> anyhow::Result<
+    Option<(
+        crate::manifest::Loaded,
+        std::sync::Arc<crate::cluster::Session>,
+    )>,
+> {
+    let (loaded, against) = start(plan_args).await?;
+    let Against::Cluster { session, .. } = against else {
+        bail!("{verb} needs a cluster");
+    };
+    for e in &loaded.errors {
+        errln!("error: {e}");
+    }
+    if let Some(e) = loaded.unreadable_path() {
+        errln!("{}", super::nothing_written_unreadable(&e));
+        return Ok(None);
+    }
+    if loaded.manifests.is_empty() {
+        errln!("error: no objects passed to {verb}");
+        return Ok(None);
+    }
+    Ok(Some((loaded, session)))
+}
+
 pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // kubectl's own checks, in its words.
     if !a.server_side {
@@ -53,21 +83,9 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         prune: a.prune.clone(),
         live: Vec::new(),
     };
-    let (loaded, against) = start(&plan_args).await?;
-    let Against::Cluster { session, .. } = against else {
-        bail!("apply needs a cluster");
+    let Some((loaded, session)) = read_for_writes(&plan_args, "apply").await? else {
+        return Ok(1);
     };
-    for e in &loaded.errors {
-        errln!("error: {e}");
-    }
-    if let Some(e) = loaded.unreadable_path() {
-        errln!("{}", super::nothing_written_unreadable(&e));
-        return Ok(1);
-    }
-    if loaded.manifests.is_empty() {
-        errln!("error: no objects passed to apply");
-        return Ok(1);
-    }
     let load_errors = loaded.errors.len();
     let mut opts = ServerSideOptions {
         field_manager: a
@@ -157,21 +175,9 @@ pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
         prune: Default::default(),
         live: Vec::new(),
     };
-    let (loaded, against) = start(&plan_args).await?;
-    let Against::Cluster { session, .. } = against else {
-        bail!("migrate needs a cluster");
+    let Some((loaded, session)) = read_for_writes(&plan_args, "migrate").await? else {
+        return Ok(1);
     };
-    for e in &loaded.errors {
-        errln!("error: {e}");
-    }
-    if let Some(e) = loaded.unreadable_path() {
-        errln!("{}", super::nothing_written_unreadable(&e));
-        return Ok(1);
-    }
-    if loaded.manifests.is_empty() {
-        errln!("error: no objects passed to migrate");
-        return Ok(1);
-    }
     let mut errors = loaded.errors.len();
     let opts = ServerSideOptions {
         field_manager: a

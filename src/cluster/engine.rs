@@ -52,6 +52,59 @@ pub struct KubeEngine {
 const NOT_CONNECTED: &str = "not connected to the cluster: nothing was sent";
 
 impl KubeEngine {
+    /// A write (or, with `dry_run`, its server dry run), each object's
+    /// [`crate::ops::WriteEvent`]s sent on `events` as they happen. No
+    /// dialog dry-runs a delete: that answers nothing.
+    fn reporting(
+        &self,
+        write: crate::ops::Write,
+        events: UnboundedSender<crate::ops::WriteEvent>,
+        dry_run: bool,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        use crate::ops::Write;
+        async move {
+            if dry_run && matches!(write, Write::Delete(..)) {
+                return Vec::new();
+            }
+            let Some(session) = self.session() else {
+                return match write {
+                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
+                    Write::Delete(o, _) | Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
+                };
+            };
+            let report = super::Report {
+                events: Some(events),
+                ..Default::default()
+            };
+            match write {
+                Write::Apply(items) => {
+                    let opts = ApplyOptions {
+                        dry_run,
+                        applyset: self.applyset(),
+                        report,
+                        force: None,
+                    };
+                    session.apply(items, &opts).await
+                }
+                Write::Delete(objects, propagation) => {
+                    let opts = DeleteOptions {
+                        propagation,
+                        dry_run,
+                        report,
+                    };
+                    session.delete(&objects, &opts).await
+                }
+                Write::Prune(objects) => {
+                    let set = self.applyset();
+                    session
+                        .prune_reporting(&objects, set.as_ref(), dry_run, &report)
+                        .await
+                }
+            }
+        }
+        .boxed()
+    }
+
     /// An engine over a connected session. An empty
     /// `load.default_namespace` takes the session's namespace.
     pub fn new(
@@ -387,39 +440,7 @@ impl Engine for KubeEngine {
         write: crate::ops::Write,
         events: UnboundedSender<crate::ops::WriteEvent>,
     ) -> BoxFuture<'_, Vec<ObjectResult>> {
-        use crate::ops::Write;
-        async move {
-            let Some(session) = self.session() else {
-                return match write {
-                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
-                    Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
-                    Write::Delete(..) => Vec::new(),
-                };
-            };
-            let report = super::Report {
-                events: Some(events),
-                ..Default::default()
-            };
-            match write {
-                Write::Apply(items) => {
-                    let opts = ApplyOptions {
-                        dry_run: true,
-                        applyset: self.applyset(),
-                        report,
-                        force: None,
-                    };
-                    session.apply(items, &opts).await
-                }
-                Write::Prune(objects) => {
-                    let set = self.applyset();
-                    session
-                        .prune_reporting(&objects, set.as_ref(), true, &report)
-                        .await
-                }
-                Write::Delete(..) => Vec::new(),
-            }
-        }
-        .boxed()
+        self.reporting(write, events, true)
     }
 
     fn write_reporting(
@@ -427,45 +448,7 @@ impl Engine for KubeEngine {
         write: crate::ops::Write,
         events: UnboundedSender<crate::ops::WriteEvent>,
     ) -> BoxFuture<'_, Vec<ObjectResult>> {
-        use crate::ops::Write;
-        async move {
-            let Some(session) = self.session() else {
-                return match write {
-                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
-                    Write::Delete(o, _) | Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
-                };
-            };
-            let report = super::Report {
-                events: Some(events),
-                ..Default::default()
-            };
-            match write {
-                Write::Apply(items) => {
-                    let opts = ApplyOptions {
-                        dry_run: false,
-                        applyset: self.applyset(),
-                        report,
-                        force: None,
-                    };
-                    session.apply(items, &opts).await
-                }
-                Write::Delete(objects, propagation) => {
-                    let opts = DeleteOptions {
-                        propagation,
-                        dry_run: false,
-                        report,
-                    };
-                    session.delete(&objects, &opts).await
-                }
-                Write::Prune(objects) => {
-                    let set = self.applyset();
-                    session
-                        .prune_reporting(&objects, set.as_ref(), false, &report)
-                        .await
-                }
-            }
-        }
-        .boxed()
+        self.reporting(write, events, false)
     }
 
     fn prune(&self, objects: Vec<ObjectPlan>) -> BoxFuture<'_, Vec<ObjectResult>> {

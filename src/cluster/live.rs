@@ -148,6 +148,43 @@ type LiveByName = HashMap<String, Result<Option<LiveItem>, ClusterError>>;
 /// (apiVersion, plural, namespace) -> the resource and the manifests in it.
 type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
 
+/// A group read by one LIST: its resource, namespace and members (each
+/// with its index in the manifests).
+type Group = (ResourceInfo, Option<String>, Vec<(usize, Manifest)>);
+
+/// Manifest `i` (`m`, of the kind `info`) into its group: one per
+/// resource and, for a namespaced kind, namespace (one LIST each).
+fn add_to_group(groups: &mut Groups, info: &ResourceInfo, m: &Manifest, i: usize) {
+    let ns = if info.namespaced {
+        m.id.namespace.clone()
+    } else {
+        None
+    };
+    groups
+        .entry((info.api_version(), info.plural.clone(), ns))
+        .or_insert_with(|| (info.clone(), Vec::new()))
+        .1
+        .push(i);
+}
+
+/// The groups with their members moved out of `manifests`, each group's
+/// resource, namespace and (index, manifest) pairs, in the order of each
+/// group's first manifest (so the plan comes out in manifest order soonest).
+fn take_groups(groups: Groups, manifests: &mut [Option<Manifest>]) -> Vec<Group> {
+    let mut groups: Vec<_> = groups
+        .into_iter()
+        .map(|((_, _, ns), (info, idx))| {
+            let members: Vec<(usize, Manifest)> = idx
+                .iter()
+                .filter_map(|&i| Some((i, manifests[i].take()?)))
+                .collect();
+            (info, ns, members)
+        })
+        .collect();
+    groups.sort_by_key(|(_, _, members)| members.first().map(|(i, _)| *i));
+    groups
+}
+
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
 }
@@ -403,16 +440,7 @@ impl Session {
         let mut groups: Groups = BTreeMap::new();
         for (i, r) in resources.iter().enumerate() {
             if let Ok(info) = r {
-                let ns = if info.namespaced {
-                    loaded_manifests[i].id.namespace.clone()
-                } else {
-                    None
-                };
-                groups
-                    .entry((info.api_version(), info.plural.clone(), ns))
-                    .or_insert_with(|| (info.clone(), Vec::new()))
-                    .1
-                    .push(i);
+                add_to_group(&mut groups, info, &loaded_manifests[i], i);
             }
         }
         // The plan in order: load errors, then the manifests as their
@@ -422,17 +450,7 @@ impl Session {
             emit(finish(load_error_row(e)));
         }
         let mut manifests: Vec<Option<Manifest>> = loaded_manifests.into_iter().map(Some).collect();
-        let mut groups: Vec<_> = groups
-            .into_iter()
-            .map(|((_, _, ns), (info, idx))| {
-                let members: Vec<(usize, Manifest)> = idx
-                    .iter()
-                    .filter_map(|&i| Some((i, manifests[i].take()?)))
-                    .collect();
-                (info, ns, members)
-            })
-            .collect();
-        groups.sort_by_key(|(_, _, members)| members.first().map(|(i, _)| *i));
+        let groups = take_groups(groups, &mut manifests);
         let mut slots: Vec<Option<T>> = Vec::new();
         slots.resize_with(total, || None);
         let mut next = 0;
@@ -588,31 +606,12 @@ impl Session {
                 }
                 Ok(info) => {
                     m.set_scope(info.namespaced, &self.namespace);
-                    let ns = if info.namespaced {
-                        m.id.namespace.clone()
-                    } else {
-                        None
-                    };
-                    groups
-                        .entry((info.api_version(), info.plural.clone(), ns))
-                        .or_insert_with(|| (info, Vec::new()))
-                        .1
-                        .push(i);
+                    add_to_group(&mut groups, &info, &m, i);
                     members.push(Some(m));
                 }
             }
         }
-        let mut groups: Vec<_> = groups
-            .into_iter()
-            .map(|((_, _, ns), (info, idx))| {
-                let group: Vec<(usize, Manifest)> = idx
-                    .iter()
-                    .filter_map(|&i| Some((i, members[i].take()?)))
-                    .collect();
-                (info, ns, group)
-            })
-            .collect();
-        groups.sort_by_key(|(_, _, group)| group.first().map(|(i, _)| *i));
+        let groups = take_groups(groups, &mut members);
         let each_ref = &each;
         let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
             |(info, ns, group)| async move {

@@ -604,13 +604,9 @@ mod tests {
         );
     }
 
-    /// Kept rows of a Namespace, as `kubectl get -o json` gives it (no
-    /// managedFields) and with managedFields: without, the server-default
-    /// check decides and no writer is named; with, the owners decide as
-    /// before (the plan names them in the reasons).
-    #[test]
-    fn kept_rows_without_managed_fields_name_no_writer() {
-        let kept = |p: &str, live: Value| FieldChange {
+    /// A kept row of `live` at `p`, before its cause is decided.
+    fn kept(p: &str, live: Value) -> FieldChange {
+        FieldChange {
             path: p.into(),
             config: None,
             live: Some(live),
@@ -621,7 +617,15 @@ mod tests {
             owner: None,
             changed_at: None,
             hazards: vec![],
-        };
+        }
+    }
+
+    /// Kept rows of a Namespace, as `kubectl get -o json` gives it (no
+    /// managedFields) and with managedFields: without, the server-default
+    /// check decides and no writer is named; with, the owners decide as
+    /// before (the plan names them in the reasons).
+    #[test]
+    fn kept_rows_without_managed_fields_name_no_writer() {
         let rows = || {
             vec![
                 kept(
@@ -700,18 +704,6 @@ mod tests {
     /// that is no value of the server's stays another writer's.
     #[test]
     fn rows_no_writer_owns_are_the_servers_when_it_gives_that_value() {
-        let kept = |p: &str, live: Value| FieldChange {
-            path: p.into(),
-            config: None,
-            live: Some(live),
-            last_applied: None,
-            action: FieldAction::Keep,
-            reason: Reason::LiveOnly,
-            cause: Cause::default(),
-            owner: None,
-            changed_at: None,
-            hazards: vec![],
-        };
         let csa = |fields: Value| {
             json!([{"manager": "kubectl-client-side-apply", "operation": "Update",
                 "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": fields}])
