@@ -49,7 +49,7 @@ def types_of(schema):
 
 
 def node(schema):
-    """Compact a property schema into a node (see src/patchmeta.rs for the format)."""
+    """Compact a property schema into a node (see crates/kapply-core/src/patchmeta.rs for the format)."""
     out = {}
     if "$ref" in schema:
         out["r"] = ref_name(schema["$ref"])

@@ -1,37 +1,24 @@
 //! kapply: make `kubectl apply` visible and interactive.
 //!
-//! Core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`, `merge`, `plan`,
-//! `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`, `mask`,
-//! `managedfields`, `jsonread`, `ssa`) do no I/O
-//! beyond reading manifest files and import neither ratatui, crossterm nor kube.
+//! The core (manifests, merge, plan and their vocabulary) is the crate
+//! `kapply-core`, the embedded API server the crate `kapply-apiserver`; both
+//! are re-exported here under their old paths (`kapply::merge`,
+//! `kapply::server`), so the app and the tests name them as before.
+
+pub use kapply_apiserver as server;
+pub use kapply_core::{
+    defaults, export, fieldpath, gocompat, jsonread, managedfields, manifest, mask, merge, objref,
+    patchmeta, plan, resource, selector, ssa, text, vocab, yaml,
+};
 
 pub mod cli;
 pub mod cluster;
-pub mod defaults;
 pub mod demo;
 pub mod entry;
-pub mod export;
-pub mod fieldpath;
 pub mod files;
-pub mod gocompat;
 pub mod highlight;
 pub mod inputs;
-pub mod jsonread;
-pub mod managedfields;
-pub mod manifest;
-pub mod mask;
-pub mod merge;
-pub mod objref;
 pub mod ops;
-pub mod patchmeta;
-pub mod plan;
-pub mod resource;
-pub mod selector;
-pub mod server;
 pub mod signals;
-pub mod ssa;
-pub mod text;
 pub mod transport;
 pub mod tui;
-pub mod vocab;
-pub mod yaml;

@@ -1,35 +1,18 @@
-//! The core modules (`objref`, `selector`, `yaml`, `manifest`, `patchmeta`,
-//! `merge`, `plan`, `defaults`, `export`, `fieldpath`, `gocompat`, `vocab`,
-//! `mask`, `managedfields`, `resource`, `jsonread`, `ssa`) stay
-//! free of the runtime, UI and command-line crates, so they can be reasoned about and tested
-//! without a cluster or a terminal. This reads their source and fails, naming
-//! file and line, when one of them imports or names a forbidden crate.
+//! The layering the compiler cannot say. The core (`crates/kapply-core`) and
+//! the embedded server (`crates/kapply-apiserver`) are crates of their own,
+//! so the compiler refuses a core module that names tokio, kube, hyper,
+//! ratatui, crossterm or clap as long as the core's `Cargo.toml` does not
+//! list them; these tests check that list, that the core opens no socket
+//! and runs no process, that one module reads YAML, and which parts of the
+//! core the server may use. Each failure names file and line.
 
 use std::path::{Path, PathBuf};
 
 const FORBIDDEN: [&str; 6] = ["tokio", "kube", "hyper", "ratatui", "crossterm", "clap"];
 
-/// Core module files, relative to the crate root; directories are walked.
-const CORE: &[&str] = &[
-    "src/objref.rs",
-    "src/selector.rs",
-    "src/yaml.rs",
-    "src/yaml",
-    "src/jsonread.rs",
-    "src/manifest.rs",
-    "src/patchmeta.rs",
-    "src/merge",
-    "src/plan",
-    "src/defaults.rs",
-    "src/export.rs",
-    "src/fieldpath.rs",
-    "src/resource.rs",
-    "src/gocompat.rs",
-    "src/vocab.rs",
-    "src/mask.rs",
-    "src/managedfields.rs",
-    "src/ssa.rs",
-];
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_dir() {
@@ -138,35 +121,103 @@ fn crate_uses(source: &str, crates: &[&'static str]) -> Vec<(usize, &'static str
     found
 }
 
-#[test]
-fn core_modules_import_no_runtime_or_ui_crate() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for entry in CORE {
-        let path = root.join(entry);
-        assert!(path.exists(), "core module {entry} is missing: update CORE");
-        rust_files(&path, &mut files);
+/// The dependency names of a `Cargo.toml` section (`[dependencies]`,
+/// `[dev-dependencies]`, ...): the key before `=` of each line until the
+/// next section.
+fn dependency_names(manifest: &str, section: &str) -> Vec<(usize, String)> {
+    let mut names = Vec::new();
+    let mut inside = false;
+    for (index, line) in manifest.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == section;
+        } else if inside
+            && !line.starts_with('#')
+            && let Some((name, _)) = line.split_once('=')
+        {
+            names.push((index + 1, name.trim().replace('-', "_")));
+        }
     }
-    assert!(files.len() >= CORE.len(), "found only {files:?}");
+    names
+}
+
+#[test]
+fn the_core_lists_no_runtime_ui_or_cli_crate() {
+    let path = root().join("crates/kapply-core/Cargo.toml");
+    let manifest = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut problems = Vec::new();
+    let mut listed = 0;
+    for section in [
+        "[dependencies]",
+        "[dev-dependencies]",
+        "[build-dependencies]",
+    ] {
+        for (line, name) in dependency_names(&manifest, section) {
+            listed += 1;
+            if FORBIDDEN
+                .iter()
+                .any(|f| name == *f || name.starts_with(&format!("{f}_")))
+            {
+                problems.push(format!(
+                    "crates/kapply-core/Cargo.toml:{line}: {section} {name}"
+                ));
+            }
+        }
+    }
+    assert!(
+        listed > 3,
+        "found only {listed} dependencies: is the section parsing right?"
+    );
+    assert!(
+        problems.is_empty(),
+        "the core must not depend on tokio, kube, hyper, ratatui, crossterm or clap \
+         (move the code to the app: cluster/, tui/, cli/):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// What the core does outside its tests, beyond reading manifest files:
+/// nothing. A socket or a child process would make it I/O bound and
+/// untestable without a cluster; the app's `cluster` and `ops` do those.
+const CORE_IO: [&str; 4] = ["std::net", "std::process", "TcpStream", "UdpSocket"];
+
+#[test]
+fn the_core_opens_no_socket_and_runs_no_process() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/kapply-core/src"), &mut files);
+    assert!(files.len() > 20, "found only {files:?}");
     let mut problems = Vec::new();
     for file in &files {
         let source = std::fs::read_to_string(file)
             .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
-        for (line, krate) in violations(&source) {
-            let shown = file.strip_prefix(root).unwrap_or(file);
-            problems.push(format!(
-                "{}:{line}: core module uses `{krate}` ({})",
-                shown.display(),
-                source.lines().nth(line - 1).unwrap_or("").trim()
-            ));
+        for (line, what) in io_uses(&source) {
+            let shown = file.strip_prefix(root()).unwrap_or(file);
+            problems.push(format!("{}:{line}: {what}", shown.display()));
         }
     }
     assert!(
         problems.is_empty(),
-        "core modules must not depend on tokio, kube, hyper, ratatui or crossterm \
-         (move the code to cluster/, server/ or tui/):\n{}",
+        "the core does no network or process I/O (tests aside):\n{}",
         problems.join("\n")
     );
+}
+
+/// Every (line, what) where `source`'s code before its first
+/// `#[cfg(test)]` names one of [`CORE_IO`] (comments skipped).
+fn io_uses(source: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for (index, line) in code_lines(source).iter().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        for what in CORE_IO {
+            if line.contains(what) {
+                found.push((index + 1, what));
+            }
+        }
+    }
+    found
 }
 
 /// The checker itself: it must catch each form and ignore look-alikes.
@@ -197,7 +248,7 @@ fn checker_flags_imports_and_paths_but_not_lookalikes() {
     assert_eq!(violations(fine), vec![]);
 }
 
-/// The YAML crates. Only `src/yaml.rs` may use them: it reads YAML as
+/// The YAML crates. Only the core's `yaml.rs` may use them: it reads YAML as
 /// kubectl and kube-apiserver do (go-yaml's YAML 1.1 rules, every field's
 /// line), and a second reader would disagree with it on `yes`, `0755` and
 /// the like.
@@ -212,17 +263,27 @@ const YAML_CRATES: [&str; 6] = [
 
 #[test]
 fn only_the_yaml_module_reads_yaml() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let mut files = Vec::new();
-    for dir in ["src", "tests", "benches", "examples"] {
+    for dir in [
+        "src",
+        "crates/kapply-core/src",
+        "crates/kapply-apiserver/src",
+        "tests",
+        "benches",
+        "examples",
+    ] {
         let path = root.join(dir);
         if path.exists() {
             rust_files(&path, &mut files);
         }
     }
     // This file names the crates it looks for.
-    let allowed = [root.join("src/yaml.rs"), root.join("tests/layering.rs")];
-    assert!(files.contains(&allowed[0]), "src/yaml.rs is missing");
+    let allowed = [
+        root.join("crates/kapply-core/src/yaml.rs"),
+        root.join("tests/layering.rs"),
+    ];
+    assert!(files.contains(&allowed[0]), "the core's yaml.rs is missing");
     let mut problems = Vec::new();
     for file in files.iter().filter(|f| !allowed.contains(f)) {
         let source = std::fs::read_to_string(file)
@@ -238,12 +299,12 @@ fn only_the_yaml_module_reads_yaml() {
     }
     assert!(
         problems.is_empty(),
-        "only src/yaml.rs reads YAML; use kapply::yaml (read_value, parse) instead:\n{}",
+        "only the core's yaml.rs reads YAML; use kapply::yaml (read_value, parse) instead:\n{}",
         problems.join("\n")
     );
 }
 
-/// What the embedded server may use of the crate: itself, the defaulting
+/// What the embedded server may use of the core: the defaulting
 /// and patch metadata it shares with export, YAML reading, and patch
 /// application as kube-apiserver does it (`merge::apply`), and the shared
 /// vocabulary: Go's spellings of values (`gocompat`: base64 bytes,
@@ -255,7 +316,6 @@ fn only_the_yaml_module_reads_yaml() {
 /// `merge`'s three-way merge and hazards): the server is the independent
 /// judge the client is tested against.
 const SERVER_MAY_USE: &[&str] = &[
-    "server",
     "defaults",
     "patchmeta",
     "yaml",
@@ -267,16 +327,17 @@ const SERVER_MAY_USE: &[&str] = &[
     "resource",
 ];
 
-/// Every (line number, path) where `source` names a `crate::` path outside
-/// `allowed` (a grouped `crate::{…}` import counts as outside: write one
-/// `use` per module so it can be checked).
-fn crate_paths_outside(source: &str, allowed: &[&str]) -> Vec<(usize, String)> {
+/// Every (line number, path) where `source` names a `kapply_core::` path
+/// outside `allowed` (a grouped `kapply_core::{…}` import counts as outside:
+/// write one `use` per module so it can be checked).
+fn core_paths_outside(source: &str, allowed: &[&str]) -> Vec<(usize, String)> {
+    const CORE: &str = "kapply_core::";
     let mut found = Vec::new();
     for (index, line) in code_lines(source).iter().enumerate() {
         let mut from = 0;
-        while let Some(pos) = line[from..].find("crate::") {
+        while let Some(pos) = line[from..].find(CORE) {
             let start = from + pos;
-            from = start + "crate::".len();
+            from = start + CORE.len();
             if line[..start].chars().next_back().is_some_and(is_ident) {
                 continue;
             }
@@ -300,22 +361,22 @@ fn crate_paths_outside(source: &str, allowed: &[&str]) -> Vec<(usize, String)> {
 
 #[test]
 fn the_server_uses_nothing_of_the_clients_planning() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let mut files = Vec::new();
-    rust_files(&root.join("src/server"), &mut files);
+    rust_files(&root.join("crates/kapply-apiserver/src"), &mut files);
     assert!(files.len() > 5, "found only {files:?}");
     let mut problems = Vec::new();
     for file in &files {
         let source = std::fs::read_to_string(file)
             .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
-        for (line, path) in crate_paths_outside(&source, SERVER_MAY_USE) {
+        for (line, path) in core_paths_outside(&source, SERVER_MAY_USE) {
             let shown = file.strip_prefix(root).unwrap_or(file);
-            problems.push(format!("{}:{line}: crate::{path}", shown.display()));
+            problems.push(format!("{}:{line}: kapply_core::{path}", shown.display()));
         }
     }
     assert!(
         problems.is_empty(),
-        "src/server may use only crate::{{{}}}; the server judges the client \
+        "the server may use only kapply_core::{{{}}}; it judges the client \
          independently:\n{}",
         SERVER_MAY_USE.join(", "),
         problems.join("\n")
@@ -334,14 +395,14 @@ fn yaml_and_server_checkers_flag_only_what_they_should() {
     let fine = "// serde_saphyr::from_str\nlet saphyr_like = 1; kapply::yaml::read_value(t);\n";
     assert_eq!(crate_uses(fine, &YAML_CRATES), vec![]);
 
-    let server = "use crate::merge::apply::apply_merge;\n\
-                  use crate::merge::hazards;\n\
-                  use crate::plan::ObjectPlan;\n\
-                  use crate::{defaults, plan};\n\
-                  use crate::server::store::State; let x = crate::yaml::read_value(t);\n\
-                  use crate::patchmeta; // crate::cluster\n";
+    let server = "use kapply_core::merge::apply::apply_merge;\n\
+                  use kapply_core::merge::hazards;\n\
+                  use kapply_core::plan::ObjectPlan;\n\
+                  use kapply_core::{defaults, plan};\n\
+                  use crate::store::State; let x = kapply_core::yaml::read_value(t);\n\
+                  use kapply_core::patchmeta; // kapply_core::plan\n";
     assert_eq!(
-        crate_paths_outside(server, SERVER_MAY_USE),
+        core_paths_outside(server, SERVER_MAY_USE),
         vec![
             (2, "merge::hazards".to_string()),
             (3, "plan::ObjectPlan".to_string()),
