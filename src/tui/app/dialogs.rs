@@ -75,7 +75,7 @@ impl App {
             dry_run: None,
         });
         self.dry_run_progress = None;
-        self.pending.push("server dry run".to_string());
+        self.pending.push(Job::DryRun);
         vec![Effect::DryRun(items)]
     }
 
@@ -116,7 +116,7 @@ impl App {
         let o = o.clone();
         self.last_result = None;
         self.last_result_failed = false;
-        self.pending.push("export".to_string());
+        self.pending.push(Job::ReadForExport);
         vec![Effect::ExportTarget(o, own_file)]
     }
 
@@ -286,7 +286,7 @@ impl App {
         match k.code {
             KeyCode::Esc => return Vec::new(),
             KeyCode::Enter if !input.trim().is_empty() => {
-                self.pending.push("exporting".to_string());
+                self.pending.push(Job::Exporting);
                 return vec![Effect::Export(object, input.trim().to_string(), false)];
             }
             KeyCode::Backspace => {
@@ -313,7 +313,7 @@ impl App {
     ) -> Vec<Effect> {
         match k.code {
             KeyCode::Char('y') => {
-                self.pending.push("exporting".to_string());
+                self.pending.push(Job::Exporting);
                 return vec![Effect::Export(object, path, true)];
             }
             KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
@@ -355,7 +355,7 @@ impl App {
                 self.popup = Some(Popup::ApplyConfirm { items, dry_run });
             }
             (KeyCode::Enter, Some(_)) => {
-                self.pending.push("applying".to_string());
+                self.pending.push(Job::Applying);
                 return vec![Effect::Apply(items)];
             }
             // Ask the server again (after a refusal or a failure).
@@ -365,10 +365,10 @@ impl App {
                     dry_run: None,
                 });
                 self.dry_run_progress = None;
-                self.pending.push("server dry run".to_string());
+                self.pending.push(Job::DryRun);
                 return vec![Effect::DryRun(items)];
             }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish("server dry run"),
+            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
             _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
         }
         Vec::new()
@@ -386,7 +386,7 @@ impl App {
             KeyCode::Enter => {
                 let confirmed = objects.len() == 1 || typed.trim() == objects.len().to_string();
                 if confirmed {
-                    self.pending.push("deleting".to_string());
+                    self.pending.push(Job::Deleting);
                     return vec![Effect::Delete(objects, propagation)];
                 }
             }
@@ -461,7 +461,7 @@ impl App {
                     dry_run: None,
                 });
                 self.dry_run_progress = None;
-                self.pending.push("server dry run".to_string());
+                self.pending.push(Job::DryRun);
                 return vec![Effect::PruneDryRun(objects)];
             }
         }
@@ -483,11 +483,11 @@ impl App {
                 self.popup = Some(Popup::PruneConfirm { objects, dry_run });
             }
             (KeyCode::Enter, Some(_)) => {
-                self.pending.push("pruning".to_string());
+                self.pending.push(Job::Pruning);
                 return vec![Effect::Prune(objects)];
             }
             (KeyCode::Esc | KeyCode::Char('q'), _) => {
-                self.finish("server dry run");
+                self.finish(Job::DryRun);
                 self.queued_delete.clear()
             }
             _ => self.popup = Some(Popup::PruneConfirm { objects, dry_run }),

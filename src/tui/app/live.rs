@@ -84,12 +84,7 @@ impl App {
     fn live_changed(&mut self, object: ObjectRef, live: Option<serde_json::Value>) -> Vec<Effect> {
         // What is under way reloads everything when done (an apply, a
         // delete, a load): its own writes are not changes of others.
-        if self.loading
-            || self
-                .pending
-                .iter()
-                .any(|p| matches!(p.as_str(), "applying" | "deleting" | "pruning"))
-        {
+        if self.loading || self.writing() {
             return Vec::new();
         }
         let index = self.id_index.get_or_insert_with(|| {
@@ -166,7 +161,7 @@ impl App {
         if confirming {
             // Never a silent overwrite: the confirmation was of the old
             // plan; the new one is confirmed on its own.
-            self.finish("server dry run");
+            self.finish(Job::DryRun);
             self.open_popup(Popup::Notice {
                 title: "changed in the cluster",
                 text: format!(

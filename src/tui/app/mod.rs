@@ -170,6 +170,46 @@ pub enum Effect {
     Quit,
 }
 
+/// A job under way: what the status line names and what decides whether a
+/// message still applies (its own writes are not another writer's changes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Reaching the cluster (the first load).
+    Connecting,
+    /// Reading the manifests and the live objects.
+    Loading,
+    /// The server dry run of a confirmation.
+    DryRun,
+    /// Reading the live objects an export writes.
+    ReadForExport,
+    /// Writing export files.
+    Exporting,
+    Applying,
+    Deleting,
+    Pruning,
+}
+
+impl Job {
+    /// The status line's word for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Job::Connecting => "connecting",
+            Job::Loading => "loading",
+            Job::DryRun => "server dry run",
+            Job::ReadForExport => "export",
+            Job::Exporting => "exporting",
+            Job::Applying => "applying",
+            Job::Deleting => "deleting",
+            Job::Pruning => "pruning",
+        }
+    }
+
+    /// Whether it writes to the cluster (its results reload everything).
+    pub fn writes(self) -> bool {
+        matches!(self, Job::Applying | Job::Deleting | Job::Pruning)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     List,
@@ -487,8 +527,9 @@ pub struct App {
     pub popup_scroll: u16,
     pub show_log: bool,
     pub log: Vec<LogEntry>,
-    /// What is under way, for the status line.
-    pub pending: Vec<String>,
+    /// What is under way, for the status line and for which messages may
+    /// still change the screen.
+    pub pending: Vec<Job>,
     /// The progress of the apply, delete or prune under way: objects done
     /// and in all.
     pub write_progress: Option<(usize, usize)>,
@@ -759,7 +800,7 @@ impl App {
             self.progress = None;
             self.waiting_since = Some((self.now)());
             self.waited = Duration::ZERO;
-            self.pending.push("connecting".to_string());
+            self.pending.push(Job::Connecting);
             return vec![Effect::ReadManifests, Effect::Connect];
         }
         self.start_load()
@@ -770,14 +811,19 @@ impl App {
         self.progress = None;
         self.load_status = None;
         self.streamed = None;
-        self.pending.push("loading".to_string());
+        self.pending.push(Job::Loading);
         vec![Effect::Load]
     }
 
-    fn finish(&mut self, what: &str) {
-        if let Some(p) = self.pending.iter().position(|p| p == what) {
+    fn finish(&mut self, job: Job) {
+        if let Some(p) = self.pending.iter().position(|p| *p == job) {
             self.pending.remove(p);
         }
+    }
+
+    /// Whether an apply, delete or prune is under way.
+    pub fn writing(&self) -> bool {
+        self.pending.iter().any(|j| j.writes())
     }
 
     /// The single transition function.
@@ -812,7 +858,7 @@ impl App {
                     return Vec::new();
                 }
                 self.connecting = false;
-                self.finish("connecting");
+                self.finish(Job::Connecting);
                 match result {
                     Ok(()) => self.start_load(),
                     Err(e) => {
@@ -857,13 +903,13 @@ impl App {
                 self.progress = None;
                 self.load_status = None;
                 let streamed = self.streamed.take();
-                self.finish("loading");
+                self.finish(Job::Loading);
                 match result {
                     Ok(plan) => {
                         let first = !self.live_known;
                         self.live_known = true;
                         self.connecting = false;
-                        self.finish("connecting");
+                        self.finish(Job::Connecting);
                         self.failure = None;
                         self.waiting_since = None;
                         // Rows index the old plan: take the selection first.
@@ -978,7 +1024,7 @@ impl App {
                         *dry_run = Some(results);
                     }
                 }
-                self.finish("server dry run");
+                self.finish(Job::DryRun);
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
@@ -992,11 +1038,11 @@ impl App {
                         *dry_run = Some(results);
                     }
                 }
-                self.finish("server dry run");
+                self.finish(Job::DryRun);
                 Vec::new()
             }
             Msg::ExportAsk(object, target) => {
-                self.finish("export");
+                self.finish(Job::ReadForExport);
                 match target {
                     Ok(t) => self.open_popup(Popup::ExportPath {
                         object,
@@ -1008,7 +1054,7 @@ impl App {
                 Vec::new()
             }
             Msg::Exported(object, result) => {
-                self.finish("exporting");
+                self.finish(Job::Exporting);
                 let name = object.id();
                 match result {
                     Ok(Exported::Written(path)) => {
@@ -1049,10 +1095,7 @@ impl App {
             }
             Msg::WriteProgress { done, total } => {
                 // Progress can trail the results; only a write under way shows it.
-                if ["applying", "deleting", "pruning"]
-                    .iter()
-                    .any(|w| self.pending.iter().any(|p| p == w))
-                {
+                if self.writing() {
                     self.write_progress = Some((done, total));
                 }
                 Vec::new()
@@ -1067,9 +1110,9 @@ impl App {
                 }
                 self.begin_load()
             }
-            Msg::Applied(results) => self.on_results("applying", "applied", results),
-            Msg::Deleted(results) => self.on_results("deleting", "deleted", results),
-            Msg::Pruned(results) => self.on_results("pruning", "pruned", results),
+            Msg::Applied(results) => self.on_results(Job::Applying, "applied", results),
+            Msg::Deleted(results) => self.on_results(Job::Deleting, "deleted", results),
+            Msg::Pruned(results) => self.on_results(Job::Pruning, "pruned", results),
         }
     }
 
@@ -1175,7 +1218,7 @@ impl App {
         }
     }
 
-    fn on_results(&mut self, pending: &str, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
+    fn on_results(&mut self, pending: Job, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
         self.write_progress = None;
         let ok = results.iter().filter(|r| r.ok()).count();

@@ -74,7 +74,12 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             t.fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     } else if !app.pending.is_empty() {
-        let mut what = app.pending.join(", ");
+        let mut what = app
+            .pending
+            .iter()
+            .map(|j| j.label())
+            .collect::<Vec<_>>()
+            .join(", ");
         if app.load_status.is_some() {
             what.push_str(&format!(" {}", load_status(app)));
         } else if let Some(p) = &app.progress {
