@@ -180,6 +180,29 @@ fn missing_annotation_warns_and_deletes_nothing() {
 }
 
 #[test]
+fn missing_annotation_on_a_server_side_applied_object_names_its_appliers() {
+    let mut live = deployment("nginx:1.14.2", Some(5));
+    live["metadata"]["managedFields"] = json!([
+        {"manager": "kubectl", "operation": "Apply", "apiVersion": "apps/v1",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
+         "fieldsType": "FieldsV1", "subresource": "status", "fieldsV1": {"f:status": {}}},
+        {"manager": "flux", "operation": "Apply", "apiVersion": "apps/v1",
+         "fieldsType": "FieldsV1", "subresource": "scale", "fieldsV1": {"f:spec": {}}},
+    ]);
+    let p = plan_against(deployment("nginx:1.16.1", None), &live);
+    assert_eq!(p.action, ObjectAction::Update);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(
+        p.warnings[0].contains("the object is applied server-side (by kubectl)"),
+        "{}",
+        p.warnings[0]
+    );
+    assert!(!p.warnings[0].contains("created imperatively"));
+    assert!(p.fields.iter().all(|f| f.action != FieldAction::Clear));
+}
+
+#[test]
 fn strategy_recreate_warning_says_retain_keys_clears_rolling_update() {
     let la = deployment("nginx:1.14.2", None);
     let live = scaled_live(&la);

@@ -1128,3 +1128,39 @@ fn fields_the_real_server_sets_read_as_server_defaults() {
         s.kubectl_ok(side, &["delete", "namespace", &ns, "--wait=false"], &[]);
     }
 }
+
+/// An object applied server-side has no last-applied annotation: applied
+/// client-side, kubectl warns that it will add it and deletes nothing.
+/// kapply's warning names the server-side applier (not "created
+/// imperatively", which would be false), the plan clears nothing, and after
+/// kubectl's and kapply's client-side apply the objects are the same and
+/// both diffs exit 0 (the annotation alone is no `kubectl diff` change).
+#[test]
+fn a_server_side_applied_object_applied_client_side() {
+    let Some(s) = Scenario::kubectl_vs_kapply("ssa-csa") else {
+        return;
+    };
+    s.write("m/web.yaml", &web("nginx:1.16.1", true));
+    s.kubectl_all(&["apply", "--server-side", "-f", "m"], &[]);
+    s.write("m/web.yaml", &web("nginx:1.17.0", false));
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let web = &plan["objects"][0];
+    assert_eq!(web["action"], "update", "{web:#}");
+    let warnings = web["warnings"].to_string();
+    assert!(
+        warnings.contains("the object is applied server-side (by kubectl)"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("created imperatively"), "{warnings}");
+    assert!(
+        web["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["action"] != "clear"),
+        "{web:#}"
+    );
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&["deployments"]);
+    assert_eq!(s.diff(&["-f", "m"]), 0);
+}

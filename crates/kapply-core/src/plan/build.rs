@@ -238,7 +238,7 @@ fn plan_existing(
             }
         };
         if parsed.is_none() {
-            plan.warnings.push(hazards::missing_last_applied());
+            plan.warnings.push(hazards::missing_last_applied(live));
         }
         merge::three_way_recorded(recorded, live, parsed.as_ref(), schema)
     };

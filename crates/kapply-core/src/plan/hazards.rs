@@ -81,12 +81,30 @@ pub(super) fn warnings(
     RULES.iter().flat_map(|rule| rule(&s)).collect()
 }
 
-/// A live object without the last-applied annotation.
-pub(super) fn missing_last_applied() -> String {
+/// A live object without the last-applied annotation: created
+/// imperatively, or applied server-side (an `Apply` entry in its
+/// managedFields, named, since "created imperatively" would then be false).
+pub(super) fn missing_last_applied(live: &Value) -> String {
+    let mut appliers: Vec<&str> = live["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["operation"] == "Apply" && e.get("subresource").is_none())
+        .filter_map(|e| e["manager"].as_str())
+        .collect();
+    appliers.dedup();
+    if appliers.is_empty() {
+        return format!(
+            "{LAST_APPLIED} annotation is missing: the object was created imperatively \
+             (kubectl create/replace), so apply cannot clear what it never recorded; \
+             nothing will be deleted and the annotation will be added"
+        );
+    }
     format!(
-        "{LAST_APPLIED} annotation is missing: the object was created imperatively \
-         (kubectl create/replace), so apply cannot clear what it never recorded; \
-         nothing will be deleted and the annotation will be added"
+        "{LAST_APPLIED} annotation is missing: the object is applied server-side (by {}), \
+         so client-side apply cannot clear what it never recorded; nothing will be deleted \
+         and the annotation will be added (--server-side keeps it server-side)",
+        appliers.join(", ")
     )
 }
 
