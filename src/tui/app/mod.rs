@@ -96,10 +96,15 @@ impl Options {
 /// Every input the app reacts to.
 #[derive(Debug, Clone)]
 pub enum Msg {
+    /// A key press (the key table in `keymap` says what it does).
     Key(KeyEvent),
+    /// A click or a wheel turn.
     Mouse(MouseEvent),
+    /// The terminal's new size (columns, rows).
     Resize(u16, u16),
+    /// The spinner's clock (a redraw only while something is under way).
     Tick,
+    /// How far a load (non-streamed) is.
     Progress(Progress),
     /// Objects a load has planned so far (a streamed load), and how far it is.
     Rows(Rows),
@@ -107,8 +112,11 @@ pub enum Msg {
     Connected(Result<(), String>),
     /// The manifests alone, read while live state loads.
     Manifests(Result<Plan, String>),
+    /// The plan against live state (answers `Effect::Load`), or why not.
     Loaded(Result<Plan, String>),
+    /// The server's dry run of an apply confirmation (`Effect::DryRun`).
     DryRunDone(Vec<ObjectResult>),
+    /// The server's dry run of a prune confirmation (`Effect::PruneDryRun`).
     PruneDryRunDone(Vec<ObjectResult>),
     /// Of the objects the server's dry run under way checks (an apply's or
     /// a prune's), how many it has answered.
@@ -122,8 +130,11 @@ pub enum Msg {
         done: usize,
         total: usize,
     },
+    /// An apply's results (`Effect::Apply`), one per object sent or not.
     Applied(Vec<ObjectResult>),
+    /// A delete's results (`Effect::Delete`).
     Deleted(Vec<ObjectResult>),
+    /// A prune's results (`Effect::Prune`).
     Pruned(Vec<ObjectResult>),
     /// Where to write an object's export (`E`), or why it cannot be.
     ExportAsk(ObjectPlan, Result<ExportTarget, String>),
@@ -145,10 +156,18 @@ pub enum Effect {
     Connect,
     /// Read the manifests without the cluster; answered by `Msg::Manifests`.
     ReadManifests,
+    /// Plan the manifests against live state; answered by `Msg::Loaded`
+    /// (and `Msg::Rows` as a streamed load goes).
     Load,
+    /// The server's dry run of what a confirmation would apply; answered by
+    /// `Msg::DryRunDone`.
     DryRun(Vec<ApplyItem>),
+    /// Apply (only after a confirm); answered by `Msg::Applied`.
     Apply(Vec<ApplyItem>),
+    /// Delete with a propagation policy (only after a confirm); answered by
+    /// `Msg::Deleted`.
     Delete(Vec<ObjectPlan>, Propagation),
+    /// Prune (only after a confirm); answered by `Msg::Pruned`.
     Prune(Vec<ObjectPlan>),
     /// The server's dry run of a prune; answered by `Msg::PruneDryRunDone`.
     PruneDryRun(Vec<ObjectPlan>),
@@ -167,6 +186,7 @@ pub enum Effect {
         file: String,
         line: u32,
     },
+    /// Leave: the runtime aborts what is under way and restores the terminal.
     Quit,
 }
 
