@@ -120,16 +120,10 @@ pub enum Msg {
     PruneDryRunDone(Vec<ObjectResult>),
     /// Of the objects the server's dry run under way checks (an apply's or
     /// a prune's), how many it has answered.
-    DryRunProgress {
-        done: usize,
-        total: usize,
-    },
+    DryRunProgress { done: usize, total: usize },
     /// Of the objects an apply, delete or prune under way writes, how many
     /// are done (written, failed or not sent).
-    WriteProgress {
-        done: usize,
-        total: usize,
-    },
+    WriteProgress { done: usize, total: usize },
     /// An apply's results (`Effect::Apply`), one per object sent or not.
     Applied(Vec<ObjectResult>),
     /// A delete's results (`Effect::Delete`).
@@ -182,10 +176,7 @@ pub enum Effect {
     Watch(u64),
     /// Open a manifest in the user's editor at a line (the runtime suspends
     /// the terminal meanwhile); answered by `Msg::Edited`.
-    Edit {
-        file: String,
-        line: u32,
-    },
+    Edit { file: String, line: u32 },
     /// Leave: the runtime aborts what is under way and restores the terminal.
     Quit,
 }
