@@ -856,7 +856,11 @@ fn overridable(live: &Value, last: Option<&(Value, FieldSet)>) -> FieldSet {
         // An empty map written (`annotations: {}`) names no field.
         .filter(|p| !matches!(lookup(last, p), Some(Value::Object(m)) if m.is_empty()))
         .all(|p| lookup(live, p) == lookup(last, p));
-    if current { set.clone() } else { FieldSet::new() }
+    if current {
+        set.clone()
+    } else {
+        FieldSet::new()
+    }
 }
 
 /// The last-applied annotation of `live`, parsed.
@@ -1035,9 +1039,7 @@ pub fn plan_fields(
             // An empty map written (`annotations: {}`) names no field.
             released.extend(
                 set.difference(&applied)
-                    .filter(
-                        |&p| !matches!(lookup(last, p), Some(Value::Object(m)) if m.is_empty()),
-                    )
+                    .filter(|&p| !matches!(lookup(last, p), Some(Value::Object(m)) if m.is_empty()))
                     .cloned(),
             );
         }
