@@ -9,6 +9,8 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/releases.rs"]
+mod releases;
 #[path = "common/server.rs"]
 mod server;
 
@@ -1302,85 +1304,94 @@ fn release_manifests_load_with_kubectl_and_kapply() {
     assert!(err.contains("a DNS-1035 label"), "{err}");
 }
 
-/// The directory of a public module `MODULE@VERSION` from the Go module
-/// proxy (`go mod download`; Go and the proxy are on CI's machine, which
-/// builds kube-apiserver from it): a release's manifests, never vendored.
-/// `None` without Go here (a failure under `KAPPLY_CI`).
-fn go_module_dir(module: &str) -> Option<std::path::PathBuf> {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = match std::process::Command::new("go")
-        .args(["mod", "download", "-json", module])
-        .current_dir(tmp.path())
-        .env("GOFLAGS", "-mod=mod")
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) => {
-            assert!(
-                std::env::var_os("KAPPLY_CI").is_none(),
-                "go is required when KAPPLY_CI is set: {e}"
-            );
-            return None;
-        }
-    };
-    let info: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("go mod download {module}: {e}: {out:?}"));
-    let dir = info["Dir"]
-        .as_str()
-        .unwrap_or_else(|| panic!("go mod download {module}: {info}"));
-    Some(dir.into())
-}
-
-/// Whole public releases load unchanged into the embedded server: with
-/// real kubectl (`apply --server-side`, as their big CRDs need) and with
-/// kapply (`apply --yes` on a fresh server, then `diff` exits 0). A refusal
-/// fails the test with the tool's output, which names the object. Argo CD's
-/// install.yaml (CRDs, RBAC, Deployments, StatefulSet, NetworkPolicies).
-/// Not here: cert-manager (its module v1.16.0 carries only Helm templates,
-/// its `deploy/crds` labels included, no rendered manifest), and
-/// kube-prometheus (v0.14.0) and CoreDNS's deployment repository, which
-/// the module proxy refused here (403); their cluster-scoped kinds are in
-/// `release_manifests_load_with_kubectl_and_kapply`.
+/// Whole public releases (`tests/common/releases.rs`: Argo CD,
+/// ingress-nginx, cert-manager, prometheus-operator, CoreDNS) load
+/// unchanged into a fresh embedded server: with real kubectl (`apply`, or
+/// `apply --server-side` where the release's docs say so for its big CRDs)
+/// and with kapply (`apply --yes`, the same way), after which `kubectl diff`
+/// and `kapply diff` both exit 0 and both servers hold the same objects. A
+/// refusal fails the test with the tool's output, which names the object.
 #[test]
-fn public_releases_from_go_modules_load_with_kubectl_and_kapply() {
-    let releases = [(
-        "github.com/argoproj/argo-cd/v2@v2.13.0",
-        vec!["manifests/install.yaml"],
-    )];
-    for (module, files) in releases {
-        let Some(dir) = go_module_dir(module) else {
+fn public_releases_load_whole_with_kubectl_and_kapply() {
+    let scratch = tempfile::tempdir().unwrap();
+    for rel in releases::RELEASES {
+        let Some(path) = rel.manifest(scratch.path()) else {
+            continue;
+        };
+        let path = path.to_str().unwrap();
+        let Some((k, _by_kubectl)) = setup() else {
             return;
         };
-        let Some((k, _c)) = setup() else { return };
-        k.ok(&["create", "namespace", "rel"]);
-        let fresh = Cluster::start();
-        let k2 = Kubectl::new(kubectl::kubectl().unwrap(), &fresh.kubeconfig);
-        k2.ok(&["create", "namespace", "rel"]);
-        for f in files {
-            let path = dir.join(f);
-            let path = path.to_str().unwrap();
-            k.ok(&["apply", "--server-side", "-n", "rel", "-f", path]);
-            let kapply = |args: &[&str]| {
-                let out = std::process::Command::new(env!("CARGO_BIN_EXE_kapply"))
-                    .args(args)
-                    .args(["-n", "rel", "-f", path, "--kubeconfig"])
-                    .arg(&fresh.kubeconfig)
-                    .output()
-                    .unwrap();
-                (out.status.code(), out)
-            };
-            let (code, out) = kapply(&["apply", "--yes"]);
-            assert_eq!(code, Some(0), "{module} {f}: kapply apply: {out:?}");
-            let created = String::from_utf8_lossy(&out.stdout)
-                .matches(" created")
-                .count();
-            assert!(created > 10, "{module} {f}: {created} created: {out:?}");
-            let (code, out) = kapply(&["diff"]);
-            assert_eq!(
-                code,
-                Some(0),
-                "{module} {f}: kapply diff after apply: {out:?}"
-            );
+        let by_kapply = Cluster::start();
+        let k2 = Kubectl::new(kubectl::kubectl().unwrap(), &by_kapply.kubeconfig);
+        let mut args = vec!["-f", path];
+        if let Some(ns) = rel.namespace {
+            k.ok(&["create", "namespace", ns]);
+            k2.ok(&["create", "namespace", ns]);
+            args.extend(["-n", ns]);
         }
+        if rel.server_side {
+            args.push("--server-side");
+        }
+        let with = |verb: &'static str| -> Vec<&str> {
+            std::iter::once(verb).chain(args.iter().copied()).collect()
+        };
+        let out = k.run(&with("apply"), &[]);
+        assert!(
+            out.status.success(),
+            "{}: kubectl apply: {}{}",
+            rel.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = k.run(&with("diff"), &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: kubectl diff after apply: {}{}",
+            rel.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kapply = |verb: &'static str, extra: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_kapply"))
+                .args(with(verb))
+                .args(extra)
+                .arg("--kubeconfig")
+                .arg(&by_kapply.kubeconfig)
+                .env_remove("KUBECONFIG")
+                .output()
+                .unwrap()
+        };
+        let out = kapply("apply", &["--yes"]);
+        assert!(
+            out.status.success(),
+            "{}: kapply apply: {}{}",
+            rel.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = kapply("diff", &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: kapply diff after apply: {}{}",
+            rel.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The same objects on both servers (names; kubectl lists them).
+        let names = |k: &Kubectl| {
+            let mut get = vec!["get", "-f", path, "-o", "name"];
+            if let Some(ns) = rel.namespace {
+                get.extend(["-n", ns]);
+            }
+            let mut names: Vec<String> = k.ok(&get).lines().map(String::from).collect();
+            names.sort();
+            names
+        };
+        let made = names(&k);
+        assert!(made.len() > 5, "{}: {made:?}", rel.name);
+        assert_eq!(made, names(&k2), "{}", rel.name);
     }
 }
