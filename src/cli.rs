@@ -1653,7 +1653,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     let force = a.force.then(|| crate::cluster::Replace {
         grace_period: (a.grace_period >= 0).then_some(a.grace_period),
         timeout: if a.timeout.is_zero() {
-            std::time::Duration::from_secs(300)
+            crate::cluster::Replace::WAIT
         } else {
             a.timeout
         },

@@ -109,6 +109,11 @@ pub enum Failure {
     NotApplied(String),
     /// The server's (or the connection's) error.
     Server(String),
+    /// The server refused the patch of an existing object as invalid (422:
+    /// an immutable field such as a Deployment's selector, a Job's
+    /// template): its words. Recreating it (`apply --force`, the TUI's
+    /// `F`) replaces the object instead.
+    Invalid(String),
     /// `apply --force` deleted the object and could not create it again:
     /// what failed, and whether the original was restored.
     NotRecreated(String),
@@ -139,9 +144,10 @@ impl std::fmt::Display for Failure {
             Failure::DryRun(e) => write!(f, "not applied (server dry run): {e}"),
             Failure::NotApplied(e) => write!(f, "not applied: {e}"),
             Failure::NotRecreated(m) => write!(f, "DELETED and not created again: {m}"),
-            Failure::ChangedSincePlan(m) | Failure::Refused(m) | Failure::Server(m) => {
-                f.write_str(m)
-            }
+            Failure::ChangedSincePlan(m)
+            | Failure::Refused(m)
+            | Failure::Server(m)
+            | Failure::Invalid(m) => f.write_str(m),
         }
     }
 }
@@ -214,19 +220,27 @@ impl ObjectResult {
     }
 }
 
+/// How long a recreate waits for the deleted object to be gone before it
+/// gives up (a Deployment's pods take their grace period).
+pub const RECREATE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// A run of writes, as [`Engine::write_reporting`] takes it.
 #[derive(Debug, Clone)]
 pub enum Write {
     Apply(Vec<ApplyItem>),
     Delete(Vec<ObjectPlan>, Propagation),
     Prune(Vec<ObjectPlan>),
+    /// An apply in which an update the server refuses as invalid (422) is
+    /// replaced: deleted (the reviewed uid as precondition) and created
+    /// again, as `kubectl apply --force` does.
+    Recreate(Vec<ApplyItem>),
 }
 
 impl Write {
     /// How many objects it writes.
     pub fn len(&self) -> usize {
         match self {
-            Write::Apply(items) => items.len(),
+            Write::Apply(items) | Write::Recreate(items) => items.len(),
             Write::Delete(objects, _) | Write::Prune(objects) => objects.len(),
         }
     }
@@ -320,7 +334,7 @@ pub trait Engine: Send + Sync {
     ) -> BoxFuture<'_, Vec<ObjectResult>> {
         drop(events);
         match write {
-            Write::Apply(items) => self.dry_run(items),
+            Write::Apply(items) | Write::Recreate(items) => self.dry_run(items),
             Write::Prune(objects) => self.prune_dry_run(objects),
             // No dialog dry-runs a delete: nothing checked.
             Write::Delete(..) => Box::pin(async { Vec::new() }),
@@ -367,6 +381,19 @@ pub trait Engine: Send + Sync {
             Write::Apply(items) => self.apply(items),
             Write::Delete(objects, propagation) => self.delete(objects, propagation),
             Write::Prune(objects) => self.prune(objects),
+            // Only a cluster engine deletes and creates: nothing is sent.
+            Write::Recreate(items) => {
+                let results = items
+                    .iter()
+                    .map(|i| {
+                        ObjectResult::failed(
+                            i.plan.id(),
+                            Failure::Refused("this engine cannot recreate objects".into()),
+                        )
+                    })
+                    .collect();
+                Box::pin(async move { results })
+            }
         }
     }
     /// Where `E` proposes to write the export of `object` (`own_file`: the

@@ -21,7 +21,7 @@ mod releases;
 mod server;
 
 use out::{Out, run};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -1165,6 +1165,189 @@ fn a_server_side_applied_object_applied_client_side() {
     s.apply(&["-f", "m"], true);
     s.assert_same(&["deployments"]);
     assert_eq!(s.diff(&["-f", "m"]), 0);
+}
+
+/// One object of each kind the core defaults, with the parts its rules
+/// reach (containers with ports and probes, volumes, templates, claims).
+const DEFAULTED: &[&str] = &[
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      initContainers: [{name: init, image: busybox}]\n      containers:\n      - name: web\n        image: nginx:1.27\n        ports: [{containerPort: 80}, {containerPort: 53, protocol: UDP, name: dns}]\n        readinessProbe: {httpGet: {path: /, port: 80}}\n        livenessProbe: {tcpSocket: {port: 80}}\n        env: [{name: A, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]\n        volumeMounts: [{name: cfg, mountPath: /etc/cfg}]\n      volumes:\n      - {name: cfg, configMap: {name: c}}\n      - {name: sec, secret: {secretName: s}}\n      - {name: tmp, emptyDir: {}}\n      - {name: proj, projected: {sources: [{configMap: {name: c}}, {serviceAccountToken: {path: token}}]}}\n      - {name: api, downwardAPI: {items: [{path: podname, fieldRef: {fieldPath: metadata.name}}]}}\n",
+    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  serviceName: s\n  selector: {matchLabels: {app: s}}\n  template:\n    metadata: {labels: {app: s}}\n    spec:\n      containers: [{name: db, image: postgres:16, ports: [{containerPort: 5432}]}]\n  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+    "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ds}\nspec:\n  selector: {matchLabels: {app: ds}}\n  template:\n    metadata: {labels: {app: ds}}\n    spec:\n      hostNetwork: true\n      containers: [{name: agent, image: agent:1, ports: [{containerPort: 9100, hostPort: 9100}]}]\n",
+    "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec:\n  selector: {matchLabels: {app: rs}}\n  template:\n    metadata: {labels: {app: rs}}\n    spec:\n      containers: [{name: c, image: c:1}]\n",
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: c:1}]\n",
+    "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: cj}\nspec:\n  schedule: '*/5 * * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: OnFailure\n          containers: [{name: c, image: c:1}]\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: c:1, ports: [{containerPort: 8080}]}]\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec:\n  selector: {app: d}\n  ports: [{port: 80, targetPort: 8080, name: http}, {port: 53, protocol: UDP, name: dns}]\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: headless}\nspec:\n  clusterIP: None\n  selector: {app: s}\n  ports: [{port: 5432}]\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: ext}\nspec:\n  type: ExternalName\n  externalName: example.com\n",
+    "apiVersion: v1\nkind: Secret\nmetadata: {name: sec}\nstringData: {a: b}\n",
+    "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: np}\nspec:\n  podSelector: {matchLabels: {app: d}}\n  ingress: [{ports: [{port: 80}], from: [{podSelector: {}}]}]\n  egress: [{ports: [{port: 53, protocol: UDP}]}]\n",
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n",
+];
+
+/// What a dry-run create and the core's defaulting may differ in by
+/// construction: identity and times, the IPs and node ports the server
+/// allocates; what is no defaulting: a Job's labels and selector made of
+/// its uid, admission plugins' additions (a Pod's service account token
+/// volume and tolerations, a claim's protection finalizer), the DaemonSet
+/// strategy's template generation annotation (README, known limits of the
+/// demo cluster), the empty status controllers would fill, and a
+/// template's empty `metadata: {}` (Go writes the struct; no field is in it).
+fn strip_allocated(obj: &mut Value) {
+    let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+    if !matches!(
+        kind.as_str(),
+        "Pod" | "Service" | "PersistentVolumeClaim" | "Namespace"
+    ) && let Some(o) = obj.as_object_mut()
+    {
+        o.remove("status");
+    }
+    match kind.as_str() {
+        "Job" => {
+            if let Some(m) = obj["metadata"].as_object_mut() {
+                m.remove("labels");
+            }
+            if let Some(spec) = obj["spec"].as_object_mut() {
+                spec.remove("selector");
+            }
+            if let Some(t) = obj
+                .pointer_mut("/spec/template/metadata")
+                .and_then(Value::as_object_mut)
+            {
+                t.remove("labels");
+            }
+        }
+        "DaemonSet" => {
+            if let Some(m) = obj["metadata"].as_object_mut() {
+                m.remove("annotations");
+            }
+        }
+        "PersistentVolumeClaim" => {
+            if let Some(m) = obj["metadata"].as_object_mut() {
+                m.remove("finalizers");
+            }
+        }
+        "Pod" => {
+            if let Some(spec) = obj["spec"].as_object_mut() {
+                spec.remove("tolerations");
+                spec.remove("volumes");
+                for c in spec
+                    .get_mut("containers")
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(c) = c.as_object_mut() {
+                        c.remove("volumeMounts");
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    for at in [
+        "/spec/template",
+        "/spec/jobTemplate",
+        "/spec/jobTemplate/spec/template",
+    ] {
+        if let Some(t) = obj.pointer_mut(at).and_then(Value::as_object_mut)
+            && t.get("metadata")
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+        {
+            t.remove("metadata");
+        }
+    }
+    if let Some(m) = obj["metadata"].as_object_mut() {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+            "generation",
+            "namespace",
+        ] {
+            m.remove(k);
+        }
+    }
+    let service = obj["kind"] == "Service";
+    if let Some(spec) = obj["spec"].as_object_mut()
+        && service
+    {
+        if spec.get("clusterIP").is_some_and(|ip| ip != "None") {
+            spec.remove("clusterIP");
+            spec.remove("clusterIPs");
+        }
+        for p in spec
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(p) = p.as_object_mut() {
+                p.remove("nodePort");
+            }
+        }
+    }
+}
+
+/// The core's defaulting rules (`kapply::defaults`: the plan's
+/// server-default causes, export and the embedded server all use them)
+/// held to the real server's: each object is created by a server dry run,
+/// which answers with the object as the server would store it; the same
+/// object defaulted by the core must be equal, allocated fields aside.
+#[test]
+fn the_cores_defaulting_is_the_real_servers() {
+    let Some(kubeconfig) = real::kubeconfig() else {
+        return;
+    };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ns = real::unique("defaults");
+    let kc = |args: &[&str]| {
+        let mut cmd = Command::new(&bin);
+        cmd.arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .env_remove("KUBECONFIG");
+        let out = run(&mut cmd);
+        assert_eq!(out.code, Some(0), "kubectl {args:?}: {out:?}");
+        out.stdout
+    };
+    kc(&["create", "namespace", &ns]);
+    let mut problems = Vec::new();
+    for (i, text) in DEFAULTED.iter().enumerate() {
+        let path = dir.path().join(format!("{i}.yaml"));
+        std::fs::write(&path, text).unwrap();
+        let answer = kc(&[
+            "create",
+            "--dry-run=server",
+            "-o",
+            "json",
+            "-n",
+            &ns,
+            "-f",
+            path.to_str().unwrap(),
+        ]);
+        let mut theirs: Value = serde_json::from_str(&answer).unwrap();
+        let mut ours = kapply::yaml::read_value(text).unwrap();
+        ours["metadata"]["namespace"] = Value::String(ns.clone());
+        kapply::defaults::apply(&mut ours, &mut || "10.96.0.10".to_string());
+        strip_allocated(&mut theirs);
+        strip_allocated(&mut ours);
+        if theirs != ours {
+            problems.push(format!(
+                "{} {}: core vs real server:\n{}",
+                theirs["kind"],
+                theirs["metadata"]["name"],
+                real::json_diff(&ours, &theirs)
+            ));
+        }
+    }
+    kc(&["delete", "namespace", &ns, "--wait=false"]);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 // ---------------------------------------------------------------------------

@@ -1275,3 +1275,149 @@ fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
         }
     }
 }
+
+/// The per-field decisions' history on one server (kubectl `k` on
+/// `kubeconfig`, in namespace `ns`): applied server-side by kubectl, then
+/// scaled by `kubectl scale` and its image set by `kubectl set image`; a
+/// config that changes both has two conflicts. Forcing the replicas and
+/// giving way on the image (`kapply::ssa::resolve`), the request kapply
+/// then sends leaves the image out and forces: the replicas are the
+/// config's and this manager's, the image stays the other writer's, value
+/// and ownership. Returns the Deployment as it is after.
+fn decisions_history(k: &Kubectl, kubeconfig: &Path, dir: &Path, ns: &str) -> Value {
+    let kubectl = |args: &[&str]| {
+        let o = run(&mut k.command(args));
+        assert_eq!(o.code, Some(0), "{args:?}: {o:?}");
+        o.stdout
+    };
+    let deployment = |replicas: u32, image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {ns}\n\
+             spec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n\
+             \x20   metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n\
+             \x20     - name: web\n        image: {image}\n"
+        )
+    };
+    kubectl(&["create", "namespace", ns]);
+    let v1 = dir.join(format!("{ns}-v1.yaml"));
+    std::fs::write(&v1, deployment(2, "nginx:1.27")).unwrap();
+    kubectl(&["apply", "--server-side", "-f", v1.to_str().unwrap()]);
+    kubectl(&["scale", "deployment/web", "--replicas=5", "-n", ns]);
+    kubectl(&[
+        "set",
+        "image",
+        "deployment/web",
+        "web=nginx:hotfix",
+        "-n",
+        ns,
+    ]);
+
+    let live: Value = serde_json::from_str(&kubectl(&[
+        "get",
+        "deployment/web",
+        "-n",
+        ns,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    let config = kapply::yaml::read_value(&deployment(3, "nginx:1.28")).unwrap();
+    const IMAGE: &str = "spec.template.spec.containers[name=web].image";
+    let conflicts: Vec<String> = kapply::ssa::plan_fields(&config, Some(&live), "kubectl", false)
+        .into_iter()
+        .filter(|r| r.action == kapply::ssa::FieldAction::Conflict)
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(conflicts, vec!["spec.replicas", IMAGE], "{live:#}");
+    use kapply::ssa::Decision;
+    let decisions = [
+        ("spec.replicas".to_string(), Decision::Force),
+        (IMAGE.to_string(), Decision::GiveWay),
+    ]
+    .into_iter()
+    .collect();
+    let r = kapply::ssa::resolve(&config, Some(&live), "kubectl", &decisions);
+    assert!(r.force && r.undecided.is_empty(), "{r:?}");
+
+    // The request as kapply sends it: the reduced config, forced.
+    let reduced = dir.join(format!("{ns}-resolved.json"));
+    std::fs::write(&reduced, r.config.to_string()).unwrap();
+    let out = run(Command::new(env!("CARGO_BIN_EXE_kapply"))
+        .args(["apply", "--server-side", "--force-conflicts", "--yes", "-f"])
+        .arg(&reduced)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env_remove("KUBECONFIG"));
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    let after: Value = serde_json::from_str(&kubectl(&[
+        "get",
+        "deployment/web",
+        "-n",
+        ns,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    assert_eq!(after["spec"]["replicas"], 3, "{after:#}");
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:hotfix",
+        "{after:#}"
+    );
+    let entry = |manager: &str, op: &str, sub: Option<&str>| -> Value {
+        after["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| {
+                e["manager"] == manager && e["operation"] == op && e["subresource"].as_str() == sub
+            })
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let mine = entry("kubectl", "Apply", None);
+    assert!(mine["f:spec"].get("f:replicas").is_some(), "{after:#}");
+    let container = &mine["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"];
+    assert!(container.get("f:image").is_none(), "{after:#}");
+    let theirs = entry("kubectl-set", "Update", None);
+    assert!(
+        theirs["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"]
+            .get("f:image")
+            .is_some(),
+        "{after:#}"
+    );
+    // The scale subresource's claim on the replicas is gone (forced).
+    let scale = entry("kubectl", "Update", Some("scale"));
+    assert!(scale["f:spec"].get("f:replicas").is_none(), "{after:#}");
+    // Planned again, nothing conflicts and nothing is left to do but the
+    // image the reviewer left to its writer.
+    let rows = kapply::ssa::plan_fields(&r.config, Some(&after), "kubectl", false);
+    assert!(rows.is_empty(), "{rows:#?}");
+    after
+}
+
+#[test]
+fn per_field_decisions_hold_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let Some(bin) = reference_kubectl() else {
+        return;
+    };
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
+    let ns = unique("ssa-decide");
+    decisions_history(&k, &kc, dir.path(), &ns);
+    run(&mut k.command(&["delete", "namespace", &ns, "--wait=false"]));
+}
+
+#[test]
+fn per_field_decisions_hold_on_the_embedded_server() {
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let c = server::Cluster::start();
+    let k = Kubectl::new(bin, &c.kubeconfig);
+    decisions_history(&k, &c.kubeconfig, c.dir.path(), "ssa-decide");
+}

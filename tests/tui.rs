@@ -4,6 +4,8 @@
 
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/real.rs"]
+mod real;
 #[path = "common/server.rs"]
 mod server;
 mod tui_fixture;
@@ -3455,4 +3457,359 @@ fn the_box_under_the_field_table_scrolls() {
     feed(&mut a, [code(KeyCode::Tab)]);
     let other = screen(&a);
     assert!(hint(&other).starts_with("lines 1-"), "{other}");
+}
+
+// ---------- recreate (F): an update the server refuses as invalid ----------
+
+const REFUSED: &str =
+    "Deployment.apps \"nginx-deployment\" is invalid: spec.selector: field is immutable";
+
+/// The dry run of the open apply dialog, the Deployment refused as
+/// invalid (422), the rest ok.
+fn refuse_in_dry_run(app: &mut App) {
+    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+        panic!("no apply dialog: {:?}", app.popup)
+    };
+    let results = items
+        .iter()
+        .map(|i| {
+            let id = i.plan.id();
+            if id.name == "nginx-deployment" {
+                ObjectResult::failed(id, Failure::Invalid(REFUSED.into()))
+            } else {
+                result(&id.to_string(), true, "configured (server dry run)")
+            }
+        })
+        .collect();
+    app.update(Msg::DryRunDone(results));
+}
+
+/// The offer in the apply confirmation and the status line, then the
+/// recreate confirmation naming the object, its uid and the downtime.
+#[test]
+fn recreate_offer_and_confirmation() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut a = app(w, h);
+        select(&mut a, "nginx-deployment");
+        feed(&mut a, [key('a')]);
+        refuse_in_dry_run(&mut a);
+        let offer = screen(&a);
+        assert!(offer.contains("F recreates it"), "{offer}");
+        assert_eq!(
+            a.last_result.as_deref(),
+            Some("Deployment default/nginx-deployment refused as invalid: F recreates it")
+        );
+        insta::assert_snapshot!(format!("recreate_offer_{w}x{h}"), offer);
+        let eff = feed(&mut a, [key('F')]);
+        assert!(
+            eff.is_empty(),
+            "nothing is sent before the confirmation: {eff:?}"
+        );
+        let confirm = screen(&a);
+        assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+        assert!(
+            confirm.contains("Deployment default/nginx-deployment (uid"),
+            "{confirm}"
+        );
+        assert!(confirm.contains("downtime"), "{confirm}");
+        insta::assert_snapshot!(format!("recreate_confirm_{w}x{h}"), confirm);
+    }
+}
+
+/// What F does, as data: nothing without a refusal; the confirmation's
+/// Enter is the only way to the `Recreate` effect, with the object's whole
+/// configuration; the results, a failure after the delete said loudly;
+/// `q` asks first while the recreate runs.
+#[test]
+fn recreate_update_and_effects() {
+    let mut a = app(120, 40);
+    select(&mut a, "nginx-deployment");
+    // Nothing refused: F says what it is for.
+    assert!(feed(&mut a, [key('F')]).is_empty());
+    assert!(a.popup.is_none());
+    assert!(
+        a.last_result
+            .as_deref()
+            .is_some_and(|r| r.contains("refused as invalid")),
+        "{:?}",
+        a.last_result
+    );
+    // A partial apply refused: the recreate still sends the whole manifest.
+    feed(&mut a, [code(KeyCode::Enter), key(' '), code(KeyCode::Esc)]);
+    assert!(
+        a.excluded
+            .contains_key(&tui_fixture::id("Deployment default/nginx-deployment"))
+    );
+    feed(&mut a, [key('a')]);
+    refuse_in_dry_run(&mut a);
+    // The footer offers it on the row too, once the dialog is closed.
+    feed(&mut a, [code(KeyCode::Esc)]);
+    assert!(a.recreate_offered());
+    assert!(screen(&a).contains("F recreate"), "{}", screen(&a));
+    // Esc in the confirmation: nothing sent.
+    feed(&mut a, [key('F')]);
+    assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+    assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
+    assert!(a.popup.is_none());
+    // Enter: the effect, with the whole configuration.
+    feed(&mut a, [key('F')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    let [Effect::Recreate(items)] = eff.as_slice() else {
+        panic!("{eff:?}")
+    };
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].plan.id().name, "nginx-deployment");
+    assert_eq!(items[0].accepted_fields, None, "the whole manifest");
+    assert!(items[0].released_fields.is_empty());
+    assert!(a.pending.contains(&kapply::tui::app::Job::Recreating));
+    // Quitting now could leave it deleted: asked first.
+    assert!(feed(&mut a, [key('q')]).is_empty());
+    assert!(screen(&a).contains("A recreate is under way"));
+    feed(&mut a, [code(KeyCode::Esc)]);
+    // Deleted and not created again: said first, loudly, and logged.
+    let id = tui_fixture::id("Deployment default/nginx-deployment");
+    let eff = feed(
+        &mut a,
+        [Msg::Recreated(vec![ObjectResult::failed(
+            id.clone(),
+            Failure::NotRecreated("creating it failed: quota exceeded".into()),
+        )])],
+    );
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert!(a.last_result_failed);
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("1 object(s) DELETED and not created again (l: log); recreated 0 object(s), 1 failed")
+    );
+    assert!(a.log.iter().any(|e| {
+        !e.ok
+            && e.text
+                .contains("DELETED and not created again: creating it failed: quota exceeded")
+    }));
+    // Replaced: logged, the refusal forgotten.
+    feed(&mut a, [Msg::Loaded(Ok(tui_fixture::plan()))]);
+    select(&mut a, "nginx-deployment");
+    assert!(a.recreate_offered(), "the refusal outlives a reload");
+    feed(&mut a, [key('F')]);
+    feed(&mut a, [code(KeyCode::Enter)]);
+    let eff = feed(
+        &mut a,
+        [Msg::Recreated(vec![ObjectResult::new(
+            id.clone(),
+            Outcome::Replaced,
+        )])],
+    );
+    assert!(matches!(eff.as_slice(), [Effect::Load]), "{eff:?}");
+    assert_eq!(a.last_result.as_deref(), Some("recreated 1 object(s)"));
+    assert!(!a.last_result_failed);
+    assert!(a.log.iter().any(|e| e.ok
+        && e.text
+            == "Deployment default/nginx-deployment: replaced (deleted and created again: --force)"));
+    assert!(!a.recreate_offered());
+    assert!(a.refused.is_empty());
+}
+
+/// Through the real engine on the cluster of `kubeconfig`, in namespace
+/// `ns` (created by the first apply): a Deployment whose selector changes
+/// is refused (422) in the apply confirmation's dry run; F and Enter
+/// delete it and create it again, with the new selector and a new uid.
+/// Returns the uids before and after, as the reload read them.
+async fn recreate_history(
+    kubeconfig: &std::path::Path,
+    dir: &std::path::Path,
+    ns: &str,
+) -> (String, String) {
+    let m = dir.join("recreate");
+    std::fs::create_dir_all(&m).unwrap();
+    let web = |app: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n---\n\
+             apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {ns}\n\
+             spec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: {app}\n  template:\n\
+             \x20   metadata:\n      labels:\n        app: {app}\n    spec:\n      containers:\n\
+             \x20     - name: web\n        image: nginx:1.27\n"
+        )
+    };
+    std::fs::write(m.join("web.yaml"), web("web")).unwrap();
+    let engine = kube_engine(kubeconfig, &m).await;
+    let mut a = App::new(Options::default());
+    a.clock = || "12:34:56".to_string();
+    a.update(Msg::Resize(120, 40));
+    let start = a.start();
+    settle(&mut a, &engine, start).await;
+    // Both created: the namespace and the Deployment.
+    let eff = feed(&mut a, [key('M'), key('a')]);
+    settle(&mut a, &engine, eff).await;
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    settle(&mut a, &engine, eff).await;
+    assert_eq!(
+        a.last_result.as_deref(),
+        Some("applied 2 object(s)"),
+        "{:?}",
+        a.log
+    );
+    let live = |a: &App| {
+        // Rows are kept small: the whole one has the live object.
+        let i = a.plan.objects.iter().position(|o| o.name == "web").unwrap();
+        let o = a.object(i).unwrap();
+        let live = o.live.clone().expect("the Deployment is in the cluster");
+        (o.action, live)
+    };
+    let (_, before) = live(&a);
+    let uid = before["metadata"]["uid"].as_str().unwrap().to_string();
+
+    // The selector changes: immutable.
+    std::fs::write(m.join("web.yaml"), web("web2")).unwrap();
+    let eff = feed(&mut a, [key('r')]);
+    settle(&mut a, &engine, eff).await;
+    select(&mut a, "web");
+    let eff = feed(&mut a, [key('a')]);
+    settle(&mut a, &engine, eff).await;
+    let offer = screen(&a);
+    assert!(offer.contains("field is immutable"), "{offer}");
+    assert!(offer.contains("F recreates it"), "{offer}");
+    assert!(
+        a.refused.contains_key(&a.selected().unwrap().id()),
+        "{offer}"
+    );
+    feed(&mut a, [key('F')]);
+    let confirm = tui_fixture::text(&a);
+    assert!(confirm.contains(&format!("(uid {uid})")), "{confirm}");
+    // Esc: nothing was sent.
+    feed(&mut a, [code(KeyCode::Esc)]);
+    let eff = feed(&mut a, [key('r')]);
+    settle(&mut a, &engine, eff).await;
+    assert_eq!(
+        live(&a).1["metadata"]["uid"],
+        uid.as_str(),
+        "nothing sent yet"
+    );
+    select(&mut a, "web");
+    feed(&mut a, [key('F')]);
+    let eff = feed(&mut a, [code(KeyCode::Enter)]);
+    assert!(matches!(eff.as_slice(), [Effect::Recreate(_)]), "{eff:?}");
+    settle(&mut a, &engine, eff).await;
+    assert!(
+        a.log.iter().any(|e| e.ok
+            && e.text
+                == format!("Deployment {ns}/web: replaced (deleted and created again: --force)")),
+        "{:?}",
+        a.log
+    );
+    assert_eq!(a.last_result.as_deref(), Some("recreated 1 object(s)"));
+    // Reloaded after it: the new object, nothing left to do or refused.
+    let (action, after) = live(&a);
+    assert_eq!(
+        after["spec"]["selector"]["matchLabels"]["app"], "web2",
+        "{after}"
+    );
+    let new_uid = after["metadata"]["uid"].as_str().unwrap().to_string();
+    assert_ne!(new_uid, uid, "a new object: {after}");
+    assert_eq!(action, kapply::plan::ObjectAction::Unchanged);
+    assert!(a.refused.is_empty());
+    (uid, new_uid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recreate_replaces_a_refused_deployment_on_the_embedded_server() {
+    let (server, dir, kubeconfig) = server::start_with_kubeconfig().await;
+    let (_, uid) = recreate_history(&kubeconfig, dir.path(), "recreate").await;
+    let stored = server
+        .store()
+        .get("apps/v1", "Deployment", Some("recreate"), "web")
+        .expect("the Deployment is there");
+    assert_eq!(stored["metadata"]["uid"], uid.as_str(), "{stored}");
+    assert_eq!(stored["spec"]["selector"]["matchLabels"]["app"], "web2");
+}
+
+/// The same on a real kube-apiserver (`scripts/real-apiserver`): skipped
+/// without it, a failure under CI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recreate_replaces_a_refused_deployment_on_the_real_server() {
+    let Some(kubeconfig) = real::kubeconfig() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    recreate_history(&kubeconfig, dir.path(), &real::unique("recreate")).await;
+}
+
+/// Long label and annotation keys keep their whole text in the path
+/// column (a key is what a row is about), on more lines where one is not
+/// enough; the values wrap or are cut instead. At 160x45 each reads on
+/// screen; at every width of the field table down to 80 columns, each
+/// row's label lines make the whole key.
+#[test]
+fn long_keys_read_whole() {
+    let keys = [
+        "[\"checksum/config\"]",
+        "[\"kubectl.kubernetes.io/default-container\"]",
+        "[\"service.beta.kubernetes.io/aws-load-balancer-backend-protocol\"]",
+        "[\"app.kubernetes.io/managed-by\"]",
+        "[\"helm.sh/chart\"]",
+        "[\"kubectl.kubernetes.io/restartedAt\"]",
+    ];
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut a = app(w, h);
+        a.update(key('r'));
+        a.update(Msg::Loaded(Ok(tui_fixture::long_keys())));
+        select(&mut a, "controller");
+        feed(&mut a, [code(KeyCode::Tab)]);
+        let s = screen(&a);
+        insta::assert_snapshot!(format!("long_keys_{w}x{h}"), s);
+        let o = a.selected().unwrap();
+        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let l = kapply::tui::fieldtable::layout(o, false, inner);
+        assert!(
+            l.widths[4] >= 5,
+            "the act column shows at {w}: {:?}",
+            l.widths
+        );
+        for rl in &l.rows {
+            let whole = rl.label.concat();
+            assert!(
+                keys.contains(&whole.as_str()),
+                "{whole:?} at {w}: {:?}",
+                rl.label
+            );
+            assert!(rl.height >= rl.label.len());
+        }
+        if w == 160 {
+            // Whole on one line, or the prefix over the name.
+            for k in keys {
+                let one = s.contains(k);
+                let two = k.rsplit_once('/').is_some_and(|(p, n)| {
+                    s.lines()
+                        .zip(s.lines().skip(1))
+                        .any(|(a, b)| a.contains(&format!("{p}/")) && b.contains(n))
+                });
+                assert!(one || two, "{k} does not read at {w}x{h}:\n{s}");
+            }
+            assert!(
+                s.contains("[\"kubectl.kubernetes.io/default-container\"]"),
+                "{s}"
+            );
+        }
+    }
+    // Narrower panes: the keys wrap (five lines at most), never cut while
+    // five lines hold them.
+    let plan = tui_fixture::long_keys();
+    for total in [48, 56, 64, 96, 124] {
+        let l = kapply::tui::fieldtable::layout(&plan.objects[0], false, total);
+        for rl in &l.rows {
+            let whole = rl.label.concat();
+            assert!(rl.label.len() <= 5, "{total}: {:?}", rl.label);
+            assert!(keys.contains(&whole.as_str()), "{total}: {:?}", rl.label);
+        }
+    }
+    // Narrower still, a key too long for five lines is cut in its middle:
+    // its start and its end stay.
+    let l = kapply::tui::fieldtable::layout(&plan.objects[0], false, 40);
+    for rl in &l.rows {
+        let whole = rl.label.concat();
+        assert!(
+            whole.starts_with("[\"") && whole.ends_with("\"]"),
+            "{:?}",
+            rl.label
+        );
+    }
 }

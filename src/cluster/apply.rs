@@ -52,6 +52,12 @@ pub struct Replace {
     pub timeout: std::time::Duration,
 }
 
+impl Replace {
+    /// How long a replace waits for the deleted object to be gone when
+    /// no `--timeout` says (a Deployment's pods take their grace period).
+    pub const WAIT: std::time::Duration = crate::ops::RECREATE_WAIT;
+}
+
 /// How to delete.
 #[derive(Debug, Clone, Default)]
 pub struct DeleteOptions {
@@ -413,6 +419,11 @@ fn dry_run_failed(
         {
             let ns = name.namespace.clone().unwrap_or_default();
             ok(name, Outcome::NotChecked(Prerequisite::Namespace(ns))).in_dry_run()
+        }
+        // An update refused as invalid: recreating it (`--force`) is the
+        // way forward, so it is told apart.
+        e if e.code() == 422 && matches!(w, Write::Patch { .. }) => {
+            fail(name, Failure::Invalid(e.to_string()))
         }
         // Not written: the dry run that goes first failed.
         e if e.is_fatal() => fail(name, Failure::DryRun(e.to_string())),

@@ -68,7 +68,9 @@ impl KubeEngine {
             }
             let Some(session) = self.session() else {
                 return match write {
-                    Write::Apply(items) => not_sent(items.iter().map(|i| i.plan.id())),
+                    Write::Apply(items) | Write::Recreate(items) => {
+                        not_sent(items.iter().map(|i| i.plan.id()))
+                    }
                     Write::Delete(o, _) | Write::Prune(o) => not_sent(o.iter().map(ObjectPlan::id)),
                 };
             };
@@ -83,6 +85,19 @@ impl KubeEngine {
                         applyset: self.applyset(),
                         report,
                         force: None,
+                    };
+                    session.apply(items, &opts).await
+                }
+                // As `kapply apply --force`: the objects' own grace period.
+                Write::Recreate(items) => {
+                    let opts = ApplyOptions {
+                        dry_run,
+                        applyset: self.applyset(),
+                        report,
+                        force: Some(super::Replace {
+                            grace_period: None,
+                            timeout: super::Replace::WAIT,
+                        }),
                     };
                     session.apply(items, &opts).await
                 }

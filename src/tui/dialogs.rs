@@ -57,6 +57,99 @@ fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
     ))
 }
 
+/// What deleting an object of this kind for a while means: the downtime a
+/// recreate implies, said before it is confirmed.
+fn downtime(kind: &str) -> &'static str {
+    match kind {
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" => {
+            "its pods are deleted with it and started again: nothing runs until the new ones \
+             are ready"
+        }
+        "Job" | "CronJob" => "its pods are deleted with it; it runs again from the start",
+        "Pod" => "it stops and starts again (a new IP)",
+        "Service" => {
+            "it is gone until created again: connections through it fail meanwhile, and it \
+             gets a new clusterIP unless the manifest sets one"
+        }
+        "PersistentVolumeClaim" => {
+            "ITS VOLUME IS RELEASED: with the reclaim policy Delete its data is lost"
+        }
+        "Namespace" => "EVERYTHING IN IT IS DELETED",
+        "CustomResourceDefinition" => "EVERY OBJECT OF ITS KINDS IS DELETED",
+        _ => "it is gone until created again: what uses it fails meanwhile",
+    }
+}
+
+/// The recreate confirmation: each object deleted (its uid), why the
+/// server refused it, the downtime; then how it is done.
+fn recreate_view(app: &App, items: &[crate::ops::ApplyItem], typed: &str, t: Theme) -> PopupView {
+    let red = t.fg(Color::Red).add_modifier(Modifier::BOLD);
+    let head = match items.len() {
+        1 => "Recreate 1 object: DELETE it and create it again from its manifest?".to_string(),
+        n => format!("Recreate {n} objects: DELETE each and create it again from its manifest?"),
+    };
+    let mut body = vec![
+        Line::from(Span::styled(head, red)),
+        Line::from(
+            "The server refuses the update in place (an immutable field); as kubectl apply \
+             --force does, the object is replaced.",
+        ),
+    ];
+    for it in items {
+        let o = &it.plan;
+        let uid = o
+            .live
+            .as_ref()
+            .and_then(|l| l.pointer("/metadata/uid"))
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        body.push(Line::from(Span::styled(
+            format!("  x {} (uid {uid})", o.id()),
+            red,
+        )));
+        if let Some(why) = app.refused.get(&o.id()) {
+            body.push(Line::from(format!("      refused: {why}")));
+        }
+        body.push(Line::from(Span::styled(
+            format!("      downtime: {}", downtime(&o.kind)),
+            t.fg(Color::Yellow),
+        )));
+    }
+    body.push(Line::from(Span::styled(
+        format!(
+            "How: a DELETE with the uid as its precondition (an object made since under that \
+             name is left alone); a wait until it is gone (at most {} s); then the manifest is \
+             created. If that create fails, the object as it was is created again; if even \
+             that fails, it stays DELETED and the log says so. Before Enter, nothing is sent.",
+            crate::ops::RECREATE_WAIT.as_secs()
+        ),
+        t.fg(Color::DarkGray),
+    )));
+    let footer = if items.len() > 1 {
+        vec![
+            Line::from(vec![
+                Span::raw(format!("Type {} to confirm: ", items.len())),
+                Span::styled(
+                    format!("{typed}▏"),
+                    t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                ),
+            ]),
+            keys_line("type the count, Enter recreate · Esc cancel", t),
+        ]
+    } else {
+        vec![keys_line(
+            "Enter recreate (delete, then create) · Esc cancel",
+            t,
+        )]
+    };
+    PopupView {
+        title: "Confirm recreate",
+        width: app.size.width.saturating_sub(4).min(110),
+        body,
+        footer,
+    }
+}
+
 pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
     let v = popup_view_raw(app, p, t);
     PopupView {
@@ -233,7 +326,34 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 t,
             )],
         },
-        Popup::QuitConfirm { marked, queued } => {
+        Popup::QuitConfirm {
+            marked,
+            queued,
+            recreating: true,
+        } => {
+            let mut body = vec![
+                Line::from(Span::styled(
+                    "A recreate is under way: quit anyway?",
+                    t.fg(Color::Red).add_modifier(Modifier::BOLD),
+                )),
+                Line::from(
+                    "Quitting between its delete and its create leaves the object deleted; \
+                     the log says what is done once it ends.",
+                ),
+            ];
+            if marked + queued > 0 {
+                body.push(Line::from(format!(
+                    "{marked} mark(s) and {queued} queued delete(s) are dropped too."
+                )));
+            }
+            PopupView {
+                title: "Quit?",
+                width: 60,
+                body,
+                footer: vec![keys_line("y/q/Enter quit · n/Esc stay", t)],
+            }
+        }
+        Popup::QuitConfirm { marked, queued, .. } => {
             let mut what = Vec::new();
             if *marked > 0 {
                 what.push(format!("{marked} object(s) marked for apply"));
@@ -285,6 +405,17 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                             format!("  {m} {}: {}", r.object, r.message()),
                             s,
                         )));
+                        // The way forward for an update refused as invalid.
+                        if matches!(
+                            r.outcome,
+                            crate::ops::Outcome::Failed(crate::ops::Failure::Invalid(_))
+                        ) {
+                            lines.push(Line::from(Span::styled(
+                                "    F recreates it: deletes it and creates it again from the \
+                                 manifest (downtime; its own confirmation first)",
+                                t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                            )));
+                        }
                     }
                 }
             }
@@ -371,6 +502,17 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                         Some(rs) if rs.iter().all(crate::ops::ObjectResult::ok) => {
                             "Enter apply · Esc cancel"
                         }
+                        Some(rs)
+                            if rs.iter().any(|r| {
+                                matches!(
+                                    r.outcome,
+                                    crate::ops::Outcome::Failed(crate::ops::Failure::Invalid(_))
+                                )
+                            }) =>
+                        {
+                            "Enter apply (refused objects fail again) · F recreate the refused · \
+                             r retry dry run · Esc cancel"
+                        }
                         Some(_) => {
                             "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
                         }
@@ -379,6 +521,7 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 )],
             }
         }
+        Popup::RecreateConfirm { items, typed } => recreate_view(app, items, typed, t),
         Popup::DeleteConfirm {
             objects,
             typed,

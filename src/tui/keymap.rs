@@ -36,6 +36,8 @@ pub enum Action {
     Apply,
     Prune,
     Delete,
+    /// Delete and create again what the server refused to update.
+    Recreate,
     Export,
     /// The changes view: each distinct change once, with its count.
     Changes,
@@ -203,9 +205,8 @@ pub const BINDINGS: &[Binding] = &[
         "p",
         ALL,
         [(k('p'), Prune)],
-        "prune mode: each candidate with why; y prune, n keep, s skip; then the confirmation \
-         with the server's dry run, and Enter deletes the queued ones once it has answered (when \
-         there is no candidate, says why)",
+        "prune mode: each candidate with why; y prune, n keep, s skip; then a confirmation with \
+         the server's dry run; Enter deletes the queued ones (no candidate: says why)",
         Some("p prune")
     ),
     b!(
@@ -215,6 +216,13 @@ pub const BINDINGS: &[Binding] = &[
         "delete the current or marked objects (more than one: type the count); c in the dialog \
          cycles propagation Background, Foreground, Orphan",
         None
+    ),
+    b!(
+        "F",
+        ALL,
+        [(k('F'), Recreate)],
+        "recreate an update the server refused as immutable: confirm, then delete and create again",
+        Some("F recreate")
     ),
     b!(
         "E",

@@ -354,6 +354,9 @@ pub async fn perform(
         Effect::Prune(objs) => {
             Msg::Pruned(writing(&engine, crate::ops::Write::Prune(objs), &tx).await)
         }
+        Effect::Recreate(items) => {
+            Msg::Recreated(writing(&engine, crate::ops::Write::Recreate(items), &tx).await)
+        }
         Effect::PruneDryRun(objs) => {
             let total = objs.len();
             let (etx, erx) = mpsc::unbounded_channel();

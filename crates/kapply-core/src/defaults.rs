@@ -67,10 +67,13 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
                 default(spec, "suspend", || json!(false));
                 default(spec, "successfulJobsHistoryLimit", || json!(3));
                 default(spec, "failedJobsHistoryLimit", || json!(1));
+                // The Job defaults are SetDefaults_Job's, of a Job alone: a
+                // CronJob's jobTemplate gets its pod template's only (seen
+                // on kube-apiserver v1.34).
                 if let Some(jt) = existing(spec, "jobTemplate")
                     && let Some(js) = existing(jt, "spec")
                 {
-                    job(js);
+                    template(js, false);
                 }
             }
         },
@@ -118,14 +121,7 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
             |o, _| role_binding(o)
         }
-        ("v1", "PersistentVolumeClaim") => |o, _| {
-            if let Some(spec) = child(o, "spec") {
-                default(spec, "volumeMode", || json!("Filesystem"));
-            }
-            if let Some(status) = child(o, "status") {
-                default(status, "phase", || json!("Pending"));
-            }
-        },
+        ("v1", "PersistentVolumeClaim") => |o, _| persistent_volume_claim(o),
         _ => return None,
     };
     Some(rule)
@@ -236,6 +232,19 @@ fn statefulset(o: &mut Map<String, Value>) {
         default(p, "whenDeleted", || json!("Retain"));
         default(p, "whenScaled", || json!("Retain"));
     }
+    // Each claim template is a PersistentVolumeClaim, defaulted as one.
+    let claims = spec
+        .get_mut("volumeClaimTemplates")
+        .and_then(Value::as_array_mut);
+    for claim in claims
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        default(claim, "apiVersion", || json!("v1"));
+        default(claim, "kind", || json!("PersistentVolumeClaim"));
+        persistent_volume_claim(claim);
+    }
     template(spec, true);
 }
 
@@ -272,11 +281,35 @@ fn job(spec: &mut Map<String, Value>) {
     template(spec, false);
 }
 
+fn persistent_volume_claim(o: &mut Map<String, Value>) {
+    if let Some(spec) = child(o, "spec") {
+        default(spec, "volumeMode", || json!("Filesystem"));
+    }
+    if let Some(status) = child(o, "status") {
+        default(status, "phase", || json!("Pending"));
+    }
+}
+
 fn template(spec: &mut Map<String, Value>, restart_always: bool) {
     if let Some(t) = existing(spec, "template")
         && let Some(ps) = existing(t, "spec")
     {
         pod_spec(ps, restart_always);
+    }
+}
+
+/// An ObjectFieldSelector's apiVersion (env `fieldRef`, downward API items).
+fn field_ref(holder: &mut Map<String, Value>) {
+    if let Some(r) = existing(holder, "fieldRef") {
+        default(r, "apiVersion", || json!("v1"));
+    }
+}
+
+/// The items of a downward API volume or projection.
+fn downward_items(src: &mut Map<String, Value>) {
+    let items = src.get_mut("items").and_then(Value::as_array_mut);
+    for item in items.into_iter().flatten().filter_map(Value::as_object_mut) {
+        field_ref(item);
     }
 }
 
@@ -304,6 +337,24 @@ fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
             for source in ["configMap", "secret", "downwardAPI", "projected"] {
                 if let Some(src) = existing(v, source) {
                     default(src, "defaultMode", || json!(420));
+                }
+            }
+            if let Some(src) = existing(v, "downwardAPI") {
+                downward_items(src);
+            }
+            let sources = existing(v, "projected")
+                .and_then(|p| p.get_mut("sources"))
+                .and_then(Value::as_array_mut);
+            for src in sources
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object_mut)
+            {
+                if let Some(d) = existing(src, "downwardAPI") {
+                    downward_items(d);
+                }
+                if let Some(t) = existing(src, "serviceAccountToken") {
+                    default(t, "expirationSeconds", || json!(3600));
                 }
             }
         }
@@ -360,6 +411,12 @@ fn container(c: &mut Map<String, Value>) {
     if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
             default(p, "protocol", || json!("TCP"));
+        }
+    }
+    let env = c.get_mut("env").and_then(Value::as_array_mut);
+    for e in env.into_iter().flatten().filter_map(Value::as_object_mut) {
+        if let Some(from) = existing(e, "valueFrom") {
+            field_ref(from);
         }
     }
 }

@@ -6,6 +6,9 @@
 //! are released. No I/O: the cluster layer sends what these compute.
 
 use crate::managedfields::{from_fields_v1, to_fields_v1};
+
+mod resolve;
+pub use resolve::{Decision, Resolved, resolve};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 

@@ -245,14 +245,23 @@ impl App {
                 changes,
             } => self.export_overwrite_key(k, object, path, changes),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
-            Popup::QuitConfirm { marked, queued } => match k.code {
+            Popup::QuitConfirm {
+                marked,
+                queued,
+                recreating,
+            } => match k.code {
                 KeyCode::Char('y' | 'q') | KeyCode::Enter => vec![Effect::Quit],
                 KeyCode::Esc | KeyCode::Char('n') => Vec::new(),
                 _ => {
-                    self.popup = Some(Popup::QuitConfirm { marked, queued });
+                    self.popup = Some(Popup::QuitConfirm {
+                        marked,
+                        queued,
+                        recreating,
+                    });
                     Vec::new()
                 }
             },
+            Popup::RecreateConfirm { items, typed } => self.recreate_key(k, items, typed),
             Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
             Popup::DeleteConfirm {
                 objects,
@@ -358,6 +367,9 @@ impl App {
                 self.pending.push(Job::Applying);
                 return vec![Effect::Apply(items)];
             }
+            // Recreate what the dry run refused as invalid (its own
+            // confirmation follows).
+            (KeyCode::Char('F'), Some(_)) if self.recreate_from_apply(&items) => {}
             // Ask the server again (after a refusal or a failure).
             (KeyCode::Char('r'), Some(_)) => {
                 self.popup = Some(Popup::ApplyConfirm {

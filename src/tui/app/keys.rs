@@ -164,11 +164,17 @@ impl App {
             Action::PrevChange => self.next_change(false),
             Action::Reload => return self.begin_load(),
             Action::Edit => return self.edit(),
-            Action::Apply | Action::Delete | Action::Prune | Action::Export | Action::Changes
+            Action::Apply
+            | Action::Delete
+            | Action::Prune
+            | Action::Export
+            | Action::Changes
+            | Action::Recreate
                 if !self.live_known =>
             {
                 let what = match action {
                     Action::Changes => "the changes view",
+                    Action::Recreate => "recreate",
                     Action::Apply => "apply",
                     Action::Delete => "delete",
                     Action::Export => "export",
@@ -181,6 +187,7 @@ impl App {
             Action::Prune => self.open_prune(),
             Action::Export => return self.open_export(),
             Action::Changes => self.open_changes(),
+            Action::Recreate => self.open_recreate(),
         }
         Vec::new()
     }
@@ -233,14 +240,21 @@ impl App {
         vec![Effect::Edit { file, line }]
     }
 
-    /// `q`: quit, asking first when marks or queued deletes would be lost.
+    /// `q`: quit, asking first when marks or queued deletes would be lost,
+    /// or while a recreate runs (quitting between its delete and its
+    /// create leaves the object deleted).
     pub(super) fn quit(&mut self) -> Vec<Effect> {
         let marked = self.marked.len();
         let queued = self.queued_delete.len();
-        if marked + queued == 0 {
+        let recreating = self.pending.contains(&Job::Recreating);
+        if marked + queued == 0 && !recreating {
             return vec![Effect::Quit];
         }
-        self.open_popup(Popup::QuitConfirm { marked, queued });
+        self.open_popup(Popup::QuitConfirm {
+            marked,
+            queued,
+            recreating,
+        });
         Vec::new()
     }
 

@@ -5,8 +5,8 @@
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
-    ApplyItem, Compact, ExportTarget, Exported, LiveEvent, ObjectResult, Progress, Propagation,
-    Rows, Server,
+    ApplyItem, Compact, ExportTarget, Exported, Failure, LiveEvent, ObjectResult, Outcome,
+    Progress, Propagation, Rows, Server,
 };
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -22,6 +22,7 @@ mod fields;
 mod keys;
 mod list;
 mod live;
+mod recreate;
 
 pub use live::{CHANGED_MARK, Live};
 
@@ -130,6 +131,8 @@ pub enum Msg {
     Deleted(Vec<ObjectResult>),
     /// A prune's results (`Effect::Prune`).
     Pruned(Vec<ObjectResult>),
+    /// A recreate's results (`Effect::Recreate`).
+    Recreated(Vec<ObjectResult>),
     /// Where to write an object's export (`E`), or why it cannot be.
     ExportAsk(ObjectPlan, Result<ExportTarget, String>),
     /// An export's outcome.
@@ -163,6 +166,10 @@ pub enum Effect {
     Delete(Vec<ObjectPlan>, Propagation),
     /// Prune (only after a confirm); answered by `Msg::Pruned`.
     Prune(Vec<ObjectPlan>),
+    /// Apply, replacing what the server refuses as invalid: delete (uid
+    /// precondition), wait until gone, create (only after the recreate
+    /// confirmation); answered by `Msg::Recreated`.
+    Recreate(Vec<ApplyItem>),
     /// The server's dry run of a prune; answered by `Msg::PruneDryRunDone`.
     PruneDryRun(Vec<ObjectPlan>),
     /// Propose a path for an object's export; the manifest file that holds
@@ -198,6 +205,8 @@ pub enum Job {
     Applying,
     Deleting,
     Pruning,
+    /// Deleting and creating again what the server refused to update.
+    Recreating,
 }
 
 impl Job {
@@ -212,12 +221,16 @@ impl Job {
             Job::Applying => "applying",
             Job::Deleting => "deleting",
             Job::Pruning => "pruning",
+            Job::Recreating => "recreating",
         }
     }
 
     /// Whether it writes to the cluster (its results reload everything).
     pub fn writes(self) -> bool {
-        matches!(self, Job::Applying | Job::Deleting | Job::Pruning)
+        matches!(
+            self,
+            Job::Applying | Job::Deleting | Job::Pruning | Job::Recreating
+        )
     }
 }
 
@@ -337,11 +350,19 @@ pub enum Popup {
         path: String,
         changes: Vec<String>,
     },
-    /// `q` with objects marked for apply or deletes queued: `y` quits,
-    /// dropping them.
+    /// `q` with objects marked for apply or deletes queued, or while a
+    /// recreate runs: `y` quits, dropping them (or leaving the recreate
+    /// wherever it is).
     QuitConfirm {
         marked: usize,
         queued: usize,
+        recreating: bool,
+    },
+    /// `F`: recreate what the server refused to update (each item's whole
+    /// configuration); more than one: the count typed.
+    RecreateConfirm {
+        items: Vec<ApplyItem>,
+        typed: String,
     },
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
@@ -533,6 +554,9 @@ pub struct App {
     pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<ObjectRef>,
+    /// Objects whose update the server refused as invalid (422: an
+    /// immutable field), with its words: `F` offers to recreate them.
+    pub refused: BTreeMap<ObjectRef, String>,
     pub popup: Option<Popup>,
     /// Rows the open dialog's body is scrolled by (when it does not fit).
     pub popup_scroll: u16,
@@ -619,6 +643,7 @@ impl App {
             excluded: BTreeMap::new(),
             released: BTreeMap::new(),
             queued_delete: BTreeSet::new(),
+            refused: BTreeMap::new(),
             popup: None,
             popup_scroll: 0,
             show_log: false,
@@ -946,12 +971,14 @@ impl App {
                         self.set_plan(plan, compact);
                         // Forget marks and exclusions of objects that are gone.
                         if !(self.marked.is_empty()
+                            && self.refused.is_empty()
                             && self.excluded.is_empty()
                             && self.released.is_empty())
                         {
                             let keys: BTreeSet<ObjectRef> =
                                 self.plan.objects.iter().map(ObjectPlan::id).collect();
                             self.marked.retain(|k| keys.contains(k));
+                            self.refused.retain(|k, _| keys.contains(k));
                             self.excluded.retain(|k, _| keys.contains(k));
                             self.released.retain(|k, _| keys.contains(k));
                         }
@@ -1032,10 +1059,12 @@ impl App {
                     let same =
                         results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
                     if same && dry_run.is_none() {
-                        *dry_run = Some(results);
+                        *dry_run = Some(results.clone());
+                        self.note_refusals(&results);
                     }
                 }
                 self.finish(Job::DryRun);
+                self.offer_recreate();
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
@@ -1121,7 +1150,14 @@ impl App {
                 }
                 self.begin_load()
             }
-            Msg::Applied(results) => self.on_results(Job::Applying, "applied", results),
+            Msg::Applied(results) => {
+                self.note_refusals(&results);
+                self.on_results(Job::Applying, "applied", results)
+            }
+            Msg::Recreated(results) => {
+                self.note_refusals(&results);
+                self.on_results(Job::Recreating, "recreated", results)
+            }
             Msg::Deleted(results) => self.on_results(Job::Deleting, "deleted", results),
             Msg::Pruned(results) => self.on_results(Job::Pruning, "pruned", results),
         }
@@ -1257,6 +1293,20 @@ impl App {
         // Sent without an answer: neither done nor failed (see the log).
         if unknown > 0 {
             summary.push_str(&format!(", {unknown} unknown (no answer)"));
+        }
+        // A recreate that deleted and could not create: said first, loudly.
+        let gone = results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Failed(Failure::NotRecreated(_))))
+            .count();
+        if gone > 0 {
+            summary = format!("{gone} object(s) DELETED and not created again (l: log); {summary}");
+        }
+        if results
+            .iter()
+            .any(|r| matches!(r.outcome, Outcome::Failed(Failure::Invalid(_))))
+        {
+            summary.push_str("; F recreates what the server refused");
         }
         self.say(summary, failed > 0 || unknown > 0);
         self.begin_load()

@@ -116,8 +116,13 @@ pub(crate) fn footer_keys(app: &App, room: usize) -> String {
         // The dialog names its own keys.
         return String::new();
     }
-    let all = crate::tui::keymap::footer(app.pane());
-    let must = |k: &str| k.starts_with("? ") || k.starts_with("q ");
+    // `F recreate` only where it has something to do, and then first.
+    let recreate = app.recreate_offered();
+    let all: Vec<&str> = crate::tui::keymap::footer(app.pane())
+        .into_iter()
+        .filter(|k| recreate || !k.starts_with("F "))
+        .collect();
+    let must = |k: &str| k.starts_with("? ") || k.starts_with("q ") || k.starts_with("F ");
     let mut room = room.saturating_sub(
         all.iter()
             .filter(|k| must(k))
