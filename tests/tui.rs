@@ -808,6 +808,8 @@ fn log_pane_records_results() {
         s.contains("✗ Secret demo/db-credentials failed: Secret \"db-credentials\" is"),
         "{s}"
     );
+    // An entry wider than the pane wraps: the cause reads.
+    assert!(s.contains("invalid: data[x]: Invalid value"), "{s}");
     insta::assert_snapshot!("log", s);
 }
 
