@@ -808,6 +808,8 @@ fn log_pane_records_results() {
         s.contains("✗ Secret demo/db-credentials failed: Secret \"db-credentials\" is"),
         "{s}"
     );
+    // An entry wider than the pane wraps: the cause reads.
+    assert!(s.contains("invalid: data[x]: Invalid value"), "{s}");
     insta::assert_snapshot!("log", s);
 }
 
@@ -3731,4 +3733,85 @@ async fn recreate_replaces_a_refused_deployment_on_the_real_server() {
     };
     let dir = tempfile::tempdir().unwrap();
     recreate_history(&kubeconfig, dir.path(), &real::unique("recreate")).await;
+}
+
+/// Long label and annotation keys keep their whole text in the path
+/// column (a key is what a row is about), on more lines where one is not
+/// enough; the values wrap or are cut instead. At 160x45 each reads on
+/// screen; at every width of the field table down to 80 columns, each
+/// row's label lines make the whole key.
+#[test]
+fn long_keys_read_whole() {
+    let keys = [
+        "[\"checksum/config\"]",
+        "[\"kubectl.kubernetes.io/default-container\"]",
+        "[\"service.beta.kubernetes.io/aws-load-balancer-backend-protocol\"]",
+        "[\"app.kubernetes.io/managed-by\"]",
+        "[\"helm.sh/chart\"]",
+        "[\"kubectl.kubernetes.io/restartedAt\"]",
+    ];
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut a = app(w, h);
+        a.update(key('r'));
+        a.update(Msg::Loaded(Ok(tui_fixture::long_keys())));
+        select(&mut a, "controller");
+        feed(&mut a, [code(KeyCode::Tab)]);
+        let s = screen(&a);
+        insta::assert_snapshot!(format!("long_keys_{w}x{h}"), s);
+        let o = a.selected().unwrap();
+        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let l = kapply::tui::fieldtable::layout(o, false, inner);
+        assert!(
+            l.widths[4] >= 5,
+            "the act column shows at {w}: {:?}",
+            l.widths
+        );
+        for rl in &l.rows {
+            let whole = rl.label.concat();
+            assert!(
+                keys.contains(&whole.as_str()),
+                "{whole:?} at {w}: {:?}",
+                rl.label
+            );
+            assert!(rl.height >= rl.label.len());
+        }
+        if w == 160 {
+            // Whole on one line, or the prefix over the name.
+            for k in keys {
+                let one = s.contains(k);
+                let two = k.rsplit_once('/').is_some_and(|(p, n)| {
+                    s.lines()
+                        .zip(s.lines().skip(1))
+                        .any(|(a, b)| a.contains(&format!("{p}/")) && b.contains(n))
+                });
+                assert!(one || two, "{k} does not read at {w}x{h}:\n{s}");
+            }
+            assert!(
+                s.contains("[\"kubectl.kubernetes.io/default-container\"]"),
+                "{s}"
+            );
+        }
+    }
+    // Narrower panes: the keys wrap (five lines at most), never cut while
+    // five lines hold them.
+    let plan = tui_fixture::long_keys();
+    for total in [48, 56, 64, 96, 124] {
+        let l = kapply::tui::fieldtable::layout(&plan.objects[0], false, total);
+        for rl in &l.rows {
+            let whole = rl.label.concat();
+            assert!(rl.label.len() <= 5, "{total}: {:?}", rl.label);
+            assert!(keys.contains(&whole.as_str()), "{total}: {:?}", rl.label);
+        }
+    }
+    // Narrower still, a key too long for five lines is cut in its middle:
+    // its start and its end stay.
+    let l = kapply::tui::fieldtable::layout(&plan.objects[0], false, 40);
+    for rl in &l.rows {
+        let whole = rl.label.concat();
+        assert!(
+            whole.starts_with("[\"") && whole.ends_with("\"]"),
+            "{:?}",
+            rl.label
+        );
+    }
 }

@@ -22,6 +22,15 @@ const MAX_VALUE_LINES: usize = 3;
 const ACT_W: usize = 5;
 /// The fewest columns a path's label is cut to when its pane has room.
 const MIN_LABEL: usize = 16;
+/// The most lines a label or annotation key wraps onto (it is never cut
+/// short of that: the key is what the row is about).
+const MAX_KEY_LINES: usize = 5;
+
+/// Whether a row's label is a map key (`["app.kubernetes.io/name"]`): a
+/// label or annotation key, read whole or not at all.
+fn is_key(label: &str) -> bool {
+    label.starts_with("[\"")
+}
 
 /// One line of the table body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,8 +51,9 @@ pub struct RowLayout {
     /// Index into `ObjectPlan::fields`.
     pub field: usize,
     pub depth: usize,
-    /// The path's last step (or steps), cut to fit the path column.
-    pub label: String,
+    /// The path's last step (or steps), cut to fit the path column; a
+    /// map key too long for it wraps onto more lines instead.
+    pub label: Vec<String>,
     /// last-applied, live, config.
     pub values: [Cell; 3],
     pub height: usize,
@@ -518,11 +528,22 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
     let mark_w = MARK_W + usize::from(marked);
     let avail = total.saturating_sub(mark_w);
     // No label is cut below MIN_LABEL columns (a label key or field name
-    // must read): the values wrap instead. Only a pane too narrow for that
-    // and four columns per value cuts further.
+    // must read): the values wrap instead. A map key (a label or
+    // annotation key) keeps its whole width up to the share a path gets
+    // when there is room, and wraps beyond it. Only a pane too narrow for
+    // that and four columns per value cuts further.
+    let key_room = (avail * 45 / 100).max(MIN_LABEL);
     let floor = rows_in
         .iter()
-        .map(|(d, l, _)| d * INDENT + width(l).min(MIN_LABEL))
+        .map(|(d, l, _)| {
+            let least = if is_key(l) {
+                let room = key_room.saturating_sub(d * INDENT);
+                key_width(l, room).min(room)
+            } else {
+                width(l).min(MIN_LABEL)
+            };
+            d * INDENT + least
+        })
         .max()
         .unwrap_or(4)
         .max(4)
@@ -602,8 +623,19 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         };
         let values: [Cell; 3] =
             std::array::from_fn(|s| cell(&t[s], cmp(s), widths[1 + s], max_lines));
-        let height = values.iter().map(Vec::len).max().unwrap_or(1).max(1);
-        let label = elide_path(label, path.saturating_sub(depth * INDENT).max(1));
+        let room = path.saturating_sub(depth * INDENT).max(1);
+        let label = if is_key(label) && width(label) > room {
+            key_lines(label, room)
+        } else {
+            vec![elide_path(label, room)]
+        };
+        let height = values
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(1)
+            .max(label.len())
+            .max(1);
         rows.push(RowLayout {
             field: i,
             depth,
@@ -639,6 +671,67 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         kept_hidden,
         mark_w,
     }
+}
+
+/// The columns a map key wants: whole where `room` holds it, else its
+/// prefix and its name on a line each (`["service.beta.kubernetes.io/`
+/// over `aws-load-balancer-backend-protocol"]`).
+fn key_width(label: &str, room: usize) -> usize {
+    match label.rfind('/') {
+        Some(i) if width(label) > room => width(&label[..=i])
+            .max(width(&label[i + 1..]))
+            .max(MIN_LABEL),
+        _ => width(label),
+    }
+}
+
+/// A map key too long for `w` columns, on up to [`MAX_KEY_LINES`] lines
+/// broken after a `/`, `.` or `-` where one is near the line's end; cut in
+/// the middle only when even that is not enough.
+fn key_lines(label: &str, w: usize) -> Vec<String> {
+    let cs: Vec<(char, bool)> = label.chars().map(|c| (c, false)).collect();
+    let text = |lines: Cell| -> Vec<String> {
+        lines
+            .into_iter()
+            .map(|l| l.into_iter().map(|c| c.0).collect())
+            .collect()
+    };
+    let pretty = wrap(&cs, w);
+    if pretty.len() <= MAX_KEY_LINES {
+        return text(pretty);
+    }
+    // Whole, broken anywhere, rather than cut.
+    if width(label) <= w * MAX_KEY_LINES {
+        let mut lines: Cell = Vec::new();
+        let mut col = 0;
+        for &c in &cs {
+            let cw = c.0.width().unwrap_or(0);
+            if lines.is_empty() || col + cw > w {
+                lines.push(Vec::new());
+                col = 0;
+            }
+            col += cw;
+            if let Some(l) = lines.last_mut() {
+                l.push(c);
+            }
+        }
+        if lines.len() <= MAX_KEY_LINES {
+            return text(lines);
+        }
+    }
+    // Broken after separators, the lines hold less than their width: cut
+    // by what overflows until they fit.
+    let mut budget = w * MAX_KEY_LINES;
+    let mut lines = loop {
+        let lines = wrap(&elide_keeping_diff(&cs, budget), w);
+        if lines.len() <= MAX_KEY_LINES || budget <= w {
+            break lines;
+        }
+        let over: usize = lines[MAX_KEY_LINES..].iter().map(Vec::len).sum();
+        budget = budget.saturating_sub(over.max(1));
+    };
+    lines.truncate(MAX_KEY_LINES);
+    text(lines)
 }
 
 /// Whether a row reverts a change made in the cluster.
@@ -693,5 +786,28 @@ mod tests {
             "templ….image"
         );
         assert_eq!(elide_path("a.b", 3), "a.b");
+    }
+
+    #[test]
+    fn long_keys_wrap_instead_of_being_cut() {
+        let key = "[\"service.beta.kubernetes.io/aws-load-balancer-backend-protocol\"]";
+        // The prefix over the name where the width allows.
+        assert_eq!(
+            key_lines(key, 36),
+            [
+                "[\"service.beta.kubernetes.io/",
+                "aws-load-balancer-backend-protocol\"]"
+            ]
+        );
+        // Narrower: more lines, still whole.
+        assert_eq!(key_lines(key, 14).concat(), key);
+        assert!(key_lines(key, 14).len() <= MAX_KEY_LINES);
+        // Too narrow for five lines: cut in the middle, both ends kept.
+        let cut = key_lines(key, 8).concat();
+        assert!(
+            cut.starts_with("[\"serv") && cut.ends_with("col\"]"),
+            "{cut}"
+        );
+        assert!(cut.contains('…'));
     }
 }

@@ -628,3 +628,76 @@ pub fn structured() -> Plan {
         prune_skipped: None,
     }
 }
+
+/// A Helm-made Deployment whose labels and annotations have long keys
+/// (`service.beta.kubernetes.io/...`, `kubectl.kubernetes.io/...`) and long
+/// values (a checksum): the path column keeps each key readable.
+pub fn long_keys() -> Plan {
+    let sum = |c: char| {
+        c.to_string().repeat(8) + "0f3c9a7e51b2d4c6a8e0f1b3d5c7e9a2b4d6f8a0c2e4b6d8f0a1c3e5b7d9f1a3"
+    };
+    let mut o = object(
+        "apps/v1",
+        "Deployment",
+        Some("ingress-nginx"),
+        "controller",
+        ObjectAction::Update,
+    );
+    o.source = Some("ingress-nginx/deploy.yaml:380".into());
+    o.live = Some(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": meta(Some("ingress-nginx"), "controller", "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d")}));
+    o.fields = vec![
+        field(
+            "metadata.annotations[\"checksum/config\"]",
+            Some(json!(sum('a'))),
+            Some(json!(sum('a'))),
+            Some(json!(sum('b'))),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+        field(
+            "metadata.annotations[\"kubectl.kubernetes.io/default-container\"]",
+            None,
+            None,
+            Some(json!("controller")),
+            FieldAction::Set,
+            "not in live",
+        ),
+        field(
+            "metadata.annotations[\"service.beta.kubernetes.io/aws-load-balancer-backend-protocol\"]",
+            Some(json!("tcp")),
+            Some(json!("tcp")),
+            Some(json!("http")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+        field(
+            "metadata.labels[\"app.kubernetes.io/managed-by\"]",
+            Some(json!("Helm")),
+            Some(json!("Helm")),
+            None,
+            FieldAction::Clear,
+            "in last-applied, removed from the config",
+        ),
+        field(
+            "metadata.labels[\"helm.sh/chart\"]",
+            Some(json!("ingress-nginx-4.11.2")),
+            Some(json!("ingress-nginx-4.11.2")),
+            Some(json!("ingress-nginx-4.11.3")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+        field(
+            "spec.template.metadata.annotations[\"kubectl.kubernetes.io/restartedAt\"]",
+            Some(json!("2026-11-20T09:00:00Z")),
+            Some(json!("2026-11-27T14:31:07Z")),
+            Some(json!("2026-11-20T09:00:00Z")),
+            FieldAction::Set,
+            "config differs from live",
+        ),
+    ];
+    Plan {
+        objects: vec![o],
+        prune_skipped: None,
+    }
+}

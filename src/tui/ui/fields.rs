@@ -218,9 +218,14 @@ pub(crate) fn field_row_line(
         };
         spans.push(Span::styled(marks, style.add_modifier(Modifier::BOLD)));
         spans.push(Span::styled(
-            pad(&format!("{indent}{}", rl.label), w[0]),
+            pad(&format!("{indent}{}", rl.label[0]), w[0]),
             style,
         ));
+    } else if let Some(more) = rl.label.get(part) {
+        // A long map key goes on under itself.
+        let indent = " ".repeat(rl.depth * 2);
+        spans.push(Span::styled(" ".repeat(mark_w), style));
+        spans.push(Span::styled(pad(&format!("{indent}{more}"), w[0]), style));
     } else {
         spans.push(Span::styled(" ".repeat(mark_w + w[0]), style));
     }
