@@ -45,8 +45,7 @@ spec:\n  replicas: 3\n  selector:\n    matchLabels:\n      app: web\n  template:
 labels:\n        app: web\n        tier: front\n    spec:\n      containers:\n      - name: web\n        \
 image: nginx:1.28\n";
 
-const CM: &str =
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: demo\ndata:\n  a: \"1\"\n";
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: demo\ndata:\n  a: \"1\"\n";
 
 fn cm_live() -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -56,17 +55,13 @@ fn cm_live() -> Value {
         "data": {"a": "1"}})
 }
 
-const NEW: &str =
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\ndata:\n  b: \"2\"\n";
+const NEW: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: demo\ndata:\n  b: \"2\"\n";
 
 fn plan() -> Plan {
     let mut objects = Vec::new();
     for (text, live) in [(WEB, Some(web_live())), (CM, Some(cm_live())), (NEW, None)] {
-        let loaded = kapply::manifest::parse_str(
-            text,
-            std::path::Path::new("m.yaml"),
-            &Default::default(),
-        );
+        let loaded =
+            kapply::manifest::parse_str(text, std::path::Path::new("m.yaml"), &Default::default());
         let m = loaded.manifests.into_iter().next().expect("a manifest");
         objects.push(plan_object_owned(&m, live, &PlanOptions::default()));
     }
@@ -129,8 +124,10 @@ fn the_field_pane_shows_actions_and_owners() {
     let mut app = app(false, 140, 30);
     select(&mut app, "web");
     let rows = app.ssa_rows();
-    let got: Vec<(&str, kapply::ssa::FieldAction)> =
-        rows.iter().map(|(r, _)| (r.path.as_str(), r.action)).collect();
+    let got: Vec<(&str, kapply::ssa::FieldAction)> = rows
+        .iter()
+        .map(|(r, _)| (r.path.as_str(), r.action))
+        .collect();
     use kapply::ssa::FieldAction::*;
     assert_eq!(
         got,

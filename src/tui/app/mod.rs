@@ -766,9 +766,10 @@ impl App {
     pub(crate) fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
         let row = self.plan.objects.get(i)?;
         match (self.compact.get(i), self.whole.get(i)) {
-            (Some(Some(c)), Some(cell)) => {
-                Some(cell.get().map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()))
-            }
+            (Some(Some(c)), Some(cell)) => Some(
+                cell.get()
+                    .map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()),
+            ),
             _ => Some(row.clone()),
         }
     }
