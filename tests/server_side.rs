@@ -1460,10 +1460,7 @@ fn applyset_apply(
     ];
     args.extend_from_slice(extra);
     match tool {
-        "kubectl" => run(s
-            .kubectl
-            .command(&args)
-            .env("KUBECTL_APPLYSET", "true")),
+        "kubectl" => run(s.kubectl.command(&args).env("KUBECTL_APPLYSET", "true")),
         _ => {
             args.push("--yes");
             s.kapply(&args)
@@ -1535,7 +1532,12 @@ fn same_lines(k: &Out, a: &Out, ns_k: &str, ns_a: &str, step: &str) {
         v.sort();
         v
     };
-    let mut ours: Vec<String> = a.stdout.replace(ns_a, ns_k).lines().map(String::from).collect();
+    let mut ours: Vec<String> = a
+        .stdout
+        .replace(ns_a, ns_k)
+        .lines()
+        .map(String::from)
+        .collect();
     ours.sort();
     assert_eq!(ours, theirs, "{step}: kapply {a:?}\nkubectl {k:?}");
 }
@@ -1595,17 +1597,46 @@ fn applyset_history(s: &Sides) {
     let after = s.same_sets("dry run");
     assert_eq!(after.len(), 3, "nothing pruned by the dry run: {after:?}");
 
-    // 5. kapply continues again; then planning it again finds nothing to prune.
+    // 5. Without --yes (and no terminal to ask on): the prune listed, then
+    //    refused, nothing written.
+    let file = s.file("added.yaml", &set_member("added"));
+    let ask = [
+        "apply",
+        "--server-side",
+        "--prune",
+        "--applyset=myset",
+        "-n",
+        na,
+        "-f",
+        &file,
+    ];
+    let o = s.kapply(&ask);
+    assert_ne!(o.code, Some(0), "{o:?}");
+    o.assert_stderr(&format!("- prune      ConfigMap {na}/keep"));
+    o.assert_stderr("refusing to proceed without confirmation");
+    assert_eq!(s.set_objects(na).len(), 3, "nothing pruned");
+    s.same_sets("not confirmed");
+
+    // 6. Then pruned by both.
     let k = applyset_apply(s, "kubectl", nk, &["added"], false, &[]);
     let a = applyset_apply(s, "kapply", na, &["added"], false, &[]);
     assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
     same_lines(&k, &a, nk, na, "last prune");
     s.same_sets("last prune");
 
-    // 6. The allowlist prune kubectl refuses with --server-side, refused
+    // 7. The allowlist prune kubectl refuses with --server-side, refused
     //    in its words and exit code, before anything is sent.
     let file = s.file("one.yaml", &set_member("other"));
-    let args = ["apply", "--server-side", "--prune", "--all", "-n", na, "-f", &file];
+    let args = [
+        "apply",
+        "--server-side",
+        "--prune",
+        "--all",
+        "-n",
+        na,
+        "-f",
+        &file,
+    ];
     let k = s.kubectl(&args);
     let mut with_yes = args.to_vec();
     with_yes.push("--yes");

@@ -121,9 +121,7 @@ impl Session {
             return Ok(None);
         };
         for m in &mut loaded.manifests {
-            m.update_object(|o| {
-                super::live::set_label(o, super::applyset::PART_OF_LABEL, &set.id)
-            });
+            m.update_object(|o| super::live::set_label(o, super::applyset::PART_OF_LABEL, &set.id));
         }
         Ok(Some(ServerSidePrune {
             set,
