@@ -1217,6 +1217,8 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
 struct Printer {
     failed: usize,
     unknown: usize,
+    /// Updates the server refused as invalid (an immutable field).
+    invalid: usize,
     written: usize,
     not_sent: usize,
 }
@@ -1236,13 +1238,28 @@ impl Printer {
             if matches!(r.outcome, crate::ops::Outcome::Skipped(_)) {
                 self.not_sent += 1;
             }
+            if matches!(
+                r.outcome,
+                crate::ops::Outcome::Failed(crate::ops::Failure::Invalid(_))
+            ) {
+                self.invalid += 1;
+            }
             self.failed += 1;
             errln!("error: {}: {}", r.object, r.message());
         }
     }
 
-    /// The closing note on unknown outcomes; how many were not done.
+    /// The closing notes on unknown outcomes and on updates refused as
+    /// invalid (the way forward); how many were not done.
     fn finish(&self) -> usize {
+        if self.invalid > 0 {
+            errln!(
+                "{} update(s) refused as invalid (an immutable field): `kapply apply --force` \
+                 deletes and creates them again, as kubectl apply --force does (they are gone \
+                 meanwhile)",
+                self.invalid
+            );
+        }
         if self.unknown > 0 {
             errln!(
                 "{} object(s) with an unknown outcome: run `kapply diff` with the same \

@@ -1186,6 +1186,10 @@ fn invalid_object_is_reported_while_the_others_apply() {
         .find(|l| l.starts_with("error: Deployment default/web:"))
         .unwrap_or_else(|| panic!("no error line for the Deployment: {out:?}"));
     assert!(err.contains("immutable"), "{err}");
+    // The way forward is named.
+    out.assert_stderr(
+        "1 update(s) refused as invalid (an immutable field): `kapply apply --force`",
+    );
     out.assert_stdout("ConfigMap default/extra created");
     assert!(c.configmap("default", "extra").is_some());
     let web = c

@@ -1495,3 +1495,52 @@ fn the_terminal_diff_shows_structured_values_as_line_diffs() {
     assert!(colour.contains("\x1b[31m-     cache 30\x1b[0m"), "{colour}");
     assert!(colour.contains("\x1b[32m+     cache 60\x1b[0m"), "{colour}");
 }
+
+/// Zero values the server does not store (`omitempty` fields, as
+/// kube-apiserver v1.34 keeps ingress-nginx's `minReadySeconds: 0` and
+/// cert-manager's subjects' `apiGroup: ""`) are no change against the live
+/// object without them, and neither are the webhooks' rule scopes it
+/// defaults; a value that is not zero still is.
+#[test]
+fn zero_values_the_server_does_not_store_are_no_change() {
+    let config = deployment("nginx:1.14.2", Some(0));
+    let mut live = annotated(config.clone(), &config);
+    live["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("minReadySeconds");
+    assert_eq!(plan_against(config, &live).action, ObjectAction::Unchanged);
+    let config = deployment("nginx:1.14.2", Some(3));
+    let p = plan_against(config, &live);
+    assert_eq!(p.action, ObjectAction::Update);
+    assert!(
+        p.fields
+            .iter()
+            .any(|f| f.path == "spec.minReadySeconds" && f.action == FieldAction::Set),
+        "{:?}",
+        p.fields
+    );
+
+    let config = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "rb", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+        "subjects": [{"apiGroup": "", "kind": "ServiceAccount", "name": "a", "namespace": "default"}]});
+    let mut live = annotated(config.clone(), &config);
+    live["subjects"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("apiGroup");
+    assert_eq!(plan_against(config, &live).action, ObjectAction::Unchanged);
+
+    let config = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"},
+        "webhooks": [{"name": "w.example.com", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"name": "s", "namespace": "n"}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["pods"]}]}]});
+    let mut live = annotated(config.clone(), &config);
+    kapply::defaults::apply(&mut live, &mut || unreachable!());
+    assert_eq!(live["webhooks"][0]["rules"][0]["scope"], "*");
+    assert_eq!(plan_against(config, &live).action, ObjectAction::Unchanged);
+}

@@ -15,6 +15,8 @@ mod kubectl;
 mod out;
 #[path = "common/real.rs"]
 mod real;
+#[path = "common/releases.rs"]
+mod releases;
 #[path = "common/server.rs"]
 mod server;
 
@@ -1181,6 +1183,12 @@ const DEFAULTED: &[&str] = &[
     "apiVersion: v1\nkind: Secret\nmetadata: {name: sec}\nstringData: {a: b}\n",
     "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: np}\nspec:\n  podSelector: {matchLabels: {app: d}}\n  ingress: [{ports: [{port: 80}], from: [{podSelector: {}}]}]\n  egress: [{ports: [{port: 53, protocol: UDP}]}]\n",
     "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n",
+    // Zero values of omitempty fields, which the server does not store.
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: zero}\nspec:\n  minReadySeconds: 0\n  selector: {matchLabels: {app: z}}\n  template:\n    metadata: {labels: {app: z}}\n    spec:\n      hostNetwork: false\n      hostPID: false\n      hostIPC: false\n      containers:\n      - {name: c, image: c:1, stdin: false, stdinOnce: false, tty: false, volumeMounts: [{name: v, mountPath: /v, readOnly: false}]}\n      volumes: [{name: v, emptyDir: {}}]\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: zero}\nspec:\n  publishNotReadyAddresses: false\n  ports: [{port: 80}]\n",
+    "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: rb}\nroleRef: {kind: Role, name: r}\nsubjects:\n- {kind: ServiceAccount, name: a, namespace: x, apiGroup: ''}\n- {kind: User, name: u}\n- {kind: Group, name: g}\n",
+    "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: __NS__-v}\nwebhooks:\n- name: v.example.com\n  sideEffects: None\n  admissionReviewVersions: [v1]\n  clientConfig: {service: {name: s, namespace: x, path: /v}}\n  rules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}]\n",
+    "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: __NS__-m}\nwebhooks:\n- name: m.example.com\n  sideEffects: None\n  admissionReviewVersions: [v1]\n  failurePolicy: Ignore\n  clientConfig: {url: 'https://example.com/m'}\n  rules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments], scope: Namespaced}]\n",
 ];
 
 /// What a dry-run create and the core's defaulting may differ in by
@@ -1318,6 +1326,8 @@ fn the_cores_defaulting_is_the_real_servers() {
     let mut problems = Vec::new();
     for (i, text) in DEFAULTED.iter().enumerate() {
         let path = dir.path().join(format!("{i}.yaml"));
+        // Cluster-scoped objects are named after the namespace.
+        let text = &text.replace(NS, &ns);
         std::fs::write(&path, text).unwrap();
         let answer = kc(&[
             "create",
@@ -1331,7 +1341,9 @@ fn the_cores_defaulting_is_the_real_servers() {
         ]);
         let mut theirs: Value = serde_json::from_str(&answer).unwrap();
         let mut ours = kapply::yaml::read_value(text).unwrap();
-        ours["metadata"]["namespace"] = Value::String(ns.clone());
+        if theirs["metadata"].get("namespace").is_some() {
+            ours["metadata"]["namespace"] = Value::String(ns.clone());
+        }
         kapply::defaults::apply(&mut ours, &mut || "10.96.0.10".to_string());
         strip_allocated(&mut theirs);
         strip_allocated(&mut ours);
@@ -1346,4 +1358,366 @@ fn the_cores_defaulting_is_the_real_servers() {
     }
     kc(&["delete", "namespace", &ns, "--wait=false"]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// ---------------------------------------------------------------------------
+// Whole public releases: the truth on real projects
+
+/// One release on the real server, driven by kapply and the real kubectl.
+struct OnReal {
+    kubectl: String,
+    kubeconfig: PathBuf,
+    rel: &'static releases::Release,
+    file: String,
+    _scratch: tempfile::TempDir,
+}
+
+impl OnReal {
+    /// The release's manifest and a clean start: whatever an earlier run
+    /// left of it is deleted (its names are the release's own, fixed).
+    /// `None`: no real server, kubectl or download here (a skip, or a
+    /// failure under `KAPPLY_CI`).
+    fn new(name: &str) -> Option<OnReal> {
+        let kubeconfig = real::kubeconfig()?;
+        let kubectl = kubectl::kubectl()?;
+        let rel = releases::release(name);
+        let scratch = tempfile::tempdir().unwrap();
+        let file = rel.manifest(scratch.path())?.to_str().unwrap().to_string();
+        let r = OnReal {
+            kubectl,
+            kubeconfig,
+            rel,
+            file,
+            _scratch: scratch,
+        };
+        r.kubectl(&["delete", "--ignore-not-found", "--wait", "--timeout=120s"]);
+        if let Some(ns) = rel.namespace {
+            let out = run(&mut r.kubectl_cmd(&["create", "namespace", ns]));
+            assert!(
+                out.code == Some(0) || out.stderr.contains("AlreadyExists"),
+                "{out:?}"
+            );
+        }
+        Some(r)
+    }
+
+    /// `kubectl ARGS` on this server (`-n` for a release that names no
+    /// namespace of its own).
+    fn kubectl_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.kubectl);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBECTL_APPLYSET");
+        if let Some(ns) = self.rel.namespace {
+            cmd.args(["-n", ns]);
+        }
+        cmd
+    }
+
+    /// `kubectl VERB -f FILE ARGS...` (the release's manifest), succeeding.
+    fn kubectl(&self, args: &[&str]) -> Out {
+        let mut all = vec![args[0], "-f", &self.file];
+        all.extend(&args[1..]);
+        let out = run(&mut self.kubectl_cmd(&all));
+        assert_eq!(
+            out.code,
+            Some(0),
+            "{}: kubectl {all:?}: {out:?}",
+            self.rel.name
+        );
+        out
+    }
+
+    /// `kapply VERB -f FILE ARGS...`: its output, whatever its exit code.
+    fn kapply(&self, args: &[&str]) -> Out {
+        let mut cmd = Command::new(KAPPLY);
+        cmd.arg(args[0])
+            .args(["-f", &self.file, "--kubeconfig"])
+            .arg(&self.kubeconfig)
+            .args(&args[1..])
+            .env_remove("KUBECONFIG")
+            .env_remove("NO_COLOR");
+        if let Some(ns) = self.rel.namespace {
+            cmd.args(["-n", ns]);
+        }
+        run(&mut cmd)
+    }
+
+    /// The release's objects as the server holds them, by kind, namespace
+    /// and name.
+    fn objects(&self) -> Vec<(String, Value)> {
+        let out = self.kubectl(&["get", "-o", "json", "--show-managed-fields"]);
+        let list: Value = serde_json::from_str(&out.stdout).unwrap();
+        let items = match list["kind"].as_str() {
+            Some("List") => list["items"].as_array().cloned().unwrap_or_default(),
+            _ => vec![list],
+        };
+        items.into_iter().map(|o| (object_id(&o), o)).collect()
+    }
+
+    /// Drift by the real kubectl's imperative commands on the release's
+    /// first Deployment (scale, set image, set env), first Service (label)
+    /// and first ConfigMap, else ClusterRole (annotate); what was done.
+    fn drift(&self, objects: &[(String, Value)]) -> Vec<String> {
+        let first = |kind: &str| objects.iter().map(|(_, o)| o).find(|o| o["kind"] == kind);
+        let mut done = Vec::new();
+        let mut imperative = |args: &[&str]| {
+            let out = run(&mut self.kubectl_cmd(args));
+            assert_eq!(
+                out.code,
+                Some(0),
+                "{}: kubectl {args:?}: {out:?}",
+                self.rel.name
+            );
+            done.push(args.join(" "));
+        };
+        let ns_of = |o: &Value| {
+            o["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        };
+        if let Some(d) = first("Deployment") {
+            let name = format!("deployment/{}", d["metadata"]["name"].as_str().unwrap());
+            let ns = ns_of(d);
+            let container = d["spec"]["template"]["spec"]["containers"][0]["name"]
+                .as_str()
+                .unwrap();
+            imperative(&["scale", &name, "--replicas=3", "--namespace", &ns]);
+            imperative(&[
+                "set",
+                "image",
+                &name,
+                &format!("{container}=registry.example/drift:1"),
+                "--namespace",
+                &ns,
+            ]);
+            imperative(&["set", "env", &name, "KAPPLY_DRIFT=1", "--namespace", &ns]);
+        }
+        if let Some(s) = first("Service") {
+            let name = format!("service/{}", s["metadata"]["name"].as_str().unwrap());
+            imperative(&["label", &name, "drift=yes", "--namespace", &ns_of(s)]);
+        }
+        if let Some(c) = first("ConfigMap") {
+            let name = format!("configmap/{}", c["metadata"]["name"].as_str().unwrap());
+            imperative(&["annotate", &name, "drift=yes", "--namespace", &ns_of(c)]);
+        } else if let Some(c) = first("ClusterRole") {
+            let name = format!("clusterrole/{}", c["metadata"]["name"].as_str().unwrap());
+            imperative(&["annotate", &name, "drift=yes"]);
+        }
+        done
+    }
+}
+
+/// `Kind namespace/name` of an object (`Kind name` when cluster-scoped).
+fn object_id(o: &Value) -> String {
+    let kind = o["kind"].as_str().unwrap_or_default();
+    let name = o["metadata"]["name"].as_str().unwrap_or_default();
+    match o["metadata"]["namespace"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+    {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    }
+}
+
+/// What a write changes besides the fields themselves: the version,
+/// managedFields, the generation (bumped by a spec change) and the
+/// last-applied annotation (checked on its own).
+fn without_bookkeeping(o: &Value) -> Value {
+    let mut o = o.clone();
+    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in ["resourceVersion", "managedFields", "generation"] {
+            meta.remove(key);
+        }
+        if let Some(a) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            a.remove(LAST_APPLIED);
+            if a.is_empty() {
+                meta.remove("annotations");
+            }
+        }
+    }
+    o
+}
+
+/// `before` with the plan's rows for it carried out (`set`: the config's
+/// value, `clear`/`remove`: gone, `keep`: as it was): what the plan says
+/// the apply makes of the object.
+fn predicted(before: &Value, rows: &[Value]) -> Value {
+    use kapply::fieldpath;
+    let mut out = without_bookkeeping(before);
+    for row in rows {
+        let path = fieldpath::parse(row["path"].as_str().unwrap());
+        match row["action"].as_str() {
+            Some("set" | "take") => fieldpath::set(&mut out, &path, row["config"].clone()),
+            Some("clear" | "remove") => fieldpath::remove(&mut out, &path),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Each row of `plan_obj` held to the object the apply made: a `set` row's
+/// config value is there, a cleared one is gone, a kept one is unchanged;
+/// and nothing else changed. The contradictions, in words.
+fn contradictions(id: &str, plan_obj: &Value, before: &Value, after: &Value) -> Vec<String> {
+    use kapply::fieldpath;
+    let mut found = Vec::new();
+    let rows = plan_obj["fields"].as_array().cloned().unwrap_or_default();
+    for row in &rows {
+        let path = row["path"].as_str().unwrap();
+        let now = fieldpath::get(after, &fieldpath::parse(path));
+        let was = fieldpath::get(before, &fieldpath::parse(path));
+        let ok = match row["action"].as_str() {
+            Some("set" | "take") => now == row.get("config"),
+            Some("clear" | "remove") => now.is_none(),
+            _ => now == was,
+        };
+        if !ok {
+            found.push(format!(
+                "{id}: {path}: the plan said {} ({}), the apply left {}",
+                row["action"],
+                row.get("config").map_or("-".into(), Value::to_string),
+                now.map_or("nothing".into(), Value::to_string)
+            ));
+        }
+    }
+    let want = predicted(before, &rows);
+    let got = without_bookkeeping(after);
+    if want != got {
+        found.push(format!(
+            "{id}: the apply changed what no row said:\n{}",
+            real::json_diff(&want, &got)
+        ));
+    }
+    found
+}
+
+/// Whole public releases on the real server (`tests/common/releases.rs`):
+/// kapply applies the release (after which kubectl's and kapply's `diff`
+/// both find nothing to do), the real kubectl drifts it (`scale`, `set
+/// image`, `set env`, `label`, `annotate`), then what kapply says the next
+/// `kubectl apply` does (`diff`'s exit code, `plan -o json`: each object's
+/// action and each field's row) is held to what the real kubectl's apply
+/// then does to every object: `configured` exactly where kapply planned an
+/// update, each row's value there after, nothing changed that no row names,
+/// and the last-applied annotation the one kapply planned.
+fn truth_on_release(name: &str) {
+    let Some(r) = OnReal::new(name) else {
+        return;
+    };
+    let out = r.kapply(&["apply", "--yes"]);
+    assert_eq!(out.code, Some(0), "{name}: kapply apply: {out:?}");
+    let out = r.kapply(&["diff"]);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{name}: kapply diff after its apply: {out:?}"
+    );
+    let out = run(&mut r.kubectl_cmd(&["diff", "-f", &r.file]));
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{name}: kubectl diff after kapply's apply: {out:?}"
+    );
+
+    let drift = r.drift(&r.objects());
+    assert!(!drift.is_empty(), "{name}: nothing to drift");
+    let kapply_diff = r.kapply(&["diff"]);
+    let kubectl_diff = run(&mut r.kubectl_cmd(&["diff", "-f", &r.file]));
+    assert_eq!(
+        kapply_diff.code, kubectl_diff.code,
+        "{name}: after {drift:?}: kapply diff {kapply_diff:?}\nkubectl diff {kubectl_diff:?}"
+    );
+    let plan = r.kapply(&["plan", "-o", "json"]);
+    assert!(matches!(plan.code, Some(0 | 1)), "{name}: {plan:?}");
+    let plan: Value = serde_json::from_str(&plan.stdout).unwrap();
+    let before = r.objects();
+    let applied = r.kubectl(&["apply"]);
+    let after = r.objects();
+
+    let mut found = Vec::new();
+    for (id, b) in &before {
+        let Some(p) = plan["objects"].as_array().unwrap().iter().find(|p| {
+            p["kind"] == b["kind"]
+                && p["name"] == b["metadata"]["name"]
+                && p["namespace"].as_str().unwrap_or("")
+                    == b["metadata"]["namespace"].as_str().unwrap_or("")
+        }) else {
+            found.push(format!("{id}: not in kapply's plan"));
+            continue;
+        };
+        let (_, a) = after.iter().find(|(i, _)| i == id).unwrap();
+        let changed = a["metadata"]["resourceVersion"] != b["metadata"]["resourceVersion"];
+        match (p["action"].as_str(), changed) {
+            (Some("update"), true) | (Some("unchanged"), false) => {}
+            (action, _) => found.push(format!(
+                "{id}: kapply planned {action:?}, kubectl's apply {}",
+                if changed {
+                    "changed it"
+                } else {
+                    "left it unchanged"
+                }
+            )),
+        }
+        if changed {
+            let annotation = a["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok());
+            if p["kind"] != "Secret" && annotation.as_ref() != p.get("lastApplied") {
+                found.push(format!(
+                    "{id}: last-applied: kapply planned {}, kubectl wrote {annotation:?}",
+                    p["lastApplied"]
+                ));
+            }
+        }
+        // Secret values are masked in the plan: only their action is held.
+        if b["kind"] != "Secret" {
+            found.extend(contradictions(id, p, b, a));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{name}: after {drift:?}, kapply's plan and kubectl's apply disagree:\n{}\n--- kubectl apply\n{}",
+        found.join("\n"),
+        applied.stdout
+    );
+    // The drift kapply named is what the commands did.
+    let objects = plan["objects"].as_array().unwrap();
+    let rows: Vec<&Value> = objects
+        .iter()
+        .flat_map(|o| o["fields"].as_array().into_iter().flatten())
+        .collect();
+    let image = rows.iter().find(|f| {
+        f["path"].as_str().is_some_and(|p| p.ends_with("].image")) && f["cause"] == "drift"
+    });
+    if drift.iter().any(|d| d.starts_with("set image")) {
+        let image = image.unwrap_or_else(|| panic!("{name}: no image drift row: {plan}"));
+        assert_eq!(image["owner"], "kubectl-set", "{image}");
+        assert_eq!(image["live"], "registry.example/drift:1", "{image}");
+    }
+    r.kubectl(&["delete", "--wait=false"]);
+}
+
+#[test]
+fn truth_on_release_argo_cd() {
+    truth_on_release("argo-cd");
+}
+
+#[test]
+fn truth_on_release_ingress_nginx() {
+    truth_on_release("ingress-nginx");
+}
+
+#[test]
+fn truth_on_release_cert_manager() {
+    truth_on_release("cert-manager");
+}
+
+#[test]
+fn truth_on_release_coredns() {
+    truth_on_release("coredns");
 }

@@ -1,5 +1,10 @@
 //! Defaulting, as the API server does after every write: only fields that
-//! are unset get a value.
+//! are unset get a value. Also what its storing drops: a field Go writes
+//! with `omitempty` (not a pointer) is gone when it holds its zero value
+//! (`minReadySeconds: 0`, `hostNetwork: false`, a subject's `apiGroup:
+//! ""`), so a manifest that spells the zero out is not a change from a live
+//! object without it (seen on kube-apiserver v1.34 with ingress-nginx's and
+//! cert-manager's releases).
 
 use serde_json::{Map, Value, json};
 
@@ -8,6 +13,14 @@ use serde_json::{Map, Value, json};
 fn default(obj: &mut Map<String, Value>, key: &str, value: impl FnOnce() -> Value) {
     if obj.get(key).is_none_or(Value::is_null) {
         obj.insert(key.to_string(), value());
+    }
+}
+
+/// Drop `obj[key]` when it holds `zero`: a non-pointer `omitempty` field
+/// of the Go type, which the server does not store at its zero value.
+fn omit_zero(obj: &mut Map<String, Value>, key: &str, zero: &Value) {
+    if obj.get(key) == Some(zero) {
+        obj.remove(key);
     }
 }
 
@@ -37,6 +50,7 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
         ("apps/v1", "ReplicaSet") => |o, _| {
             if let Some(spec) = child(o, "spec") {
                 default(spec, "replicas", || json!(1));
+                omit_zero(spec, "minReadySeconds", &json!(0));
                 template(spec, true);
             }
         },
@@ -98,6 +112,15 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
             }
         },
         ("networking.k8s.io/v1", "NetworkPolicy") => |o, _| network_policy(o),
+        ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => {
+            |o, _| webhooks(o, false)
+        }
+        ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => {
+            |o, _| webhooks(o, true)
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
+            |o, _| role_binding(o)
+        }
         ("v1", "PersistentVolumeClaim") => |o, _| persistent_volume_claim(o),
         _ => return None,
     };
@@ -176,6 +199,7 @@ fn deployment(o: &mut Map<String, Value>) {
     default(spec, "replicas", || json!(1));
     default(spec, "revisionHistoryLimit", || json!(10));
     default(spec, "progressDeadlineSeconds", || json!(600));
+    omit_zero(spec, "minReadySeconds", &json!(0));
     if let Some(strategy) = child(spec, "strategy") {
         default(strategy, "type", || json!("RollingUpdate"));
         if strategy["type"] == "RollingUpdate"
@@ -195,6 +219,7 @@ fn statefulset(o: &mut Map<String, Value>) {
     default(spec, "replicas", || json!(1));
     default(spec, "revisionHistoryLimit", || json!(10));
     default(spec, "podManagementPolicy", || json!("OrderedReady"));
+    omit_zero(spec, "minReadySeconds", &json!(0));
     if let Some(us) = child(spec, "updateStrategy") {
         default(us, "type", || json!("RollingUpdate"));
         if us["type"] == "RollingUpdate"
@@ -228,6 +253,7 @@ fn daemonset(o: &mut Map<String, Value>) {
         return;
     };
     default(spec, "revisionHistoryLimit", || json!(10));
+    omit_zero(spec, "minReadySeconds", &json!(0));
     if let Some(us) = child(spec, "updateStrategy") {
         default(us, "type", || json!("RollingUpdate"));
         if us["type"] == "RollingUpdate"
@@ -295,6 +321,9 @@ fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
     default(ps, "schedulerName", || json!("default-scheduler"));
     default(ps, "terminationGracePeriodSeconds", || json!(30));
     default(ps, "securityContext", || json!({}));
+    for key in ["hostNetwork", "hostPID", "hostIPC"] {
+        omit_zero(ps, key, &json!(false));
+    }
     for list in ["containers", "initContainers"] {
         if let Some(cs) = ps.get_mut(list).and_then(Value::as_array_mut) {
             for c in cs.iter_mut().filter_map(Value::as_object_mut) {
@@ -363,6 +392,17 @@ fn container(c: &mut Map<String, Value>) {
     });
     default(c, "terminationMessagePolicy", || json!("File"));
     default(c, "resources", || json!({}));
+    for key in ["stdin", "stdinOnce", "tty"] {
+        omit_zero(c, key, &json!(false));
+    }
+    let mounts = c.get_mut("volumeMounts").and_then(Value::as_array_mut);
+    for m in mounts
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        omit_zero(m, "readOnly", &json!(false));
+    }
     for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
         if let Some(p) = existing(c, kind) {
             probe(p);
@@ -387,6 +427,7 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     };
     default(spec, "type", || json!("ClusterIP"));
     default(spec, "sessionAffinity", || json!("None"));
+    omit_zero(spec, "publishNotReadyAddresses", &json!(false));
     let ty = spec["type"].as_str().unwrap_or_default().to_string();
     if ty != "ExternalName" {
         if spec.get("clusterIP").is_none_or(|v| v.is_null() || v == "") {
@@ -411,6 +452,62 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     }
     if let Some(status) = child(o, "status") {
         default(status, "loadBalancer", || json!({}));
+    }
+}
+
+/// SetDefaults_ValidatingWebhook, _MutatingWebhook (`mutating`: its
+/// reinvocationPolicy too), _Rule and _ServiceReference: each webhook's
+/// failure and match policies, selectors that select everything, a
+/// 10 s timeout, every rule's scope `*`, a service's port 443.
+fn webhooks(o: &mut Map<String, Value>, mutating: bool) {
+    let hooks = o.get_mut("webhooks").and_then(Value::as_array_mut);
+    for w in hooks.into_iter().flatten().filter_map(Value::as_object_mut) {
+        default(w, "failurePolicy", || json!("Fail"));
+        default(w, "matchPolicy", || json!("Equivalent"));
+        default(w, "namespaceSelector", || json!({}));
+        default(w, "objectSelector", || json!({}));
+        default(w, "timeoutSeconds", || json!(10));
+        if mutating {
+            default(w, "reinvocationPolicy", || json!("Never"));
+        }
+        let rules = w.get_mut("rules").and_then(Value::as_array_mut);
+        for r in rules.into_iter().flatten().filter_map(Value::as_object_mut) {
+            default(r, "scope", || json!("*"));
+        }
+        if let Some(cc) = existing(w, "clientConfig")
+            && let Some(svc) = existing(cc, "service")
+        {
+            default(svc, "port", || json!(443));
+        }
+    }
+}
+
+/// SetDefaults_RoleBinding (and ClusterRoleBinding) and _Subject: the
+/// role's API group is RBAC's; a subject's empty API group is RBAC's for a
+/// User or Group, and stays empty, so not stored, for a ServiceAccount.
+fn role_binding(o: &mut Map<String, Value>) {
+    const RBAC: &str = "rbac.authorization.k8s.io";
+    if let Some(r) = existing(o, "roleRef")
+        && r.get("apiGroup").is_none_or(|g| g.is_null() || g == "")
+    {
+        r.insert("apiGroup".into(), json!(RBAC));
+    }
+    let subjects = o.get_mut("subjects").and_then(Value::as_array_mut);
+    for s in subjects
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        if s.get("apiGroup").is_none_or(|g| g.is_null() || g == "") {
+            match s.get("kind").and_then(Value::as_str) {
+                Some("User" | "Group") => {
+                    s.insert("apiGroup".into(), json!(RBAC));
+                }
+                _ => {
+                    s.remove("apiGroup");
+                }
+            }
+        }
     }
 }
 
@@ -503,6 +600,83 @@ mod tests {
         assert_eq!(c[1]["imagePullPolicy"], "Always");
         assert_eq!(c[0]["ports"][0]["protocol"], "TCP");
         assert_eq!(d["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+    }
+
+    /// What kube-apiserver v1.34 stored of these (`kubectl apply
+    /// --dry-run=server`): the zero values of `omitempty` fields gone.
+    #[test]
+    fn zero_values_of_omitempty_fields_are_not_stored() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "spec": {"minReadySeconds": 0, "template": {"spec": {
+                "hostNetwork": false, "hostPID": false, "hostIPC": false,
+                "containers": [{"name": "c", "image": "x:1", "stdin": false,
+                    "stdinOnce": false, "tty": false, "volumeMounts": [
+                        {"name": "v", "mountPath": "/v", "readOnly": false},
+                        {"name": "w", "mountPath": "/w", "readOnly": true}]}]}}}});
+        apply(&mut d, &mut || unreachable!());
+        assert!(d["spec"].get("minReadySeconds").is_none(), "{d}");
+        let ps = &d["spec"]["template"]["spec"];
+        for key in ["hostNetwork", "hostPID", "hostIPC"] {
+            assert!(ps.get(key).is_none(), "{key}: {ps}");
+        }
+        let c = &ps["containers"][0];
+        for key in ["stdin", "stdinOnce", "tty"] {
+            assert!(c.get(key).is_none(), "{key}: {c}");
+        }
+        assert_eq!(
+            c["volumeMounts"],
+            json!([{"name": "v", "mountPath": "/v"},
+                {"name": "w", "mountPath": "/w", "readOnly": true}])
+        );
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "spec": {"minReadySeconds": 5}});
+        apply(&mut d, &mut || unreachable!());
+        assert_eq!(d["spec"]["minReadySeconds"], 5);
+        let mut s = json!({"apiVersion": "v1", "kind": "Service",
+            "spec": {"publishNotReadyAddresses": false, "ports": [{"port": 80}]}});
+        apply(&mut s, &mut || "10.96.0.1".into());
+        assert!(s["spec"].get("publishNotReadyAddresses").is_none(), "{s}");
+    }
+
+    /// kube-apiserver v1.34 on ingress-nginx's and cert-manager's webhook
+    /// configurations, and on a binding's subjects.
+    #[test]
+    fn webhook_configurations_and_role_bindings() {
+        let mut v = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "webhooks": [{"name": "w", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "failurePolicy": "Ignore",
+                "clientConfig": {"service": {"name": "s", "namespace": "n", "path": "/v"}},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                    "resources": ["pods"]}]}]});
+        let mut m = v.clone();
+        m["kind"] = json!("MutatingWebhookConfiguration");
+        apply(&mut v, &mut || unreachable!());
+        let w = &v["webhooks"][0];
+        assert_eq!(w["failurePolicy"], "Ignore");
+        assert_eq!(w["matchPolicy"], "Equivalent");
+        assert_eq!(w["namespaceSelector"], json!({}));
+        assert_eq!(w["objectSelector"], json!({}));
+        assert_eq!(w["timeoutSeconds"], 10);
+        assert_eq!(w["rules"][0]["scope"], "*");
+        assert_eq!(w["clientConfig"]["service"]["port"], 443);
+        assert!(w.get("reinvocationPolicy").is_none());
+        apply(&mut m, &mut || unreachable!());
+        assert_eq!(m["webhooks"][0]["reinvocationPolicy"], "Never");
+
+        let mut b = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "roleRef": {"kind": "Role", "name": "r"},
+            "subjects": [{"kind": "ServiceAccount", "name": "a", "apiGroup": ""},
+                {"kind": "User", "name": "u"}, {"kind": "Group", "name": "g", "apiGroup": ""}]});
+        apply(&mut b, &mut || unreachable!());
+        assert_eq!(
+            b,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "roleRef": {"kind": "Role", "name": "r", "apiGroup": "rbac.authorization.k8s.io"},
+                "subjects": [{"kind": "ServiceAccount", "name": "a"},
+                    {"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"},
+                    {"kind": "Group", "name": "g", "apiGroup": "rbac.authorization.k8s.io"}]})
+        );
     }
 
     #[test]

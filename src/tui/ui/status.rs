@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 pub(crate) fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Theme) {
     let b = block(" Log ".to_string(), false, t);
@@ -32,7 +32,12 @@ pub(crate) fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Them
     if lines.is_empty() {
         Paragraph::new(Span::styled("nothing yet", t.fg(Color::DarkGray))).render(inner, buf);
     } else {
-        Paragraph::new(esc_lines(lines)).render(inner, buf);
+        // Entries wrap, so a server's error reads to its cause (`...: field
+        // is immutable`) at any width; the newest stay in view.
+        let para = Paragraph::new(esc_lines(lines)).wrap(Wrap { trim: false });
+        let top = para.line_count(inner.width).saturating_sub(h);
+        para.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
+            .render(inner, buf);
     }
 }
 

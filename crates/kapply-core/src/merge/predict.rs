@@ -331,12 +331,15 @@ pub(crate) fn keep_changes(rows: &mut Vec<FieldChange>, p: &Prediction<'_, '_>) 
 /// A row whose own sides say the result differs from live, without the
 /// merge: a scalar the config sets where live holds another value or none
 /// (the patch sends it, and defaulting never replaces a value that is
-/// there). The common change (an image bumped) costs no prediction.
+/// there). The common change (an image bumped) costs no prediction. A
+/// zero (`0`, `false`, `""`) is left to the prediction: the server stores
+/// none of an `omitempty` field ([`crate::defaults`]).
 fn surely_changes(r: &FieldChange) -> bool {
+    let zero = |c: &Value| c == &Value::from(0) || c == &Value::Bool(false) || c == "";
     r.action == FieldAction::Set
         && matches!(r.reason, Reason::Differs | Reason::NotInLive)
         && r.config
             .as_ref()
-            .is_some_and(|c| !(c.is_null() || c.is_object() || c.is_array()))
+            .is_some_and(|c| !(c.is_null() || c.is_object() || c.is_array() || zero(c)))
         && !r.path.starts_with("stringData")
 }
