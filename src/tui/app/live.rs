@@ -109,7 +109,13 @@ impl App {
             Some(Some(c)) => c.clone(),
             _ => crate::plan::compact::split(before.clone()).1,
         };
-        let after = small.with_live(live).rebuild(&lean);
+        let mut after = small.with_live(live).rebuild(&lean);
+        if self.server_side().is_some() {
+            let (config, live) = (after.config.take(), after.live.take());
+            self.ssa_adjust(&mut after, config.as_ref(), live.as_ref());
+            after.config = config;
+            after.live = live;
+        }
         let moved = before.action != after.action
             || before.patch != after.patch
             || before.fields != after.fields
