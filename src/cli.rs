@@ -236,6 +236,8 @@ pub struct TuiArgs {
     /// COLORFGBG, else dark.
     #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["light", "dark", "auto"])]
     pub theme: String,
+    #[command(flatten)]
+    pub ssa: ssa::ServerSideArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -476,6 +478,8 @@ pub struct DemoArgs {
     /// COLORFGBG, else dark.
     #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["light", "dark", "auto"])]
     pub theme: String,
+    #[command(flatten)]
+    pub ssa: ssa::ServerSideArgs,
 }
 
 // ---------------------------------------------------------------------------
@@ -1947,11 +1951,13 @@ async fn run_engine(
     engine: KubeEngine,
     source_root: Option<String>,
     theme: &str,
+    server_side: Option<crate::tui::ServerSideMode>,
     signals: &mut crate::signals::Signals,
 ) -> anyhow::Result<u8> {
     // NO_COLOR and TERM=dumb (no colour, ASCII borders).
     let opts = crate::tui::Options {
         source_root,
+        server_side,
         light: crate::tui::Options::light_theme(theme, std::env::var("COLORFGBG").ok().as_deref()),
         ..crate::tui::Options::from_env()
     };
@@ -1961,7 +1967,25 @@ async fn run_engine(
     }
 }
 
+/// The TUI's server-side mode from its flags (`None`: client-side).
+fn tui_server_side(s: &ssa::ServerSideArgs) -> anyhow::Result<Option<crate::tui::ServerSideMode>> {
+    if !s.active() {
+        return Ok(None);
+    }
+    if !s.server_side {
+        bail!("--force-conflicts and --field-manager only work with --server-side");
+    }
+    Ok(Some(crate::tui::ServerSideMode {
+        manager: s
+            .field_manager
+            .clone()
+            .unwrap_or_else(|| crate::ssa::DEFAULT_FIELD_MANAGER.to_string()),
+        force: s.force_conflicts,
+    }))
+}
+
 pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
+    let server_side = tui_server_side(&a.ssa)?;
     let prune = a.prune.options()?;
     let load = load_options(&a.manifests, &a.paths, &a.cluster)?;
     note_kustomize(&load)?;
@@ -1977,12 +2001,14 @@ pub async fn tui(a: TuiArgs) -> anyhow::Result<u8> {
         KubeEngine::connecting(target, load, prune),
         None,
         &a.theme,
+        server_side,
         &mut signals,
     )
     .await
 }
 
 pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
+    let server_side = tui_server_side(&a.ssa)?;
     // Caught from the start, so the temporary directory is removed (by
     // `Demo`'s drop) whenever a signal ends the demo.
     let mut signals = crate::signals::Signals::new()?;
@@ -2009,7 +2035,7 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<u8> {
     // Sources read `manifests/04-simple_deployment.yaml:1`, not the
     // temporary directory's path.
     let root = demo.manifests.parent().map(|p| p.display().to_string());
-    run_engine(engine, root, &a.theme, &mut signals).await
+    run_engine(engine, root, &a.theme, server_side, &mut signals).await
 }
 
 /// What [`kind_name`] wants, for its error messages.

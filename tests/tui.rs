@@ -3499,7 +3499,7 @@ fn recreate_offer_and_confirmation() {
         assert!(offer.contains("F recreates it"), "{offer}");
         assert_eq!(
             a.last_result.as_deref(),
-            Some("Deployment default/nginx-deployment refused as invalid: F recreates it")
+            Some("F recreates Deployment default/nginx-deployment (refused as invalid)")
         );
         insta::assert_snapshot!(format!("recreate_offer_{w}x{h}"), offer);
         let eff = feed(&mut a, [key('F')]);

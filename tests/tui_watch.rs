@@ -103,6 +103,51 @@ fn a_change_in_the_cluster_is_planned_again_and_marked() {
     insta::assert_snapshot!("changed_in_the_cluster_120x30", screen);
 }
 
+/// A recreate confirmation is withdrawn the same way: the object changed
+/// in the cluster since its review is never deleted on that review.
+#[test]
+fn a_change_withdraws_an_open_recreate_confirmation() {
+    let mut a = app(100, 30);
+    a.update(Msg::Live(1, LiveEvent::Watching));
+    select(&mut a, "nginx-deployment");
+    a.update(key('a'));
+    let dep = id("Deployment default/nginx-deployment");
+    a.update(Msg::DryRunDone(vec![kapply::ops::ObjectResult::failed(
+        dep.clone(),
+        kapply::ops::Failure::Invalid("spec.selector: field is immutable".into()),
+    )]));
+    a.update(key('F'));
+    assert!(
+        matches!(a.popup, Some(Popup::RecreateConfirm { .. })),
+        "{:?}",
+        a.popup
+    );
+    let eff = a.update(Msg::Live(
+        1,
+        LiveEvent::Changed {
+            object: dep.clone(),
+            live: Some(hotfixed()),
+        },
+    ));
+    assert!(eff.is_empty(), "{eff:?}");
+    let Some(Popup::Notice { text, .. }) = &a.popup else {
+        panic!("{:?}", a.popup);
+    };
+    assert!(text.contains("while this recreate waited"), "{text}");
+    assert!(text.contains("press F to review"), "{text}");
+    // Enter closes the notice and sends nothing; F confirms the new plan anew.
+    assert!(a.update(code(KeyCode::Enter)).is_empty());
+    assert!(a.update(key('F')).is_empty());
+    let Some(Popup::RecreateConfirm { items, .. }) = &a.popup else {
+        panic!("{:?}", a.popup);
+    };
+    assert_eq!(
+        items[0].plan.live.as_ref().unwrap()["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.14-hotfix",
+        "the new plan"
+    );
+}
+
 #[test]
 fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() {
     let mut a = app(100, 30);

@@ -52,6 +52,10 @@ pub enum Action {
     PrevDrift,
     Kept,
     Release,
+    /// `--server-side`, on a conflict row: take that field (force it alone).
+    Force,
+    /// `--server-side`, on a conflict row: leave that field to its manager.
+    GiveWay,
     /// Scroll the box under the field table (the selected row whole).
     DetailDown,
     DetailUp,
@@ -180,18 +184,11 @@ pub const BINDINGS: &[Binding] = &[
         Some("Space include")
     ),
     b!(
-        "M",
+        "M/U",
         LIST,
-        [(k('M'), MarkAll)],
-        "mark every object the filter and search show",
+        [(k('M'), MarkAll), (k('U'), UnmarkAll)],
+        "mark / unmark every object the filter and search show",
         Some("M mark all")
-    ),
-    b!(
-        "U",
-        LIST,
-        [(k('U'), UnmarkAll)],
-        "unmark every object the filter and search show",
-        None
     ),
     b!(
         "a",
@@ -264,7 +261,7 @@ pub const BINDINGS: &[Binding] = &[
         "f",
         ALL,
         [(k('f'), Filter)],
-        "cycle the status filter: all, changes, create, update, in sync, prune, error, warning, \
+        "cycle filter: all, changes, create, update, in sync, prune, error, warning, conflict, \
          marked",
         Some("f filter")
     ),
@@ -303,6 +300,13 @@ pub const BINDINGS: &[Binding] = &[
         "on a clear row: release it instead (act column free: apply keeps the live value and \
          drops the field from last-applied); R again clears it",
         Some("R release")
+    ),
+    b!(
+        "T/W",
+        FIELDS,
+        [(k('T'), Force), (k('W'), GiveWay)],
+        "--server-side conflict row: force that field / give way (not sent); again: undo",
+        None
     ),
     b!(
         "Ctrl-d/Ctrl-u",
@@ -418,6 +422,10 @@ pub const MARKS: &[(&str, &str)] = &[
         "warnings (the object applies; read them); on a field: a hazard",
     ),
     ("?", "not compared yet (live state loading)"),
+    (
+        "≠",
+        "server-side conflict: another manager owns a field (T/W decide)",
+    ),
     ("●", "marked for apply"),
     ("◐", "partial apply: some changes excluded"),
     ("↺", "reverts a drift (changed in the cluster)"),

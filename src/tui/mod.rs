@@ -15,5 +15,5 @@ pub mod theme;
 pub mod ui;
 pub mod yamlview;
 
-pub use app::{App, Effect, Msg, Options};
+pub use app::{App, Effect, Msg, Options, ServerSideMode};
 pub use runtime::{Ended, run};

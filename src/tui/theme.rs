@@ -119,6 +119,9 @@ impl Theme {
 }
 
 /// The mark and its colour for one object.
+/// The list's mark of a server-side conflict no decision covers.
+pub const CONFLICT_MARK: char = '≠';
+
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let t = Theme::of(&app.opts);
     let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
@@ -132,6 +135,9 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     // Read from the manifests; what apply would do is not known yet.
     if !app.planned(o) {
         return ('?', t.fg(Color::DarkGray));
+    }
+    if app.ssa_conflicted(o) {
+        return (CONFLICT_MARK, t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if !o.warnings.is_empty() {
         return (WARNING_MARK, t.fg(Color::Yellow));

@@ -22,6 +22,9 @@ impl App {
 
     /// Field rows of the selected object that a cursor can sit on.
     pub(super) fn field_count(&self) -> usize {
+        if self.server_side().is_some() {
+            return self.ssa_rows().len();
+        }
         self.selected()
             .map_or(0, |o| field_rows(o, self.show_kept).len())
     }
@@ -45,6 +48,14 @@ impl App {
     /// the table is drawn) so that the row shows.
     pub(super) fn set_field_cursor(&mut self, pos: usize) {
         self.field_cursor = pos;
+        if self.server_side().is_some() {
+            // Two lines a row, under a line of its own (see ui::serverside).
+            let page = usize::from(self.areas().detail.height.saturating_sub(3) / 2).max(1);
+            let n = self.ssa_rows().len();
+            self.field_scroll =
+                crate::tui::scroll::keep_in_view(self.field_scroll, pos..pos + 1, pos, n, page);
+            return;
+        }
         let Some((w, h)) = crate::tui::layout::field_table_size(self) else {
             return;
         };

@@ -115,6 +115,18 @@ impl App {
             }
             Action::Top => self.jump(false),
             Action::Bottom => self.jump(true),
+            // Server-side, a field's choice is T / W on a conflict; the
+            // client-side plan's partial apply, releases, changes view and
+            // recreate do not apply.
+            Action::Include | Action::Release | Action::Changes | Action::Recreate
+                if self.server_side().is_some() =>
+            {
+                self.say(
+                    "not with --server-side: a conflict row takes T (force) or W (give way)"
+                        .to_string(),
+                    false,
+                );
+            }
             Action::Mark | Action::Include => self.toggle_mark(),
             Action::MarkAll => self.mark_shown(true),
             Action::UnmarkAll => self.mark_shown(false),
@@ -124,6 +136,8 @@ impl App {
             }
             Action::Kept => self.toggle_kept(),
             Action::Release => self.toggle_release(),
+            Action::Force => self.ssa_decide(crate::ssa::Decision::Force),
+            Action::GiveWay => self.ssa_decide(crate::ssa::Decision::GiveWay),
             Action::DetailDown => self.scroll_detail(3),
             Action::DetailUp => self.scroll_detail(-3),
             // Both act on the YAML view, and open it.
@@ -148,7 +162,7 @@ impl App {
                 self.say(self.needs_live_state("the status filter"), false)
             }
             Action::Filter => {
-                self.filter = self.filter.next();
+                self.filter = self.filter.next_in(self.server_side().is_some());
                 self.rebuild();
             }
             Action::Search => {
@@ -182,6 +196,7 @@ impl App {
                 };
                 self.say(self.needs_live_state(what), false);
             }
+            Action::Apply if self.server_side().is_some() => return self.open_apply_server_side(),
             Action::Apply => return self.open_apply(),
             Action::Delete => self.open_delete(),
             Action::Prune => self.open_prune(),

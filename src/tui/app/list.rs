@@ -23,6 +23,7 @@ impl App {
             Filter::Prune => o.action == ObjectAction::Prune,
             Filter::Error => o.action == ObjectAction::Error,
             Filter::Warning => o.action != ObjectAction::Error && !o.warnings.is_empty(),
+            Filter::Conflict => self.ssa_conflicted(o),
             Filter::Marked => self.marked.contains(&o.id()),
         };
         if !status_ok {

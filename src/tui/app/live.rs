@@ -109,7 +109,13 @@ impl App {
             Some(Some(c)) => c.clone(),
             _ => crate::plan::compact::split(before.clone()).1,
         };
-        let after = small.with_live(live).rebuild(&lean);
+        let mut after = small.with_live(live).rebuild(&lean);
+        if self.server_side().is_some() {
+            let (config, live) = (after.config.take(), after.live.take());
+            self.ssa_adjust(&mut after, config.as_ref(), live.as_ref());
+            after.config = config;
+            after.live = live;
+        }
         let moved = before.action != after.action
             || before.patch != after.patch
             || before.fields != after.fields
@@ -154,23 +160,33 @@ impl App {
         let text = format!("{object} changed in the cluster at {time}: planned again ({what})");
         self.log_entry(true, text.clone());
         self.changed.insert(object.clone(), time.clone());
-        let confirming = matches!(
-            &self.popup,
-            Some(Popup::ApplyConfirm { items, .. }) if items.iter().any(|it| it.plan.id() == object)
-        );
-        if confirming {
+        // (verb, key) of the confirmation holding it, if one does.
+        let confirming = match &self.popup {
+            Some(Popup::ApplyConfirm { items, .. })
+                if items.iter().any(|it| it.plan.id() == object) =>
+            {
+                Some(("apply", 'a'))
+            }
+            Some(Popup::RecreateConfirm { items, .. })
+                if items.iter().any(|it| it.plan.id() == object) =>
+            {
+                Some(("recreate", 'F'))
+            }
+            _ => None,
+        };
+        if let Some((verb, key)) = confirming {
             // Never a silent overwrite: the confirmation was of the old
             // plan; the new one is confirmed on its own.
             self.finish(Job::DryRun);
             self.open_popup(Popup::Notice {
                 title: "changed in the cluster",
                 text: format!(
-                    "{object} changed in the cluster at {time} while this apply waited for \
+                    "{object} changed in the cluster at {time} while this {verb} waited for \
                      confirmation. Nothing was sent.\n\nIts plan is made again against the \
-                     cluster ({what}): press a to review the new plan and confirm it."
+                     cluster ({what}): press {key} to review the new plan and confirm it."
                 ),
             });
-            self.say(format!("{object} changed in the cluster at {time}: apply withdrawn, a reviews the new plan"), true);
+            self.say(format!("{object} changed in the cluster at {time}: {verb} withdrawn, {key} reviews the new plan"), true);
         } else {
             self.say(text, false);
         }

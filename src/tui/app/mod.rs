@@ -23,11 +23,14 @@ mod keys;
 mod list;
 mod live;
 mod recreate;
+mod serverside;
 
 pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
+pub(crate) use serverside::is_secret;
+pub use serverside::{ServerSideMode, ServerSideState};
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +47,8 @@ pub struct Options {
     /// A directory the manifests were written to for the user (the demo's
     /// temporary one): sources under it are shown relative to it.
     pub source_root: Option<String>,
+    /// `--server-side`: plan and apply server-side (`None`: client-side).
+    pub server_side: Option<ServerSideMode>,
 }
 
 impl Default for Options {
@@ -54,6 +59,7 @@ impl Default for Options {
             ascii: false,
             light: false,
             source_root: None,
+            server_side: None,
         }
     }
 }
@@ -76,6 +82,7 @@ impl Options {
             ascii: dumb,
             light: false,
             source_root: None,
+            server_side: None,
         }
     }
 
@@ -258,10 +265,21 @@ pub enum Filter {
     Error,
     /// Objects that would apply but carry a warning.
     Warning,
+    /// Objects with a server-side conflict no decision covers
+    /// (`--server-side` only).
+    Conflict,
     Marked,
 }
 
 impl Filter {
+    /// The next filter; `Conflict` only with `server_side`.
+    pub fn next_in(self, server_side: bool) -> Filter {
+        match self.next() {
+            Filter::Conflict if !server_side => Filter::Marked,
+            f => f,
+        }
+    }
+
     pub fn next(self) -> Filter {
         use Filter::*;
         match self {
@@ -272,7 +290,8 @@ impl Filter {
             InSync => Prune,
             Prune => Error,
             Error => Warning,
-            Warning => Marked,
+            Warning => Conflict,
+            Conflict => Marked,
             Marked => All,
         }
     }
@@ -286,6 +305,7 @@ impl Filter {
             Filter::Prune => "prune",
             Filter::Error => "error",
             Filter::Warning => "warning",
+            Filter::Conflict => "conflict",
             Filter::Marked => "marked",
         }
     }
@@ -594,6 +614,16 @@ pub struct App {
     /// The list's rows are to be made again (an object's action changed):
     /// done once per tick or before a key, not per change.
     list_dirty: bool,
+    /// `--server-side`: the objects' conflicts and the decisions on them.
+    pub ssa: ServerSideState,
+    /// The selected object's server-side rows (plan generation, index).
+    #[allow(clippy::type_complexity)]
+    ssa_cache: std::cell::RefCell<
+        Option<(
+            (u64, usize),
+            std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>,
+        )>,
+    >,
 }
 
 impl App {
@@ -663,6 +693,8 @@ impl App {
             changed: BTreeMap::new(),
             id_index: None,
             list_dirty: false,
+            ssa: ServerSideState::default(),
+            ssa_cache: std::cell::RefCell::new(None),
         }
     }
 
@@ -712,19 +744,32 @@ impl App {
         match (self.compact.get(i), self.whole.get(i)) {
             (Some(Some(c)), Some(cell)) => Some(cell.get_or_init(|| {
                 self.built.borrow_mut().push(i);
-                Box::new(c.rebuild(row))
+                Box::new(self.rebuilt(c, row))
             })),
             _ => Some(row),
         }
+    }
+
+    /// The whole row of `lean`; server-side, with the action the
+    /// server-side plan gave the lean row (rebuilding plans client-side).
+    fn rebuilt(&self, c: &Compact, lean: &ObjectPlan) -> ObjectPlan {
+        let mut o = c.rebuild(lean);
+        if self.server_side().is_some() {
+            o.action = lean.action;
+            o.reverts_drift = lean.reverts_drift;
+            o.warnings = lean.warnings.clone();
+        }
+        o
     }
 
     /// Row `i` whole, owned (what a dialog keeps), without keeping it built.
     pub(crate) fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
         let row = self.plan.objects.get(i)?;
         match (self.compact.get(i), self.whole.get(i)) {
-            (Some(Some(c)), Some(cell)) => {
-                Some(cell.get().map_or_else(|| c.rebuild(row), |w| (**w).clone()))
-            }
+            (Some(Some(c)), Some(cell)) => Some(
+                cell.get()
+                    .map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()),
+            ),
             _ => Some(row.clone()),
         }
     }
@@ -782,6 +827,7 @@ impl App {
         self.built.get_mut().clear();
         self.plan = plan;
         self.compact = compact;
+        self.ssa_adjust_all();
         self.plan_gen += 1;
         self.id_index = None;
         self.ambiguous_kinds = ambiguous_kinds(&self.plan);
@@ -1223,7 +1269,11 @@ impl App {
                 .all(|(m, (o, _))| m.is(o))
         {
             self.compact.resize_with(self.plan.objects.len(), || None);
-            for (k, (o, c)) in (n..end).zip(rows.objects) {
+            for (k, (mut o, c)) in (n..end).zip(rows.objects) {
+                if self.server_side().is_some() {
+                    let (config, live) = (c.config(), c.live());
+                    self.ssa_adjust(&mut o, config.as_ref(), live.as_ref());
+                }
                 self.counts.tally(&self.plan.objects[k], false);
                 self.counts.tally(&o, true);
                 self.plan.objects[k] = o;

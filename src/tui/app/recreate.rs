@@ -70,7 +70,7 @@ impl App {
             } else {
                 format!("{} objects", refused.len())
             };
-            self.say(format!("{who} refused as invalid: F recreates it"), true);
+            self.say(format!("F recreates {who} (refused as invalid)"), true);
         }
     }
 

@@ -174,6 +174,14 @@ fn counts_line(app: &App, t: Theme, words: Words) -> Line<'static> {
         "warning",
         t.fg(Color::Yellow),
     ));
+    if app.server_side().is_some() {
+        spans.extend(item(
+            &CONFLICT_MARK.to_string(),
+            app.ssa_conflict_count(),
+            "conflict",
+            t.fg(Color::Red),
+        ));
+    }
     spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
     Line::from(spans)
 }

@@ -11,6 +11,7 @@ use ratatui::widgets::Widget;
 mod fields;
 mod list;
 mod popup;
+mod serverside;
 mod status;
 
 // Named here by the tests (a field's reason).
@@ -30,6 +31,8 @@ impl Widget for &App {
             render_live_state(self, a.detail, buf, t);
         } else if self.yaml {
             render_yaml(self, a.detail, buf, t);
+        } else if self.server_side().is_some() {
+            serverside::render_ssa_fields(self, a.detail, buf, t);
         } else {
             render_fields(self, a.detail, buf, t);
         }

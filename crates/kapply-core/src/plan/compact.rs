@@ -59,6 +59,16 @@ impl Compact {
         self.len() == 0
     }
 
+    /// The config it holds, whole (`None`: an error row, a prune candidate).
+    pub fn config(&self) -> Option<Value> {
+        value(&self.config)
+    }
+
+    /// The live object it holds, whole (`None`: not in the cluster).
+    pub fn live(&self) -> Option<Value> {
+        value(&self.live)
+    }
+
     /// The same config against another live object (the object changed
     /// in the cluster; `None`: it was deleted): [`Compact::rebuild`] then
     /// plans the row again, whatever it held before.

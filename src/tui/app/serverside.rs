@@ -1,0 +1,239 @@
+//! The TUI with `--server-side`: each object's action and its field pane
+//! follow the server-side plan (`crate::ssa::plan_fields`, the same
+//! computation as `diff --server-side`), and conflict rows take a
+//! per-field decision (force it, give way) that `crate::ssa::resolve` turns
+//! into the exact request.
+
+use super::*;
+use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
+use serde_json::Value;
+
+/// How the TUI applies server-side (`--server-side`, `--force-conflicts`,
+/// `--field-manager`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSideMode {
+    pub manager: String,
+    /// `--force-conflicts`: every conflict is taken (`take` rows).
+    pub force: bool,
+}
+
+/// The server-side state of the objects: their conflicts and the
+/// decisions made on them.
+#[derive(Debug, Clone, Default)]
+pub struct ServerSideState {
+    /// Per object with conflicts, their paths (as the plan shows them).
+    pub conflicts: BTreeMap<ObjectRef, Vec<String>>,
+    /// Per object, the decisions made on its conflict rows.
+    pub decisions: BTreeMap<ObjectRef, BTreeMap<String, Decision>>,
+}
+
+impl ServerSideState {
+    /// The conflicts of `key` no decision covers.
+    pub fn undecided(&self, key: &ObjectRef) -> usize {
+        let Some(paths) = self.conflicts.get(key) else {
+            return 0;
+        };
+        let decided = self.decisions.get(key);
+        paths
+            .iter()
+            .filter(|p| decided.is_none_or(|d| !d.contains_key(*p)))
+            .count()
+    }
+}
+
+/// Whether the kind's values are masked (a Secret's data).
+pub(crate) fn is_secret(o: &ObjectPlan) -> bool {
+    o.kind == "Secret" && !o.api_version.contains('/')
+}
+
+impl App {
+    /// The server-side mode, when the TUI runs with `--server-side`.
+    pub fn server_side(&self) -> Option<&ServerSideMode> {
+        self.opts.server_side.as_ref()
+    }
+
+    /// The per-field server-side plan of `config` over `live`.
+    fn ssa_plan(&self, config: &Value, live: Option<&Value>) -> Vec<FieldRow> {
+        match self.server_side() {
+            Some(m) => crate::ssa::plan_fields(config, live, &m.manager, m.force),
+            None => Vec::new(),
+        }
+    }
+
+    /// Server-side mode: `o`'s action from its server-side plan (create
+    /// when not in the cluster, update when any field row, else in sync),
+    /// its conflicts recorded. Error rows and prune candidates stay.
+    pub(super) fn ssa_adjust(
+        &mut self,
+        o: &mut ObjectPlan,
+        config: Option<&Value>,
+        live: Option<&Value>,
+    ) {
+        if self.server_side().is_none() {
+            return;
+        }
+        let key = o.id();
+        let Some(config) = config else {
+            self.ssa.conflicts.remove(&key);
+            return;
+        };
+        if matches!(o.action, ObjectAction::Error | ObjectAction::Prune) {
+            self.ssa.conflicts.remove(&key);
+            return;
+        }
+        let rows = self.ssa_plan(config, live);
+        o.action = match (live.is_some(), rows.is_empty()) {
+            (false, _) => ObjectAction::Create,
+            (true, true) => ObjectAction::Unchanged,
+            (true, false) => ObjectAction::Update,
+        };
+        // Drift and the warnings (a missing last-applied annotation, the
+        // three-way patch's hazards) are client-side apply's.
+        o.reverts_drift = false;
+        o.warnings.clear();
+        let conflicts: Vec<String> = rows
+            .into_iter()
+            .filter(|r| r.action == SsaAction::Conflict)
+            .map(|r| r.path)
+            .collect();
+        if conflicts.is_empty() {
+            self.ssa.conflicts.remove(&key);
+        } else {
+            self.ssa.conflicts.insert(key, conflicts);
+        }
+    }
+
+    /// [`App::ssa_adjust`] of every row (a new plan).
+    pub(super) fn ssa_adjust_all(&mut self) {
+        if self.server_side().is_none() {
+            return;
+        }
+        self.ssa.conflicts.clear();
+        let mut objects = std::mem::take(&mut self.plan.objects);
+        for (i, o) in objects.iter_mut().enumerate() {
+            let packed = match self.compact.get(i) {
+                Some(Some(c)) => Some((c.config(), c.live())),
+                _ => None,
+            };
+            match packed {
+                Some((config, live)) => self.ssa_adjust(o, config.as_ref(), live.as_ref()),
+                None => {
+                    let (config, live) = (o.config.take(), o.live.take());
+                    self.ssa_adjust(o, config.as_ref(), live.as_ref());
+                    o.config = config;
+                    o.live = live;
+                }
+            }
+        }
+        self.plan.objects = objects;
+        // Decisions on conflicts that are gone are dropped.
+        let conflicts = &self.ssa.conflicts;
+        self.ssa.decisions.retain(|k, d| {
+            let Some(paths) = conflicts.get(k) else {
+                return false;
+            };
+            d.retain(|p, _| paths.contains(p));
+            !d.is_empty()
+        });
+    }
+
+    /// Whether `o` has a conflict no decision covers (the list's `≠`).
+    pub fn ssa_conflicted(&self, o: &ObjectPlan) -> bool {
+        self.server_side().is_some() && self.ssa.undecided(&o.id()) > 0
+    }
+
+    /// How many objects have a conflict (the header's count).
+    pub fn ssa_conflict_count(&self) -> usize {
+        self.ssa.conflicts.len()
+    }
+
+    /// The selected object's server-side field rows, with the decision on
+    /// each (computed once per object and plan, not per frame).
+    pub fn ssa_rows(&self) -> std::rc::Rc<Vec<(FieldRow, Option<Decision>)>> {
+        let Some(i) = self.selected_index() else {
+            return Default::default();
+        };
+        let key = (self.plan_gen, i);
+        if let Some((k, rows)) = &*self.ssa_cache.borrow()
+            && *k == key
+        {
+            return rows.clone();
+        }
+        let rows = match self.object(i) {
+            Some(o) if o.config.is_some() => {
+                let decided = self.ssa.decisions.get(&o.id());
+                o.config
+                    .as_ref()
+                    .map(|c| self.ssa_plan(c, o.live.as_ref()))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| {
+                        let d = decided.and_then(|d| d.get(&r.path)).copied();
+                        (r, d)
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let rows = std::rc::Rc::new(rows);
+        *self.ssa_cache.borrow_mut() = Some((key, rows.clone()));
+        rows
+    }
+
+    /// `T` / `W` on a conflict row: force it (take the field), give way
+    /// (leave it to its manager), or, the same key again, undecide it.
+    pub(super) fn ssa_decide(&mut self, decision: Decision) {
+        if self.server_side().is_none() {
+            self.say(
+                "per-field decisions are for --server-side: kapply --server-side".to_string(),
+                false,
+            );
+            return;
+        }
+        let rows = self.ssa_rows();
+        let Some((row, now)) = rows.get(self.field_cursor) else {
+            return;
+        };
+        if row.action != SsaAction::Conflict {
+            self.say(
+                format!("{}: no conflict to decide (only conflict rows)", row.path),
+                false,
+            );
+            return;
+        }
+        let Some(key) = self.selected().map(ObjectPlan::id) else {
+            return;
+        };
+        let owners = row.owners.join(", ");
+        let set = self.ssa.decisions.entry(key.clone()).or_default();
+        let said = if *now == Some(decision) {
+            set.remove(&row.path);
+            format!("{}: undecided (the apply would fail on it)", row.path)
+        } else {
+            set.insert(row.path.clone(), decision);
+            match decision {
+                Decision::Force => format!("{}: forced, taken from {owners}", row.path),
+                Decision::GiveWay => {
+                    format!("{}: given way, left to {owners} (not sent)", row.path)
+                }
+            }
+        };
+        if set.is_empty() {
+            self.ssa.decisions.remove(&key);
+        }
+        // The cached rows carry the decisions.
+        *self.ssa_cache.borrow_mut() = None;
+        self.say(said, false);
+    }
+
+    /// `a` with `--server-side`.
+    pub(super) fn open_apply_server_side(&mut self) -> Vec<Effect> {
+        self.say(
+            "apply from the TUI with --server-side is not there yet: \
+             kapply apply --server-side applies the manifests"
+                .to_string(),
+            false,
+        );
+        Vec::new()
+    }
+}

@@ -1,0 +1,201 @@
+//! The field pane with `--server-side`: per field the action (set, remove,
+//! keep, conflict, take, migrate, stuck), the values and the managers now
+//! and after; a conflict row carries its decision (force, give way).
+
+use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
+use crate::tui::app::{App, Focus};
+use crate::tui::theme::*;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+/// The action column's word: the row's action, or the decision on a
+/// conflict.
+pub(crate) fn act_word(action: SsaAction, decision: Option<Decision>) -> &'static str {
+    match (action, decision) {
+        (SsaAction::Conflict, Some(Decision::Force)) => "force",
+        (SsaAction::Conflict, Some(Decision::GiveWay)) => "give way",
+        (SsaAction::Set, _) => "set",
+        (SsaAction::Remove, _) => "remove",
+        (SsaAction::Keep, _) => "keep",
+        (SsaAction::Conflict, None) => "conflict",
+        (SsaAction::Take, _) => "take",
+        (SsaAction::Migrate, _) => "migrate",
+        (SsaAction::Stuck, _) => "stuck",
+    }
+}
+
+fn act_style(action: SsaAction, decision: Option<Decision>, t: Theme) -> Style {
+    match (action, decision) {
+        (SsaAction::Conflict, None) => t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        (SsaAction::Conflict, Some(Decision::Force)) | (SsaAction::Take, _) => {
+            t.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+        }
+        (SsaAction::Conflict, Some(Decision::GiveWay)) | (SsaAction::Keep, _) => {
+            t.fg(Color::DarkGray)
+        }
+        (SsaAction::Set, _) => t.fg(Color::Green),
+        (SsaAction::Remove, _) => t.fg(Color::Red),
+        (SsaAction::Migrate, _) => t.fg(Color::Cyan),
+        (SsaAction::Stuck, _) => t.fg(Color::Yellow),
+    }
+}
+
+fn names(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn value(v: Option<&serde_json::Value>, secret: bool) -> String {
+    match v {
+        None => "(none)".into(),
+        Some(_) if secret => "\"***\"".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// The row's second line: the value and the managers, now → after, as
+/// the decision makes them (given way: the live value stays, its
+/// managers keep it; forced: the config's value, this manager's).
+pub(crate) fn after_line(
+    r: &FieldRow,
+    decision: Option<Decision>,
+    manager: &str,
+    secret: bool,
+) -> String {
+    let (val, owners) = match (r.action, decision) {
+        (SsaAction::Conflict, Some(Decision::GiveWay)) => (r.live.as_ref(), r.owners.clone()),
+        (SsaAction::Conflict, Some(Decision::Force)) => {
+            (r.config.as_ref(), vec![manager.to_string()])
+        }
+        _ => (r.config.as_ref(), r.owners_after.clone()),
+    };
+    format!(
+        "{} → {}   owners: {} → {}",
+        value(r.live.as_ref(), secret),
+        value(val, secret),
+        names(&r.owners),
+        names(&owners)
+    )
+}
+
+pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+    let focused = app.focus == Focus::Fields && app.popup.is_none();
+    let Some(mode) = app.server_side() else {
+        return;
+    };
+    let Some(o) = app.selected() else {
+        let b = block(" Fields (server-side) ".to_string(), focused, t);
+        let inner = b.inner(area);
+        b.render(area, buf);
+        Paragraph::new(Span::styled("nothing selected", t.fg(Color::DarkGray))).render(inner, buf);
+        return;
+    };
+    let rows = app.ssa_rows();
+    let title = format!(" {} · server-side as {:?} ", o.id(), mode.manager);
+    let b = block(title, focused, t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let key = o.id();
+    let conflicts = rows
+        .iter()
+        .filter(|(r, _)| r.action == SsaAction::Conflict)
+        .count();
+    let undecided = app.ssa.undecided(&key);
+    let mut head = vec![Span::styled(
+        format!(
+            "{}: {} field(s)",
+            crate::tui::theme::action_word(o.action),
+            rows.len()
+        ),
+        t.action(o.action),
+    )];
+    if conflicts > 0 {
+        head.push(Span::raw(", "));
+        let style = if undecided > 0 {
+            t.fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            t.fg(Color::Magenta)
+        };
+        head.push(Span::styled(
+            format!("{conflicts} conflict(s), {undecided} undecided"),
+            style,
+        ));
+        head.push(Span::styled(
+            " · T force · W give way",
+            t.fg(Color::DarkGray),
+        ));
+    }
+    if let Some(e) = &o.error {
+        head = vec![Span::styled(format!("error: {e}"), t.fg(Color::Red))];
+    }
+    let head_h = if inner.height > 2 { 1 } else { 0 };
+    Paragraph::new(Line::from(head))
+        .wrap(Wrap { trim: false })
+        .render(Rect::new(inner.x, inner.y, inner.width, head_h), buf);
+    let body = Rect::new(
+        inner.x,
+        inner.y + head_h,
+        inner.width,
+        inner.height.saturating_sub(head_h),
+    );
+    if rows.is_empty() {
+        let msg = match o.action {
+            crate::plan::ObjectAction::Prune => "apply with prune would delete this object",
+            _ if o.error.is_some() => "",
+            _ => "no field changes: a server-side apply claims what live already holds",
+        };
+        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray)))
+            .wrap(Wrap { trim: false })
+            .render(body, buf);
+        return;
+    }
+    let secret = crate::tui::app::is_secret(o);
+    // Two lines a row: the action and path, then values and managers.
+    let page = usize::from(body.height / 2).max(1);
+    let top = crate::tui::scroll::keep_in_view(
+        app.field_scroll,
+        app.field_cursor..app.field_cursor + 1,
+        app.field_cursor,
+        rows.len(),
+        page,
+    );
+    let w = usize::from(body.width);
+    for (n, (i, (r, d))) in rows.iter().enumerate().skip(top).take(page).enumerate() {
+        let y = body.y + (n as u16) * 2;
+        let cur = i == app.field_cursor;
+        let word = act_word(r.action, *d);
+        let first = Line::from(vec![
+            Span::raw(if cur { "▸ " } else { "  " }),
+            Span::styled(pad(word, 9), act_style(r.action, *d, t)),
+            Span::raw(fit(&r.path, w.saturating_sub(11))),
+        ]);
+        let second = Line::from(Span::styled(
+            fit(
+                &format!("  {:9}{}", "", after_line(r, *d, &mode.manager, secret)),
+                w,
+            ),
+            t.fg(Color::DarkGray),
+        ));
+        let mut l1 = esc_line(first);
+        let mut l2 = esc_line(second);
+        if cur {
+            let hl = if focused {
+                Modifier::REVERSED
+            } else {
+                Modifier::UNDERLINED
+            };
+            l1 = l1.patch_style(Style::default().add_modifier(hl));
+            l2 = l2.patch_style(Style::default().add_modifier(hl));
+        }
+        l1.render(Rect::new(body.x, y, body.width, 1), buf);
+        if y + 1 < body.y + body.height {
+            l2.render(Rect::new(body.x, y + 1, body.width, 1), buf);
+        }
+    }
+}
