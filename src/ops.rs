@@ -35,6 +35,19 @@ pub struct ApplyItem {
 
 pub use crate::vocab::Propagation;
 
+/// One object of a server-side apply from the TUI: the configuration as
+/// `crate::ssa::resolve` reduced it (fields given way left out) and
+/// whether the request forces, with the decisions it carries (for the
+/// confirmation).
+#[derive(Debug, Clone)]
+pub struct ServerSideItem {
+    pub plan: ObjectPlan,
+    pub config: serde_json::Value,
+    pub force: bool,
+    /// Each decided conflict: its row (path, values, managers) and the decision.
+    pub decisions: Vec<(crate::ssa::FieldRow, crate::ssa::Decision)>,
+}
+
 /// The outcome of one object of an apply, delete or prune: done
 /// ([`ObjectResult::ok`]), not done, or unknown (the write was sent and no
 /// answer came, so it may or may not have been made). Its words come from
@@ -56,6 +69,8 @@ pub struct ObjectResult {
 pub enum Outcome {
     Created,
     Configured,
+    /// Applied server-side (`kubectl apply --server-side`'s word).
+    ServerSideApplied,
     /// `apply --force`: the server refused the patch (an immutable field),
     /// so the object was deleted and created again from its configuration.
     Replaced,
@@ -178,6 +193,7 @@ impl ObjectResult {
             self.outcome,
             Outcome::Created
                 | Outcome::Configured
+                | Outcome::ServerSideApplied
                 | Outcome::Replaced
                 | Outcome::Unchanged
                 | Outcome::Deleted
@@ -204,6 +220,7 @@ impl ObjectResult {
         match &self.outcome {
             Outcome::Created => done("created"),
             Outcome::Configured => done("configured"),
+            Outcome::ServerSideApplied => done("serverside-applied"),
             Outcome::Replaced => done("replaced (deleted and created again: --force)"),
             Outcome::Unchanged => done("unchanged"),
             Outcome::Deleted => done("deleted"),
@@ -341,6 +358,27 @@ pub trait Engine: Send + Sync {
         }
     }
     fn apply(&self, items: Vec<ApplyItem>) -> BoxFuture<'_, Vec<ObjectResult>>;
+    /// Apply server-side as field manager `manager` (`dry_run`: the
+    /// server's dry run), each item's reduced configuration with its own
+    /// `force`. An engine without a cluster refuses every item.
+    fn apply_server_side(
+        &self,
+        items: Vec<ServerSideItem>,
+        manager: String,
+        dry_run: bool,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        let _ = (manager, dry_run);
+        let out = items
+            .iter()
+            .map(|i| {
+                ObjectResult::failed(
+                    i.plan.id(),
+                    Failure::Refused("this engine does not apply server-side".into()),
+                )
+            })
+            .collect();
+        Box::pin(async move { out })
+    }
     /// Delete objects (the `D` key).
     fn delete(
         &self,

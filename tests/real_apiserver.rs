@@ -1721,3 +1721,127 @@ fn truth_on_release_cert_manager() {
 fn truth_on_release_coredns() {
     truth_on_release("coredns");
 }
+
+/// `truth_on_release` for a release applied server-side
+/// (prometheus-operator's bundle, whose CRDs are too big for client-side
+/// apply): kapply applies it with `--server-side`, both tools' `diff
+/// --server-side` find nothing to do, the real kubectl drifts it; then the
+/// conflicts `kapply plan --server-side` names are the ones the real
+/// `kubectl apply --server-side` refuses with, and with `--force-conflicts`
+/// its rows are held to what kubectl's forced apply does to every object.
+fn truth_on_release_server_side(name: &str) {
+    let Some(r) = OnReal::new(name) else {
+        return;
+    };
+    assert!(r.rel.server_side, "{name}");
+    let out = r.kapply(&["apply", "--server-side", "--yes"]);
+    assert_eq!(out.code, Some(0), "{name}: kapply apply: {out:?}");
+    let out = r.kapply(&["diff", "--server-side"]);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{name}: kapply diff after its apply: {out:?}"
+    );
+    let out = run(&mut r.kubectl_cmd(&["diff", "--server-side", "-f", &r.file]));
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{name}: kubectl diff after kapply's apply: {out:?}"
+    );
+
+    let drift = r.drift(&r.objects());
+    assert!(!drift.is_empty(), "{name}: nothing to drift");
+    let plan_of = |args: &[&str]| -> Value {
+        let mut all = vec!["plan", "--server-side", "-o", "json"];
+        all.extend(args);
+        let out = r.kapply(&all);
+        assert!(matches!(out.code, Some(0 | 1)), "{name}: {all:?}: {out:?}");
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    };
+    let rows_of = |plan: &Value, action: &str| -> Vec<String> {
+        let mut rows: Vec<String> = plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|o| o["fields"].as_array().into_iter().flatten())
+            .filter(|f| f["action"] == action)
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect();
+        rows.sort();
+        rows
+    };
+    // Unforced: the conflicts kapply names are those kubectl is refused.
+    let conflicts = rows_of(&plan_of(&[]), "conflict");
+    assert!(!conflicts.is_empty(), "{name}: no conflict after {drift:?}");
+    let before = r.objects();
+    let refused = run(&mut r.kubectl_cmd(&["apply", "--server-side", "-f", &r.file]));
+    assert_ne!(refused.code, Some(0), "{name}: {refused:?}");
+    let mut said: Vec<String> = refused
+        .stderr
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- ."))
+        .map(|p| p.replace('"', ""))
+        .collect();
+    said.sort();
+    assert_eq!(conflicts, said, "{name}: {refused:?}");
+    // The refused apply changed nothing of the objects kapply planned.
+    let unchanged = r.objects();
+    for ((id, b), (_, a)) in before.iter().zip(&unchanged) {
+        if b["kind"] == "Deployment" {
+            assert_eq!(
+                without_bookkeeping(b),
+                without_bookkeeping(a),
+                "{id}: changed by a refused apply"
+            );
+        }
+    }
+
+    // Forced: every row held to the result.
+    let plan = plan_of(&["--force-conflicts"]);
+    let taken = rows_of(&plan, "take");
+    assert_eq!(taken, conflicts, "{name}: forced, the conflicts are taken");
+    let before = r.objects();
+    r.kubectl(&["apply", "--server-side", "--force-conflicts"]);
+    let after = r.objects();
+    let mut found = Vec::new();
+    for (id, b) in &before {
+        let Some(p) = plan["objects"].as_array().unwrap().iter().find(|p| {
+            p["kind"] == b["kind"]
+                && p["name"] == b["metadata"]["name"]
+                && p["namespace"].as_str().unwrap_or("")
+                    == b["metadata"]["namespace"].as_str().unwrap_or("")
+        }) else {
+            found.push(format!("{id}: not in kapply's plan"));
+            continue;
+        };
+        let (_, a) = after.iter().find(|(i, _)| i == id).unwrap();
+        let changed = a["metadata"]["resourceVersion"] != b["metadata"]["resourceVersion"];
+        let planned = p["fields"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f["action"] != "keep"));
+        if planned != changed {
+            found.push(format!(
+                "{id}: kapply planned {} (rows {}), kubectl's apply {}",
+                p["action"],
+                p["fields"],
+                if changed {
+                    "changed it"
+                } else {
+                    "left it unchanged"
+                }
+            ));
+        }
+        found.extend(contradictions(id, p, b, a));
+    }
+    assert!(
+        found.is_empty(),
+        "{name}: after {drift:?}, kapply's server-side plan and kubectl's apply disagree:\n{}",
+        found.join("\n")
+    );
+    r.kubectl(&["delete", "--wait=false"]);
+}
+
+#[test]
+fn truth_on_release_prometheus_operator() {
+    truth_on_release_server_side("prometheus-operator");
+}

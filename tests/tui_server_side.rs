@@ -4,6 +4,10 @@
 //! config conflicts with): the list's marks and counts, the filter, the
 //! field pane's rows, and the per-field decisions.
 
+#[path = "common/kubectl.rs"]
+mod kubectl;
+#[path = "common/server.rs"]
+mod server;
 mod tui_fixture;
 
 use kapply::plan::{ObjectAction, Plan, PlanOptions, plan_object_owned};
@@ -213,4 +217,279 @@ fn t_and_w_decide_a_conflict_row_and_show_it() {
     // W again undecides it.
     press(&mut app, "W");
     assert_eq!(app.ssa.undecided(&id), 1);
+}
+
+#[test]
+fn an_undecided_conflict_is_not_sent_and_the_notice_names_it() {
+    let mut app = app(false, 140, 30);
+    select(&mut app, "web");
+    app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    press(&mut app, "T");
+    let effects = press(&mut app, "a");
+    assert!(effects.is_empty(), "{effects:?}");
+    let Some(kapply::tui::app::Popup::Notice { title, text }) = &app.popup else {
+        panic!("no notice: {:?}", app.popup);
+    };
+    assert_eq!(*title, "undecided conflicts");
+    assert!(
+        text.contains(&format!("Deployment demo/web: {IMAGE}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn with_force_conflicts_the_request_forces_the_whole_config() {
+    let mut app = app(true, 140, 30);
+    select(&mut app, "web");
+    let effects = press(&mut app, "a");
+    let [Effect::ServerSideDryRun(items, manager)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(manager, "kubectl");
+    assert!(items[0].force);
+    assert_eq!(
+        items[0].config["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.28"
+    );
+}
+
+// ---------- against a server ----------
+
+const V1: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: NS\n\
+spec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      \
+labels:\n        app: web\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
+
+/// The history of `tests/server_side.rs`'s decisions test on one server:
+/// kubectl applies server-side, scales and sets the image; the TUI, on a
+/// config that changes both, forces the replicas (T) and gives way on the
+/// image (W); `a`, the server's dry run, Enter; then the object and its
+/// managedFields are what the decisions promised.
+fn decide_and_apply(kubeconfig: &std::path::Path, ns: &str, bin: &str, dir: &std::path::Path) {
+    let kubectl = |args: &[&str]| {
+        let o = std::process::Command::new(bin)
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    kubectl(&["create", "namespace", ns]);
+    let v1 = dir.join(format!("{ns}-v1.yaml"));
+    std::fs::write(&v1, V1.replace("NS", ns)).unwrap();
+    kubectl(&["apply", "--server-side", "-f", v1.to_str().unwrap()]);
+    kubectl(&["scale", "deployment/web", "--replicas=5", "-n", ns]);
+    kubectl(&[
+        "set",
+        "image",
+        "deployment/web",
+        "web=nginx:hotfix",
+        "-n",
+        ns,
+    ]);
+    let get = || -> Value {
+        serde_json::from_str(&kubectl(&[
+            "get",
+            "deployment/web",
+            "-n",
+            ns,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]))
+        .unwrap()
+    };
+    let live = get();
+
+    // The TUI on the config v2 (replicas 3, nginx:1.28) against that live object.
+    let v2 = V1
+        .replace("NS", ns)
+        .replace("replicas: 2", "replicas: 3")
+        .replace("nginx:1.27", "nginx:1.28");
+    let loaded =
+        kapply::manifest::parse_str(&v2, std::path::Path::new("m.yaml"), &Default::default());
+    let m = loaded.manifests.into_iter().next().expect("a manifest");
+    let plan = Plan {
+        objects: vec![plan_object_owned(&m, Some(live), &PlanOptions::default())],
+        prune_skipped: None,
+    };
+    let mut app = App::new(Options {
+        server_side: Some(ServerSideMode {
+            manager: "kubectl".into(),
+            force: false,
+        }),
+        ..Options::default()
+    });
+    app.update(Msg::Resize(140, 40));
+    app.start();
+    app.update(Msg::Loaded(Ok(plan)));
+    assert_eq!(app.ssa_conflict_count(), 1);
+    app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    let rows: Vec<String> = app.ssa_rows().iter().map(|(r, _)| r.path.clone()).collect();
+    assert_eq!(rows, vec!["spec.replicas".to_string(), IMAGE.to_string()]);
+    press(&mut app, "TjW");
+    let effects = press(&mut app, "a");
+    let [Effect::ServerSideDryRun(items, manager)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let (items, manager) = (items.clone(), manager.clone());
+    // The request: forced, the image left out, the container's name kept.
+    assert!(items[0].force);
+    assert_eq!(
+        items[0].config["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "web"}])
+    );
+    let popup = text(&app);
+    assert!(popup.contains("force=true"), "{popup}");
+    assert!(
+        popup.contains("force     spec.replicas = 3 (taken from"),
+        "{popup}"
+    );
+    assert!(
+        popup.contains(&format!(
+            "give way  {IMAGE} (not sent: kubectl-set keeps \"nginx:hotfix\")"
+        )),
+        "{popup}"
+    );
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = rt.block_on(async {
+        let session = kapply::cluster::Session::connect(&kapply::cluster::ClusterOptions {
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        kapply::cluster::KubeEngine::new(
+            session,
+            kapply::manifest::LoadOptions::default(),
+            Default::default(),
+        )
+    });
+    use kapply::ops::Engine;
+    let dry = rt.block_on(engine.apply_server_side(items.clone(), manager.clone(), true));
+    let words: Vec<String> = dry
+        .iter()
+        .map(|r| format!("{} {}", r.object, r.message()))
+        .collect();
+    assert_eq!(
+        words,
+        vec![format!(
+            "Deployment {ns}/web serverside-applied (server dry run)"
+        )]
+    );
+    // The dry run wrote nothing.
+    assert_eq!(get()["spec"]["replicas"], 5);
+    app.update(Msg::ServerSideDryRunDone(dry));
+    assert!(text(&app).contains("✓ Deployment"), "{}", text(&app));
+    let effects = app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    let [Effect::ServerSideApply(sent, _)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(sent[0].config, items[0].config);
+    let done = rt.block_on(engine.apply_server_side(sent.clone(), manager, false));
+    assert_eq!(done[0].message(), "serverside-applied", "{done:?}");
+
+    let after = get();
+    assert_eq!(after["spec"]["replicas"], 3, "{after:#}");
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:hotfix",
+        "{after:#}"
+    );
+    let entry = |manager: &str, op: &str, sub: Option<&str>| -> Value {
+        after["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| {
+                e["manager"] == manager && e["operation"] == op && e["subresource"].as_str() == sub
+            })
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    };
+    // Forced: the replicas are this manager's, the scale's claim is gone.
+    let mine = entry("kubectl", "Apply", None);
+    assert!(mine["f:spec"].get("f:replicas").is_some(), "{after:#}");
+    let container = &mine["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"];
+    assert!(container.get("f:image").is_none(), "{after:#}");
+    let scale = entry("kubectl", "Update", Some("scale"));
+    assert!(scale["f:spec"].get("f:replicas").is_none(), "{after:#}");
+    // Given way: the image is kubectl-set's still.
+    let theirs = entry("kubectl-set", "Update", None);
+    assert!(
+        theirs["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"]
+            .get("f:image")
+            .is_some(),
+        "{after:#}"
+    );
+    drop(engine);
+    drop(rt);
+}
+
+#[test]
+fn decisions_made_in_the_tui_hold_on_the_embedded_server() {
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let c = server::Cluster::start();
+    decide_and_apply(&c.kubeconfig, "tui-decide", &bin, c.dir.path());
+}
+
+#[test]
+fn decisions_made_in_the_tui_hold_on_the_real_server() {
+    const REAL_ENV: &str = "KAPPLY_REAL_APISERVER_KUBECONFIG";
+    let Some(kubeconfig) = std::env::var_os(REAL_ENV) else {
+        assert!(
+            std::env::var_os("KAPPLY_CI").is_none(),
+            "{REAL_ENV} is required when KAPPLY_CI is set (scripts/real-apiserver start)"
+        );
+        eprintln!("skipping: no real API server ({REAL_ENV} unset)");
+        return;
+    };
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let ns = format!("tui-decide-{nanos}");
+    decide_and_apply(std::path::Path::new(&kubeconfig), &ns, &bin, dir.path());
+    let _ = std::process::Command::new(&bin)
+        .args(["delete", "namespace", &ns, "--wait=false", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .output();
+}
+
+/// Key-driven screens at 80x24 and 160x45: a conflict row, forced, given
+/// way, and the confirmation with the server's dry run answered.
+#[test]
+fn screens_of_a_conflict_resolved_per_field() {
+    for (w, h) in [(80u16, 24u16), (160, 45)] {
+        let mut app = app(false, w, h);
+        select(&mut app, "web");
+        app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+        insta::assert_snapshot!(format!("ssa_conflict_{w}x{h}"), text(&app));
+        press(&mut app, "T");
+        insta::assert_snapshot!(format!("ssa_force_{w}x{h}"), text(&app));
+        press(&mut app, "jjW");
+        insta::assert_snapshot!(format!("ssa_give_way_{w}x{h}"), text(&app));
+        let effects = press(&mut app, "a");
+        let [Effect::ServerSideDryRun(items, _)] = effects.as_slice() else {
+            panic!("{effects:?}");
+        };
+        let mut ok = kapply::ops::ObjectResult::new(
+            items[0].plan.id(),
+            kapply::ops::Outcome::ServerSideApplied,
+        );
+        ok.dry_run = true;
+        app.update(Msg::ServerSideDryRunDone(vec![ok]));
+        insta::assert_snapshot!(format!("ssa_confirm_{w}x{h}"), text(&app));
+    }
 }

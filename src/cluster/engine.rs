@@ -431,6 +431,53 @@ impl Engine for KubeEngine {
         .boxed()
     }
 
+    fn apply_server_side(
+        &self,
+        items: Vec<crate::ops::ServerSideItem>,
+        manager: String,
+        dry_run: bool,
+    ) -> BoxFuture<'_, Vec<ObjectResult>> {
+        async move {
+            let Some(session) = self.session() else {
+                return not_sent(items.iter().map(|i| i.plan.id()));
+            };
+            let ids: Vec<_> = items.iter().map(|i| i.plan.id()).collect();
+            // `force` is per request: the forced objects go in one run, the
+            // others in another; the results come back in the items' order.
+            let mut results: Vec<Option<ObjectResult>> = vec![None; items.len()];
+            for force in [true, false] {
+                let (idx, manifests): (Vec<usize>, Vec<_>) = items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, it)| it.force == force)
+                    .map(|(n, it)| (n, super::ssa::manifest_of(&it.plan, it.config.clone())))
+                    .unzip();
+                if manifests.is_empty() {
+                    continue;
+                }
+                let opts = super::ServerSideOptions {
+                    field_manager: manager.clone(),
+                    force,
+                    dry_run,
+                    default_namespace: session.namespace().to_string(),
+                    namespace_flag: None,
+                };
+                let out = session.apply_server_side(manifests, &opts, |_| {}).await;
+                for (n, r) in idx.into_iter().zip(out) {
+                    results[n] = Some(super::ssa::object_result(r, dry_run));
+                }
+            }
+            results
+                .into_iter()
+                .zip(ids)
+                .map(|(r, id)| {
+                    r.unwrap_or_else(|| ObjectResult::new(id, Outcome::Skipped("not sent".into())))
+                })
+                .collect()
+        }
+        .boxed()
+    }
+
     fn delete(
         &self,
         objects: Vec<ObjectPlan>,

@@ -324,3 +324,39 @@ impl Session {
         Ok(ServerSideOutcome::Applied { warnings })
     }
 }
+
+/// The manifest of a plan's row with `config` as its object (what the TUI
+/// applies server-side: the configuration its decisions reduced).
+pub(crate) fn manifest_of(plan: &crate::plan::ObjectPlan, config: serde_json::Value) -> Manifest {
+    let (group, version) = crate::objref::split_api_version(&plan.api_version);
+    let source = plan.source.as_deref().unwrap_or_default();
+    let (file, line) = source.rsplit_once(':').unwrap_or((source, "0"));
+    Manifest::new(
+        ObjectRef {
+            group: group.to_string(),
+            kind: plan.kind.clone(),
+            namespace: plan.namespace.clone(),
+            name: plan.name.clone(),
+        },
+        version.to_string(),
+        config,
+        crate::manifest::Source {
+            file: file.into(),
+            line: line.parse().unwrap_or(0),
+        },
+    )
+}
+
+/// A server-side result as the TUI's results are: `serverside-applied`
+/// (the migration's warnings are the CLI's), or the server's words.
+pub(crate) fn object_result(r: ServerSideResult, dry_run: bool) -> crate::ops::ObjectResult {
+    use crate::ops::{Failure, ObjectResult, Outcome};
+    let outcome = match r.outcome {
+        ServerSideOutcome::Applied { .. } => Outcome::ServerSideApplied,
+        ServerSideOutcome::Failed { message, .. } => Outcome::Failed(Failure::Server(message)),
+        ServerSideOutcome::NotSent(why) => Outcome::Skipped(why),
+    };
+    let mut out = ObjectResult::new(r.object, outcome);
+    out.dry_run = dry_run && out.ok();
+    out
+}

@@ -150,6 +150,130 @@ fn recreate_view(app: &App, items: &[crate::ops::ApplyItem], typed: &str, t: The
     }
 }
 
+/// The server-side apply's confirmation: the server's dry run, then per
+/// object its request (`force`), each decision with the managers it moves
+/// a field from or leaves it to, and the objects not sent for undecided
+/// conflicts.
+fn server_side_view(
+    app: &App,
+    items: &[crate::ops::ServerSideItem],
+    blocked: &[(crate::objref::ObjectRef, Vec<String>)],
+    dry_run: Option<&[crate::ops::ObjectResult]>,
+    t: Theme,
+) -> PopupView {
+    use crate::ssa::Decision;
+    let manager = app
+        .server_side()
+        .map(|m| m.manager.clone())
+        .unwrap_or_default();
+    let mut lines: Vec<Line<'static>> = vec![Line::from(Span::styled(
+        format!(
+            "Apply {} object(s) server-side as field manager {manager:?}?",
+            items.len()
+        ),
+        Style::default().add_modifier(Modifier::BOLD),
+    ))];
+    lines.push(dry_run_title());
+    match dry_run {
+        None => lines.push(dry_run_waiting(app, t)),
+        Some(rs) => {
+            for r in rs {
+                let (m, s) = if r.ok() {
+                    ("✓", t.fg(Color::Green))
+                } else {
+                    ("✗", t.fg(Color::Red))
+                };
+                for (n, l) in format!("{}: {}", r.object, r.message()).lines().enumerate() {
+                    let lead = if n == 0 {
+                        format!("  {m} ")
+                    } else {
+                        "    ".into()
+                    };
+                    lines.push(Line::from(Span::styled(format!("{lead}{l}"), s)));
+                }
+            }
+        }
+    }
+    for it in items {
+        let o = &it.plan;
+        let (m, style) = mark(app, o);
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{m} {}: {} (apply patch, force={})",
+                o.id(),
+                action_word(o.action),
+                it.force
+            ),
+            style.add_modifier(Modifier::BOLD),
+        )));
+        let secret = crate::tui::app::is_secret(o);
+        for (row, d) in &it.decisions {
+            let value = |v: &Option<serde_json::Value>| match v {
+                _ if secret => "\"***\"".to_string(),
+                Some(v) => v.to_string(),
+                None => "(none)".to_string(),
+            };
+            // The other managers: this one's own share is not taken from anyone.
+            let owners = row
+                .owners
+                .iter()
+                .filter(|o| **o != manager)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let text = match d {
+                Decision::Force => format!(
+                    "    force     {} = {} (taken from {owners})",
+                    row.path,
+                    value(&row.config)
+                ),
+                Decision::GiveWay => format!(
+                    "    give way  {} (not sent: {owners} keeps {})",
+                    row.path,
+                    value(&row.live)
+                ),
+            };
+            let style = match d {
+                Decision::Force => t.fg(Color::Magenta),
+                Decision::GiveWay => t.fg(Color::DarkGray),
+            };
+            lines.push(Line::from(Span::styled(text, style)));
+        }
+        if it.force && it.decisions.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "    --force-conflicts: every conflict is taken",
+                t.fg(Color::Magenta),
+            )));
+        }
+    }
+    for (id, paths) in blocked {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{CONFLICT_MARK} {id}: not sent, undecided conflict(s): {} (T force, W give way)",
+                paths.join(", ")
+            ),
+            t.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )));
+    }
+    PopupView {
+        title: "Confirm server-side apply",
+        width: app.size.width.saturating_sub(4),
+        body: lines,
+        footer: vec![keys_line(
+            match dry_run {
+                None => "Esc cancel (Enter waits for the dry run)",
+                Some(rs) if rs.iter().all(crate::ops::ObjectResult::ok) => {
+                    "Enter apply · Esc cancel"
+                }
+                Some(_) => {
+                    "Enter apply (refused objects fail again) · r retry dry run · Esc cancel"
+                }
+            },
+            t,
+        )],
+    }
+}
+
 pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
     let v = popup_view_raw(app, p, t);
     PopupView {
@@ -521,6 +645,11 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 )],
             }
         }
+        Popup::ServerSideConfirm {
+            items,
+            blocked,
+            dry_run,
+        } => server_side_view(app, items, blocked, dry_run.as_deref(), t),
         Popup::RecreateConfirm { items, typed } => recreate_view(app, items, typed, t),
         Popup::DeleteConfirm {
             objects,

@@ -345,6 +345,12 @@ pub async fn perform(
             let work = engine.dry_run_reporting(crate::ops::Write::Apply(items), etx);
             Msg::DryRunDone(counting(work, erx, &tx, total, dry_run_progress).await)
         }
+        Effect::ServerSideDryRun(items, manager) => {
+            Msg::ServerSideDryRunDone(engine.apply_server_side(items, manager, true).await)
+        }
+        Effect::ServerSideApply(items, manager) => {
+            Msg::Applied(engine.apply_server_side(items, manager, false).await)
+        }
         Effect::Apply(items) => {
             Msg::Applied(writing(&engine, crate::ops::Write::Apply(items), &tx).await)
         }

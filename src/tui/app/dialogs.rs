@@ -263,6 +263,11 @@ impl App {
             },
             Popup::RecreateConfirm { items, typed } => self.recreate_key(k, items, typed),
             Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
+            Popup::ServerSideConfirm {
+                items,
+                blocked,
+                dry_run,
+            } => self.server_side_key(k, items, blocked, dry_run),
             Popup::DeleteConfirm {
                 objects,
                 typed,

@@ -167,6 +167,11 @@ impl App {
             {
                 Some(("apply", 'a'))
             }
+            Some(Popup::ServerSideConfirm { items, .. })
+                if items.iter().any(|it| it.plan.id() == object) =>
+            {
+                Some(("apply", 'a'))
+            }
             Some(Popup::RecreateConfirm { items, .. })
                 if items.iter().any(|it| it.plan.id() == object) =>
             {

@@ -126,6 +126,9 @@ pub enum Msg {
     DryRunDone(Vec<ObjectResult>),
     /// The server's dry run of a prune confirmation (`Effect::PruneDryRun`).
     PruneDryRunDone(Vec<ObjectResult>),
+    /// The server's dry run of a server-side apply confirmation
+    /// (`Effect::ServerSideDryRun`).
+    ServerSideDryRunDone(Vec<ObjectResult>),
     /// Of the objects the server's dry run under way checks (an apply's or
     /// a prune's), how many it has answered.
     DryRunProgress { done: usize, total: usize },
@@ -168,6 +171,12 @@ pub enum Effect {
     DryRun(Vec<ApplyItem>),
     /// Apply (only after a confirm); answered by `Msg::Applied`.
     Apply(Vec<ApplyItem>),
+    /// The server's dry run of a server-side apply, as field manager
+    /// `manager`; answered by `Msg::ServerSideDryRunDone`.
+    ServerSideDryRun(Vec<crate::ops::ServerSideItem>, String),
+    /// Apply server-side (only after its confirmation); answered by
+    /// `Msg::Applied`.
+    ServerSideApply(Vec<crate::ops::ServerSideItem>, String),
     /// Delete with a propagation policy (only after a confirm); answered by
     /// `Msg::Deleted`.
     Delete(Vec<ObjectPlan>, Propagation),
@@ -338,6 +347,14 @@ pub enum Popup {
     },
     ApplyConfirm {
         items: Vec<ApplyItem>,
+        dry_run: Option<Vec<ObjectResult>>,
+    },
+    /// `a` with `--server-side`: what each object's request carries (its
+    /// decisions, force), the objects not sent for undecided conflicts,
+    /// and the server's dry run.
+    ServerSideConfirm {
+        items: Vec<crate::ops::ServerSideItem>,
+        blocked: Vec<(ObjectRef, Vec<String>)>,
         dry_run: Option<Vec<ObjectResult>>,
     },
     DeleteConfirm {
@@ -708,6 +725,7 @@ impl App {
                 self.popup,
                 Some(
                     Popup::ApplyConfirm { dry_run: None, .. }
+                        | Popup::ServerSideConfirm { dry_run: None, .. }
                         | Popup::PruneConfirm { dry_run: None, .. }
                 )
             )
@@ -1111,6 +1129,18 @@ impl App {
                 }
                 self.finish(Job::DryRun);
                 self.offer_recreate();
+                Vec::new()
+            }
+            Msg::ServerSideDryRunDone(results) => {
+                if let Some(Popup::ServerSideConfirm { items, dry_run, .. }) = &mut self.popup {
+                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
+                    let same =
+                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
+                    if same && dry_run.is_none() {
+                        *dry_run = Some(results);
+                    }
+                }
+                self.finish(Job::DryRun);
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {

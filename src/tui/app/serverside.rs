@@ -204,7 +204,14 @@ impl App {
         let Some(key) = self.selected().map(ObjectPlan::id) else {
             return;
         };
-        let owners = row.owners.join(", ");
+        let manager = self.server_side().map(|m| m.manager.clone());
+        let owners = row
+            .owners
+            .iter()
+            .filter(|o| Some(*o) != manager.as_ref())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
         let set = self.ssa.decisions.entry(key.clone()).or_default();
         let said = if *now == Some(decision) {
             set.remove(&row.path);
@@ -226,14 +233,130 @@ impl App {
         self.say(said, false);
     }
 
-    /// `a` with `--server-side`.
+    /// `a` with `--server-side`: each target's request from its
+    /// decisions (`crate::ssa::resolve`); an object with a conflict nobody
+    /// decided is not sent (the confirmation names it and its fields).
     pub(super) fn open_apply_server_side(&mut self) -> Vec<Effect> {
-        self.say(
-            "apply from the TUI with --server-side is not there yet: \
-             kapply apply --server-side applies the manifests"
-                .to_string(),
-            false,
-        );
+        let Some(mode) = self.server_side().cloned() else {
+            return Vec::new();
+        };
+        let mut items = Vec::new();
+        let mut blocked = Vec::new();
+        for i in self.targets() {
+            if !matches!(
+                self.plan.objects[i].action,
+                ObjectAction::Create | ObjectAction::Update
+            ) {
+                continue;
+            }
+            let Some(o) = self.object_owned(i) else {
+                continue;
+            };
+            let Some(config) = o.config.clone() else {
+                continue;
+            };
+            let key = o.id();
+            let decisions = self.ssa.decisions.get(&key).cloned().unwrap_or_default();
+            let r = crate::ssa::resolve(&config, o.live.as_ref(), &mode.manager, &decisions);
+            if !mode.force && !r.undecided.is_empty() {
+                blocked.push((key, r.undecided));
+                continue;
+            }
+            let decided = if mode.force {
+                Vec::new()
+            } else {
+                crate::ssa::plan_fields(&config, o.live.as_ref(), &mode.manager, false)
+                    .into_iter()
+                    .filter_map(|row| decisions.get(&row.path).map(|d| (row.clone(), *d)))
+                    .collect()
+            };
+            items.push(crate::ops::ServerSideItem {
+                plan: o,
+                config: r.config,
+                force: mode.force || r.force,
+                decisions: decided,
+            });
+        }
+        if items.is_empty() {
+            let text = if blocked.is_empty() {
+                "nothing to apply (select a create or update)".to_string()
+            } else {
+                let mut t = String::from(
+                    "Nothing can be sent: a conflict nobody decided fails the apply \
+                     (as kubectl's would).\n\n",
+                );
+                for (id, paths) in &blocked {
+                    t.push_str(&format!("{id}: {}\n", paths.join(", ")));
+                }
+                t.push_str("\nOn each conflict row: T forces it, W gives way.");
+                t
+            };
+            if blocked.is_empty() {
+                self.say(text, false);
+            } else {
+                self.open_popup(Popup::Notice {
+                    title: "undecided conflicts",
+                    text,
+                });
+            }
+            return Vec::new();
+        }
+        self.open_popup(Popup::ServerSideConfirm {
+            items: items.clone(),
+            blocked,
+            dry_run: None,
+        });
+        self.pending.push(Job::DryRun);
+        vec![Effect::ServerSideDryRun(items, mode.manager)]
+    }
+
+    /// Keys of the server-side apply confirmation: Enter once the dry run
+    /// has answered, r asks the server again, Esc cancels.
+    pub(super) fn server_side_key(
+        &mut self,
+        k: KeyEvent,
+        items: Vec<crate::ops::ServerSideItem>,
+        blocked: Vec<(ObjectRef, Vec<String>)>,
+        dry_run: Option<Vec<ObjectResult>>,
+    ) -> Vec<Effect> {
+        let manager = self
+            .server_side()
+            .map(|m| m.manager.clone())
+            .unwrap_or_default();
+        match (k.code, &dry_run) {
+            (KeyCode::Enter, None) => {
+                self.say(
+                    "waiting for the server dry run: Enter applies once it answers",
+                    false,
+                );
+                self.popup = Some(Popup::ServerSideConfirm {
+                    items,
+                    blocked,
+                    dry_run,
+                });
+            }
+            (KeyCode::Enter, Some(_)) => {
+                self.pending.push(Job::Applying);
+                return vec![Effect::ServerSideApply(items, manager)];
+            }
+            (KeyCode::Char('r'), Some(_)) => {
+                self.popup = Some(Popup::ServerSideConfirm {
+                    items: items.clone(),
+                    blocked,
+                    dry_run: None,
+                });
+                self.pending.push(Job::DryRun);
+                return vec![Effect::ServerSideDryRun(items, manager)];
+            }
+            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
+            _ => {
+                self.popup = Some(Popup::ServerSideConfirm {
+                    items,
+                    blocked,
+                    dry_run,
+                })
+            }
+        }
         Vec::new()
     }
 }
