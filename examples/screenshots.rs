@@ -481,6 +481,40 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
         }
         out.push((name, app));
     }
+    // `kapply demo --server-side`: the settings' conflict with kubectl
+    // edit's LOG_LEVEL forced (T), then `a` and the server's dry run.
+    for (name, confirm) in [
+        ("demo-server-side", false),
+        ("demo-server-side-confirm", true),
+    ] {
+        let manager = kapply::ssa::DEFAULT_FIELD_MANAGER.to_string();
+        let mut app = App::new(Options {
+            source_root: demo.manifests.parent().map(|p| p.display().to_string()),
+            server_side: Some(kapply::tui::ServerSideMode {
+                manager: manager.clone(),
+                force: false,
+            }),
+            ..Options::default()
+        });
+        app.clock = || "14:02:37".to_string();
+        app.server = engine.server();
+        app.prune_scope = engine.prune_scope();
+        app.update(Msg::Resize(132, 34));
+        app.start();
+        app.update(Msg::Loaded(Ok(plan.clone())));
+        select(&mut app, "settings");
+        app.update(code(KeyCode::Tab));
+        app.update(key('T'));
+        if confirm {
+            for e in app.update(key('a')) {
+                if let kapply::tui::Effect::ServerSideDryRun(items, _) = e {
+                    let dry = engine.apply_server_side(items, manager.clone(), true).await;
+                    app.update(Msg::ServerSideDryRunDone(dry));
+                }
+            }
+        }
+        out.push((name, app));
+    }
     Ok(out)
 }
 

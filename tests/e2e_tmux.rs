@@ -683,8 +683,12 @@ fn the_reference_story_by_keystroke() {
         "the selected candidate's reason in the detail pane:\n{screen}"
     );
     t.keys(&["y"]);
-    let screen = t.wait_until("the prune confirmation", |s| {
-        s.contains("Confirm prune") && has_cell(s, "x ConfigMap demo/old-settings")
+    // Enter deletes once the server's dry run has answered (before, it
+    // only says it waits): wait for the verdict, as a user reads it.
+    let screen = t.wait_until("the prune confirmation with the dry run", |s| {
+        s.contains("Confirm prune")
+            && has_cell(s, "x ConfigMap demo/old-settings")
+            && s.contains("pruned (server dry run)")
     });
     assert!(
         has_cell(&screen, "x ConfigMap demo/old-settings"),

@@ -493,3 +493,85 @@ fn screens_of_a_conflict_resolved_per_field() {
         insta::assert_snapshot!(format!("ssa_confirm_{w}x{h}"), text(&app));
     }
 }
+
+/// `kapply demo --server-side`: the story's `kubectl edit` of ConfigMap
+/// settings (LOG_LEVEL debug, manager kubectl-edit) is a conflict for the
+/// manifest's `info`; forced in the TUI and applied through the real engine
+/// to the demo's embedded server, LOG_LEVEL is `info` and kubectl's, and
+/// planning again finds nothing to do there.
+#[test]
+fn the_demo_story_has_a_conflict_to_force() {
+    use kapply::ops::Engine;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let demo = rt
+        .block_on(kapply::demo::Demo::start(None, None, false))
+        .unwrap();
+    let engine = rt.block_on(demo.engine()).unwrap();
+    rt.block_on(engine.connect()).unwrap();
+    let load = |app: &mut App| {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let plan = rt.block_on(engine.load(tx)).unwrap();
+        app.update(Msg::Loaded(Ok(plan)));
+    };
+    let mut app = App::new(Options {
+        server_side: Some(ServerSideMode {
+            manager: "kubectl".into(),
+            force: false,
+        }),
+        ..Options::default()
+    });
+    app.update(Msg::Resize(160, 45));
+    app.start();
+    load(&mut app);
+    assert_eq!(app.ssa_conflict_count(), 1);
+    let screen = text(&app);
+    assert!(screen.contains("≠ ConfigMap/settings"), "{screen}");
+    select(&mut app, "settings");
+    app.update(tui_fixture::code(crossterm::event::KeyCode::Tab));
+    let rows = app.ssa_rows();
+    let (row, _) = &rows[0];
+    assert_eq!(row.path, "data.LOG_LEVEL");
+    assert_eq!(row.action, kapply::ssa::FieldAction::Conflict);
+    assert_eq!(row.owners, vec!["kubectl-edit"]);
+    assert_eq!(row.live, Some(json!("debug")));
+    press(&mut app, "T");
+    let effects = press(&mut app, "a");
+    let [Effect::ServerSideDryRun(items, manager)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert!(items[0].force);
+    let dry = rt.block_on(engine.apply_server_side(items.clone(), manager.clone(), true));
+    assert!(dry.iter().all(|r| r.ok()), "{dry:?}");
+    app.update(Msg::ServerSideDryRunDone(dry));
+    let confirm = text(&app);
+    assert!(
+        confirm.contains("force     data.LOG_LEVEL = \"info\" (taken from kubectl-edit)"),
+        "{confirm}"
+    );
+    let effects = app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    let [Effect::ServerSideApply(sent, manager)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let done = rt.block_on(engine.apply_server_side(sent.clone(), manager.clone(), false));
+    assert_eq!(done[0].message(), "serverside-applied", "{done:?}");
+    load(&mut app);
+    let i = app
+        .plan
+        .objects
+        .iter()
+        .position(|o| o.name == "settings")
+        .unwrap();
+    let o = app.object(i).unwrap().clone();
+    assert_eq!(o.action, ObjectAction::Unchanged, "{:?}", app.ssa_rows());
+    let live = o.live.clone().unwrap();
+    assert_eq!(live["data"]["LOG_LEVEL"], "info");
+    let owner: Vec<&str> = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["fieldsV1"]["f:data"].get("f:LOG_LEVEL").is_some())
+        .filter_map(|e| e["manager"].as_str())
+        .collect();
+    assert_eq!(owner, vec!["kubectl"], "{live:#}");
+    assert_eq!(app.ssa_conflict_count(), 0);
+}
