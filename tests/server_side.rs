@@ -1421,3 +1421,263 @@ fn per_field_decisions_hold_on_the_embedded_server() {
     let k = Kubectl::new(bin, &c.kubeconfig);
     decisions_history(&k, &c.kubeconfig, c.dir.path(), "ssa-decide");
 }
+
+/// The ApplySet id of parent Secret `name` in `ns` (KEP 3659's hash).
+fn applyset_id_of(name: &str, ns: &str) -> String {
+    kapply::cluster::applyset_id(name, ns, "Secret", "")
+}
+
+/// A ConfigMap `name` with one key.
+fn set_member(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: \"{name}\"\n")
+}
+
+/// One run of `apply --server-side --prune --applyset=myset` with the
+/// manifests `members` (ConfigMaps, and the Deployment of V1 when `web`),
+/// by `tool` ("kubectl" or "kapply") in `ns`; its outcome.
+fn applyset_apply(
+    s: &Sides,
+    tool: &str,
+    ns: &str,
+    members: &[&str],
+    web: bool,
+    extra: &[&str],
+) -> Out {
+    let mut text: Vec<String> = members.iter().map(|m| set_member(m)).collect();
+    if web {
+        text.push(V1.split("---").next().unwrap().to_string());
+    }
+    let file = s.file(&format!("set-{tool}-{ns}.yaml"), &text.join("---\n"));
+    let mut args = vec![
+        "apply",
+        "--server-side",
+        "--prune",
+        "--applyset=myset",
+        "-n",
+        ns,
+        "-f",
+        &file,
+    ];
+    args.extend_from_slice(extra);
+    match tool {
+        "kubectl" => run(s.kubectl.command(&args).env("KUBECTL_APPLYSET", "true")),
+        _ => {
+            args.push("--yes");
+            s.kapply(&args)
+        }
+    }
+}
+
+impl Sides<'_> {
+    /// Every ConfigMap and Deployment of the set and its parent Secret in
+    /// `ns`, normalized, the namespace's ApplySet id as `ID`.
+    fn set_objects(&self, ns: &str) -> Vec<Value> {
+        let o = self.kubectl(&[
+            "get",
+            "secrets,configmaps,deployments",
+            "-n",
+            ns,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let list: Value = serde_json::from_str(&o.stdout).unwrap();
+        let id = applyset_id_of("myset", ns);
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            // The namespace's own root CA ConfigMap is the controllers'.
+            .filter(|o| o["metadata"]["name"] != "kube-root-ca.crt")
+            .map(|o| {
+                let v = normalize(o, ns);
+                serde_json::from_str(&v.to_string().replace(&id, "ID")).unwrap()
+            })
+            .collect()
+    }
+
+    fn same_sets(&self, step: &str) -> Vec<Value> {
+        let k = self.set_objects(&self.ns_k);
+        let a = self.set_objects(&self.ns_a);
+        assert_eq!(
+            a,
+            k,
+            "{step}: the sets differ (kapply's namespace left, kubectl's right):\n{}\n{}",
+            serde_json::to_string_pretty(&a).unwrap(),
+            serde_json::to_string_pretty(&k).unwrap()
+        );
+        k
+    }
+}
+
+/// kubectl's result lines as kapply's (`configmap/x pruned` as
+/// `ConfigMap NS/x pruned`), sorted; kapply's sorted.
+fn same_lines(k: &Out, a: &Out, ns_k: &str, ns_a: &str, step: &str) {
+    let theirs: Vec<String> = {
+        let mut v: Vec<String> = k
+            .stdout
+            .lines()
+            .map(|l| {
+                let (what, verb) = l.split_once(' ').unwrap();
+                let (kind, name) = what.split_once('/').unwrap();
+                let kind = match kind {
+                    "configmap" => "ConfigMap",
+                    "deployment.apps" => "Deployment",
+                    other => panic!("{step}: unexpected kind {other} in {k:?}"),
+                };
+                format!("{kind} {ns_k}/{name} {verb}")
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut ours: Vec<String> = a
+        .stdout
+        .replace(ns_a, ns_k)
+        .lines()
+        .map(String::from)
+        .collect();
+    ours.sort();
+    assert_eq!(ours, theirs, "{step}: kapply {a:?}\nkubectl {k:?}");
+}
+
+/// `apply --server-side --prune --applyset`: kapply continues kubectl's
+/// set and kubectl kapply's, the parent, the members and their
+/// managedFields the same after each step, the same objects pruned.
+fn applyset_history(s: &Sides) {
+    let (nk, na) = (s.ns_k.as_str(), s.ns_a.as_str());
+    for ns in [nk, na] {
+        let o = s.kubectl(&["create", "namespace", ns]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+    }
+    // 1. Created by kubectl in one namespace, by kapply in the other with
+    //    kubectl's tooling (so kubectl may continue it).
+    let k = applyset_apply(s, "kubectl", nk, &["keep", "gone"], true, &[]);
+    assert_eq!(k.code, Some(0), "{k:?}");
+    let parent = s.kubectl(&["get", "secret", "myset", "-n", nk, "-o", "json"]);
+    let parent: Value = serde_json::from_str(&parent.stdout).unwrap();
+    let tooling = parent["metadata"]["annotations"]["applyset.kubernetes.io/tooling"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(tooling.starts_with("kubectl/"), "{parent}");
+    let flag = format!("--applyset-tooling={tooling}");
+    let a = applyset_apply(s, "kapply", na, &["keep", "gone"], true, &[&flag]);
+    assert_eq!(a.code, Some(0), "{a:?}");
+    same_lines(&k, &a, nk, na, "create");
+    s.same_sets("created");
+
+    // 2. Two members dropped: kapply prunes them as kubectl does.
+    let k = applyset_apply(s, "kubectl", nk, &["keep"], false, &[]);
+    let a = applyset_apply(s, "kapply", na, &["keep"], false, &[]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    same_lines(&k, &a, nk, na, "prune");
+    a.assert_stdout(&format!("ConfigMap {na}/gone pruned"));
+    a.assert_stdout(&format!("Deployment {na}/web pruned"));
+    let left = s.same_sets("pruned");
+    let names: Vec<&str> = left
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["myset", "keep"], "{left:?}");
+
+    // 3. kubectl continues kapply's set and kapply kubectl's.
+    let k = applyset_apply(s, "kapply", nk, &["keep", "added"], false, &[]);
+    let a = applyset_apply(s, "kubectl", na, &["keep", "added"], false, &[]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    s.same_sets("continued by the other tool");
+
+    // 4. A server dry run: the same words, nothing written.
+    let k = applyset_apply(s, "kubectl", nk, &["added"], false, &["--dry-run=server"]);
+    let a = applyset_apply(s, "kapply", na, &["added"], false, &["--dry-run=server"]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    same_lines(&k, &a, nk, na, "dry run");
+    a.assert_stdout(&format!("ConfigMap {na}/keep pruned (server dry run)"));
+    let after = s.same_sets("dry run");
+    assert_eq!(after.len(), 3, "nothing pruned by the dry run: {after:?}");
+
+    // 5. Without --yes (and no terminal to ask on): the prune listed, then
+    //    refused, nothing written.
+    let file = s.file("added.yaml", &set_member("added"));
+    let ask = [
+        "apply",
+        "--server-side",
+        "--prune",
+        "--applyset=myset",
+        "-n",
+        na,
+        "-f",
+        &file,
+    ];
+    let o = s.kapply(&ask);
+    assert_ne!(o.code, Some(0), "{o:?}");
+    o.assert_stderr(&format!("- prune      ConfigMap {na}/keep"));
+    o.assert_stderr("refusing to proceed without confirmation");
+    assert_eq!(s.set_objects(na).len(), 3, "nothing pruned");
+    s.same_sets("not confirmed");
+
+    // 6. Then pruned by both.
+    let k = applyset_apply(s, "kubectl", nk, &["added"], false, &[]);
+    let a = applyset_apply(s, "kapply", na, &["added"], false, &[]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    same_lines(&k, &a, nk, na, "last prune");
+    s.same_sets("last prune");
+
+    // 7. The allowlist prune kubectl refuses with --server-side, refused
+    //    in its words and exit code, before anything is sent.
+    let file = s.file("one.yaml", &set_member("other"));
+    let args = [
+        "apply",
+        "--server-side",
+        "--prune",
+        "--all",
+        "-n",
+        na,
+        "-f",
+        &file,
+    ];
+    let k = s.kubectl(&args);
+    let mut with_yes = args.to_vec();
+    with_yes.push("--yes");
+    let a = s.kapply(&with_yes);
+    assert_eq!((k.code, a.code), (Some(1), Some(1)), "{k:?}\n{a:?}");
+    assert_eq!(a.stderr, k.stderr);
+    assert_eq!(s.set_objects(na).len(), 2, "nothing applied");
+}
+
+#[test]
+fn applyset_prune_as_kubectl_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let Some(bin) = reference_kubectl() else {
+        return;
+    };
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
+    let sides = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("aset-k"),
+        ns_a: unique("aset-a"),
+    };
+    applyset_history(&sides);
+}
+
+#[test]
+fn applyset_prune_as_kubectl_on_the_embedded_server() {
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let c = server::Cluster::start();
+    let k = Kubectl::new(bin, &c.kubeconfig);
+    let sides = Sides {
+        kubectl: &k,
+        kubeconfig: &c.kubeconfig,
+        dir: c.dir.path(),
+        ns_k: "aset-k".into(),
+        ns_a: "aset-a".into(),
+    };
+    applyset_history(&sides);
+}
