@@ -70,9 +70,7 @@ impl Node {
 
     /// A struct field's or a map value's schema; `None`: none (deduced).
     pub fn field(&self, name: &str) -> Option<&Node> {
-        self.properties
-            .get(name)
-            .or_else(|| self.additional.as_deref())
+        self.properties.get(name).or(self.additional.as_deref())
     }
 
     /// A list's items' schema.
