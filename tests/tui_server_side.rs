@@ -145,7 +145,7 @@ fn the_field_pane_shows_actions_and_owners() {
     assert!(screen.contains("server-side as \"kubectl\""), "{screen}");
     assert!(screen.contains("conflict spec.replicas"), "{screen}");
     assert!(
-        screen.contains("5 → 3   owners: kubectl, kubectl (scale) → kubectl, kubectl (scale)"),
+        screen.contains("5 → 3   owners: kubectl, kubectl (scale) (unchanged)"),
         "{screen}"
     );
     assert!(screen.contains("2 conflict(s), 2 undecided"), "{screen}");
@@ -203,7 +203,7 @@ fn t_and_w_decide_a_conflict_row_and_show_it() {
     assert!(screen.contains("give way spec.template"), "{screen}");
     // Given way: the live value stays, its manager keeps it.
     assert!(
-        screen.contains("\"nginx:hotfix\" → \"nginx:hotfix\"   owners: kubectl-set → kubectl-set"),
+        screen.contains("\"nginx:hotfix\" → \"nginx:hotfix\"   owners: kubectl-set (unchanged)"),
         "{screen}"
     );
     // Forced: the config's value, this manager's.
