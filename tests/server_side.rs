@@ -1681,3 +1681,228 @@ fn applyset_prune_as_kubectl_on_the_embedded_server() {
     };
     applyset_history(&sides);
 }
+
+/// A CRD whose schema has every list and map type server-side apply
+/// distinguishes: a list keyed by two fields, a set, an atomic list, an
+/// atomic map and a map field by field.
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.ssacrd.kapply.dev
+spec:
+  group: ssacrd.kapply.dev
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port, protocol]
+                items:
+                  type: object
+                  required: [port, protocol]
+                  properties:
+                    port: {type: integer}
+                    protocol: {type: string}
+                    name: {type: string}
+              tags:
+                type: array
+                x-kubernetes-list-type: set
+                items: {type: string}
+              args:
+                type: array
+                items: {type: string}
+              selector:
+                type: object
+                x-kubernetes-map-type: atomic
+                additionalProperties: {type: string}
+              env:
+                type: object
+                additionalProperties: {type: string}
+";
+
+fn widget(spec: &str) -> String {
+    format!("apiVersion: ssacrd.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n{spec}")
+}
+
+/// A custom resource planned with its CRD's schema (read from the
+/// cluster), against the real server's dry run: keyed list elements and
+/// set members another manager shares are kept, an atomic map another
+/// manager owns conflicts whole, an atomic list is set whole; forced, the
+/// server's answer holds what the plan says. Without the schema the lists
+/// were claimed whole and the atomic map key by key.
+#[test]
+fn crd_schemas_plan_as_the_real_servers_dry_run() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let Some(bin) = reference_kubectl() else {
+        return;
+    };
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
+    let s = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("ssa-crd"),
+        ns_a: String::new(),
+    };
+    let ns = s.ns_k.clone();
+    assert_eq!(s.kubectl(&["create", "namespace", &ns]).code, Some(0));
+    let crd = s.file("crd.yaml", WIDGET_CRD);
+    let o = s.kubectl(&["apply", "--server-side", "-f", &crd]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let o = s.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "crd/widgets.ssacrd.kapply.dev",
+        "--timeout=60s",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let apply_as = |manager: &str, name: &str, spec: &str| {
+        let f = s.file(name, &widget(spec));
+        let flag = format!("--field-manager={manager}");
+        let mut o = s.kubectl(&["apply", "--server-side", &flag, "-n", &ns, "-f", &f]);
+        // The kind may take a moment to be served after the CRD is established.
+        for _ in 0..20 {
+            if o.code == Some(0) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            o = s.kubectl(&["apply", "--server-side", &flag, "-n", &ns, "-f", &f]);
+        }
+        assert_eq!(o.code, Some(0), "{manager}: {o:?}");
+    };
+    apply_as(
+        "first",
+        "first.yaml",
+        "  ports:\n  - {port: 80, protocol: TCP, name: http}\n  - {port: 443, protocol: TCP, name: https}\n  tags: [a, b]\n  args: [x]\n  selector: {app: w}\n  env: {A: \"1\", B: \"2\"}\n",
+    );
+    apply_as(
+        "second",
+        "second.yaml",
+        "  ports:\n  - {port: 443, protocol: TCP, name: https}\n  tags: [b, c]\n  selector: {app: w}\n  env: {B: \"2\"}\n",
+    );
+    let next = s.file(
+        "next.yaml",
+        &widget(
+            "  ports:\n  - {port: 80, protocol: TCP, name: web}\n  tags: [a]\n  args: [z]\n  selector: {app: w, tier: t}\n  env: {A: \"1\"}\n",
+        ),
+    );
+    let plan = |force: bool| -> Vec<Value> {
+        let mut args = vec![
+            "plan",
+            "--server-side",
+            "--field-manager=first",
+            "-n",
+            &ns,
+            "-f",
+            &next,
+        ];
+        if force {
+            args.push("--force-conflicts");
+        }
+        let o = s.kapply(&args);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let plan: Value = serde_json::from_str(&o.stdout).unwrap();
+        plan["objects"][0]["fields"].as_array().unwrap().clone()
+    };
+    let rows = plan(false);
+    let mut actions: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    actions.sort();
+    let want: Vec<(String, String)> = [
+        ("spec.args", "set"),
+        ("spec.env.B", "keep"),
+        ("spec.ports[port=443,protocol=TCP].name", "keep"),
+        ("spec.ports[port=443,protocol=TCP].port", "keep"),
+        ("spec.ports[port=443,protocol=TCP].protocol", "keep"),
+        ("spec.ports[port=80,protocol=TCP].name", "set"),
+        ("spec.selector", "conflict"),
+        ("spec.tags[=\"b\"]", "keep"),
+    ]
+    .iter()
+    .map(|(p, a)| (p.to_string(), a.to_string()))
+    .collect();
+    assert_eq!(actions, want, "{rows:#?}");
+    // Not forced: exactly the server's conflicts.
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--field-manager=first",
+        "--dry-run=server",
+        "-n",
+        &ns,
+        "-f",
+        &next,
+    ]);
+    assert_eq!(o.code, Some(1), "{o:?}");
+    o.assert_stderr("Apply failed with 1 conflict");
+    o.assert_stderr("conflict with \"second\": .spec.selector");
+    // Forced: the server's answer holds each row.
+    let rows = plan(true);
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--field-manager=first",
+        "--force-conflicts",
+        "--dry-run=server",
+        "-n",
+        &ns,
+        "-f",
+        &next,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let answer: Value = serde_json::from_str(&o.stdout).unwrap();
+    let live = s.get(&ns, "widget/w");
+    for r in &rows {
+        let p = r["path"].as_str().unwrap();
+        match r["action"].as_str().unwrap() {
+            "set" | "take" => assert_eq!(at(&answer, p), Some(&r["config"]), "{p}"),
+            "remove" => assert_eq!(at(&answer, p), None, "{p}: removed"),
+            "keep" => assert_eq!(at(&answer, p), at(&live, p), "{p}: kept"),
+            a => panic!("{a} {p}"),
+        }
+    }
+    assert_eq!(answer["spec"]["tags"], serde_json::json!(["a", "b", "c"]));
+    assert_eq!(
+        answer["spec"]["env"],
+        serde_json::json!({"A": "1", "B": "2"})
+    );
+    let owners = |answer: &Value, manager: &str| -> Value {
+        answer["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    };
+    // The selector moved to first whole; second keeps its port and tags.
+    assert!(owners(&answer, "first")["f:spec"]["f:selector"].is_object());
+    assert!(owners(&answer, "second")["f:spec"]["f:selector"].is_null());
+    assert!(
+        owners(&answer, "second")["f:spec"]["f:ports"]["k:{\"port\":443,\"protocol\":\"TCP\"}"]
+            .is_object()
+    );
+}

@@ -118,10 +118,12 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         // server's dry run of it, before asking.
         let manager = opts.field_manager.clone();
         let force = opts.force;
+        let crds = crd_schemas(Some(&session), &loaded.manifests).await;
         let each = move |m: crate::manifest::Manifest,
                          live: Result<Option<serde_json::Value>, String>| {
             let live = live?;
-            let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, force);
+            let rows =
+                crate::ssa::plan_fields_in(&m.object(), live.as_ref(), &manager, force, &crds);
             let action = object_action(live.is_some(), &rows);
             let secret = m.id.group.is_empty() && m.id.kind == "Secret";
             Ok::<_, String>(object_lines(&m.id, action, &rows, &manager, secret).join("\n"))
@@ -308,8 +310,16 @@ pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
         format!("migrated ({} → {to})", from.join(", "))
     };
     if !a.yes && !dry_run {
+        let ms: Vec<_> = moving.iter().map(|(m, _, _)| m.clone()).collect();
+        let crds = crd_schemas(Some(&session), &ms).await;
         for (m, live, _) in &moving {
-            let rows = crate::ssa::plan_fields(&m.object(), Some(live), &opts.field_manager, false);
+            let rows = crate::ssa::plan_fields_in(
+                &m.object(),
+                Some(live),
+                &opts.field_manager,
+                false,
+                &crds,
+            );
             let secret = m.id.group.is_empty() && m.id.kind == "Secret";
             let action = object_action(true, &rows);
             for line in object_lines(&m.id, action, &rows, &opts.field_manager, secret) {
@@ -353,6 +363,39 @@ pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
         errln!("(server dry run: nothing was written)");
     }
     Ok(u8::from(failed + errors > 0))
+}
+
+/// The CRD schemas custom resources are planned with: when a manifest is
+/// of a kind that is not built in, the cluster's CRDs (one LIST; a refusal
+/// is a warning, those kinds planned without them), then the CRDs among
+/// the manifests (applied with them: theirs win).
+async fn crd_schemas(
+    session: Option<&crate::cluster::Session>,
+    manifests: &[crate::manifest::Manifest],
+) -> std::sync::Arc<crate::ssa::CrdSchemas> {
+    let builtin = crate::patchmeta::PatchMeta::builtin();
+    let custom = manifests
+        .iter()
+        .any(|m| !builtin.is_builtin(&m.api_version(), &m.id.kind));
+    let mut schemas = crate::ssa::CrdSchemas::default();
+    if !custom {
+        return schemas.into();
+    }
+    if let Some(session) = session {
+        match session.custom_resource_definitions().await {
+            Ok(crds) => crds.iter().for_each(|c| schemas.add(c)),
+            Err(e) => errln!(
+                "warning: listing CustomResourceDefinitions: {e}; custom resources are planned without their schemas"
+            ),
+        }
+    }
+    for m in manifests
+        .iter()
+        .filter(|m| m.id.group == "apiextensions.k8s.io" && m.id.kind == "CustomResourceDefinition")
+    {
+        schemas.add(&m.object());
+    }
+    schemas.into()
 }
 
 /// `--server-side` and its flags for `diff` and `plan`.
@@ -414,10 +457,15 @@ pub(super) async fn diff(
     let force = s.force_conflicts;
     let text = output.is_none();
     let m_name = manager.clone();
+    let session = match &against {
+        Against::Cluster { session, .. } => Some(session.clone()),
+        Against::Files { .. } => None,
+    };
+    let crds = crd_schemas(session.as_deref(), &loaded.manifests).await;
     let each = move |m: crate::manifest::Manifest,
                      live: Result<Option<serde_json::Value>, String>| {
         let live = live?;
-        let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &m_name, force);
+        let rows = crate::ssa::plan_fields_in(&m.object(), live.as_ref(), &m_name, force, &crds);
         let action = object_action(live.is_some(), &rows);
         let secret = m.id.group.is_empty() && m.id.kind == "Secret";
         let lines = if text {

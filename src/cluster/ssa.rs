@@ -92,6 +92,29 @@ fn goes_first(item: &Manifest) -> bool {
 }
 
 impl Session {
+    /// The cluster's CustomResourceDefinitions (one LIST), for planning
+    /// custom resources server-side with their schemas.
+    pub async fn custom_resource_definitions(
+        &self,
+    ) -> Result<Vec<serde_json::Value>, ClusterError> {
+        let list = self
+            .call(
+                Method::GET,
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                &[],
+                None,
+                None,
+            )
+            .await?;
+        Ok(match list {
+            serde_json::Value::Object(mut m) => match m.remove("items") {
+                Some(serde_json::Value::Array(items)) => items,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        })
+    }
+
     /// For `apply --server-side` with `--prune --applyset`: the set and its
     /// prune candidates found exactly as the client-side apply finds them
     /// (kubectl prunes an ApplySet the same way in both modes), and each of
