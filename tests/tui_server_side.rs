@@ -242,6 +242,53 @@ fn streamed_rows_are_planned_server_side_as_they_come() {
     );
 }
 
+/// Followed in the cluster: the scale's claim on the replicas released
+/// (kubectl's Apply entry owns them alone again with the config's value)
+/// is planned again server-side at once: the object's conflict on the
+/// replicas is gone, the image's is left; and an open server-side
+/// confirmation holding the object is withdrawn.
+#[test]
+fn a_change_in_the_cluster_is_planned_again_server_side() {
+    use kapply::ops::LiveEvent;
+    let mut app = app(false, 140, 30);
+    app.update(Msg::Live(1, LiveEvent::Watching));
+    select(&mut app, "web");
+    app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    press(&mut app, "TjjW");
+    let effects = press(&mut app, "a");
+    assert!(matches!(effects.as_slice(), [Effect::ServerSideDryRun(..)]));
+    let mut live = web_live();
+    live["spec"]["replicas"] = json!(3);
+    live["metadata"]["managedFields"]
+        .as_array_mut()
+        .unwrap()
+        .remove(1);
+    let id = app.plan.objects[0].id();
+    app.update(Msg::Live(
+        1,
+        LiveEvent::Changed {
+            object: id.clone(),
+            live: Some(live),
+        },
+    ));
+    let Some(kapply::tui::app::Popup::Notice { title, .. }) = &app.popup else {
+        panic!("the confirmation stays: {:?}", app.popup);
+    };
+    assert_eq!(*title, "changed in the cluster");
+    assert_eq!(app.ssa.conflicts.get(&id), Some(&vec![IMAGE.to_string()]));
+    // The image's decision still covers the conflict left.
+    assert_eq!(app.ssa.undecided(&id), 0);
+    press(&mut app, "q");
+    let paths: Vec<String> = app.ssa_rows().iter().map(|(r, _)| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "spec.template.metadata.labels.tier".to_string(),
+            IMAGE.to_string()
+        ]
+    );
+}
+
 #[test]
 fn force_conflicts_takes_every_field() {
     let mut app = app(true, 140, 30);
