@@ -1290,8 +1290,8 @@ fn an_annotation_one_string_apart_plans_as_parsed() {
             }
             let mut parsed = plan_against(new.clone(), &pretty);
             let recorded = kapply::merge::Recorded::new(new);
-            one_string_apart += usize::from(recorded.string_edit(text).is_some());
-            assert!(recorded.string_edit(&pretty_text(&pretty)).is_none());
+            one_string_apart += usize::from(recorded.one_string_apart(text));
+            assert!(!recorded.one_string_apart(&pretty_text(&pretty)));
             assert_eq!(
                 edited.config.as_ref(),
                 Some(new),

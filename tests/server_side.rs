@@ -1421,3 +1421,488 @@ fn per_field_decisions_hold_on_the_embedded_server() {
     let k = Kubectl::new(bin, &c.kubeconfig);
     decisions_history(&k, &c.kubeconfig, c.dir.path(), "ssa-decide");
 }
+
+/// The ApplySet id of parent Secret `name` in `ns` (KEP 3659's hash).
+fn applyset_id_of(name: &str, ns: &str) -> String {
+    kapply::cluster::applyset_id(name, ns, "Secret", "")
+}
+
+/// A ConfigMap `name` with one key.
+fn set_member(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: \"{name}\"\n")
+}
+
+/// One run of `apply --server-side --prune --applyset=myset` with the
+/// manifests `members` (ConfigMaps, and the Deployment of V1 when `web`),
+/// by `tool` ("kubectl" or "kapply") in `ns`; its outcome.
+fn applyset_apply(
+    s: &Sides,
+    tool: &str,
+    ns: &str,
+    members: &[&str],
+    web: bool,
+    extra: &[&str],
+) -> Out {
+    let mut text: Vec<String> = members.iter().map(|m| set_member(m)).collect();
+    if web {
+        text.push(V1.split("---").next().unwrap().to_string());
+    }
+    let file = s.file(&format!("set-{tool}-{ns}.yaml"), &text.join("---\n"));
+    let mut args = vec![
+        "apply",
+        "--server-side",
+        "--prune",
+        "--applyset=myset",
+        "-n",
+        ns,
+        "-f",
+        &file,
+    ];
+    args.extend_from_slice(extra);
+    match tool {
+        "kubectl" => run(s.kubectl.command(&args).env("KUBECTL_APPLYSET", "true")),
+        _ => {
+            args.push("--yes");
+            s.kapply(&args)
+        }
+    }
+}
+
+impl Sides<'_> {
+    /// Every ConfigMap and Deployment of the set and its parent Secret in
+    /// `ns`, normalized, the namespace's ApplySet id as `ID`.
+    fn set_objects(&self, ns: &str) -> Vec<Value> {
+        let o = self.kubectl(&[
+            "get",
+            "secrets,configmaps,deployments",
+            "-n",
+            ns,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let list: Value = serde_json::from_str(&o.stdout).unwrap();
+        let id = applyset_id_of("myset", ns);
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            // The namespace's own root CA ConfigMap is the controllers'.
+            .filter(|o| o["metadata"]["name"] != "kube-root-ca.crt")
+            .map(|o| {
+                let v = normalize(o, ns);
+                serde_json::from_str(&v.to_string().replace(&id, "ID")).unwrap()
+            })
+            .collect()
+    }
+
+    fn same_sets(&self, step: &str) -> Vec<Value> {
+        let k = self.set_objects(&self.ns_k);
+        let a = self.set_objects(&self.ns_a);
+        assert_eq!(
+            a,
+            k,
+            "{step}: the sets differ (kapply's namespace left, kubectl's right):\n{}\n{}",
+            serde_json::to_string_pretty(&a).unwrap(),
+            serde_json::to_string_pretty(&k).unwrap()
+        );
+        k
+    }
+}
+
+/// kubectl's result lines as kapply's (`configmap/x pruned` as
+/// `ConfigMap NS/x pruned`), sorted; kapply's sorted.
+fn same_lines(k: &Out, a: &Out, ns_k: &str, ns_a: &str, step: &str) {
+    let theirs: Vec<String> = {
+        let mut v: Vec<String> = k
+            .stdout
+            .lines()
+            .map(|l| {
+                let (what, verb) = l.split_once(' ').unwrap();
+                let (kind, name) = what.split_once('/').unwrap();
+                let kind = match kind {
+                    "configmap" => "ConfigMap",
+                    "deployment.apps" => "Deployment",
+                    other => panic!("{step}: unexpected kind {other} in {k:?}"),
+                };
+                format!("{kind} {ns_k}/{name} {verb}")
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut ours: Vec<String> = a
+        .stdout
+        .replace(ns_a, ns_k)
+        .lines()
+        .map(String::from)
+        .collect();
+    ours.sort();
+    assert_eq!(ours, theirs, "{step}: kapply {a:?}\nkubectl {k:?}");
+}
+
+/// `apply --server-side --prune --applyset`: kapply continues kubectl's
+/// set and kubectl kapply's, the parent, the members and their
+/// managedFields the same after each step, the same objects pruned.
+fn applyset_history(s: &Sides) {
+    let (nk, na) = (s.ns_k.as_str(), s.ns_a.as_str());
+    for ns in [nk, na] {
+        let o = s.kubectl(&["create", "namespace", ns]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+    }
+    // 1. Created by kubectl in one namespace, by kapply in the other with
+    //    kubectl's tooling (so kubectl may continue it).
+    let k = applyset_apply(s, "kubectl", nk, &["keep", "gone"], true, &[]);
+    assert_eq!(k.code, Some(0), "{k:?}");
+    let parent = s.kubectl(&["get", "secret", "myset", "-n", nk, "-o", "json"]);
+    let parent: Value = serde_json::from_str(&parent.stdout).unwrap();
+    let tooling = parent["metadata"]["annotations"]["applyset.kubernetes.io/tooling"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(tooling.starts_with("kubectl/"), "{parent}");
+    let flag = format!("--applyset-tooling={tooling}");
+    let a = applyset_apply(s, "kapply", na, &["keep", "gone"], true, &[&flag]);
+    assert_eq!(a.code, Some(0), "{a:?}");
+    same_lines(&k, &a, nk, na, "create");
+    s.same_sets("created");
+
+    // 2. Two members dropped: kapply prunes them as kubectl does.
+    let k = applyset_apply(s, "kubectl", nk, &["keep"], false, &[]);
+    let a = applyset_apply(s, "kapply", na, &["keep"], false, &[]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    same_lines(&k, &a, nk, na, "prune");
+    a.assert_stdout(&format!("ConfigMap {na}/gone pruned"));
+    a.assert_stdout(&format!("Deployment {na}/web pruned"));
+    let left = s.same_sets("pruned");
+    let names: Vec<&str> = left
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["myset", "keep"], "{left:?}");
+
+    // 3. kubectl continues kapply's set and kapply kubectl's.
+    let k = applyset_apply(s, "kapply", nk, &["keep", "added"], false, &[]);
+    let a = applyset_apply(s, "kubectl", na, &["keep", "added"], false, &[]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    s.same_sets("continued by the other tool");
+
+    // 4. A server dry run: the same words, nothing written.
+    let k = applyset_apply(s, "kubectl", nk, &["added"], false, &["--dry-run=server"]);
+    let a = applyset_apply(s, "kapply", na, &["added"], false, &["--dry-run=server"]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    same_lines(&k, &a, nk, na, "dry run");
+    a.assert_stdout(&format!("ConfigMap {na}/keep pruned (server dry run)"));
+    let after = s.same_sets("dry run");
+    assert_eq!(after.len(), 3, "nothing pruned by the dry run: {after:?}");
+
+    // 5. Without --yes (and no terminal to ask on): the prune listed, then
+    //    refused, nothing written.
+    let file = s.file("added.yaml", &set_member("added"));
+    let ask = [
+        "apply",
+        "--server-side",
+        "--prune",
+        "--applyset=myset",
+        "-n",
+        na,
+        "-f",
+        &file,
+    ];
+    let o = s.kapply(&ask);
+    assert_ne!(o.code, Some(0), "{o:?}");
+    o.assert_stderr(&format!("- prune      ConfigMap {na}/keep"));
+    o.assert_stderr("refusing to proceed without confirmation");
+    assert_eq!(s.set_objects(na).len(), 3, "nothing pruned");
+    s.same_sets("not confirmed");
+
+    // 6. Then pruned by both.
+    let k = applyset_apply(s, "kubectl", nk, &["added"], false, &[]);
+    let a = applyset_apply(s, "kapply", na, &["added"], false, &[]);
+    assert_eq!((k.code, a.code), (Some(0), Some(0)), "{k:?}\n{a:?}");
+    same_lines(&k, &a, nk, na, "last prune");
+    s.same_sets("last prune");
+
+    // 7. The allowlist prune kubectl refuses with --server-side, refused
+    //    in its words and exit code, before anything is sent.
+    let file = s.file("one.yaml", &set_member("other"));
+    let args = [
+        "apply",
+        "--server-side",
+        "--prune",
+        "--all",
+        "-n",
+        na,
+        "-f",
+        &file,
+    ];
+    let k = s.kubectl(&args);
+    let mut with_yes = args.to_vec();
+    with_yes.push("--yes");
+    let a = s.kapply(&with_yes);
+    assert_eq!((k.code, a.code), (Some(1), Some(1)), "{k:?}\n{a:?}");
+    assert_eq!(a.stderr, k.stderr);
+    assert_eq!(s.set_objects(na).len(), 2, "nothing applied");
+}
+
+#[test]
+fn applyset_prune_as_kubectl_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let Some(bin) = reference_kubectl() else {
+        return;
+    };
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
+    let sides = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("aset-k"),
+        ns_a: unique("aset-a"),
+    };
+    applyset_history(&sides);
+}
+
+#[test]
+fn applyset_prune_as_kubectl_on_the_embedded_server() {
+    let Some(bin) = kubectl::kubectl() else {
+        return;
+    };
+    let c = server::Cluster::start();
+    let k = Kubectl::new(bin, &c.kubeconfig);
+    let sides = Sides {
+        kubectl: &k,
+        kubeconfig: &c.kubeconfig,
+        dir: c.dir.path(),
+        ns_k: "aset-k".into(),
+        ns_a: "aset-a".into(),
+    };
+    applyset_history(&sides);
+}
+
+/// A CRD whose schema has every list and map type server-side apply
+/// distinguishes: a list keyed by two fields, a set, an atomic list, an
+/// atomic map and a map field by field.
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.ssacrd.kapply.dev
+spec:
+  group: ssacrd.kapply.dev
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port, protocol]
+                items:
+                  type: object
+                  required: [port, protocol]
+                  properties:
+                    port: {type: integer}
+                    protocol: {type: string}
+                    name: {type: string}
+              tags:
+                type: array
+                x-kubernetes-list-type: set
+                items: {type: string}
+              args:
+                type: array
+                items: {type: string}
+              selector:
+                type: object
+                x-kubernetes-map-type: atomic
+                additionalProperties: {type: string}
+              env:
+                type: object
+                additionalProperties: {type: string}
+";
+
+fn widget(spec: &str) -> String {
+    format!("apiVersion: ssacrd.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n{spec}")
+}
+
+/// A custom resource planned with its CRD's schema (read from the
+/// cluster), against the real server's dry run: keyed list elements and
+/// set members another manager shares are kept, an atomic map another
+/// manager owns conflicts whole, an atomic list is set whole; forced, the
+/// server's answer holds what the plan says. Without the schema the lists
+/// were claimed whole and the atomic map key by key.
+#[test]
+fn crd_schemas_plan_as_the_real_servers_dry_run() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let Some(bin) = reference_kubectl() else {
+        return;
+    };
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
+    let s = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("ssa-crd"),
+        ns_a: String::new(),
+    };
+    let ns = s.ns_k.clone();
+    assert_eq!(s.kubectl(&["create", "namespace", &ns]).code, Some(0));
+    let crd = s.file("crd.yaml", WIDGET_CRD);
+    let o = s.kubectl(&["apply", "--server-side", "-f", &crd]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let o = s.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "crd/widgets.ssacrd.kapply.dev",
+        "--timeout=60s",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let apply_as = |manager: &str, name: &str, spec: &str| {
+        let f = s.file(name, &widget(spec));
+        let flag = format!("--field-manager={manager}");
+        let mut o = s.kubectl(&["apply", "--server-side", &flag, "-n", &ns, "-f", &f]);
+        // The kind may take a moment to be served after the CRD is established.
+        for _ in 0..20 {
+            if o.code == Some(0) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            o = s.kubectl(&["apply", "--server-side", &flag, "-n", &ns, "-f", &f]);
+        }
+        assert_eq!(o.code, Some(0), "{manager}: {o:?}");
+    };
+    apply_as(
+        "first",
+        "first.yaml",
+        "  ports:\n  - {port: 80, protocol: TCP, name: http}\n  - {port: 443, protocol: TCP, name: https}\n  tags: [a, b]\n  args: [x]\n  selector: {app: w}\n  env: {A: \"1\", B: \"2\"}\n",
+    );
+    apply_as(
+        "second",
+        "second.yaml",
+        "  ports:\n  - {port: 443, protocol: TCP, name: https}\n  tags: [b, c]\n  selector: {app: w}\n  env: {B: \"2\"}\n",
+    );
+    let next = s.file(
+        "next.yaml",
+        &widget(
+            "  ports:\n  - {port: 80, protocol: TCP, name: web}\n  tags: [a]\n  args: [z]\n  selector: {app: w, tier: t}\n  env: {A: \"1\"}\n",
+        ),
+    );
+    let plan = |force: bool| -> Vec<Value> {
+        let mut args = vec![
+            "plan",
+            "--server-side",
+            "--field-manager=first",
+            "-n",
+            &ns,
+            "-f",
+            &next,
+        ];
+        if force {
+            args.push("--force-conflicts");
+        }
+        let o = s.kapply(&args);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let plan: Value = serde_json::from_str(&o.stdout).unwrap();
+        plan["objects"][0]["fields"].as_array().unwrap().clone()
+    };
+    let rows = plan(false);
+    let mut actions: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    actions.sort();
+    let want: Vec<(String, String)> = [
+        ("spec.args", "set"),
+        ("spec.env.B", "keep"),
+        ("spec.ports[port=443,protocol=TCP].name", "keep"),
+        ("spec.ports[port=443,protocol=TCP].port", "keep"),
+        ("spec.ports[port=443,protocol=TCP].protocol", "keep"),
+        ("spec.ports[port=80,protocol=TCP].name", "set"),
+        ("spec.selector", "conflict"),
+        ("spec.tags[=\"b\"]", "keep"),
+    ]
+    .iter()
+    .map(|(p, a)| (p.to_string(), a.to_string()))
+    .collect();
+    assert_eq!(actions, want, "{rows:#?}");
+    // Not forced: exactly the server's conflicts.
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--field-manager=first",
+        "--dry-run=server",
+        "-n",
+        &ns,
+        "-f",
+        &next,
+    ]);
+    assert_eq!(o.code, Some(1), "{o:?}");
+    o.assert_stderr("Apply failed with 1 conflict");
+    o.assert_stderr("conflict with \"second\": .spec.selector");
+    // Forced: the server's answer holds each row.
+    let rows = plan(true);
+    let o = s.kubectl(&[
+        "apply",
+        "--server-side",
+        "--field-manager=first",
+        "--force-conflicts",
+        "--dry-run=server",
+        "-n",
+        &ns,
+        "-f",
+        &next,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let answer: Value = serde_json::from_str(&o.stdout).unwrap();
+    let live = s.get(&ns, "widget/w");
+    for r in &rows {
+        let p = r["path"].as_str().unwrap();
+        match r["action"].as_str().unwrap() {
+            "set" | "take" => assert_eq!(at(&answer, p), Some(&r["config"]), "{p}"),
+            "remove" => assert_eq!(at(&answer, p), None, "{p}: removed"),
+            "keep" => assert_eq!(at(&answer, p), at(&live, p), "{p}: kept"),
+            a => panic!("{a} {p}"),
+        }
+    }
+    assert_eq!(answer["spec"]["tags"], serde_json::json!(["a", "b", "c"]));
+    assert_eq!(
+        answer["spec"]["env"],
+        serde_json::json!({"A": "1", "B": "2"})
+    );
+    let owners = |answer: &Value, manager: &str| -> Value {
+        answer["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    };
+    // The selector moved to first whole; second keeps its port and tags.
+    assert!(owners(&answer, "first")["f:spec"]["f:selector"].is_object());
+    assert!(owners(&answer, "second")["f:spec"]["f:selector"].is_null());
+    assert!(
+        owners(&answer, "second")["f:spec"]["f:ports"]["k:{\"port\":443,\"protocol\":\"TCP\"}"]
+            .is_object()
+    );
+}

@@ -2,8 +2,11 @@
 //! and exit code (see `crate::cluster::ssa` for the requests).
 
 use super::{Against, ApplyArgs, DryRun, MigrateArgs, PlanArgs, confirm, start};
-use crate::cluster::{ServerSideOptions, ServerSideOutcome, ServerSideResult};
+use crate::cluster::{
+    PruneMode, ServerSideOptions, ServerSideOutcome, ServerSidePrune, ServerSideResult,
+};
 use anyhow::bail;
+use std::ops::ControlFlow;
 
 /// Prints one result as kubectl would (kapply's names for objects): the
 /// migration warnings, then `serverside-applied` on stdout, or the error on
@@ -70,8 +73,15 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
              (client-side apply writes as kubectl-client-side-apply)"
         );
     }
-    if a.prune.prune {
-        bail!("--prune with --server-side is not supported by kapply yet");
+    let prune = a.prune.options()?;
+    if matches!(prune.mode, PruneMode::Allowlist { .. }) {
+        // kubectl's refusal, in its words and exit code: the allowlist
+        // prune finds objects by the last-applied annotation, which
+        // server-side apply does not write.
+        errln!(
+            "error: --prune is in alpha and doesn't currently work on objects created by server-side apply"
+        );
+        return Ok(1);
     }
     if a.plan_file.is_some() {
         bail!("--plan with --server-side is not supported yet: saved plans are client-side");
@@ -83,10 +93,16 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         prune: a.prune.clone(),
         live: Vec::new(),
     };
-    let Some((loaded, session)) = read_for_writes(&plan_args, "apply").await? else {
+    let Some((mut loaded, session)) = read_for_writes(&plan_args, "apply").await? else {
         return Ok(1);
     };
     let load_errors = loaded.errors.len();
+    // With an ApplySet: the parent read, the members labelled, the prune
+    // candidates found, all before anything is sent.
+    let pruning = session.server_side_prune(&mut loaded, &prune).await?;
+    if let Some(why) = pruning.as_ref().and_then(|p| p.blocked.as_ref()) {
+        errln!("{why}");
+    }
     let mut opts = ServerSideOptions {
         field_manager: a
             .field_manager
@@ -102,10 +118,12 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         // server's dry run of it, before asking.
         let manager = opts.field_manager.clone();
         let force = opts.force;
+        let crds = crd_schemas(Some(&session), &loaded.manifests).await;
         let each = move |m: crate::manifest::Manifest,
                          live: Result<Option<serde_json::Value>, String>| {
             let live = live?;
-            let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &manager, force);
+            let rows =
+                crate::ssa::plan_fields_in(&m.object(), live.as_ref(), &manager, force, &crds);
             let action = object_action(live.is_some(), &rows);
             let secret = m.id.group.is_empty() && m.id.kind == "Secret";
             Ok::<_, String>(object_lines(&m.id, action, &rows, &manager, secret).join("\n"))
@@ -126,11 +144,18 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
                 ));
             })
             .await;
+        let candidates = pruning.as_ref().map_or(&[][..], |p| &p.candidates[..]);
+        for p in candidates {
+            errln!("{}", super::summary_line(p));
+        }
         let mut q = format!(
             "apply {} object(s) server-side as field manager {:?}",
             loaded.manifests.len(),
             opts.field_manager
         );
+        if !candidates.is_empty() {
+            q.push_str(&format!(" and prune {}", candidates.len()));
+        }
         if failed > 0 {
             q.push_str(&format!(
                 " ({failed} refused by the dry run{})",
@@ -148,16 +173,75 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         }
     }
     opts.dry_run = dry_run;
+    // kubectl writes the ApplySet parent first, recording what it knew
+    // and what this apply holds, so an interrupted run still prunes later.
+    if let Some(p) = &pruning
+        && !dry_run
+    {
+        let (kinds, namespaces) = p.set.union();
+        if let Err(e) = session
+            .write_applyset_parent(&p.set, &kinds, &namespaces)
+            .await
+        {
+            errln!("error: ApplySet parent {}: {e}", p.set.reference());
+            errln!("nothing was applied");
+            return Ok(1);
+        }
+    }
     let mut failed = 0;
     session
         .apply_server_side(loaded.manifests, &opts, |r| {
             failed += usize::from(print(r, dry_run, "serverside-applied"));
         })
         .await;
+    if let Some(p) = &pruning {
+        match prune_after(&session, p, failed, dry_run).await? {
+            ControlFlow::Continue(n) => failed += n,
+            ControlFlow::Break(code) => return Ok(code),
+        }
+    }
     if dry_run {
         errln!("(server dry run: nothing was written)");
     }
     Ok(if failed + load_errors > 0 { 1 } else { 0 })
+}
+
+/// After the apply, as kubectl does: only after a clean apply and a
+/// complete read, the candidates deleted (`pruned`) and the parent left
+/// recording only this apply's kinds and namespaces. How many failed, or
+/// the exit code of a signal that stopped it.
+async fn prune_after(
+    session: &crate::cluster::Session,
+    p: &ServerSidePrune,
+    failed: usize,
+    dry_run: bool,
+) -> anyhow::Result<ControlFlow<u8, usize>> {
+    if failed > 0 {
+        errln!("{}", crate::plan::PruneBlock::ApplyFailed { count: failed });
+        return Ok(ControlFlow::Continue(0));
+    }
+    if p.blocked.is_some() {
+        return Ok(ControlFlow::Continue(0));
+    }
+    let mut signals = crate::signals::Signals::new()?;
+    let names = p.candidates.iter().map(|c| c.id()).collect();
+    let mut printer = super::Printer::default();
+    let ran = super::run_writes(names, &mut printer, &mut signals, |report| async move {
+        session
+            .prune_reporting(&p.candidates, Some(&p.set), dry_run, &report)
+            .await
+    })
+    .await;
+    match ran {
+        super::Wrote::Signal(s) => return Ok(ControlFlow::Break(super::interrupted(&printer, s))),
+        // The parent's result comes after the candidates'.
+        super::Wrote::Done(results) => {
+            for r in results.iter().skip(p.candidates.len()) {
+                printer.print(r);
+            }
+        }
+    }
+    Ok(ControlFlow::Continue(printer.finish()))
 }
 
 /// `kapply migrate`: of the objects read, those last applied client-side
@@ -226,8 +310,16 @@ pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
         format!("migrated ({} → {to})", from.join(", "))
     };
     if !a.yes && !dry_run {
+        let ms: Vec<_> = moving.iter().map(|(m, _, _)| m.clone()).collect();
+        let crds = crd_schemas(Some(&session), &ms).await;
         for (m, live, _) in &moving {
-            let rows = crate::ssa::plan_fields(&m.object(), Some(live), &opts.field_manager, false);
+            let rows = crate::ssa::plan_fields_in(
+                &m.object(),
+                Some(live),
+                &opts.field_manager,
+                false,
+                &crds,
+            );
             let secret = m.id.group.is_empty() && m.id.kind == "Secret";
             let action = object_action(true, &rows);
             for line in object_lines(&m.id, action, &rows, &opts.field_manager, secret) {
@@ -271,6 +363,39 @@ pub(super) async fn migrate(a: MigrateArgs) -> anyhow::Result<u8> {
         errln!("(server dry run: nothing was written)");
     }
     Ok(u8::from(failed + errors > 0))
+}
+
+/// The CRD schemas custom resources are planned with: when a manifest is
+/// of a kind that is not built in, the cluster's CRDs (one LIST; a refusal
+/// is a warning, those kinds planned without them), then the CRDs among
+/// the manifests (applied with them: theirs win).
+async fn crd_schemas(
+    session: Option<&crate::cluster::Session>,
+    manifests: &[crate::manifest::Manifest],
+) -> std::sync::Arc<crate::ssa::CrdSchemas> {
+    let builtin = crate::patchmeta::PatchMeta::builtin();
+    let custom = manifests
+        .iter()
+        .any(|m| !builtin.is_builtin(&m.api_version(), &m.id.kind));
+    let mut schemas = crate::ssa::CrdSchemas::default();
+    if !custom {
+        return schemas.into();
+    }
+    if let Some(session) = session {
+        match session.custom_resource_definitions().await {
+            Ok(crds) => crds.iter().for_each(|c| schemas.add(c)),
+            Err(e) => errln!(
+                "warning: listing CustomResourceDefinitions: {e}; custom resources are planned without their schemas"
+            ),
+        }
+    }
+    for m in manifests
+        .iter()
+        .filter(|m| m.id.group == "apiextensions.k8s.io" && m.id.kind == "CustomResourceDefinition")
+    {
+        schemas.add(&m.object());
+    }
+    schemas.into()
 }
 
 /// `--server-side` and its flags for `diff` and `plan`.
@@ -332,10 +457,15 @@ pub(super) async fn diff(
     let force = s.force_conflicts;
     let text = output.is_none();
     let m_name = manager.clone();
+    let session = match &against {
+        Against::Cluster { session, .. } => Some(session.clone()),
+        Against::Files { .. } => None,
+    };
+    let crds = crd_schemas(session.as_deref(), &loaded.manifests).await;
     let each = move |m: crate::manifest::Manifest,
                      live: Result<Option<serde_json::Value>, String>| {
         let live = live?;
-        let rows = crate::ssa::plan_fields(&m.object(), live.as_ref(), &m_name, force);
+        let rows = crate::ssa::plan_fields_in(&m.object(), live.as_ref(), &m_name, force, &crds);
         let action = object_action(live.is_some(), &rows);
         let secret = m.id.group.is_empty() && m.id.kind == "Secret";
         let lines = if text {

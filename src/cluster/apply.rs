@@ -1416,7 +1416,12 @@ impl Session {
             Err(r) => return r,
         };
         let path = info.object_path(p.namespace.as_deref(), &p.name);
-        let query: &[(&str, &str)] = if dry_run { &[("dryRun", "All")] } else { &[] };
+        // In the DeleteOptions, where kubectl puts it: kube-apiserver reads
+        // the query's options only when the DELETE has no body, so a
+        // `?dryRun=All` beside this body deleted for real.
+        if dry_run {
+            body["dryRun"] = json!(["All"]);
+        }
         if let Some(why) = halt.stopped() {
             return skipped(name, why);
         }
@@ -1424,7 +1429,7 @@ impl Session {
             report.sending(i);
         }
         match self
-            .call(Method::DELETE, &path, query, None, Some(&body))
+            .call(Method::DELETE, &path, &[], None, Some(&body))
             .await
         {
             Ok(_) => {

@@ -53,7 +53,7 @@ pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
 pub(crate) use live::{finisher, load_error_row, plan_chunks};
-pub use ssa::{ServerSideOptions, ServerSideOutcome, ServerSideResult};
+pub use ssa::{ServerSideOptions, ServerSideOutcome, ServerSidePrune, ServerSideResult};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
 use http::{Method, Request};

@@ -14,6 +14,16 @@ use futures::StreamExt;
 use http::Method;
 use std::sync::Mutex;
 
+/// What `apply --server-side --prune --applyset` reads before anything is
+/// sent: the set (its parent as it is, the kinds and namespaces of this
+/// apply), the objects to prune and why pruning is skipped, if it is.
+#[derive(Debug, Clone)]
+pub struct ServerSidePrune {
+    pub set: super::ApplySet,
+    pub candidates: Vec<crate::plan::ObjectPlan>,
+    pub blocked: Option<crate::plan::PruneBlock>,
+}
+
 /// How to apply: kubectl's `--field-manager`, `--force-conflicts` and
 /// `--dry-run=server`, and where objects without a namespace go.
 #[derive(Debug, Clone)]
@@ -82,6 +92,67 @@ fn goes_first(item: &Manifest) -> bool {
 }
 
 impl Session {
+    /// The cluster's CustomResourceDefinitions (one LIST), for planning
+    /// custom resources server-side with their schemas.
+    pub async fn custom_resource_definitions(
+        &self,
+    ) -> Result<Vec<serde_json::Value>, ClusterError> {
+        let list = self
+            .call(
+                Method::GET,
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                &[],
+                None,
+                None,
+            )
+            .await?;
+        Ok(match list {
+            serde_json::Value::Object(mut m) => match m.remove("items") {
+                Some(serde_json::Value::Array(items)) => items,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        })
+    }
+
+    /// For `apply --server-side` with `--prune --applyset`: the set and its
+    /// prune candidates found exactly as the client-side apply finds them
+    /// (kubectl prunes an ApplySet the same way in both modes), and each of
+    /// `loaded`'s manifests labelled a member, as kubectl labels them in the
+    /// applied configuration. `None` without an ApplySet.
+    pub async fn server_side_prune(
+        &self,
+        loaded: &mut crate::manifest::Loaded,
+        prune: &super::PruneOptions,
+    ) -> Result<Option<ServerSidePrune>, ClusterError> {
+        if !matches!(prune.mode, super::PruneMode::ApplySet { .. }) {
+            return Ok(None);
+        }
+        let mut candidates = Vec::new();
+        // Only the prune rows are kept; the client-side rows go at once.
+        let planned = self
+            .plan_each_with(
+                loaded.clone(),
+                prune,
+                None,
+                false,
+                |p| (p.action == crate::plan::ObjectAction::Prune).then_some(p),
+                |p| candidates.extend(p),
+            )
+            .await?;
+        let Some(set) = planned.applyset else {
+            return Ok(None);
+        };
+        for m in &mut loaded.manifests {
+            m.update_object(|o| super::live::set_label(o, super::applyset::PART_OF_LABEL, &set.id));
+        }
+        Ok(Some(ServerSidePrune {
+            set,
+            candidates,
+            blocked: planned.plan.prune_skipped,
+        }))
+    }
+
     /// Apply `items` server-side, as `kubectl apply --server-side` does
     /// each; the results in the order of `items`, each handed to `report`
     /// as soon as it and those before it are known. Namespaces and

@@ -18,7 +18,8 @@
 //! those of stored CRDs; GET, LIST (selectors, paging), WATCH, POST, PUT,
 //! PATCH (strategic, merge, json, apply), DELETE, deletecollection,
 //! dry runs (`dryRun=All` in the query, or `dryRun: ["All"]` in a DELETE's
-//! DeleteOptions body, where kubectl sends it), `/scale`, `/status`; uid, resourceVersion, generation,
+//! DeleteOptions body, where kubectl sends it; beside a body the query's is
+//! ignored, as kube-apiserver ignores it), `/scale`, `/status`; uid, resourceVersion, generation,
 //! managedFields; defaulting and the validation users meet; Status errors
 //! worded as kube-apiserver words them.
 //!

@@ -7,7 +7,9 @@
 
 use crate::managedfields::{from_fields_v1, to_fields_v1};
 
+pub mod crd;
 mod resolve;
+pub use crd::CrdSchemas;
 pub use resolve::{Decision, Resolved, resolve};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
@@ -586,8 +588,17 @@ fn untracked(path: &[String]) -> bool {
 /// The field set an apply of `config` claims, as FieldsV1 paths; an
 /// element of a list merged by key also claims itself (`.`).
 pub fn applied_fields(config: &Value) -> FieldSet {
+    applied_fields_in(config, &CrdSchemas::default())
+}
+
+/// [`applied_fields`], a custom resource read with its CRD's schema from
+/// `crds` (without one: maps field by field, lists atomic).
+pub fn applied_fields_in(config: &Value, crds: &CrdSchemas) -> FieldSet {
     let schema = match (config["apiVersion"].as_str(), config["kind"].as_str()) {
-        (Some(a), Some(k)) => crate::patchmeta::PatchMeta::builtin().root(a, k),
+        (Some(a), Some(k)) => crate::patchmeta::PatchMeta::builtin()
+            .root(a, k)
+            .map(Shape::Builtin)
+            .or_else(|| crds.root(a, k).map(Shape::CrdRoot)),
         _ => None,
     };
     let mut out = FieldSet::new();
@@ -596,15 +607,69 @@ pub fn applied_fields(config: &Value) -> FieldSet {
     out
 }
 
-fn walk(
-    v: &Value,
-    schema: Option<crate::patchmeta::Schema<'_>>,
-    path: &mut FieldPath,
-    out: &mut FieldSet,
-) {
-    use crate::patchmeta::ListStrategy;
+/// Where [`walk`] is in a type's schema: a built-in kind's (its patch
+/// metadata) or a custom kind's (its CRD's structural schema; at the root,
+/// `metadata` is ObjectMeta as for every kind).
+#[derive(Clone, Copy)]
+enum Shape<'a> {
+    Builtin(crate::patchmeta::Schema<'a>),
+    CrdRoot(&'a crd::Node),
+    Crd(&'a crd::Node),
+}
+
+/// How a list is claimed.
+enum Merge<'a> {
+    Atomic,
+    Set,
+    Keys(Vec<&'a str>),
+}
+
+impl<'a> Shape<'a> {
+    fn field(self, name: &str) -> Option<Shape<'a>> {
+        match self {
+            Shape::Builtin(s) => s.field(name).map(Shape::Builtin),
+            Shape::CrdRoot(_) if name == "metadata" => crate::patchmeta::PatchMeta::builtin()
+                .root("v1", "ConfigMap")
+                .and_then(|s| s.field("metadata"))
+                .map(Shape::Builtin),
+            Shape::CrdRoot(n) | Shape::Crd(n) => n.field(name).map(Shape::Crd),
+        }
+    }
+
+    fn items(self) -> Option<Shape<'a>> {
+        match self {
+            Shape::Builtin(s) => s.items().map(Shape::Builtin),
+            Shape::CrdRoot(n) | Shape::Crd(n) => n.items().map(Shape::Crd),
+        }
+    }
+
+    fn merge(self) -> Merge<'a> {
+        use crate::patchmeta::ListStrategy;
+        match self {
+            Shape::Builtin(s) => match s.list_strategy() {
+                ListStrategy::MergeByKey(k) => Merge::Keys(vec![k]),
+                ListStrategy::MergePrimitive => Merge::Set,
+                ListStrategy::Atomic => Merge::Atomic,
+            },
+            Shape::CrdRoot(n) | Shape::Crd(n) => match &n.list {
+                crd::ListType::Map(keys) if !keys.is_empty() => {
+                    Merge::Keys(keys.iter().map(String::as_str).collect())
+                }
+                crd::ListType::Set => Merge::Set,
+                _ => Merge::Atomic,
+            },
+        }
+    }
+
+    /// An object claimed whole (`x-kubernetes-map-type: atomic`).
+    fn atomic(self) -> bool {
+        matches!(self, Shape::Crd(n) if n.atomic)
+    }
+}
+
+fn walk(v: &Value, schema: Option<Shape<'_>>, path: &mut FieldPath, out: &mut FieldSet) {
     match v {
-        Value::Object(m) if !m.is_empty() => {
+        Value::Object(m) if !m.is_empty() && !schema.is_some_and(|s| s.atomic()) => {
             for (k, child) in m {
                 path.push(crate::managedfields::field_element(k));
                 walk(child, schema.and_then(|s| s.field(k)), path, out);
@@ -612,18 +677,28 @@ fn walk(
             }
         }
         Value::Array(items) if !items.is_empty() => {
-            let strategy = schema.map(|s| s.list_strategy());
+            let merge = schema.map_or(Merge::Atomic, |s| s.merge());
             let items_schema = schema.and_then(|s| s.items());
-            match strategy {
-                Some(ListStrategy::MergeByKey(key)) => {
+            match merge {
+                Merge::Keys(key_fields) => {
+                    let mut elements = Vec::with_capacity(items.len());
                     for item in items {
-                        let Some(k) = item.get(key) else {
-                            // No key: the list cannot be merged; claimed whole.
+                        let mut keys = Map::new();
+                        for key in &key_fields {
+                            // A key field left out is one the server
+                            // defaults, or the list cannot be merged:
+                            // claimed whole when none is there.
+                            if let Some(k) = item.get(*key) {
+                                keys.insert(key.to_string(), k.clone());
+                            }
+                        }
+                        if keys.is_empty() {
                             out.insert(path.clone());
                             return;
-                        };
-                        let mut keys = Map::new();
-                        keys.insert(key.to_string(), k.clone());
+                        }
+                        elements.push((keys, item));
+                    }
+                    for (keys, item) in elements {
                         path.push(crate::managedfields::key_element(keys));
                         path.push(".".into());
                         out.insert(path.clone());
@@ -632,14 +707,14 @@ fn walk(
                         path.pop();
                     }
                 }
-                Some(ListStrategy::MergePrimitive) => {
+                Merge::Set => {
                     for item in items {
                         path.push(crate::managedfields::value_element(item));
                         out.insert(path.clone());
                         path.pop();
                     }
                 }
-                _ => {
+                Merge::Atomic => {
                     out.insert(path.clone());
                 }
             }
@@ -922,6 +997,19 @@ pub fn plan_fields(
     manager: &str,
     force: bool,
 ) -> Vec<FieldRow> {
+    plan_fields_in(config, live, manager, force, &CrdSchemas::default())
+}
+
+/// [`plan_fields`], a custom resource planned with its CRD's structural
+/// schema from `crds` (keyed lists, sets, atomic maps, as the server
+/// reads them).
+pub fn plan_fields_in(
+    config: &Value,
+    live: Option<&Value>,
+    manager: &str,
+    force: bool,
+    crds: &CrdSchemas,
+) -> Vec<FieldRow> {
     let leaf = |p: &FieldPath| p.last().is_none_or(|pe| pe != ".");
     let empty = json!({});
     let live_v = live.unwrap_or(&empty);
@@ -932,11 +1020,11 @@ pub fn plan_fields(
     // Borrowed, not cloned: copying every managed path of every object was
     // a tenth of `diff --server-side` at 10,000 objects (perf).
     let known: Known<'_> = sets.iter().flatten().map(Vec::as_slice).collect();
-    let applied = align(applied_fields(config), &known, live_v);
+    let applied = align(applied_fields_in(config, crds), &known, live_v);
     // The last-applied annotation's fields, read and aligned once (the
     // server's override of kubectl's conflicts and the migration use them).
     let last = last_applied(live_v).map(|last| {
-        let set = align(applied_fields(&last), &known, live_v);
+        let set = align(applied_fields_in(&last, crds), &known, live_v);
         (last, set)
     });
     let csa = last_applied_owners(live_v, "Update");

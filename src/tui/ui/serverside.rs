@@ -59,15 +59,15 @@ fn value(v: Option<&serde_json::Value>, secret: bool) -> String {
     }
 }
 
-/// The row's second line: the value and the managers, now → after, as
-/// the decision makes them (given way: the live value stays, its
-/// managers keep it; forced: the config's value, this manager's).
-pub(crate) fn after_line(
+/// The row's value and managers, now → after, as the decision makes them
+/// (given way: the live value stays, its managers keep it; forced: the
+/// config's value, this manager's).
+fn after_parts(
     r: &FieldRow,
     decision: Option<Decision>,
     manager: &str,
     secret: bool,
-) -> String {
+) -> (String, String) {
     let (val, owners) = match (r.action, decision) {
         (SsaAction::Conflict, Some(Decision::GiveWay)) => (r.live.as_ref(), r.owners.clone()),
         (SsaAction::Conflict, Some(Decision::Force)) => {
@@ -75,12 +75,17 @@ pub(crate) fn after_line(
         }
         _ => (r.config.as_ref(), r.owners_after.clone()),
     };
-    format!(
-        "{} → {}   owners: {} → {}",
-        value(r.live.as_ref(), secret),
-        value(val, secret),
-        names(&r.owners),
-        names(&owners)
+    (
+        format!(
+            "{} → {}",
+            value(r.live.as_ref(), secret),
+            value(val, secret)
+        ),
+        if owners == r.owners {
+            format!("owners: {} (unchanged)", names(&owners))
+        } else {
+            format!("owners: {} → {}", names(&r.owners), names(&owners))
+        },
     )
 }
 
@@ -156,8 +161,23 @@ pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Them
         return;
     }
     let secret = crate::tui::app::is_secret(o);
-    // Two lines a row: the action and path, then values and managers.
-    let page = usize::from(body.height / 2).max(1);
+    let w = usize::from(body.width);
+    // Two lines a row: the action and path, then values and managers; three
+    // (values, then managers) where some row's would not fit, so a narrow
+    // pane cuts no manager's name.
+    let indent = 11;
+    let lines: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(r, d)| {
+            let (values, owners) = after_parts(r, *d, &mode.manager, secret);
+            vec![values, owners]
+        })
+        .collect();
+    let tall = lines
+        .iter()
+        .any(|l| indent + Line::from(format!("{}   {}", l[0], l[1])).width() > w);
+    let per = if tall { 3 } else { 2 };
+    let page = usize::from(body.height / per).max(1);
     let top = crate::tui::scroll::keep_in_view(
         app.field_scroll,
         app.field_cursor..app.field_cursor + 1,
@@ -165,9 +185,8 @@ pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Them
         rows.len(),
         page,
     );
-    let w = usize::from(body.width);
     for (n, (i, (r, d))) in rows.iter().enumerate().skip(top).take(page).enumerate() {
-        let y = body.y + (n as u16) * 2;
+        let y = body.y + (n as u16) * per;
         let cur = i == app.field_cursor;
         let word = act_word(r.action, *d);
         let first = Line::from(vec![
@@ -175,27 +194,31 @@ pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Them
             Span::styled(pad(word, 9), act_style(r.action, *d, t)),
             Span::raw(fit(&r.path, w.saturating_sub(11))),
         ]);
-        let second = Line::from(Span::styled(
-            fit(
-                &format!("  {:9}{}", "", after_line(r, *d, &mode.manager, secret)),
-                w,
-            ),
-            t.fg(Color::DarkGray),
-        ));
-        let mut l1 = esc_line(first);
-        let mut l2 = esc_line(second);
-        if cur {
-            let hl = if focused {
-                Modifier::REVERSED
-            } else {
-                Modifier::UNDERLINED
-            };
-            l1 = l1.patch_style(Style::default().add_modifier(hl));
-            l2 = l2.patch_style(Style::default().add_modifier(hl));
+        let rest: Vec<String> = if tall {
+            lines[i].clone()
+        } else {
+            vec![format!("{}   {}", lines[i][0], lines[i][1])]
+        };
+        let mut out = vec![esc_line(first)];
+        for text in rest {
+            out.push(esc_line(Line::from(Span::styled(
+                fit(&format!("{:indent$}{text}", ""), w),
+                t.fg(Color::DarkGray),
+            ))));
         }
-        l1.render(Rect::new(body.x, y, body.width, 1), buf);
-        if y + 1 < body.y + body.height {
-            l2.render(Rect::new(body.x, y + 1, body.width, 1), buf);
+        for (k, mut l) in out.into_iter().enumerate() {
+            if cur {
+                let hl = if focused {
+                    Modifier::REVERSED
+                } else {
+                    Modifier::UNDERLINED
+                };
+                l = l.patch_style(Style::default().add_modifier(hl));
+            }
+            let y = y + k as u16;
+            if y < body.y + body.height {
+                l.render(Rect::new(body.x, y, body.width, 1), buf);
+            }
         }
     }
 }

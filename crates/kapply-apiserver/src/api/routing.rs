@@ -152,11 +152,12 @@ impl ApiServer {
         }
         // A DELETE carries its options in the body (DeleteOptions), which is
         // where kubectl puts `dryRun` (`delete --dry-run=server`, `apply
-        // --prune --dry-run=server`). Either place asking for a dry run makes
-        // one: a missed dry run deletes for real.
+        // --prune --dry-run=server`). As kube-apiserver, the query's options
+        // count only when there is no body: `?dryRun=All` beside a body
+        // deletes for real there, and so here.
         let delete_options = if *method == Method::DELETE && !body.is_empty() {
             let options = json_body(content_type.or(Some("application/json")), body)?;
-            dry_run |= delete_options_dry_run(&options)?;
+            dry_run = delete_options_dry_run(&options)?;
             Some(options)
         } else {
             None

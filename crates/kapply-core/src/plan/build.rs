@@ -61,12 +61,7 @@ fn named_plan(
 /// The last-applied configuration recorded on a live object: `Ok(None)`
 /// when the annotation is absent.
 pub fn recorded_last_applied(live: &Value) -> Result<Option<Value>, String> {
-    let Some(raw) = merge::last_applied_value(live).and_then(Value::as_str) else {
-        return Ok(None);
-    };
-    crate::jsonread::from_str(raw)
-        .map(Some)
-        .map_err(|e| format!("the {LAST_APPLIED} annotation is not valid JSON: {e}"))
+    merge::read_last_applied(live).map_err(|e| e.to_string())
 }
 
 /// Plan one manifest against its live object (`None`: it does not exist).
@@ -200,48 +195,13 @@ fn plan_existing(
     live: &Value,
     schema: Option<crate::patchmeta::Schema<'_>>,
 ) {
-    // An unchanged config's annotation reads back as the recorded config:
-    // the config itself, put in its recorded form for the three-way and
-    // back after, stands for it (neither parsed nor copied).
-    let text = merge::last_applied_value(live).and_then(Value::as_str);
-    let same = text.is_some_and(|text| recorded.reads_back(text));
-    // A config changed in one string value (an image bumped): its old
-    // annotation is the recorded config with that string's old text, so
-    // the config in recorded form with that text swapped in stands for it
-    // too, swapped back after (neither parsed nor copied).
-    let mut edit = match text {
-        Some(text) if !same => recorded.string_edit(text),
-        _ => None,
-    };
-    let mut unrecord = (same || edit.is_some()).then(|| merge::Unrecord::record(config));
-    if edit.as_mut().is_some_and(|e| !e.swap(config)) {
-        // No string there: the annotation is parsed.
-        edit = None;
-        if let Some(u) = unrecord.take() {
-            u.restore(config);
-        }
+    if merge::last_applied_value(live)
+        .and_then(Value::as_str)
+        .is_none()
+    {
+        plan.warnings.push(hazards::missing_last_applied(live));
     }
-    let tw = if let Some(unrecord) = unrecord {
-        let tw = merge::three_way_recorded(recorded, live, Some(config), schema);
-        if let Some(e) = edit.as_mut() {
-            e.swap(config);
-        }
-        unrecord.restore(config);
-        tw
-    } else {
-        let parsed = match recorded_last_applied(live) {
-            Ok(v) => v,
-            Err(e) => {
-                plan.action = ObjectAction::Error;
-                plan.error = Some(format!("{}: {e}", m.id));
-                return;
-            }
-        };
-        if parsed.is_none() {
-            plan.warnings.push(hazards::missing_last_applied(live));
-        }
-        merge::three_way_recorded(recorded, live, parsed.as_ref(), schema)
-    };
+    let tw = recorded.three_way(config, live, schema);
     let config = &*config;
     match tw {
         Ok(tw) => {
