@@ -419,7 +419,25 @@ fn scenarios() -> Vec<Scenario> {
     let gadget2 = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
         "spec": {"size": 4}});
 
+    // A merge key written 80.0 in the config: kubectl decodes every number
+    // of the three sides as float64 before it diffs, so it is the element
+    // keyed 80 (its port renamed), not another one.
+    let web = |port: Value, name: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                        "ports": [{"containerPort": port, "name": name}]}]}}}})
+    };
+
     vec![
+        Scenario {
+            name: "float-merge-key",
+            description: "containerPort 80 applied, then 80.0 (JSON) with the port renamed: kubectl diffs it as the same element",
+            setup: vec![web(json!(80), "web")],
+            between: vec![],
+            config: web(json!(80.0), "http"),
+        },
         Scenario {
             name: "duplicate-merge-key-ports",
             description: "two container ports share containerPort 53 (TCP, UDP): kubectl sends both",

@@ -227,8 +227,8 @@ impl<'a> Reader<'a> {
     /// no escape and no control character (which JSON forbids raw).
     fn string(&mut self) -> Option<&'a str> {
         let start = self.at;
-        let len = string_end(&self.bytes[start..])?;
-        if self.bytes[start + len] != b'"' {
+        let len = plain_len(&self.bytes[start..]);
+        if self.bytes.get(start + len) != Some(&b'"') {
             return None;
         }
         self.at = start + len + 1;
@@ -263,29 +263,47 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The index of the first byte that ends a plain string's text: `"`, `\\`
-/// or a control. Eight bytes at a time (the bytes of a word that are
-/// zero, or less than 0x20, found with the usual carry tricks; the lowest
-/// such byte is exact), the rest one by one.
-fn string_end(bytes: &[u8]) -> Option<usize> {
+/// How many bytes of `b` come before a quote, a backslash or a control
+/// character: the plain run of a string's text. Eight bytes at a time (a
+/// byte is flagged where subtracting from it borrows; the lowest flag is
+/// always a true one), the rest one by one.
+pub(crate) fn plain_len(b: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
     let mut i = 0;
-    while let Some(word) = bytes.get(i..i + 8) {
-        let x = u64::from_le_bytes(word.try_into().ok()?);
+    while let Some(word) = b.get(i..).and_then(|r| r.first_chunk::<8>()) {
+        let x = u64::from_le_bytes(*word);
         let m = below(x, 0x20)
             | below(x ^ (ONES * u64::from(b'"')), 1)
             | below(x ^ (ONES * u64::from(b'\\')), 1);
         if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
+            return i + (m.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    let rest = bytes.get(i..)?;
-    rest.iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
-        .map(|p| i + p)
+    i + b[i..]
+        .iter()
+        .take_while(|&&c| !(c < 0x20 || c == b'"' || c == b'\\'))
+        .count()
+}
+
+/// The closing quote of the string whose text starts at `from` (just after
+/// its opening quote): its index, and whether an escape came before it.
+/// Escapes are stepped over whole (`\"` does not close); nothing else is
+/// checked (what the string holds is serde_json's to judge). `None`: the
+/// text ends first.
+pub(crate) fn string_close(b: &[u8], from: usize) -> Option<(usize, bool)> {
+    let mut at = from;
+    let mut escaped = false;
+    loop {
+        at += memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
+        if b[at] == b'"' {
+            return Some((at, escaped));
+        }
+        escaped = true;
+        at += 2;
+    }
 }
 
 #[cfg(test)]
@@ -352,8 +370,12 @@ mod tests {
     /// The word-at-a-time search finds what a byte-by-byte one finds, at
     /// every place and alignment.
     #[test]
-    fn string_end_is_the_first_stop_byte() {
-        let slow = |b: &[u8]| b.iter().position(|&c| c < 0x20 || c == b'"' || c == b'\\');
+    fn plain_len_is_the_first_stop_byte() {
+        let slow = |b: &[u8]| {
+            b.iter()
+                .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+                .unwrap_or(b.len())
+        };
         let mut text: Vec<u8> = (0u8..=255).collect();
         text.extend(b"plain text, no stop in it at all \xe2\x80\xa8 \x7f~!");
         for stop in [b'"', b'\\', 0, 0x1f, b'\n'] {
@@ -362,7 +384,7 @@ mod tests {
                 t[at] = stop;
                 for from in 0..t.len() {
                     assert_eq!(
-                        string_end(&t[from..]),
+                        plain_len(&t[from..]),
                         slow(&t[from..]),
                         "{stop} {at} {from}"
                     );
@@ -370,10 +392,112 @@ mod tests {
             }
         }
         for from in 0..text.len() {
-            assert_eq!(string_end(&text[from..]), slow(&text[from..]));
+            assert_eq!(plain_len(&text[from..]), slow(&text[from..]));
         }
-        assert_eq!(string_end(b""), None);
-        assert_eq!(string_end(b"no end here"), None);
+        assert_eq!(plain_len(b""), 0);
+        assert_eq!(plain_len(b"no end here"), 11);
+    }
+
+    #[test]
+    fn plain_len_finds_the_first_special_byte() {
+        for s in [
+            "",
+            "abc",
+            "abcdefghijklmnop\"",
+            "abcdefgh\\ijk",
+            "abc\u{1}def",
+            "héllo wörld, ünïcode \u{1f600}\"",
+            "\u{7f}\u{80}xxxxxxxxxxxx\u{1f}",
+            "\"",
+            "\u{0}",
+        ] {
+            let want = s
+                .bytes()
+                .position(|c| c == b'"' || c == b'\\' || c < 0x20)
+                .unwrap_or(s.len());
+            assert_eq!(plain_len(s.as_bytes()), want, "{s:?}");
+        }
+    }
+
+    use proptest::prelude::*;
+
+    /// Any JSON value: strings with escapes, controls, quotes, non-ASCII
+    /// and the raw-value key; numbers of every kind; nested maps and lists.
+    fn value() -> impl Strategy<Value = Value> {
+        let text = prop_oneof![
+            4 => "[a-z]{0,12}",
+            2 => "[\\x00-\\x7f]{0,12}",
+            1 => "\\PC{0,6}",
+            1 => prop::sample::select(vec![
+                "\"".to_string(), "\\".to_string(), "\u{2028}".to_string(),
+                RAW_VALUE_KEY.to_string(),
+            ]),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            Just(Value::from(1.0)),
+            text.clone().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(text.clone(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Every string of `v` (map keys and string values) in the order
+    /// serde_json writes them.
+    fn strings(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            Value::Object(m) => {
+                for (k, x) in m {
+                    out.push(k.clone());
+                    strings(x, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// On what serde_json writes of any value (compact and indented):
+        /// the reader reads what serde_json reads; stepping from string to
+        /// string with [`string_close`] finds exactly the strings serde_json
+        /// wrote, in order, the escape flag telling which have one; and
+        /// [`plain_len`] of each stops where its first escape is.
+        #[test]
+        fn scanning_agrees_with_serde_json(v in value()) {
+            for text in [serde_json::to_string(&v).unwrap(), serde_json::to_string_pretty(&v).unwrap()] {
+                let ours = from_str(&text).map_err(|e| e.to_string());
+                let theirs = serde_json::from_str::<Value>(&text).map_err(|e| e.to_string());
+                prop_assert_eq!(&ours, &theirs, "{}", text);
+                let b = text.as_bytes();
+                let mut found = vec![];
+                let mut at = 0;
+                while let Some(open) = memchr::memchr(b'"', &b[at..]).map(|i| at + i) {
+                    let (close, escaped) = string_close(b, open + 1).expect("a closing quote");
+                    let raw = &text[open..=close];
+                    let s: String = serde_json::from_str(raw).unwrap();
+                    prop_assert_eq!(escaped, raw.contains('\\'), "{}", raw);
+                    let plain = plain_len(&b[open + 1..]);
+                    prop_assert_eq!(plain == close - open - 1, !escaped, "{}", raw);
+                    found.push(s);
+                    at = close + 1;
+                }
+                let mut want = vec![];
+                strings(&v, &mut want);
+                prop_assert_eq!(found, want, "{}", text);
+            }
+        }
     }
 
     #[test]

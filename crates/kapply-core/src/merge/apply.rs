@@ -457,8 +457,18 @@ fn merge_key_equal(left: &Value, right: &Value, merge_key: &str, at: &str) -> Re
     go_eq(l, r, at)
 }
 
-/// Go's `==` on decoded JSON values: two maps or two lists cannot be
-/// compared (apimachinery panics, the API server answers with an error).
+/// Go's `==` on decoded JSON values, as the API server's strategic merge
+/// patch application compares merge keys and list values
+/// (`StrategicMergeMapPatch`: `findMapInSliceBasedOnKeyValue`,
+/// `mergeSliceWithoutSpecialElements`): it decodes with apimachinery's
+/// util/json, which keeps an integer as int64 and makes any other number a
+/// float64, so `80 != 80.0` there (a patch keyed 80.0 adds an element
+/// beside 80: tests/fixtures/smp/float-merge-key-is-another-key, checked
+/// against `kubectl patch --local`; kubectl itself never sends 80.0, Go
+/// prints that float64 as 80). serde_json keeps the same distinction
+/// (`1` and `1.0` are unequal numbers). The client's side compares as
+/// float64: see `merge::strategic`'s `go_eq`. Two maps or two lists cannot
+/// be compared (apimachinery panics, the API server answers with an error).
 fn go_eq(a: &Value, b: &Value, at: &str) -> Result<bool> {
     match (a, b) {
         (Value::Object(_), Value::Object(_)) | (Value::Array(_), Value::Array(_)) => Err(invalid(

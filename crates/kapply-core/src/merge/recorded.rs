@@ -427,18 +427,7 @@ fn string_at(text: &str, at: usize) -> Option<(Vec<Step<'_>>, usize, usize)> {
             }
             b'"' => {
                 let start = i + 1;
-                let mut j = start;
-                let mut escaped = false;
-                loop {
-                    match *bytes.get(j)? {
-                        b'"' => break,
-                        b'\\' => {
-                            escaped = true;
-                            j += 2;
-                        }
-                        _ => j += 1,
-                    }
-                }
+                let (j, escaped) = crate::jsonread::string_close(bytes, start)?;
                 let key =
                     matches!(open.last(), Some(Open::Map(_))) && bytes.get(j + 1) == Some(&b':');
                 if key {

@@ -5,6 +5,14 @@
 //!
 //! Go decodes JSON into `map[string]interface{}` with float64 numbers and
 //! compares with `reflect.DeepEqual`; the helpers here mirror that.
+//!
+//! Two engines: the general path is the reference, a port of apimachinery's
+//! walk (the changes and the deletions in two walks, [`diff_maps`]; keyed
+//! lists sorted by printed key, [`diff_lists_of_maps`]). The fast walk
+//! ([`diff3_maps`]: both patches in one walk; [`diff_keyed_short`] for
+//! short keyed lists) must give what the general path gives, patch or
+//! error: the property tests below hold it to that on Deployments,
+//! Services, ConfigMaps, StatefulSets and a custom resource.
 
 use super::MergeError;
 use crate::gocompat::sprint;
@@ -609,7 +617,15 @@ fn key_value<'v>(v: &'v Value, merge_key: &str) -> Option<&'v Value> {
     v.as_object().and_then(|m| m.get(merge_key))
 }
 
-/// Go's `==` on two interface values holding scalars.
+/// Go's `==` on two interface values holding scalars, as kubectl's
+/// `CreateThreeWayMergePatch` compares merge keys (`diffListsOfMaps`,
+/// `findMapInSliceBasedOnKeyValue`, the order checks): kubectl encodes
+/// config, live and last-applied to JSON and decodes them with
+/// encoding/json, so every number is a float64 and `1 == 1.0` (80.0 in a
+/// config is the element keyed 80: tests/fixtures/recorded/float-merge-key,
+/// recorded from kubectl; merge::strategic's
+/// a_float_merge_key_is_the_same_key). The server's side of the same patch compares
+/// otherwise: see `merge::apply`'s `go_eq`.
 fn go_eq(a: &Value, b: &Value) -> bool {
     type_tag(a) == type_tag(b) && deep_eq(a, b)
 }
@@ -1533,6 +1549,167 @@ mod tests {
             let fast = three_way_with(&original, &modified, &current, schema, false);
             let general = three_way_with(&original, &modified, &current, schema, true);
             prop_assert_eq!(fast, general);
+        }
+    }
+
+    /// One side of a three-way diff of another kind than a Deployment:
+    /// Service (ports merged by port), ConfigMap (data, owner references
+    /// merged by uid, finalizers), StatefulSet (containers by name, claim
+    /// templates replaced whole), a custom resource (no schema).
+    fn side_of(kind: &'static str) -> BoxedStrategy<Map<String, Value>> {
+        let obj = |spec: Map<String, Value>, labels: Option<Value>| {
+            let mut obj = Map::new();
+            obj.insert("spec".into(), Value::Object(spec));
+            if let Some(l) = labels {
+                obj.insert("metadata".into(), json!({"labels": l, "name": "w"}));
+            }
+            obj
+        };
+        match kind {
+            "Deployment" => side().boxed(),
+            "Service" => (
+                prop::option::weighted(0.9, list("port")),
+                prop::option::of(small_map()),
+                prop::option::of(scalar()),
+                prop::option::of(small_map()),
+            )
+                .prop_map(move |(ports, selector, ty, labels)| {
+                    let mut spec = Map::new();
+                    let mut put = |k: &str, v: Option<Value>| {
+                        if let Some(v) = v {
+                            spec.insert(k.into(), v);
+                        }
+                    };
+                    put("ports", ports.map(Value::Array));
+                    put("selector", selector);
+                    put("type", ty);
+                    obj(spec, labels)
+                })
+                .boxed(),
+            "ConfigMap" => (
+                prop::option::of(small_map()),
+                prop::option::of(small_map()),
+                prop::option::weighted(0.5, list("uid")),
+                prop::option::of(prop::collection::vec(
+                    prop::sample::select(vec!["a", "b", "c"]).prop_map(|s| json!(s)),
+                    0..4,
+                )),
+            )
+                .prop_map(|(data, labels, owners, finalizers)| {
+                    let mut md = Map::new();
+                    md.insert("name".into(), json!("w"));
+                    for (k, v) in [
+                        ("labels", labels),
+                        ("ownerReferences", owners.map(Value::Array)),
+                        ("finalizers", finalizers.map(Value::Array)),
+                    ] {
+                        if let Some(v) = v {
+                            md.insert(k.into(), v);
+                        }
+                    }
+                    let mut obj = Map::new();
+                    obj.insert("metadata".into(), Value::Object(md));
+                    if let Some(d) = data {
+                        obj.insert("data".into(), d);
+                    }
+                    obj
+                })
+                .boxed(),
+            "StatefulSet" => (
+                prop::option::weighted(0.9, list("name")),
+                prop::option::weighted(0.4, list("name")),
+                prop::option::of(scalar()),
+                prop::option::of(small_map()),
+                prop::option::of(small_map()),
+            )
+                .prop_map(move |(containers, claims, replicas, update, labels)| {
+                    let mut spec = Map::new();
+                    if let Some(c) = containers {
+                        spec.insert("template".into(), json!({"spec": {"containers": c}}));
+                    }
+                    let mut put = |k: &str, v: Option<Value>| {
+                        if let Some(v) = v {
+                            spec.insert(k.into(), v);
+                        }
+                    };
+                    put("volumeClaimTemplates", claims.map(Value::Array));
+                    put("replicas", replicas);
+                    put("updateStrategy", update);
+                    obj(spec, labels)
+                })
+                .boxed(),
+            _ => (
+                prop::option::weighted(0.8, list("name")),
+                prop::option::of(small_map()),
+                prop::option::of(scalar()),
+                prop::option::of(small_map()),
+            )
+                .prop_map(move |(parts, settings, size, labels)| {
+                    let mut spec = Map::new();
+                    let mut put = |k: &str, v: Option<Value>| {
+                        if let Some(v) = v {
+                            spec.insert(k.into(), v);
+                        }
+                    };
+                    put("parts", parts.map(Value::Array));
+                    put("settings", settings);
+                    put("size", size);
+                    obj(spec, labels)
+                })
+                .boxed(),
+        }
+    }
+
+    /// The kinds [`side_of`] builds, with their API versions.
+    const KINDS: [(&str, &str); 5] = [
+        ("apps/v1", "Deployment"),
+        ("v1", "Service"),
+        ("v1", "ConfigMap"),
+        ("apps/v1", "StatefulSet"),
+        ("example.com/v1", "Widget"),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
+        /// The fast walk gives what the general path gives on each kind,
+        /// a custom resource (no schema: maps and lists replaced whole) too.
+        #[test]
+        fn fast_walk_agrees_with_the_general_path_on_other_kinds(
+            (api_version, kind, original, modified, current) in
+                prop::sample::select(KINDS.to_vec()).prop_flat_map(|(api_version, kind)| {
+                    (Just(api_version), Just(kind), side_of(kind), side_of(kind), side_of(kind))
+                }),
+        ) {
+            let schema = crate::patchmeta::PatchMeta::builtin().root(api_version, kind);
+            prop_assert_eq!(schema.is_none(), kind == "Widget");
+            let fast = three_way_with(&original, &modified, &current, schema, false);
+            let general = three_way_with(&original, &modified, &current, schema, true);
+            prop_assert_eq!(fast, general);
+        }
+    }
+
+    /// A merge key written 80.0 is the element keyed 80 on both paths (Go
+    /// decodes both as float64): renamed in place, not deleted and added.
+    #[test]
+    fn a_float_merge_key_is_the_same_key() {
+        let side = |port: Value, name: &str| {
+            let v = json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "web", "ports": [{"containerPort": port, "name": name}]}]}}}});
+            v.as_object().cloned().unwrap()
+        };
+        let (original, modified) = (side(json!(80), "web"), side(json!(80.0), "http"));
+        let schema = crate::patchmeta::PatchMeta::builtin().root("apps/v1", "Deployment");
+        for general in [false, true] {
+            // Only the spelling changed: kubectl sends nothing (no order).
+            let same = side(json!(80.0), "web");
+            let patch = three_way_with(&original, &same, &original, schema, general).unwrap();
+            assert!(patch.is_empty(), "general: {general}: {patch:?}");
+            let patch = three_way_with(&original, &modified, &original, schema, general).unwrap();
+            assert_eq!(
+                patch["spec"]["template"]["spec"]["containers"][0]["ports"],
+                json!([{"containerPort": 80.0, "name": "http"}]),
+                "general: {general}"
+            );
         }
     }
 

@@ -468,7 +468,7 @@ impl Walk<'_> {
         let start = self.pos;
         self.pos += 1;
         loop {
-            self.pos += plain_len(&self.b[self.pos..]);
+            self.pos += crate::jsonread::plain_len(&self.b[self.pos..]);
             match self.peek()? {
                 b'"' => {
                     self.pos += 1;
@@ -518,57 +518,9 @@ fn string_value(raw: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-/// How many bytes of `b` come before a quote, a backslash or a control
-/// character (eight at a time: a byte is flagged where subtracting from it
-/// borrows, and the lowest flag is always a true one).
-fn plain_len(b: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let mut i = 0;
-    while let Some(c) = b.get(i..).and_then(|r| r.first_chunk::<8>()) {
-        let w = u64::from_le_bytes(*c);
-        let flags = zero(w ^ (ONES * u64::from(b'"')))
-            | zero(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
-        if flags != 0 {
-            return i + (flags.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while let Some(&c) = b.get(i) {
-        if c == b'"' || c == b'\\' || c < 0x20 {
-            break;
-        }
-        i += 1;
-    }
-    i
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plain_len_finds_the_first_special_byte() {
-        for s in [
-            "",
-            "abc",
-            "abcdefghijklmnop\"",
-            "abcdefgh\\ijk",
-            "abc\u{1}def",
-            "héllo wörld, ünïcode \u{1f600}\"",
-            "\u{7f}\u{80}xxxxxxxxxxxx\u{1f}",
-            "\"",
-            "\u{0}",
-        ] {
-            let want = s
-                .bytes()
-                .position(|c| c == b'"' || c == b'\\' || c < 0x20)
-                .unwrap_or(s.len());
-            assert_eq!(plain_len(s.as_bytes()), want, "{s:?}");
-        }
-    }
 
     /// The compact text of `text`, fed in chunks of `n` bytes.
     fn compact(text: &str, n: usize) -> Option<String> {

@@ -67,15 +67,9 @@ impl<'a> Scan<'a> {
     /// A string (at its opening quote). A raw line break in it is not
     /// JSON: serde_json refuses the text before its lines are asked for.
     fn string(&mut self) -> Option<()> {
-        self.pos += 1;
-        loop {
-            self.pos += memchr::memchr2(b'"', b'\\', self.b.get(self.pos..)?)?;
-            if self.b[self.pos] == b'"' {
-                self.pos += 1;
-                return Some(());
-            }
-            self.pos += 2;
-        }
+        let (close, _) = crate::jsonread::string_close(self.b, self.pos + 1)?;
+        self.pos = close + 1;
+        Some(())
     }
 
     /// Any value, leading white space first.
