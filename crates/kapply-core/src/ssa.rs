@@ -941,25 +941,27 @@ pub fn display(path: &[String]) -> String {
     out
 }
 
-/// The fields of `live`'s last-applied annotation when every one still has
-/// its last-applied value: the conflicts the server lets kubectl's own
-/// manager override (it forces the apply when all its conflicts are among
-/// them). Empty when the annotation is missing, unreadable or out of date.
+/// The fields of `live`'s last-applied annotation that still have their
+/// last-applied value (kube-apiserver's lastAppliedManager: the fields
+/// modified, added or removed since are taken out, one by one): the
+/// conflicts the server lets kubectl's own manager override. It forces the
+/// apply when all its conflicts are among them; otherwise it reports only
+/// the others. Empty when the annotation is missing or unreadable.
 fn overridable(live: &Value, last: Option<&(Value, FieldSet)>) -> FieldSet {
     let Some((last, set)) = last else {
         return FieldSet::new();
     };
-    let current = set
-        .iter()
-        .filter(|p| p.last().is_none_or(|pe| pe != "."))
-        // An empty map written (`annotations: {}`) names no field.
-        .filter(|p| !matches!(lookup(last, p), Some(Value::Object(m)) if m.is_empty()))
-        .all(|p| lookup(live, p) == lookup(last, p));
-    if current {
-        set.clone()
-    } else {
-        FieldSet::new()
-    }
+    set.iter()
+        .filter(|p| {
+            if p.last().is_some_and(|pe| pe == ".") {
+                // A list element: still there.
+                lookup(live, &p[..p.len() - 1]).is_some()
+            } else {
+                lookup(live, p) == lookup(last, p)
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 /// The last-applied annotation of `live`, parsed.
