@@ -1180,6 +1180,8 @@ const DEFAULTED: &[&str] = &[
     "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec:\n  selector: {app: d}\n  ports: [{port: 80, targetPort: 8080, name: http}, {port: 53, protocol: UDP, name: dns}]\n",
     "apiVersion: v1\nkind: Service\nmetadata: {name: headless}\nspec:\n  clusterIP: None\n  selector: {app: s}\n  ports: [{port: 5432}]\n",
     "apiVersion: v1\nkind: Service\nmetadata: {name: ext}\nspec:\n  type: ExternalName\n  externalName: example.com\n",
+    "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n  selector: {app: d}\n  ports: [{port: 80, name: http}, {port: 443, name: https}]\n",
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: sa}\nspec:\n  selector: {matchLabels: {app: sa}}\n  template:\n    metadata: {labels: {app: sa}}\n    spec:\n      serviceAccountName: robot\n      containers: [{name: c, image: c:1}]\n",
     "apiVersion: v1\nkind: Secret\nmetadata: {name: sec}\nstringData: {a: b}\n",
     "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: np}\nspec:\n  podSelector: {matchLabels: {app: d}}\n  ingress: [{ports: [{port: 80}], from: [{podSelector: {}}]}]\n  egress: [{ports: [{port: 53, protocol: UDP}]}]\n",
     "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n",
@@ -1294,6 +1296,7 @@ fn strip_allocated(obj: &mut Value) {
                 p.remove("nodePort");
             }
         }
+        spec.remove("healthCheckNodePort");
     }
 }
 

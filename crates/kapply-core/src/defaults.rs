@@ -321,6 +321,15 @@ fn pod_spec(ps: &mut Map<String, Value>, restart_always: bool) {
     default(ps, "schedulerName", || json!("default-scheduler"));
     default(ps, "terminationGracePeriodSeconds", || json!(30));
     default(ps, "securityContext", || json!({}));
+    // The deprecated alias, written from serviceAccountName whenever that
+    // is set (the v1 conversion does it, templates included).
+    if let Some(name) = ps
+        .get("serviceAccountName")
+        .filter(|n| n.is_string())
+        .cloned()
+    {
+        default(ps, "serviceAccount", || name);
+    }
     for key in ["hostNetwork", "hostPID", "hostIPC"] {
         omit_zero(ps, key, &json!(false));
     }
@@ -441,6 +450,10 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     }
     if matches!(ty.as_str(), "NodePort" | "LoadBalancer") {
         default(spec, "externalTrafficPolicy", || json!("Cluster"));
+    }
+    // SetDefaults_Service: a load balancer allocates node ports unless told not to.
+    if ty == "LoadBalancer" {
+        default(spec, "allocateLoadBalancerNodePorts", || json!(true));
     }
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
