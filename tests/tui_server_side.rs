@@ -152,6 +152,144 @@ fn the_field_pane_shows_actions_and_owners() {
 }
 
 #[test]
+fn client_side_views_and_actions_say_they_do_not_apply() {
+    let mut app = app(false, 140, 30);
+    select(&mut app, "web");
+    for k in ["y", "c", "F", "L"] {
+        press(&mut app, k);
+        assert!(!app.yaml && app.popup.is_none(), "{k}");
+        assert!(
+            app.last_result
+                .as_deref()
+                .is_some_and(|s| s.contains("not with --server-side")),
+            "{k}: {:?}",
+            app.last_result
+        );
+    }
+    app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    press(&mut app, " R");
+    assert!(app.excluded.is_empty() && app.released.is_empty());
+}
+
+/// A streamed load (rows as their LISTs answer, kept small): each batch is
+/// planned server-side as it comes, and the end of the load keeps them.
+#[test]
+fn streamed_rows_are_planned_server_side_as_they_come() {
+    let all = plan().objects;
+    let mut app = App::new(Options {
+        server_side: Some(ServerSideMode {
+            manager: "kubectl".into(),
+            force: false,
+        }),
+        ..Options::default()
+    });
+    app.update(Msg::Resize(120, 30));
+    app.start();
+    let manifests: Vec<_> = all
+        .iter()
+        .map(|o| {
+            let mut m = o.clone();
+            m.action = ObjectAction::Unchanged;
+            m.fields.clear();
+            m.patch = None;
+            m.last_applied = None;
+            m.live = None;
+            m.warnings.clear();
+            m
+        })
+        .collect();
+    app.update(Msg::Manifests(Ok(Plan {
+        objects: manifests,
+        prune_skipped: None,
+    })));
+    app.update(Msg::Connected(Ok(())));
+    let rows = |objects: &[kapply::plan::ObjectPlan], planned| {
+        Msg::Rows(kapply::ops::Rows {
+            objects: objects
+                .iter()
+                .cloned()
+                .map(kapply::plan::compact::split)
+                .collect(),
+            lists_done: planned,
+            lists_total: 3,
+            planned,
+            total: 3,
+        })
+    };
+    app.update(rows(&all[..1], 1));
+    assert_eq!(app.ssa_conflict_count(), 1);
+    let screen = text(&app);
+    assert!(screen.contains("≠ Deployment/web"), "{screen}");
+    assert!(screen.contains("? ConfigMap/cfg"), "{screen}");
+    app.update(rows(&all[1..], 3));
+    app.update(Msg::Loaded(Ok(Plan::default())));
+    let actions: Vec<ObjectAction> = app.plan.objects.iter().map(|o| o.action).collect();
+    assert_eq!(
+        actions,
+        vec![
+            ObjectAction::Update,
+            ObjectAction::Unchanged,
+            ObjectAction::Create
+        ]
+    );
+    assert_eq!(app.ssa_conflict_count(), 1);
+    // The selected row built whole from its compact form keeps the
+    // server-side action.
+    select(&mut app, "cfg");
+    assert_eq!(
+        app.selected().map(|o| o.action),
+        Some(ObjectAction::Unchanged)
+    );
+}
+
+/// Followed in the cluster: the scale's claim on the replicas released
+/// (kubectl's Apply entry owns them alone again with the config's value)
+/// is planned again server-side at once: the object's conflict on the
+/// replicas is gone, the image's is left; and an open server-side
+/// confirmation holding the object is withdrawn.
+#[test]
+fn a_change_in_the_cluster_is_planned_again_server_side() {
+    use kapply::ops::LiveEvent;
+    let mut app = app(false, 140, 30);
+    app.update(Msg::Live(1, LiveEvent::Watching));
+    select(&mut app, "web");
+    app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
+    press(&mut app, "TjjW");
+    let effects = press(&mut app, "a");
+    assert!(matches!(effects.as_slice(), [Effect::ServerSideDryRun(..)]));
+    let mut live = web_live();
+    live["spec"]["replicas"] = json!(3);
+    live["metadata"]["managedFields"]
+        .as_array_mut()
+        .unwrap()
+        .remove(1);
+    let id = app.plan.objects[0].id();
+    app.update(Msg::Live(
+        1,
+        LiveEvent::Changed {
+            object: id.clone(),
+            live: Some(live),
+        },
+    ));
+    let Some(kapply::tui::app::Popup::Notice { title, .. }) = &app.popup else {
+        panic!("the confirmation stays: {:?}", app.popup);
+    };
+    assert_eq!(*title, "changed in the cluster");
+    assert_eq!(app.ssa.conflicts.get(&id), Some(&vec![IMAGE.to_string()]));
+    // The image's decision still covers the conflict left.
+    assert_eq!(app.ssa.undecided(&id), 0);
+    press(&mut app, "q");
+    let paths: Vec<String> = app.ssa_rows().iter().map(|(r, _)| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "spec.template.metadata.labels.tier".to_string(),
+            IMAGE.to_string()
+        ]
+    );
+}
+
+#[test]
 fn force_conflicts_takes_every_field() {
     let mut app = app(true, 140, 30);
     assert_eq!(app.ssa_conflict_count(), 0);

@@ -127,6 +127,14 @@ impl App {
                     false,
                 );
             }
+            // The YAML view is client-side apply's result (the three-way
+            // patch): not what a server-side apply writes.
+            Action::Yaml | Action::Fold | Action::LastApplied if self.server_side().is_some() => {
+                self.say(
+                    "the YAML view is client-side apply's: not with --server-side".to_string(),
+                    false,
+                );
+            }
             Action::Mark | Action::Include => self.toggle_mark(),
             Action::MarkAll => self.mark_shown(true),
             Action::UnmarkAll => self.mark_shown(false),

@@ -836,8 +836,15 @@ impl App {
         h
     }
 
-    /// Replace the rows (`compact` beside them, or empty: all whole).
-    fn set_plan(&mut self, plan: Plan, mut compact: Vec<Option<Compact>>) {
+    /// Replace the rows (`compact` beside them, or empty: all whole);
+    /// server-side, the rows `planned` are planned server-side (the others
+    /// are manifests not compared yet, or rows planned so already).
+    fn set_plan(
+        &mut self,
+        plan: Plan,
+        mut compact: Vec<Option<Compact>>,
+        planned: std::ops::Range<usize>,
+    ) {
         compact.resize_with(plan.objects.len(), || None);
         self.whole = std::iter::repeat_with(std::cell::OnceCell::new)
             .take(plan.objects.len())
@@ -845,7 +852,7 @@ impl App {
         self.built.get_mut().clear();
         self.plan = plan;
         self.compact = compact;
-        self.ssa_adjust_all();
+        self.ssa_adjust_range(planned);
         self.plan_gen += 1;
         self.id_index = None;
         self.ambiguous_kinds = ambiguous_kinds(&self.plan);
@@ -978,7 +985,7 @@ impl App {
                     Ok(_) if self.streamed.is_some() => {}
                     Ok(plan) => {
                         let keep = self.selected_id();
-                        self.set_plan(plan, Vec::new());
+                        self.set_plan(plan, Vec::new(), 0..0);
                         self.rebuild_keeping(keep);
                     }
                     Err(e) => self.log_entry(false, format!("reading the manifests failed: {e}")),
@@ -1015,6 +1022,11 @@ impl App {
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
                         // The streamed rows first, then what came with the end.
+                        // The streamed rows shown were planned server-side as they came.
+                        let shown = match streamed {
+                            Some(Streamed::Shown(n)) => n.min(self.plan.objects.len()),
+                            _ => 0,
+                        };
                         let (mut objects, mut compact) = match streamed {
                             Some(Streamed::Shown(n)) => {
                                 let mut objects = std::mem::take(&mut self.plan.objects);
@@ -1032,7 +1044,8 @@ impl App {
                             objects,
                             prune_skipped: plan.prune_skipped,
                         };
-                        self.set_plan(plan, compact);
+                        let all = shown..plan.objects.len();
+                        self.set_plan(plan, compact, all);
                         // Forget marks and exclusions of objects that are gone.
                         if !(self.marked.is_empty()
                             && self.refused.is_empty()
@@ -1080,6 +1093,7 @@ impl App {
                                     prune_skipped: None,
                                 },
                                 Vec::new(),
+                                0..0,
                             );
                             self.rebuild_keeping(keep);
                         }
@@ -1326,7 +1340,7 @@ impl App {
         all.resize_with(plan.objects.len(), || None);
         plan.objects.splice(n..end, objects);
         all.splice(n..end, compact);
-        self.set_plan(plan, all);
+        self.set_plan(plan, all, n..n + added);
         self.streamed = Some(Streamed::Shown(n + added));
         self.rebuild_keeping(keep);
     }

@@ -103,14 +103,19 @@ impl App {
         }
     }
 
-    /// [`App::ssa_adjust`] of every row (a new plan).
-    pub(super) fn ssa_adjust_all(&mut self) {
-        if self.server_side().is_none() {
+    /// [`App::ssa_adjust`] of the rows `range` of a new plan (all of them:
+    /// the conflicts of the plan before are forgotten first).
+    pub(super) fn ssa_adjust_range(&mut self, range: std::ops::Range<usize>) {
+        if self.server_side().is_none() || range.is_empty() {
             return;
         }
-        self.ssa.conflicts.clear();
+        let whole = range.start == 0 && range.end >= self.plan.objects.len();
+        if whole {
+            self.ssa.conflicts.clear();
+        }
         let mut objects = std::mem::take(&mut self.plan.objects);
-        for (i, o) in objects.iter_mut().enumerate() {
+        let end = range.end.min(objects.len());
+        for (i, o) in objects.iter_mut().enumerate().take(end).skip(range.start) {
             let packed = match self.compact.get(i) {
                 Some(Some(c)) => Some((c.config(), c.live())),
                 _ => None,
@@ -126,6 +131,9 @@ impl App {
             }
         }
         self.plan.objects = objects;
+        if !whole {
+            return;
+        }
         // Decisions on conflicts that are gone are dropped.
         let conflicts = &self.ssa.conflicts;
         self.ssa.decisions.retain(|k, d| {

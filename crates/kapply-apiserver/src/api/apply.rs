@@ -82,8 +82,9 @@ pub(super) fn apply_conflicts(
         }
     }
     // As the real server: kubectl's own manager moving from client-side
-    // apply may take the fields its last-applied annotation names, when the
-    // object still holds those values (nobody changed them since).
+    // apply may take the fields its last-applied annotation names that
+    // still hold those values (nobody changed them since); the others are
+    // the conflicts reported.
     if manager == "kubectl"
         && let Some(allowed) = last_applied_fields(r, old)
     {
@@ -121,7 +122,9 @@ pub(super) fn apply_conflicts(
 }
 
 /// The fields (as conflicts name them) of the last-applied annotation of
-/// `old`, when every one of them still has its last-applied value.
+/// `old` that still have their last-applied value: as kube-apiserver's
+/// lastAppliedManager, those modified, added or removed since are taken
+/// out one by one.
 fn last_applied_fields(
     r: &ResourceInfo,
     old: &Value,
@@ -130,11 +133,11 @@ fn last_applied_fields(
         .as_str()?;
     let last: Value = serde_json::from_str(text).ok()?;
     let set = fields::leaves(&last, super::schema_of(r));
-    let same = set
-        .iter()
-        .filter(|p| p.last().is_none_or(|pe| pe != "."))
-        // An empty map written (`annotations: {}`) names no field.
-        .filter(|p| !matches!(fields::lookup(&last, p), Some(Value::Object(m)) if m.is_empty()))
-        .all(|p| fields::lookup(old, p) == fields::lookup(&last, p));
-    same.then(|| set.iter().map(|p| fields::display(p)).collect())
+    Some(
+        set.iter()
+            .filter(|p| p.last().is_none_or(|pe| pe != "."))
+            .filter(|p| fields::lookup(old, p) == fields::lookup(&last, p))
+            .map(|p| fields::display(p))
+            .collect(),
+    )
 }
