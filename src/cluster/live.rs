@@ -429,37 +429,7 @@ impl Session {
             manifests: mut loaded_manifests,
             errors: mut load_errors,
         } = loaded;
-        let mut applyset = None;
-        let mut skipped = Vec::new();
-        match &prune.mode {
-            PruneMode::None => {}
-            PruneMode::Allowlist { selector, all, .. } => match selector {
-                Some(s) => {
-                    let sel =
-                        LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
-                    loaded_manifests.retain(|m| {
-                        let keep = sel.matches(&m.object());
-                        if !keep {
-                            skipped.push(format!("{} {}", m.source, m.id));
-                        }
-                        keep
-                    });
-                }
-                None if *all => {}
-                None => {
-                    return Err(ClusterError::Other(
-                        "--prune needs -l SELECTOR or --all (or --applyset)".into(),
-                    ));
-                }
-            },
-            PruneMode::ApplySet { parent, tooling } => {
-                let set = self.applyset(parent, tooling.as_deref()).await?;
-                for m in &mut loaded_manifests {
-                    m.update_object(|o| set_label(o, PART_OF_LABEL, &set.id));
-                }
-                applyset = Some(set);
-            }
-        }
+        let (mut applyset, skipped) = self.prune_scope(prune, &mut loaded_manifests).await?;
 
         // Discovery, and the namespace filled in where the kind is namespaced.
         if let Some(tx) = &progress {
@@ -627,44 +597,20 @@ impl Session {
 
         // Prune candidates, only from a complete read: an object that could
         // not be read or planned must never look like one to delete.
-        match &prune.mode {
-            PruneMode::None => {}
-            PruneMode::Allowlist {
-                selector,
-                allowlist,
-                ..
-            } => {
+        if blocked.is_none() {
+            let visited = || {
                 let mut visited = namespaces.clone();
                 if self.explicit_namespace {
                     visited.insert(self.namespace.clone());
                 }
-                if blocked.is_none() {
-                    let candidates = self
-                        .allowlist_candidates(
-                            selector.as_deref(),
-                            allowlist,
-                            &visited,
-                            &in_manifests,
-                        )
-                        .await;
-                    match forbidden_listing(candidates)? {
-                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
-                        Err(b) => blocked = Some(b),
-                    }
-                }
-            }
-            PruneMode::ApplySet { .. } => {
-                // The kinds above still go to the parent before the
-                // apply (as kubectl does); only pruning is skipped.
-                if let Some(set) = &applyset
-                    && blocked.is_none()
-                {
-                    let candidates = self.applyset_candidates(set, &in_manifests).await;
-                    match forbidden_listing(candidates)? {
-                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
-                        Err(b) => blocked = Some(b),
-                    }
-                }
+                visited
+            };
+            match self
+                .prune_candidates(prune, applyset.as_ref(), visited, &in_manifests)
+                .await?
+            {
+                Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
+                Err(b) => blocked = Some(b),
             }
         }
         Ok(Planned {
@@ -675,6 +621,79 @@ impl Session {
             applyset,
             skipped,
         })
+    }
+
+    /// What `--prune` makes of the manifests before planning: with a
+    /// selector, those it does not match are left out (listed as skipped);
+    /// with an ApplySet, its parent is read (or made) and each manifest
+    /// labelled a member.
+    async fn prune_scope(
+        &self,
+        prune: &PruneOptions,
+        manifests: &mut Vec<Manifest>,
+    ) -> Result<(Option<ApplySet>, Vec<String>), ClusterError> {
+        let mut skipped = Vec::new();
+        match &prune.mode {
+            PruneMode::None => Ok((None, skipped)),
+            PruneMode::Allowlist { selector, all, .. } => match selector {
+                Some(s) => {
+                    let sel =
+                        LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
+                    manifests.retain(|m| {
+                        let keep = sel.matches(&m.object());
+                        if !keep {
+                            skipped.push(format!("{} {}", m.source, m.id));
+                        }
+                        keep
+                    });
+                    Ok((None, skipped))
+                }
+                None if *all => Ok((None, skipped)),
+                None => Err(ClusterError::Other(
+                    "--prune needs -l SELECTOR or --all (or --applyset)".into(),
+                )),
+            },
+            PruneMode::ApplySet { parent, tooling } => {
+                let set = self.applyset(parent, tooling.as_deref()).await?;
+                for m in manifests.iter_mut() {
+                    m.update_object(|o| set_label(o, PART_OF_LABEL, &set.id));
+                }
+                Ok((Some(set), skipped))
+            }
+        }
+    }
+
+    /// The prune candidates of a complete read (`Ok(Err)`: listing them
+    /// was forbidden, which blocks pruning): by the allowlist in the
+    /// namespaces `visited` gives, or the ApplySet's members; none without
+    /// `--prune`.
+    async fn prune_candidates(
+        &self,
+        prune: &PruneOptions,
+        applyset: Option<&ApplySet>,
+        visited: impl FnOnce() -> BTreeSet<String>,
+        in_manifests: &HashSet<ObjectRef>,
+    ) -> Result<Result<Vec<ObjectPlan>, crate::plan::PruneBlock>, ClusterError> {
+        let candidates = match (&prune.mode, applyset) {
+            (
+                PruneMode::Allowlist {
+                    selector,
+                    allowlist,
+                    ..
+                },
+                _,
+            ) => {
+                self.allowlist_candidates(selector.as_deref(), allowlist, &visited(), in_manifests)
+                    .await
+            }
+            // The kinds above still go to the parent before the apply (as
+            // kubectl does); only pruning is skipped.
+            (PruneMode::ApplySet { .. }, Some(set)) => {
+                self.applyset_candidates(set, in_manifests).await
+            }
+            _ => return Ok(Ok(Vec::new())),
+        };
+        forbidden_listing(candidates)
     }
 
     /// Each of `manifests` with its live object (`Ok(None)`: not there
