@@ -886,6 +886,27 @@ fn defaulted_again(live: &Value, path: &FieldPath) -> bool {
     lookup(&after, path) == lookup(live, path)
 }
 
+/// Whether removing every field of `paths` (map members) from `live`
+/// together leaves each as it was once the server has defaulted the object
+/// again. `false` when any is not a map member or is not restored.
+fn defaulted_again_all(live: &Value, paths: &[&FieldPath]) -> bool {
+    use crate::managedfields::{Element, element};
+    let mut after = live.clone();
+    for path in paths {
+        let Some((last, parent)) = path.split_last() else {
+            return false;
+        };
+        let Element::Field(name) = element(last) else {
+            return false;
+        };
+        if let Some(m) = lookup_mut(&mut after, parent).and_then(Value::as_object_mut) {
+            m.remove(name);
+        }
+    }
+    crate::defaults::apply(&mut after, &mut String::new);
+    paths.iter().all(|p| lookup(&after, p) == lookup(live, p))
+}
+
 /// A FieldsV1 path as kapply writes field paths
 /// (`spec.template.spec.containers[name=web].image`, `metadata.finalizers[="x"]`).
 pub fn display(path: &[String]) -> String {
@@ -1138,6 +1159,19 @@ pub fn plan_fields_in(
         }
     }
     let annotation = last_applied_path();
+    // Whether every released field nobody else keeps is written again by
+    // the server's defaulting: checked at once on one copy of the object
+    // (when each is, removing them together is removing each alone, since
+    // every other field keeps its live value); otherwise field by field.
+    // A copy of the object per field was most of `diff --server-side` on
+    // objects created client-side (their defaults are the creator's).
+    let lone: Vec<&FieldPath> = released
+        .iter()
+        .filter(|p| leaf(p) && *p != &annotation && lookup(live_v, p).is_some())
+        .filter(|p| mine.contains(*p) || (migrating && migrated.contains(*p)))
+        .filter(|p| owners_of(p, migrating).is_empty())
+        .collect();
+    let all_defaulted = lone.len() > 1 && defaulted_again_all(live_v, &lone);
     for p in released.iter().filter(|p| leaf(p)) {
         let Some(have) = lookup(live_v, p) else {
             continue;
@@ -1155,7 +1189,7 @@ pub fn plan_fields_in(
         }
         now.extend(owners_of(p, false));
         let action = if theirs.is_empty() && ours {
-            if defaulted_again(live_v, p) {
+            if all_defaulted || defaulted_again(live_v, p) {
                 // Released, and the server's defaulting writes the same
                 // value again (a field the client-side create recorded):
                 // nothing to review.
