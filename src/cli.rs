@@ -354,8 +354,9 @@ pub struct ApplyArgs {
     /// With --server-side: take the conflicting fields from their managers.
     #[arg(long)]
     pub force_conflicts: bool,
-    /// The field manager of a server-side apply (default `kubectl`, as
-    /// kubectl's).
+    /// The field manager: of a server-side apply (default `kubectl`), or
+    /// of a client-side apply's writes (default
+    /// `kubectl-client-side-apply`), as kubectl's.
     #[arg(long, value_name = "NAME")]
     pub field_manager: Option<String>,
     /// As `kubectl apply --force`: an object the server refuses to patch
@@ -1562,9 +1563,12 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if a.force && a.server_side {
         bail!("--force cannot be used with --server-side");
     }
-    if a.server_side || a.force_conflicts || a.field_manager.is_some() {
+    if a.server_side || a.force_conflicts {
         return ssa::apply(a).await;
     }
+    // Client-side, `--field-manager` names the writes' Update entries
+    // instead of kubectl-client-side-apply, as in kubectl.
+    let field_manager = a.field_manager.clone();
     let force = a.force.then(|| crate::cluster::Replace {
         grace_period: (a.grace_period >= 0).then_some(a.grace_period),
         timeout: if a.timeout.is_zero() {
@@ -1726,6 +1730,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
                         applyset,
                         report,
                         force,
+                        field_manager,
                     },
                 )
                 .await
