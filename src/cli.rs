@@ -354,8 +354,9 @@ pub struct ApplyArgs {
     /// With --server-side: take the conflicting fields from their managers.
     #[arg(long)]
     pub force_conflicts: bool,
-    /// The field manager of a server-side apply (default `kubectl`, as
-    /// kubectl's).
+    /// The field manager: of a server-side apply (default `kubectl`), or
+    /// of a client-side apply's writes (default
+    /// `kubectl-client-side-apply`), as kubectl's.
     #[arg(long, value_name = "NAME")]
     pub field_manager: Option<String>,
     /// As `kubectl apply --force`: an object the server refuses to patch
@@ -787,7 +788,7 @@ async fn run_plan<T: Send + 'static>(
             default_ns,
             flag,
         } => {
-            offline_plan_each(
+            crate::cluster::plan_files_each(
                 loaded,
                 live,
                 (&default_ns, flag.as_deref()),
@@ -816,112 +817,6 @@ async fn run_plan<T: Send + 'static>(
             })
         }
     }
-}
-
-/// The plan against live objects read from files: the same rows as
-/// against a cluster, matched by group, kind, namespace and name, each
-/// live object moving into its plan. Without discovery, the scope of a
-/// custom kind comes from a CustomResourceDefinition among the manifests
-/// or the live objects; where none defines it the object is planned as
-/// namespaced (in `default_ns` unless it names one) and a warning on it
-/// says the scope is a guess. Objects are planned (and `finish`ed) on the
-/// planning threads a chunk at a time, and emitted in manifest order.
-/// `(default_ns, flag)`: the namespace of objects without one, and `-n`
-/// when given (a namespaced custom object must not name another).
-async fn offline_plan_each<T: Send + 'static>(
-    loaded: Loaded,
-    mut live: manifest::LiveObjects,
-    (default_ns, flag): (&str, Option<&str>),
-    keep_objects: bool,
-    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
-    mut emit: impl FnMut(T) + Send,
-) -> anyhow::Result<()> {
-    use futures::StreamExt as _;
-    let Loaded {
-        mut manifests,
-        errors,
-    } = loaded;
-    for e in &errors {
-        emit(finish(crate::cluster::load_error_row(e)));
-    }
-    let scopes: std::collections::HashMap<(String, String), bool> = live
-        .crd_scopes()
-        .iter()
-        .cloned()
-        .chain(
-            manifests
-                .iter()
-                .filter(|m| m.id.kind == "CustomResourceDefinition")
-                .filter_map(|m| manifest::crd_scope(&m.object())),
-        )
-        .map(|(g, k, namespaced)| ((g, k), namespaced))
-        .collect();
-    // A custom kind taken as namespaced (a CRD says so, or none says) whose
-    // namespace is not -n: refused, as the load refuses a built-in kind's.
-    if flag.is_some() {
-        manifests.retain(|m| {
-            let namespaced = manifest::is_namespaced(&m.api_version(), &m.id.kind)
-                .or_else(|| {
-                    scopes
-                        .get(&(m.id.group.clone(), m.id.kind.clone()))
-                        .copied()
-                })
-                .unwrap_or(true);
-            match namespaced.then(|| m.namespace_mismatch(flag)).flatten() {
-                Some(e) => {
-                    emit(finish(crate::cluster::load_error_row(&e)));
-                    false
-                }
-                None => true,
-            }
-        });
-    }
-    // Per manifest: its scope settled, its live object, and the warning
-    // when its scope is a guess.
-    let manifests = manifests.into_iter().map(|mut m| {
-        let mut warning = None;
-        if manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
-            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
-                Some(&namespaced) => m.set_scope(namespaced, default_ns),
-                None => {
-                    warning = Some(format!(
-                        "the scope of {} is unknown offline (no CustomResourceDefinition for it \
-                         among the manifests or the --live objects): planned as namespaced in {:?}; \
-                         if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
-                        m.id.group_kind(),
-                        m.id.namespace.as_deref().unwrap_or(default_ns)
-                    ))
-                }
-            }
-        }
-        // Manifests are unique by identity, so each live object is
-        // planned at most once.
-        let found = live.take(&m.id);
-        (m, found, warning)
-    });
-    let finish = crate::cluster::finisher(keep_objects, finish);
-    let workers = crate::cluster::Workers::new();
-    let mut planned = futures::stream::iter(crate::cluster::plan_chunks(manifests))
-        .map(|chunk| {
-            let finish = Arc::clone(&finish);
-            workers.run(move || {
-                chunk
-                    .into_iter()
-                    .map(|(m, found, warning)| {
-                        let live = found.map(manifest::LiveObject::into_value);
-                        let mut row = plan::plan_object_owned(&m, live, &Default::default());
-                        row.warnings.extend(warning);
-                        finish(row)
-                    })
-                    .collect::<Vec<T>>()
-            })
-        })
-        // In order, a few chunks ahead of the one being written.
-        .buffered(2 * workers.threads() + 1);
-    while let Some(rows) = planned.next().await {
-        rows?.into_iter().for_each(&mut emit);
-    }
-    Ok(())
 }
 
 /// What `diff` and `plan` write of one object, made on a planning thread.
@@ -1668,9 +1563,12 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if a.force && a.server_side {
         bail!("--force cannot be used with --server-side");
     }
-    if a.server_side || a.force_conflicts || a.field_manager.is_some() {
+    if a.server_side || a.force_conflicts {
         return ssa::apply(a).await;
     }
+    // Client-side, `--field-manager` names the writes' Update entries
+    // instead of kubectl-client-side-apply, as in kubectl.
+    let field_manager = a.field_manager.clone();
     let force = a.force.then(|| crate::cluster::Replace {
         grace_period: (a.grace_period >= 0).then_some(a.grace_period),
         timeout: if a.timeout.is_zero() {
@@ -1832,6 +1730,7 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
                         applyset,
                         report,
                         force,
+                        field_manager,
                     },
                 )
                 .await

@@ -678,10 +678,8 @@ mod tests {
         let replicas = field(&p, "spec.replicas");
         assert_eq!(replicas.action, FieldAction::Keep);
         assert_eq!(replicas.live, Some(json!(2)));
-        assert_eq!(
-            replicas.reason,
-            crate::merge::Reason::OtherWriter("kubectl".into())
-        );
+        assert_eq!(replicas.reason, crate::merge::Reason::OtherWriter);
+        assert_eq!(replicas.owner.as_deref(), Some("kubectl"));
         // Server defaults recorded under apply's own manager say so.
         let deadline = field(&p, "spec.progressDeadlineSeconds");
         assert_eq!(deadline.action, FieldAction::Keep);

@@ -113,7 +113,7 @@ fn update_unchanged_and_create_verdicts() {
         .find(|f| f.path == "spec.replicas")
         .unwrap();
     assert_eq!(
-        replicas.reason.to_string(),
+        replicas.explain(kapply::merge::Form::Reason),
         "live only: owned by another writer, kubectl-scale (not in config or last-applied)"
     );
     assert!(actions.contains(&("spec.minReadySeconds", FieldAction::Clear)));
@@ -730,7 +730,7 @@ fn every_field_row_has_a_cause() {
     assert!(p.reverts_drift);
     let drift = p.fields.iter().find(|f| f.path == "data.a").unwrap();
     assert_eq!(
-        drift.cause_text(),
+        drift.explain(kapply::merge::Form::Text),
         "drift: changed by kubectl-edit at 2026-11-20T10:04:00Z; apply reverts it"
     );
 
@@ -825,7 +825,7 @@ fn a_deleted_element_is_drift_without_a_writer() {
     assert_eq!(f.cause, Cause::Drift);
     assert_eq!(f.owner, None);
     assert_eq!(
-        f.cause_text(),
+        f.explain(kapply::merge::Form::Text),
         "drift: changed in the cluster; apply reverts it"
     );
     assert!(p.reverts_drift);
@@ -1367,7 +1367,10 @@ fn config_changes_over_cluster_changes_are_hazards() {
     assert!(!p.reverts_drift);
     let min = hazard_row(&p, "spec.minReadySeconds");
     assert!(min.hazards.is_empty(), "{min:#?}");
-    assert_eq!(min.cause_text(), "intended: the manifest changed");
+    assert_eq!(
+        min.explain(kapply::merge::Form::Text),
+        "intended: the manifest changed"
+    );
 }
 
 /// A Service with port 53 UDP and TCP whose targetPorts become named: the

@@ -1986,3 +1986,50 @@ fn crd_schemas_plan_as_the_real_servers_dry_run() {
             .is_object()
     );
 }
+
+/// Client-side `apply --field-manager=NAME`: the writes' Update entries
+/// carry that name instead of kubectl-client-side-apply, as kubectl 1.33's
+/// on the real server (a create, then a change and a dropped key).
+#[test]
+fn client_side_field_manager_as_kubectl_on_the_real_server() {
+    let Some(kubeconfig) = real_kubeconfig() else {
+        return;
+    };
+    let Some(bin) = reference_kubectl() else {
+        return;
+    };
+    let (dir, kc, k) = scratch(&kubeconfig, bin);
+    let s = Sides {
+        kubectl: &k,
+        kubeconfig: &kc,
+        dir: dir.path(),
+        ns_k: unique("csa-fm-k"),
+        ns_a: unique("csa-fm-a"),
+    };
+    for ns in [&s.ns_k, &s.ns_a] {
+        assert_eq!(s.kubectl(&["create", "namespace", ns]).code, Some(0));
+    }
+    for (step, text) in [("v1", V1), ("v2", V2)] {
+        let f = s.file(&format!("{step}.yaml"), text);
+        let k = s.kubectl(&["apply", "--field-manager=team", "-n", &s.ns_k, "-f", &f]);
+        let a = s.kapply(&[
+            "apply",
+            "--field-manager=team",
+            "--yes",
+            "-n",
+            &s.ns_a,
+            "-f",
+            &f,
+        ]);
+        assert_eq!((k.code, a.code), (Some(0), Some(0)), "{step}: {k:?}\n{a:?}");
+        s.same_objects(step);
+        let cm = s.get(&s.ns_a, "configmap/cfg");
+        let managers: Vec<&str> = cm["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["team"], "{step}: {cm}");
+    }
+}

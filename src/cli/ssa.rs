@@ -65,13 +65,7 @@ async fn read_for_writes(
 pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // kubectl's own checks, in its words.
     if !a.server_side {
-        if a.force_conflicts {
-            bail!("--force-conflicts only works with --server-side");
-        }
-        bail!(
-            "--field-manager is supported with --server-side only for now \
-             (client-side apply writes as kubectl-client-side-apply)"
-        );
+        bail!("--force-conflicts only works with --server-side");
     }
     let prune = a.prune.options()?;
     if matches!(prune.mode, PruneMode::Allowlist { .. }) {

@@ -33,6 +33,15 @@ pub struct ApplyOptions {
     pub report: Report,
     /// `--force`: an update the server refuses as invalid is replaced.
     pub force: Option<Replace>,
+    /// `--field-manager`: the manager of the writes' Update entries
+    /// (`None`: kubectl's `kubectl-client-side-apply`).
+    pub field_manager: Option<String>,
+}
+
+impl ApplyOptions {
+    fn manager(&self) -> &str {
+        self.field_manager.as_deref().unwrap_or(FIELD_MANAGER)
+    }
 }
 
 /// `apply --force`, with kubectl's meaning: an object whose patch the
@@ -678,7 +687,7 @@ impl Session {
                         return (i, w, Err(NotWritten::Error(ClusterError::Other(why))));
                     }
                     let r = self
-                        .send_replanning(&items[i].plan, &mut w, true, halt)
+                        .send_replanning(&items[i].plan, &mut w, true, opts.manager(), halt)
                         .await;
                     if let Err(NotWritten::Error(e)) = &r {
                         halt.note(e);
@@ -741,10 +750,20 @@ impl Session {
                         report.sending(i);
                         let r = match (refused, force) {
                             (Some(refused), Some(force)) => {
-                                self.replace(&items[i].plan, &w, force, &refused, halt)
+                                self.replace(
+                                    &items[i].plan,
+                                    &w,
+                                    force,
+                                    &refused,
+                                    opts.manager(),
+                                    halt,
+                                )
+                                .await
+                            }
+                            _ => {
+                                self.write_checked(&items[i].plan, &mut w, opts.manager(), halt)
                                     .await
                             }
-                            _ => self.write_checked(&items[i].plan, &mut w, halt).await,
                         };
                         (i, r)
                     },
@@ -991,11 +1010,13 @@ impl Session {
         }
     }
 
-    async fn send_write(&self, w: &Write, dry_run: bool) -> Result<(), ClusterError> {
-        let mut query = vec![
-            ("fieldManager", FIELD_MANAGER),
-            ("fieldValidation", "Strict"),
-        ];
+    async fn send_write(
+        &self,
+        w: &Write,
+        dry_run: bool,
+        manager: &str,
+    ) -> Result<(), ClusterError> {
+        let mut query = vec![("fieldManager", manager), ("fieldValidation", "Strict")];
         if dry_run {
             query.push(("dryRun", "All"));
         }
@@ -1033,11 +1054,12 @@ impl Session {
         plan: &ObjectPlan,
         w: &mut Write,
         dry_run: bool,
+        manager: &str,
         halt: &Halt,
     ) -> Result<(), NotWritten> {
         let mut conflicts = 0;
         loop {
-            let e = match self.send_write(w, dry_run).await {
+            let e = match self.send_write(w, dry_run, manager).await {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
@@ -1089,9 +1111,15 @@ impl Session {
 
     /// The real write, sent with the resourceVersion it was planned at
     /// ([`Self::send_replanning`]).
-    async fn write_checked(&self, plan: &ObjectPlan, w: &mut Write, halt: &Halt) -> ObjectResult {
+    async fn write_checked(
+        &self,
+        plan: &ObjectPlan,
+        w: &mut Write,
+        manager: &str,
+        halt: &Halt,
+    ) -> ObjectResult {
         let name = plan.id();
-        match self.send_replanning(plan, w, false, halt).await {
+        match self.send_replanning(plan, w, false, manager, halt).await {
             Ok(()) => match w {
                 Write::Create { .. } => ok(name, Outcome::Created),
                 Write::Patch { .. } => ok(name, Outcome::Configured),
@@ -1120,6 +1148,7 @@ impl Session {
         w: &Write,
         force: &Replace,
         refused: &str,
+        manager: &str,
         halt: &Halt,
     ) -> ObjectResult {
         let name = plan.id();
@@ -1195,14 +1224,13 @@ impl Session {
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             }
         }
+        let query = [("fieldManager", manager), ("fieldValidation", "Strict")];
+        let query = &query;
         let create = |body: &Value| {
             self.call_encoded(
                 Method::POST,
                 collection,
-                &[
-                    ("fieldManager", FIELD_MANAGER),
-                    ("fieldValidation", "Strict"),
-                ],
+                query,
                 None,
                 Some(go_body(body)),
                 false,

@@ -85,6 +85,7 @@ impl KubeEngine {
                         applyset: self.applyset(),
                         report,
                         force: None,
+                        field_manager: None,
                     };
                     session.apply(items, &opts).await
                 }
@@ -98,6 +99,7 @@ impl KubeEngine {
                             grace_period: None,
                             timeout: super::Replace::WAIT,
                         }),
+                        field_manager: None,
                     };
                     session.apply(items, &opts).await
                 }

@@ -93,6 +93,113 @@ pub struct Planned {
 /// How many objects one planning job takes (against a cluster or files).
 pub(crate) const PLAN_CHUNK: usize = 32;
 
+/// The plan against live objects read from files (`--live`), the other
+/// live source beside [`Session::plan_each_with`]'s LISTs: the same rows as
+/// against a cluster, matched by group, kind, namespace and name, each
+/// live object moving into its plan. Without discovery, the scope of a
+/// custom kind comes from a CustomResourceDefinition among the manifests
+/// or the live objects; where none defines it the object is planned as
+/// namespaced (in `default_ns` unless it names one) and a warning on it
+/// says the scope is a guess. Objects are planned (and `finish`ed) on the
+/// planning threads a chunk at a time, and emitted in manifest order.
+/// `(default_ns, flag)`: the namespace of objects without one, and `-n`
+/// when given (a namespaced custom object must not name another).
+pub async fn plan_files_each<T: Send + 'static>(
+    loaded: Loaded,
+    mut live: crate::manifest::LiveObjects,
+    (default_ns, flag): (&str, Option<&str>),
+    keep_objects: bool,
+    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
+    mut emit: impl FnMut(T) + Send,
+) -> Result<(), ClusterError> {
+    use futures::StreamExt as _;
+    let Loaded {
+        mut manifests,
+        errors,
+    } = loaded;
+    for e in &errors {
+        emit(finish(load_error_row(e)));
+    }
+    let scopes: std::collections::HashMap<(String, String), bool> = live
+        .crd_scopes()
+        .iter()
+        .cloned()
+        .chain(
+            manifests
+                .iter()
+                .filter(|m| m.id.kind == "CustomResourceDefinition")
+                .filter_map(|m| crate::manifest::crd_scope(&m.object())),
+        )
+        .map(|(g, k, namespaced)| ((g, k), namespaced))
+        .collect();
+    // A custom kind taken as namespaced (a CRD says so, or none says) whose
+    // namespace is not -n: refused, as the load refuses a built-in kind's.
+    if flag.is_some() {
+        manifests.retain(|m| {
+            let namespaced = crate::manifest::is_namespaced(&m.api_version(), &m.id.kind)
+                .or_else(|| {
+                    scopes
+                        .get(&(m.id.group.clone(), m.id.kind.clone()))
+                        .copied()
+                })
+                .unwrap_or(true);
+            match namespaced.then(|| m.namespace_mismatch(flag)).flatten() {
+                Some(e) => {
+                    emit(finish(load_error_row(&e)));
+                    false
+                }
+                None => true,
+            }
+        });
+    }
+    // Per manifest: its scope settled, its live object, and the warning
+    // when its scope is a guess.
+    let manifests = manifests.into_iter().map(|mut m| {
+        let mut warning = None;
+        if crate::manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
+            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
+                Some(&namespaced) => m.set_scope(namespaced, default_ns),
+                None => {
+                    warning = Some(format!(
+                        "the scope of {} is unknown offline (no CustomResourceDefinition for it \
+                         among the manifests or the --live objects): planned as namespaced in {:?}; \
+                         if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
+                        m.id.group_kind(),
+                        m.id.namespace.as_deref().unwrap_or(default_ns)
+                    ))
+                }
+            }
+        }
+        // Manifests are unique by identity, so each live object is
+        // planned at most once.
+        let found = live.take(&m.id);
+        (m, found, warning)
+    });
+    let finish = finisher(keep_objects, finish);
+    let workers = super::Workers::new();
+    let mut planned = futures::stream::iter(plan_chunks(manifests))
+        .map(|chunk| {
+            let finish = Arc::clone(&finish);
+            workers.run(move || {
+                chunk
+                    .into_iter()
+                    .map(|(m, found, warning)| {
+                        let live = found.map(crate::manifest::LiveObject::into_value);
+                        let mut row = crate::plan::plan_object_owned(&m, live, &Default::default());
+                        row.warnings.extend(warning);
+                        finish(row)
+                    })
+                    .collect::<Vec<T>>()
+            })
+        })
+        // In order, a few chunks ahead of the one being written.
+        .buffered(2 * workers.threads() + 1);
+    while let Some(rows) = planned.next().await {
+        rows?.into_iter().for_each(&mut emit);
+    }
+    Ok(())
+}
+
 /// `items` cut into jobs of [`PLAN_CHUNK`], in order.
 pub(crate) fn plan_chunks<I: Iterator>(mut items: I) -> impl Iterator<Item = Vec<I::Item>> {
     std::iter::from_fn(move || {
@@ -322,37 +429,7 @@ impl Session {
             manifests: mut loaded_manifests,
             errors: mut load_errors,
         } = loaded;
-        let mut applyset = None;
-        let mut skipped = Vec::new();
-        match &prune.mode {
-            PruneMode::None => {}
-            PruneMode::Allowlist { selector, all, .. } => match selector {
-                Some(s) => {
-                    let sel =
-                        LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
-                    loaded_manifests.retain(|m| {
-                        let keep = sel.matches(&m.object());
-                        if !keep {
-                            skipped.push(format!("{} {}", m.source, m.id));
-                        }
-                        keep
-                    });
-                }
-                None if *all => {}
-                None => {
-                    return Err(ClusterError::Other(
-                        "--prune needs -l SELECTOR or --all (or --applyset)".into(),
-                    ));
-                }
-            },
-            PruneMode::ApplySet { parent, tooling } => {
-                let set = self.applyset(parent, tooling.as_deref()).await?;
-                for m in &mut loaded_manifests {
-                    m.update_object(|o| set_label(o, PART_OF_LABEL, &set.id));
-                }
-                applyset = Some(set);
-            }
-        }
+        let (mut applyset, skipped) = self.prune_scope(prune, &mut loaded_manifests).await?;
 
         // Discovery, and the namespace filled in where the kind is namespaced.
         if let Some(tx) = &progress {
@@ -520,44 +597,20 @@ impl Session {
 
         // Prune candidates, only from a complete read: an object that could
         // not be read or planned must never look like one to delete.
-        match &prune.mode {
-            PruneMode::None => {}
-            PruneMode::Allowlist {
-                selector,
-                allowlist,
-                ..
-            } => {
+        if blocked.is_none() {
+            let visited = || {
                 let mut visited = namespaces.clone();
                 if self.explicit_namespace {
                     visited.insert(self.namespace.clone());
                 }
-                if blocked.is_none() {
-                    let candidates = self
-                        .allowlist_candidates(
-                            selector.as_deref(),
-                            allowlist,
-                            &visited,
-                            &in_manifests,
-                        )
-                        .await;
-                    match forbidden_listing(candidates)? {
-                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
-                        Err(b) => blocked = Some(b),
-                    }
-                }
-            }
-            PruneMode::ApplySet { .. } => {
-                // The kinds above still go to the parent before the
-                // apply (as kubectl does); only pruning is skipped.
-                if let Some(set) = &applyset
-                    && blocked.is_none()
-                {
-                    let candidates = self.applyset_candidates(set, &in_manifests).await;
-                    match forbidden_listing(candidates)? {
-                        Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
-                        Err(b) => blocked = Some(b),
-                    }
-                }
+                visited
+            };
+            match self
+                .prune_candidates(prune, applyset.as_ref(), visited, &in_manifests)
+                .await?
+            {
+                Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
+                Err(b) => blocked = Some(b),
             }
         }
         Ok(Planned {
@@ -568,6 +621,79 @@ impl Session {
             applyset,
             skipped,
         })
+    }
+
+    /// What `--prune` makes of the manifests before planning: with a
+    /// selector, those it does not match are left out (listed as skipped);
+    /// with an ApplySet, its parent is read (or made) and each manifest
+    /// labelled a member.
+    async fn prune_scope(
+        &self,
+        prune: &PruneOptions,
+        manifests: &mut Vec<Manifest>,
+    ) -> Result<(Option<ApplySet>, Vec<String>), ClusterError> {
+        let mut skipped = Vec::new();
+        match &prune.mode {
+            PruneMode::None => Ok((None, skipped)),
+            PruneMode::Allowlist { selector, all, .. } => match selector {
+                Some(s) => {
+                    let sel =
+                        LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
+                    manifests.retain(|m| {
+                        let keep = sel.matches(&m.object());
+                        if !keep {
+                            skipped.push(format!("{} {}", m.source, m.id));
+                        }
+                        keep
+                    });
+                    Ok((None, skipped))
+                }
+                None if *all => Ok((None, skipped)),
+                None => Err(ClusterError::Other(
+                    "--prune needs -l SELECTOR or --all (or --applyset)".into(),
+                )),
+            },
+            PruneMode::ApplySet { parent, tooling } => {
+                let set = self.applyset(parent, tooling.as_deref()).await?;
+                for m in manifests.iter_mut() {
+                    m.update_object(|o| set_label(o, PART_OF_LABEL, &set.id));
+                }
+                Ok((Some(set), skipped))
+            }
+        }
+    }
+
+    /// The prune candidates of a complete read (`Ok(Err)`: listing them
+    /// was forbidden, which blocks pruning): by the allowlist in the
+    /// namespaces `visited` gives, or the ApplySet's members; none without
+    /// `--prune`.
+    async fn prune_candidates(
+        &self,
+        prune: &PruneOptions,
+        applyset: Option<&ApplySet>,
+        visited: impl FnOnce() -> BTreeSet<String>,
+        in_manifests: &HashSet<ObjectRef>,
+    ) -> Result<Result<Vec<ObjectPlan>, crate::plan::PruneBlock>, ClusterError> {
+        let candidates = match (&prune.mode, applyset) {
+            (
+                PruneMode::Allowlist {
+                    selector,
+                    allowlist,
+                    ..
+                },
+                _,
+            ) => {
+                self.allowlist_candidates(selector.as_deref(), allowlist, &visited(), in_manifests)
+                    .await
+            }
+            // The kinds above still go to the parent before the apply (as
+            // kubectl does); only pruning is skipped.
+            (PruneMode::ApplySet { .. }, Some(set)) => {
+                self.applyset_candidates(set, in_manifests).await
+            }
+            _ => return Ok(Ok(Vec::new())),
+        };
+        forbidden_listing(candidates)
     }
 
     /// Each of `manifests` with its live object (`Ok(None)`: not there

@@ -51,8 +51,7 @@ pub use apply::{
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
-pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
-pub(crate) use live::{finisher, load_error_row, plan_chunks};
+pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist, plan_files_each};
 pub use ssa::{ServerSideOptions, ServerSideOutcome, ServerSidePrune, ServerSideResult};
 pub use timeouts::{Timeouts, parse_request_timeout};
 

@@ -175,7 +175,7 @@ pub(crate) fn field_detail(
         && !matches!(f.cause, Cause::Drift | Cause::New | Cause::Removed)
     {
         lines.push(Line::from(Span::styled(
-            f.cause_text(),
+            f.explain(crate::merge::Form::Text),
             t.fg(Color::DarkGray),
         )));
     }

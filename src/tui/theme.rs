@@ -2,7 +2,7 @@
 //! TERM=dumb), marks and words, and the text helpers every pane uses
 //! (control characters escaped, values masked and cut).
 
-use crate::merge::{Cause, FieldAction, FieldChange, Reason};
+use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::tui::app::{App, Popup};
 use ratatui::style::{Color, Modifier, Style};
@@ -202,21 +202,7 @@ pub fn fit(s: &str, w: usize) -> String {
 /// a drift names who changed it (the core's cause, shortened for a table
 /// cell).
 pub fn reason(f: &FieldChange) -> String {
-    match (f.action, f.cause, f.owner.as_deref()) {
-        (FieldAction::Keep, Cause::ServerDefault, _) => "kept: server default".to_string(),
-        (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
-            format!("kept: another writer owns it ({owner})")
-        }
-        (FieldAction::Keep, Cause::OtherWriter, None) if f.reason == Reason::Released => {
-            "kept: released, another writer's from now on".to_string()
-        }
-        (FieldAction::Set | FieldAction::Clear, Cause::Drift, _) => f.cause_text(),
-        // A change over someone's change in the cluster names them too.
-        (FieldAction::Set | FieldAction::Clear, _, _) if f.undoes_cluster_change() => {
-            f.cause_text()
-        }
-        _ => f.reason.to_string(),
-    }
+    f.explain(crate::merge::Form::Column)
 }
 
 /// Text from manifests, live objects and servers as drawn: control
@@ -278,6 +264,7 @@ pub(crate) fn keys_line(text: &str, t: Theme) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::merge::{Cause, Reason};
 
     /// The reason column of kept rows: a server default reads the same with
     /// or without managedFields; an unknown writer shows the core's reason.

@@ -37,7 +37,7 @@ impl App {
                 path: c.row.path.clone(),
                 values: values(&c.row),
                 cause: if c.same_cause_text {
-                    c.row.cause_tag()
+                    c.row.explain(crate::merge::Form::Tag)
                 } else {
                     c.row.cause.to_string()
                 },

@@ -756,7 +756,7 @@ mod tests {
         let mut fields = vec![kept("spec.finalizers", json!(["kubernetes"]))];
         classify(&mut fields, &ns, Some(&la));
         assert_eq!(summary(&fields), [set]);
-        let text = fields[0].cause_text();
+        let text = fields[0].explain(crate::merge::Form::Text);
         assert!(text.contains("set by the server"), "{text}");
     }
 

@@ -29,8 +29,9 @@ pub enum FieldAction {
     Keep,
 }
 
-/// One leaf (or keyed list element) of the field plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One leaf (or keyed list element) of the field plan. Serialized by
+/// hand (`explain`): its `reason` is worded with the row's owner.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldChange {
     /// Dotted path; keyed list elements by key:
@@ -38,11 +39,11 @@ pub struct FieldChange {
     pub path: String,
     /// A side with no value is `None` (omitted in JSON), so an explicit
     /// null stays distinguishable.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
+    #[serde(default, deserialize_with = "present::deserialize")]
     pub config: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
+    #[serde(default, deserialize_with = "present::deserialize")]
     pub live: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
+    #[serde(default, deserialize_with = "present::deserialize")]
     pub last_applied: Option<Value>,
     pub action: FieldAction,
     pub reason: Reason,
@@ -148,106 +149,13 @@ impl FieldChange {
                     .iter()
                     .any(|h| h.kind == HazardKind::OverwritesClusterChange))
     }
-
-    /// The cause as a short tag for one-line output: `intended`,
-    /// `other-writer: kubectl`, `drift: kubectl-edit at 2026-11-20T10:04:00Z`.
-    pub fn cause_tag(&self) -> String {
-        let mut s = self.cause.as_str().to_string();
-        if let Some(o) = &self.owner {
-            s.push_str(": ");
-            s.push_str(o);
-        }
-        if let Some(t) = &self.changed_at {
-            s.push_str(if self.owner.is_some() {
-                " at "
-            } else {
-                ": at "
-            });
-            s.push_str(t);
-        }
-        s
-    }
-
-    /// The cause in words: `drift: changed by kubectl-edit at
-    /// 2026-11-20T10:04:00Z; apply reverts it`.
-    pub fn cause_text(&self) -> String {
-        let owner = self.owner.as_deref();
-        match self.cause {
-            Cause::Intended | Cause::Removed
-                if self.owner.is_some() || self.changed_at.is_some() =>
-            {
-                let mut s = String::from(if self.cause == Cause::Intended {
-                    "intended: the manifest changed, over a change made in the cluster"
-                } else {
-                    "removed: in last-applied, not in the config, and changed in the cluster"
-                });
-                if let Some(o) = owner {
-                    s.push_str(" by ");
-                    s.push_str(o);
-                }
-                if let Some(t) = &self.changed_at {
-                    s.push_str(" at ");
-                    s.push_str(t);
-                }
-                s
-            }
-            Cause::Intended => "intended: the manifest changed".into(),
-            Cause::Drift => {
-                let mut s = String::from("drift: changed ");
-                match owner {
-                    Some(o) => {
-                        s.push_str("by ");
-                        s.push_str(o);
-                    }
-                    None => s.push_str("in the cluster"),
-                }
-                if let Some(t) = &self.changed_at {
-                    s.push_str(" at ");
-                    s.push_str(t);
-                }
-                s.push_str("; apply reverts it");
-                s
-            }
-            Cause::New => "new: in the config, not in last-applied".into(),
-            Cause::Removed => "removed: in last-applied, not in the config".into(),
-            Cause::ServerDefault if self.reason == Reason::ServerSet => {
-                "server-default: set by the server as it stored the object (owned by no \
-                 writer); kept"
-                    .into()
-            }
-            Cause::ServerDefault => "server-default: defaulted by the server; kept".into(),
-            Cause::OtherWriter => match owner {
-                Some(o) => format!("other-writer: {o} owns it; kept"),
-                None if self.reason == Reason::Released => {
-                    "other-writer: released by apply, another writer's from now on; kept".into()
-                }
-                None if self.reason == Reason::UnknownWriter => format!(
-                    "other-writer: {} ({}); kept",
-                    reason::NO_MANAGED_FIELDS,
-                    reason::SHOW_OWNERS
-                ),
-                None => "other-writer: not in config or last-applied; kept".into(),
-            },
-            Cause::Unmanaged => {
-                "unmanaged: no last-applied annotation, so apply cannot tell a change from a drift"
-                    .into()
-            }
-        }
-    }
 }
 
-/// Serde helper: `Some(Value::Null)` must round-trip as an explicit `null`,
-/// distinct from an absent key.
+/// Serde helper: an explicit `null` reads as `Some(Value::Null)`, distinct
+/// from an absent key (written so by `explain`'s `Serialize`).
 mod present {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::{Deserialize, Deserializer};
     use serde_json::Value;
-
-    pub fn serialize<S: Serializer>(v: &Option<Value>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => v.serialize(s),
-            None => s.serialize_none(),
-        }
-    }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
         Value::deserialize(d).map(Some)
@@ -288,6 +196,7 @@ pub enum MergeError {
 pub mod apply;
 
 mod causes;
+mod explain;
 mod fields;
 mod hazards;
 mod jsonmerge;
@@ -298,6 +207,7 @@ mod recorded;
 mod strategic;
 
 pub use causes::{classify, reverts_drift};
+pub use explain::Form;
 pub use hazards::{ListFacts, list_facts};
 pub use owners::{APPLY_MANAGERS, FieldOwners, Writer, is_apply_manager};
 pub use predict::values_at;

@@ -51,8 +51,9 @@ pub enum Reason {
     /// the object (an allocated cluster IP, a Namespace's finalizer),
     /// after it recorded the writers' fields.
     ServerSet,
-    /// Live only, written by this manager.
-    OtherWriter(String),
+    /// Live only, written by another manager: the row's `owner` (worded
+    /// with it by `FieldChange::explain`; not repeated here).
+    OtherWriter,
     /// Live only, written by apply's manager alone and not a value the
     /// server defaults: apply let it go (released), another writer's from
     /// now on.
@@ -127,11 +128,9 @@ impl fmt::Display for Reason {
                 "live only: released by apply (not in config or last-applied, not a server \
                  default): another writer's from now on"
             }
-            Reason::OtherWriter(owner) => {
-                return write!(
-                    f,
-                    "live only: owned by another writer, {owner} (not in config or last-applied)"
-                );
+            // Without the row's owner (see `FieldChange::explain`).
+            Reason::OtherWriter => {
+                "live only: owned by another writer (not in config or last-applied)"
             }
             Reason::ExplicitNull => "explicit null in config",
             Reason::NullNotResent => {
@@ -148,6 +147,12 @@ impl fmt::Display for Reason {
         };
         f.write_str(s)
     }
+}
+
+/// The reason of a field `owner` wrote: [`Reason::OtherWriter`] with the
+/// row's owner.
+pub(super) fn other_writer(owner: &str) -> String {
+    format!("live only: owned by another writer, {owner} (not in config or last-applied)")
 }
 
 /// Why a kept field's writer is unknown (a `--live` file from `kubectl get
@@ -189,11 +194,13 @@ impl From<&str> for Reason {
         if let Some(r) = FIXED.iter().find(|r| r.to_string() == text) {
             return r.clone();
         }
-        if let Some(owner) = text
+        // The owner is the row's own `owner` (see `FieldChange::explain`).
+        if text
             .strip_prefix("live only: owned by another writer, ")
             .and_then(|t| t.strip_suffix(" (not in config or last-applied)"))
+            .is_some()
         {
-            return Reason::OtherWriter(owner.to_string());
+            return Reason::OtherWriter;
         }
         if let Some((count, rest)) = text.split_once(" config elements share the merge key ")
             && let (Ok(count), Some((key, value))) = (count.parse(), rest.split_once('='))
@@ -228,7 +235,6 @@ mod tests {
     #[test]
     fn text_reads_back_as_the_same_reason() {
         let all = FIXED.iter().cloned().chain([
-            Reason::OtherWriter("kubectl-edit".into()),
             Reason::SharedMergeKey {
                 count: 2,
                 key: "name".into(),
@@ -240,6 +246,12 @@ mod tests {
             let json = serde_json::to_string(&r).unwrap();
             assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), r, "{json}");
         }
+        // Another writer's reason names the owner only with its row.
+        let text = serde_json::to_string(&other_writer("kubectl-edit")).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Reason>(&text).unwrap(),
+            Reason::OtherWriter
+        );
         assert_eq!(
             Reason::ElementOrder.to_string(),
             "element order: kubectl re-sends the config's order ($setElementOrder), live \

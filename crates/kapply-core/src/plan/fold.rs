@@ -89,7 +89,8 @@ pub fn distinct_changes<O: Borrow<ObjectPlan>>(objects: &[O]) -> Vec<RepeatedCha
                     if c.objects.last() != Some(&i) {
                         c.objects.push(i);
                     }
-                    c.same_cause_text &= c.row.cause_text() == f.cause_text();
+                    c.same_cause_text &= c.row.explain(crate::merge::Form::Text)
+                        == f.explain(crate::merge::Form::Text);
                 }
                 None => {
                     index.insert(key, all.len());
@@ -125,7 +126,7 @@ impl RepeatedChange {
     /// else the cause alone (the writers or times differ).
     pub fn cause_text(&self) -> String {
         if self.same_cause_text {
-            self.row.cause_text()
+            self.row.explain(crate::merge::Form::Text)
         } else {
             format!("{}: by several writers or at several times", self.row.cause)
         }

@@ -17,8 +17,8 @@ pub fn field_owners(live: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Name the other writer of each kept field in its reason (the core
-/// decided the cause from managedFields).
+/// Mark each kept field another writer owns (its reason names the row's
+/// owner; the core decided the cause from managedFields).
 pub(super) fn name_kept_writers(fields: &mut [FieldChange]) {
     for f in fields.iter_mut() {
         match (f.action, f.cause, f.owner.as_deref()) {
@@ -30,8 +30,8 @@ pub(super) fn name_kept_writers(fields: &mut [FieldChange]) {
             {
                 f.reason = Reason::ServerDefault;
             }
-            (FieldAction::Keep, Cause::OtherWriter, Some(owner)) => {
-                f.reason = Reason::OtherWriter(owner.to_string());
+            (FieldAction::Keep, Cause::OtherWriter, Some(_)) => {
+                f.reason = Reason::OtherWriter;
             }
             _ => {}
         }

@@ -86,7 +86,12 @@ pub fn render_diff_object(out: &mut String, obj: &ObjectPlan, color: bool) {
             show_into(out, &f.live);
             out.push_str(" | config: ");
             show_into(out, &f.config);
-            let _ = write!(out, "  ({})  [{}]", f.reason, f.cause_tag());
+            let _ = write!(
+                out,
+                "  ({})  [{}]",
+                f.explain(crate::merge::Form::Reason),
+                f.explain(crate::merge::Form::Tag)
+            );
         });
         for h in &f.hazards {
             line(out, "      ", color, "31;1", "", |out| {
@@ -313,7 +318,12 @@ fn terminal_object(
                 (false, Cause::ServerDefault | Cause::OtherWriter) => ("~", "33"),
             };
             line(out, "  ", color, code, "", |out| {
-                let _ = write!(out, "{mark} {}  {}", f.path, f.cause_text());
+                let _ = write!(
+                    out,
+                    "{mark} {}  {}",
+                    f.path,
+                    f.explain(crate::merge::Form::Text)
+                );
             });
             if structured(f) {
                 block_values(out, f, color);

@@ -302,7 +302,7 @@ fn diff_block(f: &FieldChange) -> String {
 /// The cause in words, with the writer and time where managedFields name
 /// them and the words do not already.
 fn cause_words(f: &FieldChange) -> String {
-    let mut s = f.cause_text();
+    let mut s = f.explain(crate::merge::Form::Text);
     let missing = |x: &Option<String>| x.as_ref().filter(|x| !s.contains(x.as_str())).cloned();
     match (missing(&f.owner), missing(&f.changed_at)) {
         (Some(o), Some(t)) => s = format!("{s} (written by {o} at {t})"),
