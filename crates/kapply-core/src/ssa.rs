@@ -10,7 +10,7 @@ use crate::managedfields::{from_fields_v1, to_fields_v1};
 pub mod crd;
 mod resolve;
 pub use crd::CrdSchemas;
-pub use resolve::{Decision, Resolved, resolve};
+pub use resolve::{Decision, Resolved, resolve, resolve_in};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 

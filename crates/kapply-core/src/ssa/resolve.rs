@@ -7,7 +7,10 @@
 //! share is released), and `force` is per request, so it is set only when
 //! every conflict left after giving way is one the reviewer forced.
 
-use super::{FieldAction, FieldPath, Known, align, applied_fields, display, entries, lookup_mut};
+use super::{
+    CrdSchemas, FieldAction, FieldPath, Known, align, applied_fields_in, display, entries,
+    lookup_mut,
+};
 use crate::managedfields::{Element, element, from_fields_v1};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -46,8 +49,20 @@ pub fn resolve(
     manager: &str,
     decisions: &BTreeMap<String, Decision>,
 ) -> Resolved {
+    resolve_in(config, live, manager, decisions, &CrdSchemas::default())
+}
+
+/// [`resolve`], a custom resource planned with its CRD's structural schema
+/// from `crds` (as [`super::plan_fields_in`]).
+pub fn resolve_in(
+    config: &Value,
+    live: Option<&Value>,
+    manager: &str,
+    decisions: &BTreeMap<String, Decision>,
+    crds: &CrdSchemas,
+) -> Resolved {
     let conflicts = |config: &Value| -> Vec<String> {
-        super::plan_fields(config, live, manager, false)
+        super::plan_fields_in(config, live, manager, false, crds)
             .into_iter()
             .filter(|r| r.action == FieldAction::Conflict)
             .map(|r| r.path)
@@ -65,7 +80,7 @@ pub fn resolve(
         .collect();
     let mut reduced = config.clone();
     if !give_way.is_empty() {
-        for path in applied_paths(config, live) {
+        for path in applied_paths(config, live, crds) {
             if give_way.contains(&&display(&path)) {
                 remove(&mut reduced, &path);
             }
@@ -87,7 +102,7 @@ pub fn resolve(
 
 /// The FieldsV1 paths an apply of `config` claims, as the plan names them
 /// (aligned with the live object's managedFields).
-fn applied_paths(config: &Value, live: Option<&Value>) -> Vec<FieldPath> {
+fn applied_paths(config: &Value, live: Option<&Value>, crds: &CrdSchemas) -> Vec<FieldPath> {
     let empty = serde_json::json!({});
     let live = live.unwrap_or(&empty);
     let sets: Vec<_> = entries(live)
@@ -95,7 +110,7 @@ fn applied_paths(config: &Value, live: Option<&Value>) -> Vec<FieldPath> {
         .map(|e| from_fields_v1(&e["fieldsV1"]))
         .collect();
     let known: Known<'_> = sets.iter().flatten().map(Vec::as_slice).collect();
-    align(applied_fields(config), &known, live)
+    align(applied_fields_in(config, crds), &known, live)
         .into_iter()
         .collect()
 }
@@ -232,5 +247,47 @@ mod tests {
         assert_eq!(r.undecided, vec![IMAGE.to_string()]);
         assert_eq!(r.stale, vec!["spec.paused".to_string()]);
         assert_eq!(r.config, config());
+    }
+
+    /// A custom resource's keyed list (`x-kubernetes-list-type: map`): one
+    /// element's field given way is left out of that element alone; without
+    /// the CRD's schema the list would be one atomic field.
+    #[test]
+    fn a_custom_resources_keyed_list_gives_way_element_by_element() {
+        let crd = json!({"kind": "CustomResourceDefinition",
+            "spec": {"group": "demo.kapply.dev", "names": {"kind": "Widget"},
+                "versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "parts": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["name"],
+                            "items": {"type": "object", "properties": {
+                                "name": {"type": "string"}, "size": {"type": "integer"}}}}}}}}}}]}});
+        let crds = CrdSchemas::from_crds([&crd]);
+        let live = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "demo", "managedFields": [
+                entry("kapply", "Apply", None, json!({"f:spec": {"f:parts": {
+                    "k:{\"name\":\"a\"}": {".": {}, "f:name": {}, "f:size": {}},
+                    "k:{\"name\":\"b\"}": {".": {}, "f:name": {}, "f:size": {}}}}})),
+                entry("ops", "Update", None, json!({"f:spec": {"f:parts": {
+                    "k:{\"name\":\"a\"}": {"f:size": {}}}}})),
+            ]},
+            "spec": {"parts": [{"name": "a", "size": 9}, {"name": "b", "size": 1}]}});
+        let config = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "demo"},
+            "spec": {"parts": [{"name": "a", "size": 2}, {"name": "b", "size": 3}]}});
+        let path = "spec.parts[name=a].size";
+        let r = resolve_in(
+            &config,
+            Some(&live),
+            "kapply",
+            &decide(&[(path, Decision::GiveWay)]),
+            &crds,
+        );
+        assert!(r.undecided.is_empty() && r.stale.is_empty(), "{r:?}");
+        assert!(!r.force);
+        assert_eq!(
+            r.config["spec"]["parts"],
+            json!([{"name": "a"}, {"name": "b", "size": 3}])
+        );
     }
 }
