@@ -713,3 +713,58 @@ fn the_demo_story_has_a_conflict_to_force() {
     assert_eq!(owner, vec!["kubectl"], "{live:#}");
     assert_eq!(app.ssa_conflict_count(), 0);
 }
+
+/// A custom resource is planned with the schema of its CRD among the rows:
+/// a keyed list (`x-kubernetes-list-type: map`) conflicts element by
+/// element, not as one atomic list; giving way on one element's field
+/// sends the rest.
+#[test]
+fn a_custom_resource_is_planned_with_its_crds_schema() {
+    const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+metadata:\n  name: widgets.demo.kapply.dev\nspec:\n  group: demo.kapply.dev\n  scope: Namespaced\n  \
+names: {kind: Widget, plural: widgets, singular: widget}\n  versions:\n  - name: v1\n    served: true\n    \
+storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          \
+spec:\n            type: object\n            properties:\n              parts:\n                \
+type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [name]\n                \
+items:\n                  type: object\n                  properties:\n                    \
+name: {type: string}\n                    size: {type: integer}\n";
+    const WIDGET: &str = "apiVersion: demo.kapply.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  \
+namespace: demo\nspec:\n  parts:\n  - {name: a, size: 2}\n  - {name: b, size: 3}\n";
+    let widget_live = json!({"apiVersion": "demo.kapply.dev/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "demo", "uid": "u-3", "managedFields": [
+            {"manager": "kubectl", "operation": "Apply", "apiVersion": "demo.kapply.dev/v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:parts": {
+                "k:{\"name\":\"a\"}": {".": {}, "f:name": {}, "f:size": {}},
+                "k:{\"name\":\"b\"}": {".": {}, "f:name": {}, "f:size": {}}}}}},
+            {"manager": "ops", "operation": "Update", "apiVersion": "demo.kapply.dev/v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:parts": {
+                "k:{\"name\":\"a\"}": {"f:size": {}}}}}}]},
+        "spec": {"parts": [{"name": "a", "size": 9}, {"name": "b", "size": 3}]}});
+    let mut objects = Vec::new();
+    for (text, live) in [(CRD, None), (WIDGET, Some(widget_live))] {
+        let loaded =
+            kapply::manifest::parse_str(text, std::path::Path::new("m.yaml"), &Default::default());
+        let m = loaded.manifests.into_iter().next().expect("a manifest");
+        objects.push(plan_object_owned(&m, live, &PlanOptions::default()));
+    }
+    let mut app = App::new(Options {
+        server_side: Some(ServerSideMode {
+            manager: "kubectl".into(),
+            force: false,
+        }),
+        ..Options::default()
+    });
+    app.update(Msg::Resize(120, 30));
+    app.start();
+    app.update(Msg::Loaded(Ok(Plan {
+        objects,
+        prune_skipped: None,
+    })));
+    let id = app.plan.objects[1].id();
+    assert_eq!(
+        app.ssa.conflicts.get(&id),
+        Some(&vec!["spec.parts[name=a].size".to_string()]),
+        "{:?}",
+        app.ssa.conflicts
+    );
+}

@@ -25,6 +25,10 @@ pub struct ServerSideState {
     pub conflicts: BTreeMap<ObjectRef, Vec<String>>,
     /// Per object, the decisions made on its conflict rows.
     pub decisions: BTreeMap<ObjectRef, BTreeMap<String, Decision>>,
+    /// The structural schemas of the CustomResourceDefinitions among the
+    /// rows (live, then as configured), so a custom resource is planned as
+    /// the server reads it (keyed lists, sets, atomic maps).
+    pub crds: crate::ssa::CrdSchemas,
 }
 
 impl ServerSideState {
@@ -55,7 +59,9 @@ impl App {
     /// The per-field server-side plan of `config` over `live`.
     fn ssa_plan(&self, config: &Value, live: Option<&Value>) -> Vec<FieldRow> {
         match self.server_side() {
-            Some(m) => crate::ssa::plan_fields(config, live, &m.manager, m.force),
+            Some(m) => {
+                crate::ssa::plan_fields_in(config, live, &m.manager, m.force, &self.ssa.crds)
+            }
             None => Vec::new(),
         }
     }
@@ -113,8 +119,25 @@ impl App {
         if whole {
             self.ssa.conflicts.clear();
         }
+        if whole {
+            self.ssa.crds = crate::ssa::CrdSchemas::default();
+        }
         let mut objects = std::mem::take(&mut self.plan.objects);
         let end = range.end.min(objects.len());
+        // The CRDs of these rows first: their custom resources follow them
+        // (a CRD in a later batch than its resources plans those without it).
+        for (i, o) in objects.iter().enumerate().take(end).skip(range.start) {
+            if o.kind != "CustomResourceDefinition" {
+                continue;
+            }
+            let (config, live) = match self.compact.get(i) {
+                Some(Some(c)) => (c.config(), c.live()),
+                _ => (o.config.clone(), o.live.clone()),
+            };
+            for crd in live.iter().chain(config.iter()) {
+                self.ssa.crds.add(crd);
+            }
+        }
         for (i, o) in objects.iter_mut().enumerate().take(end).skip(range.start) {
             let packed = match self.compact.get(i) {
                 Some(Some(c)) => Some((c.config(), c.live())),
@@ -265,7 +288,13 @@ impl App {
             };
             let key = o.id();
             let decisions = self.ssa.decisions.get(&key).cloned().unwrap_or_default();
-            let r = crate::ssa::resolve(&config, o.live.as_ref(), &mode.manager, &decisions);
+            let r = crate::ssa::resolve_in(
+                &config,
+                o.live.as_ref(),
+                &mode.manager,
+                &decisions,
+                &self.ssa.crds,
+            );
             if !mode.force && !r.undecided.is_empty() {
                 blocked.push((key, r.undecided));
                 continue;
@@ -273,10 +302,16 @@ impl App {
             let decided = if mode.force {
                 Vec::new()
             } else {
-                crate::ssa::plan_fields(&config, o.live.as_ref(), &mode.manager, false)
-                    .into_iter()
-                    .filter_map(|row| decisions.get(&row.path).map(|d| (row.clone(), *d)))
-                    .collect()
+                crate::ssa::plan_fields_in(
+                    &config,
+                    o.live.as_ref(),
+                    &mode.manager,
+                    false,
+                    &self.ssa.crds,
+                )
+                .into_iter()
+                .filter_map(|row| decisions.get(&row.path).map(|d| (row.clone(), *d)))
+                .collect()
             };
             items.push(crate::ops::ServerSideItem {
                 plan: o,
