@@ -31,6 +31,15 @@ pub(crate) struct PopupView {
 }
 
 /// The dialog, its text escaped before it is measured and drawn.
+/// A dry-run verdict's mark and colour: `✓` done (or would be), `✗` not.
+fn verdict_mark(r: &crate::ops::ObjectResult, t: Theme) -> (&'static str, Style) {
+    if r.ok() {
+        ("✓", t.fg(Color::Green))
+    } else {
+        ("✗", t.fg(Color::Red))
+    }
+}
+
 /// The heading of the server's dry-run verdict in the apply and prune
 /// confirmations.
 fn dry_run_title() -> Line<'static> {
@@ -178,11 +187,7 @@ fn server_side_view(
         None => lines.push(dry_run_waiting(app, t)),
         Some(rs) => {
             for r in rs {
-                let (m, s) = if r.ok() {
-                    ("✓", t.fg(Color::Green))
-                } else {
-                    ("✗", t.fg(Color::Red))
-                };
+                let (m, s) = verdict_mark(r, t);
                 for (n, l) in format!("{}: {}", r.object, r.message()).lines().enumerate() {
                     let lead = if n == 0 {
                         format!("  {m} ")
@@ -520,11 +525,7 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 None => lines.push(dry_run_waiting(app, t)),
                 Some(rs) => {
                     for r in rs {
-                        let (m, s) = if r.ok() {
-                            ("✓", t.fg(Color::Green))
-                        } else {
-                            ("✗", t.fg(Color::Red))
-                        };
+                        let (m, s) = verdict_mark(r, t);
                         lines.push(Line::from(Span::styled(
                             format!("  {m} {}: {}", r.object, r.message()),
                             s,
@@ -764,11 +765,7 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                 ))),
                 Some(rs) => {
                     for r in rs {
-                        let (m, s) = if r.ok() {
-                            ("✓", t.fg(Color::Green))
-                        } else {
-                            ("✗", t.fg(Color::Red))
-                        };
+                        let (m, s) = verdict_mark(r, t);
                         body.push(Line::from(Span::styled(
                             format!("  {m} {}: {}", r.object, r.message()),
                             s,
