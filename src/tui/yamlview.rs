@@ -109,11 +109,12 @@ pub fn texts_with(o: &ObjectPlan, whole: bool) -> (String, String) {
     (y(live), y(after))
 }
 
-/// The YAML view of one object, cached in two layers: the diff and its
+/// The YAML view of one object, kept in two layers: the diff and its
 /// highlighting (the costly part) are built when the object, the plan,
-/// `L` or the colours change; folding (`z`) reuses them. Neither is built
-/// on a frame or a scroll key. The lines do not depend on the pane's width
-/// (the pane cuts them), so a resize rebuilds nothing.
+/// `L` or the colours change; folding (`z`) reuses them. The app builds it
+/// in `update`, never on a frame or a scroll key. The lines do not depend
+/// on the pane's width (the pane cuts them), so a resize rebuilds nothing.
+#[derive(Clone)]
 pub struct Cached {
     /// The plan's generation, the object (its key and address in the
     /// plan), `L`, colour.
@@ -123,18 +124,26 @@ pub struct Cached {
     lines: Rc<Vec<Line<'static>>>,
 }
 
-/// The lines the YAML view shows for `o` (folded unless `z`).
-pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
+impl Cached {
+    /// The lines the view shows.
+    pub fn lines(&self) -> Rc<Vec<Line<'static>>> {
+        self.lines.clone()
+    }
+}
+
+/// The YAML view of `o` as `app` shows it (folded unless `z`): `prev`
+/// again when it is of the same object, plan and flags; its diff reused
+/// when only `z` differs; else built.
+pub fn cached(app: &App, o: &ObjectPlan, prev: Option<&Cached>) -> Cached {
     let diff_key = (
         app.plan_gen,
         format!("{:?} {:p}", o.id(), o),
         app.yaml_last_applied,
         app.opts.color,
     );
-    let mut cache = app.yaml_cache.borrow_mut();
-    let same_object = cache.as_ref().filter(|c| c.diff_key == diff_key);
+    let same_object = prev.filter(|c| c.diff_key == diff_key);
     if let Some(c) = same_object.filter(|c| c.unfold == app.yaml_unfold) {
-        return c.lines.clone();
+        return c.clone();
     }
     let t = Theme::of(&app.opts);
     let diff = match same_object {
@@ -146,13 +155,12 @@ pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
     } else {
         fold(diff.0.clone(), &diff.1, t)
     });
-    *cache = Some(Cached {
+    Cached {
         diff_key,
         diff,
         unfold: app.yaml_unfold,
-        lines: lines.clone(),
-    });
-    lines
+        lines,
+    }
 }
 
 /// Lines more than `CONTEXT` away from a change fold into one line.
@@ -289,21 +297,23 @@ mod tests {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "b", "namespace": "a"}, "data": data,
         }));
-        let diff_of = |app: &App| app.yaml_cache.borrow().as_ref().map(|c| c.diff.clone());
-        let folded = view(&app, &o);
-        let first = diff_of(&app).unwrap();
-        assert!(Rc::ptr_eq(&folded, &view(&app, &o)), "one build per object");
-        app.yaml_unfold = true;
-        let unfolded = view(&app, &o);
-        assert!(!Rc::ptr_eq(&folded, &unfolded));
+        let folded = cached(&app, &o, None);
+        let again = cached(&app, &o, Some(&folded));
         assert!(
-            Rc::ptr_eq(&first, &diff_of(&app).unwrap()),
+            Rc::ptr_eq(&folded.lines, &again.lines),
+            "one build per object"
+        );
+        app.yaml_unfold = true;
+        let unfolded = cached(&app, &o, Some(&again));
+        assert!(!Rc::ptr_eq(&folded.lines, &unfolded.lines));
+        assert!(
+            Rc::ptr_eq(&folded.diff, &unfolded.diff),
             "z folds, no new diff"
         );
         app.plan_gen += 1;
-        view(&app, &o);
+        let rebuilt = cached(&app, &o, Some(&unfolded));
         assert!(
-            !Rc::ptr_eq(&first, &diff_of(&app).unwrap()),
+            !Rc::ptr_eq(&folded.diff, &rebuilt.diff),
             "a new plan, a new diff"
         );
     }

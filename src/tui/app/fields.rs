@@ -30,12 +30,14 @@ impl App {
     }
 
     pub(super) fn clamp_fields(&mut self) {
+        self.prepare_ssa();
         let n = self.field_count();
         self.field_cursor = self.field_cursor.min(n.saturating_sub(1));
         self.field_scroll = self.field_scroll.min(self.field_cursor);
     }
 
     pub(super) fn move_field(&mut self, delta: isize) {
+        self.prepare_ssa();
         let n = self.field_count();
         if n == 0 {
             return;
@@ -56,6 +58,7 @@ impl App {
                 crate::tui::scroll::keep_in_view(self.field_scroll, pos..pos + 1, pos, n, page);
             return;
         }
+        self.prepare_fields();
         let Some((w, h)) = crate::tui::layout::field_table_size(self) else {
             return;
         };
@@ -109,6 +112,7 @@ impl App {
     /// `Ctrl-d`/`Ctrl-u`: scroll the box under the field table by `delta`
     /// lines, within its content.
     pub(super) fn scroll_detail(&mut self, delta: i32) {
+        self.prepare_fields();
         let Some(b) = crate::tui::layout::detail_box(self) else {
             return;
         };
@@ -141,9 +145,8 @@ impl App {
 
     /// Scroll the YAML view, clamped to its length (computed only here, on a key).
     pub(super) fn scroll_yaml(&mut self, d: isize) {
-        let lines = self
-            .selected()
-            .map_or(0, |o| crate::tui::yamlview::view(self, o).len());
+        self.prepare_yaml();
+        let lines = self.selected().map_or(0, |o| self.yaml_lines(o).len());
         let page = self.areas().detail.height.saturating_sub(2) as usize;
         self.yaml_scroll = scroll::moved(self.yaml_scroll, d, scroll::max_top(lines, page));
     }

@@ -111,6 +111,7 @@ impl App {
                 self.snap_cursor(true);
             }
         }
+        self.build_selected();
         self.clamp_fields();
         self.scroll_to_cursor();
     }
@@ -186,6 +187,7 @@ impl App {
         let before = self.cursor;
         self.cursor = pos.min(self.rows.len().saturating_sub(1));
         self.snap_cursor(self.cursor >= before);
+        self.build_selected();
         if self.cursor != before {
             self.field_cursor = 0;
             self.field_scroll = 0;
@@ -203,6 +205,7 @@ impl App {
             self.field_cursor = 0;
             self.field_scroll = 0;
             self.yaml_scroll = 0;
+            self.build_selected();
             self.clamp_fields();
             self.scroll_to_cursor();
         }

@@ -5,9 +5,9 @@ use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::tui::app::{App, Focus};
 use crate::tui::detail::*;
+use crate::tui::fieldtable;
 use crate::tui::layout::*;
 use crate::tui::theme::*;
-use crate::tui::{fieldtable, yamlview};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -294,7 +294,7 @@ pub(crate) fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     );
     let inner = b.inner(area);
     b.render(area, buf);
-    let lines = yamlview::view(app, o);
+    let lines = app.yaml_lines(o);
     let max = crate::tui::scroll::max_top(lines.len(), inner.height as usize);
     let top = app.yaml_scroll.min(max);
     let visible: Vec<Line> = lines
