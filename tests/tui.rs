@@ -14,7 +14,7 @@ use tui_fixture::{buffer, code, key, outcome, result, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use kapply::ops::{Failure, ObjectResult, Outcome, Progress, Propagation};
-use kapply::tui::app::{Effect, Msg, Popup};
+use kapply::tui::app::{Confirmed, Effect, Msg, Popup};
 use kapply::tui::{App, Options};
 use ratatui::style::Color;
 
@@ -3527,7 +3527,7 @@ fn recreate_offer_and_confirmation() {
             "nothing is sent before the confirmation: {eff:?}"
         );
         let confirm = screen(&a);
-        assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+        assert!(matches!(a.confirming(), Some(Confirmed::Recreate(_))));
         assert!(
             confirm.contains("Deployment default/nginx-deployment (uid"),
             "{confirm}"
@@ -3569,7 +3569,7 @@ fn recreate_update_and_effects() {
     assert!(screen(&a).contains("F recreate"), "{}", screen(&a));
     // Esc in the confirmation: nothing sent.
     feed(&mut a, [key('F')]);
-    assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+    assert!(matches!(a.confirming(), Some(Confirmed::Recreate(_))));
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
     assert!(a.popup.is_none());
     // Enter: the effect, with the whole configuration.

@@ -170,11 +170,10 @@ impl App {
             {
                 Some(("apply", 'a'))
             }
-            Some(Popup::RecreateConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
-            {
-                Some(("recreate", 'F'))
-            }
+            Some(Popup::Confirm(Confirm {
+                action: a @ Confirmed::Recreate(_),
+                ..
+            })) if a.touches(&object) => Some(("recreate", 'F')),
             _ => None,
         };
         if let Some((verb, key)) = confirming {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crate::tui::scroll;
 
 mod changes;
+mod confirm;
 mod dialogs;
 mod fields;
 mod keys;
@@ -29,6 +30,8 @@ pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
+pub(crate) use confirm::confirm_footer;
+pub use confirm::{Confirm, Confirmed, Count, Extra, ExtraKey, Keys, Width};
 pub use list::kind_label;
 pub(crate) use serverside::is_secret;
 pub use serverside::{ServerSideMode, ServerSideState};
@@ -358,12 +361,6 @@ pub enum Popup {
         blocked: Vec<(ObjectRef, Vec<String>)>,
         dry_run: Option<Vec<ObjectResult>>,
     },
-    DeleteConfirm {
-        objects: Vec<ObjectPlan>,
-        typed: String,
-        /// `c` cycles Background → Foreground → Orphan.
-        propagation: Propagation,
-    },
     PruneStep {
         /// Copies, not indices: a reload while stepping must not shift them.
         candidates: Vec<ObjectPlan>,
@@ -381,27 +378,9 @@ pub enum Popup {
         input: String,
         note: Option<String>,
     },
-    /// The export's path exists: `y` writes into it (see
-    /// [`Exported::Preview`]): what that changes in the file.
-    ExportOverwrite {
-        object: ObjectPlan,
-        path: String,
-        changes: Vec<String>,
-    },
-    /// `q` with objects marked for apply or deletes queued, or while a
-    /// recreate runs: `y` quits, dropping them (or leaving the recreate
-    /// wherever it is).
-    QuitConfirm {
-        marked: usize,
-        queued: usize,
-        recreating: bool,
-    },
-    /// `F`: recreate what the server refused to update (each item's whole
-    /// configuration); more than one: the count typed.
-    RecreateConfirm {
-        items: Vec<ApplyItem>,
-        typed: String,
-    },
+    /// A confirmation of a destructive action (delete, recreate, the
+    /// export's overwrite, quit): nothing runs before its confirm key.
+    Confirm(Confirm),
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
     Notice {
@@ -1290,19 +1269,15 @@ impl App {
                         );
                         return self.begin_load();
                     }
+                    // The path exists: `y` writes into it (see
+                    // [`Exported::Preview`]: what that changes in the file).
                     Ok(Exported::Exists(path)) => {
-                        self.open_popup(Popup::ExportOverwrite {
-                            object,
-                            path,
-                            changes: Vec::new(),
-                        });
+                        let c = self.export_confirm(object, path, Vec::new());
+                        self.open_popup(Popup::Confirm(c));
                     }
                     Ok(Exported::Preview { path, changes }) => {
-                        self.open_popup(Popup::ExportOverwrite {
-                            object,
-                            path,
-                            changes,
-                        });
+                        let c = self.export_confirm(object, path, changes);
+                        self.open_popup(Popup::Confirm(c));
                     }
                     Err(e) => {
                         self.log_entry(false, format!("{name} export failed: {e}"));
