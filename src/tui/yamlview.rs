@@ -292,7 +292,6 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::{App, Options};
 
     #[test]
     fn folding_reuses_the_diff_and_a_new_plan_rebuilds_it() {
