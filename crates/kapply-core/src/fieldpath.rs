@@ -7,6 +7,7 @@
 //! indexes as `[N]`; map keys that are not plain identifiers are quoted as a
 //! JSON string: `metadata.annotations["example.com/x"]`.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -49,6 +50,175 @@ impl PathHasher {
 
 /// [`PathHasher`] for `HashMap`s.
 pub type FastHash = BuildHasherDefault<PathHasher>;
+
+/// A field path as the rows carry it: the rendered text, with typed
+/// access to its steps. Printing, JSON (the same string), hashing, equality
+/// and order are the text's (byte order, as the rows and sets keyed by
+/// path strings sorted before), so a `FieldPath` costs what its `String`
+/// did; the steps are read from the text when asked for (storing them
+/// parsed took memory at scale for readers that rarely need them: see the
+/// README's Performance section).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FieldPath(String);
+
+impl FieldPath {
+    /// A path from its text, as [`key`], [`element`] and [`index`] write
+    /// it (any text reads as some steps: a path a user typed is one too).
+    pub fn new(text: impl Into<String>) -> Self {
+        FieldPath(text.into())
+    }
+
+    /// The text: what the plan JSON, the TUI and `kapply release` show.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// The empty path: the object itself.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// This path with a map key or struct field appended (see [`key`]).
+    pub fn key(&self, k: &str) -> FieldPath {
+        FieldPath(key(&self.0, k))
+    }
+
+    /// This path with a keyed list element appended (see [`element`]).
+    pub fn element(&self, merge_key: &str, value: &Value) -> FieldPath {
+        FieldPath(element(&self.0, merge_key, value))
+    }
+
+    /// This path with a list index appended (see [`index`]).
+    pub fn index(&self, i: usize) -> FieldPath {
+        FieldPath(index(&self.0, i))
+    }
+
+    /// The steps, each with the byte offset of the text where it ends
+    /// (see [`read`]).
+    pub fn steps(&self) -> Steps<'_> {
+        read(&self.0)
+    }
+
+    /// The steps from a byte offset one of them ends at (see [`read_from`]).
+    pub fn steps_from(&self, pos: usize) -> Steps<'_> {
+        read_from(&self.0, pos)
+    }
+
+    /// The steps, owned (for [`get`], [`set`] and [`remove`]).
+    pub fn segments(&self) -> Vec<Segment> {
+        parse(&self.0)
+    }
+
+    /// The steps as the TUI's tree shows them (see [`steps`]).
+    pub fn tree_steps(&self) -> Vec<&str> {
+        steps(&self.0)
+    }
+
+    /// The last step; `None` for the root.
+    pub fn last(&self) -> Option<Step<'_>> {
+        self.steps().last().map(|(s, _)| s)
+    }
+
+    /// The path one step up (the root for a top-level field); `None` for
+    /// the root.
+    pub fn parent(&self) -> Option<FieldPath> {
+        let mut ends = self.steps().map(|(_, end)| end);
+        let mut before = 0;
+        let mut last = ends.next()?;
+        for end in ends {
+            before = last;
+            last = end;
+        }
+        // The separating `.` of a key is not part of the parent.
+        let text = self.0[..before].strip_suffix('.').unwrap_or(&self.0[..before]);
+        Some(FieldPath(text.to_string()))
+    }
+
+    /// Whether this path is `ancestor` or lies under it (`ancestor` a whole
+    /// path: `data` holds `data.x` and `data["a.b"]`, not `dataX`).
+    pub fn is_under(&self, ancestor: &str) -> bool {
+        is_under(&self.0, ancestor)
+    }
+}
+
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, not `write_str`: widths and alignment apply, as for a string.
+        f.pad(&self.0)
+    }
+}
+
+impl AsRef<str> for FieldPath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Sets and maps keyed by `FieldPath` are looked up by a path's text.
+impl std::borrow::Borrow<str> for FieldPath {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for FieldPath {
+    fn from(text: String) -> Self {
+        FieldPath(text)
+    }
+}
+
+impl From<&str> for FieldPath {
+    fn from(text: &str) -> Self {
+        FieldPath(text.to_string())
+    }
+}
+
+impl From<FieldPath> for String {
+    fn from(p: FieldPath) -> Self {
+        p.0
+    }
+}
+
+impl PartialEq<str> for FieldPath {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for FieldPath {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for FieldPath {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<FieldPath> for str {
+    fn eq(&self, other: &FieldPath) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<FieldPath> for &str {
+    fn eq(&self, other: &FieldPath) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<FieldPath> for String {
+    fn eq(&self, other: &FieldPath) -> bool {
+        *self == other.0
+    }
+}
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 
 use super::build::{base_plan, str_at};
 use super::{ObjectAction, ObjectPlan};
-use crate::fieldpath::{self as path, Segment};
+use crate::fieldpath::{self as path, FieldPath, Segment};
 use crate::merge::{self, FieldAction, LAST_APPLIED, Reason};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
@@ -28,7 +28,7 @@ pub fn partial_config(config: &Value, last_applied: Option<&Value>, accepted: &[
         config,
         last_applied,
         accepted,
-        rows.iter().map(|r| r.path.as_str()),
+        rows.iter().map(|r| &r.path),
     )
 }
 
@@ -38,14 +38,14 @@ pub fn partial_from_rows<'r>(
     config: &Value,
     last_applied: Option<&Value>,
     accepted: &[String],
-    rows: impl Iterator<Item = &'r str>,
+    rows: impl Iterator<Item = &'r FieldPath>,
 ) -> Value {
     let mut out = config.clone();
     for p in rows {
         if accepted.iter().any(|a| a == p) {
             continue;
         }
-        let segs = path::parse(p);
+        let segs = p.segments();
         match last_applied.and_then(|la| path::get(la, &segs)) {
             Some(v) => path::set(&mut out, &segs, v.clone()),
             None => remove_with_emptied(&mut out, &segs, last_applied, None),
@@ -113,7 +113,7 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
         {
             continue;
         }
-        let segs = path::parse(&f.path);
+        let segs = f.path.segments();
         match &f.live {
             Some(v) => path::set(&mut out, &segs, v.clone()),
             None => remove_with_emptied(&mut out, &segs, last_applied.as_ref(), plan.live.as_ref()),
@@ -164,7 +164,7 @@ pub fn release_refusal_kind(plan: &ObjectPlan, path: &str) -> Option<ReleaseRefu
     let in_config = plan
         .config
         .as_ref()
-        .and_then(|c| path::get(c, &path::parse(path)))
+        .and_then(|c| path::get(c, &row.path.segments()))
         .is_some();
     if in_config || row.last_applied.is_none() {
         return Some(ReleaseRefusal::ExplicitNull);
@@ -294,7 +294,7 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
             let mut have: Vec<String> = Vec::new();
             for f in merge::create_fields(&la, schema) {
-                leaf_paths(&f.path, f.config.as_ref(), &mut have);
+                leaf_paths(f.path.as_str(), f.config.as_ref(), &mut have);
             }
             have.retain(|f| !IDENTITY_PATHS.contains(&f.as_str()));
             let shown = match have.len() {
