@@ -1372,6 +1372,8 @@ struct OnReal {
     kubeconfig: PathBuf,
     rel: &'static releases::Release,
     file: String,
+    /// The manifest without its Namespaces (see `new`).
+    deletable: String,
     _scratch: tempfile::TempDir,
 }
 
@@ -1386,14 +1388,57 @@ impl OnReal {
         let rel = releases::release(name);
         let scratch = tempfile::tempdir().unwrap();
         let file = rel.manifest(scratch.path())?.to_str().unwrap().to_string();
+        // The release without its Namespaces, for the deletes: a deleted
+        // namespace stays Terminating for minutes while the namespace
+        // controller works through the other tests' (a run after would
+        // fail to create in it), so the release's namespaces are kept.
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut namespaces = Vec::new();
+        let mut docs = Vec::new();
+        for doc in text.split("\n---") {
+            match doc.lines().find_map(|l| l.strip_prefix("kind: ")) {
+                Some("Namespace") => namespaces.extend(
+                    kapply::yaml::read_value(doc)
+                        .ok()
+                        .and_then(|v| v["metadata"]["name"].as_str().map(String::from)),
+                ),
+                _ => docs.push(doc),
+            }
+        }
+        let deletable = scratch.path().join("deletable.yaml");
+        std::fs::write(&deletable, docs.join("\n---")).unwrap();
+        namespaces.extend(rel.namespace.map(String::from));
         let r = OnReal {
             kubectl,
             kubeconfig,
             rel,
             file,
+            deletable: deletable.to_str().unwrap().to_string(),
             _scratch: scratch,
         };
-        r.kubectl(&["delete", "--ignore-not-found", "--wait", "--timeout=120s"]);
+        // An earlier run's namespace still going away: waited for.
+        for ns in &namespaces {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+            loop {
+                let out = run(&mut r.kubectl_cmd(&[
+                    "get",
+                    "namespace",
+                    ns,
+                    "--ignore-not-found",
+                    "-o",
+                    "jsonpath={.status.phase}",
+                ]));
+                if out.stdout != "Terminating" {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{name}: namespace {ns} still Terminating after 10 minutes"
+                );
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
+        }
+        r.delete(&["--ignore-not-found", "--wait", "--timeout=120s"]);
         if let Some(ns) = rel.namespace {
             let out = run(&mut r.kubectl_cmd(&["create", "namespace", ns]));
             assert!(
@@ -1402,6 +1447,19 @@ impl OnReal {
             );
         }
         Some(r)
+    }
+
+    /// `kubectl delete ARGS` of the release's objects but its Namespaces.
+    fn delete(&self, args: &[&str]) {
+        let mut all = vec!["delete", "-f", &self.deletable];
+        all.extend(args);
+        let out = run(&mut self.kubectl_cmd(&all));
+        assert_eq!(
+            out.code,
+            Some(0),
+            "{}: kubectl {all:?}: {out:?}",
+            self.rel.name
+        );
     }
 
     /// `kubectl ARGS` on this server (`-n` for a release that names no
@@ -1702,7 +1760,7 @@ fn truth_on_release(name: &str) {
         assert_eq!(image["owner"], "kubectl-set", "{image}");
         assert_eq!(image["live"], "registry.example/drift:1", "{image}");
     }
-    r.kubectl(&["delete", "--wait=false"]);
+    r.delete(&["--wait=false"]);
 }
 
 #[test]
@@ -1841,7 +1899,7 @@ fn truth_on_release_server_side(name: &str) {
         "{name}: after {drift:?}, kapply's server-side plan and kubectl's apply disagree:\n{}",
         found.join("\n")
     );
-    r.kubectl(&["delete", "--wait=false"]);
+    r.delete(&["--wait=false"]);
 }
 
 #[test]
