@@ -55,10 +55,9 @@ pub type FastHash = BuildHasherDefault<PathHasher>;
 /// access to its steps. Printing, JSON (the same string), hashing, equality
 /// and order are the text's (byte order, as the rows and sets keyed by
 /// path strings sorted before), so a `FieldPath` costs what its `String`
-/// did; the steps are read from the text when asked for (storing them
-/// parsed took memory at scale for readers that rarely need them: see the
-/// README's Performance section).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// did; the steps are read from the text when asked for: most rows are
+/// never taken apart, and those that are are read once per question.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct FieldPath(String);
 
@@ -135,7 +134,9 @@ impl FieldPath {
             last = end;
         }
         // The separating `.` of a key is not part of the parent.
-        let text = self.0[..before].strip_suffix('.').unwrap_or(&self.0[..before]);
+        let text = self.0[..before]
+            .strip_suffix('.')
+            .unwrap_or(&self.0[..before]);
         Some(FieldPath(text.to_string()))
     }
 
@@ -150,6 +151,13 @@ impl std::fmt::Display for FieldPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // `pad`, not `write_str`: widths and alignment apply, as for a string.
         f.pad(&self.0)
+    }
+}
+
+/// Quoted as a string is (`{:?}` in messages shows `"spec.replicas"`).
+impl std::fmt::Debug for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -854,6 +862,78 @@ mod tests {
         }
         let built = element(&key("spec", "containers"), "name", &json!("web"));
         assert_eq!(render(&parse(&built)), built);
+    }
+
+    /// A `FieldPath` is its text to every outside reader (JSON, printing,
+    /// order, set look-ups by text) and reads its steps from it.
+    #[test]
+    fn field_path_is_its_text_with_typed_steps() {
+        let texts = [
+            "spec.template.spec.containers[name=nginx].image",
+            "metadata.annotations[\"example.com/x.y\"]",
+            "spec.ports[containerPort=80]",
+            "data",
+            "[\"top.level\"].x",
+            "",
+        ];
+        for t in texts {
+            let p = FieldPath::from(t);
+            assert_eq!(p.to_string(), t);
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                Value::from(t).to_string()
+            );
+            let back: FieldPath = serde_json::from_str(&Value::from(t).to_string()).unwrap();
+            assert_eq!(back, p);
+            assert_eq!(p.segments(), parse(t));
+            assert_eq!(p.tree_steps(), steps(t));
+            // The parent and the last step make the path again.
+            if let (Some(parent), Some(last)) = (p.parent(), p.segments().last()) {
+                let again = match last {
+                    Segment::Key(k) => parent.key(k),
+                    Segment::Element(k, v) => FieldPath::new(format!("{parent}[{k}={v}]")),
+                    Segment::Index(i) => parent.index(*i),
+                };
+                assert_eq!(again, p, "{t}");
+                assert!(p.is_under(parent.as_str()) || parent.is_root(), "{t}");
+            }
+        }
+        let img = FieldPath::from(texts[0]);
+        assert_eq!(img.last(), Some(Step::Key("image".into())));
+        assert_eq!(
+            img.parent().unwrap(),
+            "spec.template.spec.containers[name=nginx]"
+        );
+        assert_eq!(
+            FieldPath::from(texts[1]).parent().unwrap(),
+            "metadata.annotations"
+        );
+        assert_eq!(FieldPath::from("data").parent().unwrap(), "");
+        assert_eq!(FieldPath::default().parent(), None);
+        assert_eq!(FieldPath::default().last(), None);
+        // The writers as methods write what the functions write.
+        let c = FieldPath::from("spec").key("containers");
+        assert_eq!(
+            c.element("name", &json!("web")),
+            element("spec.containers", "name", &json!("web"))
+        );
+        assert_eq!(c.index(2), "spec.containers[2]");
+        assert_eq!(
+            format!("{:?}", FieldPath::from("a\"b")),
+            format!("{:?}", "a\"b")
+        );
+        // Widths apply as to a string.
+        assert_eq!(format!("{:<6}|", FieldPath::from("data")), "data  |");
+        // Ordered as the texts are, and found in a set by text.
+        let mut paths: Vec<FieldPath> = texts.iter().map(|&t| t.into()).collect();
+        paths.sort();
+        let mut sorted = texts.to_vec();
+        sorted.sort();
+        assert_eq!(paths, sorted);
+        let set: std::collections::BTreeSet<FieldPath> = paths.into_iter().collect();
+        assert!(set.contains("data"));
+        let hashed: std::collections::HashSet<FieldPath> = set.into_iter().collect();
+        assert!(hashed.contains("spec.ports[containerPort=80]"));
     }
 
     #[test]

@@ -4,7 +4,11 @@
 use super::*;
 
 /// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
-fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
+fn unset(
+    sets: &mut BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
+    key: &ObjectRef,
+    path: &FieldPath,
+) -> bool {
     let Some(set) = sets.get_mut(key) else {
         return false;
     };
