@@ -14,7 +14,7 @@ use tui_fixture::{buffer, code, key, outcome, result, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use kapply::ops::{Failure, ObjectResult, Outcome, Progress, Propagation};
-use kapply::tui::app::{Effect, Msg, Popup};
+use kapply::tui::app::{Confirmed, Effect, Msg, Popup};
 use kapply::tui::{App, Options};
 use ratatui::style::Color;
 
@@ -1508,8 +1508,8 @@ fn yaml_view_folds_and_shows_the_annotation() {
     assert!(s.contains("      spec:") && s.contains("+       - image: nginx:1.16.1"));
     assert!(!s.contains("status:"), "far from any change: folded\n{s}");
     let o = a.selected().unwrap();
-    let v1 = kapply::tui::yamlview::view(&a, o);
-    let v2 = kapply::tui::yamlview::view(&a, o);
+    let v1 = a.yaml_lines(o);
+    let v2 = a.yaml_lines(o);
     assert!(std::rc::Rc::ptr_eq(&v1, &v2), "built once, not per frame");
     let folded = v1.len();
 
@@ -1517,7 +1517,7 @@ fn yaml_view_folds_and_shows_the_annotation() {
     let s = screen(&a);
     assert!(!s.contains("z unfolds"), "{s}");
     let o = a.selected().unwrap();
-    assert!(kapply::tui::yamlview::view(&a, o).len() > folded);
+    assert!(a.yaml_lines(o).len() > folded);
 
     // Folded again, and the annotation whole: its JSON diffs line by line.
     feed(&mut a, [key('z'), key('L')]);
@@ -1531,13 +1531,32 @@ fn yaml_view_folds_and_shows_the_annotation() {
     assert!(s.contains("-           \"minReadySeconds\": 5,"), "{s}");
     // A reload is a new plan: the view is built again.
     let o = a.selected().unwrap();
-    let before = kapply::tui::yamlview::view(&a, o);
+    let before = a.yaml_lines(o);
     a.update(Msg::Loaded(Ok(tui_fixture::plan())));
     let o = a.selected().unwrap();
-    assert!(!std::rc::Rc::ptr_eq(
-        &before,
-        &kapply::tui::yamlview::view(&a, o)
-    ));
+    assert!(!std::rc::Rc::ptr_eq(&before, &a.yaml_lines(o)));
+}
+
+/// The field table is laid out by `update` (once per object, plan, `K`
+/// and width); drawing and moving the field cursor only read it.
+#[test]
+fn the_field_table_is_laid_out_in_update_not_per_frame() {
+    let mut a = app(120, 40);
+    select(&mut a, "nginx-deployment");
+    let w = usize::from(a.areas().detail.width - 2);
+    let first = a.field_layout(w).unwrap();
+    let _ = screen(&a);
+    assert!(std::rc::Rc::ptr_eq(&first, &a.field_layout(w).unwrap()));
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key('j')]);
+    let _ = screen(&a);
+    // The list gives the focused pane room: another width, laid out once.
+    let w = usize::from(a.areas().detail.width - 2);
+    let focused = a.field_layout(w).unwrap();
+    assert!(!std::rc::Rc::ptr_eq(&first, &focused));
+    feed(&mut a, [key('j')]);
+    assert!(std::rc::Rc::ptr_eq(&focused, &a.field_layout(w).unwrap()));
+    feed(&mut a, [key('K')]);
+    assert!(!std::rc::Rc::ptr_eq(&focused, &a.field_layout(w).unwrap()));
 }
 
 #[test]
@@ -2937,7 +2956,7 @@ async fn the_action_column_always_shows_at_80x24() {
     for k in [key('K'), code(KeyCode::Tab)] {
         feed(&mut a, [k]);
         let o = a.selected().unwrap();
-        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let inner = a.field_table_size().unwrap().0;
         let l = kapply::tui::fieldtable::layout(o, true, inner);
         assert!(l.widths[4] >= 5, "no act column at {inner}: {:?}", l.widths);
         frames.push(screen(&a));
@@ -3510,7 +3529,7 @@ fn recreate_offer_and_confirmation() {
             "nothing is sent before the confirmation: {eff:?}"
         );
         let confirm = screen(&a);
-        assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+        assert!(matches!(a.confirming(), Some(Confirmed::Recreate(_))));
         assert!(
             confirm.contains("Deployment default/nginx-deployment (uid"),
             "{confirm}"
@@ -3552,7 +3571,7 @@ fn recreate_update_and_effects() {
     assert!(screen(&a).contains("F recreate"), "{}", screen(&a));
     // Esc in the confirmation: nothing sent.
     feed(&mut a, [key('F')]);
-    assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+    assert!(matches!(a.confirming(), Some(Confirmed::Recreate(_))));
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
     assert!(a.popup.is_none());
     // Enter: the effect, with the whole configuration.
@@ -3655,7 +3674,7 @@ async fn recreate_history(
     let live = |a: &App| {
         // Rows are kept small: the whole one has the live object.
         let i = a.plan.objects.iter().position(|o| o.name == "web").unwrap();
-        let o = a.object(i).unwrap();
+        let o = a.object_owned(i).unwrap();
         let live = o.live.clone().expect("the Deployment is in the cluster");
         (o.action, live)
     };
@@ -3761,7 +3780,7 @@ fn long_keys_read_whole() {
         let s = screen(&a);
         insta::assert_snapshot!(format!("long_keys_{w}x{h}"), s);
         let o = a.selected().unwrap();
-        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let inner = a.field_table_size().unwrap().0;
         let l = kapply::tui::fieldtable::layout(o, false, inner);
         assert!(
             l.widths[4] >= 5,

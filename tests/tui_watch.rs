@@ -13,7 +13,7 @@ mod server;
 use crossterm::event::KeyCode;
 use kapply::ops::LiveEvent;
 use kapply::plan::ObjectAction;
-use kapply::tui::app::{Effect, Live, Msg, Popup};
+use kapply::tui::app::{Confirmed, Effect, Live, Msg, Popup};
 use kapply::tui::{App, Options};
 use serde_json::{Value, json};
 use tui_fixture::{code, id, key, select};
@@ -118,7 +118,7 @@ fn a_change_withdraws_an_open_recreate_confirmation() {
     )]));
     a.update(key('F'));
     assert!(
-        matches!(a.popup, Some(Popup::RecreateConfirm { .. })),
+        matches!(a.confirming(), Some(Confirmed::Recreate(_))),
         "{:?}",
         a.popup
     );
@@ -138,7 +138,7 @@ fn a_change_withdraws_an_open_recreate_confirmation() {
     // Enter closes the notice and sends nothing; F confirms the new plan anew.
     assert!(a.update(code(KeyCode::Enter)).is_empty());
     assert!(a.update(key('F')).is_empty());
-    let Some(Popup::RecreateConfirm { items, .. }) = &a.popup else {
+    let Some(Confirmed::Recreate(items)) = a.confirming() else {
         panic!("{:?}", a.popup);
     };
     assert_eq!(

@@ -2,23 +2,12 @@
 //! width, body and footer. Measured by `layout`, drawn by `ui`.
 
 use crate::merge::FieldAction;
-use crate::plan::{ObjectAction, ObjectPlan};
-use crate::tui::app::{App, Popup, PruneChoice};
+use crate::plan::ObjectAction;
+use crate::tui::app::{App, Confirm, Popup, PruneChoice, confirm_footer};
 use crate::tui::theme::*;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
-
-/// Whether `path` is the manifest file `object` was read from (then the
-/// export replaces only its document; into another file it is added).
-pub(crate) fn shares_file(object: &ObjectPlan, path: &str) -> bool {
-    let file = |o: &ObjectPlan| {
-        o.source
-            .as_deref()
-            .map(|s| s.rsplit_once(':').map_or(s, |(f, _)| f).to_string())
-    };
-    file(object).as_deref() == Some(path)
-}
 
 /// A dialog's content: the body wraps and scrolls; the footer (prompt,
 /// counts, keys) wraps and always shows.
@@ -64,99 +53,6 @@ fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
         ),
         t.fg(Color::Cyan),
     ))
-}
-
-/// What deleting an object of this kind for a while means: the downtime a
-/// recreate implies, said before it is confirmed.
-fn downtime(kind: &str) -> &'static str {
-    match kind {
-        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController" => {
-            "its pods are deleted with it and started again: nothing runs until the new ones \
-             are ready"
-        }
-        "Job" | "CronJob" => "its pods are deleted with it; it runs again from the start",
-        "Pod" => "it stops and starts again (a new IP)",
-        "Service" => {
-            "it is gone until created again: connections through it fail meanwhile, and it \
-             gets a new clusterIP unless the manifest sets one"
-        }
-        "PersistentVolumeClaim" => {
-            "ITS VOLUME IS RELEASED: with the reclaim policy Delete its data is lost"
-        }
-        "Namespace" => "EVERYTHING IN IT IS DELETED",
-        "CustomResourceDefinition" => "EVERY OBJECT OF ITS KINDS IS DELETED",
-        _ => "it is gone until created again: what uses it fails meanwhile",
-    }
-}
-
-/// The recreate confirmation: each object deleted (its uid), why the
-/// server refused it, the downtime; then how it is done.
-fn recreate_view(app: &App, items: &[crate::ops::ApplyItem], typed: &str, t: Theme) -> PopupView {
-    let red = t.fg(Color::Red).add_modifier(Modifier::BOLD);
-    let head = match items.len() {
-        1 => "Recreate 1 object: DELETE it and create it again from its manifest?".to_string(),
-        n => format!("Recreate {n} objects: DELETE each and create it again from its manifest?"),
-    };
-    let mut body = vec![
-        Line::from(Span::styled(head, red)),
-        Line::from(
-            "The server refuses the update in place (an immutable field); as kubectl apply \
-             --force does, the object is replaced.",
-        ),
-    ];
-    for it in items {
-        let o = &it.plan;
-        let uid = o
-            .live
-            .as_ref()
-            .and_then(|l| l.pointer("/metadata/uid"))
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
-        body.push(Line::from(Span::styled(
-            format!("  x {} (uid {uid})", o.id()),
-            red,
-        )));
-        if let Some(why) = app.refused.get(&o.id()) {
-            body.push(Line::from(format!("      refused: {why}")));
-        }
-        body.push(Line::from(Span::styled(
-            format!("      downtime: {}", downtime(&o.kind)),
-            t.fg(Color::Yellow),
-        )));
-    }
-    body.push(Line::from(Span::styled(
-        format!(
-            "How: a DELETE with the uid as its precondition (an object made since under that \
-             name is left alone); a wait until it is gone (at most {} s); then the manifest is \
-             created. If that create fails, the object as it was is created again; if even \
-             that fails, it stays DELETED and the log says so. Before Enter, nothing is sent.",
-            crate::ops::RECREATE_WAIT.as_secs()
-        ),
-        t.fg(Color::DarkGray),
-    )));
-    let footer = if items.len() > 1 {
-        vec![
-            Line::from(vec![
-                Span::raw(format!("Type {} to confirm: ", items.len())),
-                Span::styled(
-                    format!("{typed}▏"),
-                    t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-                ),
-            ]),
-            keys_line("type the count, Enter recreate · Esc cancel", t),
-        ]
-    } else {
-        vec![keys_line(
-            "Enter recreate (delete, then create) · Esc cancel",
-            t,
-        )]
-    };
-    PopupView {
-        title: "Confirm recreate",
-        width: app.size.width.saturating_sub(4).min(110),
-        body,
-        footer,
-    }
 }
 
 /// The server-side apply's confirmation: the server's dry run, then per
@@ -276,6 +172,17 @@ fn server_side_view(
             },
             t,
         )],
+    }
+}
+
+/// Every confirmation, drawn the one way: its body, then the count's
+/// prompt (if it asks for one) and its keys.
+fn confirm_view(app: &App, c: &Confirm, t: Theme) -> PopupView {
+    PopupView {
+        title: c.title,
+        width: c.width.of(app.size.width),
+        body: c.body.clone(),
+        footer: confirm_footer(c, t),
     }
 }
 
@@ -409,98 +316,6 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
                     ]),
                     keys_line("Enter write · Ctrl-U clear · Esc cancel", t),
                 ],
-            }
-        }
-        Popup::ExportOverwrite {
-            object,
-            path,
-            changes,
-        } => PopupView {
-            title: "File exists",
-            width: 80,
-            body: [
-                Line::from(Span::styled(
-                    format!("{path} exists."),
-                    t.fg(Color::Red).add_modifier(Modifier::BOLD),
-                )),
-                Line::from(if shares_file(object, path) {
-                    format!(
-                        "y replaces the document of {} in it with the live object (its \
-                         pending change there is lost); the comments heading it and the \
-                         file's other documents stay.",
-                        object.id()
-                    )
-                } else {
-                    format!(
-                        "y adds the export of {} at its end as a document of its own; \
-                         nothing in it is replaced.",
-                        object.id()
-                    )
-                }),
-            ]
-            .into_iter()
-            .chain((!changes.is_empty()).then(|| Line::from("What changes in it:")))
-            // The lines the write changes, as a diff: red gone, green added.
-            .chain(changes.iter().map(|c| {
-                let style = match c.chars().next() {
-                    Some('-') => t.fg(Color::Red),
-                    Some('+') => t.fg(Color::Green),
-                    _ => t.fg(Color::DarkGray),
-                };
-                Line::from(Span::styled(c.clone(), style))
-            }))
-            .collect(),
-            footer: vec![keys_line(
-                "y write into it · n/Esc keep the file as it is",
-                t,
-            )],
-        },
-        Popup::QuitConfirm {
-            marked,
-            queued,
-            recreating: true,
-        } => {
-            let mut body = vec![
-                Line::from(Span::styled(
-                    "A recreate is under way: quit anyway?",
-                    t.fg(Color::Red).add_modifier(Modifier::BOLD),
-                )),
-                Line::from(
-                    "Quitting between its delete and its create leaves the object deleted; \
-                     the log says what is done once it ends.",
-                ),
-            ];
-            if marked + queued > 0 {
-                body.push(Line::from(format!(
-                    "{marked} mark(s) and {queued} queued delete(s) are dropped too."
-                )));
-            }
-            PopupView {
-                title: "Quit?",
-                width: 60,
-                body,
-                footer: vec![keys_line("y/q/Enter quit · n/Esc stay", t)],
-            }
-        }
-        Popup::QuitConfirm { marked, queued, .. } => {
-            let mut what = Vec::new();
-            if *marked > 0 {
-                what.push(format!("{marked} object(s) marked for apply"));
-            }
-            if *queued > 0 {
-                what.push(format!("{queued} prune delete(s) queued"));
-            }
-            PopupView {
-                title: "Quit?",
-                width: 60,
-                body: vec![
-                    Line::from(Span::styled(
-                        format!("Quit kapply? {} are dropped.", what.join(" and ")),
-                        Style::default().add_modifier(Modifier::BOLD),
-                    )),
-                    Line::from("Nothing has been sent for them."),
-                ],
-                footer: vec![keys_line("y/q/Enter quit · n/Esc stay", t)],
             }
         }
         Popup::Notice { title, text } => PopupView {
@@ -651,47 +466,7 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
             blocked,
             dry_run,
         } => server_side_view(app, items, blocked, dry_run.as_deref(), t),
-        Popup::RecreateConfirm { items, typed } => recreate_view(app, items, typed, t),
-        Popup::DeleteConfirm {
-            objects,
-            typed,
-            propagation,
-        } => {
-            let mut body = vec![Line::from(Span::styled(
-                format!(
-                    "Delete {} object(s) from the cluster (propagation {propagation:?})?",
-                    objects.len()
-                ),
-                t.fg(Color::Red).add_modifier(Modifier::BOLD),
-            ))];
-            for o in objects {
-                body.push(Line::from(format!("  x {}", o.id())));
-            }
-            // The prompt stays in view however long the list is.
-            let footer = if objects.len() > 1 {
-                vec![
-                    Line::from(vec![
-                        Span::raw(format!("Type {} to confirm: ", objects.len())),
-                        Span::styled(
-                            format!("{typed}▏"),
-                            t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-                        ),
-                    ]),
-                    keys_line(
-                        "type the count, Enter delete · c propagation · Esc cancel",
-                        t,
-                    ),
-                ]
-            } else {
-                vec![keys_line("Enter delete · c propagation · Esc cancel", t)]
-            };
-            PopupView {
-                title: "Confirm delete",
-                width: 70,
-                body,
-                footer,
-            }
-        }
+        Popup::Confirm(c) => confirm_view(app, c, t),
         Popup::PruneStep {
             candidates,
             pos,

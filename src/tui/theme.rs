@@ -5,7 +5,7 @@
 use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
-use crate::tui::app::{App, Popup};
+use crate::tui::app::{App, Confirmed, Popup};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
@@ -125,8 +125,9 @@ pub const CONFLICT_MARK: char = '≠';
 
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let t = Theme::of(&app.opts);
-    let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
-        if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
+    let in_delete = matches!(&app.popup, Some(Popup::Confirm(c))
+        if matches!(&c.action, Confirmed::Delete { objects, .. }
+            if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
     if in_delete || app.queued_delete.contains(&o.id()) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }

@@ -36,11 +36,7 @@ impl App {
             .map(|c| ChangeItem {
                 path: c.row.path.clone(),
                 values: values(&c.row),
-                cause: if c.same_cause_text {
-                    c.row.explain(crate::merge::Form::Tag)
-                } else {
-                    c.row.cause.to_string()
-                },
+                cause: c.cause(crate::merge::Form::Tag),
                 hazard: !c.row.hazards.is_empty(),
                 carried: c.carried_by(&updates),
                 objects: c.objects.iter().map(|&i| updates[i].id()).collect(),

@@ -141,11 +141,8 @@ impl App {
             );
             return;
         }
-        self.open_popup(Popup::DeleteConfirm {
-            objects,
-            typed: String::new(),
-            propagation: Propagation::Background,
-        });
+        let c = self.delete_confirm(objects);
+        self.open_popup(Popup::Confirm(c));
     }
 
     pub(super) fn open_prune(&mut self) {
@@ -239,40 +236,14 @@ impl App {
                 input,
                 note,
             } => self.export_path_key(k, object, input, note),
-            Popup::ExportOverwrite {
-                object,
-                path,
-                changes,
-            } => self.export_overwrite_key(k, object, path, changes),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
-            Popup::QuitConfirm {
-                marked,
-                queued,
-                recreating,
-            } => match k.code {
-                KeyCode::Char('y' | 'q') | KeyCode::Enter => vec![Effect::Quit],
-                KeyCode::Esc | KeyCode::Char('n') => Vec::new(),
-                _ => {
-                    self.popup = Some(Popup::QuitConfirm {
-                        marked,
-                        queued,
-                        recreating,
-                    });
-                    Vec::new()
-                }
-            },
-            Popup::RecreateConfirm { items, typed } => self.recreate_key(k, items, typed),
+            Popup::Confirm(c) => self.confirm_key(k, c),
             Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
             Popup::ServerSideConfirm {
                 items,
                 blocked,
                 dry_run,
             } => self.server_side_key(k, items, blocked, dry_run),
-            Popup::DeleteConfirm {
-                objects,
-                typed,
-                propagation,
-            } => self.delete_key(k, objects, typed, propagation),
             Popup::PruneStep {
                 candidates,
                 pos,
@@ -315,32 +286,6 @@ impl App {
             input,
             note,
         });
-        Vec::new()
-    }
-
-    fn export_overwrite_key(
-        &mut self,
-        k: KeyEvent,
-        object: ObjectPlan,
-        path: String,
-        changes: Vec<String>,
-    ) -> Vec<Effect> {
-        match k.code {
-            KeyCode::Char('y') => {
-                self.pending.push(Job::Exporting);
-                return vec![Effect::Export(object, path, true)];
-            }
-            KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
-                self.say(format!("export cancelled: {path} left as it was"), false);
-            }
-            _ => {
-                self.popup = Some(Popup::ExportOverwrite {
-                    object,
-                    path,
-                    changes,
-                })
-            }
-        }
         Vec::new()
     }
 
@@ -388,39 +333,6 @@ impl App {
             (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
             _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
         }
-        Vec::new()
-    }
-
-    fn delete_key(
-        &mut self,
-        k: KeyEvent,
-        objects: Vec<ObjectPlan>,
-        mut typed: String,
-        mut propagation: Propagation,
-    ) -> Vec<Effect> {
-        match k.code {
-            KeyCode::Esc => return vec![],
-            KeyCode::Enter => {
-                let confirmed = objects.len() == 1 || typed.trim() == objects.len().to_string();
-                if confirmed {
-                    self.pending.push(Job::Deleting);
-                    return vec![Effect::Delete(objects, propagation)];
-                }
-            }
-            KeyCode::Backspace => {
-                typed.pop();
-            }
-            KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
-            KeyCode::Char('c') => {
-                propagation = propagation.next();
-            }
-            _ => {}
-        }
-        self.popup = Some(Popup::DeleteConfirm {
-            objects,
-            typed,
-            propagation,
-        });
         Vec::new()
     }
 

@@ -130,9 +130,7 @@ impl App {
             }
             _ => self.plan.objects[i] = after,
         }
-        if let Some(cell) = self.whole.get_mut(i) {
-            cell.take();
-        }
+        self.unbuild(i);
         // The cached views (field table, YAML) are of the selected row:
         // stale only when it is this one (a burst elsewhere redraws cheaply).
         if self.selected_index() == Some(i) {
@@ -172,11 +170,10 @@ impl App {
             {
                 Some(("apply", 'a'))
             }
-            Some(Popup::RecreateConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
-            {
-                Some(("recreate", 'F'))
-            }
+            Some(Popup::Confirm(Confirm {
+                action: a @ Confirmed::Recreate(_),
+                ..
+            })) if a.touches(&object) => Some(("recreate", 'F')),
             _ => None,
         };
         if let Some((verb, key)) = confirming {

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::tui::scroll;
 
 mod changes;
+mod confirm;
 mod dialogs;
 mod fields;
 mod keys;
@@ -30,6 +31,9 @@ pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
+pub(crate) use confirm::confirm_footer;
+pub use confirm::{Confirm, Confirmed, Count, Extra, ExtraKey, Keys, Width};
+pub use list::kind_label;
 pub(crate) use serverside::is_secret;
 pub use serverside::{ServerSideMode, ServerSideState};
 
@@ -358,12 +362,6 @@ pub enum Popup {
         blocked: Vec<(ObjectRef, Vec<String>)>,
         dry_run: Option<Vec<ObjectResult>>,
     },
-    DeleteConfirm {
-        objects: Vec<ObjectPlan>,
-        typed: String,
-        /// `c` cycles Background → Foreground → Orphan.
-        propagation: Propagation,
-    },
     PruneStep {
         /// Copies, not indices: a reload while stepping must not shift them.
         candidates: Vec<ObjectPlan>,
@@ -381,27 +379,9 @@ pub enum Popup {
         input: String,
         note: Option<String>,
     },
-    /// The export's path exists: `y` writes into it (see
-    /// [`Exported::Preview`]): what that changes in the file.
-    ExportOverwrite {
-        object: ObjectPlan,
-        path: String,
-        changes: Vec<String>,
-    },
-    /// `q` with objects marked for apply or deletes queued, or while a
-    /// recreate runs: `y` quits, dropping them (or leaving the recreate
-    /// wherever it is).
-    QuitConfirm {
-        marked: usize,
-        queued: usize,
-        recreating: bool,
-    },
-    /// `F`: recreate what the server refused to update (each item's whole
-    /// configuration); more than one: the count typed.
-    RecreateConfirm {
-        items: Vec<ApplyItem>,
-        typed: String,
-    },
+    /// A confirmation of a destructive action (delete, recreate, the
+    /// export's overwrite, quit): nothing runs before its confirm key.
+    Confirm(Confirm),
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
     Notice {
@@ -515,18 +495,15 @@ pub struct App {
     pub plan: Plan,
     /// Per row of `plan`: its compact form when kept small, `None` when whole.
     compact: Vec<Option<Compact>>,
-    /// Rows built whole from `compact`, on demand (the selected one, those
-    /// a dialog acts on); after each update only the selected one stays.
-    whole: Vec<std::cell::OnceCell<Box<ObjectPlan>>>,
-    built: std::cell::RefCell<Vec<usize>>,
+    /// Rows built whole from `compact` (the selected one, built by
+    /// `update` whenever the selection or the row changes).
+    whole: Vec<Option<Box<ObjectPlan>>>,
+    built: Vec<usize>,
     streamed: Option<Streamed>,
     /// How far the streamed load under way is.
     pub load_status: Option<LoadStatus>,
-    /// The selected object's field table, laid out once (not per frame or key).
-    field_cache:
-        std::cell::RefCell<Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>>,
-    /// The selected object's tallest field box (see `tallest_detail`).
-    tallest_cache: std::cell::RefCell<Option<(FieldKey, u16)>>,
+    /// What the views draw of the selected object, computed by `update`.
+    views: Prepared,
     /// A plan against live state has been loaded. Until then the list shows
     /// the manifests alone and nothing destructive is offered.
     pub live_known: bool,
@@ -582,8 +559,6 @@ pub struct App {
     pub plan_gen: u64,
     /// Kinds the plan holds in more than one group (shown with the group).
     pub ambiguous_kinds: BTreeSet<String>,
-    /// The YAML view of one object, built once, not on every frame.
-    pub yaml_cache: std::cell::RefCell<Option<crate::tui::yamlview::Cached>>,
     pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
     pub excluded: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
@@ -634,14 +609,25 @@ pub struct App {
     list_dirty: bool,
     /// `--server-side`: the objects' conflicts and the decisions on them.
     pub ssa: ServerSideState,
-    /// The selected object's server-side rows (plan generation, index).
-    #[allow(clippy::type_complexity)]
-    ssa_cache: std::cell::RefCell<
-        Option<(
-            (u64, usize),
-            std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>,
-        )>,
-    >,
+}
+
+/// The selected object's server-side rows, with the decision on each.
+pub type SsaRows = std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>;
+
+/// What the views draw of the selected object, computed in `update` (by
+/// [`App::prepare`], at the size the app last learnt) once per selection,
+/// plan, mode and width: never while drawing, nor per frame or key. A view
+/// that finds one stale (a size not announced) computes it without keeping it.
+#[derive(Default)]
+struct Prepared {
+    /// The field table's layout.
+    field: Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>,
+    /// The tallest box under the field table (see `tallest_detail`).
+    tallest: Option<(FieldKey, u16)>,
+    /// The YAML view's lines.
+    yaml: Option<crate::tui::yamlview::Cached>,
+    /// The server-side rows (plan generation, index).
+    ssa: Option<((u64, usize), SsaRows)>,
 }
 
 impl App {
@@ -651,11 +637,10 @@ impl App {
             plan: Plan::default(),
             compact: Vec::new(),
             whole: Vec::new(),
-            built: std::cell::RefCell::new(Vec::new()),
+            built: Vec::new(),
             streamed: None,
             load_status: None,
-            field_cache: std::cell::RefCell::new(None),
-            tallest_cache: std::cell::RefCell::new(None),
+            views: Prepared::default(),
             live_known: false,
             connecting: false,
             failure: None,
@@ -686,7 +671,6 @@ impl App {
             yaml_unfold: false,
             yaml_last_applied: false,
             plan_gen: 0,
-            yaml_cache: std::cell::RefCell::new(None),
             marked: BTreeSet::new(),
             excluded: BTreeMap::new(),
             released: BTreeMap::new(),
@@ -712,7 +696,6 @@ impl App {
             id_index: None,
             list_dirty: false,
             ssa: ServerSideState::default(),
-            ssa_cache: std::cell::RefCell::new(None),
         }
     }
 
@@ -756,16 +739,45 @@ impl App {
         }
     }
 
-    /// Row `i` of the plan whole: built from its compact form the first
-    /// time it is asked for (field rows, patch, config, live object).
+    /// Row `i` of the plan whole: a row kept small is whole once built
+    /// ([`App::build`]; `update` builds the selected one), else as kept.
     pub fn object(&self, i: usize) -> Option<&ObjectPlan> {
         let row = self.plan.objects.get(i)?;
-        match (self.compact.get(i), self.whole.get(i)) {
-            (Some(Some(c)), Some(cell)) => Some(cell.get_or_init(|| {
-                self.built.borrow_mut().push(i);
-                Box::new(self.rebuilt(c, row))
-            })),
+        match self.whole.get(i) {
+            Some(Some(w)) => Some(w),
             _ => Some(row),
+        }
+    }
+
+    /// Build row `i` whole from its compact form, if it is kept small.
+    fn build(&mut self, i: usize) {
+        let (Some(Some(c)), Some(row)) = (self.compact.get(i), self.plan.objects.get(i)) else {
+            return;
+        };
+        if matches!(self.whole.get(i), Some(Some(_))) {
+            return;
+        }
+        let w = Box::new(self.rebuilt(c, row));
+        if let Some(slot) = self.whole.get_mut(i) {
+            *slot = Some(w);
+            self.built.push(i);
+        }
+    }
+
+    /// Build the selected row whole (after the cursor or the row moved).
+    pub(super) fn build_selected(&mut self) {
+        if let Some(i) = self.selected_index() {
+            self.build(i);
+        }
+    }
+
+    /// Row `i` changed: its whole form is built again if it is selected.
+    fn unbuild(&mut self, i: usize) {
+        if let Some(slot) = self.whole.get_mut(i) {
+            *slot = None;
+        }
+        if self.selected_index() == Some(i) {
+            self.build(i);
         }
     }
 
@@ -782,11 +794,11 @@ impl App {
     }
 
     /// Row `i` whole, owned (what a dialog keeps), without keeping it built.
-    pub(crate) fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
+    pub fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
         let row = self.plan.objects.get(i)?;
         match (self.compact.get(i), self.whole.get(i)) {
-            (Some(Some(c)), Some(cell)) => Some(
-                cell.get()
+            (Some(Some(c)), Some(w)) => Some(
+                w.as_ref()
                     .map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()),
             ),
             _ => Some(row.clone()),
@@ -800,41 +812,100 @@ impl App {
         Some((self.plan_gen, i, self.show_kept, width))
     }
 
-    /// The selected object's field table at `width` columns, laid out once
-    /// per object, plan, `K` and width.
+    /// The selected object's field table at `width` columns, as `update`
+    /// laid it out (once per object, plan, `K` and width).
     pub fn field_layout(
         &self,
         width: usize,
     ) -> Option<std::rc::Rc<crate::tui::fieldtable::Layout>> {
         let key = self.field_key(width)?;
-        if let Some((k, l)) = self.field_cache.borrow().as_ref()
-            && *k == key
-        {
-            return Some(l.clone());
+        match &self.views.field {
+            Some((k, l)) if *k == key => Some(l.clone()),
+            _ => Some(std::rc::Rc::new(crate::tui::fieldtable::layout(
+                self.object(key.1)?,
+                self.show_kept,
+                width,
+            ))),
         }
-        let l = std::rc::Rc::new(crate::tui::fieldtable::layout(
-            self.object(key.1)?,
-            self.show_kept,
-            width,
-        ));
-        *self.field_cache.borrow_mut() = Some((key, l.clone()));
-        Some(l)
     }
 
     /// [`crate::tui::layout::tallest_detail`] of the selected object `o`,
-    /// computed once per object, plan, `K` and width.
+    /// as `update` computed it.
     pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
         let key = self.field_key(usize::from(width));
-        if let (Some(key), Some((k, h))) = (key, *self.tallest_cache.borrow())
-            && k == key
-        {
-            return h;
+        match (key, self.views.tallest) {
+            (Some(key), Some((k, h))) if k == key => h,
+            _ => crate::tui::layout::tallest_detail(o, self.show_kept, width),
         }
-        let h = crate::tui::layout::tallest_detail(o, self.show_kept, width);
-        if let Some(key) = key {
-            *self.tallest_cache.borrow_mut() = Some((key, h));
+    }
+
+    /// The width of the field table's pane inside its border.
+    fn field_width(&self) -> usize {
+        let area = self.areas().detail;
+        usize::from(area.width.saturating_sub(2))
+    }
+
+    /// Lay out the selected object's field table and measure its tallest
+    /// box, if they are not laid out for this object, plan, `K` and width.
+    pub(super) fn prepare_fields(&mut self) {
+        let width = self.field_width();
+        let Some(key) = self.field_key(width) else {
+            return;
+        };
+        if !matches!(&self.views.field, Some((k, _)) if *k == key) {
+            let l = self.object(key.1).map(|o| {
+                std::rc::Rc::new(crate::tui::fieldtable::layout(o, self.show_kept, width))
+            });
+            self.views.field = l.map(|l| (key, l));
         }
-        h
+        if !matches!(self.views.tallest, Some((k, _)) if k == key) {
+            let h = self
+                .object(key.1)
+                .map(|o| crate::tui::layout::tallest_detail(o, self.show_kept, key.3 as u16));
+            self.views.tallest = h.map(|h| (key, h));
+        }
+    }
+
+    /// Build the selected object's YAML view, if it is not built for this
+    /// object, plan, `L`, `z` and colours.
+    pub(super) fn prepare_yaml(&mut self) {
+        let Some(o) = self.selected() else {
+            return;
+        };
+        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref());
+        self.views.yaml = Some(c);
+    }
+
+    /// How the YAML view is shown (plan, `L`, `z`, colours).
+    fn yaml_shown(&self) -> crate::tui::yamlview::Shown {
+        crate::tui::yamlview::Shown {
+            plan_gen: self.plan_gen,
+            last_applied: self.yaml_last_applied,
+            unfold: self.yaml_unfold,
+            theme: crate::tui::theme::Theme::of(&self.opts),
+        }
+    }
+
+    /// The selected object's YAML view lines, as `update` built them.
+    pub fn yaml_lines(&self, o: &ObjectPlan) -> std::rc::Rc<Vec<ratatui::text::Line<'static>>> {
+        crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref()).lines()
+    }
+
+    /// Compute what the view on screen draws of the selected object (the
+    /// one row built whole first): the runtime draws after each update,
+    /// so a frame only reads.
+    fn prepare(&mut self) {
+        self.build_selected();
+        if !self.live_known {
+            return;
+        }
+        if self.yaml {
+            self.prepare_yaml();
+        } else if self.server_side().is_some() {
+            self.prepare_ssa();
+        } else {
+            self.prepare_fields();
+        }
     }
 
     /// Replace the rows (`compact` beside them, or empty: all whole);
@@ -847,10 +918,10 @@ impl App {
         planned: std::ops::Range<usize>,
     ) {
         compact.resize_with(plan.objects.len(), || None);
-        self.whole = std::iter::repeat_with(std::cell::OnceCell::new)
+        self.whole = std::iter::repeat_with(|| None)
             .take(plan.objects.len())
             .collect();
-        self.built.get_mut().clear();
+        self.built.clear();
         self.plan = plan;
         self.compact = compact;
         self.ssa_adjust_range(planned);
@@ -862,12 +933,12 @@ impl App {
     /// Drop the rows built whole but the selected one's.
     fn drop_built(&mut self) {
         let keep = self.selected_index();
-        let built = std::mem::take(self.built.get_mut());
+        let built = std::mem::take(&mut self.built);
         for i in built {
             if Some(i) == keep {
-                self.built.get_mut().push(i);
-            } else if let Some(cell) = self.whole.get_mut(i) {
-                cell.take();
+                self.built.push(i);
+            } else if let Some(slot) = self.whole.get_mut(i) {
+                *slot = None;
             }
         }
     }
@@ -938,6 +1009,7 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let effects = self.transition(msg);
         self.drop_built();
+        self.prepare();
         effects
     }
 
@@ -1198,19 +1270,15 @@ impl App {
                         );
                         return self.begin_load();
                     }
+                    // The path exists: `y` writes into it (see
+                    // [`Exported::Preview`]: what that changes in the file).
                     Ok(Exported::Exists(path)) => {
-                        self.open_popup(Popup::ExportOverwrite {
-                            object,
-                            path,
-                            changes: Vec::new(),
-                        });
+                        let c = self.export_confirm(object, path, Vec::new());
+                        self.open_popup(Popup::Confirm(c));
                     }
                     Ok(Exported::Preview { path, changes }) => {
-                        self.open_popup(Popup::ExportOverwrite {
-                            object,
-                            path,
-                            changes,
-                        });
+                        let c = self.export_confirm(object, path, changes);
+                        self.open_popup(Popup::Confirm(c));
                     }
                     Err(e) => {
                         self.log_entry(false, format!("{name} export failed: {e}"));
@@ -1323,9 +1391,7 @@ impl App {
                 self.counts.tally(&o, true);
                 self.plan.objects[k] = o;
                 self.compact[k] = Some(c);
-                if let Some(cell) = self.whole.get_mut(k) {
-                    cell.take();
-                }
+                self.unbuild(k);
             }
             // Cached views of a replaced row are stale.
             self.plan_gen += 1;

@@ -126,11 +126,13 @@ impl RepeatedChange {
     /// The cause in words: the row's own when every object shares them,
     /// else the cause alone (the writers or times differ).
     pub fn cause_text(&self) -> String {
-        if self.same_cause_text {
-            self.row.explain(crate::merge::Form::Text)
-        } else {
-            format!("{}: by several writers or at several times", self.row.cause)
-        }
+        self.cause(crate::merge::Form::Text)
+    }
+
+    /// The change's cause in `form`, worded by the rows' one home
+    /// ([`FieldChange::explain_group`]).
+    pub fn cause(&self, form: crate::merge::Form) -> String {
+        self.row.explain_group(form, self.same_cause_text)
     }
 
     /// "37 Deployments", or "37 objects (30 Deployments, 7 StatefulSets)"
