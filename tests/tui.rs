@@ -2952,7 +2952,7 @@ async fn the_action_column_always_shows_at_80x24() {
     for k in [key('K'), code(KeyCode::Tab)] {
         feed(&mut a, [k]);
         let o = a.selected().unwrap();
-        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let inner = a.field_table_size().unwrap().0;
         let l = kapply::tui::fieldtable::layout(o, true, inner);
         assert!(l.widths[4] >= 5, "no act column at {inner}: {:?}", l.widths);
         frames.push(screen(&a));
@@ -3776,7 +3776,7 @@ fn long_keys_read_whole() {
         let s = screen(&a);
         insta::assert_snapshot!(format!("long_keys_{w}x{h}"), s);
         let o = a.selected().unwrap();
-        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let inner = a.field_table_size().unwrap().0;
         let l = kapply::tui::fieldtable::layout(o, false, inner);
         assert!(
             l.widths[4] >= 5,

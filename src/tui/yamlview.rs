@@ -1,7 +1,6 @@
 //! The YAML view: the live object against the result of the apply, as a
 //! line diff with word-level emphasis, unchanged lines syntax-highlighted.
 
-use super::app::App;
 use super::theme::Theme;
 use crate::highlight::highlight_yaml;
 use crate::mask::mask_secret_pair;
@@ -131,26 +130,38 @@ impl Cached {
     }
 }
 
-/// The YAML view of `o` as `app` shows it (folded unless `z`): `prev`
-/// again when it is of the same object, plan and flags; its diff reused
-/// when only `z` differs; else built.
-pub fn cached(app: &App, o: &ObjectPlan, prev: Option<&Cached>) -> Cached {
+/// How the YAML view is shown: what decides its lines besides the object.
+#[derive(Clone, Copy)]
+pub struct Shown {
+    /// The plan's generation (a new plan, a new diff).
+    pub plan_gen: u64,
+    /// The last-applied annotation whole (`L`).
+    pub last_applied: bool,
+    /// Unchanged runs whole (`z`).
+    pub unfold: bool,
+    pub theme: Theme,
+}
+
+/// The YAML view of `o` as `shown` (folded unless `z`): `prev` again when
+/// it is of the same object, plan and flags; its diff reused when only
+/// `z` differs; else built.
+pub fn cached(o: &ObjectPlan, shown: Shown, prev: Option<&Cached>) -> Cached {
+    let t = shown.theme;
     let diff_key = (
-        app.plan_gen,
+        shown.plan_gen,
         format!("{:?} {:p}", o.id(), o),
-        app.yaml_last_applied,
-        app.opts.color,
+        shown.last_applied,
+        t.color,
     );
     let same_object = prev.filter(|c| c.diff_key == diff_key);
-    if let Some(c) = same_object.filter(|c| c.unfold == app.yaml_unfold) {
+    if let Some(c) = same_object.filter(|c| c.unfold == shown.unfold) {
         return c.clone();
     }
-    let t = Theme::of(&app.opts);
     let diff = match same_object {
         Some(c) => c.diff.clone(),
-        None => Rc::new(diff(o, app.yaml_last_applied, t)),
+        None => Rc::new(diff(o, shown.last_applied, t)),
     };
-    let lines = Rc::new(if app.yaml_unfold {
+    let lines = Rc::new(if shown.unfold {
         diff.0.clone()
     } else {
         fold(diff.0.clone(), &diff.1, t)
@@ -158,7 +169,7 @@ pub fn cached(app: &App, o: &ObjectPlan, prev: Option<&Cached>) -> Cached {
     Cached {
         diff_key,
         diff,
-        unfold: app.yaml_unfold,
+        unfold: shown.unfold,
         lines,
     }
 }
@@ -281,11 +292,9 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::{App, Options};
 
     #[test]
     fn folding_reuses_the_diff_and_a_new_plan_rebuilds_it() {
-        let mut app = App::new(Options::default());
         let mut o = crate::plan::error_object("v1", "ConfigMap", Some("a"), "b", None, "".into());
         o.action = ObjectAction::Create;
         o.error = None;
@@ -297,21 +306,27 @@ mod tests {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "b", "namespace": "a"}, "data": data,
         }));
-        let folded = cached(&app, &o, None);
-        let again = cached(&app, &o, Some(&folded));
+        let mut shown = Shown {
+            plan_gen: 0,
+            last_applied: false,
+            unfold: false,
+            theme: Theme::default(),
+        };
+        let folded = cached(&o, shown, None);
+        let again = cached(&o, shown, Some(&folded));
         assert!(
             Rc::ptr_eq(&folded.lines, &again.lines),
             "one build per object"
         );
-        app.yaml_unfold = true;
-        let unfolded = cached(&app, &o, Some(&again));
+        shown.unfold = true;
+        let unfolded = cached(&o, shown, Some(&again));
         assert!(!Rc::ptr_eq(&folded.lines, &unfolded.lines));
         assert!(
             Rc::ptr_eq(&folded.diff, &unfolded.diff),
             "z folds, no new diff"
         );
-        app.plan_gen += 1;
-        let rebuilt = cached(&app, &o, Some(&unfolded));
+        shown.plan_gen += 1;
+        let rebuilt = cached(&o, shown, Some(&unfolded));
         assert!(
             !Rc::ptr_eq(&folded.diff, &rebuilt.diff),
             "a new plan, a new diff"

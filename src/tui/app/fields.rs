@@ -2,6 +2,8 @@
 //! releases of single changes, and the YAML view's scroll.
 
 use super::*;
+use crate::tui::layout::{DetailBox, detail_key};
+use ratatui::widgets::{Block, Borders};
 
 /// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
 fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
@@ -59,13 +61,63 @@ impl App {
             return;
         }
         self.prepare_fields();
-        let Some((w, h)) = crate::tui::layout::field_table_size(self) else {
+        let Some((w, h)) = self.field_table_size() else {
             return;
         };
         let Some(l) = self.field_layout(w) else {
             return;
         };
         self.field_scroll = crate::tui::fieldtable::scroll_for(&l, pos, self.field_scroll, h);
+    }
+
+    /// The field pane's parts for the selected object `o` in a pane whose
+    /// inside is `inner` (as drawn: the head, the table, the box).
+    fn field_areas_of(&self, o: &ObjectPlan, inner: Rect) -> crate::tui::layout::FieldAreas {
+        let t = crate::tui::theme::Theme::default();
+        let width = inner.width;
+        let lines = self
+            .field_layout(usize::from(width))
+            .map_or(0, |l| l.lines.len());
+        crate::tui::layout::field_areas(
+            self.tallest_detail(o, width),
+            lines,
+            &self.head_lines(o, t),
+            inner,
+        )
+    }
+
+    /// The field table's width and the rows of its body, for the selected
+    /// object (the cursor keeps its row in view with these).
+    pub fn field_table_size(&self) -> Option<(usize, usize)> {
+        let o = self.selected()?;
+        let inner = Block::default()
+            .borders(Borders::ALL)
+            .inner(self.areas().detail);
+        let a = self.field_areas_of(o, inner);
+        Some((
+            a.table.width as usize,
+            a.table.height.saturating_sub(1) as usize,
+        ))
+    }
+
+    /// [`DetailBox`] of the selected object's selected row, if the box shows.
+    pub(crate) fn detail_box(&self) -> Option<DetailBox> {
+        let o = self.selected()?;
+        let inner = Block::default()
+            .borders(Borders::ALL)
+            .inner(self.areas().detail);
+        let layout = self.field_layout(inner.width as usize)?;
+        let f = &o.fields[layout.rows.get(self.field_cursor)?.field];
+        let a = self.field_areas_of(o, inner);
+        // Its top row is the rule above it.
+        let height = a.detail.height.checked_sub(1)?;
+        let t = crate::tui::theme::Theme::default();
+        let lines = crate::tui::detail::field_detail(o, f, self.is_released(o, &f.path), t);
+        Some(DetailBox {
+            key: detail_key(o, &f.path),
+            total: crate::tui::layout::wrapped_height(&lines, a.detail.width),
+            height,
+        })
     }
 
     /// `n` / `N` in the field table: the next / previous row that reverts
@@ -113,7 +165,7 @@ impl App {
     /// lines, within its content.
     pub(super) fn scroll_detail(&mut self, delta: i32) {
         self.prepare_fields();
-        let Some(b) = crate::tui::layout::detail_box(self) else {
+        let Some(b) = self.detail_box() else {
             return;
         };
         let max = i32::from(b.max_scroll());

@@ -56,12 +56,7 @@ impl App {
     /// The kind as the list shows it: `Gateway`, or `Gateway.networking.istio.io`
     /// when the plan holds a `Gateway` of another group too.
     pub fn kind_label<'a>(&self, o: &'a ObjectPlan) -> std::borrow::Cow<'a, str> {
-        let group = crate::objref::split_api_version(&o.api_version).0;
-        if self.ambiguous_kinds.contains(&o.kind) && !group.is_empty() {
-            std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
-        } else {
-            std::borrow::Cow::Borrowed(o.kind.as_str())
-        }
+        kind_label(&self.ambiguous_kinds, o)
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
@@ -245,5 +240,19 @@ fn has_change(r: &Row, plan: &Plan) -> bool {
             ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
         ),
         Row::Group(_) => false,
+    }
+}
+
+/// The kind as the list shows it: with its group when it is one of
+/// `ambiguous` (kinds of one name in several groups).
+pub fn kind_label<'a>(
+    ambiguous: &BTreeSet<String>,
+    o: &'a ObjectPlan,
+) -> std::borrow::Cow<'a, str> {
+    let group = crate::objref::split_api_version(&o.api_version).0;
+    if ambiguous.contains(&o.kind) && !group.is_empty() {
+        std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
+    } else {
+        std::borrow::Cow::Borrowed(o.kind.as_str())
     }
 }

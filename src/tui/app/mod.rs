@@ -32,6 +32,7 @@ pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
 pub use confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
 pub(crate) use confirm::{confirm_body, confirm_footer};
+pub use list::kind_label;
 pub(crate) use serverside::is_secret;
 pub use serverside::{ServerSideMode, ServerSideState};
 
@@ -847,13 +848,23 @@ impl App {
         let Some(o) = self.selected() else {
             return;
         };
-        let c = crate::tui::yamlview::cached(self, o, self.views.yaml.as_ref());
+        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref());
         self.views.yaml = Some(c);
+    }
+
+    /// How the YAML view is shown (plan, `L`, `z`, colours).
+    fn yaml_shown(&self) -> crate::tui::yamlview::Shown {
+        crate::tui::yamlview::Shown {
+            plan_gen: self.plan_gen,
+            last_applied: self.yaml_last_applied,
+            unfold: self.yaml_unfold,
+            theme: crate::tui::theme::Theme::of(&self.opts),
+        }
     }
 
     /// The selected object's YAML view lines, as `update` built them.
     pub fn yaml_lines(&self, o: &ObjectPlan) -> std::rc::Rc<Vec<ratatui::text::Line<'static>>> {
-        crate::tui::yamlview::cached(self, o, self.views.yaml.as_ref()).lines()
+        crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref()).lines()
     }
 
     /// Compute what the view on screen draws of the selected object (the
