@@ -2,6 +2,7 @@
 //! I/O: every input arrives as a [`Msg`], every side effect leaves as an
 //! [`Effect`] for the runtime to perform.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
@@ -544,10 +545,10 @@ pub struct App {
     pub ambiguous_kinds: BTreeSet<String>,
     pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// `clear` rows released (`R`) instead of cleared, per object key:
     /// apply drops them from last-applied and keeps their live value.
-    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub released: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<ObjectRef>,
     /// Objects whose update the server refused as invalid (422: an
@@ -919,12 +920,12 @@ impl App {
         }
     }
 
-    pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
+    pub fn is_excluded(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
         self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     /// Whether the `clear` row `path` of `o` is released (`R`).
-    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+    pub fn is_released(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
         self.released.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
