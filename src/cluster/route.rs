@@ -618,3 +618,49 @@ async fn joined<T>(
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each error reads as the error it stands for did before the route
+    /// had its own type, in anyhow's alternate form too (the CLI's `{:#}`:
+    /// no cause said twice).
+    #[test]
+    fn plan_errors_read_as_the_errors_they_stand_for() {
+        let unreachable = ClusterError::Unreachable {
+            url: "https://127.0.0.1:6443".into(),
+            message: "connection refused (nothing listens at that address)".into(),
+        };
+        let read = PlanError::from(unreachable.clone());
+        assert!(matches!(
+            read,
+            PlanError::Read(ClusterError::Unreachable { .. })
+        ));
+        assert_eq!(read.to_string(), unreachable.to_string());
+        assert_eq!(
+            format!("{:#}", anyhow::Error::from(read)),
+            unreachable.to_string()
+        );
+        let sel = crate::selector::LabelSelector::parse("a in (b").unwrap_err();
+        assert_eq!(
+            format!(
+                "{:#}",
+                anyhow::Error::from(PlanError::PruneSelector(sel.clone()))
+            ),
+            sel.to_string()
+        );
+        assert_eq!(
+            PlanError::PruneWithoutScope.to_string(),
+            "--prune needs -l SELECTOR or --all (or --applyset)"
+        );
+        assert_eq!(
+            PlanError::from(WorkerFailed::Panicked).to_string(),
+            "planning failed: a worker thread panicked"
+        );
+        assert_eq!(
+            ClusterError::from(WorkerFailed::Stopped).to_string(),
+            "planning failed: a worker thread stopped"
+        );
+    }
+}
