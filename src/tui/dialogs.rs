@@ -43,6 +43,7 @@ fn dry_run_title() -> Line<'static> {
 /// distant link).
 fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
     let progress = app
+        .jobs
         .dry_run_progress
         .map(|(done, total)| format!(" {done}/{total} answered"))
         .unwrap_or_default();

@@ -127,7 +127,7 @@ pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let in_delete = matches!(&app.popup, Some(Popup::Confirm(c))
         if matches!(&c.action, Confirmed::Delete { objects, .. }
             if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
-    if in_delete || app.queued_delete.contains(&o.id()) {
+    if in_delete || app.sel.queued_delete.contains(&o.id()) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if o.action == ObjectAction::Error {

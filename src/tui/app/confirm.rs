@@ -475,7 +475,7 @@ impl App {
         if c.yes.codes.contains(&k.code) {
             if c.ready() {
                 let (job, effect) = c.action.run();
-                self.pending.extend(job);
+                self.jobs.pending.extend(job);
                 return vec![effect];
             }
         } else if c.no.codes.contains(&k.code) {

@@ -7,8 +7,8 @@ impl App {
     /// The objects `a`, `D` act on: the marked ones, else the selected one
     /// (indices into the plan).
     pub(super) fn targets(&self) -> Vec<usize> {
-        let marked: Vec<usize> = (0..self.plan.objects.len())
-            .filter(|&i| self.marked.contains(&self.plan.objects[i].id()))
+        let marked: Vec<usize> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.sel.marked.contains(&self.list.plan.objects[i].id()))
             .collect();
         if !marked.is_empty() {
             return marked;
@@ -23,7 +23,7 @@ impl App {
             .into_iter()
             .filter(|&i| {
                 matches!(
-                    self.plan.objects[i].action,
+                    self.list.plan.objects[i].action,
                     ObjectAction::Create | ObjectAction::Update
                 )
             })
@@ -32,6 +32,7 @@ impl App {
                 let key = o.id();
                 // Only rows the current plan can still release.
                 let released_fields: Vec<String> = self
+                    .sel
                     .released
                     .get(&key)
                     .into_iter()
@@ -39,7 +40,7 @@ impl App {
                     .filter(|p| crate::plan::release_refusal_kind(&o, p).is_none())
                     .cloned()
                     .collect();
-                let accepted_fields = self.excluded.get(&key).map(|ex| {
+                let accepted_fields = self.sel.excluded.get(&key).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
@@ -74,8 +75,8 @@ impl App {
             items: items.clone(),
             dry_run: None,
         });
-        self.dry_run_progress = None;
-        self.pending.push(Job::DryRun);
+        self.jobs.dry_run_progress = None;
+        self.jobs.pending.push(Job::DryRun);
         vec![Effect::DryRun(items)]
     }
 
@@ -106,7 +107,8 @@ impl App {
         // can replace it without touching other objects.
         let file = |src: &str| src.rsplit_once(':').map_or(src, |(f, _)| f).to_string();
         let own_file = o.source.as_deref().map(file).filter(|f| {
-            self.plan
+            self.list
+                .plan
                 .objects
                 .iter()
                 .filter(|x| x.source.as_deref().map(file).as_ref() == Some(f))
@@ -116,7 +118,7 @@ impl App {
         let o = o.clone();
         self.last_result = None;
         self.last_result_failed = false;
-        self.pending.push(Job::ReadForExport);
+        self.jobs.pending.push(Job::ReadForExport);
         vec![Effect::ExportTarget(o, own_file)]
     }
 
@@ -146,7 +148,7 @@ impl App {
     }
 
     pub(super) fn open_prune(&mut self) {
-        if let Some(block) = &self.plan.prune_skipped {
+        if let Some(block) = &self.list.plan.prune_skipped {
             self.open_popup(Popup::Notice {
                 title: "Prune disabled",
                 text: format!(
@@ -156,12 +158,12 @@ impl App {
             });
             return;
         }
-        let candidates: Vec<ObjectPlan> = (0..self.plan.objects.len())
-            .filter(|&i| self.plan.objects[i].action == ObjectAction::Prune)
+        let candidates: Vec<ObjectPlan> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.list.plan.objects[i].action == ObjectAction::Prune)
             .filter_map(|i| self.object_owned(i))
             .collect();
         let Some(first) = candidates.first() else {
-            let text = match &self.prune_scope {
+            let text = match &self.conn.prune_scope {
                 None => "Pruning is not enabled for this run, so nothing is looked for.\n\n\
                          Start kapply with --prune -l SELECTOR (objects with those labels that \
                          the manifests no longer hold), --prune --all, or --prune --applyset \
@@ -178,7 +180,7 @@ impl App {
             });
             return;
         };
-        self.queued_delete.clear();
+        self.sel.queued_delete.clear();
         self.select_object(&first.id());
         self.open_popup(Popup::PruneStep {
             candidates,
@@ -271,7 +273,7 @@ impl App {
         match k.code {
             KeyCode::Esc => return Vec::new(),
             KeyCode::Enter if !input.trim().is_empty() => {
-                self.pending.push(Job::Exporting);
+                self.jobs.pending.push(Job::Exporting);
                 return vec![Effect::Export(object, input.trim().to_string(), false)];
             }
             KeyCode::Backspace => {
@@ -314,7 +316,7 @@ impl App {
                 self.popup = Some(Popup::ApplyConfirm { items, dry_run });
             }
             (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Applying);
+                self.jobs.pending.push(Job::Applying);
                 return vec![Effect::Apply(items)];
             }
             // Recreate what the dry run refused as invalid (its own
@@ -326,8 +328,8 @@ impl App {
                     items: items.clone(),
                     dry_run: None,
                 });
-                self.dry_run_progress = None;
-                self.pending.push(Job::DryRun);
+                self.jobs.dry_run_progress = None;
+                self.jobs.pending.push(Job::DryRun);
                 return vec![Effect::DryRun(items)];
             }
             (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
@@ -345,7 +347,7 @@ impl App {
     ) -> Vec<Effect> {
         let choice = match k.code {
             KeyCode::Esc | KeyCode::Char('q') => {
-                self.queued_delete.clear();
+                self.sel.queued_delete.clear();
                 return Vec::new();
             }
             KeyCode::Char('y') => PruneChoice::Prune,
@@ -363,7 +365,7 @@ impl App {
         if choice == PruneChoice::Prune
             && let Some(o) = candidates.get(pos)
         {
-            self.queued_delete.insert(o.id());
+            self.sel.queued_delete.insert(o.id());
         }
         choices.push(choice);
         let pos = pos + 1;
@@ -389,8 +391,8 @@ impl App {
                     objects: objects.clone(),
                     dry_run: None,
                 });
-                self.dry_run_progress = None;
-                self.pending.push(Job::DryRun);
+                self.jobs.dry_run_progress = None;
+                self.jobs.pending.push(Job::DryRun);
                 return vec![Effect::PruneDryRun(objects)];
             }
         }
@@ -412,12 +414,12 @@ impl App {
                 self.popup = Some(Popup::PruneConfirm { objects, dry_run });
             }
             (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Pruning);
+                self.jobs.pending.push(Job::Pruning);
                 return vec![Effect::Prune(objects)];
             }
             (KeyCode::Esc | KeyCode::Char('q'), _) => {
                 self.finish(Job::DryRun);
-                self.queued_delete.clear()
+                self.sel.queued_delete.clear()
             }
             _ => self.popup = Some(Popup::PruneConfirm { objects, dry_run }),
         }
