@@ -685,15 +685,15 @@ impl<R: Row> Made<R> {
 }
 
 /// Plan against the cluster (or offline against `--live` files), each row
-/// made what the command keeps of it by `keep` as soon as it is planned
-/// (to drop what the command will not read: at 10,000 objects the trees of
-/// every row are most of the memory).
-async fn make_plan<R: Send>(
+/// made what the command keeps of it by `keep` on the planning threads as
+/// soon as it is planned (to drop what the command will not read: at
+/// 10,000 objects the trees of every row are most of the memory).
+async fn make_plan<R: Send + 'static>(
     a: &PlanArgs,
-    mut keep: impl FnMut(ObjectPlan) -> R + Send,
+    keep: impl Fn(ObjectPlan) -> R + Send + Sync + 'static,
 ) -> anyhow::Result<Made<R>> {
     let mut rows = Vec::new();
-    let ran = run_plan(a, true, |p| p, |p| rows.push(keep(p))).await?;
+    let ran = run_plan(a, true, keep, |r| rows.push(r)).await?;
     Ok(Made {
         rows,
         prune_skipped: ran.prune_skipped,
@@ -716,6 +716,24 @@ enum Against {
         session: Arc<Session>,
         prune: PruneOptions,
     },
+}
+
+impl Against {
+    /// The live source of the plan (progress on stderr against a cluster).
+    fn source(&mut self) -> crate::cluster::LiveSource<'_> {
+        match self {
+            Against::Files {
+                live,
+                default_ns,
+                flag,
+            } => crate::cluster::LiveSource::Files {
+                live,
+                default_ns,
+                flag: flag.as_deref(),
+            },
+            Against::Cluster { session, prune } => session.source(prune, progress_line()),
+        }
+    }
 }
 
 /// The start of every plan: the flags checked, the manifests loaded (and
@@ -780,43 +798,23 @@ async fn run_plan<T: Send + 'static>(
     finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
     emit: impl FnMut(T) + Send,
 ) -> anyhow::Result<Ran> {
-    let (loaded, against) = start(a).await?;
+    let (loaded, mut against) = start(a).await?;
     let unreadable_path = loaded.unreadable_path().map(|e| e.to_string());
-    match against {
-        Against::Files {
-            live,
-            default_ns,
-            flag,
-        } => {
-            crate::cluster::plan_files_each(
-                loaded,
-                live,
-                (&default_ns, flag.as_deref()),
-                keep_objects,
-                finish,
-                emit,
-            )
-            .await?;
-            Ok(Ran {
-                prune_skipped: None,
-                cluster: None,
-                unreadable_path,
-            })
-        }
-        Against::Cluster { session, prune } => {
-            let mut planned = session
-                .plan_each_with(loaded, &prune, progress_line(), keep_objects, finish, emit)
-                .await?;
-            for s in &planned.skipped {
-                errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
-            }
-            Ok(Ran {
-                prune_skipped: planned.plan.prune_skipped.take(),
-                cluster: Some((session, planned)),
-                unreadable_path,
-            })
-        }
+    let mut planned = against
+        .source()
+        .plan_each(loaded, keep_objects, finish, emit)
+        .await?;
+    for s in &planned.skipped {
+        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
+    Ok(Ran {
+        prune_skipped: planned.plan.prune_skipped.take(),
+        cluster: match against {
+            Against::Cluster { session, .. } => Some((session, planned)),
+            Against::Files { .. } => None,
+        },
+        unreadable_path,
+    })
 }
 
 /// What `diff` and `plan` write of one object, made on a planning thread.
@@ -1587,14 +1585,10 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // Without a plan file each row is cut down to what apply reads as soon
     // as it is planned (a create to its encoded body, which stays paired
     // with its row); a plan file's partial apply needs the whole rows.
-    let slim = a.plan_file.is_none();
-    let made = make_plan(&plan_args, |p| {
-        if slim {
-            crate::cluster::slim_for_apply(p)
-        } else {
-            (p, None)
-        }
-    })
+    let made = make_plan(
+        &plan_args,
+        crate::cluster::rows_for_apply(a.plan_file.is_some()),
+    )
     .await?;
     if let Some(code) = made.refuse_writes("apply") {
         return Ok(code);

@@ -350,6 +350,17 @@ pub fn slim_for_apply(mut p: ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) {
     (p, body)
 }
 
+/// What `apply` keeps of each planned row, cut on the planning threads:
+/// [`slim_for_apply`], or the whole row with no body when `whole` (a saved
+/// plan's partial apply reads every field).
+pub fn rows_for_apply(
+    whole: bool,
+) -> impl Fn(ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) + Send + Sync + 'static {
+    move |p| {
+        if whole { (p, None) } else { slim_for_apply(p) }
+    }
+}
+
 /// [`slim_for_apply`] for `delete`: only the identity and, of the live
 /// object, its uid (the delete's precondition) and resourceVersion.
 pub fn slim_for_delete(mut p: ObjectPlan) -> ObjectPlan {
