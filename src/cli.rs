@@ -490,6 +490,7 @@ use crate::cluster::{
     ApplyOptions, ClusterOptions, DeleteOptions, KubeEngine, LabelSelector, PruneMode,
     PruneOptions, Session,
 };
+use crate::fieldpath::FieldPath;
 use crate::inputs::Inputs;
 use crate::manifest::{self, LoadOptions, Loaded};
 use crate::objref::ObjectRef;
@@ -1333,7 +1334,7 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
 /// `"action": "release"`.
 /// Objects are matched by their [`ObjectRef`] (the version may differ
 /// between the file and the fresh plan).
-type Selection = std::collections::HashMap<ObjectRef, (Vec<String>, Vec<String>)>;
+type Selection = std::collections::HashMap<ObjectRef, (Vec<FieldPath>, Vec<FieldPath>)>;
 
 /// A saved plan as `apply --plan` reads it: what it selects, and what it
 /// pinned of each object (its rows as reviewed, and its [`plan::pin::Pin`]).
@@ -1380,7 +1381,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
     // `"action": "release"` is the one edit a plan's field rows take
     // beyond removal: noted here, then read as the clear row it was (the
     // cluster layer refuses it on any other row).
-    let mut released: Vec<Vec<String>> = Vec::new();
+    let mut released: Vec<Vec<FieldPath>> = Vec::new();
     let mut pins: Vec<Option<plan::pin::Pin>> = Vec::new();
     if let Some(objects) = doc
         .get_mut("objects")
@@ -1403,7 +1404,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
                     if f.get("action").and_then(serde_json::Value::as_str) == Some("release") {
                         f["action"] = serde_json::Value::String("clear".into());
                         if let Some(p) = f.get("path").and_then(serde_json::Value::as_str) {
-                            paths.push(p.to_string());
+                            paths.push(FieldPath::from(p));
                         }
                     }
                 }
@@ -1516,16 +1517,16 @@ fn action_word(a: ObjectAction) -> &'static str {
 /// not list the object or none of its changes; partial when it lists only some.
 fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     let (listed, released) = sel.get(&p.id())?;
-    let changes: Vec<&str> = p
+    let changes: Vec<&FieldPath> = p
         .fields
         .iter()
         .filter(|f| f.action != crate::merge::FieldAction::Keep)
-        .map(|f| f.path.as_str())
+        .map(|f| &f.path)
         .collect();
-    let accepted: Vec<String> = changes
+    let accepted: Vec<FieldPath> = changes
         .iter()
-        .filter(|c| listed.iter().any(|l| l == *c))
-        .map(|c| c.to_string())
+        .filter(|c| listed.contains(c))
+        .map(|&c| c.clone())
         .collect();
     if accepted.is_empty() && !changes.is_empty() {
         errln!(
@@ -1536,12 +1537,12 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     }
     // A release the fresh plan no longer has as a change is dropped with
     // it; one on a row that is not a clear is refused when applied.
-    let released: Vec<String> = released
+    let released: Vec<FieldPath> = released
         .iter()
-        .filter(|r| changes.contains(&r.as_str()))
+        .filter(|r| changes.contains(r))
         .cloned()
         .collect();
-    let accepted: Vec<String> = accepted
+    let accepted: Vec<FieldPath> = accepted
         .into_iter()
         .filter(|a| !released.contains(a))
         .collect();
@@ -2019,7 +2020,7 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
 
 /// A field value as `kapply release` shows it: Secret data masked, strings
 /// bare, the rest as JSON.
-fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> String {
+fn release_value(kind: &str, path: &FieldPath, v: Option<&serde_json::Value>) -> String {
     match v {
         None => "(not set live)".into(),
         Some(_) if crate::mask::is_secret_field(kind, path) => crate::mask::MASK.into(),

@@ -857,7 +857,7 @@ async fn partial_apply_leaves_skipped_changes_pending() {
     let image = dep
         .fields
         .iter()
-        .find(|f| f.path.ends_with("image"))
+        .find(|f| f.path.as_str().ends_with("image"))
         .unwrap()
         .path
         .clone();

@@ -9,6 +9,7 @@ mod server;
 #[path = "tui_fixture/mod.rs"]
 mod tui_fixture;
 
+use kapply::fieldpath::FieldPath;
 use kapply::manifest::{Manifest, Source};
 use kapply::merge::{LAST_APPLIED, last_applied_annotation};
 use kapply::objref::{ObjectRef, split_api_version};
@@ -676,8 +677,8 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
         assert_eq!(
             item.accepted_fields
                 .as_deref()
-                .unwrap_or(&[image.to_string()]),
-            [image.to_string()],
+                .unwrap_or(&[FieldPath::from(image)]),
+            [FieldPath::from(image)],
             "{}",
             item.plan.name
         );
@@ -685,7 +686,7 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
     let web0 = items.iter().find(|i| i.plan.name == "web-0").unwrap();
     assert_eq!(
         web0.accepted_fields.as_deref(),
-        Some(&[image.to_string()][..])
+        Some(&[FieldPath::from(image)][..])
     );
     // `a` opens the confirmation (nothing is sent without it).
     let effects = app.update(key('a'));

@@ -918,7 +918,7 @@ fn apply_sends_exactly_marked_items_and_accepted_fields() {
     assert_eq!(items[0].accepted_fields, None);
     assert_eq!(
         items[1].accepted_fields.as_deref(),
-        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+        Some(&["spec.template.spec.containers[name=nginx].image".into()][..])
     );
     assert_eq!(dry.len(), items.len());
     assert!(a.popup.is_none());
@@ -1593,7 +1593,7 @@ fn changes_are_listed_before_kept_fields() {
     let rows = |kept: bool| -> Vec<String> {
         kapply::tui::app::field_rows(&o, kept)
             .iter()
-            .map(|f| f.path.clone())
+            .map(|f| f.path.to_string())
             .collect()
     };
     assert_eq!(
@@ -1685,7 +1685,7 @@ fn object_with_every_change_excluded_is_not_sent() {
     };
     assert_eq!(
         items[0].accepted_fields.as_deref(),
-        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+        Some(&["spec.template.spec.containers[name=nginx].image".into()][..])
     );
 }
 
@@ -2012,7 +2012,7 @@ fn kept_reasons_name_the_writer() {
     use kapply::tui::ui::reason;
     use serde_json::json;
     let keep = |path: &str| FieldChange {
-        path: path.to_string(),
+        path: path.into(),
         config: None,
         live: Some(json!(2)),
         last_applied: None,
@@ -2553,7 +2553,7 @@ fn release_toggles_on_a_clear_row_and_is_listed_in_the_confirmation() {
     assert!(items[0].released_fields.is_empty());
     assert_eq!(
         items[0].accepted_fields.as_deref(),
-        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+        Some(&["spec.template.spec.containers[name=nginx].image".into()][..])
     );
 }
 
@@ -2799,7 +2799,9 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Update);
     assert!(
-        web.fields.iter().any(|f| f.path.ends_with("image")),
+        web.fields
+            .iter()
+            .any(|f| f.path.as_str().ends_with("image")),
         "{web:?}"
     );
     let effects = feed(&mut a, [key('E')]);

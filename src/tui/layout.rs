@@ -3,6 +3,7 @@
 //! frame and how far its body scrolls. The app depends on this, not on
 //! the drawing code.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::plan::ObjectPlan;
 use crate::tui::app::App;
@@ -161,7 +162,7 @@ impl DetailBox {
 }
 
 /// The key of a row's scroll position: its object and path.
-pub(crate) fn detail_key(o: &ObjectPlan, path: &str) -> String {
+pub(crate) fn detail_key(o: &ObjectPlan, path: &FieldPath) -> String {
     format!("{}\u{0}{path}", o.id())
 }
 

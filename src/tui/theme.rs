@@ -2,6 +2,7 @@
 //! TERM=dumb), marks and words, and the text helpers every pane uses
 //! (control characters escaped, values masked and cut).
 
+use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
 use crate::tui::app::{App, Confirmed, Popup};
@@ -177,7 +178,7 @@ pub(crate) fn field_word(a: FieldAction) -> &'static str {
 }
 
 /// A field value for display: `—` when the side has none; Secret data masked.
-pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+pub fn show_value(o: &ObjectPlan, path: &FieldPath, v: &Option<Value>) -> String {
     match v {
         None => "—".to_string(),
         Some(_) if crate::mask::is_secret_field(&o.kind, path) => crate::mask::MASK.to_string(),

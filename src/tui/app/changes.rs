@@ -9,7 +9,7 @@ use super::*;
 /// One line of the changes view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeItem {
-    pub path: String,
+    pub path: FieldPath,
     /// `"nginx:1.25" → "nginx:1.26"`.
     pub values: String,
     /// The cause as the piped `kapply diff` tags it (`intended`,
@@ -100,7 +100,7 @@ impl App {
                 continue;
             };
             if self.sel.marked.insert(id.clone()) {
-                let others: BTreeSet<String> = o
+                let others: BTreeSet<FieldPath> = o
                     .fields
                     .iter()
                     .filter(|f| f.action != FieldAction::Keep && f.path != item.path)

@@ -31,7 +31,7 @@ impl App {
             .map(|o| {
                 let key = o.id();
                 // Only rows the current plan can still release.
-                let released_fields: Vec<String> = self
+                let released_fields: Vec<FieldPath> = self
                     .sel
                     .released
                     .get(&key)

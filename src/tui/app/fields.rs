@@ -6,7 +6,11 @@ use crate::tui::layout::{DetailBox, detail_key};
 use ratatui::widgets::{Block, Borders};
 
 /// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
-fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
+fn unset(
+    sets: &mut BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
+    key: &ObjectRef,
+    path: &FieldPath,
+) -> bool {
     let Some(set) = sets.get_mut(key) else {
         return false;
     };

@@ -2,6 +2,7 @@
 //! I/O: every input arrives as a [`Msg`], every side effect leaves as an
 //! [`Effect`] for the runtime to perform.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
@@ -820,7 +821,7 @@ impl App {
         }
     }
 
-    pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
+    pub fn is_excluded(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
         self.sel
             .excluded
             .get(&o.id())
@@ -828,7 +829,7 @@ impl App {
     }
 
     /// Whether the `clear` row `path` of `o` is released (`R`).
-    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+    pub fn is_released(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
         self.sel
             .released
             .get(&o.id())

@@ -72,10 +72,10 @@ pub struct Selection {
     pub list_scroll: usize,
     pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// `clear` rows released (`R`) instead of cleared, per object key:
     /// apply drops them from last-applied and keeps their live value.
-    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub released: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<ObjectRef>,
     pub field_cursor: usize,

@@ -1,6 +1,7 @@
 //! The right-hand pane: the field table, the YAML view, or the live
 //! state's wait or failure.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
 use crate::ops::{Progress, Server};
 use crate::plan::{ObjectAction, ObjectPlan};
@@ -43,9 +44,9 @@ pub(crate) struct FieldsView<'a> {
     pub(crate) cursor: usize,
     pub(crate) scroll: usize,
     /// The object's rows left out of a partial apply.
-    pub(crate) excluded: Option<&'a BTreeSet<String>>,
+    pub(crate) excluded: Option<&'a BTreeSet<FieldPath>>,
     /// The object's `clear` rows released (`R`).
-    pub(crate) released: Option<&'a BTreeSet<String>>,
+    pub(crate) released: Option<&'a BTreeSet<FieldPath>>,
     /// The box under the table scrolled: for which row, by how much.
     pub(crate) detail_scroll: Option<&'a (String, u16)>,
 }
@@ -79,7 +80,8 @@ pub(crate) fn render_fields(
 ) {
     let focused = focus.focused();
     let (o, layout) = (v.object, &v.layout);
-    let is = |set: Option<&BTreeSet<String>>, path: &str| set.is_some_and(|s| s.contains(path));
+    let is =
+        |set: Option<&BTreeSet<FieldPath>>, path: &FieldPath| set.is_some_and(|s| s.contains(path));
     let mut title = format!(" {} · fields ", o.id());
     if layout.kept_hidden > 0 {
         title.push_str(&format!("· {} kept hidden (K) ", layout.kept_hidden));

@@ -1,5 +1,6 @@
 //! The header (counts) and the object list.
 
+use crate::fieldpath::FieldPath;
 use crate::objref::ObjectRef;
 use crate::ops::Server;
 use crate::plan::{ObjectPlan, PruneBlock};
@@ -48,7 +49,7 @@ pub(crate) struct ListView<'a> {
     pub(crate) waiting: bool,
     pub(crate) live_known: bool,
     pub(crate) marked: &'a BTreeSet<ObjectRef>,
-    pub(crate) excluded: &'a BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub(crate) excluded: &'a BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// Objects changed in the cluster since the load: when.
     pub(crate) changed: &'a BTreeMap<ObjectRef, String>,
     /// Kinds shown with their group (see `kind_label`).
