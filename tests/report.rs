@@ -598,7 +598,7 @@ fn parts_are_written_to_the_output_dir() {
 /// `a` applies just the bump everywhere.
 #[test]
 fn the_tui_changes_view_marks_every_object_carrying_a_change() {
-    use kapply::tui::app::{Effect, Msg, Popup};
+    use kapply::tui::app::{Confirmed, Effect, Msg, Popup};
     use kapply::tui::{App, Options};
     use tui_fixture::{code, key};
     let mut objects: Vec<ObjectPlan> = (0..5)
@@ -694,5 +694,5 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
         effects.iter().all(|e| matches!(e, Effect::DryRun(_))),
         "{effects:?}"
     );
-    assert!(matches!(app.popup, Some(Popup::ApplyConfirm { .. })));
+    assert!(matches!(app.confirming(), Some(Confirmed::Apply(_))));
 }

@@ -104,7 +104,7 @@ fn mask(s: &str) -> String {
 
 /// The server's dry run answers for the open apply dialog: every item ok.
 fn answer_dry_run(app: &mut App) {
-    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+    let Some(Confirmed::Apply(items)) = app.confirming() else {
         panic!("no apply dialog: {:?}", app.popup)
     };
     let results = items
@@ -615,10 +615,9 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
     // Pending: Enter sends nothing and the dialog stays.
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     assert!(eff.is_empty(), "{eff:?}");
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     assert!(screen(&a).contains("Enter waits for the dry run"));
     // A refusal is shown first, with a retry.
     feed(
@@ -637,10 +636,9 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
         matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1),
         "{eff:?}"
     );
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     assert!(
@@ -1018,7 +1016,7 @@ fn prune_mode_queues_and_confirms() {
         "{eff:?}"
     );
     assert!(
-        matches!(a.popup, Some(Popup::PruneConfirm { ref objects, dry_run: None }) if objects.len() == 1)
+        matches!(&a.popup, Some(Popup::Confirm(c)) if c.waiting() && matches!(&c.action, Confirmed::Prune(objects) if objects.len() == 1))
     );
     // Enter waits for the server's answer.
     assert!(feed(&mut a, [code(KeyCode::Enter)]).is_empty());
@@ -1098,10 +1096,9 @@ fn a_neutral_message_after_a_failure_is_not_drawn_as_one() {
     assert!(a.last_result_failed);
     select(&mut a, "nginx-deployment");
     feed(&mut a, [key('a'), code(KeyCode::Enter)]);
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     assert!(
         a.last_result
             .as_deref()
@@ -1182,10 +1179,9 @@ fn stale_dry_run_is_ignored() {
         true,
         "configured",
     )]));
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
 }
 
 #[test]
@@ -1409,7 +1405,9 @@ async fn apply_then_prune_through_the_engine() {
     a.update(key(' '));
     let dry = a.update(key('a'));
     settle(&mut a, &engine, dry).await;
-    assert!(matches!(&a.popup, Some(Popup::ApplyConfirm { dry_run: Some(r), .. }) if r.len() == 2));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.results().is_some_and(|r| r.len() == 2))
+    );
     let apply = a.update(code(KeyCode::Enter));
     settle(&mut a, &engine, apply).await;
 
@@ -1901,7 +1899,7 @@ fn tall_popups_scroll_and_say_so() {
     // old-config and the 30 more, all queued.
     feed(&mut a, [key('p')]);
     feed(&mut a, (0..31).map(|_| key('y')));
-    assert!(matches!(&a.popup, Some(Popup::PruneConfirm { objects, .. }) if objects.len() == 31));
+    assert!(matches!(a.confirming(), Some(Confirmed::Prune(objects)) if objects.len() == 31));
     a.update(Msg::PruneDryRunDone(Vec::new()));
     let text = popup_text(&a, "Confirm prune").unwrap();
     // 22 rows: 2 borders, 1 footer, 19 of the 34 body lines (the dry run's
@@ -3515,7 +3513,7 @@ const REFUSED: &str =
 /// The dry run of the open apply dialog, the Deployment refused as
 /// invalid (422), the rest ok.
 fn refuse_in_dry_run(app: &mut App) {
-    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+    let Some(Confirmed::Apply(items)) = app.confirming() else {
         panic!("no apply dialog: {:?}", app.popup)
     };
     let results = items

@@ -161,7 +161,7 @@ fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() 
     select(&mut a, "nginx-deployment");
     let eff = a.update(key('a'));
     assert!(matches!(eff.as_slice(), [Effect::DryRun(_)]), "{eff:?}");
-    assert!(matches!(a.popup, Some(Popup::ApplyConfirm { .. })));
+    assert!(matches!(a.confirming(), Some(Confirmed::Apply(_))));
     let eff = a.update(Msg::Live(
         1,
         LiveEvent::Changed {
@@ -191,10 +191,9 @@ fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() 
         live["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.14-hotfix"
     );
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     let eff = a.update(code(KeyCode::Enter));
     assert!(eff.is_empty(), "Enter waits for the new dry run: {eff:?}");
 }

@@ -71,13 +71,8 @@ impl App {
             );
             return Vec::new();
         }
-        self.open_popup(Popup::ApplyConfirm {
-            items: items.clone(),
-            dry_run: None,
-        });
-        self.jobs.dry_run_progress = None;
-        self.jobs.pending.push(Job::DryRun);
-        vec![Effect::DryRun(items)]
+        let c = self.apply_confirm(items);
+        self.open_confirm(c)
     }
 
     /// `E` on an object apply does not manage yet (its live object has no
@@ -240,18 +235,11 @@ impl App {
             } => self.export_path_key(k, object, input, note),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
             Popup::Confirm(c) => self.confirm_key(k, c),
-            Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
-            Popup::ServerSideConfirm {
-                items,
-                blocked,
-                dry_run,
-            } => self.server_side_key(k, items, blocked, dry_run),
             Popup::PruneStep {
                 candidates,
                 pos,
                 choices,
             } => self.prune_step_key(k, candidates, pos, choices),
-            Popup::PruneConfirm { objects, dry_run } => self.prune_confirm_key(k, objects, dry_run),
         }
     }
 
@@ -295,45 +283,6 @@ impl App {
         match k.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
             _ => self.popup = Some(Popup::Notice { title, text }),
-        }
-        Vec::new()
-    }
-
-    fn apply_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<ApplyItem>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        match (k.code, &dry_run) {
-            // The dialog promises the server's answer before anything is
-            // written: Enter waits for it.
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter applies once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::ApplyConfirm { items, dry_run });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.jobs.pending.push(Job::Applying);
-                return vec![Effect::Apply(items)];
-            }
-            // Recreate what the dry run refused as invalid (its own
-            // confirmation follows).
-            (KeyCode::Char('F'), Some(_)) if self.recreate_from_apply(&items) => {}
-            // Ask the server again (after a refusal or a failure).
-            (KeyCode::Char('r'), Some(_)) => {
-                self.popup = Some(Popup::ApplyConfirm {
-                    items: items.clone(),
-                    dry_run: None,
-                });
-                self.jobs.dry_run_progress = None;
-                self.jobs.pending.push(Job::DryRun);
-                return vec![Effect::DryRun(items)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
-            _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
         }
         Vec::new()
     }
@@ -387,41 +336,9 @@ impl App {
                 self.say("prune: nothing queued".to_string(), false);
             } else {
                 // As apply: the server's answer before the confirmation.
-                self.open_popup(Popup::PruneConfirm {
-                    objects: objects.clone(),
-                    dry_run: None,
-                });
-                self.jobs.dry_run_progress = None;
-                self.jobs.pending.push(Job::DryRun);
-                return vec![Effect::PruneDryRun(objects)];
+                let c = self.prune_confirm(objects);
+                return self.open_confirm(c);
             }
-        }
-        Vec::new()
-    }
-
-    fn prune_confirm_key(
-        &mut self,
-        k: KeyEvent,
-        objects: Vec<ObjectPlan>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        match (k.code, &dry_run) {
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter deletes once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::PruneConfirm { objects, dry_run });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.jobs.pending.push(Job::Pruning);
-                return vec![Effect::Prune(objects)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => {
-                self.finish(Job::DryRun);
-                self.sel.queued_delete.clear()
-            }
-            _ => self.popup = Some(Popup::PruneConfirm { objects, dry_run }),
         }
         Vec::new()
     }

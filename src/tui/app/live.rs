@@ -165,21 +165,13 @@ impl App {
         self.log_entry(true, text.clone());
         self.conn.changed.insert(object.clone(), time.clone());
         // (verb, key) of the confirmation holding it, if one does.
-        let confirming = match &self.popup {
-            Some(Popup::ApplyConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
+        let confirming = match self.confirming() {
+            Some(a @ (Confirmed::Apply(_) | Confirmed::ServerSideApply { .. }))
+                if a.touches(&object) =>
             {
                 Some(("apply", 'a'))
             }
-            Some(Popup::ServerSideConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
-            {
-                Some(("apply", 'a'))
-            }
-            Some(Popup::Confirm(Confirm {
-                action: a @ Confirmed::Recreate(_),
-                ..
-            })) if a.touches(&object) => Some(("recreate", 'F')),
+            Some(a @ Confirmed::Recreate(_)) if a.touches(&object) => Some(("recreate", 'F')),
             _ => None,
         };
         if let Some((verb, key)) = confirming {

@@ -32,8 +32,8 @@ pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
-pub(crate) use confirm::confirm_footer;
-pub use confirm::{Confirm, Confirmed, Count, Extra, ExtraKey, Keys, Width};
+pub use confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
+pub(crate) use confirm::{confirm_body, confirm_footer};
 pub use list::kind_label;
 pub(crate) use serverside::is_secret;
 pub use serverside::{ServerSideMode, ServerSideState};
@@ -352,28 +352,11 @@ pub enum Popup {
         changes: Vec<ChangeItem>,
         pos: usize,
     },
-    ApplyConfirm {
-        items: Vec<ApplyItem>,
-        dry_run: Option<Vec<ObjectResult>>,
-    },
-    /// `a` with `--server-side`: what each object's request carries (its
-    /// decisions, force), the objects not sent for undecided conflicts,
-    /// and the server's dry run.
-    ServerSideConfirm {
-        items: Vec<crate::ops::ServerSideItem>,
-        blocked: Vec<(ObjectRef, Vec<String>)>,
-        dry_run: Option<Vec<ObjectResult>>,
-    },
     PruneStep {
         /// Copies, not indices: a reload while stepping must not shift them.
         candidates: Vec<ObjectPlan>,
         pos: usize,
         choices: Vec<PruneChoice>,
-    },
-    PruneConfirm {
-        objects: Vec<ObjectPlan>,
-        /// The server's dry run of the deletes, once it has answered.
-        dry_run: Option<Vec<ObjectResult>>,
     },
     /// `E`: the path to write an object's export to, edited in place.
     ExportPath {
@@ -381,8 +364,9 @@ pub enum Popup {
         input: String,
         note: Option<String>,
     },
-    /// A confirmation of a destructive action (delete, recreate, the
-    /// export's overwrite, quit): nothing runs before its confirm key.
+    /// A confirmation of a destructive action (apply, server-side apply,
+    /// prune, delete, recreate, the export's overwrite, quit): nothing
+    /// runs before its confirm key.
     Confirm(Confirm),
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
@@ -578,14 +562,7 @@ impl App {
         self.jobs.loading
             || self.jobs.connecting
             || !self.jobs.pending.is_empty()
-            || matches!(
-                self.popup,
-                Some(
-                    Popup::ApplyConfirm { dry_run: None, .. }
-                        | Popup::ServerSideConfirm { dry_run: None, .. }
-                        | Popup::PruneConfirm { dry_run: None, .. }
-                )
-            )
+            || matches!(&self.popup, Some(Popup::Confirm(c)) if c.waiting())
     }
 
     /// The effects to run when the app starts: read the manifests, and
@@ -1016,10 +993,9 @@ impl App {
                             self.sel.excluded.retain(|k, _| keys.contains(k));
                             self.sel.released.retain(|k, _| keys.contains(k));
                         }
-                        if !matches!(
-                            self.popup,
-                            Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
-                        ) {
+                        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
+                            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
+                        if !pruning {
                             self.sel.queued_delete.clear();
                         }
                         self.rebuild_keeping(keep);
@@ -1069,14 +1045,11 @@ impl App {
                 // Only for the dialog waiting on it (a run for a dialog
                 // closed since checks another number of objects).
                 let waiting = match &self.popup {
-                    Some(Popup::ApplyConfirm {
-                        items,
-                        dry_run: None,
-                    }) => items.len() == total,
-                    Some(Popup::PruneConfirm {
-                        objects,
-                        dry_run: None,
-                    }) => objects.len() == total,
+                    Some(Popup::Confirm(c)) if c.waiting() => match &c.action {
+                        Confirmed::Apply(items) => items.len() == total,
+                        Confirmed::Prune(objects) => objects.len() == total,
+                        _ => false,
+                    },
                     _ => false,
                 };
                 if waiting {
@@ -1086,45 +1059,21 @@ impl App {
             }
             Msg::DryRunDone(results) => {
                 self.jobs.dry_run_progress = None;
-                if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
-                    // A stale run (for a dialog closed since) names none of
-                    // this dialog's objects: drop it. Anything else is shown
-                    // whole, so the dialog never waits for a result that came.
-                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results.clone());
-                        self.note_refusals(&results);
-                    }
+                if self.answer_dry_run(&results, |a| matches!(a, Confirmed::Apply(_))) {
+                    self.note_refusals(&results);
                 }
                 self.finish(Job::DryRun);
                 self.offer_recreate();
                 Vec::new()
             }
             Msg::ServerSideDryRunDone(results) => {
-                if let Some(Popup::ServerSideConfirm { items, dry_run, .. }) = &mut self.popup {
-                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results);
-                    }
-                }
+                self.answer_dry_run(&results, |a| matches!(a, Confirmed::ServerSideApply { .. }));
                 self.finish(Job::DryRun);
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
                 self.jobs.dry_run_progress = None;
-                if let Some(Popup::PruneConfirm { objects, dry_run }) = &mut self.popup {
-                    // Only an answer about this dialog's objects (or none).
-                    let ids: Vec<ObjectRef> = objects.iter().map(ObjectPlan::id).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results);
-                    }
-                }
+                self.answer_dry_run(&results, |a| matches!(a, Confirmed::Prune(_)));
                 self.finish(Job::DryRun);
                 Vec::new()
             }

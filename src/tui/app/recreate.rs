@@ -51,11 +51,10 @@ impl App {
     /// The status line after a dry run that refused updates as invalid:
     /// the way forward.
     pub(super) fn offer_recreate(&mut self) {
-        let Some(Popup::ApplyConfirm {
-            items,
-            dry_run: Some(_),
-        }) = &self.popup
-        else {
+        let Some(Popup::Confirm(c)) = &self.popup else {
+            return;
+        };
+        let (Confirmed::Apply(items), Some(_)) = (&c.action, c.results()) else {
             return;
         };
         let refused: Vec<String> = items

@@ -359,62 +359,7 @@ impl App {
             }
             return Vec::new();
         }
-        self.open_popup(Popup::ServerSideConfirm {
-            items: items.clone(),
-            blocked,
-            dry_run: None,
-        });
-        self.jobs.pending.push(Job::DryRun);
-        vec![Effect::ServerSideDryRun(items, mode.manager)]
-    }
-
-    /// Keys of the server-side apply confirmation: Enter once the dry run
-    /// has answered, r asks the server again, Esc cancels.
-    pub(super) fn server_side_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<crate::ops::ServerSideItem>,
-        blocked: Vec<(ObjectRef, Vec<String>)>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        let manager = self
-            .server_side()
-            .map(|m| m.manager.clone())
-            .unwrap_or_default();
-        match (k.code, &dry_run) {
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter applies once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items,
-                    blocked,
-                    dry_run,
-                });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.jobs.pending.push(Job::Applying);
-                return vec![Effect::ServerSideApply(items, manager)];
-            }
-            (KeyCode::Char('r'), Some(_)) => {
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items: items.clone(),
-                    blocked,
-                    dry_run: None,
-                });
-                self.jobs.pending.push(Job::DryRun);
-                return vec![Effect::ServerSideDryRun(items, manager)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
-            _ => {
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items,
-                    blocked,
-                    dry_run,
-                })
-            }
-        }
-        Vec::new()
+        let c = self.server_side_confirm(items, &blocked, mode.manager);
+        self.open_confirm(c)
     }
 }
