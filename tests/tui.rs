@@ -3866,3 +3866,154 @@ fn long_keys_read_whole() {
         );
     }
 }
+
+// ---------- every confirmation: confirm, then confirmed ----------
+
+/// Whether `e` writes to the cluster, a file, or ends the session: what
+/// only a confirmation's confirm key may send.
+fn destructive(e: &Effect) -> bool {
+    matches!(
+        e,
+        Effect::Apply(_)
+            | Effect::ServerSideApply(..)
+            | Effect::Delete(..)
+            | Effect::Prune(_)
+            | Effect::Recreate(_)
+            | Effect::Export(_, _, true)
+            | Effect::Quit
+    )
+}
+
+/// Each confirmation, opened on its own app (its dry run answered), with
+/// the key that confirms it and the count to type first, if any.
+fn every_confirmation() -> Vec<(&'static str, App, KeyCode, Option<&'static str>)> {
+    let mut all = Vec::new();
+    let mut a = app(100, 30);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
+    all.push(("apply", a, KeyCode::Enter, None));
+
+    let mut a = app_with(
+        Options {
+            server_side: Some(kapply::tui::ServerSideMode {
+                manager: "kapply".into(),
+                force: true,
+            }),
+            ..Options::default()
+        },
+        100,
+        30,
+    );
+    select(&mut a, "app-config");
+    let eff = feed(&mut a, [key('a')]);
+    let [Effect::ServerSideDryRun(items, _)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    let ok = items
+        .iter()
+        .map(|i| result(&i.plan.id().to_string(), true, "created (server dry run)"))
+        .collect();
+    a.update(Msg::ServerSideDryRunDone(ok));
+    all.push(("server-side apply", a, KeyCode::Enter, None));
+
+    let mut a = app(100, 30);
+    feed(&mut a, [key('p'), key('y')]);
+    a.update(Msg::PruneDryRunDone(vec![result(
+        "ConfigMap default/old-config",
+        true,
+        "deleted (server dry run)",
+    )]));
+    all.push(("prune", a, KeyCode::Enter, None));
+
+    let mut a = app(100, 30);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key(' ')]);
+    select(&mut a, "nginx");
+    feed(&mut a, [key(' '), key('D')]);
+    all.push(("delete", a, KeyCode::Enter, Some("2")));
+
+    let mut a = app(100, 30);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    refuse_in_dry_run(&mut a);
+    feed(&mut a, [key('F')]);
+    all.push(("recreate", a, KeyCode::Enter, None));
+
+    let mut a = app(100, 30);
+    select(&mut a, "old-config");
+    let old = a.selected().expect("old-config").clone();
+    a.update(Msg::Exported(
+        old,
+        Ok(kapply::ops::Exported::Exists("manifests/old.yaml".into())),
+    ));
+    all.push(("export overwrite", a, KeyCode::Char('y'), None));
+
+    let mut a = app(100, 30);
+    feed(&mut a, [key(' '), key('q')]);
+    all.push(("quit", a, KeyCode::Char('y'), None));
+    all
+}
+
+/// One dialog for all of them, and the same rule for all: no key but the
+/// confirm key (once the count is typed) sends the action; every other
+/// key leaves the confirmation open on the same action; the confirm key
+/// sends exactly it and closes the dialog.
+#[test]
+fn no_confirmation_acts_before_its_confirm_key() {
+    let others: Vec<KeyCode> = (' '..='~')
+        .map(KeyCode::Char)
+        .chain([
+            KeyCode::Backspace,
+            KeyCode::Tab,
+            KeyCode::Left,
+            KeyCode::Right,
+            KeyCode::Delete,
+            KeyCode::F(1),
+        ])
+        .collect();
+    let all = every_confirmation();
+    assert_eq!(all.len(), 7);
+    for (what, mut a, yes, count) in all {
+        let Some(Popup::Confirm(c)) = &a.popup else {
+            panic!("{what}: no confirmation: {:?}", a.popup);
+        };
+        let kind = std::mem::discriminant(&c.action);
+        let (yes_keys, no_keys) = (c.yes.codes, c.no.codes);
+        let extras: Vec<char> = c.extras.iter().map(|x| x.key().0).collect();
+        assert!(yes_keys.contains(&yes), "{what}: {yes_keys:?}");
+        for k in &others {
+            // Cancel keys close it; extra keys (retry, recreate) are tested on their own.
+            let skip = yes_keys.contains(k)
+                || no_keys.contains(k)
+                || matches!(k, KeyCode::Char(ch) if extras.contains(ch));
+            if skip {
+                continue;
+            }
+            let eff = a.update(code(*k));
+            // (The effects are long: only whether one acted.)
+            let acted = eff.iter().filter(|e| destructive(e)).count();
+            assert_eq!(acted, 0, "{what}: {k:?} sent what it confirms");
+            let Some(Popup::Confirm(c)) = &a.popup else {
+                panic!("{what}: {k:?} closed it: {:?}", a.popup);
+            };
+            assert_eq!(std::mem::discriminant(&c.action), kind, "{what}: {k:?}");
+        }
+        // Digits typed above: the count is typed afresh.
+        if let Some(n) = count {
+            let eff = feed(&mut a, [code(yes)]);
+            assert!(eff.is_empty(), "{what}: without the count: {eff:?}");
+            while matches!(&a.popup, Some(Popup::Confirm(c)) if c.count.as_ref().is_some_and(|n| !n.typed.is_empty()))
+            {
+                a.update(code(KeyCode::Backspace));
+            }
+            feed(&mut a, keys(n));
+        }
+        let eff = a.update(code(yes));
+        assert!(
+            matches!(eff.as_slice(), [e] if destructive(e)),
+            "{what}: {eff:?}"
+        );
+        assert!(a.popup.is_none(), "{what}: {:?}", a.popup);
+    }
+}
