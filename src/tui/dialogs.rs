@@ -2,11 +2,24 @@
 //! and every confirmation through one view): title, width, body and footer.
 
 use crate::plan::ObjectPlan;
-use crate::tui::app::{App, ChangeItem, Confirm, Popup, PruneChoice, confirm_body, confirm_footer};
+use crate::tui::app::{ChangeItem, Confirm, Popup, PruneChoice, confirm_body, confirm_footer};
+use crate::tui::keymap::Pane;
 use crate::tui::theme::*;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
+
+/// What a dialog's view takes from the app besides the dialog.
+#[derive(Clone, Copy)]
+pub(crate) struct DialogCtx {
+    /// The screen's width.
+    pub(crate) width: u16,
+    /// Where the keyboard is (the help dims other panes' keys).
+    pub(crate) pane: Pane,
+    pub(crate) spinner: usize,
+    /// Of the objects the dry run under way checks, how many it answered.
+    pub(crate) dry_run_progress: Option<(usize, usize)>,
+}
 
 /// A dialog's content: the body wraps and scrolls; the footer (prompt,
 /// counts, keys) wraps and always shows.
@@ -21,9 +34,8 @@ pub(crate) struct PopupView {
 /// The verdict's line while the server has not answered yet, with how
 /// many objects it has answered once it has (thousands take a while over a
 /// distant link).
-fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
+fn dry_run_waiting(app: DialogCtx, t: Theme) -> Line<'static> {
     let progress = app
-        .jobs
         .dry_run_progress
         .map(|(done, total)| format!(" {done}/{total} answered"))
         .unwrap_or_default();
@@ -39,17 +51,17 @@ fn dry_run_waiting(app: &App, t: Theme) -> Line<'static> {
 /// Every confirmation, drawn the one way: its question, the server's
 /// verdict (the spinner while it is awaited), what it acts on; then the
 /// count's prompt (if it asks for one) and its keys.
-fn confirm_view(app: &App, c: &Confirm, t: Theme) -> PopupView {
+fn confirm_view(app: DialogCtx, c: &Confirm, t: Theme) -> PopupView {
     PopupView {
         title: c.title,
-        width: c.width.of(app.size.width),
+        width: c.width.of(app.width),
         body: confirm_body(c, || dry_run_waiting(app, t)),
         footer: confirm_footer(c, t),
     }
 }
 
 /// The dialog, its text escaped before it is measured and drawn.
-pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
+pub(crate) fn popup_view(app: DialogCtx, p: &Popup, t: Theme) -> PopupView {
     let v = popup_view_raw(app, p, t);
     PopupView {
         body: esc_lines(v.body),
@@ -58,7 +70,7 @@ pub(crate) fn popup_view(app: &App, p: &Popup, t: Theme) -> PopupView {
     }
 }
 
-pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
+pub(crate) fn popup_view_raw(app: DialogCtx, p: &Popup, t: Theme) -> PopupView {
     match p {
         Popup::Help => help_view(app, t),
         Popup::Changes { changes, pos } => changes_view(changes, *pos, t),
@@ -83,9 +95,9 @@ pub(crate) fn popup_view_raw(app: &App, p: &Popup, t: Theme) -> PopupView {
 }
 
 /// `?`: every key (those of another pane dimmed), then the marks.
-fn help_view(app: &App, t: Theme) -> PopupView {
+fn help_view(app: DialogCtx, t: Theme) -> PopupView {
     let key_style = t.fg(Color::Yellow).add_modifier(Modifier::BOLD);
-    let pane = app.pane();
+    let pane = app.pane;
     let mut body: Vec<Line<'static>> = crate::tui::keymap::BINDINGS
         .iter()
         .map(|b| {
@@ -119,7 +131,7 @@ fn help_view(app: &App, t: Theme) -> PopupView {
     }
     PopupView {
         title: "Keys",
-        width: app.size.width.saturating_sub(4).clamp(66, 110),
+        width: app.width.saturating_sub(4).clamp(66, 110),
         body,
         footer: Vec::new(),
     }

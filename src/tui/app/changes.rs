@@ -77,7 +77,7 @@ impl App {
         }
         self.popup = Some(Popup::Changes { changes, pos });
         // Keep the selected line in view (one line a change).
-        let page = usize::from(crate::tui::layout::popup_scroll_range(self).1.max(1));
+        let page = usize::from(self.popup_scroll_range().1.max(1));
         let top = usize::from(self.popup_scroll);
         if pos < top {
             self.popup_scroll = u16::try_from(pos).unwrap_or(u16::MAX);

@@ -192,7 +192,7 @@ impl App {
 
     /// Scroll the open dialog's body, within what it has to show.
     pub(super) fn scroll_popup(&mut self, d: i32) {
-        let (max, _) = crate::tui::layout::popup_scroll_range(self);
+        let (max, _) = self.popup_scroll_range();
         let to = scroll::moved(self.popup_scroll.into(), d as isize, max.into());
         self.popup_scroll = u16::try_from(to).unwrap_or(max);
     }
@@ -200,7 +200,7 @@ impl App {
     pub(super) fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
         // No dialog but the path input uses j/k or the page keys for
         // anything else.
-        let page = i32::from(crate::tui::layout::popup_scroll_range(self).1);
+        let page = i32::from(self.popup_scroll_range().1);
         // The path input types letters; the changes view moves its own
         // selection.
         let typing = matches!(

@@ -417,6 +417,37 @@ impl Counts {
     }
 }
 
+impl crate::tui::theme::MarkSource for App {
+    fn theme(&self) -> crate::tui::theme::Theme {
+        crate::tui::theme::Theme::of(&self.opts)
+    }
+
+    fn deleting(&self, o: &ObjectPlan) -> bool {
+        let in_delete = matches!(&self.popup, Some(Popup::Confirm(c))
+            if matches!(&c.action, Confirmed::Delete { objects, .. }
+                if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
+        in_delete || self.sel.queued_delete.contains(&o.id())
+    }
+
+    fn planned(&self, o: &ObjectPlan) -> bool {
+        App::planned(self, o)
+    }
+
+    fn conflicted(&self, o: &ObjectPlan) -> bool {
+        self.ssa_conflicted(o)
+    }
+}
+
+/// What a dialog's view takes from the app.
+pub(crate) fn dialog_ctx(app: &App) -> crate::tui::dialogs::DialogCtx {
+    crate::tui::dialogs::DialogCtx {
+        width: app.size.width,
+        pane: app.pane(),
+        spinner: app.spinner,
+        dry_run_progress: app.jobs.dry_run_progress,
+    }
+}
+
 /// How far a streamed load is: LISTs answered of those it sends, objects
 /// planned of the manifests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -817,6 +848,17 @@ impl App {
     pub(crate) fn say(&mut self, text: impl Into<String>, failed: bool) {
         self.last_result = Some(text.into());
         self.last_result_failed = failed;
+    }
+
+    /// How far the open dialog's body can scroll, and the rows one page moves.
+    pub fn popup_scroll_range(&self) -> (u16, u16) {
+        let Some(p) = &self.popup else {
+            return (0, 0);
+        };
+        let t = crate::tui::theme::Theme::of(&self.opts);
+        let v = crate::tui::dialogs::popup_view(dialog_ctx(self), p, t);
+        let l = crate::tui::layout::popup_layout(self.size, &v, t);
+        (l.max_scroll, l.body.height.max(1))
     }
 
     pub fn areas(&self) -> Areas {

@@ -79,7 +79,8 @@ impl Widget for &App {
         }
         render_status(&status_view(app), a.status, buf, t);
         if let Some(p) = &app.popup {
-            render_popup(app, p, area, buf, t);
+            let ctx = crate::tui::app::dialog_ctx(app);
+            render_popup(ctx, app.popup_scroll, p, area, buf, t);
         }
     }
 }
