@@ -15,12 +15,11 @@ use super::live::{
     error_plan, finisher, load_error_row, plan_chunks, take_groups,
 };
 use super::{ClusterError, Session, WorkerFailed, Workers, collect_vec};
-use crate::manifest::LiveObjects;
+use crate::manifest::{LiveObject, LiveObjects};
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectPlan, Plan};
 use futures::StreamExt;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
@@ -71,9 +70,9 @@ enum Settled {
     /// Its kind could not be resolved (not served, discovery refused):
     /// an error row.
     Unresolved(ClusterError),
-    /// Its live object from the files, and a warning when its scope is a
-    /// guess.
-    Given(Option<Value>, Option<String>),
+    /// Its live object from the files (decoded when planned), and a
+    /// warning when its scope is a guess.
+    Given(Option<LiveObject>, Option<String>),
 }
 
 /// One read of live state and the manifests it answers, each with its
@@ -87,7 +86,7 @@ enum Batch<'s> {
         members: Vec<(usize, Manifest)>,
     },
     /// A chunk of manifests whose live objects are at hand.
-    Given(Vec<(usize, Manifest, Option<Value>, Option<String>)>),
+    Given(Vec<(usize, Manifest, Option<LiveObject>, Option<String>)>),
 }
 
 /// A planned batch: what progress says of it, and its finished rows.
@@ -455,10 +454,7 @@ fn settle_given(
             }
             // Manifests are unique by identity, so each live object is
             // planned at most once.
-            let found = live
-                .take(&m.id)
-                .map(crate::manifest::LiveObject::into_value);
-            Settled::Given(found, warning)
+            Settled::Given(live.take(&m.id), warning)
         })
         .collect()
 }
@@ -559,7 +555,7 @@ async fn answer<T: Send + 'static>(
         Batch::Given(members) => {
             let members = members
                 .into_iter()
-                .map(|(i, m, live, warning)| (i, m, Ok(live.map(LiveItem::Decoded)), warning));
+                .map(|(i, m, live, warning)| (i, m, Ok(live.map(LiveItem::Given)), warning));
             let jobs = chunk_jobs(workers, None, members, finish);
             Ok((None, joined(jobs).await?))
         }
