@@ -11,8 +11,8 @@ use super::applyset::ApplySet;
 use super::deps::{Loaded, Manifest, PlanOptions, plan_object_owned, prune_block};
 use super::discovery::ResourceInfo;
 use super::live::{
-    LiveByName, LiveItem, PLAN_GROUPS_IN_FLIGHT, Planned, PruneMode, PruneOptions, add_to_group,
-    error_plan, finisher, load_error_row, plan_chunks, take_groups,
+    LiveByName, LiveItem, PLAN_CHUNK, PLAN_GROUPS_IN_FLIGHT, Planned, PruneMode, PruneOptions,
+    add_to_group, error_plan, finisher, load_error_row, plan_chunks, take_groups,
 };
 use super::{ClusterError, Session, WorkerFailed, Workers, collect_vec};
 use crate::manifest::{LiveObject, LiveObjects};
@@ -147,14 +147,17 @@ impl LiveSource<'_> {
         let total = manifests.len();
         let pruning = prune.filter(|p| p.mode != PruneMode::None);
 
-        // What pruning needs of the manifests: their identities (taken now,
-        // as each manifest goes once it is planned).
+        // What pruning needs of the manifests: their identities and
+        // namespaces (taken now, as each manifest goes once it is planned).
         let mut blocked = pruning.and_then(|_| prune_block(&load_errors, total));
-        let in_manifests: HashSet<ObjectRef> = manifests.iter().map(|m| m.id.clone()).collect();
-        let namespaces: BTreeSet<String> = manifests
-            .iter()
-            .filter_map(|m| m.id.namespace.clone())
-            .collect();
+        let identities = pruning.map(|_| {
+            let in_manifests: HashSet<ObjectRef> = manifests.iter().map(|m| m.id.clone()).collect();
+            let namespaces: BTreeSet<String> = manifests
+                .iter()
+                .filter_map(|m| m.id.namespace.clone())
+                .collect();
+            (in_manifests, namespaces)
+        });
         if let (Some(set), Some(session)) = (&mut planned.applyset, session) {
             note_members(set, &manifests, &settled, &session.namespace);
         }
@@ -202,7 +205,9 @@ impl LiveSource<'_> {
 
         // Prune candidates, only from a complete read: an object that could
         // not be read or planned must never look like one to delete.
-        if let (Some(session), Some(prune), None) = (session, pruning, &blocked) {
+        if let (Some(session), Some(prune), Some((in_manifests, namespaces)), None) =
+            (session, pruning, identities, &blocked)
+        {
             let visited = || {
                 let mut visited = namespaces.clone();
                 if session.explicit_namespace {
@@ -471,7 +476,10 @@ fn batches<'s>(
     mut unresolved: impl FnMut(usize, ObjectPlan),
 ) -> Vec<Batch<'s>> {
     let mut groups: BTreeMap<_, _> = BTreeMap::new();
-    let mut given = Vec::new();
+    // Offline, the chunks are cut as the manifests go by (no second list
+    // of every manifest).
+    let mut chunks: Vec<Batch<'s>> = Vec::new();
+    let mut given = Vec::with_capacity(PLAN_CHUNK);
     let mut listed: Vec<Option<Manifest>> = Vec::new();
     for (i, (m, s)) in manifests.into_iter().zip(settled).enumerate() {
         match s {
@@ -485,8 +493,17 @@ fn batches<'s>(
                 row.kind_not_served = matches!(e, ClusterError::NotServed(_));
                 unresolved(i, row);
             }
-            Settled::Given(live, warning) => given.push((i, m, live, warning)),
+            Settled::Given(live, warning) => {
+                given.push((i, m, live, warning));
+                if given.len() == PLAN_CHUNK {
+                    let full = std::mem::replace(&mut given, Vec::with_capacity(PLAN_CHUNK));
+                    chunks.push(Batch::Given(full));
+                }
+            }
         }
+    }
+    if !given.is_empty() {
+        chunks.push(Batch::Given(given));
     }
     let mut out: Vec<Batch<'s>> = Vec::new();
     if let Some(session) = session {
@@ -501,7 +518,7 @@ fn batches<'s>(
                 }),
         );
     }
-    out.extend(plan_chunks(given.into_iter()).map(Batch::Given));
+    out.extend(chunks);
     out
 }
 
