@@ -36,9 +36,33 @@ fn existing<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Ma
     obj.get_mut(key).and_then(Value::as_object_mut)
 }
 
-/// The defaulting of one kind: the object's top-level map, and the source
-/// of Service cluster IPs.
-type Rule = fn(&mut Map<String, Value>, &mut dyn FnMut() -> String);
+/// What kube-apiserver allocates as it stores a Service (its REST storage,
+/// after defaulting): a cluster IP, node ports, a health check node port.
+/// A closure `|| ip` allocates cluster IPs alone (node ports left unset):
+/// a caller that does not know them predicts nothing of them.
+pub trait Allocate {
+    fn cluster_ip(&mut self) -> String;
+    /// A node port for a Service port without one (`port` is that port's
+    /// map, its protocol defaulted); `None`: left unset.
+    fn node_port(&mut self, _port: &Map<String, Value>) -> Option<i64> {
+        None
+    }
+    /// A load balancer's health check node port (`externalTrafficPolicy:
+    /// Local`); `None`: left unset.
+    fn health_check_node_port(&mut self) -> Option<i64> {
+        None
+    }
+}
+
+impl<F: FnMut() -> String + ?Sized> Allocate for F {
+    fn cluster_ip(&mut self) -> String {
+        self()
+    }
+}
+
+/// The defaulting of one kind: the object's top-level map, and what
+/// allocates a Service's cluster IP and node ports.
+type Rule = fn(&mut Map<String, Value>, &mut dyn Allocate);
 
 /// The rule of a kind (group-qualified kinds are matched by kind and
 /// apiVersion); `None`: the server defaults nothing of it here.
@@ -133,14 +157,14 @@ fn kind_of(obj: &Value) -> (&str, &str) {
 }
 
 /// Apply the defaults of `kind` (group-qualified kinds are matched by kind
-/// and apiVersion). `next_ip` hands out Service cluster IPs.
-pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
+/// and apiVersion). `alloc` hands out Service cluster IPs and node ports.
+pub fn apply(obj: &mut Value, alloc: &mut dyn Allocate) {
     let (api_version, kind) = kind_of(obj);
     let Some(rule) = rule(api_version, kind) else {
         return;
     };
     if let Some(o) = obj.as_object_mut() {
-        rule(o, next_ip);
+        rule(o, alloc);
     }
 }
 
@@ -430,7 +454,7 @@ fn container(c: &mut Map<String, Value>) {
     }
 }
 
-fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
+fn service(o: &mut Map<String, Value>, alloc: &mut dyn Allocate) {
     let Some(spec) = child(o, "spec") else {
         return;
     };
@@ -440,7 +464,7 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     let ty = spec["type"].as_str().unwrap_or_default().to_string();
     if ty != "ExternalName" {
         if spec.get("clusterIP").is_none_or(|v| v.is_null() || v == "") {
-            spec.insert("clusterIP".into(), json!(next_ip()));
+            spec.insert("clusterIP".into(), json!(alloc.cluster_ip()));
         }
         let ip = spec["clusterIP"].clone();
         default(spec, "clusterIPs", || json!([ip]));
@@ -455,13 +479,34 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     if ty == "LoadBalancer" {
         default(spec, "allocateLoadBalancerNodePorts", || json!(true));
     }
+    // Node ports for a NodePort Service and a load balancer that allocates
+    // them (the registry's allocation, seen on kube-apiserver v1.34: a port
+    // without one gets one, a `0` counts as none).
+    let node_ports = ty == "NodePort"
+        || (ty == "LoadBalancer"
+            && spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false)));
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
             default(p, "protocol", || json!("TCP"));
             if let Some(port) = p.get("port").cloned() {
                 default(p, "targetPort", || port);
             }
+            if node_ports
+                && p.get("nodePort").is_none_or(|v| v.is_null() || v == 0)
+                && let Some(n) = alloc.node_port(p)
+            {
+                p.insert("nodePort".into(), json!(n));
+            }
         }
+    }
+    if ty == "LoadBalancer"
+        && spec.get("externalTrafficPolicy").and_then(Value::as_str) == Some("Local")
+        && spec
+            .get("healthCheckNodePort")
+            .is_none_or(|v| v.is_null() || v == 0)
+        && let Some(n) = alloc.health_check_node_port()
+    {
+        spec.insert("healthCheckNodePort".into(), json!(n));
     }
     if let Some(status) = child(o, "status") {
         default(status, "loadBalancer", || json!({}));
