@@ -329,12 +329,12 @@ impl Scenario {
             // Node ports the server allocated differ between servers.
             for f in o["fields"].as_array_mut().into_iter().flatten() {
                 let path = f["path"].as_str().unwrap_or_default();
-                if path.ends_with(".nodePort") || path.ends_with(".healthCheckNodePort") {
-                    for side in ["config", "live", "lastApplied"] {
-                        if f[side].is_number() {
-                            f[side] = "NODE-PORT".into();
-                        }
+                let leaf = path.ends_with(".nodePort") || path.ends_with(".healthCheckNodePort");
+                for side in ["config", "live", "lastApplied"] {
+                    if leaf && f[side].is_number() {
+                        f[side] = "NODE-PORT".into();
                     }
+                    mask_node_ports(&mut f[side]);
                 }
             }
         }
@@ -615,6 +615,23 @@ fn embedded_held_to_real_service_types() {
     held("held-svc", service_type_history);
 }
 
+/// `v` with the node ports in it masked (a Service port element's).
+fn mask_node_ports(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if (k == "nodePort" || k == "healthCheckNodePort") && x.is_number() {
+                    *x = "NODE-PORT".into();
+                } else {
+                    mask_node_ports(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(mask_node_ports),
+        _ => {}
+    }
+}
+
 /// A Service named `lb` of type `ty` (extra spec lines in `more`).
 fn typed_service(ty: &str, more: &str) -> String {
     format!(
@@ -641,12 +658,49 @@ fn service_type_history(s: &mut Scenario) {
     );
     s.apply(&["-f", "m"], true);
     s.assert_same(&["services"]);
-    // A port renumbered as the type changes: its node port goes too.
+    // A port renumbered as the type changes: its node port goes too. The
+    // plan says what the server drops.
     s.write("m/lb.yaml", &typed_service("ClusterIP", ""));
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let warnings = plan["objects"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "spec.type changes from LoadBalancer to ClusterIP: the server drops \
+             spec.ports[*].nodePort, spec.allocateLoadBalancerNodePorts, \
+             spec.externalTrafficPolicy as it stores the change"
+        ),
+        "{warnings}"
+    );
     s.apply(&["-f", "m"], true);
     let after = s.assert_same(&["services"]);
-    let ports = &after[0]["spec"]["ports"];
-    assert!(ports.to_string().find("nodePort").is_none(), "{ports}");
+    let spec = &after[0]["spec"];
+    for gone in [
+        "nodePort",
+        "allocateLoadBalancerNodePorts",
+        "externalTrafficPolicy",
+    ] {
+        assert!(!spec.to_string().contains(gone), "{gone}: {spec}");
+    }
+    // An ExternalName has no cluster IP: the server drops it.
+    s.write(
+        "m/lb.yaml",
+        &typed_service("ExternalName", "  externalName: db.example.com\n"),
+    );
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let warnings = plan["objects"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "the server drops spec.clusterIP, spec.clusterIPs, spec.ipFamilies, \
+             spec.ipFamilyPolicy, spec.internalTrafficPolicy as it stores the change"
+        ),
+        "{warnings}"
+    );
+    s.apply(&["-f", "m"], true);
+    let after = s.assert_same(&["services"]);
+    let spec = &after[0]["spec"];
+    for gone in ["ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"] {
+        assert!(!spec.to_string().contains(gone), "{gone}: {spec}");
+    }
 }
 
 #[test]

@@ -399,6 +399,16 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         .unwrap_or_default();
     let mut found = false;
     let mut out = Vec::new();
+    // A field owned but absent before (one the storage dropped past the
+    // field manager) stays its owner's until a write changes it; only
+    // what this write removed goes. Read when the first such path comes.
+    let old_present = std::cell::OnceCell::new();
+    let kept = |p: &FieldPath| {
+        present.contains(p)
+            || !old_present
+                .get_or_init(|| leaves(old_v, schema))
+                .contains(p)
+    };
     for mut e in entries.drain(..) {
         let mut set = from_fields_v1(&e["fieldsV1"]);
         let mine = e["manager"] == w.manager
@@ -420,7 +430,7 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         } else {
             set.retain(|p| !owned.contains(p));
         }
-        set.retain(|p| present.contains(p));
+        set.retain(kept);
         if set.is_empty() {
             continue;
         }

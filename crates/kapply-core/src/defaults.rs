@@ -618,6 +618,169 @@ fn secret(o: &mut Map<String, Value>) {
     }
 }
 
+/// A field a Service's storage sets or drops on an update, past its field
+/// manager (kube-apiserver v1.34's `patchAllocatedValues` and
+/// `dropTypeDependentFields`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServiceField {
+    /// A port's node port: the port's list keys (`protocol` defaulted).
+    NodePort { port: Value, protocol: Value },
+    /// A field of `spec`.
+    Spec(&'static str),
+}
+
+impl ServiceField {
+    fn node_port(port: &Map<String, Value>) -> ServiceField {
+        let protocol = port.get("protocol").filter(|p| !p.is_null());
+        ServiceField::NodePort {
+            port: port.get("port").cloned().unwrap_or(Value::Null),
+            protocol: protocol.cloned().unwrap_or_else(|| json!("TCP")),
+        }
+    }
+}
+
+fn needs_node_ports(spec: &Value) -> bool {
+    match spec["type"].as_str() {
+        Some("NodePort") => true,
+        Some("LoadBalancer") => spec["allocateLoadBalancerNodePorts"] != json!(false),
+        _ => false,
+    }
+}
+
+fn needs_health_check(spec: &Value) -> bool {
+    spec["type"] == "LoadBalancer" && spec["externalTrafficPolicy"] == "Local"
+}
+
+fn node_port_of(port: &Value) -> i64 {
+    port["nodePort"].as_i64().unwrap_or(0)
+}
+
+/// An update of a Service `old` to `new` (before defaulting): node ports
+/// the new spec leaves out are kept from the old port of the same name
+/// (unless another port of the new spec holds it), as is the health check
+/// node port. Returns what was put back.
+pub fn service_keeps_allocated(old: &Value, new: &mut Value) -> Vec<ServiceField> {
+    let mut put_back = Vec::new();
+    let (o, Some(n)) = (&old["spec"], new.get_mut("spec")) else {
+        return put_back;
+    };
+    if needs_node_ports(o) && needs_node_ports(n) {
+        let old_ports = o["ports"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let held: Vec<i64> = n["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(node_port_of)
+            .collect();
+        for p in n["ports"].as_array_mut().into_iter().flatten() {
+            if node_port_of(p) != 0 {
+                continue;
+            }
+            let same_name = old_ports.iter().find(|q| q["name"] == p["name"]);
+            if let Some(v) = same_name
+                .map(node_port_of)
+                .filter(|v| *v != 0 && !held.contains(v))
+                && let Some(m) = p.as_object_mut()
+            {
+                m.insert("nodePort".into(), json!(v));
+                put_back.push(ServiceField::node_port(m));
+            }
+        }
+    }
+    if needs_health_check(o)
+        && needs_health_check(n)
+        && n["healthCheckNodePort"].as_i64().unwrap_or(0) == 0
+        && let Some(v) = o.get("healthCheckNodePort")
+    {
+        n["healthCheckNodePort"] = v.clone();
+        put_back.push(ServiceField::Spec("healthCheckNodePort"));
+    }
+    put_back
+}
+
+/// An update of a Service `old` to `new` (before defaulting): what the new
+/// type does not use is dropped where the update left it as it was: an
+/// ExternalName's cluster IPs, IP families and internal traffic policy, node ports (when none is
+/// net-new), the health check node port,
+/// `allocateLoadBalancerNodePorts`, `loadBalancerClass` and
+/// `externalTrafficPolicy`. Returns what was dropped.
+pub fn service_drops_unused(old: &Value, new: &mut Value) -> Vec<ServiceField> {
+    let mut dropped = Vec::new();
+    let (o, Some(n)) = (&old["spec"], new.get_mut("spec")) else {
+        return dropped;
+    };
+    // An ExternalName has no cluster IP: the allocated ones go, and the IP
+    // families with them.
+    if o["type"] != "ExternalName" && n["type"] == "ExternalName" {
+        let same = |k: &str| o.get(k) == n.get(k);
+        let ips = same("clusterIP") && same("clusterIPs");
+        let fields = [
+            ("clusterIP", ips),
+            ("clusterIPs", ips),
+            ("ipFamilies", same("ipFamilies")),
+            ("ipFamilyPolicy", same("ipFamilyPolicy")),
+            ("internalTrafficPolicy", same("internalTrafficPolicy")),
+        ];
+        for (field, gone) in fields {
+            if gone
+                && let Some(m) = n.as_object_mut()
+                && m.remove(field).is_some()
+            {
+                dropped.push(ServiceField::Spec(field));
+            }
+        }
+    }
+    let all = |s: &Value| -> std::collections::BTreeSet<i64> {
+        let ports = s["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(node_port_of);
+        ports.filter(|n| *n != 0).collect()
+    };
+    if needs_node_ports(o) && !needs_node_ports(n) && all(o).is_superset(&all(n)) {
+        let ports = n["ports"].as_array_mut().into_iter().flatten();
+        for p in ports.filter_map(Value::as_object_mut) {
+            if p.remove("nodePort").is_some() {
+                dropped.push(ServiceField::node_port(p));
+            }
+        }
+    }
+    let load_balancer = |s: &Value| s["type"] == "LoadBalancer";
+    let external = |s: &Value| matches!(s["type"].as_str(), Some("NodePort" | "LoadBalancer"));
+    let same = |k: &str| o.get(k) == n.get(k);
+    let drop = [
+        (
+            "healthCheckNodePort",
+            needs_health_check(o) && !needs_health_check(n) && same("healthCheckNodePort"),
+        ),
+        (
+            "allocateLoadBalancerNodePorts",
+            load_balancer(o)
+                && !load_balancer(n)
+                && !n["allocateLoadBalancerNodePorts"].is_null()
+                && same("allocateLoadBalancerNodePorts"),
+        ),
+        (
+            "loadBalancerClass",
+            load_balancer(o) && !load_balancer(n) && same("loadBalancerClass"),
+        ),
+        (
+            "externalTrafficPolicy",
+            external(o) && !external(n) && same("externalTrafficPolicy"),
+        ),
+    ];
+    for (field, gone) in drop {
+        if gone
+            && let Some(m) = n.as_object_mut()
+            && m.remove(field).is_some()
+        {
+            dropped.push(ServiceField::Spec(field));
+        }
+    }
+    dropped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -429,8 +429,10 @@ fn write_served(
         && r.kind == "Service"
         && let Some(o) = old
     {
-        storage_set.extend(allocate::keep_allocated(o, &mut new));
-        dropped = allocate::drop_unused(o, &mut new);
+        let kept = defaults::service_keeps_allocated(o, &mut new);
+        storage_set.extend(kept.iter().map(allocate::field_path));
+        let gone = defaults::service_drops_unused(o, &mut new);
+        dropped = gone.iter().map(allocate::field_path).collect();
     }
     let mut allocator = allocate::Allocator::new(st);
     defaults::apply(&mut new, &mut allocator);

@@ -106,8 +106,8 @@ pub(crate) fn classify_with(
         // last applied: someone changed it in the cluster since, and apply
         // throws their change away. The writer is named as for a drift
         // (the hazard `overwrites-cluster-change` says it in words).
-        let overwrites =
-            matches!(f.cause, Cause::Intended | Cause::Removed) && overwrites_cluster_change(f);
+        let overwrites = matches!(f.cause, Cause::Intended | Cause::Removed)
+            && overwrites_cluster_change(f, owners);
         if f.cause == Cause::Drift || overwrites {
             let owners = owners.get();
             let others = owners.others(&f.path);
@@ -443,7 +443,7 @@ pub fn reverts_drift(fields: &[FieldChange]) -> bool {
 /// last-applied, or it is gone from the config) lands on a live value that
 /// differs from last-applied: a change made in the cluster since the last
 /// apply, which the apply replaces.
-pub(crate) fn overwrites_cluster_change(f: &FieldChange) -> bool {
+pub(crate) fn overwrites_cluster_change(f: &FieldChange, owners: &LazyOwners) -> bool {
     let (c, l, a) = (f.config.as_ref(), f.live.as_ref(), f.last_applied.as_ref());
     f.action != FieldAction::Keep
         && a.is_some()
@@ -451,6 +451,31 @@ pub(crate) fn overwrites_cluster_change(f: &FieldChange) -> bool {
         && !same(l, a)
         && !is_duplicates_row(f)
         && f.reason != Reason::ElementOrder
+        && !filled_in_only(a, l, &f.path, owners)
+}
+
+/// Whether live differs from last-applied only by fields live adds that
+/// no writer but apply's manager (or none) owns: what the server filled in
+/// (a removed container's `imagePullPolicy`, a Service port's allocated
+/// `nodePort`), not a change made in the cluster. Lists are compared
+/// element by element in order.
+fn filled_in_only(a: Option<&Value>, l: Option<&Value>, at: &str, owners: &LazyOwners) -> bool {
+    match (a, l) {
+        (Some(Value::Object(a)), Some(Value::Object(l))) => {
+            a.iter()
+                .all(|(k, av)| filled_in_only(Some(av), l.get(k), &path::key(at, k), owners))
+                && l.keys()
+                    .filter(|k| !a.contains_key(*k))
+                    .all(|k| owners.get().others(&path::key(at, k)).is_empty())
+        }
+        (Some(Value::Array(a)), Some(Value::Array(l))) => {
+            a.len() == l.len()
+                && a.iter().zip(l).enumerate().all(|(i, (av, lv))| {
+                    filled_in_only(Some(av), Some(lv), &path::index(at, i), owners)
+                })
+        }
+        _ => same(a, l),
+    }
 }
 
 /// The row of config elements sharing a merge key (fields.rs): an element
