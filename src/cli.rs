@@ -490,6 +490,7 @@ use crate::cluster::{
     ApplyOptions, ClusterOptions, DeleteOptions, KubeEngine, LabelSelector, PruneMode,
     PruneOptions, Session,
 };
+use crate::fieldpath::FieldPath;
 use crate::inputs::Inputs;
 use crate::manifest::{self, LoadOptions, Loaded};
 use crate::objref::ObjectRef;
@@ -685,15 +686,15 @@ impl<R: Row> Made<R> {
 }
 
 /// Plan against the cluster (or offline against `--live` files), each row
-/// made what the command keeps of it by `keep` as soon as it is planned
-/// (to drop what the command will not read: at 10,000 objects the trees of
-/// every row are most of the memory).
-async fn make_plan<R: Send>(
+/// made what the command keeps of it by `keep` on the planning threads as
+/// soon as it is planned (to drop what the command will not read: at
+/// 10,000 objects the trees of every row are most of the memory).
+async fn make_plan<R: Send + 'static>(
     a: &PlanArgs,
-    mut keep: impl FnMut(ObjectPlan) -> R + Send,
+    keep: impl Fn(ObjectPlan) -> R + Send + Sync + 'static,
 ) -> anyhow::Result<Made<R>> {
     let mut rows = Vec::new();
-    let ran = run_plan(a, true, |p| p, |p| rows.push(keep(p))).await?;
+    let ran = run_plan(a, true, keep, |r| rows.push(r)).await?;
     Ok(Made {
         rows,
         prune_skipped: ran.prune_skipped,
@@ -716,6 +717,24 @@ enum Against {
         session: Arc<Session>,
         prune: PruneOptions,
     },
+}
+
+impl Against {
+    /// The live source of the plan (progress on stderr against a cluster).
+    fn source(&mut self) -> crate::cluster::LiveSource<'_> {
+        match self {
+            Against::Files {
+                live,
+                default_ns,
+                flag,
+            } => crate::cluster::LiveSource::Files {
+                live,
+                default_ns,
+                flag: flag.as_deref(),
+            },
+            Against::Cluster { session, prune } => session.source(prune, progress_line()),
+        }
+    }
 }
 
 /// The start of every plan: the flags checked, the manifests loaded (and
@@ -780,43 +799,23 @@ async fn run_plan<T: Send + 'static>(
     finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
     emit: impl FnMut(T) + Send,
 ) -> anyhow::Result<Ran> {
-    let (loaded, against) = start(a).await?;
+    let (loaded, mut against) = start(a).await?;
     let unreadable_path = loaded.unreadable_path().map(|e| e.to_string());
-    match against {
-        Against::Files {
-            live,
-            default_ns,
-            flag,
-        } => {
-            crate::cluster::plan_files_each(
-                loaded,
-                live,
-                (&default_ns, flag.as_deref()),
-                keep_objects,
-                finish,
-                emit,
-            )
-            .await?;
-            Ok(Ran {
-                prune_skipped: None,
-                cluster: None,
-                unreadable_path,
-            })
-        }
-        Against::Cluster { session, prune } => {
-            let mut planned = session
-                .plan_each_with(loaded, &prune, progress_line(), keep_objects, finish, emit)
-                .await?;
-            for s in &planned.skipped {
-                errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
-            }
-            Ok(Ran {
-                prune_skipped: planned.plan.prune_skipped.take(),
-                cluster: Some((session, planned)),
-                unreadable_path,
-            })
-        }
+    let mut planned = against
+        .source()
+        .plan_each(loaded, keep_objects, finish, emit)
+        .await?;
+    for s in &planned.skipped {
+        errln!("skipped: {s} (does not match -l; kubectl apply --prune -l skips it too)");
     }
+    Ok(Ran {
+        prune_skipped: planned.plan.prune_skipped.take(),
+        cluster: match against {
+            Against::Cluster { session, .. } => Some((session, planned)),
+            Against::Files { .. } => None,
+        },
+        unreadable_path,
+    })
 }
 
 /// What `diff` and `plan` write of one object, made on a planning thread.
@@ -1335,7 +1334,7 @@ fn print_unchanged(plan: &Plan, dry_run: bool) {
 /// `"action": "release"`.
 /// Objects are matched by their [`ObjectRef`] (the version may differ
 /// between the file and the fresh plan).
-type Selection = std::collections::HashMap<ObjectRef, (Vec<String>, Vec<String>)>;
+type Selection = std::collections::HashMap<ObjectRef, (Vec<FieldPath>, Vec<FieldPath>)>;
 
 /// A saved plan as `apply --plan` reads it: what it selects, and what it
 /// pinned of each object (its rows as reviewed, and its [`plan::pin::Pin`]).
@@ -1382,7 +1381,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
     // `"action": "release"` is the one edit a plan's field rows take
     // beyond removal: noted here, then read as the clear row it was (the
     // cluster layer refuses it on any other row).
-    let mut released: Vec<Vec<String>> = Vec::new();
+    let mut released: Vec<Vec<FieldPath>> = Vec::new();
     let mut pins: Vec<Option<plan::pin::Pin>> = Vec::new();
     if let Some(objects) = doc
         .get_mut("objects")
@@ -1405,7 +1404,7 @@ fn read_selection(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
                     if f.get("action").and_then(serde_json::Value::as_str) == Some("release") {
                         f["action"] = serde_json::Value::String("clear".into());
                         if let Some(p) = f.get("path").and_then(serde_json::Value::as_str) {
-                            paths.push(p.to_string());
+                            paths.push(FieldPath::from(p));
                         }
                     }
                 }
@@ -1518,16 +1517,16 @@ fn action_word(a: ObjectAction) -> &'static str {
 /// not list the object or none of its changes; partial when it lists only some.
 fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     let (listed, released) = sel.get(&p.id())?;
-    let changes: Vec<&str> = p
+    let changes: Vec<&FieldPath> = p
         .fields
         .iter()
         .filter(|f| f.action != crate::merge::FieldAction::Keep)
-        .map(|f| f.path.as_str())
+        .map(|f| &f.path)
         .collect();
-    let accepted: Vec<String> = changes
+    let accepted: Vec<FieldPath> = changes
         .iter()
-        .filter(|c| listed.iter().any(|l| l == *c))
-        .map(|c| c.to_string())
+        .filter(|c| listed.contains(c))
+        .map(|&c| c.clone())
         .collect();
     if accepted.is_empty() && !changes.is_empty() {
         errln!(
@@ -1538,12 +1537,12 @@ fn select_item(p: &ObjectPlan, sel: &Selection) -> Option<ApplyItem> {
     }
     // A release the fresh plan no longer has as a change is dropped with
     // it; one on a row that is not a clear is refused when applied.
-    let released: Vec<String> = released
+    let released: Vec<FieldPath> = released
         .iter()
-        .filter(|r| changes.contains(&r.as_str()))
+        .filter(|r| changes.contains(r))
         .cloned()
         .collect();
-    let accepted: Vec<String> = accepted
+    let accepted: Vec<FieldPath> = accepted
         .into_iter()
         .filter(|a| !released.contains(a))
         .collect();
@@ -1587,14 +1586,10 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     // Without a plan file each row is cut down to what apply reads as soon
     // as it is planned (a create to its encoded body, which stays paired
     // with its row); a plan file's partial apply needs the whole rows.
-    let slim = a.plan_file.is_none();
-    let made = make_plan(&plan_args, |p| {
-        if slim {
-            crate::cluster::slim_for_apply(p)
-        } else {
-            (p, None)
-        }
-    })
+    let made = make_plan(
+        &plan_args,
+        crate::cluster::rows_for_apply(a.plan_file.is_some()),
+    )
     .await?;
     if let Some(code) = made.refuse_writes("apply") {
         return Ok(code);
@@ -2025,7 +2020,7 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
 
 /// A field value as `kapply release` shows it: Secret data masked, strings
 /// bare, the rest as JSON.
-fn release_value(kind: &str, path: &str, v: Option<&serde_json::Value>) -> String {
+fn release_value(kind: &str, path: &FieldPath, v: Option<&serde_json::Value>) -> String {
     match v {
         None => "(not set live)".into(),
         Some(_) if crate::mask::is_secret_field(kind, path) => crate::mask::MASK.into(),

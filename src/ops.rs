@@ -4,6 +4,7 @@
 //! against a real API server (kube-rs), tests implement it with fakes.
 //! Keeping this seam narrow lets `App::update` stay free of I/O.
 
+use crate::fieldpath::FieldPath;
 use crate::objref::ObjectRef;
 use crate::plan::{ObjectPlan, Plan};
 use futures::future::BoxFuture;
@@ -26,11 +27,11 @@ pub struct ApplyItem {
     pub plan: ObjectPlan,
     /// `None`: apply the whole config. `Some(paths)`: apply last-applied
     /// plus only these field changes.
-    pub accepted_fields: Option<Vec<String>>,
+    pub accepted_fields: Option<Vec<FieldPath>>,
     /// `clear` rows released instead of cleared: dropped from the
     /// last-applied annotation, no deletion sent, the live value stays
     /// (another writer owns the field from then on).
-    pub released_fields: Vec<String>,
+    pub released_fields: Vec<FieldPath>,
 }
 
 pub use crate::vocab::Propagation;

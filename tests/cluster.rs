@@ -7,8 +7,8 @@ mod kubectl;
 mod server;
 
 use kapply::cluster::{
-    ApplyOptions, ClusterError, ClusterOptions, DeleteOptions, Planned, PruneMode, PruneOptions,
-    Session, applyset_id,
+    ApplyOptions, ClusterError, ClusterOptions, DeleteOptions, PlanError, Planned, PruneMode,
+    PruneOptions, Session, applyset_id,
 };
 use kapply::manifest::{LoadOptions, load};
 use kapply::merge::{FieldAction, LAST_APPLIED};
@@ -857,7 +857,7 @@ async fn partial_apply_leaves_skipped_changes_pending() {
     let image = dep
         .fields
         .iter()
-        .find(|f| f.path.ends_with("image"))
+        .find(|f| f.path.as_str().ends_with("image"))
         .unwrap()
         .path
         .clone();
@@ -1983,7 +1983,10 @@ async fn a_server_gone_mid_run_is_named_on_every_object() {
         .plan(loaded, &PruneOptions::default(), None)
         .await
         .unwrap_err();
-    assert!(matches!(err, ClusterError::Unreachable { .. }), "{err:?}");
+    assert!(
+        matches!(err, PlanError::Read(ClusterError::Unreachable { .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains(&url), "{err}");
 }
 

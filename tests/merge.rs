@@ -174,7 +174,7 @@ fn nginx_walkthrough_scale_image_and_min_ready_seconds() {
     no_field(&tw.fields, "metadata.resourceVersion");
     no_field(&tw.fields, "metadata.managedFields");
     no_field(&tw.fields, "status.replicas");
-    assert!(tw.fields.iter().all(|f| !f.path.starts_with("status")));
+    assert!(tw.fields.iter().all(|f| !f.path.is_under("status")));
 
     // The patch, exactly as kubectl 1.32 sends it.
     let patch = tw.patch.expect("a patch");
@@ -564,6 +564,7 @@ mod props {
     //! Random config / live / last-applied for Deployment-like objects; the
     //! real kubectl applies kapply's patch to live.
     use super::kubectl::kubectl_patch;
+    use kapply::fieldpath::FieldPath;
     use kapply::merge::{LAST_APPLIED, deep_eq, last_applied_annotation, three_way};
     use kapply::patchmeta::{ListStrategy, PatchMeta, Schema};
     use proptest::prelude::*;
@@ -851,7 +852,7 @@ mod props {
     ) {
         use kapply::merge::FieldAction;
         for f in fields {
-            let got = at(result, &f.path);
+            let got = at(result, f.path.as_str());
             match f.action {
                 FieldAction::Set => {
                     let want = f.config.as_ref().unwrap();
@@ -989,7 +990,7 @@ mod props {
             let shown = fields
                 .iter()
                 .filter(|f| f.action != FieldAction::Keep)
-                .any(|f| under(k, &f.path) || under(&f.path, k));
+                .any(|f| under(k, f.path.as_str()) || under(f.path.as_str(), k));
             assert!(
                 shown,
                 "{k} changes from {b:?} to {a:?} and no set/clear row shows it; rows: {:#?}",
@@ -1183,7 +1184,7 @@ mod props {
         let Some(result) = kapply::merge::predicted(&live, tw.patch.as_ref(), schema) else {
             return;
         };
-        let one = |v: &Value, p: &str| -> Option<Value> {
+        let one = |v: &Value, p: &FieldPath| -> Option<Value> {
             match values_at(v, p).as_slice() {
                 [x] => Some((*x).clone()),
                 _ => None,
@@ -1191,14 +1192,14 @@ mod props {
         };
         // `list` + a fact's path: the value there (an element named by its
         // value: whether the list holds it).
-        let holds = |v: &Value, list: &str, rel: &str, want: &Value| -> bool {
+        let holds = |v: &Value, list: &FieldPath, rel: &str, want: &Value| -> bool {
             let by_value = format!("[{}]", kapply::gocompat::json(want));
             match rel.strip_suffix(&by_value) {
-                Some(parent) => values_at(v, &format!("{list}{parent}"))
+                Some(parent) => values_at(v, &format!("{list}{parent}").into())
                     .first()
                     .and_then(|l| l.as_array())
                     .is_some_and(|l| l.iter().any(|e| deep_eq(e, want))),
-                None => one(v, &format!("{list}{rel}")).is_some_and(|x| deep_eq(&x, want)),
+                None => one(v, &format!("{list}{rel}").into()).is_some_and(|x| deep_eq(&x, want)),
             }
         };
         for f in &tw.fields {
@@ -1220,7 +1221,7 @@ mod props {
                         let after = one(&result, &f.path);
                         let facts =
                             list_facts(f.live.as_ref(), after.as_ref(), f.last_applied.as_ref());
-                        assert_eq!(h.message, facts.message(&[], &f.path), "{}", f.path);
+                        assert_eq!(h.message, facts.message(&[], f.path.as_str()), "{}", f.path);
                         assert!(!facts.lost.is_empty() || !facts.back.is_empty());
                         for (rel, v) in &facts.lost {
                             assert!(
@@ -1351,7 +1352,7 @@ mod props {
                 .iter()
                 .filter(|f| f.action != FieldAction::Keep && f.path != annotation && !follows(f))
                 .collect();
-            let included: Vec<String> = rows
+            let included: Vec<FieldPath> = rows
                 .iter()
                 .zip(&pick)
                 .filter(|(_, p)| **p)
@@ -1369,10 +1370,11 @@ mod props {
             let full = kapply::merge::predicted(&live, plan.patch.as_ref(), schema).unwrap();
             let covered = |k: &str| {
                 under(k, &annotation)
-                    || included.iter().any(|p| under(k, p) || under(p, k))
+                    || included.iter().any(|p| under(k, p.as_str()) || under(p.as_str(), k))
                     || consequences.iter().any(|c| {
-                        let parent = c.path.rsplit_once('.').map_or("", |(p, _)| p);
-                        under(k, &c.path) && included.iter().any(|p| under(p, parent))
+                        let parent = c.path.parent().unwrap_or_default();
+                        under(k, c.path.as_str())
+                            && included.iter().any(|p| under(p.as_str(), parent.as_str()))
                     })
             };
             // The result differs from live only under included rows (a
@@ -1396,7 +1398,7 @@ mod props {
                 // it (omitempty); an empty map the config itself writes
                 // (`labels: {}`) is the config's, not the partial apply's.
                 let empty_map_at = |v: &Value| {
-                    values_at(v, k)
+                    values_at(v, &k.as_str().into())
                         .first()
                         .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
                 };
@@ -1452,7 +1454,8 @@ mod props {
                 // from last-applied without changing live) it records the
                 // config.
                 let skipped = rows.iter().any(|f| {
-                    !included.contains(&f.path) && (under(k, &f.path) || under(&f.path, k))
+                    !included.contains(&f.path)
+                        && (under(k, f.path.as_str()) || under(f.path.as_str(), k))
                 });
                 // A parent both last-applied and live hold stays, emptied
                 // (plan/partial.rs: dropping it would delete other writers'

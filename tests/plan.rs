@@ -328,7 +328,7 @@ fn partial_config_applies_only_accepted_changes() {
     let la = deployment("nginx:1.14.2", Some(5));
     let live = scaled_live(&la);
     let config = deployment("nginx:1.16.1", None);
-    let accepted = vec!["spec.template.spec.containers[name=nginx].image".to_string()];
+    let accepted = vec!["spec.template.spec.containers[name=nginx].image".into()];
     let partial = partial_config(&config, Some(&la), &accepted);
     assert_eq!(partial["spec"]["minReadySeconds"], json!(5));
     assert_eq!(
@@ -638,8 +638,7 @@ fn partial_from_plan_skips_changes_even_where_live_drifted() {
         ]
     );
     // Accept only the label.
-    let partial =
-        kapply::plan::partial_from_plan(&p, &["metadata.labels.team".to_string()]).unwrap();
+    let partial = kapply::plan::partial_from_plan(&p, &["metadata.labels.team".into()]).unwrap();
     let schema = PatchMeta::builtin().root("apps/v1", "Deployment");
     let tw = three_way(&partial, &live, Some(&la), schema).unwrap();
     if let Some(result) = kubectl::kubectl_patch(&live, &tw.patch.unwrap().body, true) {
@@ -1301,7 +1300,7 @@ fn an_annotation_one_string_apart_plans_as_parsed() {
             for p in [&mut edited, &mut parsed] {
                 p.live = None;
                 for f in &mut p.fields {
-                    if f.path.contains(LAST_APPLIED) {
+                    if f.path.as_str().contains(LAST_APPLIED) {
                         f.live = None;
                     }
                 }

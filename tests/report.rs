@@ -9,6 +9,7 @@ mod server;
 #[path = "tui_fixture/mod.rs"]
 mod tui_fixture;
 
+use kapply::fieldpath::FieldPath;
 use kapply::manifest::{Manifest, Source};
 use kapply::merge::{LAST_APPLIED, last_applied_annotation};
 use kapply::objref::{ObjectRef, split_api_version};
@@ -597,7 +598,7 @@ fn parts_are_written_to_the_output_dir() {
 /// `a` applies just the bump everywhere.
 #[test]
 fn the_tui_changes_view_marks_every_object_carrying_a_change() {
-    use kapply::tui::app::{Effect, Msg, Popup};
+    use kapply::tui::app::{Confirmed, Effect, Msg, Popup};
     use kapply::tui::{App, Options};
     use tui_fixture::{code, key};
     let mut objects: Vec<ObjectPlan> = (0..5)
@@ -671,8 +672,8 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
         assert_eq!(
             item.accepted_fields
                 .as_deref()
-                .unwrap_or(&[image.to_string()]),
-            [image.to_string()],
+                .unwrap_or(&[FieldPath::from(image)]),
+            [FieldPath::from(image)],
             "{}",
             item.plan.name
         );
@@ -680,7 +681,7 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
     let web0 = items.iter().find(|i| i.plan.name == "web-0").unwrap();
     assert_eq!(
         web0.accepted_fields.as_deref(),
-        Some(&[image.to_string()][..])
+        Some(&[FieldPath::from(image)][..])
     );
     // `a` opens the confirmation (nothing is sent without it).
     let effects = app.update(key('a'));
@@ -688,5 +689,5 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
         effects.iter().all(|e| matches!(e, Effect::DryRun(_))),
         "{effects:?}"
     );
-    assert!(matches!(app.popup, Some(Popup::ApplyConfirm { .. })));
+    assert!(matches!(app.confirming(), Some(Confirmed::Apply(_))));
 }

@@ -14,7 +14,7 @@ use tui_fixture::{buffer, code, key, outcome, result, select};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use kapply::ops::{Failure, ObjectResult, Outcome, Progress, Propagation};
-use kapply::tui::app::{Effect, Msg, Popup};
+use kapply::tui::app::{Confirmed, Effect, Msg, Popup};
 use kapply::tui::{App, Options};
 use ratatui::style::Color;
 
@@ -104,7 +104,7 @@ fn mask(s: &str) -> String {
 
 /// The server's dry run answers for the open apply dialog: every item ok.
 fn answer_dry_run(app: &mut App) {
-    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+    let Some(Confirmed::Apply(items)) = app.confirming() else {
         panic!("no apply dialog: {:?}", app.popup)
     };
     let results = items
@@ -614,10 +614,9 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
     // Pending: Enter sends nothing and the dialog stays.
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     assert!(eff.is_empty(), "{eff:?}");
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     assert!(screen(&a).contains("Enter waits for the dry run"));
     // A refusal is shown first, with a retry.
     feed(
@@ -636,10 +635,9 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
         matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1),
         "{eff:?}"
     );
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     assert!(
@@ -917,7 +915,7 @@ fn apply_sends_exactly_marked_items_and_accepted_fields() {
     assert_eq!(items[0].accepted_fields, None);
     assert_eq!(
         items[1].accepted_fields.as_deref(),
-        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+        Some(&["spec.template.spec.containers[name=nginx].image".into()][..])
     );
     assert_eq!(dry.len(), items.len());
     assert!(a.popup.is_none());
@@ -1017,7 +1015,7 @@ fn prune_mode_queues_and_confirms() {
         "{eff:?}"
     );
     assert!(
-        matches!(a.popup, Some(Popup::PruneConfirm { ref objects, dry_run: None }) if objects.len() == 1)
+        matches!(&a.popup, Some(Popup::Confirm(c)) if c.waiting() && matches!(&c.action, Confirmed::Prune(objects) if objects.len() == 1))
     );
     // Enter waits for the server's answer.
     assert!(feed(&mut a, [code(KeyCode::Enter)]).is_empty());
@@ -1097,10 +1095,9 @@ fn a_neutral_message_after_a_failure_is_not_drawn_as_one() {
     assert!(a.last_result_failed);
     select(&mut a, "nginx-deployment");
     feed(&mut a, [key('a'), code(KeyCode::Enter)]);
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     assert!(
         a.last_result
             .as_deref()
@@ -1181,10 +1178,9 @@ fn stale_dry_run_is_ignored() {
         true,
         "configured",
     )]));
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
 }
 
 #[test]
@@ -1408,7 +1404,9 @@ async fn apply_then_prune_through_the_engine() {
     a.update(key(' '));
     let dry = a.update(key('a'));
     settle(&mut a, &engine, dry).await;
-    assert!(matches!(&a.popup, Some(Popup::ApplyConfirm { dry_run: Some(r), .. }) if r.len() == 2));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.results().is_some_and(|r| r.len() == 2))
+    );
     let apply = a.update(code(KeyCode::Enter));
     settle(&mut a, &engine, apply).await;
 
@@ -1508,8 +1506,8 @@ fn yaml_view_folds_and_shows_the_annotation() {
     assert!(s.contains("      spec:") && s.contains("+       - image: nginx:1.16.1"));
     assert!(!s.contains("status:"), "far from any change: folded\n{s}");
     let o = a.selected().unwrap();
-    let v1 = kapply::tui::yamlview::view(&a, o);
-    let v2 = kapply::tui::yamlview::view(&a, o);
+    let v1 = a.yaml_lines(o);
+    let v2 = a.yaml_lines(o);
     assert!(std::rc::Rc::ptr_eq(&v1, &v2), "built once, not per frame");
     let folded = v1.len();
 
@@ -1517,7 +1515,7 @@ fn yaml_view_folds_and_shows_the_annotation() {
     let s = screen(&a);
     assert!(!s.contains("z unfolds"), "{s}");
     let o = a.selected().unwrap();
-    assert!(kapply::tui::yamlview::view(&a, o).len() > folded);
+    assert!(a.yaml_lines(o).len() > folded);
 
     // Folded again, and the annotation whole: its JSON diffs line by line.
     feed(&mut a, [key('z'), key('L')]);
@@ -1531,13 +1529,32 @@ fn yaml_view_folds_and_shows_the_annotation() {
     assert!(s.contains("-           \"minReadySeconds\": 5,"), "{s}");
     // A reload is a new plan: the view is built again.
     let o = a.selected().unwrap();
-    let before = kapply::tui::yamlview::view(&a, o);
+    let before = a.yaml_lines(o);
     a.update(Msg::Loaded(Ok(tui_fixture::plan())));
     let o = a.selected().unwrap();
-    assert!(!std::rc::Rc::ptr_eq(
-        &before,
-        &kapply::tui::yamlview::view(&a, o)
-    ));
+    assert!(!std::rc::Rc::ptr_eq(&before, &a.yaml_lines(o)));
+}
+
+/// The field table is laid out by `update` (once per object, plan, `K`
+/// and width); drawing and moving the field cursor only read it.
+#[test]
+fn the_field_table_is_laid_out_in_update_not_per_frame() {
+    let mut a = app(120, 40);
+    select(&mut a, "nginx-deployment");
+    let w = usize::from(a.areas().detail.width - 2);
+    let first = a.field_layout(w).unwrap();
+    let _ = screen(&a);
+    assert!(std::rc::Rc::ptr_eq(&first, &a.field_layout(w).unwrap()));
+    feed(&mut a, [code(KeyCode::Tab), key('j'), key('j')]);
+    let _ = screen(&a);
+    // The list gives the focused pane room: another width, laid out once.
+    let w = usize::from(a.areas().detail.width - 2);
+    let focused = a.field_layout(w).unwrap();
+    assert!(!std::rc::Rc::ptr_eq(&first, &focused));
+    feed(&mut a, [key('j')]);
+    assert!(std::rc::Rc::ptr_eq(&focused, &a.field_layout(w).unwrap()));
+    feed(&mut a, [key('K')]);
+    assert!(!std::rc::Rc::ptr_eq(&focused, &a.field_layout(w).unwrap()));
 }
 
 #[test]
@@ -1568,7 +1585,7 @@ fn changes_are_listed_before_kept_fields() {
     let rows = |kept: bool| -> Vec<String> {
         kapply::tui::app::field_rows(&o, kept)
             .iter()
-            .map(|f| f.path.clone())
+            .map(|f| f.path.to_string())
             .collect()
     };
     assert_eq!(
@@ -1660,7 +1677,7 @@ fn object_with_every_change_excluded_is_not_sent() {
     };
     assert_eq!(
         items[0].accepted_fields.as_deref(),
-        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+        Some(&["spec.template.spec.containers[name=nginx].image".into()][..])
     );
 }
 
@@ -1876,7 +1893,7 @@ fn tall_popups_scroll_and_say_so() {
     // old-config and the 30 more, all queued.
     feed(&mut a, [key('p')]);
     feed(&mut a, (0..31).map(|_| key('y')));
-    assert!(matches!(&a.popup, Some(Popup::PruneConfirm { objects, .. }) if objects.len() == 31));
+    assert!(matches!(a.confirming(), Some(Confirmed::Prune(objects)) if objects.len() == 31));
     a.update(Msg::PruneDryRunDone(Vec::new()));
     let text = popup_text(&a, "Confirm prune").unwrap();
     // 22 rows: 2 borders, 1 footer, 19 of the 34 body lines (the dry run's
@@ -1987,7 +2004,7 @@ fn kept_reasons_name_the_writer() {
     use kapply::tui::ui::reason;
     use serde_json::json;
     let keep = |path: &str| FieldChange {
-        path: path.to_string(),
+        path: path.into(),
         config: None,
         live: Some(json!(2)),
         last_applied: None,
@@ -2528,7 +2545,7 @@ fn release_toggles_on_a_clear_row_and_is_listed_in_the_confirmation() {
     assert!(items[0].released_fields.is_empty());
     assert_eq!(
         items[0].accepted_fields.as_deref(),
-        Some(&["spec.template.spec.containers[name=nginx].image".to_string()][..])
+        Some(&["spec.template.spec.containers[name=nginx].image".into()][..])
     );
 }
 
@@ -2768,7 +2785,9 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     let web = a.selected().unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Update);
     assert!(
-        web.fields.iter().any(|f| f.path.ends_with("image")),
+        web.fields
+            .iter()
+            .any(|f| f.path.as_str().ends_with("image")),
         "{web:?}"
     );
     let effects = feed(&mut a, [key('E')]);
@@ -2935,7 +2954,7 @@ async fn the_action_column_always_shows_at_80x24() {
     for k in [key('K'), code(KeyCode::Tab)] {
         feed(&mut a, [k]);
         let o = a.selected().unwrap();
-        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let inner = a.field_table_size().unwrap().0;
         let l = kapply::tui::fieldtable::layout(o, true, inner);
         assert!(l.widths[4] >= 5, "no act column at {inner}: {:?}", l.widths);
         frames.push(screen(&a));
@@ -3469,7 +3488,7 @@ const REFUSED: &str =
 /// The dry run of the open apply dialog, the Deployment refused as
 /// invalid (422), the rest ok.
 fn refuse_in_dry_run(app: &mut App) {
-    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+    let Some(Confirmed::Apply(items)) = app.confirming() else {
         panic!("no apply dialog: {:?}", app.popup)
     };
     let results = items
@@ -3508,7 +3527,7 @@ fn recreate_offer_and_confirmation() {
             "nothing is sent before the confirmation: {eff:?}"
         );
         let confirm = screen(&a);
-        assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+        assert!(matches!(a.confirming(), Some(Confirmed::Recreate(_))));
         assert!(
             confirm.contains("Deployment default/nginx-deployment (uid"),
             "{confirm}"
@@ -3550,7 +3569,7 @@ fn recreate_update_and_effects() {
     assert!(screen(&a).contains("F recreate"), "{}", screen(&a));
     // Esc in the confirmation: nothing sent.
     feed(&mut a, [key('F')]);
-    assert!(matches!(a.popup, Some(Popup::RecreateConfirm { .. })));
+    assert!(matches!(a.confirming(), Some(Confirmed::Recreate(_))));
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
     assert!(a.popup.is_none());
     // Enter: the effect, with the whole configuration.
@@ -3653,7 +3672,7 @@ async fn recreate_history(
     let live = |a: &App| {
         // Rows are kept small: the whole one has the live object.
         let i = a.plan.objects.iter().position(|o| o.name == "web").unwrap();
-        let o = a.object(i).unwrap();
+        let o = a.object_owned(i).unwrap();
         let live = o.live.clone().expect("the Deployment is in the cluster");
         (o.action, live)
     };
@@ -3759,7 +3778,7 @@ fn long_keys_read_whole() {
         let s = screen(&a);
         insta::assert_snapshot!(format!("long_keys_{w}x{h}"), s);
         let o = a.selected().unwrap();
-        let inner = kapply::tui::layout::field_table_size(&a).unwrap().0;
+        let inner = a.field_table_size().unwrap().0;
         let l = kapply::tui::fieldtable::layout(o, false, inner);
         assert!(
             l.widths[4] >= 5,

@@ -768,3 +768,77 @@ namespace: demo\nspec:\n  parts:\n  - {name: a, size: 2}\n  - {name: b, size: 3}
         app.ssa.conflicts
     );
 }
+
+/// The server-side confirmation is confirm-then-confirmed: nothing is
+/// sent before Enter, Enter waits for the server's dry run, a refusal is
+/// shown (its message a line each) with a retry that asks the server
+/// again, and Esc sends nothing.
+#[test]
+fn the_confirmation_waits_for_its_dry_run_and_retries_it() {
+    use crossterm::event::KeyCode;
+    use kapply::ops::{Failure, ObjectResult, Outcome};
+    use kapply::tui::app::Confirmed;
+    use tui_fixture::code;
+    // Esc: nothing sent, the dialog gone, its dry run no longer awaited.
+    let mut cancelled = app(true, 140, 30);
+    select(&mut cancelled, "web");
+    press(&mut cancelled, "a");
+    assert!(cancelled.update(code(KeyCode::Esc)).is_empty());
+    assert!(cancelled.popup.is_none());
+    assert!(!cancelled.animating());
+
+    let mut app = app(true, 140, 30);
+    select(&mut app, "web");
+    let effects = press(&mut app, "a");
+    let [Effect::ServerSideDryRun(items, _)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let web = items[0].plan.id();
+    assert!(
+        matches!(app.confirming(), Some(Confirmed::ServerSideApply { manager, .. }) if manager == "kubectl")
+    );
+    // Enter and r before the answer: nothing.
+    assert!(app.update(code(KeyCode::Enter)).is_empty());
+    assert_eq!(
+        app.last_result.as_deref(),
+        Some("waiting for the server dry run: Enter applies once it answers")
+    );
+    assert!(press(&mut app, "r").is_empty());
+    assert!(text(&app).contains("Esc cancel (Enter waits for the dry run)"));
+    assert!(app.animating(), "the spinner turns while it waits");
+    // A refusal: each line of its message, and the retry offered.
+    let refusal = ObjectResult::failed(
+        web.clone(),
+        Failure::Server("Apply failed with 1 conflict:\n.spec.replicas".into()),
+    );
+    app.update(Msg::ServerSideDryRunDone(vec![refusal]));
+    let s = text(&app);
+    assert!(
+        s.contains("  ✗ Deployment demo/web: Apply failed with 1 conflict:"),
+        "{s}"
+    );
+    assert!(s.contains("    .spec.replicas"), "{s}");
+    assert!(
+        s.contains("Enter apply (refused objects fail again) · r retry dry run · Esc cancel"),
+        "{s}"
+    );
+    assert!(!app.animating());
+    // r asks again and waits again.
+    let effects = press(&mut app, "r");
+    assert!(
+        matches!(effects.as_slice(), [Effect::ServerSideDryRun(again, m)] if again.len() == 1 && m == "kubectl"),
+        "{effects:?}"
+    );
+    assert!(app.update(code(KeyCode::Enter)).is_empty());
+    let mut ok = ObjectResult::new(web.clone(), Outcome::ServerSideApplied);
+    ok.dry_run = true;
+    app.update(Msg::ServerSideDryRunDone(vec![ok]));
+    assert!(text(&app).contains("Enter apply · Esc cancel"));
+    // Enter: the request, as the dialog showed it.
+    let effects = app.update(code(KeyCode::Enter));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ServerSideApply(sent, m)] if sent[0].plan.id() == web && sent[0].force && m == "kubectl"),
+        "{effects:?}"
+    );
+    assert!(app.popup.is_none());
+}

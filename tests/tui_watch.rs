@@ -13,7 +13,7 @@ mod server;
 use crossterm::event::KeyCode;
 use kapply::ops::LiveEvent;
 use kapply::plan::ObjectAction;
-use kapply::tui::app::{Effect, Live, Msg, Popup};
+use kapply::tui::app::{Confirmed, Effect, Live, Msg, Popup};
 use kapply::tui::{App, Options};
 use serde_json::{Value, json};
 use tui_fixture::{code, id, key, select};
@@ -118,7 +118,7 @@ fn a_change_withdraws_an_open_recreate_confirmation() {
     )]));
     a.update(key('F'));
     assert!(
-        matches!(a.popup, Some(Popup::RecreateConfirm { .. })),
+        matches!(a.confirming(), Some(Confirmed::Recreate(_))),
         "{:?}",
         a.popup
     );
@@ -138,7 +138,7 @@ fn a_change_withdraws_an_open_recreate_confirmation() {
     // Enter closes the notice and sends nothing; F confirms the new plan anew.
     assert!(a.update(code(KeyCode::Enter)).is_empty());
     assert!(a.update(key('F')).is_empty());
-    let Some(Popup::RecreateConfirm { items, .. }) = &a.popup else {
+    let Some(Confirmed::Recreate(items)) = a.confirming() else {
         panic!("{:?}", a.popup);
     };
     assert_eq!(
@@ -155,7 +155,7 @@ fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() 
     select(&mut a, "nginx-deployment");
     let eff = a.update(key('a'));
     assert!(matches!(eff.as_slice(), [Effect::DryRun(_)]), "{eff:?}");
-    assert!(matches!(a.popup, Some(Popup::ApplyConfirm { .. })));
+    assert!(matches!(a.confirming(), Some(Confirmed::Apply(_))));
     let eff = a.update(Msg::Live(
         1,
         LiveEvent::Changed {
@@ -185,10 +185,9 @@ fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() 
         live["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.14-hotfix"
     );
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     let eff = a.update(code(KeyCode::Enter));
     assert!(eff.is_empty(), "Enter waits for the new dry run: {eff:?}");
 }

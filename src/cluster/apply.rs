@@ -10,6 +10,7 @@ use super::deps::{
 use super::discovery::ResourceInfo;
 use super::live::fill_type;
 use super::{ClusterError, FIELD_MANAGER, Session, collect_vec, go_body};
+use crate::fieldpath::{FieldPath, Step};
 use crate::merge::{LAST_APPLIED, Patch};
 use crate::objref::ObjectRef;
 use crate::ops::{
@@ -156,7 +157,7 @@ enum Write {
         config: Value,
         /// Paths released (kept out of the last-applied the patch is
         /// computed against), for that same computation.
-        released: Vec<String>,
+        released: Vec<FieldPath>,
         /// Where the object is created again by `--force`, and the uid of
         /// the one reviewed, its delete's precondition.
         collection: String,
@@ -253,7 +254,7 @@ fn last_applied_of(live: &Value) -> Option<Value> {
 /// The last-applied configuration a patch is computed against: the live
 /// annotation, without the released fields (so no deletion is sent for
 /// them).
-fn base_last_applied(config: &Value, live: &Value, released: &[String]) -> Option<Value> {
+fn base_last_applied(config: &Value, live: &Value, released: &[FieldPath]) -> Option<Value> {
     let la = last_applied_of(live);
     if released.is_empty() {
         la
@@ -274,7 +275,7 @@ fn same_patch(
     plan: &ObjectPlan,
     config: &Value,
     live: &Value,
-    released: &[String],
+    released: &[FieldPath],
     reviewed: &Patch,
 ) -> bool {
     let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
@@ -348,6 +349,17 @@ pub fn slim_for_apply(mut p: ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) {
         _ => drop_writes(&mut p),
     }
     (p, body)
+}
+
+/// What `apply` keeps of each planned row, cut on the planning threads:
+/// [`slim_for_apply`], or the whole row with no body when `whole` (a saved
+/// plan's partial apply reads every field).
+pub fn rows_for_apply(
+    whole: bool,
+) -> impl Fn(ObjectPlan) -> (ObjectPlan, Option<bytes::Bytes>) + Send + Sync + 'static {
+    move |p| {
+        if whole { (p, None) } else { slim_for_apply(p) }
+    }
 }
 
 /// [`slim_for_apply`] for `delete`: only the identity and, of the live
@@ -1280,11 +1292,12 @@ impl Session {
             now.unwrap_or("?")
         );
         let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
-        let pending = |fields: &[crate::merge::FieldChange]| -> Vec<(String, Option<Value>)> {
+        let pending = |fields: &[crate::merge::FieldChange]| -> Vec<(FieldPath, Option<Value>)> {
             fields
                 .iter()
                 .filter(|f| f.action != crate::merge::FieldAction::Keep)
-                .filter(|f| !f.path.ends_with(LAST_APPLIED))
+                // The annotation's row (its key the last step).
+                .filter(|f| !matches!(f.path.last(), Some(Step::Key(k)) if k == LAST_APPLIED))
                 .map(|f| (f.path.clone(), f.config.clone()))
                 .collect()
         };

@@ -360,10 +360,8 @@ impl Engine for KubeEngine {
             // Each row is made small where it is planned (on the planning
             // threads): its config, live object and field rows are what the
             // memory would hold at 10,000.
-            let planning = session.plan_each_with(
+            let planning = session.source(&self.prune, Some(ptx)).plan_each(
                 loaded,
-                &self.prune,
-                Some(ptx),
                 true,
                 |p: ObjectPlan| {
                     let rv = followable(&p).then(|| {

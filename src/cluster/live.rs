@@ -1,13 +1,12 @@
-//! Reading live state and building the plan: one LIST per (resource,
-//! namespace) the manifests touch, paged and run a few at a time, falling
-//! back to one GET per object where LIST is forbidden; then prune candidates.
+//! Reading live state: one LIST per (resource, namespace) the manifests
+//! touch, paged and run a few at a time, falling back to one GET per object
+//! where LIST is forbidden; the prune flags' scope and prune candidates.
+//! The plan is built from these reads by [`super::route`].
 
 use super::applyset::{ApplySet, PART_OF_LABEL};
-use super::deps::{
-    Loaded, Manifest, ManifestError, PlanOptions, error_object, plan_object_owned, prune_block,
-    prune_candidate,
-};
+use super::deps::{Loaded, Manifest, ManifestError, error_object, prune_candidate};
 use super::discovery::ResourceInfo;
+use super::route::{LiveSource, PlanError};
 use super::{ClusterError, PAGE_SIZE, Session, collect_vec};
 use crate::merge::last_applied_value;
 use crate::objref::ObjectRef;
@@ -26,7 +25,7 @@ use tokio::sync::mpsc::UnboundedSender;
 /// two planning threads get to it, so at 10,000 objects 32 groups at once
 /// doubled the live heap of `apply` (heaptrack: 74 MB at 8, 145 MB at 32),
 /// while the writes, which hold little, keep the full bound.
-const PLAN_GROUPS_IN_FLIGHT: usize = 8;
+pub(super) const PLAN_GROUPS_IN_FLIGHT: usize = 8;
 
 /// What to prune, as kubectl's flags say it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -93,113 +92,6 @@ pub struct Planned {
 /// How many objects one planning job takes (against a cluster or files).
 pub(crate) const PLAN_CHUNK: usize = 32;
 
-/// The plan against live objects read from files (`--live`), the other
-/// live source beside [`Session::plan_each_with`]'s LISTs: the same rows as
-/// against a cluster, matched by group, kind, namespace and name, each
-/// live object moving into its plan. Without discovery, the scope of a
-/// custom kind comes from a CustomResourceDefinition among the manifests
-/// or the live objects; where none defines it the object is planned as
-/// namespaced (in `default_ns` unless it names one) and a warning on it
-/// says the scope is a guess. Objects are planned (and `finish`ed) on the
-/// planning threads a chunk at a time, and emitted in manifest order.
-/// `(default_ns, flag)`: the namespace of objects without one, and `-n`
-/// when given (a namespaced custom object must not name another).
-pub async fn plan_files_each<T: Send + 'static>(
-    loaded: Loaded,
-    mut live: crate::manifest::LiveObjects,
-    (default_ns, flag): (&str, Option<&str>),
-    keep_objects: bool,
-    finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
-    mut emit: impl FnMut(T) + Send,
-) -> Result<(), ClusterError> {
-    use futures::StreamExt as _;
-    let Loaded {
-        mut manifests,
-        errors,
-    } = loaded;
-    for e in &errors {
-        emit(finish(load_error_row(e)));
-    }
-    let scopes: std::collections::HashMap<(String, String), bool> = live
-        .crd_scopes()
-        .iter()
-        .cloned()
-        .chain(
-            manifests
-                .iter()
-                .filter(|m| m.id.kind == "CustomResourceDefinition")
-                .filter_map(|m| crate::manifest::crd_scope(&m.object())),
-        )
-        .map(|(g, k, namespaced)| ((g, k), namespaced))
-        .collect();
-    // A custom kind taken as namespaced (a CRD says so, or none says) whose
-    // namespace is not -n: refused, as the load refuses a built-in kind's.
-    if flag.is_some() {
-        manifests.retain(|m| {
-            let namespaced = crate::manifest::is_namespaced(&m.api_version(), &m.id.kind)
-                .or_else(|| {
-                    scopes
-                        .get(&(m.id.group.clone(), m.id.kind.clone()))
-                        .copied()
-                })
-                .unwrap_or(true);
-            match namespaced.then(|| m.namespace_mismatch(flag)).flatten() {
-                Some(e) => {
-                    emit(finish(load_error_row(&e)));
-                    false
-                }
-                None => true,
-            }
-        });
-    }
-    // Per manifest: its scope settled, its live object, and the warning
-    // when its scope is a guess.
-    let manifests = manifests.into_iter().map(|mut m| {
-        let mut warning = None;
-        if crate::manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none() {
-            match scopes.get(&(m.id.group.clone(), m.id.kind.clone())) {
-                Some(&namespaced) => m.set_scope(namespaced, default_ns),
-                None => {
-                    warning = Some(format!(
-                        "the scope of {} is unknown offline (no CustomResourceDefinition for it \
-                         among the manifests or the --live objects): planned as namespaced in {:?}; \
-                         if it is cluster-scoped, the namespace is wrong in the annotation and the patch",
-                        m.id.group_kind(),
-                        m.id.namespace.as_deref().unwrap_or(default_ns)
-                    ))
-                }
-            }
-        }
-        // Manifests are unique by identity, so each live object is
-        // planned at most once.
-        let found = live.take(&m.id);
-        (m, found, warning)
-    });
-    let finish = finisher(keep_objects, finish);
-    let workers = super::Workers::new();
-    let mut planned = futures::stream::iter(plan_chunks(manifests))
-        .map(|chunk| {
-            let finish = Arc::clone(&finish);
-            workers.run(move || {
-                chunk
-                    .into_iter()
-                    .map(|(m, found, warning)| {
-                        let live = found.map(crate::manifest::LiveObject::into_value);
-                        let mut row = crate::plan::plan_object_owned(&m, live, &Default::default());
-                        row.warnings.extend(warning);
-                        finish(row)
-                    })
-                    .collect::<Vec<T>>()
-            })
-        })
-        // In order, a few chunks ahead of the one being written.
-        .buffered(2 * workers.threads() + 1);
-    while let Some(rows) = planned.next().await {
-        rows?.into_iter().for_each(&mut emit);
-    }
-    Ok(())
-}
-
 /// `items` cut into jobs of [`PLAN_CHUNK`], in order.
 pub(crate) fn plan_chunks<I: Iterator>(mut items: I) -> impl Iterator<Item = Vec<I::Item>> {
     std::iter::from_fn(move || {
@@ -227,14 +119,14 @@ pub(crate) fn finisher<T>(
 /// the planning thread right before its plan reads it (built, read and
 /// freed while in cache, and never all of a page at once), or an object
 /// already decoded (a GET, or a LIST page read whole).
-enum LiveItem {
+pub(super) enum LiveItem {
     Text(bytes::Bytes),
     Decoded(Value),
 }
 
 impl LiveItem {
     /// The object, with the apiVersion and kind a list item lacks.
-    fn decode(self, info: &ResourceInfo) -> Result<Value, ClusterError> {
+    pub(super) fn decode(self, info: Option<&ResourceInfo>) -> Result<Value, ClusterError> {
         let mut v = match self {
             LiveItem::Decoded(v) => v,
             // The page parsed, so the item is JSON; only a nesting deeper
@@ -244,16 +136,18 @@ impl LiveItem {
                 .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
                 .map_err(|e| ClusterError::Other(format!("unreadable live object: {e}")))?,
         };
-        fill_type(&mut v, info);
+        if let Some(info) = info {
+            fill_type(&mut v, info);
+        }
         Ok(v)
     }
 }
 
 /// A group's live objects by name: absent (`None`) or unreadable (`Err`).
-type LiveByName = HashMap<String, Result<Option<LiveItem>, ClusterError>>;
+pub(super) type LiveByName = HashMap<String, Result<Option<LiveItem>, ClusterError>>;
 
 /// (apiVersion, plural, namespace) -> the resource and the manifests in it.
-type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
+pub(super) type Groups = BTreeMap<(String, String, Option<String>), (ResourceInfo, Vec<usize>)>;
 
 /// A group read by one LIST: its resource, namespace and members (each
 /// with its index in the manifests).
@@ -261,7 +155,7 @@ type Group = (ResourceInfo, Option<String>, Vec<(usize, Manifest)>);
 
 /// Manifest `i` (`m`, of the kind `info`) into its group: one per
 /// resource and, for a namespaced kind, namespace (one LIST each).
-fn add_to_group(groups: &mut Groups, info: &ResourceInfo, m: &Manifest, i: usize) {
+pub(super) fn add_to_group(groups: &mut Groups, info: &ResourceInfo, m: &Manifest, i: usize) {
     let ns = if info.namespaced {
         m.id.namespace.clone()
     } else {
@@ -277,7 +171,7 @@ fn add_to_group(groups: &mut Groups, info: &ResourceInfo, m: &Manifest, i: usize
 /// The groups with their members moved out of `manifests`, each group's
 /// resource, namespace and (index, manifest) pairs, in the order of each
 /// group's first manifest (so the plan comes out in manifest order soonest).
-fn take_groups(groups: Groups, manifests: &mut [Option<Manifest>]) -> Vec<Group> {
+pub(super) fn take_groups(groups: Groups, manifests: &mut [Option<Manifest>]) -> Vec<Group> {
     let mut groups: Vec<_> = groups
         .into_iter()
         .map(|((_, _, ns), (info, idx))| {
@@ -365,280 +259,54 @@ pub(crate) fn unplanned(loaded: &Loaded) -> Plan {
 }
 
 impl Session {
-    /// Build the plan for `loaded` against live state.
-    ///
-    /// Costs: one discovery request per group version named, one LIST (paged
-    /// by [`PAGE_SIZE`]) per (resource, namespace) group, [`super::CONCURRENCY`] (by default) at a
-    /// time; a GET per object only where LIST answers 403. Progress goes to
-    /// `progress` as objects are fetched. Per-object problems (a kind not
-    /// served, a forbidden GET, a merge error) become `error` rows; only a
-    /// failure of the whole run (unreachable server, bad prune options) is `Err`.
+    /// Build the plan for `loaded` against live state, the objects kept
+    /// whole (see [`LiveSource::plan_each`]). Per-object problems (a kind
+    /// not served, a forbidden GET, a merge error) become `error` rows;
+    /// only a failure of the whole run (unreachable server, bad prune
+    /// options) is `Err`.
     pub async fn plan(
         &self,
         loaded: Loaded,
         prune: &PruneOptions,
         progress: Option<UnboundedSender<Progress>>,
-    ) -> Result<Planned, ClusterError> {
+    ) -> Result<Planned, PlanError> {
         let mut objects = Vec::new();
         let mut planned = self
-            .plan_each(loaded, prune, progress, true, |o| objects.push(o))
+            .source(prune, progress)
+            .plan_each(loaded, true, |p| p, |o| objects.push(o))
             .await?;
         planned.plan.objects = objects;
         Ok(planned)
     }
 
-    /// [`Session::plan`], handing each object's plan to `emit` in plan
-    /// order as soon as it and every object before it are planned (the
-    /// returned plan has no objects). An object is planned as soon as the
-    /// LIST of its group answers, and its live object is then dropped or
-    /// kept in the plan (`keep_objects`; without it the rows have neither
-    /// config nor live, which `diff` and `plan` never show), so memory
-    /// holds the LISTs in flight, not every live object. Groups are read in
-    /// manifest order, so the plan comes out while later groups are read.
-    /// Nothing is emitted before discovery is done; a failure of the whole
-    /// run while reading (an unreachable server) comes after the objects
-    /// already emitted.
-    pub async fn plan_each(
-        &self,
-        loaded: Loaded,
-        prune: &PruneOptions,
+    /// This cluster as the live source of a plan.
+    pub fn source<'a>(
+        &'a self,
+        prune: &'a PruneOptions,
         progress: Option<UnboundedSender<Progress>>,
-        keep_objects: bool,
-        emit: impl FnMut(ObjectPlan) + Send,
-    ) -> Result<Planned, ClusterError> {
-        self.plan_each_with(loaded, prune, progress, keep_objects, |p| p, emit)
-            .await
-    }
-
-    /// [`Session::plan_each`], each object's plan first turned into what
-    /// the caller shows of it by `finish` (`diff` renders its text there),
-    /// on the planning threads: objects are planned and finished there, one
-    /// core each, while this task reads the next LISTs and hands what is
-    /// finished to `emit`, in plan order.
-    pub async fn plan_each_with<T: Send + 'static>(
-        &self,
-        loaded: Loaded,
-        prune: &PruneOptions,
-        progress: Option<UnboundedSender<Progress>>,
-        keep_objects: bool,
-        finish: impl Fn(ObjectPlan) -> T + Send + Sync + 'static,
-        mut emit: impl FnMut(T) + Send,
-    ) -> Result<Planned, ClusterError> {
-        let finish = finisher(keep_objects, finish);
-        let Loaded {
-            manifests: mut loaded_manifests,
-            errors: mut load_errors,
-        } = loaded;
-        let (mut applyset, skipped) = self.prune_scope(prune, &mut loaded_manifests).await?;
-
-        // Discovery, and the namespace filled in where the kind is namespaced.
-        if let Some(tx) = &progress {
-            let _ = tx.send(Progress {
-                done: 0,
-                total: loaded_manifests.len(),
-                lists: 0,
-                what: "discovery (which kinds the server serves)".into(),
-            });
+    ) -> LiveSource<'a> {
+        LiveSource::Cluster {
+            session: self,
+            prune,
+            progress,
         }
-        let versions: BTreeSet<String> = loaded_manifests.iter().map(|m| m.api_version()).collect();
-        self.discovery
-            .prefetch(self, versions.iter().map(String::as_str))
-            .await?;
-        let mut resources: Vec<Result<ResourceInfo, ClusterError>> =
-            Vec::with_capacity(loaded_manifests.len());
-        let flag = self.explicit_namespace.then_some(self.namespace.as_str());
-        let mut misplaced = Vec::new();
-        for (i, m) in loaded_manifests.iter_mut().enumerate() {
-            let r = self.resource(&m.api_version(), &m.id.kind).await;
-            if let Err(e) = &r
-                && e.is_fatal()
-            {
-                return Err(e.clone());
-            }
-            if let Ok(info) = &r {
-                // Discovery's scope decides for every kind, built-in or custom:
-                // a namespace the load filled in on a cluster-scoped kind goes.
-                m.set_scope(info.namespaced, &self.namespace);
-                // A custom kind's namespace against -n, now that it is known
-                // namespaced (the load checked the others).
-                if let Some(e) = info
-                    .namespaced
-                    .then(|| m.namespace_mismatch(flag))
-                    .flatten()
-                {
-                    load_errors.push(e);
-                    misplaced.push(i);
-                }
-            }
-            resources.push(r);
-        }
-        for i in misplaced.into_iter().rev() {
-            loaded_manifests.remove(i);
-            let _ = resources.remove(i);
-        }
-        let total = loaded_manifests.len();
-
-        // What pruning needs of the manifests: their identities (taken now,
-        // as each manifest goes once it is planned).
-        let mut blocked = match prune.mode {
-            PruneMode::None => None,
-            _ => prune_block(&load_errors, total),
-        };
-        let in_manifests: HashSet<ObjectRef> =
-            loaded_manifests.iter().map(|m| m.id.clone()).collect();
-        let namespaces: BTreeSet<String> = loaded_manifests
-            .iter()
-            .filter_map(|m| m.id.namespace.clone())
-            .collect();
-        if let Some(set) = &mut applyset {
-            // Every manifest counts, served or not yet (a custom
-            // kind whose CRD this run applies is still a member).
-            for (m, r) in loaded_manifests.iter().zip(&resources) {
-                set.current_kinds.insert(m.id.group_kind());
-                let namespaced = match r {
-                    Ok(info) => info.namespaced,
-                    Err(_) => true,
-                };
-                if namespaced {
-                    let ns =
-                        m.id.namespace
-                            .clone()
-                            .unwrap_or_else(|| self.namespace.clone());
-                    set.current_namespaces.insert(ns);
-                }
-            }
-            if let Some(ns) = &set.namespace {
-                set.current_namespaces.insert(ns.clone());
-            }
-        }
-
-        // Group by (resource, namespace), read in the order of each group's
-        // first manifest.
-        let mut groups: Groups = BTreeMap::new();
-        for (i, r) in resources.iter().enumerate() {
-            if let Ok(info) = r {
-                add_to_group(&mut groups, info, &loaded_manifests[i], i);
-            }
-        }
-        // The plan in order: load errors, then the manifests as their
-        // groups answer (each slot emitted once those before it are), then
-        // prune candidates. Each manifest moves into its group's future.
-        for e in &load_errors {
-            emit(finish(load_error_row(e)));
-        }
-        let mut manifests: Vec<Option<Manifest>> = loaded_manifests.into_iter().map(Some).collect();
-        let groups = take_groups(groups, &mut manifests);
-        let mut slots: Vec<Option<T>> = Vec::new();
-        slots.resize_with(total, || None);
-        let mut next = 0;
-        for (i, r) in resources.iter().enumerate() {
-            if let Err(e) = r
-                && let Some(m) = manifests[i].take()
-            {
-                let mut row = error_plan(&m, e.to_string());
-                row.kind_not_served = matches!(e, ClusterError::NotServed(_));
-                slots[i] = Some(finish(row));
-            }
-        }
-        let lists = groups.len();
-        let send = |done: usize, what: String| {
-            if let Some(tx) = &progress {
-                let _ = tx.send(Progress {
-                    done,
-                    total,
-                    lists,
-                    what,
-                });
-            }
-        };
-        send(0, "reading live state".into());
-        let finish_ref = &finish;
-        let mut stream = futures::stream::iter(collect_vec(groups.into_iter().map(
-            |(info, ns, members)| async move {
-                let names = members.iter().map(|(_, m)| m.id.name.clone()).collect();
-                let found = self.fetch_group(&info, ns.as_deref(), names).await;
-                let rows = self.plan_group(&info, members, found, finish_ref).await?;
-                Ok::<_, ClusterError>((info, ns, rows))
-            },
-        )))
-        .buffer_unordered(self.concurrency.min(PLAN_GROUPS_IN_FLIGHT));
-        let mut done = 0;
-        loop {
-            while let Some(Some(_)) = slots.get(next) {
-                if let Some(p) = slots[next].take() {
-                    emit(p);
-                }
-                next += 1;
-            }
-            let Some(answer) = stream.next().await else {
-                break;
-            };
-            let (info, ns, rows) = answer?;
-            done += rows.len();
-            for (i, row) in rows {
-                slots[i] = Some(row);
-            }
-            send(
-                done,
-                format!(
-                    "{} in {}",
-                    info.plural,
-                    ns.as_deref().unwrap_or("the cluster")
-                ),
-            );
-        }
-        drop(stream);
-        // Every manifest is an error row or in a group: all slots are full.
-        for slot in &mut slots[next..] {
-            if let Some(p) = slot.take() {
-                emit(p);
-            }
-        }
-
-        // Prune candidates, only from a complete read: an object that could
-        // not be read or planned must never look like one to delete.
-        if blocked.is_none() {
-            let visited = || {
-                let mut visited = namespaces.clone();
-                if self.explicit_namespace {
-                    visited.insert(self.namespace.clone());
-                }
-                visited
-            };
-            match self
-                .prune_candidates(prune, applyset.as_ref(), visited, &in_manifests)
-                .await?
-            {
-                Ok(c) => c.into_iter().map(&*finish).for_each(&mut emit),
-                Err(b) => blocked = Some(b),
-            }
-        }
-        Ok(Planned {
-            plan: Plan {
-                objects: Vec::new(),
-                prune_skipped: blocked,
-            },
-            applyset,
-            skipped,
-        })
     }
 
     /// What `--prune` makes of the manifests before planning: with a
     /// selector, those it does not match are left out (listed as skipped);
     /// with an ApplySet, its parent is read (or made) and each manifest
     /// labelled a member.
-    async fn prune_scope(
+    pub(super) async fn prune_scope(
         &self,
         prune: &PruneOptions,
         manifests: &mut Vec<Manifest>,
-    ) -> Result<(Option<ApplySet>, Vec<String>), ClusterError> {
+    ) -> Result<(Option<ApplySet>, Vec<String>), PlanError> {
         let mut skipped = Vec::new();
         match &prune.mode {
             PruneMode::None => Ok((None, skipped)),
             PruneMode::Allowlist { selector, all, .. } => match selector {
                 Some(s) => {
-                    let sel =
-                        LabelSelector::parse(s).map_err(|e| ClusterError::Other(e.to_string()))?;
+                    let sel = LabelSelector::parse(s).map_err(PlanError::PruneSelector)?;
                     manifests.retain(|m| {
                         let keep = sel.matches(&m.object());
                         if !keep {
@@ -649,9 +317,7 @@ impl Session {
                     Ok((None, skipped))
                 }
                 None if *all => Ok((None, skipped)),
-                None => Err(ClusterError::Other(
-                    "--prune needs -l SELECTOR or --all (or --applyset)".into(),
-                )),
+                None => Err(PlanError::PruneWithoutScope),
             },
             PruneMode::ApplySet { parent, tooling } => {
                 let set = self.applyset(parent, tooling.as_deref()).await?;
@@ -667,7 +333,7 @@ impl Session {
     /// was forbidden, which blocks pruning): by the allowlist in the
     /// namespaces `visited` gives, or the ApplySet's members; none without
     /// `--prune`.
-    async fn prune_candidates(
+    pub(super) async fn prune_candidates(
         &self,
         prune: &PruneOptions,
         applyset: Option<&ApplySet>,
@@ -769,7 +435,7 @@ impl Session {
                             .into_iter()
                             .map(|(i, m, live)| {
                                 let live = live
-                                    .and_then(|l| l.map(|l| l.decode(&info)).transpose())
+                                    .and_then(|l| l.map(|l| l.decode(Some(&info))).transpose())
                                     .map_err(|e| format!("error: {}: {e}", m.id));
                                 (i, each(m, live))
                             })
@@ -805,63 +471,8 @@ impl Session {
         Ok(())
     }
 
-    /// Plan the members of one group against what [`Session::fetch_group`]
-    /// found, on the planning threads a chunk at a time (so a large group
-    /// keeps every core busy); each live object moves into its plan, and
-    /// the manifest and the live object are dropped there too. A fatal
-    /// read error ends the run; any other makes error rows.
-    async fn plan_group<T: Send + 'static>(
-        &self,
-        info: &ResourceInfo,
-        members: Vec<(usize, Manifest)>,
-        found: Result<LiveByName, ClusterError>,
-        finish: &Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
-    ) -> Result<Vec<(usize, T)>, ClusterError> {
-        let mut by_name = match found {
-            Err(e) if e.is_fatal() => return Err(e),
-            Err(e) => {
-                return Ok(members
-                    .into_iter()
-                    .map(|(i, m)| (i, finish(error_plan(&m, format!("{}: {e}", m.id)))))
-                    .collect());
-            }
-            Ok(by_name) => by_name,
-        };
-        let info = Arc::new(info.clone());
-        let chunks: Vec<_> = plan_chunks(members.into_iter().map(|(i, m)| {
-            let live = by_name.remove(&m.id.name).unwrap_or(Ok(None));
-            (i, m, live)
-        }))
-        .map(|chunk| {
-            let finish = Arc::clone(finish);
-            let info = Arc::clone(&info);
-            self.workers.run(move || {
-                let opts = PlanOptions::default();
-                chunk
-                    .into_iter()
-                    .map(|(i, m, live)| {
-                        let live = live.and_then(|l| l.map(|l| l.decode(&info)).transpose());
-                        let plan = match live {
-                            Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
-                            Ok(live) => plan_object_owned(&m, live, &opts),
-                        };
-                        (i, finish(plan))
-                    })
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-        // The rest of the LIST (objects no manifest names) goes now.
-        drop(by_name);
-        let mut rows = Vec::new();
-        for chunk in futures::future::join_all(chunks).await {
-            rows.extend(chunk?);
-        }
-        Ok(rows)
-    }
-
     /// The live objects of one group by name. LIST (paged); on 403, GET each.
-    async fn fetch_group(
+    pub(super) async fn fetch_group(
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
@@ -1343,7 +954,7 @@ mod tests {
         let (items, next) = named_items(bytes::Bytes::from(body.to_string()), &wanted);
         let items = items
             .into_iter()
-            .map(|(n, item)| (n, item.decode(&info).unwrap()))
+            .map(|(n, item)| (n, item.decode(Some(&info)).unwrap()))
             .collect();
         (items, next)
     }

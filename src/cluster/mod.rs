@@ -39,6 +39,7 @@ mod engine;
 mod exec;
 mod export;
 mod live;
+mod route;
 
 mod ssa;
 mod timeouts;
@@ -46,12 +47,14 @@ mod watch;
 
 pub use crate::selector::{LabelSelector, SelectorError};
 pub use apply::{
-    ApplyOptions, DeleteOptions, Replace, Report, Stop, slim_for_apply, slim_for_delete,
+    ApplyOptions, DeleteOptions, Replace, Report, Stop, rows_for_apply, slim_for_apply,
+    slim_for_delete,
 };
 pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
-pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist, plan_files_each};
+pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
+pub use route::{LiveSource, PlanError};
 pub use ssa::{ServerSideOptions, ServerSideOutcome, ServerSidePrune, ServerSideResult};
 pub use timeouts::{Timeouts, parse_request_timeout};
 
@@ -859,21 +862,37 @@ impl Workers {
     pub(crate) async fn run<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, ClusterError> {
+    ) -> Result<T, WorkerFailed> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let job = move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             let _ = tx.send(r);
         };
-        let failed = || ClusterError::Other("planning failed: a worker thread stopped".into());
-        self.jobs.send(Box::new(job)).map_err(|_| failed())?;
+        self.jobs
+            .send(Box::new(job))
+            .map_err(|_| WorkerFailed::Stopped)?;
         match rx.await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(_)) => Err(ClusterError::Other(
-                "planning failed: a worker thread panicked".into(),
-            )),
-            Err(_) => Err(failed()),
+            Ok(Err(_)) => Err(WorkerFailed::Panicked),
+            Err(_) => Err(WorkerFailed::Stopped),
         }
+    }
+}
+
+/// A job the planning threads did not finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum WorkerFailed {
+    #[error("planning failed: a worker thread stopped")]
+    Stopped,
+    /// The panic message is already on stderr.
+    #[error("planning failed: a worker thread panicked")]
+    Panicked,
+}
+
+/// A read whose decoding job failed fails as a read (LIST pages, the watch's relist).
+impl From<WorkerFailed> for ClusterError {
+    fn from(e: WorkerFailed) -> ClusterError {
+        ClusterError::Other(e.to_string())
     }
 }
 

@@ -124,17 +124,16 @@ impl Session {
         &self,
         loaded: &mut crate::manifest::Loaded,
         prune: &super::PruneOptions,
-    ) -> Result<Option<ServerSidePrune>, ClusterError> {
+    ) -> Result<Option<ServerSidePrune>, super::PlanError> {
         if !matches!(prune.mode, super::PruneMode::ApplySet { .. }) {
             return Ok(None);
         }
         let mut candidates = Vec::new();
         // Only the prune rows are kept; the client-side rows go at once.
         let planned = self
-            .plan_each_with(
+            .source(prune, None)
+            .plan_each(
                 loaded.clone(),
-                prune,
-                None,
                 false,
                 |p| (p.action == crate::plan::ObjectAction::Prune).then_some(p),
                 |p| candidates.extend(p),

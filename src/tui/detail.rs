@@ -110,7 +110,7 @@ pub(crate) fn field_detail(
             t.field(f.action).add_modifier(Modifier::BOLD),
         ),
         Span::styled(
-            f.path.clone(),
+            f.path.to_string(),
             Style::default().add_modifier(Modifier::BOLD),
         ),
     ])];

@@ -5,6 +5,7 @@
 //! differs). The renderer and the cursor's scrolling share it.
 
 use super::theme::esc;
+use crate::fieldpath::FieldPath;
 use crate::mask;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::ObjectPlan;
@@ -140,14 +141,14 @@ fn emit(node: &Node, depth: usize, prefix: &str, out: &mut Vec<(usize, String, O
 fn tree(o: &ObjectPlan, idx: &[usize]) -> Vec<(usize, String, Option<usize>)> {
     let mut root = Node::default();
     for &i in idx {
-        root.insert(&crate::fieldpath::steps(&o.fields[i].path), i);
+        root.insert(&o.fields[i].path.tree_steps(), i);
     }
     let mut out = Vec::new();
     for c in &root.children {
         emit(c, 0, "", &mut out);
     }
     if let Some(f) = root.field {
-        out.push((0, esc(&o.fields[f].path), Some(f)));
+        out.push((0, esc(o.fields[f].path.as_str()), Some(f)));
     }
     out
 }
@@ -179,14 +180,14 @@ pub fn ordered(o: &ObjectPlan, show_kept: bool) -> Vec<&FieldChange> {
 /// masked (by the one masker, [`crate::mask`]), control characters escaped.
 /// Lists, maps and multi-line strings as a summary (the box under the table
 /// shows them whole, as YAML or text, with a line diff): see [`summary`].
-pub fn cell_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+pub fn cell_value(o: &ObjectPlan, path: &FieldPath, v: &Option<Value>) -> String {
     cell_value_against(o, path, v, &None)
 }
 
 /// [`cell_value`], naming what differs from `other` in a summary.
 pub fn cell_value_against(
     o: &ObjectPlan,
-    path: &str,
+    path: &FieldPath,
     v: &Option<Value>,
     other: &Option<Value>,
 ) -> String {

@@ -3,6 +3,7 @@
 //! frame and how far its body scrolls. The app depends on this, not on
 //! the drawing code.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::plan::ObjectPlan;
 use crate::tui::app::App;
@@ -69,9 +70,11 @@ pub(crate) struct FieldAreas {
     pub(crate) detail: Rect,
 }
 
+/// `tallest`: the most lines the box takes for a row of the object (see
+/// [`tallest_detail`]); `table_lines`: the lines of the table's body.
 pub(crate) fn field_areas(
-    app: &App,
-    o: &ObjectPlan,
+    tallest: u16,
+    table_lines: usize,
     head: &[Line<'static>],
     inner: Rect,
 ) -> FieldAreas {
@@ -87,12 +90,10 @@ pub(crate) fn field_areas(
         inner.width,
         inner.height.saturating_sub(head_h),
     );
-    let tallest = app.tallest_detail(o, rest.width);
     // The box grows with its content (a Corefile, a rule group): into what
     // the table leaves free; a long table keeps a third of the pane.
-    let table_need = app
-        .field_layout(rest.width as usize)
-        .map_or(0, |l| u16::try_from(l.lines.len()).unwrap_or(u16::MAX))
+    let table_need = u16::try_from(table_lines)
+        .unwrap_or(u16::MAX)
         .saturating_add(1);
     let cap = rest
         .height
@@ -134,20 +135,6 @@ pub(crate) fn tallest_detail(o: &ObjectPlan, show_kept: bool, width: u16) -> u16
         .unwrap_or(0)
 }
 
-/// The field table's width and the rows of its body, for the selected
-/// object (the cursor keeps its row in view with these).
-pub fn field_table_size(app: &App) -> Option<(usize, usize)> {
-    let o = app.selected()?;
-    let area = app.areas().detail;
-    let inner = Block::default().borders(Borders::ALL).inner(area);
-    let t = Theme::default();
-    let a = field_areas(app, o, &app.head_lines(o, t), inner);
-    Some((
-        a.table.width as usize,
-        a.table.height.saturating_sub(1) as usize,
-    ))
-}
-
 /// The box under the field table for the selected row, measured as it is
 /// drawn: which row (object and path), how many lines its content takes and
 /// how many rows the box has for them.
@@ -175,28 +162,8 @@ impl DetailBox {
 }
 
 /// The key of a row's scroll position: its object and path.
-pub(crate) fn detail_key(o: &ObjectPlan, path: &str) -> String {
+pub(crate) fn detail_key(o: &ObjectPlan, path: &FieldPath) -> String {
     format!("{}\u{0}{path}", o.id())
-}
-
-/// [`DetailBox`] of the selected object's selected row, if the box shows.
-pub(crate) fn detail_box(app: &App) -> Option<DetailBox> {
-    let o = app.selected()?;
-    let inner = Block::default()
-        .borders(Borders::ALL)
-        .inner(app.areas().detail);
-    let layout = app.field_layout(inner.width as usize)?;
-    let f = &o.fields[layout.rows.get(app.field_cursor)?.field];
-    let t = Theme::default();
-    let a = field_areas(app, o, &app.head_lines(o, t), inner);
-    // Its top row is the rule above it.
-    let height = a.detail.height.checked_sub(1)?;
-    let lines = field_detail(o, f, app.is_released(o, &f.path), t);
-    Some(DetailBox {
-        key: detail_key(o, &f.path),
-        total: wrapped_height(&lines, a.detail.width),
-        height,
-    })
 }
 
 /// A centred rectangle of at most `w` x `h`.

@@ -2,9 +2,10 @@
 //! TERM=dumb), marks and words, and the text helpers every pane uses
 //! (control characters escaped, values masked and cut).
 
+use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
-use crate::tui::app::{App, Popup};
+use crate::tui::app::{App, Confirmed, Popup};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
@@ -124,8 +125,9 @@ pub const CONFLICT_MARK: char = '≠';
 
 pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
     let t = Theme::of(&app.opts);
-    let in_delete = matches!(&app.popup, Some(Popup::DeleteConfirm { objects, .. })
-        if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace));
+    let in_delete = matches!(&app.popup, Some(Popup::Confirm(c))
+        if matches!(&c.action, Confirmed::Delete { objects, .. }
+            if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
     if in_delete || app.queued_delete.contains(&o.id()) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
@@ -176,7 +178,7 @@ pub(crate) fn field_word(a: FieldAction) -> &'static str {
 }
 
 /// A field value for display: `—` when the side has none; Secret data masked.
-pub fn show_value(o: &ObjectPlan, path: &str, v: &Option<Value>) -> String {
+pub fn show_value(o: &ObjectPlan, path: &FieldPath, v: &Option<Value>) -> String {
     match v {
         None => "—".to_string(),
         Some(_) if crate::mask::is_secret_field(&o.kind, path) => crate::mask::MASK.to_string(),

@@ -1,7 +1,6 @@
 //! The YAML view: the live object against the result of the apply, as a
 //! line diff with word-level emphasis, unchanged lines syntax-highlighted.
 
-use super::app::App;
 use super::theme::Theme;
 use crate::highlight::highlight_yaml;
 use crate::mask::mask_secret_pair;
@@ -109,11 +108,12 @@ pub fn texts_with(o: &ObjectPlan, whole: bool) -> (String, String) {
     (y(live), y(after))
 }
 
-/// The YAML view of one object, cached in two layers: the diff and its
+/// The YAML view of one object, kept in two layers: the diff and its
 /// highlighting (the costly part) are built when the object, the plan,
-/// `L` or the colours change; folding (`z`) reuses them. Neither is built
-/// on a frame or a scroll key. The lines do not depend on the pane's width
-/// (the pane cuts them), so a resize rebuilds nothing.
+/// `L` or the colours change; folding (`z`) reuses them. The app builds it
+/// in `update`, never on a frame or a scroll key. The lines do not depend
+/// on the pane's width (the pane cuts them), so a resize rebuilds nothing.
+#[derive(Clone)]
 pub struct Cached {
     /// The plan's generation, the object (its key and address in the
     /// plan), `L`, colour.
@@ -123,36 +123,55 @@ pub struct Cached {
     lines: Rc<Vec<Line<'static>>>,
 }
 
-/// The lines the YAML view shows for `o` (folded unless `z`).
-pub fn view(app: &App, o: &ObjectPlan) -> Rc<Vec<Line<'static>>> {
-    let diff_key = (
-        app.plan_gen,
-        format!("{:?} {:p}", o.id(), o),
-        app.yaml_last_applied,
-        app.opts.color,
-    );
-    let mut cache = app.yaml_cache.borrow_mut();
-    let same_object = cache.as_ref().filter(|c| c.diff_key == diff_key);
-    if let Some(c) = same_object.filter(|c| c.unfold == app.yaml_unfold) {
-        return c.lines.clone();
+impl Cached {
+    /// The lines the view shows.
+    pub fn lines(&self) -> Rc<Vec<Line<'static>>> {
+        self.lines.clone()
     }
-    let t = Theme::of(&app.opts);
+}
+
+/// How the YAML view is shown: what decides its lines besides the object.
+#[derive(Clone, Copy)]
+pub struct Shown {
+    /// The plan's generation (a new plan, a new diff).
+    pub plan_gen: u64,
+    /// The last-applied annotation whole (`L`).
+    pub last_applied: bool,
+    /// Unchanged runs whole (`z`).
+    pub unfold: bool,
+    pub theme: Theme,
+}
+
+/// The YAML view of `o` as `shown` (folded unless `z`): `prev` again when
+/// it is of the same object, plan and flags; its diff reused when only
+/// `z` differs; else built.
+pub fn cached(o: &ObjectPlan, shown: Shown, prev: Option<&Cached>) -> Cached {
+    let t = shown.theme;
+    let diff_key = (
+        shown.plan_gen,
+        format!("{:?} {:p}", o.id(), o),
+        shown.last_applied,
+        t.color,
+    );
+    let same_object = prev.filter(|c| c.diff_key == diff_key);
+    if let Some(c) = same_object.filter(|c| c.unfold == shown.unfold) {
+        return c.clone();
+    }
     let diff = match same_object {
         Some(c) => c.diff.clone(),
-        None => Rc::new(diff(o, app.yaml_last_applied, t)),
+        None => Rc::new(diff(o, shown.last_applied, t)),
     };
-    let lines = Rc::new(if app.yaml_unfold {
+    let lines = Rc::new(if shown.unfold {
         diff.0.clone()
     } else {
         fold(diff.0.clone(), &diff.1, t)
     });
-    *cache = Some(Cached {
+    Cached {
         diff_key,
         diff,
-        unfold: app.yaml_unfold,
-        lines: lines.clone(),
-    });
-    lines
+        unfold: shown.unfold,
+        lines,
+    }
 }
 
 /// Lines more than `CONTEXT` away from a change fold into one line.
@@ -273,11 +292,9 @@ fn diff(o: &ObjectPlan, whole: bool, t: Theme) -> (Vec<Line<'static>>, Vec<bool>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::{App, Options};
 
     #[test]
     fn folding_reuses_the_diff_and_a_new_plan_rebuilds_it() {
-        let mut app = App::new(Options::default());
         let mut o = crate::plan::error_object("v1", "ConfigMap", Some("a"), "b", None, "".into());
         o.action = ObjectAction::Create;
         o.error = None;
@@ -289,21 +306,29 @@ mod tests {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "b", "namespace": "a"}, "data": data,
         }));
-        let diff_of = |app: &App| app.yaml_cache.borrow().as_ref().map(|c| c.diff.clone());
-        let folded = view(&app, &o);
-        let first = diff_of(&app).unwrap();
-        assert!(Rc::ptr_eq(&folded, &view(&app, &o)), "one build per object");
-        app.yaml_unfold = true;
-        let unfolded = view(&app, &o);
-        assert!(!Rc::ptr_eq(&folded, &unfolded));
+        let mut shown = Shown {
+            plan_gen: 0,
+            last_applied: false,
+            unfold: false,
+            theme: Theme::default(),
+        };
+        let folded = cached(&o, shown, None);
+        let again = cached(&o, shown, Some(&folded));
         assert!(
-            Rc::ptr_eq(&first, &diff_of(&app).unwrap()),
+            Rc::ptr_eq(&folded.lines, &again.lines),
+            "one build per object"
+        );
+        shown.unfold = true;
+        let unfolded = cached(&o, shown, Some(&again));
+        assert!(!Rc::ptr_eq(&folded.lines, &unfolded.lines));
+        assert!(
+            Rc::ptr_eq(&folded.diff, &unfolded.diff),
             "z folds, no new diff"
         );
-        app.plan_gen += 1;
-        view(&app, &o);
+        shown.plan_gen += 1;
+        let rebuilt = cached(&o, shown, Some(&unfolded));
         assert!(
-            !Rc::ptr_eq(&first, &diff_of(&app).unwrap()),
+            !Rc::ptr_eq(&folded.diff, &rebuilt.diff),
             "a new plan, a new diff"
         );
     }

@@ -22,7 +22,7 @@ fn field(
 ) -> FieldChange {
     let created = last.is_none() && live.is_none();
     FieldChange {
-        path: path.to_string(),
+        path: path.into(),
         config,
         live,
         last_applied: last,

@@ -7,6 +7,7 @@
 //! indexes as `[N]`; map keys that are not plain identifiers are quoted as a
 //! JSON string: `metadata.annotations["example.com/x"]`.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -49,6 +50,183 @@ impl PathHasher {
 
 /// [`PathHasher`] for `HashMap`s.
 pub type FastHash = BuildHasherDefault<PathHasher>;
+
+/// A field path as the rows carry it: the rendered text, with typed
+/// access to its steps. Printing, JSON (the same string), hashing, equality
+/// and order are the text's (byte order, as the rows and sets keyed by
+/// path strings sorted before), so a `FieldPath` costs what its `String`
+/// did; the steps are read from the text when asked for: most rows are
+/// never taken apart, and those that are are read once per question.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FieldPath(String);
+
+impl FieldPath {
+    /// A path from its text, as [`key`], [`element`] and [`index`] write
+    /// it (any text reads as some steps: a path a user typed is one too).
+    pub fn new(text: impl Into<String>) -> Self {
+        FieldPath(text.into())
+    }
+
+    /// The text: what the plan JSON, the TUI and `kapply release` show.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// The empty path: the object itself.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// This path with a map key or struct field appended (see [`key`]).
+    pub fn key(&self, k: &str) -> FieldPath {
+        FieldPath(key(&self.0, k))
+    }
+
+    /// This path with a keyed list element appended (see [`element`]).
+    pub fn element(&self, merge_key: &str, value: &Value) -> FieldPath {
+        FieldPath(element(&self.0, merge_key, value))
+    }
+
+    /// This path with a list index appended (see [`index`]).
+    pub fn index(&self, i: usize) -> FieldPath {
+        FieldPath(index(&self.0, i))
+    }
+
+    /// The steps, each with the byte offset of the text where it ends
+    /// (see [`read`]).
+    pub fn steps(&self) -> Steps<'_> {
+        read(&self.0)
+    }
+
+    /// The steps from a byte offset one of them ends at (see [`read_from`]).
+    pub fn steps_from(&self, pos: usize) -> Steps<'_> {
+        read_from(&self.0, pos)
+    }
+
+    /// The steps, owned (for [`get`], [`set`] and [`remove`]).
+    pub fn segments(&self) -> Vec<Segment> {
+        parse(&self.0)
+    }
+
+    /// The steps as the TUI's tree shows them (see [`steps`]).
+    pub fn tree_steps(&self) -> Vec<&str> {
+        steps(&self.0)
+    }
+
+    /// The last step; `None` for the root.
+    pub fn last(&self) -> Option<Step<'_>> {
+        self.steps().last().map(|(s, _)| s)
+    }
+
+    /// The path one step up (the root for a top-level field); `None` for
+    /// the root.
+    pub fn parent(&self) -> Option<FieldPath> {
+        let mut ends = self.steps().map(|(_, end)| end);
+        let mut before = 0;
+        let mut last = ends.next()?;
+        for end in ends {
+            before = last;
+            last = end;
+        }
+        // The separating `.` of a key is not part of the parent.
+        let text = self.0[..before]
+            .strip_suffix('.')
+            .unwrap_or(&self.0[..before]);
+        Some(FieldPath(text.to_string()))
+    }
+
+    /// Whether this path is `ancestor` or lies under it (`ancestor` a whole
+    /// path: `data` holds `data.x` and `data["a.b"]`, not `dataX`).
+    pub fn is_under(&self, ancestor: &str) -> bool {
+        is_under(&self.0, ancestor)
+    }
+}
+
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, not `write_str`: widths and alignment apply, as for a string.
+        f.pad(&self.0)
+    }
+}
+
+/// Quoted as a string is (`{:?}` in messages shows `"spec.replicas"`).
+impl std::fmt::Debug for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl AsRef<str> for FieldPath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Sets and maps keyed by `FieldPath` are looked up by a path's text.
+impl std::borrow::Borrow<str> for FieldPath {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for FieldPath {
+    fn from(text: String) -> Self {
+        FieldPath(text)
+    }
+}
+
+impl From<&str> for FieldPath {
+    fn from(text: &str) -> Self {
+        FieldPath(text.to_string())
+    }
+}
+
+impl From<FieldPath> for String {
+    fn from(p: FieldPath) -> Self {
+        p.0
+    }
+}
+
+impl PartialEq<str> for FieldPath {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for FieldPath {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for FieldPath {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<FieldPath> for str {
+    fn eq(&self, other: &FieldPath) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<FieldPath> for &str {
+    fn eq(&self, other: &FieldPath) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<FieldPath> for String {
+    fn eq(&self, other: &FieldPath) -> bool {
+        *self == other.0
+    }
+}
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -684,6 +862,78 @@ mod tests {
         }
         let built = element(&key("spec", "containers"), "name", &json!("web"));
         assert_eq!(render(&parse(&built)), built);
+    }
+
+    /// A `FieldPath` is its text to every outside reader (JSON, printing,
+    /// order, set look-ups by text) and reads its steps from it.
+    #[test]
+    fn field_path_is_its_text_with_typed_steps() {
+        let texts = [
+            "spec.template.spec.containers[name=nginx].image",
+            "metadata.annotations[\"example.com/x.y\"]",
+            "spec.ports[containerPort=80]",
+            "data",
+            "[\"top.level\"].x",
+            "",
+        ];
+        for t in texts {
+            let p = FieldPath::from(t);
+            assert_eq!(p.to_string(), t);
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                Value::from(t).to_string()
+            );
+            let back: FieldPath = serde_json::from_str(&Value::from(t).to_string()).unwrap();
+            assert_eq!(back, p);
+            assert_eq!(p.segments(), parse(t));
+            assert_eq!(p.tree_steps(), steps(t));
+            // The parent and the last step make the path again.
+            if let (Some(parent), Some(last)) = (p.parent(), p.segments().last()) {
+                let again = match last {
+                    Segment::Key(k) => parent.key(k),
+                    Segment::Element(k, v) => FieldPath::new(format!("{parent}[{k}={v}]")),
+                    Segment::Index(i) => parent.index(*i),
+                };
+                assert_eq!(again, p, "{t}");
+                assert!(p.is_under(parent.as_str()) || parent.is_root(), "{t}");
+            }
+        }
+        let img = FieldPath::from(texts[0]);
+        assert_eq!(img.last(), Some(Step::Key("image".into())));
+        assert_eq!(
+            img.parent().unwrap(),
+            "spec.template.spec.containers[name=nginx]"
+        );
+        assert_eq!(
+            FieldPath::from(texts[1]).parent().unwrap(),
+            "metadata.annotations"
+        );
+        assert_eq!(FieldPath::from("data").parent().unwrap(), "");
+        assert_eq!(FieldPath::default().parent(), None);
+        assert_eq!(FieldPath::default().last(), None);
+        // The writers as methods write what the functions write.
+        let c = FieldPath::from("spec").key("containers");
+        assert_eq!(
+            c.element("name", &json!("web")),
+            element("spec.containers", "name", &json!("web"))
+        );
+        assert_eq!(c.index(2), "spec.containers[2]");
+        assert_eq!(
+            format!("{:?}", FieldPath::from("a\"b")),
+            format!("{:?}", "a\"b")
+        );
+        // Widths apply as to a string.
+        assert_eq!(format!("{:<6}|", FieldPath::from("data")), "data  |");
+        // Ordered as the texts are, and found in a set by text.
+        let mut paths: Vec<FieldPath> = texts.iter().map(|&t| t.into()).collect();
+        paths.sort();
+        let mut sorted = texts.to_vec();
+        sorted.sort();
+        assert_eq!(paths, sorted);
+        let set: std::collections::BTreeSet<FieldPath> = paths.into_iter().collect();
+        assert!(set.contains("data"));
+        let hashed: std::collections::HashSet<FieldPath> = set.into_iter().collect();
+        assert!(hashed.contains("spec.ports[containerPort=80]"));
     }
 
     #[test]

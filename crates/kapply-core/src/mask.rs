@@ -3,6 +3,7 @@
 //! YAML view's before/after pair, a TUI cell or `kapply export` on stdout.
 //! Every layer masks through here, so they all write the same `***`. No I/O.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::LAST_APPLIED;
 use serde_json::Value;
 
@@ -138,11 +139,8 @@ fn mask_data_pair(mut before: Option<&mut Value>, mut after: Option<&mut Value>)
 
 /// Whether the field at `path` (a field-plan path: `data.password`,
 /// `stringData["a.b"]`) of an object of `kind` holds Secret data.
-pub fn is_secret_field(kind: &str, path: &str) -> bool {
-    kind == "Secret"
-        && ["data", "stringData"]
-            .iter()
-            .any(|f| crate::fieldpath::is_under(path, f))
+pub fn is_secret_field(kind: &str, path: &FieldPath) -> bool {
+    kind == "Secret" && ["data", "stringData"].iter().any(|f| path.is_under(f))
 }
 
 /// One side of a Secret data field row, masked: a map keeps its keys
@@ -181,11 +179,11 @@ mod tests {
             "stringData",
             "stringData.k",
         ] {
-            assert!(is_secret_field("Secret", p), "{p}");
-            assert!(!is_secret_field("ConfigMap", p), "{p}");
+            assert!(is_secret_field("Secret", &p.into()), "{p}");
+            assert!(!is_secret_field("ConfigMap", &p.into()), "{p}");
         }
         for p in ["metadata.name", "dataX", "type", "immutable"] {
-            assert!(!is_secret_field("Secret", p), "{p}");
+            assert!(!is_secret_field("Secret", &p.into()), "{p}");
         }
     }
 

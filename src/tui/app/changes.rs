@@ -9,7 +9,7 @@ use super::*;
 /// One line of the changes view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeItem {
-    pub path: String,
+    pub path: FieldPath,
     /// `"nginx:1.25" → "nginx:1.26"`.
     pub values: String,
     /// The cause as the piped `kapply diff` tags it (`intended`,
@@ -36,11 +36,7 @@ impl App {
             .map(|c| ChangeItem {
                 path: c.row.path.clone(),
                 values: values(&c.row),
-                cause: if c.same_cause_text {
-                    c.row.explain(crate::merge::Form::Tag)
-                } else {
-                    c.row.cause.to_string()
-                },
+                cause: c.cause(crate::merge::Form::Tag),
                 hazard: !c.row.hazards.is_empty(),
                 carried: c.carried_by(&updates),
                 objects: c.objects.iter().map(|&i| updates[i].id()).collect(),
@@ -104,7 +100,7 @@ impl App {
                 continue;
             };
             if self.marked.insert(id.clone()) {
-                let others: BTreeSet<String> = o
+                let others: BTreeSet<FieldPath> = o
                     .fields
                     .iter()
                     .filter(|f| f.action != FieldAction::Keep && f.path != item.path)

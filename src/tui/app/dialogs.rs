@@ -31,7 +31,7 @@ impl App {
             .map(|o| {
                 let key = o.id();
                 // Only rows the current plan can still release.
-                let released_fields: Vec<String> = self
+                let released_fields: Vec<FieldPath> = self
                     .released
                     .get(&key)
                     .into_iter()
@@ -70,13 +70,8 @@ impl App {
             );
             return Vec::new();
         }
-        self.open_popup(Popup::ApplyConfirm {
-            items: items.clone(),
-            dry_run: None,
-        });
-        self.dry_run_progress = None;
-        self.pending.push(Job::DryRun);
-        vec![Effect::DryRun(items)]
+        let c = self.apply_confirm(items);
+        self.open_confirm(c)
     }
 
     /// `E` on an object apply does not manage yet (its live object has no
@@ -141,11 +136,8 @@ impl App {
             );
             return;
         }
-        self.open_popup(Popup::DeleteConfirm {
-            objects,
-            typed: String::new(),
-            propagation: Propagation::Background,
-        });
+        let c = self.delete_confirm(objects);
+        self.open_popup(Popup::Confirm(c));
     }
 
     pub(super) fn open_prune(&mut self) {
@@ -239,46 +231,13 @@ impl App {
                 input,
                 note,
             } => self.export_path_key(k, object, input, note),
-            Popup::ExportOverwrite {
-                object,
-                path,
-                changes,
-            } => self.export_overwrite_key(k, object, path, changes),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
-            Popup::QuitConfirm {
-                marked,
-                queued,
-                recreating,
-            } => match k.code {
-                KeyCode::Char('y' | 'q') | KeyCode::Enter => vec![Effect::Quit],
-                KeyCode::Esc | KeyCode::Char('n') => Vec::new(),
-                _ => {
-                    self.popup = Some(Popup::QuitConfirm {
-                        marked,
-                        queued,
-                        recreating,
-                    });
-                    Vec::new()
-                }
-            },
-            Popup::RecreateConfirm { items, typed } => self.recreate_key(k, items, typed),
-            Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
-            Popup::ServerSideConfirm {
-                items,
-                blocked,
-                dry_run,
-            } => self.server_side_key(k, items, blocked, dry_run),
-            Popup::DeleteConfirm {
-                objects,
-                typed,
-                propagation,
-            } => self.delete_key(k, objects, typed, propagation),
+            Popup::Confirm(c) => self.confirm_key(k, c),
             Popup::PruneStep {
                 candidates,
                 pos,
                 choices,
             } => self.prune_step_key(k, candidates, pos, choices),
-            Popup::PruneConfirm { objects, dry_run } => self.prune_confirm_key(k, objects, dry_run),
         }
     }
 
@@ -318,109 +277,11 @@ impl App {
         Vec::new()
     }
 
-    fn export_overwrite_key(
-        &mut self,
-        k: KeyEvent,
-        object: ObjectPlan,
-        path: String,
-        changes: Vec<String>,
-    ) -> Vec<Effect> {
-        match k.code {
-            KeyCode::Char('y') => {
-                self.pending.push(Job::Exporting);
-                return vec![Effect::Export(object, path, true)];
-            }
-            KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => {
-                self.say(format!("export cancelled: {path} left as it was"), false);
-            }
-            _ => {
-                self.popup = Some(Popup::ExportOverwrite {
-                    object,
-                    path,
-                    changes,
-                })
-            }
-        }
-        Vec::new()
-    }
-
     fn notice_key(&mut self, k: KeyEvent, title: &'static str, text: String) -> Vec<Effect> {
         match k.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('p') => {}
             _ => self.popup = Some(Popup::Notice { title, text }),
         }
-        Vec::new()
-    }
-
-    fn apply_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<ApplyItem>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        match (k.code, &dry_run) {
-            // The dialog promises the server's answer before anything is
-            // written: Enter waits for it.
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter applies once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::ApplyConfirm { items, dry_run });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Applying);
-                return vec![Effect::Apply(items)];
-            }
-            // Recreate what the dry run refused as invalid (its own
-            // confirmation follows).
-            (KeyCode::Char('F'), Some(_)) if self.recreate_from_apply(&items) => {}
-            // Ask the server again (after a refusal or a failure).
-            (KeyCode::Char('r'), Some(_)) => {
-                self.popup = Some(Popup::ApplyConfirm {
-                    items: items.clone(),
-                    dry_run: None,
-                });
-                self.dry_run_progress = None;
-                self.pending.push(Job::DryRun);
-                return vec![Effect::DryRun(items)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
-            _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
-        }
-        Vec::new()
-    }
-
-    fn delete_key(
-        &mut self,
-        k: KeyEvent,
-        objects: Vec<ObjectPlan>,
-        mut typed: String,
-        mut propagation: Propagation,
-    ) -> Vec<Effect> {
-        match k.code {
-            KeyCode::Esc => return vec![],
-            KeyCode::Enter => {
-                let confirmed = objects.len() == 1 || typed.trim() == objects.len().to_string();
-                if confirmed {
-                    self.pending.push(Job::Deleting);
-                    return vec![Effect::Delete(objects, propagation)];
-                }
-            }
-            KeyCode::Backspace => {
-                typed.pop();
-            }
-            KeyCode::Char(c) if c.is_ascii_digit() && objects.len() > 1 => typed.push(c),
-            KeyCode::Char('c') => {
-                propagation = propagation.next();
-            }
-            _ => {}
-        }
-        self.popup = Some(Popup::DeleteConfirm {
-            objects,
-            typed,
-            propagation,
-        });
         Vec::new()
     }
 
@@ -473,41 +334,9 @@ impl App {
                 self.say("prune: nothing queued".to_string(), false);
             } else {
                 // As apply: the server's answer before the confirmation.
-                self.open_popup(Popup::PruneConfirm {
-                    objects: objects.clone(),
-                    dry_run: None,
-                });
-                self.dry_run_progress = None;
-                self.pending.push(Job::DryRun);
-                return vec![Effect::PruneDryRun(objects)];
+                let c = self.prune_confirm(objects);
+                return self.open_confirm(c);
             }
-        }
-        Vec::new()
-    }
-
-    fn prune_confirm_key(
-        &mut self,
-        k: KeyEvent,
-        objects: Vec<ObjectPlan>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        match (k.code, &dry_run) {
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter deletes once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::PruneConfirm { objects, dry_run });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Pruning);
-                return vec![Effect::Prune(objects)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => {
-                self.finish(Job::DryRun);
-                self.queued_delete.clear()
-            }
-            _ => self.popup = Some(Popup::PruneConfirm { objects, dry_run }),
         }
         Vec::new()
     }

@@ -2,9 +2,15 @@
 //! releases of single changes, and the YAML view's scroll.
 
 use super::*;
+use crate::tui::layout::{DetailBox, detail_key};
+use ratatui::widgets::{Block, Borders};
 
 /// Remove `path` from the set of `key`, dropping an emptied set; whether it was there.
-fn unset(sets: &mut BTreeMap<ObjectRef, BTreeSet<String>>, key: &ObjectRef, path: &str) -> bool {
+fn unset(
+    sets: &mut BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
+    key: &ObjectRef,
+    path: &FieldPath,
+) -> bool {
     let Some(set) = sets.get_mut(key) else {
         return false;
     };
@@ -30,12 +36,14 @@ impl App {
     }
 
     pub(super) fn clamp_fields(&mut self) {
+        self.prepare_ssa();
         let n = self.field_count();
         self.field_cursor = self.field_cursor.min(n.saturating_sub(1));
         self.field_scroll = self.field_scroll.min(self.field_cursor);
     }
 
     pub(super) fn move_field(&mut self, delta: isize) {
+        self.prepare_ssa();
         let n = self.field_count();
         if n == 0 {
             return;
@@ -56,13 +64,64 @@ impl App {
                 crate::tui::scroll::keep_in_view(self.field_scroll, pos..pos + 1, pos, n, page);
             return;
         }
-        let Some((w, h)) = crate::tui::layout::field_table_size(self) else {
+        self.prepare_fields();
+        let Some((w, h)) = self.field_table_size() else {
             return;
         };
         let Some(l) = self.field_layout(w) else {
             return;
         };
         self.field_scroll = crate::tui::fieldtable::scroll_for(&l, pos, self.field_scroll, h);
+    }
+
+    /// The field pane's parts for the selected object `o` in a pane whose
+    /// inside is `inner` (as drawn: the head, the table, the box).
+    fn field_areas_of(&self, o: &ObjectPlan, inner: Rect) -> crate::tui::layout::FieldAreas {
+        let t = crate::tui::theme::Theme::default();
+        let width = inner.width;
+        let lines = self
+            .field_layout(usize::from(width))
+            .map_or(0, |l| l.lines.len());
+        crate::tui::layout::field_areas(
+            self.tallest_detail(o, width),
+            lines,
+            &self.head_lines(o, t),
+            inner,
+        )
+    }
+
+    /// The field table's width and the rows of its body, for the selected
+    /// object (the cursor keeps its row in view with these).
+    pub fn field_table_size(&self) -> Option<(usize, usize)> {
+        let o = self.selected()?;
+        let inner = Block::default()
+            .borders(Borders::ALL)
+            .inner(self.areas().detail);
+        let a = self.field_areas_of(o, inner);
+        Some((
+            a.table.width as usize,
+            a.table.height.saturating_sub(1) as usize,
+        ))
+    }
+
+    /// [`DetailBox`] of the selected object's selected row, if the box shows.
+    pub(crate) fn detail_box(&self) -> Option<DetailBox> {
+        let o = self.selected()?;
+        let inner = Block::default()
+            .borders(Borders::ALL)
+            .inner(self.areas().detail);
+        let layout = self.field_layout(inner.width as usize)?;
+        let f = &o.fields[layout.rows.get(self.field_cursor)?.field];
+        let a = self.field_areas_of(o, inner);
+        // Its top row is the rule above it.
+        let height = a.detail.height.checked_sub(1)?;
+        let t = crate::tui::theme::Theme::default();
+        let lines = crate::tui::detail::field_detail(o, f, self.is_released(o, &f.path), t);
+        Some(DetailBox {
+            key: detail_key(o, &f.path),
+            total: crate::tui::layout::wrapped_height(&lines, a.detail.width),
+            height,
+        })
     }
 
     /// `n` / `N` in the field table: the next / previous row that reverts
@@ -109,7 +168,8 @@ impl App {
     /// `Ctrl-d`/`Ctrl-u`: scroll the box under the field table by `delta`
     /// lines, within its content.
     pub(super) fn scroll_detail(&mut self, delta: i32) {
-        let Some(b) = crate::tui::layout::detail_box(self) else {
+        self.prepare_fields();
+        let Some(b) = self.detail_box() else {
             return;
         };
         let max = i32::from(b.max_scroll());
@@ -141,9 +201,8 @@ impl App {
 
     /// Scroll the YAML view, clamped to its length (computed only here, on a key).
     pub(super) fn scroll_yaml(&mut self, d: isize) {
-        let lines = self
-            .selected()
-            .map_or(0, |o| crate::tui::yamlview::view(self, o).len());
+        self.prepare_yaml();
+        let lines = self.selected().map_or(0, |o| self.yaml_lines(o).len());
         let page = self.areas().detail.height.saturating_sub(2) as usize;
         self.yaml_scroll = scroll::moved(self.yaml_scroll, d, scroll::max_top(lines, page));
     }

@@ -273,11 +273,8 @@ impl App {
         if marked + queued == 0 && !recreating {
             return vec![Effect::Quit];
         }
-        self.open_popup(Popup::QuitConfirm {
-            marked,
-            queued,
-            recreating,
-        });
+        let c = self.quit_confirm(marked, queued, recreating);
+        self.open_popup(Popup::Confirm(c));
         Vec::new()
     }
 

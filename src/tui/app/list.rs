@@ -56,12 +56,7 @@ impl App {
     /// The kind as the list shows it: `Gateway`, or `Gateway.networking.istio.io`
     /// when the plan holds a `Gateway` of another group too.
     pub fn kind_label<'a>(&self, o: &'a ObjectPlan) -> std::borrow::Cow<'a, str> {
-        let group = crate::objref::split_api_version(&o.api_version).0;
-        if self.ambiguous_kinds.contains(&o.kind) && !group.is_empty() {
-            std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
-        } else {
-            std::borrow::Cow::Borrowed(o.kind.as_str())
-        }
+        kind_label(&self.ambiguous_kinds, o)
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
@@ -111,6 +106,7 @@ impl App {
                 self.snap_cursor(true);
             }
         }
+        self.build_selected();
         self.clamp_fields();
         self.scroll_to_cursor();
     }
@@ -186,6 +182,7 @@ impl App {
         let before = self.cursor;
         self.cursor = pos.min(self.rows.len().saturating_sub(1));
         self.snap_cursor(self.cursor >= before);
+        self.build_selected();
         if self.cursor != before {
             self.field_cursor = 0;
             self.field_scroll = 0;
@@ -203,6 +200,7 @@ impl App {
             self.field_cursor = 0;
             self.field_scroll = 0;
             self.yaml_scroll = 0;
+            self.build_selected();
             self.clamp_fields();
             self.scroll_to_cursor();
         }
@@ -242,5 +240,19 @@ fn has_change(r: &Row, plan: &Plan) -> bool {
             ObjectAction::Create | ObjectAction::Update | ObjectAction::Prune
         ),
         Row::Group(_) => false,
+    }
+}
+
+/// The kind as the list shows it: with its group when it is one of
+/// `ambiguous` (kinds of one name in several groups).
+pub fn kind_label<'a>(
+    ambiguous: &BTreeSet<String>,
+    o: &'a ObjectPlan,
+) -> std::borrow::Cow<'a, str> {
+    let group = crate::objref::split_api_version(&o.api_version).0;
+    if ambiguous.contains(&o.kind) && !group.is_empty() {
+        std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
+    } else {
+        std::borrow::Cow::Borrowed(o.kind.as_str())
     }
 }

@@ -130,9 +130,7 @@ impl App {
             }
             _ => self.plan.objects[i] = after,
         }
-        if let Some(cell) = self.whole.get_mut(i) {
-            cell.take();
-        }
+        self.unbuild(i);
         // The cached views (field table, YAML) are of the selected row:
         // stale only when it is this one (a burst elsewhere redraws cheaply).
         if self.selected_index() == Some(i) {
@@ -161,22 +159,13 @@ impl App {
         self.log_entry(true, text.clone());
         self.changed.insert(object.clone(), time.clone());
         // (verb, key) of the confirmation holding it, if one does.
-        let confirming = match &self.popup {
-            Some(Popup::ApplyConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
+        let confirming = match self.confirming() {
+            Some(a @ (Confirmed::Apply(_) | Confirmed::ServerSideApply { .. }))
+                if a.touches(&object) =>
             {
                 Some(("apply", 'a'))
             }
-            Some(Popup::ServerSideConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
-            {
-                Some(("apply", 'a'))
-            }
-            Some(Popup::RecreateConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
-            {
-                Some(("recreate", 'F'))
-            }
+            Some(a @ Confirmed::Recreate(_)) if a.touches(&object) => Some(("recreate", 'F')),
             _ => None,
         };
         if let Some((verb, key)) = confirming {

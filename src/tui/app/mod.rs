@@ -2,6 +2,7 @@
 //! I/O: every input arrives as a [`Msg`], every side effect leaves as an
 //! [`Effect`] for the runtime to perform.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::tui::scroll;
 
 mod changes;
+mod confirm;
 mod dialogs;
 mod fields;
 mod keys;
@@ -29,6 +31,9 @@ pub use live::{CHANGED_MARK, Live};
 
 pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
+pub use confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
+pub(crate) use confirm::{confirm_body, confirm_footer};
+pub use list::kind_label;
 pub(crate) use serverside::is_secret;
 pub use serverside::{ServerSideMode, ServerSideState};
 
@@ -345,34 +350,11 @@ pub enum Popup {
         changes: Vec<ChangeItem>,
         pos: usize,
     },
-    ApplyConfirm {
-        items: Vec<ApplyItem>,
-        dry_run: Option<Vec<ObjectResult>>,
-    },
-    /// `a` with `--server-side`: what each object's request carries (its
-    /// decisions, force), the objects not sent for undecided conflicts,
-    /// and the server's dry run.
-    ServerSideConfirm {
-        items: Vec<crate::ops::ServerSideItem>,
-        blocked: Vec<(ObjectRef, Vec<String>)>,
-        dry_run: Option<Vec<ObjectResult>>,
-    },
-    DeleteConfirm {
-        objects: Vec<ObjectPlan>,
-        typed: String,
-        /// `c` cycles Background → Foreground → Orphan.
-        propagation: Propagation,
-    },
     PruneStep {
         /// Copies, not indices: a reload while stepping must not shift them.
         candidates: Vec<ObjectPlan>,
         pos: usize,
         choices: Vec<PruneChoice>,
-    },
-    PruneConfirm {
-        objects: Vec<ObjectPlan>,
-        /// The server's dry run of the deletes, once it has answered.
-        dry_run: Option<Vec<ObjectResult>>,
     },
     /// `E`: the path to write an object's export to, edited in place.
     ExportPath {
@@ -380,27 +362,10 @@ pub enum Popup {
         input: String,
         note: Option<String>,
     },
-    /// The export's path exists: `y` writes into it (see
-    /// [`Exported::Preview`]): what that changes in the file.
-    ExportOverwrite {
-        object: ObjectPlan,
-        path: String,
-        changes: Vec<String>,
-    },
-    /// `q` with objects marked for apply or deletes queued, or while a
-    /// recreate runs: `y` quits, dropping them (or leaving the recreate
-    /// wherever it is).
-    QuitConfirm {
-        marked: usize,
-        queued: usize,
-        recreating: bool,
-    },
-    /// `F`: recreate what the server refused to update (each item's whole
-    /// configuration); more than one: the count typed.
-    RecreateConfirm {
-        items: Vec<ApplyItem>,
-        typed: String,
-    },
+    /// A confirmation of a destructive action (apply, server-side apply,
+    /// prune, delete, recreate, the export's overwrite, quit): nothing
+    /// runs before its confirm key.
+    Confirm(Confirm),
     /// Something the user asked for cannot be done, and why (prune after
     /// an incomplete read). Any of Esc, q, Enter closes it.
     Notice {
@@ -514,18 +479,15 @@ pub struct App {
     pub plan: Plan,
     /// Per row of `plan`: its compact form when kept small, `None` when whole.
     compact: Vec<Option<Compact>>,
-    /// Rows built whole from `compact`, on demand (the selected one, those
-    /// a dialog acts on); after each update only the selected one stays.
-    whole: Vec<std::cell::OnceCell<Box<ObjectPlan>>>,
-    built: std::cell::RefCell<Vec<usize>>,
+    /// Rows built whole from `compact` (the selected one, built by
+    /// `update` whenever the selection or the row changes).
+    whole: Vec<Option<Box<ObjectPlan>>>,
+    built: Vec<usize>,
     streamed: Option<Streamed>,
     /// How far the streamed load under way is.
     pub load_status: Option<LoadStatus>,
-    /// The selected object's field table, laid out once (not per frame or key).
-    field_cache:
-        std::cell::RefCell<Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>>,
-    /// The selected object's tallest field box (see `tallest_detail`).
-    tallest_cache: std::cell::RefCell<Option<(FieldKey, u16)>>,
+    /// What the views draw of the selected object, computed by `update`.
+    views: Prepared,
     /// A plan against live state has been loaded. Until then the list shows
     /// the manifests alone and nothing destructive is offered.
     pub live_known: bool,
@@ -581,14 +543,12 @@ pub struct App {
     pub plan_gen: u64,
     /// Kinds the plan holds in more than one group (shown with the group).
     pub ambiguous_kinds: BTreeSet<String>,
-    /// The YAML view of one object, built once, not on every frame.
-    pub yaml_cache: std::cell::RefCell<Option<crate::tui::yamlview::Cached>>,
     pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub excluded: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// `clear` rows released (`R`) instead of cleared, per object key:
     /// apply drops them from last-applied and keeps their live value.
-    pub released: BTreeMap<ObjectRef, BTreeSet<String>>,
+    pub released: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
     /// Prune candidates queued in prune mode (shown as `x`).
     pub queued_delete: BTreeSet<ObjectRef>,
     /// Objects whose update the server refused as invalid (422: an
@@ -633,14 +593,25 @@ pub struct App {
     list_dirty: bool,
     /// `--server-side`: the objects' conflicts and the decisions on them.
     pub ssa: ServerSideState,
-    /// The selected object's server-side rows (plan generation, index).
-    #[allow(clippy::type_complexity)]
-    ssa_cache: std::cell::RefCell<
-        Option<(
-            (u64, usize),
-            std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>,
-        )>,
-    >,
+}
+
+/// The selected object's server-side rows, with the decision on each.
+pub type SsaRows = std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>;
+
+/// What the views draw of the selected object, computed in `update` (by
+/// [`App::prepare`], at the size the app last learnt) once per selection,
+/// plan, mode and width: never while drawing, nor per frame or key. A view
+/// that finds one stale (a size not announced) computes it without keeping it.
+#[derive(Default)]
+struct Prepared {
+    /// The field table's layout.
+    field: Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>,
+    /// The tallest box under the field table (see `tallest_detail`).
+    tallest: Option<(FieldKey, u16)>,
+    /// The YAML view's lines.
+    yaml: Option<crate::tui::yamlview::Cached>,
+    /// The server-side rows (plan generation, index).
+    ssa: Option<((u64, usize), SsaRows)>,
 }
 
 impl App {
@@ -650,11 +621,10 @@ impl App {
             plan: Plan::default(),
             compact: Vec::new(),
             whole: Vec::new(),
-            built: std::cell::RefCell::new(Vec::new()),
+            built: Vec::new(),
             streamed: None,
             load_status: None,
-            field_cache: std::cell::RefCell::new(None),
-            tallest_cache: std::cell::RefCell::new(None),
+            views: Prepared::default(),
             live_known: false,
             connecting: false,
             failure: None,
@@ -685,7 +655,6 @@ impl App {
             yaml_unfold: false,
             yaml_last_applied: false,
             plan_gen: 0,
-            yaml_cache: std::cell::RefCell::new(None),
             marked: BTreeSet::new(),
             excluded: BTreeMap::new(),
             released: BTreeMap::new(),
@@ -711,7 +680,6 @@ impl App {
             id_index: None,
             list_dirty: false,
             ssa: ServerSideState::default(),
-            ssa_cache: std::cell::RefCell::new(None),
         }
     }
 
@@ -721,14 +689,7 @@ impl App {
         self.loading
             || self.connecting
             || !self.pending.is_empty()
-            || matches!(
-                self.popup,
-                Some(
-                    Popup::ApplyConfirm { dry_run: None, .. }
-                        | Popup::ServerSideConfirm { dry_run: None, .. }
-                        | Popup::PruneConfirm { dry_run: None, .. }
-                )
-            )
+            || matches!(&self.popup, Some(Popup::Confirm(c)) if c.waiting())
     }
 
     /// The effects to run when the app starts: read the manifests, and
@@ -755,16 +716,45 @@ impl App {
         }
     }
 
-    /// Row `i` of the plan whole: built from its compact form the first
-    /// time it is asked for (field rows, patch, config, live object).
+    /// Row `i` of the plan whole: a row kept small is whole once built
+    /// ([`App::build`]; `update` builds the selected one), else as kept.
     pub fn object(&self, i: usize) -> Option<&ObjectPlan> {
         let row = self.plan.objects.get(i)?;
-        match (self.compact.get(i), self.whole.get(i)) {
-            (Some(Some(c)), Some(cell)) => Some(cell.get_or_init(|| {
-                self.built.borrow_mut().push(i);
-                Box::new(self.rebuilt(c, row))
-            })),
+        match self.whole.get(i) {
+            Some(Some(w)) => Some(w),
             _ => Some(row),
+        }
+    }
+
+    /// Build row `i` whole from its compact form, if it is kept small.
+    fn build(&mut self, i: usize) {
+        let (Some(Some(c)), Some(row)) = (self.compact.get(i), self.plan.objects.get(i)) else {
+            return;
+        };
+        if matches!(self.whole.get(i), Some(Some(_))) {
+            return;
+        }
+        let w = Box::new(self.rebuilt(c, row));
+        if let Some(slot) = self.whole.get_mut(i) {
+            *slot = Some(w);
+            self.built.push(i);
+        }
+    }
+
+    /// Build the selected row whole (after the cursor or the row moved).
+    pub(super) fn build_selected(&mut self) {
+        if let Some(i) = self.selected_index() {
+            self.build(i);
+        }
+    }
+
+    /// Row `i` changed: its whole form is built again if it is selected.
+    fn unbuild(&mut self, i: usize) {
+        if let Some(slot) = self.whole.get_mut(i) {
+            *slot = None;
+        }
+        if self.selected_index() == Some(i) {
+            self.build(i);
         }
     }
 
@@ -781,11 +771,11 @@ impl App {
     }
 
     /// Row `i` whole, owned (what a dialog keeps), without keeping it built.
-    pub(crate) fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
+    pub fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
         let row = self.plan.objects.get(i)?;
         match (self.compact.get(i), self.whole.get(i)) {
-            (Some(Some(c)), Some(cell)) => Some(
-                cell.get()
+            (Some(Some(c)), Some(w)) => Some(
+                w.as_ref()
                     .map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()),
             ),
             _ => Some(row.clone()),
@@ -799,41 +789,100 @@ impl App {
         Some((self.plan_gen, i, self.show_kept, width))
     }
 
-    /// The selected object's field table at `width` columns, laid out once
-    /// per object, plan, `K` and width.
+    /// The selected object's field table at `width` columns, as `update`
+    /// laid it out (once per object, plan, `K` and width).
     pub fn field_layout(
         &self,
         width: usize,
     ) -> Option<std::rc::Rc<crate::tui::fieldtable::Layout>> {
         let key = self.field_key(width)?;
-        if let Some((k, l)) = self.field_cache.borrow().as_ref()
-            && *k == key
-        {
-            return Some(l.clone());
+        match &self.views.field {
+            Some((k, l)) if *k == key => Some(l.clone()),
+            _ => Some(std::rc::Rc::new(crate::tui::fieldtable::layout(
+                self.object(key.1)?,
+                self.show_kept,
+                width,
+            ))),
         }
-        let l = std::rc::Rc::new(crate::tui::fieldtable::layout(
-            self.object(key.1)?,
-            self.show_kept,
-            width,
-        ));
-        *self.field_cache.borrow_mut() = Some((key, l.clone()));
-        Some(l)
     }
 
     /// [`crate::tui::layout::tallest_detail`] of the selected object `o`,
-    /// computed once per object, plan, `K` and width.
+    /// as `update` computed it.
     pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
         let key = self.field_key(usize::from(width));
-        if let (Some(key), Some((k, h))) = (key, *self.tallest_cache.borrow())
-            && k == key
-        {
-            return h;
+        match (key, self.views.tallest) {
+            (Some(key), Some((k, h))) if k == key => h,
+            _ => crate::tui::layout::tallest_detail(o, self.show_kept, width),
         }
-        let h = crate::tui::layout::tallest_detail(o, self.show_kept, width);
-        if let Some(key) = key {
-            *self.tallest_cache.borrow_mut() = Some((key, h));
+    }
+
+    /// The width of the field table's pane inside its border.
+    fn field_width(&self) -> usize {
+        let area = self.areas().detail;
+        usize::from(area.width.saturating_sub(2))
+    }
+
+    /// Lay out the selected object's field table and measure its tallest
+    /// box, if they are not laid out for this object, plan, `K` and width.
+    pub(super) fn prepare_fields(&mut self) {
+        let width = self.field_width();
+        let Some(key) = self.field_key(width) else {
+            return;
+        };
+        if !matches!(&self.views.field, Some((k, _)) if *k == key) {
+            let l = self.object(key.1).map(|o| {
+                std::rc::Rc::new(crate::tui::fieldtable::layout(o, self.show_kept, width))
+            });
+            self.views.field = l.map(|l| (key, l));
         }
-        h
+        if !matches!(self.views.tallest, Some((k, _)) if k == key) {
+            let h = self
+                .object(key.1)
+                .map(|o| crate::tui::layout::tallest_detail(o, self.show_kept, key.3 as u16));
+            self.views.tallest = h.map(|h| (key, h));
+        }
+    }
+
+    /// Build the selected object's YAML view, if it is not built for this
+    /// object, plan, `L`, `z` and colours.
+    pub(super) fn prepare_yaml(&mut self) {
+        let Some(o) = self.selected() else {
+            return;
+        };
+        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref());
+        self.views.yaml = Some(c);
+    }
+
+    /// How the YAML view is shown (plan, `L`, `z`, colours).
+    fn yaml_shown(&self) -> crate::tui::yamlview::Shown {
+        crate::tui::yamlview::Shown {
+            plan_gen: self.plan_gen,
+            last_applied: self.yaml_last_applied,
+            unfold: self.yaml_unfold,
+            theme: crate::tui::theme::Theme::of(&self.opts),
+        }
+    }
+
+    /// The selected object's YAML view lines, as `update` built them.
+    pub fn yaml_lines(&self, o: &ObjectPlan) -> std::rc::Rc<Vec<ratatui::text::Line<'static>>> {
+        crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref()).lines()
+    }
+
+    /// Compute what the view on screen draws of the selected object (the
+    /// one row built whole first): the runtime draws after each update,
+    /// so a frame only reads.
+    fn prepare(&mut self) {
+        self.build_selected();
+        if !self.live_known {
+            return;
+        }
+        if self.yaml {
+            self.prepare_yaml();
+        } else if self.server_side().is_some() {
+            self.prepare_ssa();
+        } else {
+            self.prepare_fields();
+        }
     }
 
     /// Replace the rows (`compact` beside them, or empty: all whole);
@@ -846,10 +895,10 @@ impl App {
         planned: std::ops::Range<usize>,
     ) {
         compact.resize_with(plan.objects.len(), || None);
-        self.whole = std::iter::repeat_with(std::cell::OnceCell::new)
+        self.whole = std::iter::repeat_with(|| None)
             .take(plan.objects.len())
             .collect();
-        self.built.get_mut().clear();
+        self.built.clear();
         self.plan = plan;
         self.compact = compact;
         self.ssa_adjust_range(planned);
@@ -861,22 +910,22 @@ impl App {
     /// Drop the rows built whole but the selected one's.
     fn drop_built(&mut self) {
         let keep = self.selected_index();
-        let built = std::mem::take(self.built.get_mut());
+        let built = std::mem::take(&mut self.built);
         for i in built {
             if Some(i) == keep {
-                self.built.get_mut().push(i);
-            } else if let Some(cell) = self.whole.get_mut(i) {
-                cell.take();
+                self.built.push(i);
+            } else if let Some(slot) = self.whole.get_mut(i) {
+                *slot = None;
             }
         }
     }
 
-    pub fn is_excluded(&self, o: &ObjectPlan, path: &str) -> bool {
+    pub fn is_excluded(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
         self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
     /// Whether the `clear` row `path` of `o` is released (`R`).
-    pub fn is_released(&self, o: &ObjectPlan, path: &str) -> bool {
+    pub fn is_released(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
         self.released.get(&o.id()).is_some_and(|s| s.contains(path))
     }
 
@@ -937,6 +986,7 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let effects = self.transition(msg);
         self.drop_built();
+        self.prepare();
         effects
     }
 
@@ -1059,10 +1109,9 @@ impl App {
                             self.excluded.retain(|k, _| keys.contains(k));
                             self.released.retain(|k, _| keys.contains(k));
                         }
-                        if !matches!(
-                            self.popup,
-                            Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
-                        ) {
+                        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
+                            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
+                        if !pruning {
                             self.queued_delete.clear();
                         }
                         self.rebuild_keeping(keep);
@@ -1112,14 +1161,11 @@ impl App {
                 // Only for the dialog waiting on it (a run for a dialog
                 // closed since checks another number of objects).
                 let waiting = match &self.popup {
-                    Some(Popup::ApplyConfirm {
-                        items,
-                        dry_run: None,
-                    }) => items.len() == total,
-                    Some(Popup::PruneConfirm {
-                        objects,
-                        dry_run: None,
-                    }) => objects.len() == total,
+                    Some(Popup::Confirm(c)) if c.waiting() => match &c.action {
+                        Confirmed::Apply(items) => items.len() == total,
+                        Confirmed::Prune(objects) => objects.len() == total,
+                        _ => false,
+                    },
                     _ => false,
                 };
                 if waiting {
@@ -1129,45 +1175,21 @@ impl App {
             }
             Msg::DryRunDone(results) => {
                 self.dry_run_progress = None;
-                if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
-                    // A stale run (for a dialog closed since) names none of
-                    // this dialog's objects: drop it. Anything else is shown
-                    // whole, so the dialog never waits for a result that came.
-                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results.clone());
-                        self.note_refusals(&results);
-                    }
+                if self.answer_dry_run(&results, |a| matches!(a, Confirmed::Apply(_))) {
+                    self.note_refusals(&results);
                 }
                 self.finish(Job::DryRun);
                 self.offer_recreate();
                 Vec::new()
             }
             Msg::ServerSideDryRunDone(results) => {
-                if let Some(Popup::ServerSideConfirm { items, dry_run, .. }) = &mut self.popup {
-                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results);
-                    }
-                }
+                self.answer_dry_run(&results, |a| matches!(a, Confirmed::ServerSideApply { .. }));
                 self.finish(Job::DryRun);
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
                 self.dry_run_progress = None;
-                if let Some(Popup::PruneConfirm { objects, dry_run }) = &mut self.popup {
-                    // Only an answer about this dialog's objects (or none).
-                    let ids: Vec<ObjectRef> = objects.iter().map(ObjectPlan::id).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results);
-                    }
-                }
+                self.answer_dry_run(&results, |a| matches!(a, Confirmed::Prune(_)));
                 self.finish(Job::DryRun);
                 Vec::new()
             }
@@ -1197,19 +1219,15 @@ impl App {
                         );
                         return self.begin_load();
                     }
+                    // The path exists: `y` writes into it (see
+                    // [`Exported::Preview`]: what that changes in the file).
                     Ok(Exported::Exists(path)) => {
-                        self.open_popup(Popup::ExportOverwrite {
-                            object,
-                            path,
-                            changes: Vec::new(),
-                        });
+                        let c = self.export_confirm(object, path, Vec::new());
+                        self.open_popup(Popup::Confirm(c));
                     }
                     Ok(Exported::Preview { path, changes }) => {
-                        self.open_popup(Popup::ExportOverwrite {
-                            object,
-                            path,
-                            changes,
-                        });
+                        let c = self.export_confirm(object, path, changes);
+                        self.open_popup(Popup::Confirm(c));
                     }
                     Err(e) => {
                         self.log_entry(false, format!("{name} export failed: {e}"));
@@ -1322,9 +1340,7 @@ impl App {
                 self.counts.tally(&o, true);
                 self.plan.objects[k] = o;
                 self.compact[k] = Some(c);
-                if let Some(cell) = self.whole.get_mut(k) {
-                    cell.take();
-                }
+                self.unbuild(k);
             }
             // Cached views of a replaced row are stale.
             self.plan_gen += 1;

@@ -51,11 +51,10 @@ impl App {
     /// The status line after a dry run that refused updates as invalid:
     /// the way forward.
     pub(super) fn offer_recreate(&mut self) {
-        let Some(Popup::ApplyConfirm {
-            items,
-            dry_run: Some(_),
-        }) = &self.popup
-        else {
+        let Some(Popup::Confirm(c)) = &self.popup else {
+            return;
+        };
+        let (Confirmed::Apply(items), Some(_)) = (&c.action, c.results()) else {
             return;
         };
         let refused: Vec<String> = items
@@ -93,10 +92,8 @@ impl App {
             self.say(why, false);
             return;
         }
-        self.open_popup(Popup::RecreateConfirm {
-            items,
-            typed: String::new(),
-        });
+        let c = self.recreate_confirm(items);
+        self.open_popup(Popup::Confirm(c));
     }
 
     /// `F` in the apply confirmation: its objects the dry run refused as
@@ -114,38 +111,8 @@ impl App {
             return false;
         }
         self.finish(Job::DryRun);
-        self.open_popup(Popup::RecreateConfirm {
-            items,
-            typed: String::new(),
-        });
+        let c = self.recreate_confirm(items);
+        self.open_popup(Popup::Confirm(c));
         true
-    }
-
-    pub(super) fn recreate_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<ApplyItem>,
-        mut typed: String,
-    ) -> Vec<Effect> {
-        match k.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('n') => {
-                self.say("recreate cancelled: nothing was sent", false);
-                return Vec::new();
-            }
-            KeyCode::Enter => {
-                let confirmed = items.len() == 1 || typed.trim() == items.len().to_string();
-                if confirmed {
-                    self.pending.push(Job::Recreating);
-                    return vec![Effect::Recreate(items)];
-                }
-            }
-            KeyCode::Backspace => {
-                typed.pop();
-            }
-            KeyCode::Char(c) if c.is_ascii_digit() && items.len() > 1 => typed.push(c),
-            _ => {}
-        }
-        self.popup = Some(Popup::RecreateConfirm { items, typed });
-        Vec::new()
     }
 }

@@ -179,18 +179,35 @@ impl App {
     }
 
     /// The selected object's server-side field rows, with the decision on
-    /// each (computed once per object and plan, not per frame).
-    pub fn ssa_rows(&self) -> std::rc::Rc<Vec<(FieldRow, Option<Decision>)>> {
+    /// each (as `update` computed them: once per object and plan, not per
+    /// frame).
+    pub fn ssa_rows(&self) -> SsaRows {
         let Some(i) = self.selected_index() else {
             return Default::default();
         };
-        let key = (self.plan_gen, i);
-        if let Some((k, rows)) = &*self.ssa_cache.borrow()
-            && *k == key
-        {
-            return rows.clone();
+        match &self.views.ssa {
+            Some((k, rows)) if *k == (self.plan_gen, i) => rows.clone(),
+            _ => std::rc::Rc::new(self.ssa_rows_of(i)),
         }
-        let rows = match self.object(i) {
+    }
+
+    /// Compute the selected object's server-side rows, if they are not
+    /// computed for this object and plan.
+    pub(super) fn prepare_ssa(&mut self) {
+        if self.server_side().is_none() {
+            return;
+        }
+        let Some(i) = self.selected_index() else {
+            return;
+        };
+        let key = (self.plan_gen, i);
+        if !matches!(&self.views.ssa, Some((k, _)) if *k == key) {
+            self.views.ssa = Some((key, std::rc::Rc::new(self.ssa_rows_of(i))));
+        }
+    }
+
+    fn ssa_rows_of(&self, i: usize) -> Vec<(FieldRow, Option<Decision>)> {
+        match self.object(i) {
             Some(o) if o.config.is_some() => {
                 let decided = self.ssa.decisions.get(&o.id());
                 o.config
@@ -205,10 +222,7 @@ impl App {
                     .collect()
             }
             _ => Vec::new(),
-        };
-        let rows = std::rc::Rc::new(rows);
-        *self.ssa_cache.borrow_mut() = Some((key, rows.clone()));
-        rows
+        }
     }
 
     /// `T` / `W` on a conflict row: force it (take the field), give way
@@ -221,6 +235,7 @@ impl App {
             );
             return;
         }
+        self.prepare_ssa();
         let rows = self.ssa_rows();
         let Some((row, now)) = rows.get(self.field_cursor) else {
             return;
@@ -260,7 +275,7 @@ impl App {
             self.ssa.decisions.remove(&key);
         }
         // The cached rows carry the decisions.
-        *self.ssa_cache.borrow_mut() = None;
+        self.views.ssa = None;
         self.say(said, false);
     }
 
@@ -344,62 +359,7 @@ impl App {
             }
             return Vec::new();
         }
-        self.open_popup(Popup::ServerSideConfirm {
-            items: items.clone(),
-            blocked,
-            dry_run: None,
-        });
-        self.pending.push(Job::DryRun);
-        vec![Effect::ServerSideDryRun(items, mode.manager)]
-    }
-
-    /// Keys of the server-side apply confirmation: Enter once the dry run
-    /// has answered, r asks the server again, Esc cancels.
-    pub(super) fn server_side_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<crate::ops::ServerSideItem>,
-        blocked: Vec<(ObjectRef, Vec<String>)>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        let manager = self
-            .server_side()
-            .map(|m| m.manager.clone())
-            .unwrap_or_default();
-        match (k.code, &dry_run) {
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter applies once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items,
-                    blocked,
-                    dry_run,
-                });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Applying);
-                return vec![Effect::ServerSideApply(items, manager)];
-            }
-            (KeyCode::Char('r'), Some(_)) => {
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items: items.clone(),
-                    blocked,
-                    dry_run: None,
-                });
-                self.pending.push(Job::DryRun);
-                return vec![Effect::ServerSideDryRun(items, manager)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
-            _ => {
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items,
-                    blocked,
-                    dry_run,
-                })
-            }
-        }
-        Vec::new()
+        let c = self.server_side_confirm(items, &blocked, mode.manager);
+        self.open_confirm(c)
     }
 }

@@ -1,37 +1,87 @@
 //! The right-hand pane: the field table, the YAML view, or the live
 //! state's wait or failure.
 
+use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
+use crate::ops::{Progress, Server};
 use crate::plan::{ObjectAction, ObjectPlan};
-use crate::tui::app::{App, Focus};
+use crate::tui::app::LoadStatus;
 use crate::tui::detail::*;
+use crate::tui::fieldtable;
 use crate::tui::layout::*;
 use crate::tui::theme::*;
-use crate::tui::{fieldtable, yamlview};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Borders, Paragraph, Widget, Wrap};
+use std::collections::BTreeSet;
 
-pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let focused = app.focus == Focus::Fields && app.popup.is_none();
-    let Some(o) = app.selected() else {
-        let b = block(" Fields ".to_string(), focused, t);
-        let inner = b.inner(area);
-        b.render(area, buf);
-        let msg = if app.loading {
-            "loading…"
-        } else {
-            "nothing selected"
-        };
-        Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
-        return;
+/// Where the field pane is and what state the keyboard is in.
+#[derive(Clone, Copy)]
+pub(crate) struct PaneFocus {
+    /// The pane has the keyboard (its cursor row shows).
+    pub(crate) has_focus: bool,
+    /// No dialog is open over it (its border shows the focus).
+    pub(crate) no_popup: bool,
+}
+
+impl PaneFocus {
+    fn focused(self) -> bool {
+        self.has_focus && self.no_popup
+    }
+}
+
+/// What the field table draws of the selected object.
+pub(crate) struct FieldsView<'a> {
+    pub(crate) object: &'a ObjectPlan,
+    /// The table laid out at the pane's width.
+    pub(crate) layout: std::rc::Rc<fieldtable::Layout>,
+    /// The most lines the box under the table takes (see `tallest_detail`).
+    pub(crate) tallest: u16,
+    /// The pane's head (what the object is, its warnings).
+    pub(crate) head: Vec<Line<'static>>,
+    pub(crate) cursor: usize,
+    pub(crate) scroll: usize,
+    /// The object's rows left out of a partial apply.
+    pub(crate) excluded: Option<&'a BTreeSet<FieldPath>>,
+    /// The object's `clear` rows released (`R`).
+    pub(crate) released: Option<&'a BTreeSet<FieldPath>>,
+    /// The box under the table scrolled: for which row, by how much.
+    pub(crate) detail_scroll: Option<&'a (String, u16)>,
+}
+
+/// The field pane with nothing to show: loading, or nothing selected.
+pub(crate) fn render_no_fields(
+    title: &str,
+    loading: bool,
+    focus: PaneFocus,
+    area: Rect,
+    buf: &mut Buffer,
+    t: Theme,
+) {
+    let b = block(title.to_string(), focus.focused(), t);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let msg = if loading {
+        "loading…"
+    } else {
+        "nothing selected"
     };
-    let inner0 = Block::default().borders(Borders::ALL).inner(area);
-    let Some(layout) = app.field_layout(inner0.width as usize) else {
-        return;
-    };
+    Paragraph::new(Span::styled(msg, t.fg(Color::DarkGray))).render(inner, buf);
+}
+
+pub(crate) fn render_fields(
+    v: &FieldsView,
+    focus: PaneFocus,
+    area: Rect,
+    buf: &mut Buffer,
+    t: Theme,
+) {
+    let focused = focus.focused();
+    let (o, layout) = (v.object, &v.layout);
+    let is =
+        |set: Option<&BTreeSet<FieldPath>>, path: &FieldPath| set.is_some_and(|s| s.contains(path));
     let mut title = format!(" {} · fields ", o.id());
     if layout.kept_hidden > 0 {
         title.push_str(&format!("· {} kept hidden (K) ", layout.kept_hidden));
@@ -40,8 +90,8 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let inner = b.inner(area);
     b.render(area, buf);
 
-    let head = app.head_lines(o, t);
-    let a = field_areas(app, o, &head, inner);
+    let head = v.head.clone();
+    let a = field_areas(v.tallest, layout.lines.len(), &head, inner);
     Paragraph::new(head)
         .wrap(Wrap { trim: false })
         .render(a.head, buf);
@@ -92,7 +142,7 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     );
 
     let body_h = a.table.height.saturating_sub(1) as usize;
-    let top = fieldtable::scroll_for(&layout, app.field_cursor, app.field_scroll, body_h);
+    let top = fieldtable::scroll_for(layout, v.cursor, v.scroll, body_h);
     for (y, line) in layout.lines.iter().skip(top).take(body_h).enumerate() {
         let r = Rect::new(a.table.x, a.table.y + 1 + y as u16, a.table.width, 1);
         let l = match line {
@@ -114,20 +164,22 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             fieldtable::TLine::Row { row, part } => {
                 let rl = &layout.rows[*row];
                 let f = &o.fields[rl.field];
-                let selected = *row == app.field_cursor && app.focus == Focus::Fields;
-                field_row_line(app, o, f, rl, *part, w, layout.mark_w, selected, t)
+                let selected = *row == v.cursor && focus.has_focus;
+                let marks = RowMarks {
+                    excluded: is(v.excluded, &f.path),
+                    released: is(v.released, &f.path),
+                    selected,
+                };
+                field_row_line(f, rl, *part, w, layout.mark_w, marks, t)
             }
         };
         l.render(r, buf);
     }
 
     if a.detail.height > 0
-        && let Some(f) = layout
-            .rows
-            .get(app.field_cursor)
-            .map(|r| &o.fields[r.field])
+        && let Some(f) = layout.rows.get(v.cursor).map(|r| &o.fields[r.field])
     {
-        let lines = field_detail(o, f, app.is_released(o, &f.path), t);
+        let lines = field_detail(o, f, is(v.released, &f.path), t);
         let b = t
             .block()
             .borders(Borders::TOP)
@@ -138,9 +190,11 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         if total > di.height && di.height > 0 {
             // Cut: it scrolls, and the last row says which lines show.
             let shown = di.height - 1;
-            let top = app
-                .detail_offset(&detail_key(o, &f.path))
-                .min(total - shown);
+            let offset = match v.detail_scroll {
+                Some((k, n)) if *k == detail_key(o, &f.path) => *n,
+                _ => 0,
+            };
+            let top = offset.min(total - shown);
             Paragraph::new(lines)
                 .wrap(Wrap { trim: false })
                 .scroll((top, 0))
@@ -163,22 +217,31 @@ pub(crate) fn render_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     }
 }
 
+/// How a field row is drawn: left out of the apply, released, under the
+/// cursor.
+#[derive(Clone, Copy)]
+pub(crate) struct RowMarks {
+    pub(crate) excluded: bool,
+    pub(crate) released: bool,
+    pub(crate) selected: bool,
+}
+
 /// One screen line of a field row: line `part` of its values (the marks,
 /// path, action and reason on the first).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn field_row_line(
-    app: &App,
-    o: &ObjectPlan,
     f: &FieldChange,
     rl: &fieldtable::RowLayout,
     part: usize,
     w: [usize; 6],
     mark_w: usize,
-    selected: bool,
+    marks: RowMarks,
     t: Theme,
 ) -> Line<'static> {
-    let excluded = app.is_excluded(o, &f.path);
-    let released = app.is_released(o, &f.path);
+    let RowMarks {
+        excluded,
+        released,
+        selected,
+    } = marks;
     let drift = fieldtable::is_drift(f);
     let mut style = if drift {
         t.fg(DRIFT)
@@ -277,26 +340,43 @@ pub(crate) fn field_row_line(
     Line::from(spans)
 }
 
-pub(crate) fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let focused = app.focus == Focus::Fields && app.popup.is_none();
-    let Some(o) = app.selected() else {
+/// What the YAML view draws of the selected object.
+pub(crate) struct YamlView<'a> {
+    pub(crate) object: &'a ObjectPlan,
+    /// Its lines, as built by the app.
+    pub(crate) lines: std::rc::Rc<Vec<Line<'static>>>,
+    /// Unchanged runs shown whole (`z`).
+    pub(crate) unfold: bool,
+    pub(crate) scroll: usize,
+}
+
+pub(crate) fn render_yaml(
+    v: Option<&YamlView>,
+    focus: PaneFocus,
+    area: Rect,
+    buf: &mut Buffer,
+    t: Theme,
+) {
+    let focused = focus.focused();
+    let Some(v) = v else {
         block(" YAML ".to_string(), focused, t).render(area, buf);
         return;
     };
+    let o = v.object;
     let b = block(
         format!(
             " {} · yaml: live → result · z {} · L annotation ",
             o.id(),
-            if app.yaml_unfold { "fold" } else { "unfold" }
+            if v.unfold { "fold" } else { "unfold" }
         ),
         focused,
         t,
     );
     let inner = b.inner(area);
     b.render(area, buf);
-    let lines = yamlview::view(app, o);
+    let lines = &v.lines;
     let max = crate::tui::scroll::max_top(lines.len(), inner.height as usize);
-    let top = app.yaml_scroll.min(max);
+    let top = v.scroll.min(max);
     let visible: Vec<Line> = lines
         .iter()
         .skip(top)
@@ -309,9 +389,26 @@ pub(crate) fn render_yaml(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
 /// The field pane before live state is known: what kapply waits for (the
 /// server, the context, the step, the time so far), or why it could not
 /// read it and that `r` retries.
-pub(crate) fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let focused = app.focus == Focus::Fields && app.popup.is_none();
-    let failed = app.failure.is_some();
+/// What the field pane says before live state is known.
+pub(crate) struct LiveStateView<'a> {
+    /// Why reading it failed.
+    pub(crate) failure: Option<&'a str>,
+    pub(crate) server: Option<&'a Server>,
+    pub(crate) connecting: bool,
+    pub(crate) progress: Option<&'a Progress>,
+    pub(crate) load_status: Option<LoadStatus>,
+    pub(crate) waited: std::time::Duration,
+}
+
+pub(crate) fn render_live_state(
+    v: &LiveStateView,
+    focus: PaneFocus,
+    area: Rect,
+    buf: &mut Buffer,
+    t: Theme,
+) {
+    let focused = focus.focused();
+    let failed = v.failure.is_some();
     let title = if failed {
         " Live state unknown "
     } else {
@@ -325,13 +422,13 @@ pub(crate) fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Them
     let row =
         |k: &str, v: String| Line::from(vec![Span::styled(format!("{k:<8}"), dim), Span::raw(v)]);
     let mut lines: Vec<Line<'static>> = Vec::new();
-    match &app.failure {
+    match v.failure {
         Some(e) => {
             lines.push(Line::from(Span::styled(
                 "The live state could not be read:",
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             )));
-            lines.push(Line::from(Span::styled(e.clone(), t.fg(Color::Red))));
+            lines.push(Line::from(Span::styled(e.to_string(), t.fg(Color::Red))));
             lines.push(Line::default());
         }
         None => {
@@ -341,24 +438,24 @@ pub(crate) fn render_live_state(app: &App, area: Rect, buf: &mut Buffer, t: Them
             )));
         }
     }
-    if let Some(s) = &app.server {
+    if let Some(s) = v.server {
         lines.push(row("server", s.url.clone()));
         if !s.context.is_empty() {
             lines.push(row("context", s.context.clone()));
         }
     }
     if !failed {
-        let step = if app.connecting {
+        let step = if v.connecting {
             "connecting (GET /version)".to_string()
         } else {
-            match &app.progress {
-                _ if app.load_status.is_some() => super::status::load_status(app),
+            match v.progress {
+                _ if v.load_status.is_some() => super::status::load_status(v.load_status),
                 Some(p) => format!("{} ({}/{})", p.what, p.done, p.total),
                 None => "reading the manifests".to_string(),
             }
         };
         lines.push(row("step", step));
-        lines.push(row("waited", format!("{} s", app.waited.as_secs())));
+        lines.push(row("waited", format!("{} s", v.waited.as_secs())));
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(

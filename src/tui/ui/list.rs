@@ -1,27 +1,74 @@
 //! The header (counts) and the object list.
 
-use crate::tui::app::{App, CHANGED_MARK, Focus, GroupBy, Live, Row};
+use crate::fieldpath::FieldPath;
+use crate::objref::ObjectRef;
+use crate::ops::Server;
+use crate::plan::{ObjectPlan, PruneBlock};
+use crate::tui::app::{CHANGED_MARK, Counts, Filter, GroupBy, Live, Row};
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
+use std::collections::{BTreeMap, BTreeSet};
 
-pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let mut lines = vec![context_line(app, area.width as usize, t)];
+/// What the header draws: the cluster, and what apply would do.
+pub(crate) struct HeaderView<'a> {
+    pub(crate) server: Option<&'a Server>,
+    /// Whether the cluster is followed (right of the counts).
+    pub(crate) live: Option<&'a Live>,
+    pub(crate) counts: Counts,
+    /// Live state is read: the counts are of actions.
+    pub(crate) live_known: bool,
+    /// Reading live state failed.
+    pub(crate) failed: bool,
+    /// Objects in the plan (the manifests, before live state).
+    pub(crate) objects: usize,
+    pub(crate) prune_skipped: Option<&'a PruneBlock>,
+    /// `--server-side`: the objects with a conflict.
+    pub(crate) conflicts: Option<usize>,
+    pub(crate) marked: usize,
+}
+
+/// What the object list draws.
+pub(crate) struct ListView<'a> {
+    pub(crate) objects: &'a [ObjectPlan],
+    pub(crate) rows: &'a [Row],
+    /// Objects the rows show.
+    pub(crate) shown: usize,
+    pub(crate) cursor: usize,
+    pub(crate) scroll: usize,
+    pub(crate) group: GroupBy,
+    pub(crate) filter: Filter,
+    /// The list has the keyboard (its cursor row reversed, else underlined).
+    pub(crate) has_focus: bool,
+    /// No dialog is open over it (its border shows the focus).
+    pub(crate) no_popup: bool,
+    /// Connecting or loading.
+    pub(crate) waiting: bool,
+    pub(crate) live_known: bool,
+    pub(crate) marked: &'a BTreeSet<ObjectRef>,
+    pub(crate) excluded: &'a BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
+    /// Objects changed in the cluster since the load: when.
+    pub(crate) changed: &'a BTreeMap<ObjectRef, String>,
+    /// Kinds shown with their group (see `kind_label`).
+    pub(crate) ambiguous_kinds: &'a BTreeSet<String>,
+    /// An object's mark and its colour.
+    pub(crate) mark: &'a dyn Fn(&ObjectPlan) -> (char, Style),
+}
+
+pub(crate) fn render_header(v: &HeaderView, area: Rect, buf: &mut Buffer, t: Theme) {
+    let mut lines = vec![context_line(v.server, area.width as usize, t)];
     // Room for the counts beside what the right end says (watching).
-    let reserve = app
-        .live
-        .as_ref()
-        .map_or(0, |l| l.label().chars().count() + 2);
+    let reserve = v.live.map_or(0, |l| l.label().chars().count() + 2);
     // Narrow: words only beside counts that are not zero, then the marks
     // and numbers alone (the help's legend says what each mark means).
     let counts = [Words::All, Words::NonZero, Words::None]
         .into_iter()
-        .map(|w| counts_line(app, t, w))
+        .map(|w| counts_line(v, t, w))
         .find(|l| l.width() + reserve <= area.width as usize)
-        .unwrap_or_else(|| counts_line(app, t, Words::None));
+        .unwrap_or_else(|| counts_line(v, t, Words::None));
     lines.push(counts);
     // One row (a tiny terminal): the counts, which say what apply does.
     if area.height < 2 {
@@ -31,7 +78,7 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     Paragraph::new(esc_lines(lines)).render(area, buf);
     // Whether the cluster is followed, at the right of the counts (which
     // give way).
-    if let Some(live) = &app.live {
+    if let Some(live) = v.live {
         let text = live.label();
         let style = match live {
             Live::Watching => t.fg(Color::Green),
@@ -51,9 +98,9 @@ pub(crate) fn render_header(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
 /// namespace objects without one go to, always on screen (as in k9s).
 /// Where the words do not fit they are shortened (`ctx`, no scheme) and
 /// cut in the middle, never dropped.
-pub(crate) fn context_line(app: &App, width: usize, t: Theme) -> Line<'static> {
+pub(crate) fn context_line(server: Option<&Server>, width: usize, t: Theme) -> Line<'static> {
     let title = Span::styled("kapply  ", t.fg(Color::Cyan).add_modifier(Modifier::BOLD));
-    let Some(s) = &app.server else {
+    let Some(s) = server else {
         return Line::from(vec![
             title,
             Span::styled("no cluster", t.fg(Color::DarkGray)),
@@ -124,8 +171,8 @@ enum Words {
     None,
 }
 
-fn counts_line(app: &App, t: Theme, words: Words) -> Line<'static> {
-    let c = app.counts;
+fn counts_line(v: &HeaderView, t: Theme, words: Words) -> Line<'static> {
+    let c = v.counts;
     let item = |mark: &str, n: usize, word: &str, style: Style| {
         if words == Words::None || (words == Words::NonZero && n == 0) {
             return vec![Span::styled(
@@ -139,15 +186,15 @@ fn counts_line(app: &App, t: Theme, words: Words) -> Line<'static> {
         ]
     };
     let mut spans = Vec::new();
-    if !app.live_known {
+    if !v.live_known {
         // Counts of actions would be made up: none is known yet.
-        let (text, style) = if app.failure.is_some() {
+        let (text, style) = if v.failed {
             ("live state unknown", t.fg(Color::Red))
         } else {
             ("live state loading", t.fg(Color::Cyan))
         };
         spans.push(Span::styled(text, style.add_modifier(Modifier::BOLD)));
-        let n = app.plan.objects.len();
+        let n = v.objects;
         if n > 0 {
             spans.push(Span::styled(
                 format!("  {n} object(s) in the manifests"),
@@ -159,7 +206,7 @@ fn counts_line(app: &App, t: Theme, words: Words) -> Line<'static> {
     spans.extend(item("+", c.create, "create", t.fg(Color::Green)));
     spans.extend(item("~", c.update, "update", t.fg(Color::Yellow)));
     spans.extend(item("=", c.in_sync, "in sync", Style::default()));
-    match &app.plan.prune_skipped {
+    match v.prune_skipped {
         // Where the count would be: no candidate is shown, and why.
         Some(block) => spans.push(Span::styled(
             format!("{}  ", block.short()),
@@ -174,37 +221,37 @@ fn counts_line(app: &App, t: Theme, words: Words) -> Line<'static> {
         "warning",
         t.fg(Color::Yellow),
     ));
-    if app.server_side().is_some() {
+    if let Some(n) = v.conflicts {
         spans.extend(item(
             &CONFLICT_MARK.to_string(),
-            app.ssa_conflict_count(),
+            n,
             "conflict",
             t.fg(Color::Red),
         ));
     }
-    spans.extend(item("●", app.marked.len(), "marked", t.fg(Color::Cyan)));
+    spans.extend(item("●", v.marked, "marked", t.fg(Color::Cyan)));
     Line::from(spans)
 }
 
-pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let group = match app.group {
+pub(crate) fn render_list(v: &ListView, area: Rect, buf: &mut Buffer, t: Theme) {
+    let group = match v.group {
         GroupBy::Namespace => "ns",
         GroupBy::Kind => "kind",
     };
-    let mut title = format!(" Objects {}/{} {group}", app.shown, app.plan.objects.len());
-    if app.filter != crate::tui::app::Filter::All {
-        title.push_str(&format!(" · {}", app.filter.label()));
+    let mut title = format!(" Objects {}/{} {group}", v.shown, v.objects.len());
+    if v.filter != Filter::All {
+        title.push_str(&format!(" · {}", v.filter.label()));
     }
     title.push(' ');
-    let b = block(title, app.focus == Focus::List && app.popup.is_none(), t);
+    let b = block(title, v.has_focus && v.no_popup, t);
     let inner = b.inner(area);
     b.render(area, buf);
-    if app.rows.is_empty() {
-        let msg = if app.loading || app.connecting {
+    if v.rows.is_empty() {
+        let msg = if v.waiting {
             "loading…"
-        } else if !app.live_known {
+        } else if !v.live_known {
             "no object read"
-        } else if app.plan.objects.is_empty() {
+        } else if v.objects.is_empty() {
             "no objects"
         } else {
             "no object matches"
@@ -215,34 +262,38 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
     let h = inner.height as usize;
     // The scroll offset is kept by update(); clamp here so the cursor always shows.
     let top = crate::tui::scroll::keep_in_view(
-        app.list_scroll,
-        app.cursor..app.cursor + 1,
-        app.cursor,
-        app.rows.len(),
+        v.scroll,
+        v.cursor..v.cursor + 1,
+        v.cursor,
+        v.rows.len(),
         h,
     );
-    for (y, (ri, row)) in app.rows.iter().enumerate().skip(top).take(h).enumerate() {
+    for (y, (ri, row)) in v.rows.iter().enumerate().skip(top).take(h).enumerate() {
         let line = match row {
             Row::Group(g) => Line::from(Span::styled(
                 format!("▾ {g}"),
                 t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
             )),
             Row::Object(i) => {
-                let o = &app.plan.objects[*i];
-                let (m, style) = mark(app, o);
+                let o = &v.objects[*i];
+                let (m, style) = (v.mark)(o);
                 let key = o.id();
                 // ◐: some of its changes are excluded (a partial apply).
-                let sel = if app.excluded.contains_key(&key) {
+                let sel = if v.excluded.contains_key(&key) {
                     "◐"
-                } else if app.marked.contains(&key) {
+                } else if v.marked.contains(&key) {
                     "●"
                 } else {
                     " "
                 };
-                let label = match app.group {
+                let label = match v.group {
                     // A manifest that could not be read has no identity.
                     _ if o.kind.is_empty() => o.id().to_string(),
-                    GroupBy::Namespace => format!("{}/{}", app.kind_label(o), o.name),
+                    GroupBy::Namespace => format!(
+                        "{}/{}",
+                        crate::tui::app::kind_label(v.ambiguous_kinds, o),
+                        o.name
+                    ),
                     GroupBy::Kind => match &o.namespace {
                         Some(ns) => format!("{ns}/{}", o.name),
                         None => o.name.clone(),
@@ -279,7 +330,7 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                 } else {
                     spans.push(Span::styled(label.clone(), style));
                 }
-                if let Some(time) = app.changed.get(&key) {
+                if let Some(time) = v.changed.get(&key) {
                     // Changed in the cluster since the load: when, where
                     // the row has room.
                     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
@@ -295,8 +346,8 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
                     ));
                 }
                 let mut l = Line::from(spans);
-                if ri == app.cursor {
-                    let hl = if app.focus == Focus::List {
+                if ri == v.cursor {
+                    let hl = if v.has_focus {
                         Modifier::REVERSED
                     } else {
                         Modifier::UNDERLINED
@@ -307,7 +358,7 @@ pub(crate) fn render_list(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
             }
         };
         let r = Rect::new(inner.x, inner.y + y as u16, inner.width, 1);
-        if ri == app.cursor && app.focus == Focus::List {
+        if ri == v.cursor && v.has_focus {
             buf.set_style(r, Style::default().add_modifier(Modifier::REVERSED));
         }
         esc_line(line).render(r, buf);

@@ -1,7 +1,9 @@
 //! Rendering: widgets draw from borrowed state. Only visible list rows are
 //! built, so a frame costs the same with ten objects or ten thousand. What
 //! the panes hold comes from `theme`, `detail`, `dialogs` and `yamlview`,
-//! where it goes from `layout` (which the app uses too).
+//! where it goes from `layout` (which the app uses too). Each view takes
+//! what it draws (a small borrowed struct, built here from the app in one
+//! place), not the app.
 
 use crate::tui::app::{App, Focus};
 use ratatui::buffer::Buffer;
@@ -23,25 +25,158 @@ use status::*;
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = Theme::of(&self.opts);
-        let a = crate::tui::app::areas(area, self.show_log, self.focus == Focus::Fields);
-        render_header(self, a.header, buf, t);
-        render_list(self, a.list, buf, t);
-        if !self.live_known {
-            render_live_state(self, a.detail, buf, t);
-        } else if self.yaml {
-            render_yaml(self, a.detail, buf, t);
-        } else if self.server_side().is_some() {
-            serverside::render_ssa_fields(self, a.detail, buf, t);
+        let app = self;
+        let t = Theme::of(&app.opts);
+        let a = crate::tui::app::areas(area, app.show_log, app.focus == Focus::Fields);
+        render_header(&header_view(app), a.header, buf, t);
+        let mark = |o: &crate::plan::ObjectPlan| crate::tui::theme::mark(app, o);
+        render_list(&list_view(app, &mark), a.list, buf, t);
+        let focus = PaneFocus {
+            has_focus: app.focus == Focus::Fields,
+            no_popup: app.popup.is_none(),
+        };
+        // The pane's width inside its border: what the field table is laid out for.
+        let width = a.detail.width.saturating_sub(2);
+        if !app.live_known {
+            render_live_state(&live_state_view(app), focus, a.detail, buf, t);
+        } else if app.yaml {
+            let v = app.selected().map(|o| YamlView {
+                object: o,
+                lines: app.yaml_lines(o),
+                unfold: app.yaml_unfold,
+                scroll: app.yaml_scroll,
+            });
+            render_yaml(v.as_ref(), focus, a.detail, buf, t);
+        } else if let Some(mode) = app.server_side() {
+            match app.selected() {
+                Some(o) => {
+                    let v = serverside::SsaView {
+                        object: o,
+                        rows: app.ssa_rows(),
+                        manager: &mode.manager,
+                        undecided: app.ssa.undecided(&o.id()),
+                        cursor: app.field_cursor,
+                        scroll: app.field_scroll,
+                    };
+                    serverside::render_ssa_fields(
+                        &v,
+                        focus.has_focus && focus.no_popup,
+                        a.detail,
+                        buf,
+                        t,
+                    );
+                }
+                None => render_no_fields(" Fields (server-side) ", false, focus, a.detail, buf, t),
+            }
         } else {
-            render_fields(self, a.detail, buf, t);
+            match fields_view(app, usize::from(width), t) {
+                Some(v) => render_fields(&v, focus, a.detail, buf, t),
+                None => render_no_fields(" Fields ", app.loading, focus, a.detail, buf, t),
+            }
         }
-        if self.show_log {
-            render_log(&self.log, a.log, buf, t);
+        if app.show_log {
+            render_log(&app.log, a.log, buf, t);
         }
-        render_status(self, a.status, buf, t);
-        if let Some(p) = &self.popup {
-            render_popup(self, p, area, buf, t);
+        render_status(&status_view(app), a.status, buf, t);
+        if let Some(p) = &app.popup {
+            render_popup(app, p, area, buf, t);
         }
+    }
+}
+
+fn header_view(app: &App) -> HeaderView<'_> {
+    HeaderView {
+        server: app.server.as_ref(),
+        live: app.live.as_ref(),
+        counts: app.counts,
+        live_known: app.live_known,
+        failed: app.failure.is_some(),
+        objects: app.plan.objects.len(),
+        prune_skipped: app.plan.prune_skipped.as_ref(),
+        conflicts: app.server_side().map(|_| app.ssa_conflict_count()),
+        marked: app.marked.len(),
+    }
+}
+
+fn list_view<'a>(
+    app: &'a App,
+    mark: &'a dyn Fn(&crate::plan::ObjectPlan) -> (char, ratatui::style::Style),
+) -> ListView<'a> {
+    ListView {
+        objects: &app.plan.objects,
+        rows: &app.rows,
+        shown: app.shown,
+        cursor: app.cursor,
+        scroll: app.list_scroll,
+        group: app.group,
+        filter: app.filter,
+        has_focus: app.focus == Focus::List,
+        no_popup: app.popup.is_none(),
+        waiting: app.loading || app.connecting,
+        live_known: app.live_known,
+        marked: &app.marked,
+        excluded: &app.excluded,
+        changed: &app.changed,
+        ambiguous_kinds: &app.ambiguous_kinds,
+        mark,
+    }
+}
+
+fn fields_view(app: &App, width: usize, t: Theme) -> Option<FieldsView<'_>> {
+    let o = app.selected()?;
+    let key = o.id();
+    Some(FieldsView {
+        object: o,
+        layout: app.field_layout(width)?,
+        tallest: app.tallest_detail(o, u16::try_from(width).unwrap_or(u16::MAX)),
+        head: app.head_lines(o, t),
+        cursor: app.field_cursor,
+        scroll: app.field_scroll,
+        excluded: app.excluded.get(&key),
+        released: app.released.get(&key),
+        detail_scroll: app.detail_scroll.as_ref(),
+    })
+}
+
+fn live_state_view(app: &App) -> LiveStateView<'_> {
+    LiveStateView {
+        failure: app.failure.as_deref(),
+        server: app.server.as_ref(),
+        connecting: app.connecting,
+        progress: app.progress.as_ref(),
+        load_status: app.load_status,
+        waited: app.waited,
+    }
+}
+
+fn status_view(app: &App) -> StatusView<'_> {
+    let footer = if app.searching {
+        Footer::Searching
+    } else if app.popup.is_some() {
+        Footer::Popup
+    } else {
+        Footer::Pane {
+            pane: app.pane(),
+            recreate: app.recreate_offered(),
+        }
+    };
+    StatusView {
+        search: &app.search,
+        searching: app.searching,
+        server: app.server.as_ref(),
+        waiting: app.waiting(),
+        connecting: app.connecting,
+        progress: app.progress.as_ref(),
+        load_status: app.load_status,
+        failed: app.failure.is_some(),
+        pending: &app.pending,
+        write_progress: app.write_progress,
+        spinner: app.spinner,
+        waited: app.waited,
+        result: app
+            .last_result
+            .as_deref()
+            .map(|r| (r, app.last_result_failed)),
+        footer,
     }
 }

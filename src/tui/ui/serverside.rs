@@ -3,7 +3,7 @@
 //! and after; a conflict row carries its decision (force, give way).
 
 use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
-use crate::tui::app::{App, Focus};
+use crate::tui::app::SsaRows;
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -89,29 +89,37 @@ fn after_parts(
     )
 }
 
-pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
-    let focused = app.focus == Focus::Fields && app.popup.is_none();
-    let Some(mode) = app.server_side() else {
-        return;
-    };
-    let Some(o) = app.selected() else {
-        let b = block(" Fields (server-side) ".to_string(), focused, t);
-        let inner = b.inner(area);
-        b.render(area, buf);
-        Paragraph::new(Span::styled("nothing selected", t.fg(Color::DarkGray))).render(inner, buf);
-        return;
-    };
-    let rows = app.ssa_rows();
-    let title = format!(" {} · server-side as {:?} ", o.id(), mode.manager);
+/// What the server-side field pane draws of the selected object.
+pub(crate) struct SsaView<'a> {
+    pub(crate) object: &'a crate::plan::ObjectPlan,
+    /// Its field rows with the decision on each.
+    pub(crate) rows: SsaRows,
+    /// The field manager kapply applies as.
+    pub(crate) manager: &'a str,
+    /// Its conflicts no decision covers.
+    pub(crate) undecided: usize,
+    pub(crate) cursor: usize,
+    pub(crate) scroll: usize,
+}
+
+pub(crate) fn render_ssa_fields(
+    v: &SsaView,
+    focused: bool,
+    area: Rect,
+    buf: &mut Buffer,
+    t: Theme,
+) {
+    let o = v.object;
+    let rows = &v.rows;
+    let title = format!(" {} · server-side as {:?} ", o.id(), v.manager);
     let b = block(title, focused, t);
     let inner = b.inner(area);
     b.render(area, buf);
-    let key = o.id();
     let conflicts = rows
         .iter()
         .filter(|(r, _)| r.action == SsaAction::Conflict)
         .count();
-    let undecided = app.ssa.undecided(&key);
+    let undecided = v.undecided;
     let mut head = vec![Span::styled(
         format!(
             "{}: {} field(s)",
@@ -169,7 +177,7 @@ pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Them
     let lines: Vec<Vec<String>> = rows
         .iter()
         .map(|(r, d)| {
-            let (values, owners) = after_parts(r, *d, &mode.manager, secret);
+            let (values, owners) = after_parts(r, *d, v.manager, secret);
             vec![values, owners]
         })
         .collect();
@@ -179,15 +187,15 @@ pub(crate) fn render_ssa_fields(app: &App, area: Rect, buf: &mut Buffer, t: Them
     let per = if tall { 3 } else { 2 };
     let page = usize::from(body.height / per).max(1);
     let top = crate::tui::scroll::keep_in_view(
-        app.field_scroll,
-        app.field_cursor..app.field_cursor + 1,
-        app.field_cursor,
+        v.scroll,
+        v.cursor..v.cursor + 1,
+        v.cursor,
         rows.len(),
         page,
     );
     for (n, (i, (r, d))) in rows.iter().enumerate().skip(top).take(page).enumerate() {
         let y = body.y + (n as u16) * per;
-        let cur = i == app.field_cursor;
+        let cur = i == v.cursor;
         let word = act_word(r.action, *d);
         let first = Line::from(vec![
             Span::raw(if cur { "▸ " } else { "  " }),

@@ -1,6 +1,8 @@
 //! The status line and the log pane.
 
-use crate::tui::app::{App, LogEntry};
+use crate::ops::{Progress, Server};
+use crate::tui::app::{Job, LoadStatus, LogEntry};
+use crate::tui::keymap::Pane;
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -41,64 +43,97 @@ pub(crate) fn render_log(log: &[LogEntry], area: Rect, buf: &mut Buffer, t: Them
     }
 }
 
-pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
+/// What the status line draws.
+pub(crate) struct StatusView<'a> {
+    /// The search typed (`/`), and whether it is being typed.
+    pub(crate) search: &'a str,
+    pub(crate) searching: bool,
+    pub(crate) server: Option<&'a Server>,
+    /// Live state is waited for (connecting or the first load).
+    pub(crate) waiting: bool,
+    pub(crate) connecting: bool,
+    pub(crate) progress: Option<&'a Progress>,
+    pub(crate) load_status: Option<LoadStatus>,
+    /// Reading live state failed.
+    pub(crate) failed: bool,
+    pub(crate) pending: &'a [Job],
+    pub(crate) write_progress: Option<(usize, usize)>,
+    pub(crate) spinner: usize,
+    pub(crate) waited: std::time::Duration,
+    /// The last result, and whether it is a failure.
+    pub(crate) result: Option<(&'a str, bool)>,
+    /// The keys the footer names.
+    pub(crate) footer: Footer,
+}
+
+/// Which keys the footer names.
+#[derive(Clone, Copy)]
+pub(crate) enum Footer {
+    /// A search is typed.
+    Searching,
+    /// A dialog is open: it names its own.
+    Popup,
+    /// Those of the pane with the keyboard (`F` where it recreates).
+    Pane { pane: Pane, recreate: bool },
+}
+
+pub(crate) fn render_status(v: &StatusView, area: Rect, buf: &mut Buffer, t: Theme) {
     let mut spans = Vec::new();
-    if app.searching || !app.search.is_empty() {
-        let cursor = if app.searching { "▏" } else { "" };
+    if v.searching || !v.search.is_empty() {
+        let cursor = if v.searching { "▏" } else { "" };
         spans.push(Span::styled(
-            format!("/{}{cursor}  ", app.search),
+            format!("/{}{cursor}  ", v.search),
             t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
     }
-    let server = app
+    let server = v
         .server
-        .as_ref()
         .map_or_else(|| "the server".to_string(), |s| s.describe());
-    if app.waiting() {
+    if v.waiting {
         // What the wait is for, and for how long so far.
-        let what = match (&app.progress, app.connecting) {
+        let what = match (v.progress, v.connecting) {
             (_, true) => format!("connecting to {server}"),
             // A streamed load: the list fills as this goes.
-            _ if app.load_status.is_some() => format!("loading: {}", load_status(app)),
+            _ if v.load_status.is_some() => format!("loading: {}", load_status(v.load_status)),
             (Some(p), false) => format!("loading {}/{} from {server}", p.done, p.total),
             (None, false) => format!("loading from {server}"),
         };
         spans.push(Span::styled(
             format!(
                 "{} {what} · {} s  ",
-                SPINNER[app.spinner % SPINNER.len()],
-                app.waited.as_secs()
+                SPINNER[v.spinner % SPINNER.len()],
+                v.waited.as_secs()
             ),
             t.fg(Color::Cyan),
         ));
-    } else if app.failure.is_some() {
+    } else if v.failed {
         // The pane names the server and the error; this stays short so a
         // key's answer (why apply is not offered) still fits at 80 columns.
         spans.push(Span::styled(
             "no live state: r retries  ".to_string(),
             t.fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
-    } else if !app.pending.is_empty() {
-        let mut what = app
+    } else if !v.pending.is_empty() {
+        let mut what = v
             .pending
             .iter()
             .map(|j| j.label())
             .collect::<Vec<_>>()
             .join(", ");
-        if app.load_status.is_some() {
-            what.push_str(&format!(" {}", load_status(app)));
-        } else if let Some(p) = &app.progress {
+        if v.load_status.is_some() {
+            what.push_str(&format!(" {}", load_status(v.load_status)));
+        } else if let Some(p) = v.progress {
             what.push_str(&format!(" {}/{} {}", p.done, p.total, p.what));
-        } else if let Some((done, total)) = app.write_progress {
+        } else if let Some((done, total)) = v.write_progress {
             what.push_str(&format!(" {done}/{total}"));
         }
         spans.push(Span::styled(
-            format!("{} {what}…  ", SPINNER[app.spinner % SPINNER.len()]),
+            format!("{} {what}…  ", SPINNER[v.spinner % SPINNER.len()]),
             t.fg(Color::Cyan),
         ));
     }
-    if let Some(r) = &app.last_result {
-        let style = if app.last_result_failed {
+    if let Some((r, failed)) = v.result {
+        let style = if failed {
             t.fg(Color::Red)
         } else {
             t.fg(Color::Green)
@@ -106,24 +141,22 @@ pub(crate) fn render_status(app: &App, area: Rect, buf: &mut Buffer, t: Theme) {
         spans.push(Span::styled(format!("{r}  "), style));
     }
     let used: usize = spans.iter().map(|s| s.width()).sum();
-    let keys = footer_keys(app, (area.width as usize).saturating_sub(used));
+    let keys = footer_keys(v.footer, (area.width as usize).saturating_sub(used));
     spans.push(Span::styled(keys, t.fg(Color::DarkGray)));
     Paragraph::new(esc_line(Line::from(spans))).render(area, buf);
 }
 
 /// The keys that work where the keyboard is (from the one key table),
 /// as many as fit in `room` columns; `? help` and `q quit` always.
-pub(crate) fn footer_keys(app: &App, room: usize) -> String {
-    if app.searching {
-        return "Enter keep · Esc clear".to_string();
-    }
-    if app.popup.is_some() {
+pub(crate) fn footer_keys(footer: Footer, room: usize) -> String {
+    let (pane, recreate) = match footer {
+        Footer::Searching => return "Enter keep · Esc clear".to_string(),
         // The dialog names its own keys.
-        return String::new();
-    }
+        Footer::Popup => return String::new(),
+        Footer::Pane { pane, recreate } => (pane, recreate),
+    };
     // `F recreate` only where it has something to do, and then first.
-    let recreate = app.recreate_offered();
-    let all: Vec<&str> = crate::tui::keymap::footer(app.pane())
+    let all: Vec<&str> = crate::tui::keymap::footer(pane)
         .into_iter()
         .filter(|k| recreate || !k.starts_with("F "))
         .collect();
@@ -149,8 +182,8 @@ pub(crate) fn footer_keys(app: &App, room: usize) -> String {
 
 /// A streamed load's progress: `LIST 12/41, planned 3000/10020` (the LIST
 /// count once discovery has said how many there are).
-pub(crate) fn load_status(app: &App) -> String {
-    let Some(s) = app.load_status else {
+pub(crate) fn load_status(s: Option<LoadStatus>) -> String {
+    let Some(s) = s else {
         return String::new();
     };
     let lists = if s.lists_total > 0 {

@@ -5,7 +5,7 @@
 use super::owners::{LazyOwners, is_apply_manager};
 use super::strategic::deep_eq;
 use super::{Cause, FieldAction, FieldChange, LAST_APPLIED, Reason};
-use crate::fieldpath as path;
+use crate::fieldpath::{self as path, FieldPath};
 use serde_json::Value;
 
 /// Equal as apply sees them: an explicit null and an absent value both
@@ -58,7 +58,7 @@ pub(crate) fn classify_with(
                 nobody.push(false);
                 continue;
             }
-            let of = owners.get().of(&f.path);
+            let of = owners.get().of(f.path.as_str());
             let owned = of.len() > 0;
             let mut others = of.filter(|m| !is_apply_manager(m)).peekable();
             if owned && others.peek().is_none() {
@@ -110,7 +110,7 @@ pub(crate) fn classify_with(
             && overwrites_cluster_change(f, owners);
         if f.cause == Cause::Drift || overwrites {
             let owners = owners.get();
-            let others = owners.others(&f.path);
+            let others = owners.others(f.path.as_str());
             if !others.is_empty() {
                 f.owner = Some(others.join(", "));
                 // The latest write of the writers named: managedFields
@@ -190,7 +190,7 @@ fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Ve
         // A kind the server defaults nothing of.
         return vec![false; alone.len()];
     }
-    let paths: Vec<&str> = alone.iter().map(|&i| fields[i].path.as_str()).collect();
+    let paths: Vec<&FieldPath> = alone.iter().map(|&i| &fields[i].path).collect();
     let mut given_back = GivenBack(live.get("spec"));
     taken_out_at_once(&paths, live, &mut given_back)
         .unwrap_or_else(|| taken_out_one_by_one(&paths, live, &mut given_back))
@@ -231,7 +231,7 @@ impl crate::defaults::Allocate for GivenBack<'_> {
 /// needs ([`pruned`]), the rows taken out of it at once; `None` where
 /// that could differ from [`taken_out_one_by_one`].
 fn taken_out_at_once(
-    paths: &[&str],
+    paths: &[&FieldPath],
     live: &Value,
     alloc: &mut dyn crate::defaults::Allocate,
 ) -> Option<Vec<bool>> {
@@ -251,14 +251,14 @@ fn taken_out_at_once(
 /// while the ones after it go), the copy defaulted, each path looked up
 /// in both. For the paths [`tree`] and [`pruned`] do not take.
 fn taken_out_one_by_one(
-    paths: &[&str],
+    paths: &[&FieldPath],
     live: &Value,
     alloc: &mut dyn crate::defaults::Allocate,
 ) -> Vec<bool> {
     let Some(mut bare) = crate::defaults::defaultable_copy(live) else {
         return vec![false; paths.len()];
     };
-    let segs: Vec<Vec<path::Segment>> = paths.iter().map(|p| path::parse(p)).collect();
+    let segs: Vec<Vec<path::Segment>> = paths.iter().map(|p| p.segments()).collect();
     for s in segs.iter().rev() {
         path::remove(&mut bare, s);
     }
@@ -283,9 +283,10 @@ struct Node<'p> {
 /// tree already has is recognised by its text). `None` for what only
 /// [`taken_out_one_by_one`] takes: a list index (taking one out shifts
 /// the others), two rows of one path, a path with no step.
-fn tree<'p>(paths: &[&'p str]) -> Option<Vec<Node<'p>>> {
+fn tree<'p>(paths: &[&'p FieldPath]) -> Option<Vec<Node<'p>>> {
     let mut roots: Vec<Node<'p>> = vec![];
-    for (row, &p) in paths.iter().enumerate() {
+    for (row, &fp) in paths.iter().enumerate() {
+        let p = fp.as_str();
         let mut level = &mut roots;
         let mut pos = 0;
         loop {
@@ -300,7 +301,7 @@ fn tree<'p>(paths: &[&'p str]) -> Option<Vec<Node<'p>>> {
             let i = match level.iter().position(same_text) {
                 Some(i) => i,
                 None => {
-                    let (step, end) = path::read_from(p, pos).next()?;
+                    let (step, end) = fp.steps_from(pos).next()?;
                     if matches!(step, path::Step::Index(_)) {
                         return None;
                     }
@@ -451,7 +452,7 @@ pub(crate) fn overwrites_cluster_change(f: &FieldChange, owners: &LazyOwners) ->
         && !same(l, a)
         && !is_duplicates_row(f)
         && f.reason != Reason::ElementOrder
-        && !filled_in_only(a, l, &f.path, owners)
+        && !filled_in_only(a, l, f.path.as_str(), owners)
 }
 
 /// Whether live differs from last-applied only by fields live adds that
@@ -483,7 +484,8 @@ fn filled_in_only(a: Option<&Value>, l: Option<&Value>, at: &str, owners: &LazyO
 /// from last-applied there is apply's own doing (the server kept one), not
 /// a drift.
 fn is_duplicates_row(f: &FieldChange) -> bool {
-    f.path.ends_with(']') && f.config.as_ref().is_some_and(Value::is_array)
+    matches!(f.path.last(), Some(path::Step::Element(..)))
+        && f.config.as_ref().is_some_and(Value::is_array)
 }
 
 #[cfg(test)]
@@ -607,18 +609,14 @@ mod tests {
         for live in objects() {
             let mut all = vec![];
             row_paths(&live, "", &mut all);
-            let mut sets: Vec<Vec<&str>> = all.iter().map(|p| vec![p.as_str()]).collect();
-            sets.push(all.iter().map(String::as_str).collect());
+            let all: Vec<FieldPath> = all.into_iter().map(FieldPath::from).collect();
+            let mut sets: Vec<Vec<&FieldPath>> = all.iter().map(|p| vec![p]).collect();
+            sets.push(all.iter().collect());
             // Mixes of the paths rows have: no list index (field rows
             // name elements by key).
-            let keyed: Vec<&str> = all
+            let keyed: Vec<&FieldPath> = all
                 .iter()
-                .map(String::as_str)
-                .filter(|p| {
-                    !path::parse(p)
-                        .iter()
-                        .any(|s| matches!(s, path::Segment::Index(_)))
-                })
+                .filter(|p| !p.steps().any(|(s, _)| matches!(s, path::Step::Index(_))))
                 .collect();
             for _ in 0..300 {
                 let keep = next() % 4 + 1;
@@ -813,12 +811,17 @@ mod tests {
 
     #[test]
     fn rows_that_shift_or_repeat_are_left_to_one_by_one() {
-        assert!(tree(&["spec.args[0]"]).is_none());
-        assert!(tree(&["spec.a", "spec.a"]).is_none());
-        assert!(tree(&["spec.a", "spec.ab", "spec.a.b", "spec[\"a.b\"]"]).is_some());
+        let tree_of = |ps: &[&str]| {
+            let ps: Vec<FieldPath> = ps.iter().map(|&p| p.into()).collect();
+            tree(&ps.iter().collect::<Vec<_>>()).is_some()
+        };
+        assert!(!tree_of(&["spec.args[0]"]));
+        assert!(!tree_of(&["spec.a", "spec.a"]));
+        assert!(tree_of(&["spec.a", "spec.ab", "spec.a.b", "spec[\"a.b\"]"]));
         let live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}});
-        let roots = tree(&["spec.template.spec.containers[name=a].image"]).unwrap();
+        let p = FieldPath::from("spec.template.spec.containers[name=a].image");
+        let roots = tree(&[&p]).unwrap();
         assert!(pruned(&live, &roots, &mut [None]).is_none());
     }
 
@@ -837,7 +840,9 @@ mod tests {
             "spec.strategy.rollingUpdate.maxSurge",
             "spec.template.spec.containers[name=a]",
             "spec.template.spec.containers[name=a].imagePullPolicy",
-        ];
+        ]
+        .map(FieldPath::from);
+        let paths: Vec<&FieldPath> = paths.iter().collect();
         let ip = || String::new();
         let got = taken_out_at_once(&paths, &live, &mut { ip }).unwrap();
         assert_eq!(got, taken_out_one_by_one(&paths, &live, &mut { ip }));
@@ -855,8 +860,9 @@ mod tests {
             "spec.c[name=x].e",
             "spec.c[name=y]",
             "metadata.labels[\"a.b/c\"]",
-        ];
-        let roots = tree(&paths).unwrap();
+        ]
+        .map(FieldPath::from);
+        let roots = tree(&paths.iter().collect::<Vec<_>>()).unwrap();
         fn texts<'p>(ns: &[Node<'p>]) -> Vec<&'p str> {
             ns.iter().map(|n| n.text).collect()
         }

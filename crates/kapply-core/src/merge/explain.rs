@@ -37,6 +37,20 @@ impl FieldChange {
         }
     }
 
+    /// The words, in `form`, of a group of rows like this one (a change
+    /// repeated across objects): this row's own when every row of the
+    /// group is worded alike (`alike`), else the cause alone, which the
+    /// rows share (their writers or times differ), and in words it says so.
+    pub fn explain_group(&self, form: Form, alike: bool) -> String {
+        match (alike, form) {
+            (true, _) => self.explain(form),
+            (false, Form::Text) => {
+                format!("{}: by several writers or at several times", self.cause)
+            }
+            (false, _) => self.cause.to_string(),
+        }
+    }
+
     /// The reason; another writer's field names its owner, which the row
     /// carries (the reason does not repeat it).
     fn reason_text(&self) -> String {
@@ -207,6 +221,24 @@ mod tests {
     }
 
     use serde_json::Value;
+
+    /// A group of drift reverts by one writer at one time is worded as each
+    /// of its rows; by several, each form keeps only the shared cause.
+    #[test]
+    fn a_group_is_worded_as_its_rows_or_by_its_shared_cause() {
+        let mut row = kept(Some("kubectl-edit"));
+        row.action = FieldAction::Set;
+        row.cause = Cause::Drift;
+        row.changed_at = Some("2026-11-20T10:04:00Z".into());
+        for form in [Form::Reason, Form::Tag, Form::Text, Form::Column] {
+            assert_eq!(row.explain_group(form, true), row.explain(form));
+        }
+        assert_eq!(
+            row.explain_group(Form::Text, false),
+            "drift: by several writers or at several times"
+        );
+        assert_eq!(row.explain_group(Form::Tag, false), "drift");
+    }
 
     /// The row's JSON as the derived form wrote it (keys in declaration
     /// order, absent parts left out, an explicit null kept), the owner

@@ -52,7 +52,7 @@ fn row(
     reason: Reason,
 ) -> FieldChange {
     FieldChange {
-        path,
+        path: path.into(),
         config: c.cloned(),
         live: l.cloned(),
         last_applied: a.cloned(),

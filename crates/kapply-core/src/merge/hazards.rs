@@ -5,7 +5,7 @@
 use super::owners::LazyOwners;
 use super::strategic::deep_eq;
 use super::{Cause, FieldAction, FieldChange, Hazard, HazardKind, Patch, PatchType, apply};
-use crate::fieldpath::{self as path, Segment};
+use crate::fieldpath::{self as path, FieldPath, Segment};
 use crate::gocompat;
 use crate::patchmeta::{ListStrategy, Schema};
 use serde_json::Value;
@@ -68,7 +68,7 @@ pub(crate) fn find<'r>(
         if f.action == FieldAction::Keep {
             continue;
         }
-        let segs = path::parse(&f.path);
+        let segs = f.path.segments();
         if let Some(h) = duplicates(f, &segs, merged) {
             f.hazards.push(h);
         }
@@ -223,7 +223,7 @@ fn removed_list(f: &FieldChange, merge_key: Option<&str>, owners: &LazyOwners) -
     for e in live {
         let (name, mine) = match merge_key.and_then(|k| e.get(k).map(|v| (k, v))) {
             Some((k, v)) => (
-                path::element(&f.path, k, v),
+                f.path.element(k, v).into_string(),
                 recorded
                     .iter()
                     .any(|r| r.get(k).is_some_and(|x| deep_eq(x, v))),
@@ -280,10 +280,10 @@ fn replaced_atomic<'r>(
     if facts.lost.is_empty() && facts.back.is_empty() {
         return None;
     }
-    let who = owners.get().others(&f.path);
+    let who = owners.get().others(f.path.as_str());
     Some(Hazard {
         kind: HazardKind::ReplacesOthersEdits,
-        message: facts.message(&who, &f.path),
+        message: facts.message(&who, f.path.as_str()),
     })
 }
 
@@ -458,9 +458,9 @@ fn id_key<'v>(a: &'v [Value], b: &[Value]) -> Option<&'v str> {
 }
 
 /// `….containers[name=x].image` (or `initContainers`, `ephemeralContainers`).
-fn is_container_image(p: &str) -> bool {
+fn is_container_image(p: &FieldPath) -> bool {
     matches!(
-        path::parse(p).as_slice(),
+        p.segments().as_slice(),
         [.., Segment::Key(list), Segment::Element(..) | Segment::Index(_), Segment::Key(image)]
             if image == "image" && list.ends_with("ontainers")
     )
@@ -502,7 +502,7 @@ fn autoscaled(f: &FieldChange, owners: &LazyOwners) -> Option<Hazard> {
     }
     let scalers: Vec<&str> = owners
         .get()
-        .others(&f.path)
+        .others(f.path.as_str())
         .into_iter()
         .filter(|m| is_autoscaler(m))
         .collect();

@@ -5,6 +5,7 @@
 //! configuration (from the annotation; `None` when absent). Outputs: the
 //! field plan, the patch kubectl would send and the new annotation.
 
+use crate::fieldpath::FieldPath;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -36,7 +37,7 @@ pub enum FieldAction {
 pub struct FieldChange {
     /// Dotted path; keyed list elements by key:
     /// `spec.template.spec.containers[name=nginx].image`.
-    pub path: String,
+    pub path: FieldPath,
     /// A side with no value is `None` (omitted in JSON), so an explicit
     /// null stays distinguishable.
     #[serde(default, deserialize_with = "present::deserialize")]
@@ -385,7 +386,7 @@ fn three_way_recorded(
         changes |= sent;
         if sent {
             let row = FieldChange {
-                path: path::key("metadata.annotations", LAST_APPLIED),
+                path: FieldPath::from("metadata.annotations").key(LAST_APPLIED),
                 config: Some(Value::String(annotation.clone())),
                 reason: if old.is_none() {
                     Reason::AddsAnnotation

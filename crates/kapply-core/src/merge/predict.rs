@@ -9,7 +9,7 @@
 
 use super::strategic::deep_eq;
 use super::{FieldAction, FieldChange, LAST_APPLIED, Patch, PatchType, Reason, apply};
-use crate::fieldpath::{self as path, Step};
+use crate::fieldpath::{self as path, FieldPath, Step};
 use crate::patchmeta::Schema;
 use serde_json::Value;
 use std::cell::OnceCell;
@@ -78,7 +78,7 @@ impl<'l, 's> Prediction<'l, 's> {
     /// Whether the result differs from live at `row_path` (a field plan
     /// path; a keyed element names every element with its key). Unknown
     /// results count as changed.
-    pub fn changes_at(&self, row_path: &str) -> bool {
+    pub fn changes_at(&self, row_path: &FieldPath) -> bool {
         let Some(p) = self.patch else {
             return false;
         };
@@ -105,7 +105,7 @@ impl<'l, 's> Prediction<'l, 's> {
         let may_default = raw.is_empty()
             || raw.len() != before.len()
             || raw.iter().any(|v| v.is_object() || v.is_array())
-            || row_path.starts_with("stringData");
+            || row_path.is_under("stringData");
         if !may_default || !crate::defaults::has_rule(self.live) {
             return true;
         }
@@ -210,9 +210,9 @@ fn trim(live: &Value, patch: &Value) -> Value {
 /// Whether `row_path` leads outside what [`trim`] keeps of live for
 /// `patch`: a key the patch does not name, at a level it merges into key
 /// by key (the result there is live's).
-fn escapes(patch: &Value, row_path: &str) -> bool {
+fn escapes(patch: &Value, row_path: &FieldPath) -> bool {
     let mut cur = patch;
-    for (step, _) in path::read(row_path) {
+    for (step, _) in row_path.steps() {
         let Value::Object(p) = cur else {
             return false;
         };
@@ -251,9 +251,9 @@ fn defaulted(v: &Value, live: &Value) -> Value {
 
 /// The values a field plan path names in `v`: none, one, or several list
 /// elements sharing a merge key.
-pub fn values_at<'v>(v: &'v Value, row_path: &str) -> Vec<&'v Value> {
+pub fn values_at<'v>(v: &'v Value, row_path: &FieldPath) -> Vec<&'v Value> {
     let mut cur = vec![v];
-    for (step, _) in path::read(row_path) {
+    for (step, _) in row_path.steps() {
         let mut next = Vec::with_capacity(cur.len());
         for c in cur {
             match &step {
@@ -341,5 +341,5 @@ fn surely_changes(r: &FieldChange) -> bool {
         && r.config
             .as_ref()
             .is_some_and(|c| !(c.is_null() || c.is_object() || c.is_array() || zero(c)))
-        && !r.path.starts_with("stringData")
+        && !r.path.is_under("stringData")
 }

@@ -5,6 +5,7 @@
 //! Deployments") instead of once per object.
 
 use super::{ObjectAction, ObjectPlan};
+use crate::fieldpath::FieldPath;
 use crate::merge::{Cause, FieldAction, FieldChange};
 use serde_json::Value;
 use std::borrow::Borrow;
@@ -29,7 +30,7 @@ pub struct RepeatedChange {
 /// and the hazards' words are (a drift revert is not an intended change).
 #[derive(PartialEq, Eq, Hash)]
 struct Key {
-    path: String,
+    path: FieldPath,
     /// Set or clear (kept rows do not fold).
     clear: bool,
     cause: Cause,
@@ -108,8 +109,8 @@ pub fn distinct_changes<O: Borrow<ObjectPlan>>(objects: &[O]) -> Vec<RepeatedCha
 
 /// Per object (by index), the repeated changes it carries, by path: which
 /// of its rows are folded and into which change (numbered from 1).
-pub fn folded_rows(changes: &[RepeatedChange]) -> HashMap<usize, HashMap<String, usize>> {
-    let mut by_object: HashMap<usize, HashMap<String, usize>> = HashMap::new();
+pub fn folded_rows(changes: &[RepeatedChange]) -> HashMap<usize, HashMap<FieldPath, usize>> {
+    let mut by_object: HashMap<usize, HashMap<FieldPath, usize>> = HashMap::new();
     for (n, c) in changes.iter().enumerate() {
         for &i in &c.objects {
             by_object
@@ -125,11 +126,13 @@ impl RepeatedChange {
     /// The cause in words: the row's own when every object shares them,
     /// else the cause alone (the writers or times differ).
     pub fn cause_text(&self) -> String {
-        if self.same_cause_text {
-            self.row.explain(crate::merge::Form::Text)
-        } else {
-            format!("{}: by several writers or at several times", self.row.cause)
-        }
+        self.cause(crate::merge::Form::Text)
+    }
+
+    /// The change's cause in `form`, worded by the rows' one home
+    /// ([`FieldChange::explain_group`]).
+    pub fn cause(&self, form: crate::merge::Form) -> String {
+        self.row.explain_group(form, self.same_cause_text)
     }
 
     /// "37 Deployments", or "37 objects (30 Deployments, 7 StatefulSets)"

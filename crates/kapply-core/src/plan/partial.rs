@@ -3,7 +3,7 @@
 
 use super::build::{base_plan, str_at};
 use super::{ObjectAction, ObjectPlan};
-use crate::fieldpath::{self as path, Segment};
+use crate::fieldpath::{self as path, FieldPath, Segment};
 use crate::merge::{self, FieldAction, LAST_APPLIED, Reason};
 use crate::patchmeta::PatchMeta;
 use serde_json::{Map, Value};
@@ -12,7 +12,11 @@ use serde_json::{Map, Value};
 /// config with every change that was not accepted reverted to its
 /// last-applied state, so skipped changes stay pending for the next apply
 /// (the annotation records this configuration).
-pub fn partial_config(config: &Value, last_applied: Option<&Value>, accepted: &[String]) -> Value {
+pub fn partial_config(
+    config: &Value,
+    last_applied: Option<&Value>,
+    accepted: &[FieldPath],
+) -> Value {
     let live = Value::Object(Map::new());
     let schema = match (str_at(config, "/apiVersion"), str_at(config, "/kind")) {
         (Some(a), Some(k)) => PatchMeta::builtin().root(a, k),
@@ -24,12 +28,7 @@ pub fn partial_config(config: &Value, last_applied: Option<&Value>, accepted: &[
         Ok(tw) => tw.fields,
         Err(_) => merge::create_fields(config, schema),
     };
-    partial_from_rows(
-        config,
-        last_applied,
-        accepted,
-        rows.iter().map(|r| r.path.as_str()),
-    )
+    partial_from_rows(config, last_applied, accepted, rows.iter().map(|r| &r.path))
 }
 
 /// [`partial_config`] over the paths of a plan's rows: every path not in
@@ -37,15 +36,15 @@ pub fn partial_config(config: &Value, last_applied: Option<&Value>, accepted: &[
 pub fn partial_from_rows<'r>(
     config: &Value,
     last_applied: Option<&Value>,
-    accepted: &[String],
-    rows: impl Iterator<Item = &'r str>,
+    accepted: &[FieldPath],
+    rows: impl Iterator<Item = &'r FieldPath>,
 ) -> Value {
     let mut out = config.clone();
     for p in rows {
-        if accepted.iter().any(|a| a == p) {
+        if accepted.contains(p) {
             continue;
         }
-        let segs = path::parse(p);
+        let segs = p.segments();
         match last_applied.and_then(|la| path::get(la, &segs)) {
             Some(v) => path::set(&mut out, &segs, v.clone()),
             None => remove_with_emptied(&mut out, &segs, last_applied, None),
@@ -96,7 +95,7 @@ fn remove_with_emptied(
 /// nothing else, and the next plan shows the skipped changes again.
 /// Prefer this to [`partial_config`] when the plan is at hand: it also
 /// skips changes where live drifted from last-applied.
-pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value> {
+pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[FieldPath]) -> Option<Value> {
     let mut out = plan.config.clone()?;
     let annotation = path::key("metadata.annotations", LAST_APPLIED);
     // The last-applied the plan was made against: emptied parents it holds
@@ -107,13 +106,13 @@ pub fn partial_from_plan(plan: &ObjectPlan, accepted: &[String]) -> Option<Value
         .and_then(|l| super::build::recorded_last_applied(l).ok().flatten());
     for f in &plan.fields {
         if f.action == FieldAction::Keep
-            || accepted.iter().any(|a| a == &f.path)
+            || accepted.contains(&f.path)
             || f.path == annotation
             || f.reason == Reason::ElementOrder
         {
             continue;
         }
-        let segs = path::parse(&f.path);
+        let segs = f.path.segments();
         match &f.live {
             Some(v) => path::set(&mut out, &segs, v.clone()),
             None => remove_with_emptied(&mut out, &segs, last_applied.as_ref(), plan.live.as_ref()),
@@ -154,8 +153,8 @@ impl ReleaseRefusal {
 /// hands the live value to another writer, which needs the config to say
 /// nothing about the field (an explicit null in the config is a removal
 /// the config asks for).
-pub fn release_refusal_kind(plan: &ObjectPlan, path: &str) -> Option<ReleaseRefusal> {
-    let Some(row) = plan.fields.iter().find(|f| f.path == path) else {
+pub fn release_refusal_kind(plan: &ObjectPlan, path: &FieldPath) -> Option<ReleaseRefusal> {
+    let Some(row) = plan.fields.iter().find(|f| &f.path == path) else {
         return Some(ReleaseRefusal::NotAChange);
     };
     if row.action != FieldAction::Clear {
@@ -164,7 +163,7 @@ pub fn release_refusal_kind(plan: &ObjectPlan, path: &str) -> Option<ReleaseRefu
     let in_config = plan
         .config
         .as_ref()
-        .and_then(|c| path::get(c, &path::parse(path)))
+        .and_then(|c| path::get(c, &row.path.segments()))
         .is_some();
     if in_config || row.last_applied.is_none() {
         return Some(ReleaseRefusal::ExplicitNull);
@@ -173,7 +172,7 @@ pub fn release_refusal_kind(plan: &ObjectPlan, path: &str) -> Option<ReleaseRefu
 }
 
 /// [`release_refusal_kind`] in words naming the field and the object.
-pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
+pub fn release_refusal(plan: &ObjectPlan, path: &FieldPath) -> Option<String> {
     let id = plan.id();
     Some(match release_refusal_kind(plan, path)? {
         ReleaseRefusal::NotAChange => format!("{path} is not a field change of {id}"),
@@ -196,11 +195,11 @@ pub fn release_refusal(plan: &ObjectPlan, path: &str) -> Option<String> {
 pub fn release_from_last_applied(
     config: &Value,
     last_applied: Option<&Value>,
-    released: &[String],
+    released: &[FieldPath],
 ) -> Option<Value> {
     let mut out = last_applied?.clone();
     for p in released {
-        let segs = path::parse(p);
+        let segs = p.segments();
         path::remove(&mut out, &segs);
         for depth in (1..segs.len()).rev() {
             let parent = &segs[..depth];
@@ -221,7 +220,7 @@ pub fn release_from_last_applied(
 /// One field `kapply release` takes out of the last-applied annotation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReleasedField {
-    pub path: String,
+    pub path: FieldPath,
     /// Its value in the annotation (what apply would have cleared).
     pub last_applied: Value,
     /// Its live value, which stays (`None`: not set live).
@@ -271,10 +270,12 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
     }
     let mut fields: Vec<ReleasedField> = Vec::new();
     for p in paths {
-        if fields.iter().any(|f| &f.path == p) {
+        // A path as the user typed it: read as a row's path is.
+        let p = FieldPath::from(p.as_str());
+        if fields.iter().any(|f| f.path == p) {
             continue;
         }
-        let segs = path::parse(p);
+        let segs = p.segments();
         if segs.is_empty() || IDENTITY_PATHS.contains(&p.as_str()) {
             return Err(format!(
                 "{name}: {p:?} names the object, not a field of it; it cannot be released"
@@ -285,7 +286,7 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
         if let [.., Segment::Element(key, _), Segment::Key(last)] = segs.as_slice()
             && key == last
         {
-            let element = p.rsplit_once('.').map_or(p.as_str(), |(e, _)| e);
+            let element = p.parent().unwrap_or_default();
             return Err(format!(
                 "{name}: {p} is the key of its list element; release the element ({element}) instead"
             ));
@@ -294,7 +295,7 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
             let schema = PatchMeta::builtin().root(&plan.api_version, &plan.kind);
             let mut have: Vec<String> = Vec::new();
             for f in merge::create_fields(&la, schema) {
-                leaf_paths(&f.path, f.config.as_ref(), &mut have);
+                leaf_paths(f.path.as_str(), f.config.as_ref(), &mut have);
             }
             have.retain(|f| !IDENTITY_PATHS.contains(&f.as_str()));
             let shown = match have.len() {
@@ -308,12 +309,12 @@ pub fn release_annotation(live: &Value, paths: &[String]) -> Result<AnnotationRe
             ));
         };
         fields.push(ReleasedField {
-            path: p.clone(),
+            path: p,
             last_applied: value.clone(),
             live: path::get(live, &segs).cloned(),
         });
     }
-    let released: Vec<String> = fields.iter().map(|f| f.path.clone()).collect();
+    let released: Vec<FieldPath> = fields.iter().map(|f| f.path.clone()).collect();
     let out = release_from_last_applied(&Value::Null, Some(&la), &released).unwrap_or(la);
     let mut annotation = crate::gocompat::json(&out);
     annotation.push('\n');

@@ -3,6 +3,7 @@
 
 use super::mask::mask_plan;
 use super::{ObjectAction, ObjectPlan, Plan, PruneBlock, fold};
+use crate::fieldpath::FieldPath;
 use crate::merge::{self, Cause, FieldAction, FieldChange};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -175,7 +176,7 @@ pub fn render_diff_terminal(plan: &Plan, color: bool, show_kept: bool) -> String
 
 /// Whether every change of `obj` is a repeated one and nothing else is
 /// said of it (no error, no warning).
-fn all_folded(obj: &ObjectPlan, folded: &HashMap<String, usize>) -> bool {
+fn all_folded(obj: &ObjectPlan, folded: &HashMap<FieldPath, usize>) -> bool {
     obj.error.is_none()
         && obj.warnings.is_empty()
         && obj
@@ -267,7 +268,7 @@ fn terminal_object(
     obj: &ObjectPlan,
     color: bool,
     show_kept: bool,
-    folded: Option<&HashMap<String, usize>>,
+    folded: Option<&HashMap<FieldPath, usize>>,
 ) {
     let obj = shown(obj);
     {

@@ -9,6 +9,7 @@
 use super::fold::{RepeatedChange, folded_rows, repeated_changes};
 use super::render::shown;
 use super::{ObjectAction, ObjectPlan, Plan};
+use crate::fieldpath::FieldPath;
 use crate::merge::{Cause, FieldAction, FieldChange};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -291,7 +292,7 @@ fn diff_block(f: &FieldChange) -> String {
         longest = longest.max(run);
     }
     let fence = "`".repeat((longest + 1).max(3));
-    let mut out = format!("{}:\n\n{fence}diff\n{body}", code(&f.path));
+    let mut out = format!("{}:\n\n{fence}diff\n{body}", code(f.path.as_str()));
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -339,7 +340,7 @@ fn cause_counts(obj: &ObjectPlan) -> String {
 }
 
 /// The object table's cause column.
-fn cause_summary(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>) -> String {
+fn cause_summary(obj: &ObjectPlan, folded: Option<&HashMap<FieldPath, usize>>) -> String {
     let mut parts = Vec::new();
     match obj.action {
         ObjectAction::Create => parts.push("new object".to_string()),
@@ -377,7 +378,7 @@ fn title(obj: &ObjectPlan) -> String {
     obj.id().to_string()
 }
 
-fn table_row(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>) -> String {
+fn table_row(obj: &ObjectPlan, folded: Option<&HashMap<FieldPath, usize>>) -> String {
     let (sym, word) = mark(obj.action);
     let name = match &obj.namespace {
         Some(ns) if !ns.is_empty() => format!("{ns}/{}", obj.name),
@@ -399,7 +400,7 @@ fn table_row(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>) -> Strin
 
 /// Whether an object gets a `<details>` block: something about it is not
 /// said by the table and the repeated changes.
-fn has_details(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>) -> bool {
+fn has_details(obj: &ObjectPlan, folded: Option<&HashMap<FieldPath, usize>>) -> bool {
     if obj.error.is_some() || !obj.warnings.is_empty() {
         return true;
     }
@@ -412,7 +413,7 @@ fn has_details(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>) -> boo
 /// (all when `None`); rows left out are counted in a note.
 fn details(
     obj: &ObjectPlan,
-    folded: Option<&HashMap<String, usize>>,
+    folded: Option<&HashMap<FieldPath, usize>>,
     limit: Option<usize>,
 ) -> String {
     let (sym, word) = mark(obj.action);
@@ -450,7 +451,7 @@ fn details(
             let _ = writeln!(
                 out,
                 "| {} | repeated change #{n} (under Repeated changes) | |",
-                code_cell(&f.path)
+                code_cell(f.path.as_str())
             );
             continue;
         }
@@ -463,7 +464,7 @@ fn details(
         let _ = writeln!(
             out,
             "| {} | {values} | {} |",
-            code_cell(&f.path),
+            code_cell(f.path.as_str()),
             cell(&cause_words(f)),
         );
         for hz in &f.hazards {
@@ -474,7 +475,7 @@ fn details(
             let _ = writeln!(
                 hazards,
                 "- ⚠ {} ({kind}): {}",
-                code(&f.path),
+                code(f.path.as_str()),
                 words(&hz.message)
             );
         }
@@ -538,7 +539,7 @@ fn repeated_blocks(n: usize, c: &RepeatedChange, objects: &[Cow<'_, ObjectPlan>]
         .map(|(k, chunk)| {
             let mut out = format!(
                 "<details><summary>#{n} <code>{}</code> <code>{}</code> → <code>{}</code> in {}",
-                html(&r.path),
+                html(r.path.as_str()),
                 html(&short_json(&r.live, 120)),
                 html(&result),
                 html(&carried),
@@ -714,7 +715,7 @@ fn header(i: usize, n: usize) -> String {
 
 /// An object's details with as many rows as fit in `room` bytes (a binary
 /// search on the row count; none fit: the head and the note alone).
-fn shortened(obj: &ObjectPlan, folded: Option<&HashMap<String, usize>>, room: usize) -> String {
+fn shortened(obj: &ObjectPlan, folded: Option<&HashMap<FieldPath, usize>>, room: usize) -> String {
     let rows = obj
         .fields
         .iter()
