@@ -428,75 +428,7 @@ impl App {
         let t = self.theme();
         let mut lines: Vec<Line<'static>> = Vec::new();
         for it in &items {
-            let o = &it.plan;
-            let (m, style) = mark(self, o);
-            let partial = if it.accepted_fields.is_some() {
-                ", partial"
-            } else {
-                ""
-            };
-            let how = match (&o.patch, o.action) {
-                (_, ObjectAction::Create) => "POST",
-                (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
-                _ => "PATCH, strategic merge",
-            };
-            lines.push(Line::from(Span::styled(
-                format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
-                style.add_modifier(Modifier::BOLD),
-            )));
-            let mut excluded = 0;
-            for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
-                if it.released_fields.contains(&f.path) {
-                    lines.push(Line::from(Span::styled(
-                        format!(
-                            "    release {} (live value {} stays; dropped from last-applied)",
-                            f.path,
-                            show_value(o, &f.path, &f.live)
-                        ),
-                        t.field(FieldAction::Keep),
-                    )));
-                    continue;
-                }
-                let included = it
-                    .accepted_fields
-                    .as_ref()
-                    .is_none_or(|acc| acc.contains(&f.path));
-                if !included {
-                    excluded += 1;
-                    continue;
-                }
-                let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
-                    && f.config
-                        .as_ref()
-                        .is_some_and(crate::plan::block::is_structured);
-                let text = match f.action {
-                    FieldAction::Clear => format!("    clear {}", f.path),
-                    _ if structured => format!("    set   {}:", f.path),
-                    _ => format!(
-                        "    set   {} = {}",
-                        f.path,
-                        show_value(o, &f.path, &f.config)
-                    ),
-                };
-                lines.push(Line::from(Span::styled(text, t.field(f.action))));
-                if structured && f.action == FieldAction::Set {
-                    // As YAML (or text), line by line against live.
-                    for mut l in crate::tui::detail::block_diff(&f.live, &f.config, t)
-                        .into_iter()
-                        .skip(1)
-                    {
-                        l.spans.insert(0, Span::raw("        "));
-                        lines.push(l);
-                    }
-                }
-            }
-            // Left out of this apply: one line, not one each.
-            if excluded > 0 {
-                lines.push(Line::from(Span::styled(
-                    format!("    {excluded} change(s) excluded: not sent, they stay pending"),
-                    t.fg(Color::DarkGray),
-                )));
-            }
+            self.apply_item_lines(it, t, &mut lines);
         }
         Confirm {
             head: vec![Line::from(Span::styled(
@@ -530,62 +462,10 @@ impl App {
         blocked: &[(ObjectRef, Vec<String>)],
         manager: String,
     ) -> Confirm {
-        use crate::ssa::Decision;
         let t = self.theme();
         let mut lines: Vec<Line<'static>> = Vec::new();
         for it in &items {
-            let o = &it.plan;
-            let (m, style) = mark(self, o);
-            lines.push(Line::from(Span::styled(
-                format!(
-                    "{m} {}: {} (apply patch, force={})",
-                    o.id(),
-                    action_word(o.action),
-                    it.force
-                ),
-                style.add_modifier(Modifier::BOLD),
-            )));
-            let secret = is_secret(o);
-            for (row, d) in &it.decisions {
-                let value = |v: &Option<Value>| match v {
-                    _ if secret => "\"***\"".to_string(),
-                    Some(v) => v.to_string(),
-                    None => "(none)".to_string(),
-                };
-                // The other managers: this one's own share is not taken from anyone.
-                let owners = row
-                    .owners
-                    .iter()
-                    .filter(|o| **o != manager)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let (text, style) = match d {
-                    Decision::Force => (
-                        format!(
-                            "    force     {} = {} (taken from {owners})",
-                            row.path,
-                            value(&row.config)
-                        ),
-                        t.fg(Color::Magenta),
-                    ),
-                    Decision::GiveWay => (
-                        format!(
-                            "    give way  {} (not sent: {owners} keeps {})",
-                            row.path,
-                            value(&row.live)
-                        ),
-                        t.fg(Color::DarkGray),
-                    ),
-                };
-                lines.push(Line::from(Span::styled(text, style)));
-            }
-            if it.force && it.decisions.is_empty() {
-                lines.push(Line::from(Span::styled(
-                    "    --force-conflicts: every conflict is taken",
-                    t.fg(Color::Magenta),
-                )));
-            }
+            self.server_side_item_lines(it, &manager, t, &mut lines);
         }
         for (id, paths) in blocked {
             lines.push(Line::from(Span::styled(
@@ -645,6 +525,145 @@ impl App {
         .settled()
     }
 
+    /// What the apply sends of one object: its request, each field set,
+    /// cleared or released (a structured value as a diff against live).
+    fn apply_item_lines(&self, it: &ApplyItem, t: Theme, lines: &mut Vec<Line<'static>>) {
+        let o = &it.plan;
+        let (m, style) = mark(self, o);
+        let partial = if it.accepted_fields.is_some() {
+            ", partial"
+        } else {
+            ""
+        };
+        let how = match (&o.patch, o.action) {
+            (_, ObjectAction::Create) => "POST",
+            (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
+            _ => "PATCH, strategic merge",
+        };
+        lines.push(Line::from(Span::styled(
+            format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
+            style.add_modifier(Modifier::BOLD),
+        )));
+        let mut excluded = 0;
+        for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+            if it.released_fields.contains(&f.path) {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "    release {} (live value {} stays; dropped from last-applied)",
+                        f.path,
+                        show_value(o, &f.path, &f.live)
+                    ),
+                    t.field(FieldAction::Keep),
+                )));
+                continue;
+            }
+            let included = it
+                .accepted_fields
+                .as_ref()
+                .is_none_or(|acc| acc.contains(&f.path));
+            if !included {
+                excluded += 1;
+                continue;
+            }
+            let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
+                && f.config
+                    .as_ref()
+                    .is_some_and(crate::plan::block::is_structured);
+            let text = match f.action {
+                FieldAction::Clear => format!("    clear {}", f.path),
+                _ if structured => format!("    set   {}:", f.path),
+                _ => format!(
+                    "    set   {} = {}",
+                    f.path,
+                    show_value(o, &f.path, &f.config)
+                ),
+            };
+            lines.push(Line::from(Span::styled(text, t.field(f.action))));
+            if structured && f.action == FieldAction::Set {
+                // As YAML (or text), line by line against live.
+                for mut l in crate::tui::detail::block_diff(&f.live, &f.config, t)
+                    .into_iter()
+                    .skip(1)
+                {
+                    l.spans.insert(0, Span::raw("        "));
+                    lines.push(l);
+                }
+            }
+        }
+        // Left out of this apply: one line, not one each.
+        if excluded > 0 {
+            lines.push(Line::from(Span::styled(
+                format!("    {excluded} change(s) excluded: not sent, they stay pending"),
+                t.fg(Color::DarkGray),
+            )));
+        }
+    }
+
+    /// What the server-side apply sends of one object: its request
+    /// (`force`), each decision with the managers it moves a field from or
+    /// leaves it to.
+    fn server_side_item_lines(
+        &self,
+        it: &crate::ops::ServerSideItem,
+        manager: &str,
+        t: Theme,
+        lines: &mut Vec<Line<'static>>,
+    ) {
+        use crate::ssa::Decision;
+        let o = &it.plan;
+        let (m, style) = mark(self, o);
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{m} {}: {} (apply patch, force={})",
+                o.id(),
+                action_word(o.action),
+                it.force
+            ),
+            style.add_modifier(Modifier::BOLD),
+        )));
+        let secret = is_secret(o);
+        for (row, d) in &it.decisions {
+            let value = |v: &Option<Value>| match v {
+                _ if secret => "\"***\"".to_string(),
+                Some(v) => v.to_string(),
+                None => "(none)".to_string(),
+            };
+            // The other managers: this one's own share is not taken from anyone.
+            let owners = row
+                .owners
+                .iter()
+                .filter(|o| **o != manager)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (text, style) = match d {
+                Decision::Force => (
+                    format!(
+                        "    force     {} = {} (taken from {owners})",
+                        row.path,
+                        value(&row.config)
+                    ),
+                    t.fg(Color::Magenta),
+                ),
+                Decision::GiveWay => (
+                    format!(
+                        "    give way  {} (not sent: {owners} keeps {})",
+                        row.path,
+                        value(&row.live)
+                    ),
+                    t.fg(Color::DarkGray),
+                ),
+            };
+            lines.push(Line::from(Span::styled(text, style)));
+        }
+        if it.force && it.decisions.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "    --force-conflicts: every conflict is taken",
+                t.fg(Color::Magenta),
+            )));
+        }
+    }
+
     /// Open a confirmation; one with a dry run asks the server first.
     pub(super) fn open_confirm(&mut self, c: Confirm) -> Vec<Effect> {
         let ask = c.dry_run.as_ref().and(c.action.dry_run());
@@ -656,8 +675,8 @@ impl App {
         let Some(effect) = ask else {
             return Vec::new();
         };
-        self.dry_run_progress = None;
-        self.pending.push(Job::DryRun);
+        self.jobs.dry_run_progress = None;
+        self.jobs.pending.push(Job::DryRun);
         vec![effect]
     }
 
@@ -909,7 +928,7 @@ impl App {
                 self.say(d.waiting_note, false);
             } else if c.ready() {
                 let (job, effect) = c.action.run();
-                self.pending.extend(job);
+                self.jobs.pending.extend(job);
                 return vec![effect];
             }
         } else if c.no.codes.contains(&k.code) {
@@ -917,7 +936,7 @@ impl App {
                 self.finish(Job::DryRun);
             }
             if let Confirmed::Prune(_) = c.action {
-                self.queued_delete.clear();
+                self.sel.queued_delete.clear();
             }
             if let Some(note) = c.cancelled {
                 self.say(note, false);

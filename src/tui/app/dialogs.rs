@@ -7,8 +7,8 @@ impl App {
     /// The objects `a`, `D` act on: the marked ones, else the selected one
     /// (indices into the plan).
     pub(super) fn targets(&self) -> Vec<usize> {
-        let marked: Vec<usize> = (0..self.plan.objects.len())
-            .filter(|&i| self.marked.contains(&self.plan.objects[i].id()))
+        let marked: Vec<usize> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.sel.marked.contains(&self.list.plan.objects[i].id()))
             .collect();
         if !marked.is_empty() {
             return marked;
@@ -23,7 +23,7 @@ impl App {
             .into_iter()
             .filter(|&i| {
                 matches!(
-                    self.plan.objects[i].action,
+                    self.list.plan.objects[i].action,
                     ObjectAction::Create | ObjectAction::Update
                 )
             })
@@ -32,6 +32,7 @@ impl App {
                 let key = o.id();
                 // Only rows the current plan can still release.
                 let released_fields: Vec<FieldPath> = self
+                    .sel
                     .released
                     .get(&key)
                     .into_iter()
@@ -39,7 +40,7 @@ impl App {
                     .filter(|p| crate::plan::release_refusal_kind(&o, p).is_none())
                     .cloned()
                     .collect();
-                let accepted_fields = self.excluded.get(&key).map(|ex| {
+                let accepted_fields = self.sel.excluded.get(&key).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
@@ -101,7 +102,8 @@ impl App {
         // can replace it without touching other objects.
         let file = |src: &str| src.rsplit_once(':').map_or(src, |(f, _)| f).to_string();
         let own_file = o.source.as_deref().map(file).filter(|f| {
-            self.plan
+            self.list
+                .plan
                 .objects
                 .iter()
                 .filter(|x| x.source.as_deref().map(file).as_ref() == Some(f))
@@ -111,7 +113,7 @@ impl App {
         let o = o.clone();
         self.last_result = None;
         self.last_result_failed = false;
-        self.pending.push(Job::ReadForExport);
+        self.jobs.pending.push(Job::ReadForExport);
         vec![Effect::ExportTarget(o, own_file)]
     }
 
@@ -141,7 +143,7 @@ impl App {
     }
 
     pub(super) fn open_prune(&mut self) {
-        if let Some(block) = &self.plan.prune_skipped {
+        if let Some(block) = &self.list.plan.prune_skipped {
             self.open_popup(Popup::Notice {
                 title: "Prune disabled",
                 text: format!(
@@ -151,12 +153,12 @@ impl App {
             });
             return;
         }
-        let candidates: Vec<ObjectPlan> = (0..self.plan.objects.len())
-            .filter(|&i| self.plan.objects[i].action == ObjectAction::Prune)
+        let candidates: Vec<ObjectPlan> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.list.plan.objects[i].action == ObjectAction::Prune)
             .filter_map(|i| self.object_owned(i))
             .collect();
         let Some(first) = candidates.first() else {
-            let text = match &self.prune_scope {
+            let text = match &self.conn.prune_scope {
                 None => "Pruning is not enabled for this run, so nothing is looked for.\n\n\
                          Start kapply with --prune -l SELECTOR (objects with those labels that \
                          the manifests no longer hold), --prune --all, or --prune --applyset \
@@ -173,7 +175,7 @@ impl App {
             });
             return;
         };
-        self.queued_delete.clear();
+        self.sel.queued_delete.clear();
         self.select_object(&first.id());
         self.open_popup(Popup::PruneStep {
             candidates,
@@ -190,7 +192,7 @@ impl App {
 
     /// Scroll the open dialog's body, within what it has to show.
     pub(super) fn scroll_popup(&mut self, d: i32) {
-        let (max, _) = crate::tui::layout::popup_scroll_range(self);
+        let (max, _) = self.popup_scroll_range();
         let to = scroll::moved(self.popup_scroll.into(), d as isize, max.into());
         self.popup_scroll = u16::try_from(to).unwrap_or(max);
     }
@@ -198,7 +200,7 @@ impl App {
     pub(super) fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
         // No dialog but the path input uses j/k or the page keys for
         // anything else.
-        let page = i32::from(crate::tui::layout::popup_scroll_range(self).1);
+        let page = i32::from(self.popup_scroll_range().1);
         // The path input types letters; the changes view moves its own
         // selection.
         let typing = matches!(
@@ -259,7 +261,7 @@ impl App {
         match k.code {
             KeyCode::Esc => return Vec::new(),
             KeyCode::Enter if !input.trim().is_empty() => {
-                self.pending.push(Job::Exporting);
+                self.jobs.pending.push(Job::Exporting);
                 return vec![Effect::Export(object, input.trim().to_string(), false)];
             }
             KeyCode::Backspace => {
@@ -294,7 +296,7 @@ impl App {
     ) -> Vec<Effect> {
         let choice = match k.code {
             KeyCode::Esc | KeyCode::Char('q') => {
-                self.queued_delete.clear();
+                self.sel.queued_delete.clear();
                 return Vec::new();
             }
             KeyCode::Char('y') => PruneChoice::Prune,
@@ -312,7 +314,7 @@ impl App {
         if choice == PruneChoice::Prune
             && let Some(o) = candidates.get(pos)
         {
-            self.queued_delete.insert(o.id());
+            self.sel.queued_delete.insert(o.id());
         }
         choices.push(choice);
         let pos = pos + 1;

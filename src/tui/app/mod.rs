@@ -26,6 +26,7 @@ mod list;
 mod live;
 mod recreate;
 mod serverside;
+mod state;
 
 pub use live::{CHANGED_MARK, Live};
 
@@ -36,6 +37,7 @@ pub(crate) use confirm::{confirm_body, confirm_footer};
 pub use list::kind_label;
 pub(crate) use serverside::is_secret;
 pub use serverside::{ServerSideMode, ServerSideState};
+pub use state::{Connection, Detail, Jobs, ObjectList, Selection};
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -415,6 +417,37 @@ impl Counts {
     }
 }
 
+impl crate::tui::theme::MarkSource for App {
+    fn theme(&self) -> crate::tui::theme::Theme {
+        crate::tui::theme::Theme::of(&self.opts)
+    }
+
+    fn deleting(&self, o: &ObjectPlan) -> bool {
+        let in_delete = matches!(&self.popup, Some(Popup::Confirm(c))
+            if matches!(&c.action, Confirmed::Delete { objects, .. }
+                if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
+        in_delete || self.sel.queued_delete.contains(&o.id())
+    }
+
+    fn planned(&self, o: &ObjectPlan) -> bool {
+        App::planned(self, o)
+    }
+
+    fn conflicted(&self, o: &ObjectPlan) -> bool {
+        self.ssa_conflicted(o)
+    }
+}
+
+/// What a dialog's view takes from the app.
+pub(crate) fn dialog_ctx(app: &App) -> crate::tui::dialogs::DialogCtx {
+    crate::tui::dialogs::DialogCtx {
+        width: app.size.width,
+        pane: app.pane(),
+        spinner: app.spinner,
+        dry_run_progress: app.jobs.dry_run_progress,
+    }
+}
+
 /// How far a streamed load is: LISTs answered of those it sends, objects
 /// planned of the manifests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -474,83 +507,9 @@ fn real_clock() -> String {
 
 pub struct App {
     pub opts: Options,
-    /// The rows; a streamed load's are kept small (no field rows, config
-    /// or live object): [`App::object`] gives them whole.
-    pub plan: Plan,
-    /// Per row of `plan`: its compact form when kept small, `None` when whole.
-    compact: Vec<Option<Compact>>,
-    /// Rows built whole from `compact` (the selected one, built by
-    /// `update` whenever the selection or the row changes).
-    whole: Vec<Option<Box<ObjectPlan>>>,
-    built: Vec<usize>,
-    streamed: Option<Streamed>,
-    /// How far the streamed load under way is.
-    pub load_status: Option<LoadStatus>,
-    /// What the views draw of the selected object, computed by `update`.
-    views: Prepared,
-    /// A plan against live state has been loaded. Until then the list shows
-    /// the manifests alone and nothing destructive is offered.
-    pub live_known: bool,
-    /// `Effect::Connect` is under way.
-    pub connecting: bool,
-    /// Why connecting or the first load failed (no live state known): shown
-    /// in place of the field pane; `r` retries.
-    pub failure: Option<String>,
-    /// The server the engine talks to, named while waiting.
-    pub server: Option<Server>,
-    /// How pruning is set up (`None`: not enabled), for `p` to say why
-    /// there is no candidate.
-    pub prune_scope: Option<String>,
-    /// When the wait for live state began, and how long it has lasted (as
-    /// of the last tick).
-    pub waiting_since: Option<Instant>,
-    pub waited: Duration,
     /// Time source for the wait (tests use a fixed one).
     pub now: fn() -> Instant,
-    pub loading: bool,
-    pub progress: Option<Progress>,
-    pub rows: Vec<Row>,
-    /// How many objects `rows` shows (kept by `rebuild`, not counted per frame).
-    pub shown: usize,
-    pub counts: Counts,
-    /// Index into `rows`; always an `Object` row when any exists.
-    pub cursor: usize,
-    /// The user has moved the cursor: the first load leaves it where it is
-    /// (else it goes to the first object with changes).
-    cursor_moved: bool,
-    pub list_scroll: usize,
     pub focus: Focus,
-    pub group: GroupBy,
-    pub filter: Filter,
-    pub search: String,
-    /// True while typing a search.
-    pub searching: bool,
-    pub yaml: bool,
-    pub field_cursor: usize,
-    pub field_scroll: usize,
-    /// The box under the field table scrolled (`Ctrl-d`/`Ctrl-u`): for
-    /// which row (object and path), by how many lines. Another row opens
-    /// at its top.
-    pub detail_scroll: Option<(String, u16)>,
-    pub yaml_scroll: usize,
-    /// The field table lists the fields apply keeps (`K`).
-    pub show_kept: bool,
-    /// The YAML view shows unchanged runs whole (`z`).
-    pub yaml_unfold: bool,
-    /// The YAML view shows the last-applied annotation whole (`L`).
-    pub yaml_last_applied: bool,
-    /// Bumped on every load: a cached view of an older plan is stale.
-    pub plan_gen: u64,
-    /// Kinds the plan holds in more than one group (shown with the group).
-    pub ambiguous_kinds: BTreeSet<String>,
-    pub marked: BTreeSet<ObjectRef>,
-    /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
-    /// `clear` rows released (`R`) instead of cleared, per object key:
-    /// apply drops them from last-applied and keeps their live value.
-    pub released: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
-    /// Prune candidates queued in prune mode (shown as `x`).
-    pub queued_delete: BTreeSet<ObjectRef>,
     /// Objects whose update the server refused as invalid (422: an
     /// immutable field), with its words: `F` offers to recreate them.
     pub refused: BTreeMap<ObjectRef, String>,
@@ -559,15 +518,6 @@ pub struct App {
     pub popup_scroll: u16,
     pub show_log: bool,
     pub log: Vec<LogEntry>,
-    /// What is under way, for the status line and for which messages may
-    /// still change the screen.
-    pub pending: Vec<Job>,
-    /// The progress of the apply, delete or prune under way: objects done
-    /// and in all.
-    pub write_progress: Option<(usize, usize)>,
-    /// The progress of the confirmation's dry run: objects answered and in
-    /// all.
-    pub dry_run_progress: Option<(usize, usize)>,
     pub last_result: Option<String>,
     /// `last_result` reports a failure (or an unknown outcome): drawn as one.
     pub last_result_failed: bool,
@@ -575,24 +525,22 @@ pub struct App {
     pub size: Rect,
     /// Time source for log entries (tests use a fixed one).
     pub clock: fn() -> String,
-    /// Whether the cluster is followed, or as of when live state was read
-    /// (`None`: nothing reported yet).
-    pub live: Option<Live>,
-    /// The watch of the current plan (`Effect::Watch`); reports of older
-    /// ones are dropped.
-    pub live_gen: u64,
-    /// When the current plan's live state was read (HH:MM:SS).
-    pub read_at: Option<String>,
-    /// Objects changed in the cluster since the load, re-planned: when.
-    pub changed: BTreeMap<ObjectRef, String>,
-    /// Row of each object, built when a change comes (the plan's rows do
-    /// not move between loads).
-    id_index: Option<std::collections::HashMap<ObjectRef, usize>>,
-    /// The list's rows are to be made again (an object's action changed):
-    /// done once per tick or before a key, not per change.
-    list_dirty: bool,
     /// `--server-side`: the objects' conflicts and the decisions on them.
     pub ssa: ServerSideState,
+    /// The object list: the plan and its rows as listed (grouped, filtered,
+    /// searched), with their counts.
+    pub list: ObjectList,
+    /// What is selected and marked: the list's cursor, the objects and field
+    /// changes marked for apply, release or delete, the field cursor.
+    pub sel: Selection,
+    /// The pane beside the list: which view (fields, YAML), its flags and scroll,
+    /// and what it draws of the selected object, computed by `update`.
+    pub detail: Detail,
+    /// What is under way: the typed jobs, the load's and writes' progress.
+    pub jobs: Jobs,
+    /// The cluster: the server, whether live state is known (or why not), how
+    /// long it has been waited for, and whether it is followed.
+    pub conn: Connection,
 }
 
 /// The selected object's server-side rows, with the decision on each.
@@ -618,77 +566,33 @@ impl App {
     pub fn new(opts: Options) -> App {
         App {
             opts,
-            plan: Plan::default(),
-            compact: Vec::new(),
-            whole: Vec::new(),
-            built: Vec::new(),
-            streamed: None,
-            load_status: None,
-            views: Prepared::default(),
-            live_known: false,
-            connecting: false,
-            failure: None,
-            server: None,
-            prune_scope: None,
-            waiting_since: None,
-            waited: Duration::ZERO,
             now: Instant::now,
-            loading: false,
-            progress: None,
-            rows: Vec::new(),
-            shown: 0,
-            counts: Counts::default(),
-            cursor: 0,
-            cursor_moved: false,
-            list_scroll: 0,
             focus: Focus::List,
-            group: GroupBy::Namespace,
-            filter: Filter::All,
-            search: String::new(),
-            searching: false,
-            yaml: false,
-            field_cursor: 0,
-            field_scroll: 0,
-            detail_scroll: None,
-            yaml_scroll: 0,
-            show_kept: false,
-            yaml_unfold: false,
-            yaml_last_applied: false,
-            plan_gen: 0,
-            marked: BTreeSet::new(),
-            excluded: BTreeMap::new(),
-            released: BTreeMap::new(),
-            queued_delete: BTreeSet::new(),
             refused: BTreeMap::new(),
             popup: None,
             popup_scroll: 0,
             show_log: false,
             log: Vec::new(),
-            pending: Vec::new(),
-            write_progress: None,
-            dry_run_progress: None,
             last_result: None,
             last_result_failed: false,
-            ambiguous_kinds: BTreeSet::new(),
             spinner: 0,
             size: Rect::new(0, 0, 80, 24),
             clock: real_clock,
-            live: None,
-            live_gen: 0,
-            read_at: None,
-            changed: BTreeMap::new(),
-            id_index: None,
-            list_dirty: false,
             ssa: ServerSideState::default(),
+            list: ObjectList::default(),
+            sel: Selection::default(),
+            detail: Detail::default(),
+            jobs: Jobs::default(),
+            conn: Connection::default(),
         }
     }
 
     /// Whether a spinner is on screen, so a tick changes the frame. Idle
     /// ticks need no redraw (the YAML view's diff is costly to rebuild).
     pub fn animating(&self) -> bool {
-        self.loading
-            || self.connecting
-            || !self.pending.is_empty()
+        self.jobs.loading
+            || self.jobs.connecting
+            || !self.jobs.pending.is_empty()
             || matches!(&self.popup, Some(Popup::Confirm(c)) if c.waiting())
     }
 
@@ -700,7 +604,7 @@ impl App {
 
     /// Whether live state is being waited for (connecting or the first load).
     pub fn waiting(&self) -> bool {
-        !self.live_known && (self.connecting || self.loading)
+        !self.conn.live_known && (self.jobs.connecting || self.jobs.loading)
     }
 
     /// The selected object, if any, whole.
@@ -710,7 +614,7 @@ impl App {
 
     /// The index in `plan.objects` of the selected object.
     pub fn selected_index(&self) -> Option<usize> {
-        match self.rows.get(self.cursor) {
+        match self.list.rows.get(self.sel.cursor) {
             Some(Row::Object(i)) => Some(*i),
             _ => None,
         }
@@ -719,8 +623,8 @@ impl App {
     /// Row `i` of the plan whole: a row kept small is whole once built
     /// ([`App::build`]; `update` builds the selected one), else as kept.
     pub fn object(&self, i: usize) -> Option<&ObjectPlan> {
-        let row = self.plan.objects.get(i)?;
-        match self.whole.get(i) {
+        let row = self.list.plan.objects.get(i)?;
+        match self.list.whole.get(i) {
             Some(Some(w)) => Some(w),
             _ => Some(row),
         }
@@ -728,16 +632,17 @@ impl App {
 
     /// Build row `i` whole from its compact form, if it is kept small.
     fn build(&mut self, i: usize) {
-        let (Some(Some(c)), Some(row)) = (self.compact.get(i), self.plan.objects.get(i)) else {
+        let (Some(Some(c)), Some(row)) = (self.list.compact.get(i), self.list.plan.objects.get(i))
+        else {
             return;
         };
-        if matches!(self.whole.get(i), Some(Some(_))) {
+        if matches!(self.list.whole.get(i), Some(Some(_))) {
             return;
         }
         let w = Box::new(self.rebuilt(c, row));
-        if let Some(slot) = self.whole.get_mut(i) {
+        if let Some(slot) = self.list.whole.get_mut(i) {
             *slot = Some(w);
-            self.built.push(i);
+            self.list.built.push(i);
         }
     }
 
@@ -750,7 +655,7 @@ impl App {
 
     /// Row `i` changed: its whole form is built again if it is selected.
     fn unbuild(&mut self, i: usize) {
-        if let Some(slot) = self.whole.get_mut(i) {
+        if let Some(slot) = self.list.whole.get_mut(i) {
             *slot = None;
         }
         if self.selected_index() == Some(i) {
@@ -772,8 +677,8 @@ impl App {
 
     /// Row `i` whole, owned (what a dialog keeps), without keeping it built.
     pub fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
-        let row = self.plan.objects.get(i)?;
-        match (self.compact.get(i), self.whole.get(i)) {
+        let row = self.list.plan.objects.get(i)?;
+        match (self.list.compact.get(i), self.list.whole.get(i)) {
             (Some(Some(c)), Some(w)) => Some(
                 w.as_ref()
                     .map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()),
@@ -786,7 +691,7 @@ impl App {
     /// out for (the key of both caches below).
     fn field_key(&self, width: usize) -> Option<FieldKey> {
         let i = self.selected_index()?;
-        Some((self.plan_gen, i, self.show_kept, width))
+        Some((self.list.plan_gen, i, self.detail.show_kept, width))
     }
 
     /// The selected object's field table at `width` columns, as `update`
@@ -796,11 +701,11 @@ impl App {
         width: usize,
     ) -> Option<std::rc::Rc<crate::tui::fieldtable::Layout>> {
         let key = self.field_key(width)?;
-        match &self.views.field {
+        match &self.detail.views.field {
             Some((k, l)) if *k == key => Some(l.clone()),
             _ => Some(std::rc::Rc::new(crate::tui::fieldtable::layout(
                 self.object(key.1)?,
-                self.show_kept,
+                self.detail.show_kept,
                 width,
             ))),
         }
@@ -810,9 +715,9 @@ impl App {
     /// as `update` computed it.
     pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
         let key = self.field_key(usize::from(width));
-        match (key, self.views.tallest) {
+        match (key, self.detail.views.tallest) {
             (Some(key), Some((k, h))) if k == key => h,
-            _ => crate::tui::layout::tallest_detail(o, self.show_kept, width),
+            _ => crate::tui::layout::tallest_detail(o, self.detail.show_kept, width),
         }
     }
 
@@ -829,17 +734,21 @@ impl App {
         let Some(key) = self.field_key(width) else {
             return;
         };
-        if !matches!(&self.views.field, Some((k, _)) if *k == key) {
+        if !matches!(&self.detail.views.field, Some((k, _)) if *k == key) {
             let l = self.object(key.1).map(|o| {
-                std::rc::Rc::new(crate::tui::fieldtable::layout(o, self.show_kept, width))
+                std::rc::Rc::new(crate::tui::fieldtable::layout(
+                    o,
+                    self.detail.show_kept,
+                    width,
+                ))
             });
-            self.views.field = l.map(|l| (key, l));
+            self.detail.views.field = l.map(|l| (key, l));
         }
-        if !matches!(self.views.tallest, Some((k, _)) if k == key) {
-            let h = self
-                .object(key.1)
-                .map(|o| crate::tui::layout::tallest_detail(o, self.show_kept, key.3 as u16));
-            self.views.tallest = h.map(|h| (key, h));
+        if !matches!(self.detail.views.tallest, Some((k, _)) if k == key) {
+            let h = self.object(key.1).map(|o| {
+                crate::tui::layout::tallest_detail(o, self.detail.show_kept, key.3 as u16)
+            });
+            self.detail.views.tallest = h.map(|h| (key, h));
         }
     }
 
@@ -849,23 +758,23 @@ impl App {
         let Some(o) = self.selected() else {
             return;
         };
-        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref());
-        self.views.yaml = Some(c);
+        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.detail.views.yaml.as_ref());
+        self.detail.views.yaml = Some(c);
     }
 
     /// How the YAML view is shown (plan, `L`, `z`, colours).
     fn yaml_shown(&self) -> crate::tui::yamlview::Shown {
         crate::tui::yamlview::Shown {
-            plan_gen: self.plan_gen,
-            last_applied: self.yaml_last_applied,
-            unfold: self.yaml_unfold,
+            plan_gen: self.list.plan_gen,
+            last_applied: self.detail.yaml_last_applied,
+            unfold: self.detail.yaml_unfold,
             theme: crate::tui::theme::Theme::of(&self.opts),
         }
     }
 
     /// The selected object's YAML view lines, as `update` built them.
     pub fn yaml_lines(&self, o: &ObjectPlan) -> std::rc::Rc<Vec<ratatui::text::Line<'static>>> {
-        crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref()).lines()
+        crate::tui::yamlview::cached(o, self.yaml_shown(), self.detail.views.yaml.as_ref()).lines()
     }
 
     /// Compute what the view on screen draws of the selected object (the
@@ -873,10 +782,10 @@ impl App {
     /// so a frame only reads.
     fn prepare(&mut self) {
         self.build_selected();
-        if !self.live_known {
+        if !self.conn.live_known {
             return;
         }
-        if self.yaml {
+        if self.detail.yaml {
             self.prepare_yaml();
         } else if self.server_side().is_some() {
             self.prepare_ssa();
@@ -895,44 +804,61 @@ impl App {
         planned: std::ops::Range<usize>,
     ) {
         compact.resize_with(plan.objects.len(), || None);
-        self.whole = std::iter::repeat_with(|| None)
+        self.list.whole = std::iter::repeat_with(|| None)
             .take(plan.objects.len())
             .collect();
-        self.built.clear();
-        self.plan = plan;
-        self.compact = compact;
+        self.list.built.clear();
+        self.list.plan = plan;
+        self.list.compact = compact;
         self.ssa_adjust_range(planned);
-        self.plan_gen += 1;
-        self.id_index = None;
-        self.ambiguous_kinds = ambiguous_kinds(&self.plan);
+        self.list.plan_gen += 1;
+        self.list.id_index = None;
+        self.list.ambiguous_kinds = ambiguous_kinds(&self.list.plan);
     }
 
     /// Drop the rows built whole but the selected one's.
     fn drop_built(&mut self) {
         let keep = self.selected_index();
-        let built = std::mem::take(&mut self.built);
+        let built = std::mem::take(&mut self.list.built);
         for i in built {
             if Some(i) == keep {
-                self.built.push(i);
-            } else if let Some(slot) = self.whole.get_mut(i) {
+                self.list.built.push(i);
+            } else if let Some(slot) = self.list.whole.get_mut(i) {
                 *slot = None;
             }
         }
     }
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
-        self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
+        self.sel
+            .excluded
+            .get(&o.id())
+            .is_some_and(|s| s.contains(path))
     }
 
     /// Whether the `clear` row `path` of `o` is released (`R`).
     pub fn is_released(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
-        self.released.get(&o.id()).is_some_and(|s| s.contains(path))
+        self.sel
+            .released
+            .get(&o.id())
+            .is_some_and(|s| s.contains(path))
     }
 
     /// Put `text` on the status line; `failed` draws it as a failure.
     pub(crate) fn say(&mut self, text: impl Into<String>, failed: bool) {
         self.last_result = Some(text.into());
         self.last_result_failed = failed;
+    }
+
+    /// How far the open dialog's body can scroll, and the rows one page moves.
+    pub fn popup_scroll_range(&self) -> (u16, u16) {
+        let Some(p) = &self.popup else {
+            return (0, 0);
+        };
+        let t = crate::tui::theme::Theme::of(&self.opts);
+        let v = crate::tui::dialogs::popup_view(dialog_ctx(self), p, t);
+        let l = crate::tui::layout::popup_layout(self.size, &v, t);
+        (l.max_scroll, l.body.height.max(1))
     }
 
     pub fn areas(&self) -> Areas {
@@ -947,39 +873,39 @@ impl App {
     /// `r` and the start: reload, or (no live state known yet) connect
     /// again and read everything from the start.
     fn begin_load(&mut self) -> Vec<Effect> {
-        if self.loading || self.connecting {
+        if self.jobs.loading || self.jobs.connecting {
             return Vec::new();
         }
-        if !self.live_known {
-            self.connecting = true;
-            self.failure = None;
-            self.progress = None;
-            self.waiting_since = Some((self.now)());
-            self.waited = Duration::ZERO;
-            self.pending.push(Job::Connecting);
+        if !self.conn.live_known {
+            self.jobs.connecting = true;
+            self.conn.failure = None;
+            self.jobs.progress = None;
+            self.conn.waiting_since = Some((self.now)());
+            self.conn.waited = Duration::ZERO;
+            self.jobs.pending.push(Job::Connecting);
             return vec![Effect::ReadManifests, Effect::Connect];
         }
         self.start_load()
     }
 
     fn start_load(&mut self) -> Vec<Effect> {
-        self.loading = true;
-        self.progress = None;
-        self.load_status = None;
-        self.streamed = None;
-        self.pending.push(Job::Loading);
+        self.jobs.loading = true;
+        self.jobs.progress = None;
+        self.jobs.load_status = None;
+        self.list.streamed = None;
+        self.jobs.pending.push(Job::Loading);
         vec![Effect::Load]
     }
 
     fn finish(&mut self, job: Job) {
-        if let Some(p) = self.pending.iter().position(|p| *p == job) {
-            self.pending.remove(p);
+        if let Some(p) = self.jobs.pending.iter().position(|p| *p == job) {
+            self.jobs.pending.remove(p);
         }
     }
 
     /// Whether an apply, delete or prune is under way.
     pub fn writing(&self) -> bool {
-        self.pending.iter().any(|j| j.writes())
+        self.jobs.pending.iter().any(|j| j.writes())
     }
 
     /// The single transition function.
@@ -1005,34 +931,34 @@ impl App {
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
                 self.refresh_list();
-                if let Some(since) = self.waiting_since {
-                    self.waited = (self.now)().saturating_duration_since(since);
+                if let Some(since) = self.conn.waiting_since {
+                    self.conn.waited = (self.now)().saturating_duration_since(since);
                 }
                 Vec::new()
             }
             Msg::Connected(result) => {
-                if !self.connecting {
+                if !self.jobs.connecting {
                     return Vec::new();
                 }
-                self.connecting = false;
+                self.jobs.connecting = false;
                 self.finish(Job::Connecting);
                 match result {
                     Ok(()) => self.start_load(),
                     Err(e) => {
                         self.log_entry(false, format!("connecting failed: {e}"));
-                        self.failure = Some(e);
+                        self.conn.failure = Some(e);
                         Vec::new()
                     }
                 }
             }
             Msg::Manifests(result) => {
                 // Live state came first: its plan has these rows and more.
-                if self.live_known {
+                if self.conn.live_known {
                     return Vec::new();
                 }
                 match result {
                     // Rows of the load are shown already: they replace these.
-                    Ok(_) if self.streamed.is_some() => {}
+                    Ok(_) if self.list.streamed.is_some() => {}
                     Ok(plan) => {
                         let keep = self.selected_id();
                         self.set_plan(plan, Vec::new(), 0..0);
@@ -1044,43 +970,43 @@ impl App {
             }
             Msg::Progress(p) => {
                 // Progress can trail the load's result; only a running load shows it.
-                if self.loading {
-                    self.progress = Some(p);
+                if self.jobs.loading {
+                    self.jobs.progress = Some(p);
                 }
                 Vec::new()
             }
             Msg::Rows(rows) => {
-                if self.loading {
+                if self.jobs.loading {
                     self.on_rows(rows);
                 }
                 Vec::new()
             }
             Msg::Loaded(result) => {
-                self.loading = false;
-                self.progress = None;
-                self.load_status = None;
-                let streamed = self.streamed.take();
+                self.jobs.loading = false;
+                self.jobs.progress = None;
+                self.jobs.load_status = None;
+                let streamed = self.list.streamed.take();
                 self.finish(Job::Loading);
                 match result {
                     Ok(plan) => {
-                        let first = !self.live_known;
-                        self.live_known = true;
-                        self.connecting = false;
+                        let first = !self.conn.live_known;
+                        self.conn.live_known = true;
+                        self.jobs.connecting = false;
                         self.finish(Job::Connecting);
-                        self.failure = None;
-                        self.waiting_since = None;
+                        self.conn.failure = None;
+                        self.conn.waiting_since = None;
                         // Rows index the old plan: take the selection first.
                         let keep = self.selected_id();
                         // The streamed rows first, then what came with the end.
                         // The streamed rows shown were planned server-side as they came.
                         let shown = match streamed {
-                            Some(Streamed::Shown(n)) => n.min(self.plan.objects.len()),
+                            Some(Streamed::Shown(n)) => n.min(self.list.plan.objects.len()),
                             _ => 0,
                         };
                         let (mut objects, mut compact) = match streamed {
                             Some(Streamed::Shown(n)) => {
-                                let mut objects = std::mem::take(&mut self.plan.objects);
-                                let mut compact = std::mem::take(&mut self.compact);
+                                let mut objects = std::mem::take(&mut self.list.plan.objects);
+                                let mut compact = std::mem::take(&mut self.list.compact);
                                 objects.truncate(n);
                                 compact.truncate(n);
                                 (objects, compact)
@@ -1097,45 +1023,45 @@ impl App {
                         let all = shown..plan.objects.len();
                         self.set_plan(plan, compact, all);
                         // Forget marks and exclusions of objects that are gone.
-                        if !(self.marked.is_empty()
+                        if !(self.sel.marked.is_empty()
                             && self.refused.is_empty()
-                            && self.excluded.is_empty()
-                            && self.released.is_empty())
+                            && self.sel.excluded.is_empty()
+                            && self.sel.released.is_empty())
                         {
                             let keys: BTreeSet<ObjectRef> =
-                                self.plan.objects.iter().map(ObjectPlan::id).collect();
-                            self.marked.retain(|k| keys.contains(k));
+                                self.list.plan.objects.iter().map(ObjectPlan::id).collect();
+                            self.sel.marked.retain(|k| keys.contains(k));
                             self.refused.retain(|k, _| keys.contains(k));
-                            self.excluded.retain(|k, _| keys.contains(k));
-                            self.released.retain(|k, _| keys.contains(k));
+                            self.sel.excluded.retain(|k, _| keys.contains(k));
+                            self.sel.released.retain(|k, _| keys.contains(k));
                         }
                         let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
                             || matches!(self.confirming(), Some(Confirmed::Prune(_)));
                         if !pruning {
-                            self.queued_delete.clear();
+                            self.sel.queued_delete.clear();
                         }
                         self.rebuild_keeping(keep);
                         // Opened to review changes: start on the first one.
-                        if first && !self.cursor_moved {
+                        if first && !self.sel.cursor_moved {
                             self.first_change();
                         }
                         // Follow the cluster from what was just read.
-                        self.changed.clear();
-                        self.list_dirty = false;
-                        self.read_at = Some((self.clock)());
-                        self.live_gen += 1;
-                        return vec![Effect::Watch(self.live_gen)];
+                        self.conn.changed.clear();
+                        self.list.list_dirty = false;
+                        self.conn.read_at = Some((self.clock)());
+                        self.conn.live_gen += 1;
+                        return vec![Effect::Watch(self.conn.live_gen)];
                     }
                     Err(e) => {
                         if let Some(Streamed::Shown(n)) = streamed {
                             // The rows planned stay; the rest are manifests again.
                             let keep = self.selected_id();
-                            for o in &mut self.plan.objects[..n] {
+                            for o in &mut self.list.plan.objects[..n] {
                                 if o.action != ObjectAction::Error {
                                     o.action = ObjectAction::Unchanged;
                                 }
                             }
-                            let objects = std::mem::take(&mut self.plan.objects);
+                            let objects = std::mem::take(&mut self.list.plan.objects);
                             self.set_plan(
                                 Plan {
                                     objects,
@@ -1147,11 +1073,11 @@ impl App {
                             self.rebuild_keeping(keep);
                         }
                         self.log_entry(false, format!("load failed: {e}"));
-                        if self.live_known {
+                        if self.conn.live_known {
                             self.say(format!("load failed: {e}"), true);
                         } else {
                             // Shown in place; the status line says what to do.
-                            self.failure = Some(e);
+                            self.conn.failure = Some(e);
                         }
                     }
                 }
@@ -1169,12 +1095,12 @@ impl App {
                     _ => false,
                 };
                 if waiting {
-                    self.dry_run_progress = Some((done, total));
+                    self.jobs.dry_run_progress = Some((done, total));
                 }
                 Vec::new()
             }
             Msg::DryRunDone(results) => {
-                self.dry_run_progress = None;
+                self.jobs.dry_run_progress = None;
                 if self.answer_dry_run(&results, |a| matches!(a, Confirmed::Apply(_))) {
                     self.note_refusals(&results);
                 }
@@ -1188,7 +1114,7 @@ impl App {
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
-                self.dry_run_progress = None;
+                self.jobs.dry_run_progress = None;
                 self.answer_dry_run(&results, |a| matches!(a, Confirmed::Prune(_)));
                 self.finish(Job::DryRun);
                 Vec::new()
@@ -1244,7 +1170,7 @@ impl App {
             Msg::WriteProgress { done, total } => {
                 // Progress can trail the results; only a write under way shows it.
                 if self.writing() {
-                    self.write_progress = Some((done, total));
+                    self.jobs.write_progress = Some((done, total));
                 }
                 Vec::new()
             }
@@ -1275,18 +1201,18 @@ impl App {
     /// place of their manifests (which are in the same order); a reload
     /// keeps them until it is done.
     fn on_rows(&mut self, rows: Rows) {
-        self.load_status = Some(LoadStatus {
+        self.jobs.load_status = Some(LoadStatus {
             lists_done: rows.lists_done,
             lists_total: rows.lists_total,
             planned: rows.planned,
             total: rows.total,
         });
-        if self.live_known {
-            let (objects, compact) = match &mut self.streamed {
+        if self.conn.live_known {
+            let (objects, compact) = match &mut self.list.streamed {
                 Some(Streamed::Held(o, c)) => (o, c),
                 _ => {
-                    self.streamed = Some(Streamed::Held(Vec::new(), Vec::new()));
-                    let Some(Streamed::Held(o, c)) = &mut self.streamed else {
+                    self.list.streamed = Some(Streamed::Held(Vec::new(), Vec::new()));
+                    let Some(Streamed::Held(o, c)) = &mut self.list.streamed else {
                         return;
                     };
                     (o, c)
@@ -1298,7 +1224,7 @@ impl App {
             }
             return;
         }
-        let n = match self.streamed {
+        let n = match self.list.streamed {
             Some(Streamed::Shown(n)) => n,
             _ => 0,
         };
@@ -1309,14 +1235,14 @@ impl App {
             let Some(src) = o.source.as_deref() else {
                 continue;
             };
-            if let Some(k) = self.plan.objects[end.min(self.plan.objects.len())..]
+            if let Some(k) = self.list.plan.objects[end.min(self.list.plan.objects.len())..]
                 .iter()
                 .position(|m| m.source.as_deref() == Some(src))
             {
                 end += k + 1;
             }
         }
-        let end = end.min(self.plan.objects.len());
+        let end = end.min(self.list.plan.objects.len());
         let added = rows.objects.len();
         // Each row in place of its own manifest, listed where it was (same
         // identity: same list group, which no version decides, and order;
@@ -1324,51 +1250,54 @@ impl App {
         // stays, only the counts change. At 10,000 objects this is most
         // rows of the first load, each batch otherwise a rebuild of all.
         if end - n == added
-            && self.filter == Filter::All
-            && self.plan.objects[n..end]
+            && self.list.filter == Filter::All
+            && self.list.plan.objects[n..end]
                 .iter()
                 .zip(&rows.objects)
                 .all(|(m, (o, _))| m.is(o))
         {
-            self.compact.resize_with(self.plan.objects.len(), || None);
+            self.list
+                .compact
+                .resize_with(self.list.plan.objects.len(), || None);
             for (k, (mut o, c)) in (n..end).zip(rows.objects) {
                 if self.server_side().is_some() {
                     let (config, live) = (c.config(), c.live());
                     self.ssa_adjust(&mut o, config.as_ref(), live.as_ref());
                 }
-                self.counts.tally(&self.plan.objects[k], false);
-                self.counts.tally(&o, true);
-                self.plan.objects[k] = o;
-                self.compact[k] = Some(c);
+                self.list.counts.tally(&self.list.plan.objects[k], false);
+                self.list.counts.tally(&o, true);
+                self.list.plan.objects[k] = o;
+                self.list.compact[k] = Some(c);
                 self.unbuild(k);
             }
             // Cached views of a replaced row are stale.
-            self.plan_gen += 1;
-            self.streamed = Some(Streamed::Shown(n + added));
+            self.list.plan_gen += 1;
+            self.list.streamed = Some(Streamed::Shown(n + added));
             self.clamp_fields();
             return;
         }
         let (objects, compact): (Vec<ObjectPlan>, Vec<Option<Compact>>) =
             rows.objects.into_iter().map(|(o, c)| (o, Some(c))).unzip();
         let keep = self.selected_id();
-        let mut plan = std::mem::take(&mut self.plan);
-        let mut all = std::mem::take(&mut self.compact);
+        let mut plan = std::mem::take(&mut self.list.plan);
+        let mut all = std::mem::take(&mut self.list.compact);
         all.resize_with(plan.objects.len(), || None);
         plan.objects.splice(n..end, objects);
         all.splice(n..end, compact);
         self.set_plan(plan, all, n..n + added);
-        self.streamed = Some(Streamed::Shown(n + added));
+        self.list.streamed = Some(Streamed::Shown(n + added));
         self.rebuild_keeping(keep);
     }
 
     /// Whether what apply would do with `o` is known: live state is, or
     /// `o` is one of the rows the first load has planned so far.
     pub fn planned(&self, o: &ObjectPlan) -> bool {
-        if self.live_known {
+        if self.conn.live_known {
             return true;
         }
-        match self.streamed {
-            Some(Streamed::Shown(n)) => self.plan.objects[..n.min(self.plan.objects.len())]
+        match self.list.streamed {
+            Some(Streamed::Shown(n)) => self.list.plan.objects
+                [..n.min(self.list.plan.objects.len())]
                 .as_ptr_range()
                 .contains(&(o as *const ObjectPlan)),
             _ => false,
@@ -1377,7 +1306,7 @@ impl App {
 
     fn on_results(&mut self, pending: Job, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
-        self.write_progress = None;
+        self.jobs.write_progress = None;
         let ok = results.iter().filter(|r| r.ok()).count();
         let unknown = results.iter().filter(|r| r.unknown()).count();
         let failed = results.len() - ok - unknown;
@@ -1392,9 +1321,9 @@ impl App {
         }
         // Marks of objects the engine reported done are cleared; failed ones stay.
         for k in results.iter().filter(|r| r.ok()).map(|r| &r.object) {
-            self.marked.remove(k);
-            self.excluded.remove(k);
-            self.released.remove(k);
+            self.sel.marked.remove(k);
+            self.sel.excluded.remove(k);
+            self.sel.released.remove(k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {

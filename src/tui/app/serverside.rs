@@ -115,14 +115,14 @@ impl App {
         if self.server_side().is_none() || range.is_empty() {
             return;
         }
-        let whole = range.start == 0 && range.end >= self.plan.objects.len();
+        let whole = range.start == 0 && range.end >= self.list.plan.objects.len();
         if whole {
             self.ssa.conflicts.clear();
         }
         if whole {
             self.ssa.crds = crate::ssa::CrdSchemas::default();
         }
-        let mut objects = std::mem::take(&mut self.plan.objects);
+        let mut objects = std::mem::take(&mut self.list.plan.objects);
         let end = range.end.min(objects.len());
         // The CRDs of these rows first: their custom resources follow them
         // (a CRD in a later batch than its resources plans those without it).
@@ -130,7 +130,7 @@ impl App {
             if o.kind != "CustomResourceDefinition" {
                 continue;
             }
-            let (config, live) = match self.compact.get(i) {
+            let (config, live) = match self.list.compact.get(i) {
                 Some(Some(c)) => (c.config(), c.live()),
                 _ => (o.config.clone(), o.live.clone()),
             };
@@ -139,7 +139,7 @@ impl App {
             }
         }
         for (i, o) in objects.iter_mut().enumerate().take(end).skip(range.start) {
-            let packed = match self.compact.get(i) {
+            let packed = match self.list.compact.get(i) {
                 Some(Some(c)) => Some((c.config(), c.live())),
                 _ => None,
             };
@@ -153,7 +153,7 @@ impl App {
                 }
             }
         }
-        self.plan.objects = objects;
+        self.list.plan.objects = objects;
         if !whole {
             return;
         }
@@ -185,8 +185,8 @@ impl App {
         let Some(i) = self.selected_index() else {
             return Default::default();
         };
-        match &self.views.ssa {
-            Some((k, rows)) if *k == (self.plan_gen, i) => rows.clone(),
+        match &self.detail.views.ssa {
+            Some((k, rows)) if *k == (self.list.plan_gen, i) => rows.clone(),
             _ => std::rc::Rc::new(self.ssa_rows_of(i)),
         }
     }
@@ -200,9 +200,9 @@ impl App {
         let Some(i) = self.selected_index() else {
             return;
         };
-        let key = (self.plan_gen, i);
-        if !matches!(&self.views.ssa, Some((k, _)) if *k == key) {
-            self.views.ssa = Some((key, std::rc::Rc::new(self.ssa_rows_of(i))));
+        let key = (self.list.plan_gen, i);
+        if !matches!(&self.detail.views.ssa, Some((k, _)) if *k == key) {
+            self.detail.views.ssa = Some((key, std::rc::Rc::new(self.ssa_rows_of(i))));
         }
     }
 
@@ -237,7 +237,7 @@ impl App {
         }
         self.prepare_ssa();
         let rows = self.ssa_rows();
-        let Some((row, now)) = rows.get(self.field_cursor) else {
+        let Some((row, now)) = rows.get(self.sel.field_cursor) else {
             return;
         };
         if row.action != SsaAction::Conflict {
@@ -275,7 +275,7 @@ impl App {
             self.ssa.decisions.remove(&key);
         }
         // The cached rows carry the decisions.
-        self.views.ssa = None;
+        self.detail.views.ssa = None;
         self.say(said, false);
     }
 
@@ -290,7 +290,7 @@ impl App {
         let mut blocked = Vec::new();
         for i in self.targets() {
             if !matches!(
-                self.plan.objects[i].action,
+                self.list.plan.objects[i].action,
                 ObjectAction::Create | ObjectAction::Update
             ) {
                 continue;
