@@ -565,108 +565,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Msg::Loaded(result) => {
-                self.jobs.loading = false;
-                self.jobs.progress = None;
-                self.jobs.load_status = None;
-                let streamed = self.list.streamed.take();
-                self.finish(Job::Loading);
-                match result {
-                    Ok(plan) => {
-                        let first = !self.conn.live_known;
-                        self.conn.live_known = true;
-                        self.jobs.connecting = false;
-                        self.finish(Job::Connecting);
-                        self.conn.failure = None;
-                        self.conn.waiting_since = None;
-                        // Rows index the old plan: take the selection first.
-                        let keep = self.selected_id();
-                        // The streamed rows first, then what came with the end.
-                        // The streamed rows shown were planned server-side as they came.
-                        let shown = match streamed {
-                            Some(Streamed::Shown(n)) => n.min(self.list.plan.objects.len()),
-                            _ => 0,
-                        };
-                        let (mut objects, mut compact) = match streamed {
-                            Some(Streamed::Shown(n)) => {
-                                let mut objects = std::mem::take(&mut self.list.plan.objects);
-                                let mut compact = std::mem::take(&mut self.list.compact);
-                                objects.truncate(n);
-                                compact.truncate(n);
-                                (objects, compact)
-                            }
-                            Some(Streamed::Held(o, c)) => (o, c),
-                            None => (Vec::new(), Vec::new()),
-                        };
-                        compact.resize_with(objects.len(), || None);
-                        objects.extend(plan.objects);
-                        let plan = Plan {
-                            objects,
-                            prune_skipped: plan.prune_skipped,
-                        };
-                        let all = shown..plan.objects.len();
-                        self.set_plan(plan, compact, all);
-                        // Forget marks and exclusions of objects that are gone.
-                        if !(self.sel.marked.is_empty()
-                            && self.refused.is_empty()
-                            && self.sel.excluded.is_empty()
-                            && self.sel.released.is_empty())
-                        {
-                            let keys: BTreeSet<ObjectRef> =
-                                self.list.plan.objects.iter().map(ObjectPlan::id).collect();
-                            self.sel.marked.retain(|k| keys.contains(k));
-                            self.refused.retain(|k, _| keys.contains(k));
-                            self.sel.excluded.retain(|k, _| keys.contains(k));
-                            self.sel.released.retain(|k, _| keys.contains(k));
-                        }
-                        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
-                            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
-                        if !pruning {
-                            self.sel.queued_delete.clear();
-                        }
-                        self.rebuild_keeping(keep);
-                        // Opened to review changes: start on the first one.
-                        if first && !self.sel.cursor_moved {
-                            self.first_change();
-                        }
-                        // Follow the cluster from what was just read.
-                        self.conn.changed.clear();
-                        self.list.list_dirty = false;
-                        self.conn.read_at = Some((self.clock)());
-                        self.conn.live_gen += 1;
-                        return vec![Effect::Watch(self.conn.live_gen)];
-                    }
-                    Err(e) => {
-                        if let Some(Streamed::Shown(n)) = streamed {
-                            // The rows planned stay; the rest are manifests again.
-                            let keep = self.selected_id();
-                            for o in &mut self.list.plan.objects[..n] {
-                                if o.action != ObjectAction::Error {
-                                    o.action = ObjectAction::Unchanged;
-                                }
-                            }
-                            let objects = std::mem::take(&mut self.list.plan.objects);
-                            self.set_plan(
-                                Plan {
-                                    objects,
-                                    prune_skipped: None,
-                                },
-                                Vec::new(),
-                                0..0,
-                            );
-                            self.rebuild_keeping(keep);
-                        }
-                        self.log_entry(false, format!("load failed: {e}"));
-                        if self.conn.live_known {
-                            self.say(format!("load failed: {e}"), true);
-                        } else {
-                            // Shown in place; the status line says what to do.
-                            self.conn.failure = Some(e);
-                        }
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Loaded(result) => self.on_loaded(result),
             Msg::DryRunProgress { done, total } => {
                 // Only for the dialog waiting on it (a run for a dialog
                 // closed since checks another number of objects).
@@ -715,37 +614,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Msg::Exported(object, result) => {
-                self.finish(Job::Exporting);
-                let name = object.id();
-                match result {
-                    Ok(Exported::Written(path)) => {
-                        self.log_entry(true, format!("{name}: exported to {path}"));
-                        self.say(
-                            format!(
-                                "exported {name} to {path}; the next apply records the annotation"
-                            ),
-                            false,
-                        );
-                        return self.begin_load();
-                    }
-                    // The path exists: `y` writes into it (see
-                    // [`Exported::Preview`]: what that changes in the file).
-                    Ok(Exported::Exists(path)) => {
-                        let c = self.export_confirm(object, path, Vec::new());
-                        self.open_popup(Popup::Confirm(c));
-                    }
-                    Ok(Exported::Preview { path, changes }) => {
-                        let c = self.export_confirm(object, path, changes);
-                        self.open_popup(Popup::Confirm(c));
-                    }
-                    Err(e) => {
-                        self.log_entry(false, format!("{name} export failed: {e}"));
-                        self.say(format!("export failed: {e}"), true);
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Exported(object, result) => self.on_exported(object, result),
             Msg::Live(n, event) => self.on_live(n, event),
             Msg::LiveStopped(n, why) => {
                 self.live_stopped(n, why);
@@ -779,6 +648,152 @@ impl App {
             Msg::Deleted(results) => self.on_results(Job::Deleting, "deleted", results),
             Msg::Pruned(results) => self.on_results(Job::Pruning, "pruned", results),
         }
+    }
+
+    /// The load's end: its plan, or why it failed.
+    fn on_loaded(&mut self, result: Result<Plan, String>) -> Vec<Effect> {
+        self.jobs.loading = false;
+        self.jobs.progress = None;
+        self.jobs.load_status = None;
+        let streamed = self.list.streamed.take();
+        self.finish(Job::Loading);
+        match result {
+            Ok(plan) => self.loaded(plan, streamed),
+            Err(e) => {
+                self.load_failed(e, streamed);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The plan against live state: the streamed rows first, then what
+    /// came with the end; marks of objects gone forgotten; the cluster
+    /// followed from there.
+    fn loaded(&mut self, plan: Plan, streamed: Option<Streamed>) -> Vec<Effect> {
+        let first = !self.conn.live_known;
+        self.conn.live_known = true;
+        self.jobs.connecting = false;
+        self.finish(Job::Connecting);
+        self.conn.failure = None;
+        self.conn.waiting_since = None;
+        // Rows index the old plan: take the selection first.
+        let keep = self.selected_id();
+        // The streamed rows first, then what came with the end.
+        // The streamed rows shown were planned server-side as they came.
+        let shown = match streamed {
+            Some(Streamed::Shown(n)) => n.min(self.list.plan.objects.len()),
+            _ => 0,
+        };
+        let (mut objects, mut compact) = match streamed {
+            Some(Streamed::Shown(n)) => {
+                let mut objects = std::mem::take(&mut self.list.plan.objects);
+                let mut compact = std::mem::take(&mut self.list.compact);
+                objects.truncate(n);
+                compact.truncate(n);
+                (objects, compact)
+            }
+            Some(Streamed::Held(o, c)) => (o, c),
+            None => (Vec::new(), Vec::new()),
+        };
+        compact.resize_with(objects.len(), || None);
+        objects.extend(plan.objects);
+        let plan = Plan {
+            objects,
+            prune_skipped: plan.prune_skipped,
+        };
+        let all = shown..plan.objects.len();
+        self.set_plan(plan, compact, all);
+        // Forget marks and exclusions of objects that are gone.
+        if !(self.sel.marked.is_empty()
+            && self.refused.is_empty()
+            && self.sel.excluded.is_empty()
+            && self.sel.released.is_empty())
+        {
+            let keys: BTreeSet<ObjectRef> =
+                self.list.plan.objects.iter().map(ObjectPlan::id).collect();
+            self.sel.marked.retain(|k| keys.contains(k));
+            self.refused.retain(|k, _| keys.contains(k));
+            self.sel.excluded.retain(|k, _| keys.contains(k));
+            self.sel.released.retain(|k, _| keys.contains(k));
+        }
+        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
+            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
+        if !pruning {
+            self.sel.queued_delete.clear();
+        }
+        self.rebuild_keeping(keep);
+        // Opened to review changes: start on the first one.
+        if first && !self.sel.cursor_moved {
+            self.first_change();
+        }
+        // Follow the cluster from what was just read.
+        self.conn.changed.clear();
+        self.list.list_dirty = false;
+        self.conn.read_at = Some((self.clock)());
+        self.conn.live_gen += 1;
+        vec![Effect::Watch(self.conn.live_gen)]
+    }
+
+    /// The load failed: a first load's rows planned so far stay.
+    fn load_failed(&mut self, e: String, streamed: Option<Streamed>) {
+        if let Some(Streamed::Shown(n)) = streamed {
+            // The rows planned stay; the rest are manifests again.
+            let keep = self.selected_id();
+            for o in &mut self.list.plan.objects[..n] {
+                if o.action != ObjectAction::Error {
+                    o.action = ObjectAction::Unchanged;
+                }
+            }
+            let objects = std::mem::take(&mut self.list.plan.objects);
+            self.set_plan(
+                Plan {
+                    objects,
+                    prune_skipped: None,
+                },
+                Vec::new(),
+                0..0,
+            );
+            self.rebuild_keeping(keep);
+        }
+        self.log_entry(false, format!("load failed: {e}"));
+        if self.conn.live_known {
+            self.say(format!("load failed: {e}"), true);
+        } else {
+            // Shown in place; the status line says what to do.
+            self.conn.failure = Some(e);
+        }
+    }
+
+    /// An export's outcome: written (reload), the path exists (its
+    /// confirmation), or why not.
+    fn on_exported(&mut self, object: ObjectPlan, result: Result<Exported, String>) -> Vec<Effect> {
+        self.finish(Job::Exporting);
+        let name = object.id();
+        match result {
+            Ok(Exported::Written(path)) => {
+                self.log_entry(true, format!("{name}: exported to {path}"));
+                self.say(
+                    format!("exported {name} to {path}; the next apply records the annotation"),
+                    false,
+                );
+                return self.begin_load();
+            }
+            // The path exists: `y` writes into it (see
+            // [`Exported::Preview`]: what that changes in the file).
+            Ok(Exported::Exists(path)) => {
+                let c = self.export_confirm(object, path, Vec::new());
+                self.open_popup(Popup::Confirm(c));
+            }
+            Ok(Exported::Preview { path, changes }) => {
+                let c = self.export_confirm(object, path, changes);
+                self.open_popup(Popup::Confirm(c));
+            }
+            Err(e) => {
+                self.log_entry(false, format!("{name} export failed: {e}"));
+                self.say(format!("export failed: {e}"), true);
+            }
+        }
+        Vec::new()
     }
 
     /// Rows of the load under way. The first load shows them at once in
