@@ -35,14 +35,6 @@ pub(crate) const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols:
 };
 
 impl Theme {
-    pub fn of(opts: &crate::tui::app::Options) -> Theme {
-        Theme {
-            color: opts.color,
-            ascii: opts.ascii,
-            light: opts.light,
-        }
-    }
-
     /// Borders and other chrome that must not shout but must show: grey
     /// on a dark background, the palette's dark grey on a light one (where
     /// light grey nearly vanishes).

@@ -418,7 +418,7 @@ impl App {
     }
 
     fn theme(&self) -> Theme {
-        Theme::of(&self.opts)
+        self.opts.theme()
     }
 
     /// `a`: per object what is sent (its request, each field set or

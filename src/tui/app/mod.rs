@@ -47,7 +47,7 @@ use state::{FieldKey, Streamed};
 
 impl crate::tui::theme::MarkSource for App {
     fn theme(&self) -> crate::tui::theme::Theme {
-        crate::tui::theme::Theme::of(&self.opts)
+        self.opts.theme()
     }
 
     fn deleting(&self, o: &ObjectPlan) -> bool {
@@ -352,7 +352,7 @@ impl App {
             plan_gen: self.list.plan_gen,
             last_applied: self.detail.yaml_last_applied,
             unfold: self.detail.yaml_unfold,
-            theme: crate::tui::theme::Theme::of(&self.opts),
+            theme: self.opts.theme(),
         }
     }
 
@@ -439,7 +439,7 @@ impl App {
         let Some(p) = &self.popup else {
             return (0, 0);
         };
-        let t = crate::tui::theme::Theme::of(&self.opts);
+        let t = self.opts.theme();
         let v = crate::tui::dialogs::popup_view(dialog_ctx(self), p, t);
         let l = crate::tui::layout::popup_layout(self.size, &v, t);
         (l.max_scroll, l.body.height.max(1))

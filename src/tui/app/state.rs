@@ -3,6 +3,7 @@
 //! connection), the list's rows, the dialogs, the log, the counts.
 
 use super::*;
+use crate::tui::theme::Theme;
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,15 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The colours and borders these options draw with.
+    pub fn theme(&self) -> Theme {
+        Theme {
+            color: self.color,
+            ascii: self.ascii,
+            light: self.light,
+        }
+    }
+
     pub fn from_env() -> Self {
         Self::from_vars(
             std::env::var_os("NO_COLOR").as_deref(),
