@@ -1585,15 +1585,7 @@ impl OnReal {
 
     /// `kubectl delete ARGS` of the release's objects but its Namespaces.
     fn delete(&self, args: &[&str]) {
-        let mut all = vec!["delete", "-f", &self.deletable];
-        all.extend(args);
-        let out = run(&mut self.kubectl_cmd(&all));
-        assert_eq!(
-            out.code,
-            Some(0),
-            "{}: kubectl {all:?}: {out:?}",
-            self.rel.name
-        );
+        self.kubectl_on(&self.deletable, &[&["delete"], args].concat());
     }
 
     /// `kubectl ARGS` on this server (`-n` for a release that names no
@@ -1613,7 +1605,12 @@ impl OnReal {
 
     /// `kubectl VERB -f FILE ARGS...` (the release's manifest), succeeding.
     fn kubectl(&self, args: &[&str]) -> Out {
-        let mut all = vec![args[0], "-f", &self.file];
+        self.kubectl_on(&self.file, args)
+    }
+
+    /// `kubectl VERB -f FILE ARGS...`, succeeding.
+    fn kubectl_on(&self, file: &str, args: &[&str]) -> Out {
+        let mut all = vec![args[0], "-f", file];
         all.extend(&args[1..]);
         let out = run(&mut self.kubectl_cmd(&all));
         assert_eq!(
