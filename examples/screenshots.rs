@@ -37,7 +37,7 @@ fn app(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
     app.clock = || "14:02:37".to_string();
     // The header names the cluster, as against a real one.
-    app.server = Some(kapply::ops::Server {
+    app.conn.server = Some(kapply::ops::Server {
         url: "https://10.0.0.1:6443".into(),
         context: "prod".into(),
         namespace: "default".into(),
@@ -466,8 +466,8 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
             ..Options::default()
         });
         app.clock = || "14:02:37".to_string();
-        app.server = engine.server();
-        app.prune_scope = engine.prune_scope();
+        app.conn.server = engine.server();
+        app.conn.prune_scope = engine.prune_scope();
         app.update(Msg::Resize(w, h));
         app.start();
         app.update(Msg::Loaded(Ok(plan.clone())));
@@ -497,8 +497,8 @@ async fn demo_screens() -> anyhow::Result<Vec<(&'static str, App)>> {
             ..Options::default()
         });
         app.clock = || "14:02:37".to_string();
-        app.server = engine.server();
-        app.prune_scope = engine.prune_scope();
+        app.conn.server = engine.server();
+        app.conn.prune_scope = engine.prune_scope();
         app.update(Msg::Resize(132, 34));
         app.start();
         app.update(Msg::Loaded(Ok(plan.clone())));

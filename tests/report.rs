@@ -598,7 +598,7 @@ fn parts_are_written_to_the_output_dir() {
 /// `a` applies just the bump everywhere.
 #[test]
 fn the_tui_changes_view_marks_every_object_carrying_a_change() {
-    use kapply::tui::app::{Effect, Msg, Popup};
+    use kapply::tui::app::{Confirmed, Effect, Msg, Popup};
     use kapply::tui::{App, Options};
     use tui_fixture::{code, key};
     let mut objects: Vec<ObjectPlan> = (0..5)
@@ -652,7 +652,8 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
     // A release of web-0's replicas row made before: left out now, so not
     // released either.
     let web0_id = tui_fixture::id("Deployment shop/web-0");
-    app.released
+    app.sel
+        .released
         .entry(web0_id.clone())
         .or_default()
         .insert("spec.replicas".into());
@@ -661,8 +662,12 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
             .is_empty()
     );
     assert!(app.popup.is_none());
-    assert!(!app.released.contains_key(&web0_id), "{:?}", app.released);
-    let marked: Vec<String> = app.marked.iter().map(|m| m.to_string()).collect();
+    assert!(
+        !app.sel.released.contains_key(&web0_id),
+        "{:?}",
+        app.sel.released
+    );
+    let marked: Vec<String> = app.sel.marked.iter().map(|m| m.to_string()).collect();
     assert_eq!(marked.len(), 5, "{marked:?}");
     assert!(!marked.iter().any(|m| m.contains("api")), "{marked:?}");
     // The apply sends the image row alone, web-0's replicas left out.
@@ -689,5 +694,5 @@ fn the_tui_changes_view_marks_every_object_carrying_a_change() {
         effects.iter().all(|e| matches!(e, Effect::DryRun(_))),
         "{effects:?}"
     );
-    assert!(matches!(app.popup, Some(Popup::ApplyConfirm { .. })));
+    assert!(matches!(app.confirming(), Some(Confirmed::Apply(_))));
 }

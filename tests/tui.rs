@@ -22,7 +22,7 @@ fn app_with(opts: Options, w: u16, h: u16) -> App {
     let mut app = App::new(opts);
     app.clock = || "12:34:56".to_string();
     // The header names the cluster at all times.
-    app.server = Some(kapply::ops::Server {
+    app.conn.server = Some(kapply::ops::Server {
         url: "https://10.0.0.1:6443".into(),
         context: "prod".into(),
         namespace: "default".into(),
@@ -104,7 +104,7 @@ fn mask(s: &str) -> String {
 
 /// The server's dry run answers for the open apply dialog: every item ok.
 fn answer_dry_run(app: &mut App) {
-    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+    let Some(Confirmed::Apply(items)) = app.confirming() else {
         panic!("no apply dialog: {:?}", app.popup)
     };
     let results = items
@@ -340,7 +340,7 @@ fn drift_rows_stand_out() {
     feed(&mut a, [code(KeyCode::Tab)]);
     let path = |a: &App| {
         let o = a.selected().unwrap();
-        kapply::tui::app::field_rows(o, a.show_kept)[a.field_cursor]
+        kapply::tui::app::field_rows(o, a.detail.show_kept)[a.sel.field_cursor]
             .path
             .clone()
     };
@@ -393,11 +393,11 @@ fn kept_rows_toggle() {
     select(&mut a, "nginx-deployment");
     assert!(screen(&a).contains("3 kept hidden (K)"));
     assert_eq!(
-        kapply::tui::app::field_rows(a.selected().unwrap(), a.show_kept).len(),
+        kapply::tui::app::field_rows(a.selected().unwrap(), a.detail.show_kept).len(),
         2
     );
     feed(&mut a, [key('K')]);
-    assert!(a.show_kept);
+    assert!(a.detail.show_kept);
     let s = screen(&a);
     assert!(!s.contains("kept hidden"), "{s}");
     assert!(s.contains("revisionHistoryLimit"), "{s}");
@@ -555,11 +555,12 @@ fn search_is_incremental() {
     // Search by namespace, then Esc clears it.
     feed(&mut a, (0..4).map(|_| code(KeyCode::Backspace)));
     feed(&mut a, keys("demo/"));
-    assert_eq!(a.rows.len(), 2, "group + the Secret in demo");
+    assert_eq!(a.list.rows.len(), 2, "group + the Secret in demo");
     feed(&mut a, [code(KeyCode::Esc)]);
-    assert!(a.search.is_empty());
+    assert!(a.list.search.is_empty());
     assert_eq!(
-        a.rows
+        a.list
+            .rows
             .iter()
             .filter(|r| matches!(r, kapply::tui::app::Row::Object(_)))
             .count(),
@@ -614,10 +615,9 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
     // Pending: Enter sends nothing and the dialog stays.
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     assert!(eff.is_empty(), "{eff:?}");
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     assert!(screen(&a).contains("Enter waits for the dry run"));
     // A refusal is shown first, with a retry.
     feed(
@@ -636,10 +636,9 @@ fn enter_waits_for_the_dry_run_and_r_asks_again() {
         matches!(eff.as_slice(), [Effect::DryRun(items)] if items.len() == 1),
         "{eff:?}"
     );
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     answer_dry_run(&mut a);
     let eff = feed(&mut a, [code(KeyCode::Enter)]);
     assert!(
@@ -699,7 +698,7 @@ fn the_dry_run_under_way_shows_its_progress() {
     feed(&mut a, [Msg::DryRunProgress { done: 1, total: 1 }]);
     assert!(screen(&a).contains("1/1 answered"), "{}", screen(&a));
     answer_dry_run(&mut a);
-    assert_eq!(a.dry_run_progress, None);
+    assert_eq!(a.jobs.dry_run_progress, None);
     let s = screen(&a);
     assert!(!s.contains("answered"), "{s}");
     assert!(s.contains("(server dry run)"), "{s}");
@@ -1017,7 +1016,7 @@ fn prune_mode_queues_and_confirms() {
         "{eff:?}"
     );
     assert!(
-        matches!(a.popup, Some(Popup::PruneConfirm { ref objects, dry_run: None }) if objects.len() == 1)
+        matches!(&a.popup, Some(Popup::Confirm(c)) if c.waiting() && matches!(&c.action, Confirmed::Prune(objects) if objects.len() == 1))
     );
     // Enter waits for the server's answer.
     assert!(feed(&mut a, [code(KeyCode::Enter)]).is_empty());
@@ -1097,10 +1096,9 @@ fn a_neutral_message_after_a_failure_is_not_drawn_as_one() {
     assert!(a.last_result_failed);
     select(&mut a, "nginx-deployment");
     feed(&mut a, [key('a'), code(KeyCode::Enter)]);
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     assert!(
         a.last_result
             .as_deref()
@@ -1128,8 +1126,8 @@ fn results_are_logged_and_reload() {
     assert!(!a.log[1].ok && a.log[1].text.contains("failed: forbidden"));
     assert_eq!(a.log[0].time, "12:34:56");
     // Only what the engine reported ok is unmarked; the failure stays marked.
-    assert_eq!(a.marked.len(), 1);
-    assert_eq!(a.marked.iter().next().unwrap().name, "db-credentials");
+    assert_eq!(a.sel.marked.len(), 1);
+    assert_eq!(a.sel.marked.iter().next().unwrap().name, "db-credentials");
     assert_eq!(
         a.last_result.as_deref(),
         Some("applied 1 object(s), 1 failed")
@@ -1181,10 +1179,9 @@ fn stale_dry_run_is_ignored() {
         true,
         "configured",
     )]));
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
 }
 
 #[test]
@@ -1400,7 +1397,7 @@ async fn apply_then_prune_through_the_engine() {
     a.update(Msg::Resize(80, 24));
     let start = a.start();
     settle(&mut a, &engine, start).await;
-    assert_eq!(a.plan.objects.len(), 7);
+    assert_eq!(a.list.plan.objects.len(), 7);
 
     select(&mut a, "nginx-deployment");
     a.update(key(' '));
@@ -1408,7 +1405,9 @@ async fn apply_then_prune_through_the_engine() {
     a.update(key(' '));
     let dry = a.update(key('a'));
     settle(&mut a, &engine, dry).await;
-    assert!(matches!(&a.popup, Some(Popup::ApplyConfirm { dry_run: Some(r), .. }) if r.len() == 2));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.results().is_some_and(|r| r.len() == 2))
+    );
     let apply = a.update(code(KeyCode::Enter));
     settle(&mut a, &engine, apply).await;
 
@@ -1424,6 +1423,7 @@ async fn apply_then_prune_through_the_engine() {
     assert_eq!(sent, ["nginx-deployment", "db-credentials"]);
     // The reloaded plan shows the Deployment in sync; the Secret failed and stays marked.
     let d = a
+        .list
         .plan
         .objects
         .iter()
@@ -1438,8 +1438,12 @@ async fn apply_then_prune_through_the_engine() {
             (false, "Secret demo/db-credentials failed: forbidden"),
         ]
     );
-    assert_eq!(a.marked.len(), 1);
-    assert!(!a.loading && a.pending.is_empty(), "{:?}", a.pending);
+    assert_eq!(a.sel.marked.len(), 1);
+    assert!(
+        !a.jobs.loading && a.jobs.pending.is_empty(),
+        "{:?}",
+        a.jobs.pending
+    );
 
     // Prune the candidate: y, then Enter on the confirm.
     a.update(key('p'));
@@ -1458,7 +1462,7 @@ async fn apply_then_prune_through_the_engine() {
     );
     let prune = a.update(code(KeyCode::Enter));
     settle(&mut a, &engine, prune).await;
-    assert!(a.plan.objects.iter().all(|o| o.name != "old-config"));
+    assert!(a.list.plan.objects.iter().all(|o| o.name != "old-config"));
     assert_eq!(
         a.log.last().unwrap().text,
         "ConfigMap default/old-config: pruned"
@@ -1472,7 +1476,7 @@ fn yaml_scroll_is_clamped() {
     select(&mut a, "nginx-deployment");
     // z: unfolded, so the end of the object is a line of its own.
     feed(&mut a, [key('y'), key('z'), code(KeyCode::Tab), key('G')]);
-    let bottom = a.yaml_scroll;
+    let bottom = a.detail.yaml_scroll;
     assert!(bottom > 0);
     let s = screen(&a);
     assert!(
@@ -1480,11 +1484,11 @@ fn yaml_scroll_is_clamped() {
         "the end of the YAML shows:\n{s}"
     );
     feed(&mut a, [key('k')]);
-    assert_eq!(a.yaml_scroll, bottom - 1);
+    assert_eq!(a.detail.yaml_scroll, bottom - 1);
     feed(&mut a, [key('G'), key('j'), key('j')]);
-    assert_eq!(a.yaml_scroll, bottom);
+    assert_eq!(a.detail.yaml_scroll, bottom);
     feed(&mut a, [key('g')]);
-    assert_eq!(a.yaml_scroll, 0);
+    assert_eq!(a.detail.yaml_scroll, 0);
 }
 
 /// The YAML view folds unchanged runs (three lines of context), `z`
@@ -1620,7 +1624,7 @@ fn keep_rows_cannot_be_excluded() {
         &mut a,
         [code(KeyCode::Tab), key('K'), key('j'), key('j'), key(' ')],
     );
-    assert!(a.excluded.is_empty());
+    assert!(a.sel.excluded.is_empty());
     assert!(
         a.last_result
             .as_deref()
@@ -1895,7 +1899,7 @@ fn tall_popups_scroll_and_say_so() {
     // old-config and the 30 more, all queued.
     feed(&mut a, [key('p')]);
     feed(&mut a, (0..31).map(|_| key('y')));
-    assert!(matches!(&a.popup, Some(Popup::PruneConfirm { objects, .. }) if objects.len() == 31));
+    assert!(matches!(a.confirming(), Some(Confirmed::Prune(objects)) if objects.len() == 31));
     a.update(Msg::PruneDryRunDone(Vec::new()));
     let text = popup_text(&a, "Confirm prune").unwrap();
     // 22 rows: 2 borders, 1 footer, 19 of the 34 body lines (the dry run's
@@ -1925,7 +1929,7 @@ fn tall_popups_scroll_and_say_so() {
     feed(&mut a, [code(KeyCode::PageDown)]);
     assert_eq!(a.popup_scroll, 15, "a page is 19 rows, clamped to the end");
     // The wheel scrolls the dialog, not the list behind it.
-    let cursor = a.cursor;
+    let cursor = a.sel.cursor;
     let wheel = |kind| {
         Msg::Mouse(MouseEvent {
             kind,
@@ -1936,7 +1940,7 @@ fn tall_popups_scroll_and_say_so() {
     };
     feed(&mut a, [wheel(MouseEventKind::ScrollUp)]);
     assert_eq!(a.popup_scroll, 12);
-    assert_eq!(a.cursor, cursor);
+    assert_eq!(a.sel.cursor, cursor);
 
     // A resize that makes room shows it all, without the hint.
     a.update(Msg::Resize(120, 40));
@@ -2463,13 +2467,13 @@ fn kinds_of_the_same_name_in_two_groups_are_two_objects() {
     assert!(s.contains("Deployment/nginx-deployment"), "{s}");
     select(&mut a, "web");
     feed(&mut a, [key(' '), key('j'), key(' ')]);
-    assert_eq!(a.marked.len(), 2, "{:?}", a.marked);
+    assert_eq!(a.sel.marked.len(), 2, "{:?}", a.sel.marked);
     a.update(Msg::Applied(vec![
         ObjectResult::new(istio.id(), Outcome::Created),
         ObjectResult::failed(api.id(), Failure::Server("forbidden".into())),
     ]));
     assert_eq!(
-        a.marked.iter().collect::<Vec<_>>(),
+        a.sel.marked.iter().collect::<Vec<_>>(),
         [&api.id()],
         "only the one applied is unmarked"
     );
@@ -2514,7 +2518,7 @@ fn release_toggles_on_a_clear_row_and_is_listed_in_the_confirmation() {
     let s = screen(&a);
     assert!(s.lines().last().unwrap().starts_with(why), "{s}");
     a.update(Msg::Resize(120, 30));
-    assert_eq!(a.released.values().map(|s| s.len()).sum::<usize>(), 1);
+    assert_eq!(a.sel.released.values().map(|s| s.len()).sum::<usize>(), 1);
 
     // The apply sends it released, the rest whole.
     let eff = feed(&mut a, [key('a')]);
@@ -2536,10 +2540,10 @@ fn release_toggles_on_a_clear_row_and_is_listed_in_the_confirmation() {
     // R again: a clear once more; Space on a released row excludes it
     // (and it is no longer released).
     feed(&mut a, [key('k'), key('R')]);
-    assert!(a.released.is_empty());
+    assert!(a.sel.released.is_empty());
     assert!(screen(&a).contains("spec.minReadySeconds: clear (apply removes it)"));
     feed(&mut a, [key('R'), key(' ')]);
-    assert!(a.released.is_empty());
+    assert!(a.sel.released.is_empty());
     let eff = feed(&mut a, [key('a')]);
     let [Effect::DryRun(items)] = eff.as_slice() else {
         panic!("{eff:?}");
@@ -2611,8 +2615,14 @@ async fn released_field_keeps_its_live_value_through_the_engine() {
         .unwrap();
     assert!(!la.contains("minReadySeconds"), "{la}");
     // Reloaded after the apply: nothing left to do.
-    assert!(a.released.is_empty());
-    let web = a.plan.objects.iter().find(|o| o.name == "web").unwrap();
+    assert!(a.sel.released.is_empty());
+    let web = a
+        .list
+        .plan
+        .objects
+        .iter()
+        .find(|o| o.name == "web")
+        .unwrap();
     assert_eq!(web.action, kapply::plan::ObjectAction::Unchanged, "{web:?}");
     // And kubectl agrees: nothing to diff, and its apply leaves the field.
     if let Some(k) = kubectl::Kubectl::find(&kubeconfig) {
@@ -2879,7 +2889,7 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
     // comment heading it kept.
     k.ok(&["create", "configmap", "cfg", "--from-literal=a=1"]);
     let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {x: '1'}\n---\n";
-    let app_yaml = d.join("app.yaml");
+    let app_yaml = d.join("app.detail.yaml");
     std::fs::write(
         &app_yaml,
         format!("{other}# cfg as I remember it\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {{a: '2'}}\n"),
@@ -2919,7 +2929,13 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
         "{written}"
     );
     // Rows of a real load are kept small: the whole row is built on demand.
-    let i = a.plan.objects.iter().position(|o| o.name == "cfg").unwrap();
+    let i = a
+        .list
+        .plan
+        .objects
+        .iter()
+        .position(|o| o.name == "cfg")
+        .unwrap();
     let cfg = a.object(i).unwrap();
     let changes: Vec<&str> = cfg
         .fields
@@ -2932,7 +2948,13 @@ async fn export_then_apply_changes_nothing_but_the_annotation() {
         ["metadata.annotations[\"kubectl.kubernetes.io/last-applied-configuration\"]"],
         "{cfg:?}"
     );
-    let other = a.plan.objects.iter().find(|o| o.name == "other").unwrap();
+    let other = a
+        .list
+        .plan
+        .objects
+        .iter()
+        .find(|o| o.name == "other")
+        .unwrap();
     assert_eq!(other.action, kapply::plan::ObjectAction::Create);
 }
 
@@ -2985,19 +3007,19 @@ fn esc_goes_back_and_q_asks_before_dropping_marks() {
     // Esc clears the search, then the filter, then leaves the field pane.
     feed(&mut a, keys("/nginx"));
     feed(&mut a, [code(KeyCode::Enter), key('f'), code(KeyCode::Tab)]);
-    assert_eq!(a.search, "nginx");
-    assert_eq!(a.filter, kapply::tui::app::Filter::Changes);
+    assert_eq!(a.list.search, "nginx");
+    assert_eq!(a.list.filter, kapply::tui::app::Filter::Changes);
     assert_eq!(a.focus, kapply::tui::app::Focus::Fields);
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
-    assert!(a.search.is_empty());
+    assert!(a.list.search.is_empty());
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
-    assert_eq!(a.filter, kapply::tui::app::Filter::All);
+    assert_eq!(a.list.filter, kapply::tui::app::Filter::All);
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
     assert_eq!(a.focus, kapply::tui::app::Focus::List);
     // Marked, then Esc: nothing is lost.
     feed(&mut a, [key(' ')]);
     assert!(feed(&mut a, [code(KeyCode::Esc), code(KeyCode::Esc)]).is_empty());
-    assert_eq!(a.marked.len(), 1);
+    assert_eq!(a.sel.marked.len(), 1);
     // q asks first; n (or Esc) stays with the mark, y quits.
     assert!(feed(&mut a, [key('q')]).is_empty());
     let s = screen(&a);
@@ -3006,7 +3028,7 @@ fn esc_goes_back_and_q_asks_before_dropping_marks() {
         "{s}"
     );
     assert!(feed(&mut a, [key('n')]).is_empty());
-    assert!(a.popup.is_none() && a.marked.len() == 1);
+    assert!(a.popup.is_none() && a.sel.marked.len() == 1);
     feed(&mut a, [key('q')]);
     assert!(feed(&mut a, [code(KeyCode::Esc)]).is_empty());
     feed(&mut a, [key('q')]);
@@ -3027,7 +3049,7 @@ fn the_cluster_is_named_at_every_width() {
     let long = "arn:aws:eks:eu-west-1:123456789012:cluster/production-payments";
     for (w, h) in [(60, 15), (80, 24), (160, 45), (200, 60)] {
         let mut a = app(w, h);
-        a.server = Some(kapply::ops::Server {
+        a.conn.server = Some(kapply::ops::Server {
             url: "https://ABCDEF0123456789.gr7.eu-west-1.eks.amazonaws.com".into(),
             context: long.into(),
             namespace: "payments".into(),
@@ -3089,7 +3111,7 @@ fn errors_and_warnings_have_their_own_marks_counts_and_filters() {
         "{s}"
     );
     use kapply::tui::app::Filter;
-    while a.filter != Filter::Error {
+    while a.list.filter != Filter::Error {
         feed(&mut a, [key('f')]);
     }
     let s = screen(&a);
@@ -3099,7 +3121,7 @@ fn errors_and_warnings_have_their_own_marks_counts_and_filters() {
     );
     assert!(!s.contains("Secret/db-credentials"), "{s}");
     feed(&mut a, [key('f')]);
-    assert_eq!(a.filter, Filter::Warning);
+    assert_eq!(a.list.filter, Filter::Warning);
     let s = screen(&a);
     assert!(
         s.contains("Objects 1/7 ns · warning") && s.contains("Secret/db-credentials"),
@@ -3214,13 +3236,14 @@ fn mark_all_and_unmark_all_act_on_what_is_shown() {
     feed(&mut a, [key('f')]);
     feed(&mut a, [key('M')]);
     let shown: Vec<String> = a
+        .list
         .plan
         .objects
         .iter()
-        .filter(|o| a.marked.contains(&o.id()))
+        .filter(|o| a.sel.marked.contains(&o.id()))
         .map(|o| o.name.clone())
         .collect();
-    assert_eq!(shown.len(), a.shown, "{shown:?}");
+    assert_eq!(shown.len(), a.list.shown, "{shown:?}");
     assert!(
         !shown.contains(&"nginx".to_string()),
         "in sync, not shown: {shown:?}"
@@ -3228,8 +3251,8 @@ fn mark_all_and_unmark_all_act_on_what_is_shown() {
     // A search narrows it: U unmarks only the objects it shows.
     feed(&mut a, keys("/old"));
     feed(&mut a, [code(KeyCode::Enter), key('U')]);
-    assert_eq!(a.marked.len(), shown.len() - 1);
-    assert!(a.marked.iter().all(|m| m.name != "old-config"));
+    assert_eq!(a.sel.marked.len(), shown.len() - 1);
+    assert!(a.sel.marked.iter().all(|m| m.name != "old-config"));
 }
 
 #[test]
@@ -3280,7 +3303,7 @@ fn p_says_why_there_is_no_prune_candidate() {
         ),
     ] {
         let mut a = app(80, 24);
-        a.prune_scope = scope.map(str::to_string);
+        a.conn.prune_scope = scope.map(str::to_string);
         a.update(key('r'));
         a.update(Msg::Loaded(Ok(plan.clone())));
         feed(&mut a, [key('p')]);
@@ -3490,7 +3513,7 @@ const REFUSED: &str =
 /// The dry run of the open apply dialog, the Deployment refused as
 /// invalid (422), the rest ok.
 fn refuse_in_dry_run(app: &mut App) {
-    let Some(Popup::ApplyConfirm { items, .. }) = &app.popup else {
+    let Some(Confirmed::Apply(items)) = app.confirming() else {
         panic!("no apply dialog: {:?}", app.popup)
     };
     let results = items
@@ -3560,7 +3583,8 @@ fn recreate_update_and_effects() {
     // A partial apply refused: the recreate still sends the whole manifest.
     feed(&mut a, [code(KeyCode::Enter), key(' '), code(KeyCode::Esc)]);
     assert!(
-        a.excluded
+        a.sel
+            .excluded
             .contains_key(&tui_fixture::id("Deployment default/nginx-deployment"))
     );
     feed(&mut a, [key('a')]);
@@ -3584,7 +3608,7 @@ fn recreate_update_and_effects() {
     assert_eq!(items[0].plan.id().name, "nginx-deployment");
     assert_eq!(items[0].accepted_fields, None, "the whole manifest");
     assert!(items[0].released_fields.is_empty());
-    assert!(a.pending.contains(&kapply::tui::app::Job::Recreating));
+    assert!(a.jobs.pending.contains(&kapply::tui::app::Job::Recreating));
     // Quitting now could leave it deleted: asked first.
     assert!(feed(&mut a, [key('q')]).is_empty());
     assert!(screen(&a).contains("A recreate is under way"));
@@ -3673,7 +3697,13 @@ async fn recreate_history(
     );
     let live = |a: &App| {
         // Rows are kept small: the whole one has the live object.
-        let i = a.plan.objects.iter().position(|o| o.name == "web").unwrap();
+        let i = a
+            .list
+            .plan
+            .objects
+            .iter()
+            .position(|o| o.name == "web")
+            .unwrap();
         let o = a.object_owned(i).unwrap();
         let live = o.live.clone().expect("the Deployment is in the cluster");
         (o.action, live)
@@ -3834,5 +3864,156 @@ fn long_keys_read_whole() {
             "{:?}",
             rl.label
         );
+    }
+}
+
+// ---------- every confirmation: confirm, then confirmed ----------
+
+/// Whether `e` writes to the cluster, a file, or ends the session: what
+/// only a confirmation's confirm key may send.
+fn destructive(e: &Effect) -> bool {
+    matches!(
+        e,
+        Effect::Apply(_)
+            | Effect::ServerSideApply(..)
+            | Effect::Delete(..)
+            | Effect::Prune(_)
+            | Effect::Recreate(_)
+            | Effect::Export(_, _, true)
+            | Effect::Quit
+    )
+}
+
+/// Each confirmation, opened on its own app (its dry run answered), with
+/// the key that confirms it and the count to type first, if any.
+fn every_confirmation() -> Vec<(&'static str, App, KeyCode, Option<&'static str>)> {
+    let mut all = Vec::new();
+    let mut a = app(100, 30);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    answer_dry_run(&mut a);
+    all.push(("apply", a, KeyCode::Enter, None));
+
+    let mut a = app_with(
+        Options {
+            server_side: Some(kapply::tui::ServerSideMode {
+                manager: "kapply".into(),
+                force: true,
+            }),
+            ..Options::default()
+        },
+        100,
+        30,
+    );
+    select(&mut a, "app-config");
+    let eff = feed(&mut a, [key('a')]);
+    let [Effect::ServerSideDryRun(items, _)] = eff.as_slice() else {
+        panic!("{eff:?}");
+    };
+    let ok = items
+        .iter()
+        .map(|i| result(&i.plan.id().to_string(), true, "created (server dry run)"))
+        .collect();
+    a.update(Msg::ServerSideDryRunDone(ok));
+    all.push(("server-side apply", a, KeyCode::Enter, None));
+
+    let mut a = app(100, 30);
+    feed(&mut a, [key('p'), key('y')]);
+    a.update(Msg::PruneDryRunDone(vec![result(
+        "ConfigMap default/old-config",
+        true,
+        "deleted (server dry run)",
+    )]));
+    all.push(("prune", a, KeyCode::Enter, None));
+
+    let mut a = app(100, 30);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key(' ')]);
+    select(&mut a, "nginx");
+    feed(&mut a, [key(' '), key('D')]);
+    all.push(("delete", a, KeyCode::Enter, Some("2")));
+
+    let mut a = app(100, 30);
+    select(&mut a, "nginx-deployment");
+    feed(&mut a, [key('a')]);
+    refuse_in_dry_run(&mut a);
+    feed(&mut a, [key('F')]);
+    all.push(("recreate", a, KeyCode::Enter, None));
+
+    let mut a = app(100, 30);
+    select(&mut a, "old-config");
+    let old = a.selected().expect("old-config").clone();
+    a.update(Msg::Exported(
+        old,
+        Ok(kapply::ops::Exported::Exists("manifests/old.yaml".into())),
+    ));
+    all.push(("export overwrite", a, KeyCode::Char('y'), None));
+
+    let mut a = app(100, 30);
+    feed(&mut a, [key(' '), key('q')]);
+    all.push(("quit", a, KeyCode::Char('y'), None));
+    all
+}
+
+/// One dialog for all of them, and the same rule for all: no key but the
+/// confirm key (once the count is typed) sends the action; every other
+/// key leaves the confirmation open on the same action; the confirm key
+/// sends exactly it and closes the dialog.
+#[test]
+fn no_confirmation_acts_before_its_confirm_key() {
+    let others: Vec<KeyCode> = (' '..='~')
+        .map(KeyCode::Char)
+        .chain([
+            KeyCode::Backspace,
+            KeyCode::Tab,
+            KeyCode::Left,
+            KeyCode::Right,
+            KeyCode::Delete,
+            KeyCode::F(1),
+        ])
+        .collect();
+    let all = every_confirmation();
+    assert_eq!(all.len(), 7);
+    for (what, mut a, yes, count) in all {
+        let Some(Popup::Confirm(c)) = &a.popup else {
+            panic!("{what}: no confirmation: {:?}", a.popup);
+        };
+        let kind = std::mem::discriminant(&c.action);
+        let (yes_keys, no_keys) = (c.yes.codes, c.no.codes);
+        let extras: Vec<char> = c.extras.iter().map(|x| x.key().0).collect();
+        assert!(yes_keys.contains(&yes), "{what}: {yes_keys:?}");
+        for k in &others {
+            // Cancel keys close it; extra keys (retry, recreate) are tested on their own.
+            let skip = yes_keys.contains(k)
+                || no_keys.contains(k)
+                || matches!(k, KeyCode::Char(ch) if extras.contains(ch));
+            if skip {
+                continue;
+            }
+            let eff = a.update(code(*k));
+            // (The effects are long: only whether one acted.)
+            let acted = eff.iter().filter(|e| destructive(e)).count();
+            assert_eq!(acted, 0, "{what}: {k:?} sent what it confirms");
+            let Some(Popup::Confirm(c)) = &a.popup else {
+                panic!("{what}: {k:?} closed it: {:?}", a.popup);
+            };
+            assert_eq!(std::mem::discriminant(&c.action), kind, "{what}: {k:?}");
+        }
+        // Digits typed above: the count is typed afresh.
+        if let Some(n) = count {
+            let eff = feed(&mut a, [code(yes)]);
+            assert!(eff.is_empty(), "{what}: without the count: {eff:?}");
+            while matches!(&a.popup, Some(Popup::Confirm(c)) if c.count.as_ref().is_some_and(|n| !n.typed.is_empty()))
+            {
+                a.update(code(KeyCode::Backspace));
+            }
+            feed(&mut a, keys(n));
+        }
+        let eff = a.update(code(yes));
+        assert!(
+            matches!(eff.as_slice(), [e] if destructive(e)),
+            "{what}: {eff:?}"
+        );
+        assert!(a.popup.is_none(), "{what}: {:?}", a.popup);
     }
 }

@@ -53,8 +53,8 @@ fn a_write_without_an_answer_is_neither_applied_nor_failed() {
     );
     assert!(!entry.text.contains("failed"), "{entry:?}");
     // Its mark stays: it is not known to be done.
-    assert_eq!(a.marked.len(), 1);
-    assert_eq!(a.marked.iter().next().unwrap().name, "db-credentials");
+    assert_eq!(a.sel.marked.len(), 1);
+    assert_eq!(a.sel.marked.iter().next().unwrap().name, "db-credentials");
 }
 
 // ---------- before live state is known ----------
@@ -105,7 +105,7 @@ fn waiting(w: u16, h: u16) -> App {
     let mut a = App::new(Options::default());
     a.clock = || "12:34:56".to_string();
     a.now = t0;
-    a.server = Some(Server {
+    a.conn.server = Some(Server {
         url: "https://10.0.0.1:6443".into(),
         context: "prod".into(),
         namespace: "default".into(),
@@ -243,7 +243,7 @@ fn a_failed_connect_shows_in_place_and_r_connects_again() {
         matches!(eff.as_slice(), [Effect::ReadManifests, Effect::Connect]),
         "{eff:?}"
     );
-    assert!(a.failure.is_none() && a.connecting);
+    assert!(a.conn.failure.is_none() && a.jobs.connecting);
     assert!(screen(&a).contains("· 0 s"));
     // This time the server answers: the first load follows.
     assert!(matches!(
@@ -282,5 +282,5 @@ fn a_failed_first_load_is_retried_from_the_connect() {
     );
     // A late answer from before the retry changes nothing.
     a.update(Msg::Manifests(Ok(unplanned())));
-    assert!(a.connecting && !a.live_known);
+    assert!(a.jobs.connecting && !a.conn.live_known);
 }

@@ -112,10 +112,13 @@ fn progress_line_and_rows_as_they_are_planned_80x24() {
     assert!(s.contains("+ ConfigMap/app-config"), "{s}");
     // Rows put in place of their manifests keep the list as a rebuild
     // makes it, counts included.
-    let (rows_before, counts_before) = (a.rows.clone(), a.counts);
+    let (rows_before, counts_before) = (a.list.rows.clone(), a.list.counts);
     a.rebuild();
-    assert_eq!((a.rows.clone(), a.counts), (rows_before, counts_before));
-    assert_eq!(a.counts.update, 1);
+    assert_eq!(
+        (a.list.rows.clone(), a.list.counts),
+        (rows_before, counts_before)
+    );
+    assert_eq!(a.list.counts.update, 1);
     // Nothing destructive before the load is done.
     a.update(key('a'));
     assert!(a.popup.is_none());
@@ -123,9 +126,9 @@ fn progress_line_and_rows_as_they_are_planned_80x24() {
     // The rest, then the end: the list is whole, with the prune candidate.
     a.update(rows(&all[3..], (5, 5), 7, 6));
     a.update(Msg::Loaded(Ok(Plan::default())));
-    assert!(a.live_known);
-    assert_eq!(a.plan.objects.len(), all.len());
-    for (got, want) in a.plan.objects.iter().zip(&all) {
+    assert!(a.conn.live_known);
+    assert_eq!(a.list.plan.objects.len(), all.len());
+    for (got, want) in a.list.plan.objects.iter().zip(&all) {
         assert_eq!(got.id(), want.id());
         assert_eq!(got.action, want.action);
     }
@@ -156,7 +159,7 @@ fn the_selected_objects_rows_are_built_on_demand() {
     small.update(Msg::Loaded(Ok(Plan::default())));
 
     // The plan holds no field rows, configs or live objects...
-    assert!(small.plan.objects.iter().all(|o| o.fields.is_empty()
+    assert!(small.list.plan.objects.iter().all(|o| o.fields.is_empty()
         && o.config.is_none()
         && o.live.is_none()
         && o.patch.is_none()));
@@ -218,15 +221,18 @@ fn a_row_planned_into_another_group_moves_there() {
         a.selected().and_then(|o| o.namespace.as_deref()),
         Some(planned_ns.as_str())
     );
-    let (rows_before, counts_before) = (a.rows.clone(), a.counts);
+    let (rows_before, counts_before) = (a.list.rows.clone(), a.list.counts);
     a.rebuild();
-    assert_eq!((a.rows.clone(), a.counts), (rows_before, counts_before));
+    assert_eq!(
+        (a.list.rows.clone(), a.list.counts),
+        (rows_before, counts_before)
+    );
     assert_eq!(group_of_cursor(&a), planned_ns);
 }
 
 /// The group header the selected row is listed under.
 fn group_of_cursor(a: &App) -> String {
-    a.rows[..=a.cursor]
+    a.list.rows[..=a.sel.cursor]
         .iter()
         .rev()
         .find_map(|r| match r {

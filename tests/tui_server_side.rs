@@ -101,6 +101,7 @@ const IMAGE: &str = "spec.template.spec.containers[name=web].image";
 fn objects_follow_the_server_side_plan_and_conflicts_are_marked() {
     let app = app(false, 120, 30);
     let actions: Vec<(String, ObjectAction)> = app
+        .list
         .plan
         .objects
         .iter()
@@ -157,7 +158,7 @@ fn client_side_views_and_actions_say_they_do_not_apply() {
     select(&mut app, "web");
     for k in ["y", "c", "F", "L"] {
         press(&mut app, k);
-        assert!(!app.yaml && app.popup.is_none(), "{k}");
+        assert!(!app.detail.yaml && app.popup.is_none(), "{k}");
         assert!(
             app.last_result
                 .as_deref()
@@ -168,7 +169,7 @@ fn client_side_views_and_actions_say_they_do_not_apply() {
     }
     app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
     press(&mut app, " R");
-    assert!(app.excluded.is_empty() && app.released.is_empty());
+    assert!(app.sel.excluded.is_empty() && app.sel.released.is_empty());
 }
 
 /// A streamed load (rows as their LISTs answer, kept small): each batch is
@@ -223,7 +224,7 @@ fn streamed_rows_are_planned_server_side_as_they_come() {
     assert!(screen.contains("? ConfigMap/cfg"), "{screen}");
     app.update(rows(&all[1..], 3));
     app.update(Msg::Loaded(Ok(Plan::default())));
-    let actions: Vec<ObjectAction> = app.plan.objects.iter().map(|o| o.action).collect();
+    let actions: Vec<ObjectAction> = app.list.plan.objects.iter().map(|o| o.action).collect();
     assert_eq!(
         actions,
         vec![
@@ -263,7 +264,7 @@ fn a_change_in_the_cluster_is_planned_again_server_side() {
         .as_array_mut()
         .unwrap()
         .remove(1);
-    let id = app.plan.objects[0].id();
+    let id = app.list.plan.objects[0].id();
     app.update(Msg::Live(
         1,
         LiveEvent::Changed {
@@ -305,10 +306,10 @@ fn the_conflict_filter_shows_conflicted_objects_only() {
     let mut app = app(false, 120, 30);
     // all → changes → create → update → in sync → prune → error → warning → conflict
     press(&mut app, "ffffffff");
-    assert_eq!(app.filter, Filter::Conflict);
-    assert_eq!(app.shown, 1);
+    assert_eq!(app.list.filter, Filter::Conflict);
+    assert_eq!(app.list.shown, 1);
     press(&mut app, "f");
-    assert_eq!(app.filter, Filter::Marked);
+    assert_eq!(app.list.filter, Filter::Marked);
 }
 
 #[test]
@@ -332,7 +333,7 @@ fn t_and_w_decide_a_conflict_row_and_show_it() {
     );
     // The image: give way.
     press(&mut app, "jW");
-    let id = app.plan.objects[0].id();
+    let id = app.list.plan.objects[0].id();
     let decided = app.ssa.decisions.get(&id).cloned().unwrap_or_default();
     assert_eq!(decided.get("spec.replicas"), Some(&Decision::Force));
     assert_eq!(decided.get(IMAGE), Some(&Decision::GiveWay));
@@ -694,6 +695,7 @@ fn the_demo_story_has_a_conflict_to_force() {
     assert_eq!(done[0].message(), "serverside-applied", "{done:?}");
     load(&mut app);
     let i = app
+        .list
         .plan
         .objects
         .iter()
@@ -760,11 +762,85 @@ namespace: demo\nspec:\n  parts:\n  - {name: a, size: 2}\n  - {name: b, size: 3}
         objects,
         prune_skipped: None,
     })));
-    let id = app.plan.objects[1].id();
+    let id = app.list.plan.objects[1].id();
     assert_eq!(
         app.ssa.conflicts.get(&id),
         Some(&vec!["spec.parts[name=a].size".to_string()]),
         "{:?}",
         app.ssa.conflicts
     );
+}
+
+/// The server-side confirmation is confirm-then-confirmed: nothing is
+/// sent before Enter, Enter waits for the server's dry run, a refusal is
+/// shown (its message a line each) with a retry that asks the server
+/// again, and Esc sends nothing.
+#[test]
+fn the_confirmation_waits_for_its_dry_run_and_retries_it() {
+    use crossterm::event::KeyCode;
+    use kapply::ops::{Failure, ObjectResult, Outcome};
+    use kapply::tui::app::Confirmed;
+    use tui_fixture::code;
+    // Esc: nothing sent, the dialog gone, its dry run no longer awaited.
+    let mut cancelled = app(true, 140, 30);
+    select(&mut cancelled, "web");
+    press(&mut cancelled, "a");
+    assert!(cancelled.update(code(KeyCode::Esc)).is_empty());
+    assert!(cancelled.popup.is_none());
+    assert!(!cancelled.animating());
+
+    let mut app = app(true, 140, 30);
+    select(&mut app, "web");
+    let effects = press(&mut app, "a");
+    let [Effect::ServerSideDryRun(items, _)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let web = items[0].plan.id();
+    assert!(
+        matches!(app.confirming(), Some(Confirmed::ServerSideApply { manager, .. }) if manager == "kubectl")
+    );
+    // Enter and r before the answer: nothing.
+    assert!(app.update(code(KeyCode::Enter)).is_empty());
+    assert_eq!(
+        app.last_result.as_deref(),
+        Some("waiting for the server dry run: Enter applies once it answers")
+    );
+    assert!(press(&mut app, "r").is_empty());
+    assert!(text(&app).contains("Esc cancel (Enter waits for the dry run)"));
+    assert!(app.animating(), "the spinner turns while it waits");
+    // A refusal: each line of its message, and the retry offered.
+    let refusal = ObjectResult::failed(
+        web.clone(),
+        Failure::Server("Apply failed with 1 conflict:\n.spec.replicas".into()),
+    );
+    app.update(Msg::ServerSideDryRunDone(vec![refusal]));
+    let s = text(&app);
+    assert!(
+        s.contains("  ✗ Deployment demo/web: Apply failed with 1 conflict:"),
+        "{s}"
+    );
+    assert!(s.contains("    .spec.replicas"), "{s}");
+    assert!(
+        s.contains("Enter apply (refused objects fail again) · r retry dry run · Esc cancel"),
+        "{s}"
+    );
+    assert!(!app.animating());
+    // r asks again and waits again.
+    let effects = press(&mut app, "r");
+    assert!(
+        matches!(effects.as_slice(), [Effect::ServerSideDryRun(again, m)] if again.len() == 1 && m == "kubectl"),
+        "{effects:?}"
+    );
+    assert!(app.update(code(KeyCode::Enter)).is_empty());
+    let mut ok = ObjectResult::new(web.clone(), Outcome::ServerSideApplied);
+    ok.dry_run = true;
+    app.update(Msg::ServerSideDryRunDone(vec![ok]));
+    assert!(text(&app).contains("Enter apply · Esc cancel"));
+    // Enter: the request, as the dialog showed it.
+    let effects = app.update(code(KeyCode::Enter));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ServerSideApply(sent, m)] if sent[0].plan.id() == web && sent[0].force && m == "kubectl"),
+        "{effects:?}"
+    );
+    assert!(app.popup.is_none());
 }

@@ -48,6 +48,7 @@ fn hotfixed() -> Value {
 
 fn image_live(a: &App) -> Value {
     let i = a
+        .list
         .plan
         .objects
         .iter()
@@ -61,9 +62,12 @@ fn image_live(a: &App) -> Value {
 #[test]
 fn a_change_in_the_cluster_is_planned_again_and_marked() {
     let mut a = app(120, 30);
-    assert_eq!(a.live, None, "nothing is said before the watch reports");
+    assert_eq!(
+        a.conn.live, None,
+        "nothing is said before the watch reports"
+    );
     a.update(Msg::Live(1, LiveEvent::Watching));
-    assert_eq!(a.live, Some(Live::Watching));
+    assert_eq!(a.conn.live, Some(Live::Watching));
     select(&mut a, "nginx-deployment");
     a.update(code(KeyCode::Enter));
     let eff = a.update(Msg::Live(
@@ -76,7 +80,9 @@ fn a_change_in_the_cluster_is_planned_again_and_marked() {
     assert!(eff.is_empty(), "{eff:?}");
     assert_eq!(image_live(&a), "nginx:1.14-hotfix");
     assert_eq!(
-        a.changed.get(&id("Deployment default/nginx-deployment")),
+        a.conn
+            .changed
+            .get(&id("Deployment default/nginx-deployment")),
         Some(&"12:34:56".to_string())
     );
     let log = &a.log.last().unwrap().text;
@@ -155,7 +161,7 @@ fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() 
     select(&mut a, "nginx-deployment");
     let eff = a.update(key('a'));
     assert!(matches!(eff.as_slice(), [Effect::DryRun(_)]), "{eff:?}");
-    assert!(matches!(a.popup, Some(Popup::ApplyConfirm { .. })));
+    assert!(matches!(a.confirming(), Some(Confirmed::Apply(_))));
     let eff = a.update(Msg::Live(
         1,
         LiveEvent::Changed {
@@ -185,10 +191,9 @@ fn a_change_withdraws_an_open_confirmation_and_the_new_plan_is_confirmed_anew() 
         live["spec"]["template"]["spec"]["containers"][0]["image"],
         "nginx:1.14-hotfix"
     );
-    assert!(matches!(
-        a.popup,
-        Some(Popup::ApplyConfirm { dry_run: None, .. })
-    ));
+    assert!(
+        matches!(&a.popup, Some(Popup::Confirm(c)) if matches!(c.action, Confirmed::Apply(_)) && c.waiting())
+    );
     let eff = a.update(code(KeyCode::Enter));
     assert!(eff.is_empty(), "Enter waits for the new dry run: {eff:?}");
 }
@@ -220,7 +225,7 @@ fn reports_of_an_older_watch_and_changes_during_an_apply_are_left_to_the_reload(
     assert!(matches!(eff.as_slice(), [Effect::Apply(_)]), "{eff:?}");
     a.update(change(1));
     assert_eq!(image_live(&a), "nginx:1.14.2");
-    assert!(a.changed.is_empty());
+    assert!(a.conn.changed.is_empty());
     // The reload after it starts a new watch.
     let eff = a.update(Msg::Applied(vec![tui_fixture::result(
         "Deployment default/nginx-deployment",
@@ -278,13 +283,14 @@ fn the_header_says_watching_or_as_of_when() {
         },
     ));
     let o = a
+        .list
         .plan
         .objects
         .iter()
         .find(|o| o.name == "nginx-deployment")
         .unwrap();
     assert_eq!(o.action, ObjectAction::Create);
-    assert_eq!(a.counts.create, 3);
+    assert_eq!(a.list.counts.create, 3);
 }
 
 /// The embedded server's watch as kube-apiserver's: BOOKMARK events when
@@ -495,7 +501,7 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
     a.update(Msg::Resize(120, 30));
     let start = a.start();
     let watches = settle(&mut a, &engine, start).await;
-    assert!(a.live_known);
+    assert!(a.conn.live_known);
     let [Effect::Watch(n)] = watches.as_slice() else {
         panic!("{watches:?}");
     };
@@ -526,8 +532,9 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
         matches!(m, Msg::Live(_, LiveEvent::Watching))
     })
     .await;
-    assert_eq!(a.live, Some(Live::Watching));
+    assert_eq!(a.conn.live, Some(Live::Watching));
     let o = a
+        .list
         .plan
         .objects
         .iter()
@@ -535,7 +542,7 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
         .unwrap();
     assert_eq!(o.action, ObjectAction::Update);
     assert!(o.reverts_drift, "{o:?}");
-    assert!(a.changed.contains_key(&settings));
+    assert!(a.conn.changed.contains_key(&settings));
 
     // While watching: a hotfix made with kubectl set image.
     kubectl(s(&["set", "image", "deploy/web", "c=nginx:1.14-hotfix"])).await;
@@ -546,7 +553,7 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
         |m| matches!(m, Msg::Live(_, LiveEvent::Changed { object, .. }) if *object == web),
     )
     .await;
-    assert!(a.changed.contains_key(&web));
+    assert!(a.conn.changed.contains_key(&web));
     select(&mut a, "web");
     let o = a.selected().unwrap();
     let image = o
@@ -563,6 +570,7 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
     })
     .await;
     let o = a
+        .list
         .plan
         .objects
         .iter()
@@ -579,7 +587,7 @@ async fn kubectl_changes_made_while_the_tui_is_open_are_planned_again() {
 fn only_a_change_to_the_selected_object_makes_its_views_again() {
     let mut a = app(100, 30);
     select(&mut a, "app-config");
-    let before = a.plan_gen;
+    let before = a.list.plan_gen;
     a.update(Msg::Live(
         1,
         LiveEvent::Changed {
@@ -587,7 +595,7 @@ fn only_a_change_to_the_selected_object_makes_its_views_again() {
             live: Some(hotfixed()),
         },
     ));
-    assert_eq!(a.plan_gen, before);
+    assert_eq!(a.list.plan_gen, before);
     assert_eq!(image_live(&a), "nginx:1.14-hotfix");
     select(&mut a, "nginx-deployment");
     let mut again = hotfixed();
@@ -600,6 +608,6 @@ fn only_a_change_to_the_selected_object_makes_its_views_again() {
             live: Some(again),
         },
     ));
-    assert!(a.plan_gen > before);
+    assert!(a.list.plan_gen > before);
     assert_eq!(image_live(&a), "nginx:1.14-hotfix2");
 }

@@ -7,6 +7,7 @@
 //! threads a chunk at a time and handed out in manifest order as soon as
 //! they and those before them are done, then the prune candidates.
 
+use super::applyset::ApplySet;
 use super::deps::{Loaded, Manifest, PlanOptions, plan_object_owned, prune_block};
 use super::discovery::ResourceInfo;
 use super::live::{
@@ -136,28 +137,14 @@ impl LiveSource<'_> {
             applyset: None,
             skipped: Vec::new(),
         };
-        let (settled, session, progress, prune) = match self {
-            LiveSource::Cluster {
-                session,
-                prune,
-                progress,
-            } => {
-                (planned.applyset, planned.skipped) =
-                    session.prune_scope(prune, &mut manifests).await?;
-                let settled =
-                    settle_listed(session, &mut manifests, &mut load_errors, &progress).await?;
-                (settled, Some(session), progress, Some(prune))
-            }
-            LiveSource::Files {
-                live,
-                default_ns,
-                flag,
-            } => {
-                let settled =
-                    settle_given(live, (default_ns, flag), &mut manifests, &mut load_errors);
-                (settled, None, None, None)
-            }
-        };
+        let Settling {
+            settled,
+            session,
+            progress,
+            prune,
+        } = self
+            .settle(&mut manifests, &mut load_errors, &mut planned)
+            .await?;
         let total = manifests.len();
         let pruning = prune.filter(|p| p.mode != PruneMode::None);
 
@@ -170,25 +157,7 @@ impl LiveSource<'_> {
             .filter_map(|m| m.id.namespace.clone())
             .collect();
         if let (Some(set), Some(session)) = (&mut planned.applyset, session) {
-            // Every manifest counts, served or not yet (a custom
-            // kind whose CRD this run applies is still a member).
-            for (m, s) in manifests.iter().zip(&settled) {
-                set.current_kinds.insert(m.id.group_kind());
-                let namespaced = match s {
-                    Settled::Listed(info) => info.namespaced,
-                    _ => true,
-                };
-                if namespaced {
-                    let ns =
-                        m.id.namespace
-                            .clone()
-                            .unwrap_or_else(|| session.namespace.clone());
-                    set.current_namespaces.insert(ns);
-                }
-            }
-            if let Some(ns) = &set.namespace {
-                set.current_namespaces.insert(ns.clone());
-            }
+            note_members(set, &manifests, &settled, &session.namespace);
         }
 
         // The plan in order: load errors, then the manifests as their
@@ -226,38 +195,11 @@ impl LiveSource<'_> {
             }
         };
         let finish_ref = &finish;
-        let mut stream = futures::stream::iter(collect_vec(
+        let answers = futures::stream::iter(collect_vec(
             batches.into_iter().map(|b| answer(b, workers, finish_ref)),
         ))
         .buffer_unordered(in_flight);
-        let mut next = 0;
-        let mut done = 0;
-        loop {
-            while let Some(Some(_)) = slots.get(next) {
-                if let Some(p) = slots[next].take() {
-                    emit(p);
-                }
-                next += 1;
-            }
-            let Some(answer) = stream.next().await else {
-                break;
-            };
-            let (note, rows) = answer?;
-            done += rows.len();
-            for (i, row) in rows {
-                slots[i] = Some(row);
-            }
-            if let Some(what) = note {
-                send(done, what);
-            }
-        }
-        drop(stream);
-        // Every manifest is an error row or in a batch: all slots are full.
-        for slot in &mut slots[next..] {
-            if let Some(p) = slot.take() {
-                emit(p);
-            }
-        }
+        in_order(answers, slots, &mut emit, send).await?;
 
         // Prune candidates, only from a complete read: an object that could
         // not be read or planned must never look like one to delete.
@@ -280,6 +222,121 @@ impl LiveSource<'_> {
         planned.plan.prune_skipped = blocked;
         Ok(planned)
     }
+}
+
+/// What a source settles before anything is read or planned.
+struct Settling<'a> {
+    /// Each remaining manifest's resource or live object.
+    settled: Vec<Settled>,
+    session: Option<&'a Session>,
+    progress: Option<UnboundedSender<Progress>>,
+    prune: Option<&'a PruneOptions>,
+}
+
+impl<'a> LiveSource<'a> {
+    /// The prune flags' scope (against a cluster: the manifests a prune
+    /// selector leaves out, listed in `planned.skipped`, and the ApplySet)
+    /// and each manifest's scope, as [`settle_listed`] or [`settle_given`]
+    /// settle it.
+    async fn settle(
+        self,
+        manifests: &mut Vec<Manifest>,
+        load_errors: &mut Vec<crate::manifest::ManifestError>,
+        planned: &mut Planned,
+    ) -> Result<Settling<'a>, PlanError> {
+        match self {
+            LiveSource::Cluster {
+                session,
+                prune,
+                progress,
+            } => {
+                (planned.applyset, planned.skipped) = session.prune_scope(prune, manifests).await?;
+                let settled = settle_listed(session, manifests, load_errors, &progress).await?;
+                Ok(Settling {
+                    settled,
+                    session: Some(session),
+                    progress,
+                    prune: Some(prune),
+                })
+            }
+            LiveSource::Files {
+                live,
+                default_ns,
+                flag,
+            } => {
+                let settled = settle_given(live, (default_ns, flag), manifests, load_errors);
+                Ok(Settling {
+                    settled,
+                    session: None,
+                    progress: None,
+                    prune: None,
+                })
+            }
+        }
+    }
+}
+
+/// What an ApplySet records of this run: every manifest's kind, served or
+/// not yet (a custom kind whose CRD this run applies is still a member),
+/// and the namespace of each namespaced one (`default_ns` where it names
+/// none; a kind not resolved counts as namespaced), with the parent's.
+fn note_members(set: &mut ApplySet, manifests: &[Manifest], settled: &[Settled], default_ns: &str) {
+    for (m, s) in manifests.iter().zip(settled) {
+        set.current_kinds.insert(m.id.group_kind());
+        let namespaced = match s {
+            Settled::Listed(info) => info.namespaced,
+            _ => true,
+        };
+        if namespaced {
+            let ns = m.id.namespace.as_deref().unwrap_or(default_ns);
+            set.current_namespaces.insert(ns.to_string());
+        }
+    }
+    if let Some(ns) = &set.namespace {
+        set.current_namespaces.insert(ns.clone());
+    }
+}
+
+/// The rows of `answers` and those already in `slots` (indexed by their
+/// place in the plan) handed to `emit` in plan order, each as soon as
+/// every row before it is; `noted` hears each batch's progress note with
+/// the count of rows answered so far. A failed batch ends it, after the
+/// rows already emitted.
+async fn in_order<T>(
+    mut answers: impl futures::Stream<Item = Result<Answer<T>, PlanError>> + Unpin,
+    mut slots: Vec<Option<T>>,
+    emit: &mut (impl FnMut(T) + Send),
+    noted: impl Fn(usize, String),
+) -> Result<(), PlanError> {
+    let mut next = 0;
+    let mut done = 0;
+    loop {
+        while let Some(Some(_)) = slots.get(next) {
+            if let Some(p) = slots[next].take() {
+                emit(p);
+            }
+            next += 1;
+        }
+        let Some(answer) = answers.next().await else {
+            break;
+        };
+        let (note, rows) = answer?;
+        done += rows.len();
+        for (i, row) in rows {
+            slots[i] = Some(row);
+        }
+        if let Some(what) = note {
+            noted(done, what);
+        }
+    }
+    drop(answers);
+    // Every manifest is an error row or in a batch: all slots are full.
+    for slot in &mut slots[next..] {
+        if let Some(p) = slot.take() {
+            emit(p);
+        }
+    }
+    Ok(())
 }
 
 /// Each manifest's resource from discovery (a fatal error ends the run):

@@ -6,7 +6,6 @@
 use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::plan::ObjectPlan;
-use crate::tui::app::App;
 use crate::tui::detail::*;
 use crate::tui::dialogs::*;
 use crate::tui::fieldtable;
@@ -252,14 +251,4 @@ pub(crate) fn popup_layout(area: Rect, v: &PopupView, t: Theme) -> PopupLayout {
         total,
         max_scroll: total.saturating_sub(body_h),
     }
-}
-
-/// How far the open dialog's body can scroll, and the rows one page moves.
-pub fn popup_scroll_range(app: &App) -> (u16, u16) {
-    let Some(p) = &app.popup else {
-        return (0, 0);
-    };
-    let t = Theme::of(&app.opts);
-    let l = popup_layout(app.size, &popup_view(app, p, t), t);
-    (l.max_scroll, l.body.height.max(1))
 }

@@ -149,8 +149,8 @@ pub async fn run(
     let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
     terminal.clear()?;
     let mut app = App::new(opts);
-    app.server = engine.server();
-    app.prune_scope = engine.prune_scope();
+    app.conn.server = engine.server();
+    app.conn.prune_scope = engine.prune_scope();
     let size = terminal.size()?;
     app.update(Msg::Resize(size.width, size.height));
     // Err: a task panicked (the hook has restored the terminal): stop.

@@ -5,7 +5,6 @@
 use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
 use crate::plan::{ObjectAction, ObjectPlan};
-use crate::tui::app::{App, Confirmed, Popup};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
@@ -36,14 +35,6 @@ pub(crate) const ASCII_BORDER: ratatui::symbols::border::Set = ratatui::symbols:
 };
 
 impl Theme {
-    pub fn of(opts: &crate::tui::app::Options) -> Theme {
-        Theme {
-            color: opts.color,
-            ascii: opts.ascii,
-            light: opts.light,
-        }
-    }
-
     /// Borders and other chrome that must not shout but must show: grey
     /// on a dark background, the palette's dark grey on a light one (where
     /// light grey nearly vanishes).
@@ -123,22 +114,32 @@ impl Theme {
 /// The list's mark of a server-side conflict no decision covers.
 pub const CONFLICT_MARK: char = '≠';
 
-pub fn mark(app: &App, o: &ObjectPlan) -> (char, Style) {
-    let t = Theme::of(&app.opts);
-    let in_delete = matches!(&app.popup, Some(Popup::Confirm(c))
-        if matches!(&c.action, Confirmed::Delete { objects, .. }
-            if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
-    if in_delete || app.queued_delete.contains(&o.id()) {
+/// What an object's mark depends on beyond the object: the app answers
+/// (the theme stays free of the app's state).
+pub trait MarkSource {
+    fn theme(&self) -> Theme;
+    /// `o` is queued for a delete (prune mode) or in the open delete
+    /// confirmation.
+    fn deleting(&self, o: &ObjectPlan) -> bool;
+    /// What apply would do with `o` is known.
+    fn planned(&self, o: &ObjectPlan) -> bool;
+    /// `o` has a server-side conflict no decision covers.
+    fn conflicted(&self, o: &ObjectPlan) -> bool;
+}
+
+pub fn mark(m: &(impl MarkSource + ?Sized), o: &ObjectPlan) -> (char, Style) {
+    let t = m.theme();
+    if m.deleting(o) {
         return ('x', t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if o.action == ObjectAction::Error {
         return ('!', t.fg(Color::Red));
     }
     // Read from the manifests; what apply would do is not known yet.
-    if !app.planned(o) {
+    if !m.planned(o) {
         return ('?', t.fg(Color::DarkGray));
     }
-    if app.ssa_conflicted(o) {
+    if m.conflicted(o) {
         return (CONFLICT_MARK, t.fg(Color::Red).add_modifier(Modifier::BOLD));
     }
     if !o.warnings.is_empty() {

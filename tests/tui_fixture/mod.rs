@@ -383,7 +383,7 @@ pub fn code(c: KeyCode) -> Msg {
 /// Move the selection to the object named `name`, by keys.
 pub fn select(app: &mut App, name: &str) {
     app.update(key('g'));
-    for _ in 0..app.rows.len() {
+    for _ in 0..app.list.rows.len() {
         if app.selected().is_some_and(|o| o.name == name) {
             return;
         }

@@ -24,8 +24,8 @@ pub struct ChangeItem {
 impl App {
     /// `c`: the distinct changes, most carried first (ties in plan order).
     pub(super) fn open_changes(&mut self) {
-        let updates: Vec<ObjectPlan> = (0..self.plan.objects.len())
-            .filter(|&i| self.plan.objects[i].action == ObjectAction::Update)
+        let updates: Vec<ObjectPlan> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.list.plan.objects[i].action == ObjectAction::Update)
             .filter_map(|i| self.object_owned(i))
             .collect();
         let mut changes = crate::plan::fold::distinct_changes(&updates);
@@ -77,7 +77,7 @@ impl App {
         }
         self.popup = Some(Popup::Changes { changes, pos });
         // Keep the selected line in view (one line a change).
-        let page = usize::from(crate::tui::layout::popup_scroll_range(self).1.max(1));
+        let page = usize::from(self.popup_scroll_range().1.max(1));
         let top = usize::from(self.popup_scroll);
         if pos < top {
             self.popup_scroll = u16::try_from(pos).unwrap_or(u16::MAX);
@@ -93,13 +93,13 @@ impl App {
     fn mark_change(&mut self, item: &ChangeItem) {
         let mut marked = 0;
         for id in &item.objects {
-            let Some(i) = self.plan.objects.iter().position(|o| o.is(id)) else {
+            let Some(i) = self.list.plan.objects.iter().position(|o| o.is(id)) else {
                 continue;
             };
             let Some(o) = self.object_owned(i) else {
                 continue;
             };
-            if self.marked.insert(id.clone()) {
+            if self.sel.marked.insert(id.clone()) {
                 let others: BTreeSet<FieldPath> = o
                     .fields
                     .iter()
@@ -108,21 +108,21 @@ impl App {
                     .collect();
                 // A row left out is not sent at all: not released either
                 // (as `Space` on a released row does).
-                if let Some(released) = self.released.get_mut(id) {
+                if let Some(released) = self.sel.released.get_mut(id) {
                     released.retain(|p| !others.contains(p));
                     if released.is_empty() {
-                        self.released.remove(id);
+                        self.sel.released.remove(id);
                     }
                 }
                 if others.is_empty() {
-                    self.excluded.remove(id);
+                    self.sel.excluded.remove(id);
                 } else {
-                    self.excluded.insert(id.clone(), others);
+                    self.sel.excluded.insert(id.clone(), others);
                 }
-            } else if let Some(set) = self.excluded.get_mut(id) {
+            } else if let Some(set) = self.sel.excluded.get_mut(id) {
                 set.remove(&item.path);
                 if set.is_empty() {
-                    self.excluded.remove(id);
+                    self.sel.excluded.remove(id);
                 }
             }
             marked += 1;

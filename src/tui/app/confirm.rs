@@ -7,7 +7,7 @@
 //! extra keys for all of them.
 
 use super::*;
-use crate::tui::theme::{Theme, keys_line};
+use crate::tui::theme::{CONFLICT_MARK, Theme, action_word, keys_line, mark, show_value};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -15,6 +15,17 @@ use serde_json::Value;
 /// What a confirmation confirms: each is one [`Effect`] once confirmed.
 #[derive(Debug, Clone)]
 pub enum Confirmed {
+    /// Apply these objects (`a`), after the server's dry run.
+    Apply(Vec<ApplyItem>),
+    /// Apply these objects server-side as `manager` (`a` with
+    /// `--server-side`), after the server's dry run.
+    ServerSideApply {
+        items: Vec<crate::ops::ServerSideItem>,
+        manager: String,
+    },
+    /// Prune (delete) the objects queued while stepping (`p`), after the
+    /// server's dry run.
+    Prune(Vec<ObjectPlan>),
     /// Delete these objects from the cluster (`D`).
     Delete {
         objects: Vec<ObjectPlan>,
@@ -37,6 +48,11 @@ impl Confirmed {
     /// The effect once confirmed, with the job it starts.
     fn run(self) -> (Option<Job>, Effect) {
         match self {
+            Confirmed::Apply(items) => (Some(Job::Applying), Effect::Apply(items)),
+            Confirmed::ServerSideApply { items, manager } => {
+                (Some(Job::Applying), Effect::ServerSideApply(items, manager))
+            }
+            Confirmed::Prune(objects) => (Some(Job::Pruning), Effect::Prune(objects)),
             Confirmed::Delete {
                 objects,
                 propagation,
@@ -49,11 +65,68 @@ impl Confirmed {
         }
     }
 
+    /// The server's dry run that answers before it is confirmed (apply,
+    /// server-side apply, prune), if it has one.
+    fn dry_run(&self) -> Option<Effect> {
+        match self {
+            Confirmed::Apply(items) => Some(Effect::DryRun(items.clone())),
+            Confirmed::ServerSideApply { items, manager } => {
+                Some(Effect::ServerSideDryRun(items.clone(), manager.clone()))
+            }
+            Confirmed::Prune(objects) => Some(Effect::PruneDryRun(objects.clone())),
+            _ => None,
+        }
+    }
+
+    /// The server's verdict as drawn, once it answers: a line per object,
+    /// `✓` or `✗` and what the server said.
+    fn verdict(&self, results: &[ObjectResult], t: Theme) -> Vec<Line<'static>> {
+        if results.is_empty() && matches!(self, Confirmed::Prune(_)) {
+            return vec![Line::from(Span::styled(
+                "  no cluster to ask (nothing was checked)",
+                t.fg(Color::DarkGray),
+            ))];
+        }
+        let mut lines = Vec::new();
+        for r in results {
+            let (m, s) = verdict_mark(r, t);
+            let text = format!("{}: {}", r.object, r.message());
+            if let Confirmed::ServerSideApply { .. } = self {
+                // A conflict's message names its fields a line each.
+                for (n, l) in text.lines().enumerate() {
+                    let lead = if n == 0 {
+                        format!("  {m} ")
+                    } else {
+                        "    ".into()
+                    };
+                    lines.push(Line::from(Span::styled(format!("{lead}{l}"), s)));
+                }
+            } else {
+                lines.push(Line::from(Span::styled(format!("  {m} {text}"), s)));
+            }
+            // The way forward for an update refused as invalid.
+            if matches!(self, Confirmed::Apply(_)) && invalid(r) {
+                lines.push(Line::from(Span::styled(
+                    "    F recreates it: deletes it and creates it again from the manifest \
+                     (downtime; its own confirmation first)",
+                    t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                )));
+            }
+        }
+        lines
+    }
+
     /// Whether it acts on `object` (a change in the cluster withdraws it).
     pub fn touches(&self, object: &ObjectRef) -> bool {
         match self {
+            Confirmed::Apply(items) | Confirmed::Recreate(items) => {
+                items.iter().any(|it| it.plan.id() == *object)
+            }
+            Confirmed::ServerSideApply { items, .. } => {
+                items.iter().any(|it| it.plan.id() == *object)
+            }
+            Confirmed::Prune(objects) => objects.iter().any(|o| o.id() == *object),
             Confirmed::Delete { objects, .. } => objects.iter().any(|o| o.id() == *object),
-            Confirmed::Recreate(items) => items.iter().any(|it| it.plan.id() == *object),
             Confirmed::Export { object: o, .. } => o.id() == *object,
             Confirmed::Quit => false,
         }
@@ -65,14 +138,67 @@ impl Confirmed {
 pub enum Extra {
     /// The delete's next propagation policy.
     CyclePropagation,
+    /// Ask the server's dry run again (once it has answered).
+    RetryDryRun,
+    /// Recreate what the dry run refused as invalid (its own confirmation
+    /// follows).
+    RecreateRefused,
 }
 
-/// An extra key: the key, what the footer calls it, what it does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtraKey {
-    pub key: char,
-    pub label: &'static str,
-    pub does: Extra,
+impl Extra {
+    /// Its key, and what the footer calls it.
+    pub fn key(self) -> (char, &'static str) {
+        match self {
+            Extra::CyclePropagation => ('c', "propagation"),
+            Extra::RetryDryRun => ('r', "retry dry run"),
+            Extra::RecreateRefused => ('F', "recreate the refused"),
+        }
+    }
+
+    /// Whether the footer names it, given the dry run's answer: a retry
+    /// once something failed, a recreate once something was refused as
+    /// invalid (either works whenever the server has answered).
+    fn shown(self, results: &[ObjectResult]) -> bool {
+        match self {
+            Extra::CyclePropagation => true,
+            Extra::RetryDryRun => results.iter().any(|r| !r.ok()),
+            Extra::RecreateRefused => results.iter().any(invalid),
+        }
+    }
+}
+
+/// Whether the server refused it as invalid (an immutable field).
+fn invalid(r: &ObjectResult) -> bool {
+    matches!(r.outcome, Outcome::Failed(Failure::Invalid(_)))
+}
+
+/// A dry-run verdict's mark and colour: `✓` done (or would be), `✗` not.
+fn verdict_mark(r: &ObjectResult, t: Theme) -> (&'static str, Style) {
+    if r.ok() {
+        ("✓", t.fg(Color::Green))
+    } else {
+        ("✗", t.fg(Color::Red))
+    }
+}
+
+/// The server's dry run of a confirmation: its answer once it has come.
+#[derive(Debug, Clone)]
+pub struct DryRun {
+    pub results: Option<Vec<ObjectResult>>,
+    /// The answer as drawn (built when it comes).
+    pub verdict: Vec<Line<'static>>,
+    /// Said when the confirm key is pressed before the answer.
+    pub waiting_note: &'static str,
+}
+
+impl DryRun {
+    fn asked(waiting_note: &'static str) -> DryRun {
+        DryRun {
+            results: None,
+            verdict: Vec::new(),
+            waiting_note,
+        }
+    }
 }
 
 /// The count typed before the confirm key counts (more than one object
@@ -87,6 +213,9 @@ pub struct Count {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
     Fixed(u16),
+    /// The screen's width, less a margin (real objects have long paths
+    /// and values).
+    Screen,
     /// The screen's width (less a margin), at most this.
     ScreenUpTo(u16),
 }
@@ -95,6 +224,7 @@ impl Width {
     pub fn of(self, screen: u16) -> u16 {
         match self {
             Width::Fixed(w) => w,
+            Width::Screen => screen.saturating_sub(4),
             Width::ScreenUpTo(max) => screen.saturating_sub(4).min(max),
         }
     }
@@ -107,7 +237,19 @@ pub struct Keys {
     pub label: &'static str,
 }
 
-const ENTER: &[KeyCode] = &[KeyCode::Enter];
+impl Keys {
+    const fn new(codes: &'static [KeyCode], label: &'static str) -> Keys {
+        Keys { codes, label }
+    }
+
+    /// Enter, called `label`.
+    const fn enter(label: &'static str) -> Keys {
+        Keys::new(&[KeyCode::Enter], label)
+    }
+}
+
+/// Cancels a confirmation with a dry run.
+const ESC_Q: Keys = Keys::new(&[KeyCode::Esc, KeyCode::Char('q')], "Esc cancel");
 
 /// A confirmation: its text (built when it opens, again when a key
 /// changes it), its keys, and the action it confirms.
@@ -115,12 +257,18 @@ const ENTER: &[KeyCode] = &[KeyCode::Enter];
 pub struct Confirm {
     pub title: &'static str,
     pub width: Width,
+    /// Above the dry run's verdict (the question).
+    pub head: Vec<Line<'static>>,
+    /// `Some` when the server's dry run answers before the confirm key
+    /// counts.
+    pub dry_run: Option<DryRun>,
+    /// Below the verdict (what is sent, what is deleted).
     pub body: Vec<Line<'static>>,
     /// `Some` when the count must be typed first.
     pub count: Option<Count>,
     pub yes: Keys,
     pub no: Keys,
-    pub extras: Vec<ExtraKey>,
+    pub extras: Vec<Extra>,
     /// The footer's keys, as drawn.
     pub keys: String,
     /// Said when cancelled (that nothing was sent).
@@ -133,16 +281,12 @@ impl Confirm {
         Confirm {
             title,
             width,
+            head: Vec::new(),
+            dry_run: None,
             body: Vec::new(),
             count: None,
-            yes: Keys {
-                codes: ENTER,
-                label: "",
-            },
-            no: Keys {
-                codes: &[KeyCode::Esc],
-                label: "Esc cancel",
-            },
+            yes: Keys::enter(""),
+            no: Keys::new(&[KeyCode::Esc], "Esc cancel"),
             extras: Vec::new(),
             keys: String::new(),
             cancelled: None,
@@ -161,18 +305,53 @@ impl Confirm {
         self
     }
 
-    /// The footer's keys from the keys offered: confirm, extras, cancel.
-    fn settle(mut self) -> Confirm {
+    /// The footer's keys from the keys offered: confirm, extras, cancel;
+    /// while the dry run is asked, only cancel.
+    fn settle(&mut self) {
+        self.keys = self.keys_text();
+    }
+
+    fn settled(mut self) -> Confirm {
+        self.settle();
+        self
+    }
+
+    fn keys_text(&self) -> String {
+        if self.waiting() {
+            return format!("{} (Enter waits for the dry run)", self.no.label);
+        }
+        let results = self.results().unwrap_or_default();
         let typing = if self.count.is_some() {
             "type the count, "
         } else {
             ""
         };
-        let mut parts = vec![format!("{typing}{}", self.yes.label)];
-        parts.extend(self.extras.iter().map(|x| format!("{} {}", x.key, x.label)));
+        // What a retry could change: sent as it is, a refused object fails again.
+        let again = if self.extras.contains(&Extra::RetryDryRun) && results.iter().any(|r| !r.ok())
+        {
+            " (refused objects fail again)"
+        } else {
+            ""
+        };
+        let mut parts = vec![format!("{typing}{}{again}", self.yes.label)];
+        parts.extend(
+            self.extras
+                .iter()
+                .filter(|x| x.shown(results))
+                .map(|x| format!("{} {}", x.key().0, x.key().1)),
+        );
         parts.push(self.no.label.to_string());
-        self.keys = parts.join(" · ");
-        self
+        parts.join(" · ")
+    }
+
+    /// Whether the server's dry run is asked and has not answered yet.
+    pub fn waiting(&self) -> bool {
+        self.dry_run.as_ref().is_some_and(|d| d.results.is_none())
+    }
+
+    /// The dry run's answer, once it has come.
+    pub fn results(&self) -> Option<&[ObjectResult]> {
+        self.dry_run.as_ref()?.results.as_deref()
     }
 
     /// Whether the confirm key may act now (the count typed, if asked).
@@ -220,7 +399,7 @@ fn downtime(kind: &str) -> &'static str {
 
 /// Whether `path` is the manifest file `object` was read from (then the
 /// export replaces only its document; into another file it is added).
-pub(crate) fn shares_file(object: &ObjectPlan, path: &str) -> bool {
+fn shares_file(object: &ObjectPlan, path: &str) -> bool {
     let file = |o: &ObjectPlan| {
         o.source
             .as_deref()
@@ -239,7 +418,293 @@ impl App {
     }
 
     fn theme(&self) -> Theme {
-        Theme::of(&self.opts)
+        self.opts.theme()
+    }
+
+    /// `a`: per object what is sent (its request, each field set or
+    /// cleared, a structured value as a diff against live), below the
+    /// server's dry run.
+    pub(super) fn apply_confirm(&self, items: Vec<ApplyItem>) -> Confirm {
+        let t = self.theme();
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        for it in &items {
+            self.apply_item_lines(it, t, &mut lines);
+        }
+        Confirm {
+            head: vec![Line::from(Span::styled(
+                format!(
+                    "Apply {} object(s)? This is what will be sent:",
+                    items.len()
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))],
+            // The server's verdict first: it decides whether Enter is
+            // worth pressing; what is sent follows.
+            dry_run: Some(DryRun::asked(
+                "waiting for the server dry run: Enter applies once it answers",
+            )),
+            body: lines,
+            yes: Keys::enter("Enter apply"),
+            no: ESC_Q,
+            extras: vec![Extra::RecreateRefused, Extra::RetryDryRun],
+            ..Confirm::new("Confirm apply", Width::Screen, Confirmed::Apply(items))
+        }
+        .settled()
+    }
+
+    /// `a` with `--server-side`: per object its request (`force`), each
+    /// decision with the managers it moves a field from or leaves it to,
+    /// and the objects not sent for undecided conflicts, below the
+    /// server's dry run.
+    pub(super) fn server_side_confirm(
+        &self,
+        items: Vec<crate::ops::ServerSideItem>,
+        blocked: &[(ObjectRef, Vec<String>)],
+        manager: String,
+    ) -> Confirm {
+        let t = self.theme();
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        for it in &items {
+            self.server_side_item_lines(it, &manager, t, &mut lines);
+        }
+        for (id, paths) in blocked {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{CONFLICT_MARK} {id}: not sent, undecided conflict(s): {} (T force, W give \
+                     way)",
+                    paths.join(", ")
+                ),
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            )));
+        }
+        Confirm {
+            head: vec![Line::from(Span::styled(
+                format!(
+                    "Apply {} object(s) server-side as field manager {manager:?}?",
+                    items.len()
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ))],
+            dry_run: Some(DryRun::asked(
+                "waiting for the server dry run: Enter applies once it answers",
+            )),
+            body: lines,
+            yes: Keys::enter("Enter apply"),
+            no: ESC_Q,
+            extras: vec![Extra::RetryDryRun],
+            ..Confirm::new(
+                "Confirm server-side apply",
+                Width::Screen,
+                Confirmed::ServerSideApply { items, manager },
+            )
+        }
+        .settled()
+    }
+
+    /// The last step of `p`: the objects queued, below the server's dry
+    /// run of their deletes.
+    pub(super) fn prune_confirm(&self, objects: Vec<ObjectPlan>) -> Confirm {
+        let t = self.theme();
+        Confirm {
+            head: vec![Line::from(Span::styled(
+                format!("Prune (delete) {} object(s)?", objects.len()),
+                t.fg(Color::Red).add_modifier(Modifier::BOLD),
+            ))],
+            // The server's answer first, as in the apply confirmation.
+            dry_run: Some(DryRun::asked(
+                "waiting for the server dry run: Enter deletes once it answers",
+            )),
+            body: objects
+                .iter()
+                .map(|o| Line::from(format!("  x {}", o.id())))
+                .collect(),
+            yes: Keys::enter("Enter delete"),
+            no: ESC_Q,
+            ..Confirm::new("Confirm prune", Width::Fixed(70), Confirmed::Prune(objects))
+        }
+        .settled()
+    }
+
+    /// What the apply sends of one object: its request, each field set,
+    /// cleared or released (a structured value as a diff against live).
+    fn apply_item_lines(&self, it: &ApplyItem, t: Theme, lines: &mut Vec<Line<'static>>) {
+        let o = &it.plan;
+        let (m, style) = mark(self, o);
+        let partial = if it.accepted_fields.is_some() {
+            ", partial"
+        } else {
+            ""
+        };
+        let how = match (&o.patch, o.action) {
+            (_, ObjectAction::Create) => "POST",
+            (Some(p), _) if p.kind == crate::merge::PatchType::Merge => "PATCH, JSON merge",
+            _ => "PATCH, strategic merge",
+        };
+        lines.push(Line::from(Span::styled(
+            format!("{m} {}: {} ({how}{partial})", o.id(), action_word(o.action)),
+            style.add_modifier(Modifier::BOLD),
+        )));
+        let mut excluded = 0;
+        for f in o.fields.iter().filter(|f| f.action != FieldAction::Keep) {
+            if it.released_fields.contains(&f.path) {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "    release {} (live value {} stays; dropped from last-applied)",
+                        f.path,
+                        show_value(o, &f.path, &f.live)
+                    ),
+                    t.field(FieldAction::Keep),
+                )));
+                continue;
+            }
+            let included = it
+                .accepted_fields
+                .as_ref()
+                .is_none_or(|acc| acc.contains(&f.path));
+            if !included {
+                excluded += 1;
+                continue;
+            }
+            let structured = !crate::mask::is_secret_field(&o.kind, &f.path)
+                && f.config
+                    .as_ref()
+                    .is_some_and(crate::plan::block::is_structured);
+            let text = match f.action {
+                FieldAction::Clear => format!("    clear {}", f.path),
+                _ if structured => format!("    set   {}:", f.path),
+                _ => format!(
+                    "    set   {} = {}",
+                    f.path,
+                    show_value(o, &f.path, &f.config)
+                ),
+            };
+            lines.push(Line::from(Span::styled(text, t.field(f.action))));
+            if structured && f.action == FieldAction::Set {
+                // As YAML (or text), line by line against live.
+                for mut l in crate::tui::detail::block_diff(&f.live, &f.config, t)
+                    .into_iter()
+                    .skip(1)
+                {
+                    l.spans.insert(0, Span::raw("        "));
+                    lines.push(l);
+                }
+            }
+        }
+        // Left out of this apply: one line, not one each.
+        if excluded > 0 {
+            lines.push(Line::from(Span::styled(
+                format!("    {excluded} change(s) excluded: not sent, they stay pending"),
+                t.fg(Color::DarkGray),
+            )));
+        }
+    }
+
+    /// What the server-side apply sends of one object: its request
+    /// (`force`), each decision with the managers it moves a field from or
+    /// leaves it to.
+    fn server_side_item_lines(
+        &self,
+        it: &crate::ops::ServerSideItem,
+        manager: &str,
+        t: Theme,
+        lines: &mut Vec<Line<'static>>,
+    ) {
+        use crate::ssa::Decision;
+        let o = &it.plan;
+        let (m, style) = mark(self, o);
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{m} {}: {} (apply patch, force={})",
+                o.id(),
+                action_word(o.action),
+                it.force
+            ),
+            style.add_modifier(Modifier::BOLD),
+        )));
+        let secret = is_secret(o);
+        for (row, d) in &it.decisions {
+            let value = |v: &Option<Value>| match v {
+                _ if secret => "\"***\"".to_string(),
+                Some(v) => v.to_string(),
+                None => "(none)".to_string(),
+            };
+            // The other managers: this one's own share is not taken from anyone.
+            let owners = row
+                .owners
+                .iter()
+                .filter(|o| **o != manager)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (text, style) = match d {
+                Decision::Force => (
+                    format!(
+                        "    force     {} = {} (taken from {owners})",
+                        row.path,
+                        value(&row.config)
+                    ),
+                    t.fg(Color::Magenta),
+                ),
+                Decision::GiveWay => (
+                    format!(
+                        "    give way  {} (not sent: {owners} keeps {})",
+                        row.path,
+                        value(&row.live)
+                    ),
+                    t.fg(Color::DarkGray),
+                ),
+            };
+            lines.push(Line::from(Span::styled(text, style)));
+        }
+        if it.force && it.decisions.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "    --force-conflicts: every conflict is taken",
+                t.fg(Color::Magenta),
+            )));
+        }
+    }
+
+    /// Open a confirmation; one with a dry run asks the server first.
+    pub(super) fn open_confirm(&mut self, c: Confirm) -> Vec<Effect> {
+        let ask = c.dry_run.as_ref().and(c.action.dry_run());
+        self.open_popup(Popup::Confirm(c));
+        self.ask_dry_run(ask)
+    }
+
+    fn ask_dry_run(&mut self, ask: Option<Effect>) -> Vec<Effect> {
+        let Some(effect) = ask else {
+            return Vec::new();
+        };
+        self.jobs.dry_run_progress = None;
+        self.jobs.pending.push(Job::DryRun);
+        vec![effect]
+    }
+
+    /// The server's dry run answered: shown in the confirmation `of`
+    /// picks if that waits for it and the answer is about its objects (a
+    /// stale run, for a dialog closed since, names none of them: dropped;
+    /// anything else is shown whole, so the dialog never waits for a
+    /// result that came). Whether it was shown.
+    pub(super) fn answer_dry_run(
+        &mut self,
+        results: &[ObjectResult],
+        of: fn(&Confirmed) -> bool,
+    ) -> bool {
+        let t = self.theme();
+        let Some(Popup::Confirm(c)) = &mut self.popup else {
+            return false;
+        };
+        let same = results.is_empty() || results.iter().any(|r| c.action.touches(&r.object));
+        if !(of(&c.action) && c.waiting() && same) {
+            return false;
+        }
+        let verdict = c.action.verdict(results, t);
+        if let Some(d) = &mut c.dry_run {
+            d.results = Some(results.to_vec());
+            d.verdict = verdict;
+        }
+        c.settle();
+        true
     }
 
     /// `D`: delete these objects (propagation Background until `c`).
@@ -255,15 +720,8 @@ impl App {
         let n = objects.len();
         Confirm {
             body,
-            yes: Keys {
-                codes: ENTER,
-                label: "Enter delete",
-            },
-            extras: vec![ExtraKey {
-                key: 'c',
-                label: "propagation",
-                does: Extra::CyclePropagation,
-            }],
+            yes: Keys::enter("Enter delete"),
+            extras: vec![Extra::CyclePropagation],
             ..Confirm::new(
                 "Confirm delete",
                 Width::Fixed(70),
@@ -274,7 +732,7 @@ impl App {
             )
         }
         .counted(n)
-        .settle()
+        .settled()
     }
 
     /// `F`: each object deleted (its uid), why the server refused it, the
@@ -329,18 +787,15 @@ impl App {
         let n = items.len();
         Confirm {
             body,
-            yes: Keys {
-                codes: ENTER,
-                label: if n > 1 {
-                    "Enter recreate"
-                } else {
-                    "Enter recreate (delete, then create)"
-                },
-            },
-            no: Keys {
-                codes: &[KeyCode::Esc, KeyCode::Char('q'), KeyCode::Char('n')],
-                label: "Esc cancel",
-            },
+            yes: Keys::enter(if n > 1 {
+                "Enter recreate"
+            } else {
+                "Enter recreate (delete, then create)"
+            }),
+            no: Keys::new(
+                &[KeyCode::Esc, KeyCode::Char('q'), KeyCode::Char('n')],
+                "Esc cancel",
+            ),
             cancelled: Some("recreate cancelled: nothing was sent".to_string()),
             ..Confirm::new(
                 "Confirm recreate",
@@ -349,7 +804,7 @@ impl App {
             )
         }
         .counted(n)
-        .settle()
+        .settled()
     }
 
     /// The export's path exists: `y` writes into it; `changes` (a diff,
@@ -395,14 +850,11 @@ impl App {
         }));
         Confirm {
             body,
-            yes: Keys {
-                codes: &[KeyCode::Char('y')],
-                label: "y write into it",
-            },
-            no: Keys {
-                codes: &[KeyCode::Esc, KeyCode::Char('n'), KeyCode::Char('q')],
-                label: "n/Esc keep the file as it is",
-            },
+            yes: Keys::new(&[KeyCode::Char('y')], "y write into it"),
+            no: Keys::new(
+                &[KeyCode::Esc, KeyCode::Char('n'), KeyCode::Char('q')],
+                "n/Esc keep the file as it is",
+            ),
             cancelled: Some(format!("export cancelled: {path} left as it was")),
             ..Confirm::new(
                 "File exists",
@@ -413,7 +865,7 @@ impl App {
                 },
             )
         }
-        .settle()
+        .settled()
     }
 
     /// `q` with marks or queued deletes, or while a recreate runs.
@@ -454,17 +906,14 @@ impl App {
         };
         Confirm {
             body,
-            yes: Keys {
-                codes: &[KeyCode::Char('y'), KeyCode::Char('q'), KeyCode::Enter],
-                label: "y/q/Enter quit",
-            },
-            no: Keys {
-                codes: &[KeyCode::Esc, KeyCode::Char('n')],
-                label: "n/Esc stay",
-            },
+            yes: Keys::new(
+                &[KeyCode::Char('y'), KeyCode::Char('q'), KeyCode::Enter],
+                "y/q/Enter quit",
+            ),
+            no: Keys::new(&[KeyCode::Esc, KeyCode::Char('n')], "n/Esc stay"),
             ..Confirm::new("Quit?", Width::Fixed(60), Confirmed::Quit)
         }
-        .settle()
+        .settled()
     }
 
     /// Every confirmation's keys: the confirm keys run its action (once
@@ -473,12 +922,22 @@ impl App {
     /// open.
     pub(super) fn confirm_key(&mut self, k: KeyEvent, mut c: Confirm) -> Vec<Effect> {
         if c.yes.codes.contains(&k.code) {
-            if c.ready() {
+            if let Some(d) = c.dry_run.as_ref().filter(|d| d.results.is_none()) {
+                // The dialog promises the server's answer before anything
+                // is written: the confirm key waits for it.
+                self.say(d.waiting_note, false);
+            } else if c.ready() {
                 let (job, effect) = c.action.run();
-                self.pending.extend(job);
+                self.jobs.pending.extend(job);
                 return vec![effect];
             }
         } else if c.no.codes.contains(&k.code) {
+            if c.dry_run.is_some() {
+                self.finish(Job::DryRun);
+            }
+            if let Confirmed::Prune(_) = c.action {
+                self.sel.queued_delete.clear();
+            }
             if let Some(note) = c.cancelled {
                 self.say(note, false);
             }
@@ -490,21 +949,46 @@ impl App {
         {
             n.typed.push(d);
         } else if let KeyCode::Char(key) = k.code
-            && let Some(x) = c.extras.iter().find(|x| x.key == key)
+            && !c.waiting()
+            && let Some(&x) = c.extras.iter().find(|x| x.key().0 == key)
         {
-            match x.does {
-                Extra::CyclePropagation => {
-                    if let Confirmed::Delete {
-                        objects,
-                        propagation,
-                    } = &mut c.action
-                    {
-                        *propagation = propagation.next();
-                        let head = delete_head(objects, *propagation, self.theme());
-                        if let Some(first) = c.body.first_mut() {
-                            *first = head;
-                        }
+            return self.extra_key(x, c);
+        }
+        self.popup = Some(Popup::Confirm(c));
+        Vec::new()
+    }
+
+    /// An extra key of the open confirmation `c`.
+    fn extra_key(&mut self, does: Extra, mut c: Confirm) -> Vec<Effect> {
+        match does {
+            Extra::CyclePropagation => {
+                if let Confirmed::Delete {
+                    objects,
+                    propagation,
+                } = &mut c.action
+                {
+                    *propagation = propagation.next();
+                    let head = delete_head(objects, *propagation, self.theme());
+                    if let Some(first) = c.body.first_mut() {
+                        *first = head;
                     }
+                }
+            }
+            // Ask the server again (after a refusal or a failure).
+            Extra::RetryDryRun => {
+                let ask = c.action.dry_run();
+                if let Some(d) = &mut c.dry_run {
+                    *d = DryRun::asked(d.waiting_note);
+                }
+                c.settle();
+                self.popup = Some(Popup::Confirm(c));
+                return self.ask_dry_run(ask);
+            }
+            Extra::RecreateRefused => {
+                if let Confirmed::Apply(items) = &c.action
+                    && self.recreate_from_apply(items)
+                {
+                    return Vec::new();
                 }
             }
         }
@@ -523,6 +1007,27 @@ pub(crate) fn count_line(n: &Count, t: Theme) -> Line<'static> {
             t.fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ),
     ])
+}
+
+/// The body of a confirmation: the question, the server's verdict (or
+/// that it is awaited: `waiting`, drawn with the spinner), what it acts on.
+pub(crate) fn confirm_body(
+    c: &Confirm,
+    waiting: impl FnOnce() -> Line<'static>,
+) -> Vec<Line<'static>> {
+    let mut body = c.head.clone();
+    if let Some(d) = &c.dry_run {
+        body.push(Line::from(Span::styled(
+            "Server dry run:",
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        match d.results {
+            None => body.push(waiting()),
+            Some(_) => body.extend(d.verdict.iter().cloned()),
+        }
+    }
+    body.extend(c.body.iter().cloned());
+    body
 }
 
 /// The footer of a confirmation: the count's prompt, then its keys.

@@ -7,8 +7,8 @@ impl App {
     /// The objects `a`, `D` act on: the marked ones, else the selected one
     /// (indices into the plan).
     pub(super) fn targets(&self) -> Vec<usize> {
-        let marked: Vec<usize> = (0..self.plan.objects.len())
-            .filter(|&i| self.marked.contains(&self.plan.objects[i].id()))
+        let marked: Vec<usize> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.sel.marked.contains(&self.list.plan.objects[i].id()))
             .collect();
         if !marked.is_empty() {
             return marked;
@@ -23,7 +23,7 @@ impl App {
             .into_iter()
             .filter(|&i| {
                 matches!(
-                    self.plan.objects[i].action,
+                    self.list.plan.objects[i].action,
                     ObjectAction::Create | ObjectAction::Update
                 )
             })
@@ -32,6 +32,7 @@ impl App {
                 let key = o.id();
                 // Only rows the current plan can still release.
                 let released_fields: Vec<FieldPath> = self
+                    .sel
                     .released
                     .get(&key)
                     .into_iter()
@@ -39,7 +40,7 @@ impl App {
                     .filter(|p| crate::plan::release_refusal_kind(&o, p).is_none())
                     .cloned()
                     .collect();
-                let accepted_fields = self.excluded.get(&key).map(|ex| {
+                let accepted_fields = self.sel.excluded.get(&key).map(|ex| {
                     o.fields
                         .iter()
                         .filter(|f| f.action != FieldAction::Keep && !ex.contains(&f.path))
@@ -70,13 +71,8 @@ impl App {
             );
             return Vec::new();
         }
-        self.open_popup(Popup::ApplyConfirm {
-            items: items.clone(),
-            dry_run: None,
-        });
-        self.dry_run_progress = None;
-        self.pending.push(Job::DryRun);
-        vec![Effect::DryRun(items)]
+        let c = self.apply_confirm(items);
+        self.open_confirm(c)
     }
 
     /// `E` on an object apply does not manage yet (its live object has no
@@ -106,7 +102,8 @@ impl App {
         // can replace it without touching other objects.
         let file = |src: &str| src.rsplit_once(':').map_or(src, |(f, _)| f).to_string();
         let own_file = o.source.as_deref().map(file).filter(|f| {
-            self.plan
+            self.list
+                .plan
                 .objects
                 .iter()
                 .filter(|x| x.source.as_deref().map(file).as_ref() == Some(f))
@@ -116,7 +113,7 @@ impl App {
         let o = o.clone();
         self.last_result = None;
         self.last_result_failed = false;
-        self.pending.push(Job::ReadForExport);
+        self.jobs.pending.push(Job::ReadForExport);
         vec![Effect::ExportTarget(o, own_file)]
     }
 
@@ -146,7 +143,7 @@ impl App {
     }
 
     pub(super) fn open_prune(&mut self) {
-        if let Some(block) = &self.plan.prune_skipped {
+        if let Some(block) = &self.list.plan.prune_skipped {
             self.open_popup(Popup::Notice {
                 title: "Prune disabled",
                 text: format!(
@@ -156,12 +153,12 @@ impl App {
             });
             return;
         }
-        let candidates: Vec<ObjectPlan> = (0..self.plan.objects.len())
-            .filter(|&i| self.plan.objects[i].action == ObjectAction::Prune)
+        let candidates: Vec<ObjectPlan> = (0..self.list.plan.objects.len())
+            .filter(|&i| self.list.plan.objects[i].action == ObjectAction::Prune)
             .filter_map(|i| self.object_owned(i))
             .collect();
         let Some(first) = candidates.first() else {
-            let text = match &self.prune_scope {
+            let text = match &self.conn.prune_scope {
                 None => "Pruning is not enabled for this run, so nothing is looked for.\n\n\
                          Start kapply with --prune -l SELECTOR (objects with those labels that \
                          the manifests no longer hold), --prune --all, or --prune --applyset \
@@ -178,7 +175,7 @@ impl App {
             });
             return;
         };
-        self.queued_delete.clear();
+        self.sel.queued_delete.clear();
         self.select_object(&first.id());
         self.open_popup(Popup::PruneStep {
             candidates,
@@ -195,7 +192,7 @@ impl App {
 
     /// Scroll the open dialog's body, within what it has to show.
     pub(super) fn scroll_popup(&mut self, d: i32) {
-        let (max, _) = crate::tui::layout::popup_scroll_range(self);
+        let (max, _) = self.popup_scroll_range();
         let to = scroll::moved(self.popup_scroll.into(), d as isize, max.into());
         self.popup_scroll = u16::try_from(to).unwrap_or(max);
     }
@@ -203,7 +200,7 @@ impl App {
     pub(super) fn on_popup_key(&mut self, k: KeyEvent) -> Vec<Effect> {
         // No dialog but the path input uses j/k or the page keys for
         // anything else.
-        let page = i32::from(crate::tui::layout::popup_scroll_range(self).1);
+        let page = i32::from(self.popup_scroll_range().1);
         // The path input types letters; the changes view moves its own
         // selection.
         let typing = matches!(
@@ -238,18 +235,11 @@ impl App {
             } => self.export_path_key(k, object, input, note),
             Popup::Notice { title, text } => self.notice_key(k, title, text),
             Popup::Confirm(c) => self.confirm_key(k, c),
-            Popup::ApplyConfirm { items, dry_run } => self.apply_key(k, items, dry_run),
-            Popup::ServerSideConfirm {
-                items,
-                blocked,
-                dry_run,
-            } => self.server_side_key(k, items, blocked, dry_run),
             Popup::PruneStep {
                 candidates,
                 pos,
                 choices,
             } => self.prune_step_key(k, candidates, pos, choices),
-            Popup::PruneConfirm { objects, dry_run } => self.prune_confirm_key(k, objects, dry_run),
         }
     }
 
@@ -271,7 +261,7 @@ impl App {
         match k.code {
             KeyCode::Esc => return Vec::new(),
             KeyCode::Enter if !input.trim().is_empty() => {
-                self.pending.push(Job::Exporting);
+                self.jobs.pending.push(Job::Exporting);
                 return vec![Effect::Export(object, input.trim().to_string(), false)];
             }
             KeyCode::Backspace => {
@@ -297,45 +287,6 @@ impl App {
         Vec::new()
     }
 
-    fn apply_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<ApplyItem>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        match (k.code, &dry_run) {
-            // The dialog promises the server's answer before anything is
-            // written: Enter waits for it.
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter applies once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::ApplyConfirm { items, dry_run });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Applying);
-                return vec![Effect::Apply(items)];
-            }
-            // Recreate what the dry run refused as invalid (its own
-            // confirmation follows).
-            (KeyCode::Char('F'), Some(_)) if self.recreate_from_apply(&items) => {}
-            // Ask the server again (after a refusal or a failure).
-            (KeyCode::Char('r'), Some(_)) => {
-                self.popup = Some(Popup::ApplyConfirm {
-                    items: items.clone(),
-                    dry_run: None,
-                });
-                self.dry_run_progress = None;
-                self.pending.push(Job::DryRun);
-                return vec![Effect::DryRun(items)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
-            _ => self.popup = Some(Popup::ApplyConfirm { items, dry_run }),
-        }
-        Vec::new()
-    }
-
     fn prune_step_key(
         &mut self,
         k: KeyEvent,
@@ -345,7 +296,7 @@ impl App {
     ) -> Vec<Effect> {
         let choice = match k.code {
             KeyCode::Esc | KeyCode::Char('q') => {
-                self.queued_delete.clear();
+                self.sel.queued_delete.clear();
                 return Vec::new();
             }
             KeyCode::Char('y') => PruneChoice::Prune,
@@ -363,7 +314,7 @@ impl App {
         if choice == PruneChoice::Prune
             && let Some(o) = candidates.get(pos)
         {
-            self.queued_delete.insert(o.id());
+            self.sel.queued_delete.insert(o.id());
         }
         choices.push(choice);
         let pos = pos + 1;
@@ -385,41 +336,9 @@ impl App {
                 self.say("prune: nothing queued".to_string(), false);
             } else {
                 // As apply: the server's answer before the confirmation.
-                self.open_popup(Popup::PruneConfirm {
-                    objects: objects.clone(),
-                    dry_run: None,
-                });
-                self.dry_run_progress = None;
-                self.pending.push(Job::DryRun);
-                return vec![Effect::PruneDryRun(objects)];
+                let c = self.prune_confirm(objects);
+                return self.open_confirm(c);
             }
-        }
-        Vec::new()
-    }
-
-    fn prune_confirm_key(
-        &mut self,
-        k: KeyEvent,
-        objects: Vec<ObjectPlan>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        match (k.code, &dry_run) {
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter deletes once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::PruneConfirm { objects, dry_run });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Pruning);
-                return vec![Effect::Prune(objects)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => {
-                self.finish(Job::DryRun);
-                self.queued_delete.clear()
-            }
-            _ => self.popup = Some(Popup::PruneConfirm { objects, dry_run }),
         }
         Vec::new()
     }

@@ -32,14 +32,14 @@ impl App {
             return self.ssa_rows().len();
         }
         self.selected()
-            .map_or(0, |o| field_rows(o, self.show_kept).len())
+            .map_or(0, |o| field_rows(o, self.detail.show_kept).len())
     }
 
     pub(super) fn clamp_fields(&mut self) {
         self.prepare_ssa();
         let n = self.field_count();
-        self.field_cursor = self.field_cursor.min(n.saturating_sub(1));
-        self.field_scroll = self.field_scroll.min(self.field_cursor);
+        self.sel.field_cursor = self.sel.field_cursor.min(n.saturating_sub(1));
+        self.sel.field_scroll = self.sel.field_scroll.min(self.sel.field_cursor);
     }
 
     pub(super) fn move_field(&mut self, delta: isize) {
@@ -48,20 +48,20 @@ impl App {
         if n == 0 {
             return;
         }
-        let pos = (self.field_cursor as isize + delta).clamp(0, n as isize - 1) as usize;
+        let pos = (self.sel.field_cursor as isize + delta).clamp(0, n as isize - 1) as usize;
         self.set_field_cursor(pos);
     }
 
     /// Put the field cursor on row `pos`, scrolled (in table lines, as
     /// the table is drawn) so that the row shows.
     pub(super) fn set_field_cursor(&mut self, pos: usize) {
-        self.field_cursor = pos;
+        self.sel.field_cursor = pos;
         if self.server_side().is_some() {
             // Two lines a row, under a line of its own (see ui::serverside).
             let page = usize::from(self.areas().detail.height.saturating_sub(3) / 2).max(1);
             let n = self.ssa_rows().len();
-            self.field_scroll =
-                crate::tui::scroll::keep_in_view(self.field_scroll, pos..pos + 1, pos, n, page);
+            self.sel.field_scroll =
+                crate::tui::scroll::keep_in_view(self.sel.field_scroll, pos..pos + 1, pos, n, page);
             return;
         }
         self.prepare_fields();
@@ -71,7 +71,8 @@ impl App {
         let Some(l) = self.field_layout(w) else {
             return;
         };
-        self.field_scroll = crate::tui::fieldtable::scroll_for(&l, pos, self.field_scroll, h);
+        self.sel.field_scroll =
+            crate::tui::fieldtable::scroll_for(&l, pos, self.sel.field_scroll, h);
     }
 
     /// The field pane's parts for the selected object `o` in a pane whose
@@ -111,7 +112,7 @@ impl App {
             .borders(Borders::ALL)
             .inner(self.areas().detail);
         let layout = self.field_layout(inner.width as usize)?;
-        let f = &o.fields[layout.rows.get(self.field_cursor)?.field];
+        let f = &o.fields[layout.rows.get(self.sel.field_cursor)?.field];
         let a = self.field_areas_of(o, inner);
         // Its top row is the rule above it.
         let height = a.detail.height.checked_sub(1)?;
@@ -130,12 +131,12 @@ impl App {
         let Some(o) = self.selected() else {
             return;
         };
-        let rows = field_rows(o, self.show_kept);
+        let rows = field_rows(o, self.detail.show_kept);
         let is = |i: usize| crate::tui::fieldtable::is_drift(rows[i]);
         let found = if forward {
-            (self.field_cursor + 1..rows.len()).find(|&i| is(i))
+            (self.sel.field_cursor + 1..rows.len()).find(|&i| is(i))
         } else {
-            (0..self.field_cursor.min(rows.len()))
+            (0..self.sel.field_cursor.min(rows.len()))
                 .rev()
                 .find(|&i| is(i))
         };
@@ -159,7 +160,7 @@ impl App {
     /// How far the box under the field table is scrolled for the row
     /// `key` ([`crate::tui::layout::detail_key`]): 0 for any other row.
     pub(crate) fn detail_offset(&self, key: &str) -> u16 {
-        match &self.detail_scroll {
+        match &self.detail.detail_scroll {
             Some((k, n)) if k == key => *n,
             _ => 0,
         }
@@ -175,27 +176,27 @@ impl App {
         let max = i32::from(b.max_scroll());
         let now = i32::from(self.detail_offset(&b.key)).min(max);
         let next = u16::try_from((now + delta).clamp(0, max)).unwrap_or(0);
-        self.detail_scroll = Some((b.key, next));
+        self.detail.detail_scroll = Some((b.key, next));
     }
 
     /// `K`: show or hide the kept rows, the cursor staying on its field.
     pub(super) fn toggle_kept(&mut self) {
         let path = self.selected().and_then(|o| {
-            field_rows(o, self.show_kept)
-                .get(self.field_cursor)
+            field_rows(o, self.detail.show_kept)
+                .get(self.sel.field_cursor)
                 .map(|f| f.path.clone())
         });
-        self.show_kept = !self.show_kept;
+        self.detail.show_kept = !self.detail.show_kept;
         let pos = self
             .selected()
             .zip(path)
             .and_then(|(o, p)| {
-                field_rows(o, self.show_kept)
+                field_rows(o, self.detail.show_kept)
                     .iter()
                     .position(|f| f.path == p)
             })
             .unwrap_or(0);
-        self.field_scroll = 0;
+        self.sel.field_scroll = 0;
         self.set_field_cursor(pos);
     }
 
@@ -204,7 +205,8 @@ impl App {
         self.prepare_yaml();
         let lines = self.selected().map_or(0, |o| self.yaml_lines(o).len());
         let page = self.areas().detail.height.saturating_sub(2) as usize;
-        self.yaml_scroll = scroll::moved(self.yaml_scroll, d, scroll::max_top(lines, page));
+        self.detail.yaml_scroll =
+            scroll::moved(self.detail.yaml_scroll, d, scroll::max_top(lines, page));
     }
 
     pub(super) fn toggle_mark(&mut self) {
@@ -214,13 +216,13 @@ impl App {
         let key = o.id();
         match self.focus {
             Focus::List => {
-                if !self.marked.remove(&key) {
-                    self.marked.insert(key);
+                if !self.sel.marked.remove(&key) {
+                    self.sel.marked.insert(key);
                 }
             }
             Focus::Fields => {
-                let rows = field_rows(&o, self.show_kept);
-                let Some(f) = rows.get(self.field_cursor) else {
+                let rows = field_rows(&o, self.detail.show_kept);
+                let Some(f) = rows.get(self.sel.field_cursor) else {
                     return;
                 };
                 // Keep rows are not sent: nothing to include or exclude.
@@ -229,14 +231,14 @@ impl App {
                     return;
                 }
                 let path = f.path.clone();
-                let set = self.excluded.entry(key.clone()).or_default();
+                let set = self.sel.excluded.entry(key.clone()).or_default();
                 if !set.remove(&path) {
                     set.insert(path.clone());
                     // An excluded row is not sent at all: no longer released.
-                    unset(&mut self.released, &key, &path);
+                    unset(&mut self.sel.released, &key, &path);
                 }
                 if set.is_empty() {
-                    self.excluded.remove(&key);
+                    self.sel.excluded.remove(&key);
                 }
             }
         }
@@ -250,13 +252,13 @@ impl App {
             return;
         };
         let key = o.id();
-        let Some(path) = field_rows(&o, self.show_kept)
-            .get(self.field_cursor)
+        let Some(path) = field_rows(&o, self.detail.show_kept)
+            .get(self.sel.field_cursor)
             .map(|f| f.path.clone())
         else {
             return;
         };
-        if unset(&mut self.released, &key, &path) {
+        if unset(&mut self.sel.released, &key, &path) {
             self.say(format!("{path}: clear (apply removes it)"), false);
             return;
         }
@@ -266,12 +268,13 @@ impl App {
             self.say(why.short(), false);
             return;
         }
-        self.released
+        self.sel
+            .released
             .entry(key.clone())
             .or_default()
             .insert(path.clone());
         // Releasing is sending: the row is included again.
-        unset(&mut self.excluded, &key, &path);
+        unset(&mut self.sel.excluded, &key, &path);
         self.say(
             format!("released {path}: live value stays, dropped from last-applied"),
             false,

@@ -28,7 +28,7 @@ impl App {
                 if inside(a.list) {
                     self.move_cursor(d);
                 } else if inside(a.detail) {
-                    if self.yaml {
+                    if self.detail.yaml {
                         self.scroll_yaml(d);
                     } else {
                         self.move_field(d);
@@ -37,8 +37,8 @@ impl App {
             }
             MouseEventKind::Down(MouseButton::Left) => {
                 if inside(a.list) && m.row > a.list.y {
-                    let row = self.list_scroll + (m.row - a.list.y - 1) as usize;
-                    if matches!(self.rows.get(row), Some(Row::Object(_))) {
+                    let row = self.sel.list_scroll + (m.row - a.list.y - 1) as usize;
+                    if matches!(self.list.rows.get(row), Some(Row::Object(_))) {
                         self.set_cursor(row);
                         self.focus = Focus::List;
                     }
@@ -54,7 +54,7 @@ impl App {
     pub fn pane(&self) -> Pane {
         match self.focus {
             Focus::List => Pane::List,
-            Focus::Fields if self.yaml => Pane::Yaml,
+            Focus::Fields if self.detail.yaml => Pane::Yaml,
             Focus::Fields => Pane::Fields,
         }
     }
@@ -69,20 +69,20 @@ impl App {
         if self.popup.is_some() {
             return self.on_popup_key(k);
         }
-        if self.searching {
+        if self.list.searching {
             match k.code {
                 KeyCode::Esc => {
-                    self.searching = false;
-                    self.search.clear();
+                    self.list.searching = false;
+                    self.list.search.clear();
                     self.rebuild();
                 }
-                KeyCode::Enter => self.searching = false,
+                KeyCode::Enter => self.list.searching = false,
                 KeyCode::Backspace => {
-                    self.search.pop();
+                    self.list.search.pop();
                     self.rebuild();
                 }
                 KeyCode::Char(c) => {
-                    self.search.push(c);
+                    self.list.search.push(c);
                     self.rebuild();
                 }
                 _ => {}
@@ -139,8 +139,8 @@ impl App {
             Action::MarkAll => self.mark_shown(true),
             Action::UnmarkAll => self.mark_shown(false),
             Action::Yaml => {
-                self.yaml = !self.yaml;
-                self.yaml_scroll = 0;
+                self.detail.yaml = !self.detail.yaml;
+                self.detail.yaml_scroll = 0;
             }
             Action::Kept => self.toggle_kept(),
             Action::Release => self.toggle_release(),
@@ -150,32 +150,32 @@ impl App {
             Action::DetailUp => self.scroll_detail(-3),
             // Both act on the YAML view, and open it.
             Action::Fold => {
-                self.yaml_unfold = !self.yaml_unfold || !self.yaml;
-                self.yaml = true;
-                self.yaml_scroll = 0;
+                self.detail.yaml_unfold = !self.detail.yaml_unfold || !self.detail.yaml;
+                self.detail.yaml = true;
+                self.detail.yaml_scroll = 0;
             }
             Action::LastApplied => {
-                self.yaml_last_applied = !self.yaml_last_applied || !self.yaml;
-                self.yaml = true;
-                self.yaml_scroll = 0;
+                self.detail.yaml_last_applied = !self.detail.yaml_last_applied || !self.detail.yaml;
+                self.detail.yaml = true;
+                self.detail.yaml_scroll = 0;
             }
             Action::Group => {
-                self.group = match self.group {
+                self.list.group = match self.list.group {
                     GroupBy::Namespace => GroupBy::Kind,
                     GroupBy::Kind => GroupBy::Namespace,
                 };
                 self.rebuild();
             }
-            Action::Filter if !self.live_known => {
+            Action::Filter if !self.conn.live_known => {
                 self.say(self.needs_live_state("the status filter"), false)
             }
             Action::Filter => {
-                self.filter = self.filter.next_in(self.server_side().is_some());
+                self.list.filter = self.list.filter.next_in(self.server_side().is_some());
                 self.rebuild();
             }
             Action::Search => {
-                self.searching = true;
-                self.search.clear();
+                self.list.searching = true;
+                self.list.search.clear();
                 self.focus = Focus::List;
                 self.rebuild();
             }
@@ -192,7 +192,7 @@ impl App {
             | Action::Export
             | Action::Changes
             | Action::Recreate
-                if !self.live_known =>
+                if !self.conn.live_known =>
             {
                 let what = match action {
                     Action::Changes => "the changes view",
@@ -218,19 +218,20 @@ impl App {
     /// `M` / `U`: mark (or unmark) every object the filter and search show.
     pub(super) fn mark_shown(&mut self, mark: bool) {
         let shown: Vec<ObjectRef> = self
+            .list
             .rows
             .iter()
             .filter_map(|r| match r {
-                Row::Object(i) => Some(self.plan.objects[*i].id()),
+                Row::Object(i) => Some(self.list.plan.objects[*i].id()),
                 Row::Group(_) => None,
             })
             .collect();
         let n = shown.len();
         for id in shown {
             if mark {
-                self.marked.insert(id);
+                self.sel.marked.insert(id);
             } else {
-                self.marked.remove(&id);
+                self.sel.marked.remove(&id);
             }
         }
         let verb = if mark { "marked" } else { "unmarked" };
@@ -267,9 +268,9 @@ impl App {
     /// or while a recreate runs (quitting between its delete and its
     /// create leaves the object deleted).
     pub(super) fn quit(&mut self) -> Vec<Effect> {
-        let marked = self.marked.len();
-        let queued = self.queued_delete.len();
-        let recreating = self.pending.contains(&Job::Recreating);
+        let marked = self.sel.marked.len();
+        let queued = self.sel.queued_delete.len();
+        let recreating = self.jobs.pending.contains(&Job::Recreating);
         if marked + queued == 0 && !recreating {
             return vec![Effect::Quit];
         }
@@ -281,17 +282,17 @@ impl App {
     /// `Esc`: one step back (the search, then the filter, then the field
     /// pane's views, then its focus); never quits, as in k9s and lazygit.
     pub(super) fn back(&mut self) {
-        if !self.search.is_empty() {
-            self.search.clear();
+        if !self.list.search.is_empty() {
+            self.list.search.clear();
             self.rebuild();
-        } else if self.filter != Filter::All {
-            self.filter = Filter::All;
+        } else if self.list.filter != Filter::All {
+            self.list.filter = Filter::All;
             self.rebuild();
         } else if self.focus == Focus::Fields {
             self.focus = Focus::List;
-        } else if self.yaml {
-            self.yaml = false;
-            self.yaml_scroll = 0;
+        } else if self.detail.yaml {
+            self.detail.yaml = false;
+            self.detail.yaml_scroll = 0;
         } else {
             self.say("q quits", false);
         }
@@ -302,7 +303,7 @@ impl App {
     /// retries`, so the answer stays short enough to read whole at 80
     /// columns beside it.
     pub(super) fn needs_live_state(&self, what: &str) -> String {
-        if self.failure.is_some() {
+        if self.conn.failure.is_some() {
             format!("{what} needs the live state")
         } else {
             format!("{what} needs the live state, which is still loading")
@@ -319,7 +320,7 @@ impl App {
     pub(super) fn move_in_focus(&mut self, d: isize) {
         match self.focus {
             Focus::List => self.move_cursor(d),
-            Focus::Fields if self.yaml => self.scroll_yaml(d),
+            Focus::Fields if self.detail.yaml => self.scroll_yaml(d),
             Focus::Fields => self.move_field(d),
         }
     }
@@ -329,7 +330,7 @@ impl App {
         match self.focus {
             Focus::List => {
                 let pos = if to_end {
-                    self.rows.len().saturating_sub(1)
+                    self.list.rows.len().saturating_sub(1)
                 } else {
                     0
                 };
@@ -337,7 +338,7 @@ impl App {
                 self.snap_cursor(!to_end);
                 self.scroll_to_cursor();
             }
-            Focus::Fields if self.yaml => self.scroll_yaml(if to_end {
+            Focus::Fields if self.detail.yaml => self.scroll_yaml(if to_end {
                 isize::MAX / 2
             } else {
                 isize::MIN / 2

@@ -11,7 +11,7 @@ impl App {
 
     /// Whether `o` passes the filter and `search` (the search in lower case).
     fn matches(&self, o: &ObjectPlan, search: &str) -> bool {
-        let status_ok = match self.filter {
+        let status_ok = match self.list.filter {
             Filter::All => true,
             Filter::Changes => matches!(
                 o.action,
@@ -24,7 +24,7 @@ impl App {
             Filter::Error => o.action == ObjectAction::Error,
             Filter::Warning => o.action != ObjectAction::Error && !o.warnings.is_empty(),
             Filter::Conflict => self.ssa_conflicted(o),
-            Filter::Marked => self.marked.contains(&o.id()),
+            Filter::Marked => self.sel.marked.contains(&o.id()),
         };
         if !status_ok {
             return false;
@@ -56,25 +56,26 @@ impl App {
     /// The kind as the list shows it: `Gateway`, or `Gateway.networking.istio.io`
     /// when the plan holds a `Gateway` of another group too.
     pub fn kind_label<'a>(&self, o: &'a ObjectPlan) -> std::borrow::Cow<'a, str> {
-        kind_label(&self.ambiguous_kinds, o)
+        kind_label(&self.list.ambiguous_kinds, o)
     }
 
     /// Rebuild with the cursor on `keep` when it is still listed.
     pub(super) fn rebuild_keeping(&mut self, keep: Option<ObjectRef>) {
         let mut counts = Counts::default();
-        for o in &self.plan.objects {
+        for o in &self.list.plan.objects {
             counts.tally(o, true);
         }
-        self.counts = counts;
+        self.list.counts = counts;
         // Borrowed from the plan: no string per object, one per group.
-        let search = self.search.to_lowercase();
+        let search = self.list.search.to_lowercase();
         let mut idx: Vec<(std::borrow::Cow<'_, str>, usize)> = self
+            .list
             .plan
             .objects
             .iter()
             .enumerate()
             .filter(|(_, o)| self.matches(o, &search))
-            .map(|(i, o)| match self.group {
+            .map(|(i, o)| match self.list.group {
                 GroupBy::Namespace => (o.namespace.as_deref().unwrap_or("(cluster)").into(), i),
                 GroupBy::Kind => (self.kind_label(o), i),
             })
@@ -91,18 +92,18 @@ impl App {
             rows.push(Row::Object(*i));
         }
         let shown = idx.len();
-        self.shown = shown;
-        self.rows = rows;
+        self.list.shown = shown;
+        self.list.rows = rows;
         let found = keep.and_then(|keep| {
-            self.rows.iter().position(|r| match r {
-                Row::Object(i) => self.plan.objects[*i].is(&keep),
+            self.list.rows.iter().position(|r| match r {
+                Row::Object(i) => self.list.plan.objects[*i].is(&keep),
                 Row::Group(_) => false,
             })
         });
         match found {
-            Some(p) => self.cursor = p,
+            Some(p) => self.sel.cursor = p,
             None => {
-                self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
+                self.sel.cursor = self.sel.cursor.min(self.list.rows.len().saturating_sub(1));
                 self.snap_cursor(true);
             }
         }
@@ -113,59 +114,63 @@ impl App {
 
     /// Move the cursor off a group header.
     pub(super) fn snap_cursor(&mut self, forward: bool) {
-        if matches!(self.rows.get(self.cursor), Some(Row::Object(_))) {
+        if matches!(self.list.rows.get(self.sel.cursor), Some(Row::Object(_))) {
             return;
         }
         let next = if forward {
-            (self.cursor..self.rows.len())
-                .find(|&i| matches!(self.rows[i], Row::Object(_)))
+            (self.sel.cursor..self.list.rows.len())
+                .find(|&i| matches!(self.list.rows[i], Row::Object(_)))
                 .or_else(|| {
-                    (0..self.cursor)
+                    (0..self.sel.cursor)
                         .rev()
-                        .find(|&i| matches!(self.rows[i], Row::Object(_)))
+                        .find(|&i| matches!(self.list.rows[i], Row::Object(_)))
                 })
         } else {
-            (0..=self.cursor.min(self.rows.len().saturating_sub(1)))
+            (0..=self.sel.cursor.min(self.list.rows.len().saturating_sub(1)))
                 .rev()
-                .find(|&i| matches!(self.rows.get(i), Some(Row::Object(_))))
+                .find(|&i| matches!(self.list.rows.get(i), Some(Row::Object(_))))
                 .or_else(|| {
-                    (self.cursor..self.rows.len()).find(|&i| matches!(self.rows[i], Row::Object(_)))
+                    (self.sel.cursor..self.list.rows.len())
+                        .find(|&i| matches!(self.list.rows[i], Row::Object(_)))
                 })
         };
-        self.cursor = next.unwrap_or(0);
+        self.sel.cursor = next.unwrap_or(0);
     }
 
     pub(super) fn scroll_to_cursor(&mut self) {
         let page = self.list_page();
         // Keep a group header visible above the first object.
-        let top =
-            if self.cursor > 0 && matches!(self.rows.get(self.cursor - 1), Some(Row::Group(_))) {
-                self.cursor - 1
-            } else {
-                self.cursor
-            };
-        let len = self.rows.len();
+        let top = if self.sel.cursor > 0
+            && matches!(self.list.rows.get(self.sel.cursor - 1), Some(Row::Group(_)))
+        {
+            self.sel.cursor - 1
+        } else {
+            self.sel.cursor
+        };
+        let len = self.list.rows.len();
         let top = scroll::keep_in_view(
-            self.list_scroll,
-            top..self.cursor + 1,
-            self.cursor,
+            self.sel.list_scroll,
+            top..self.sel.cursor + 1,
+            self.sel.cursor,
             len,
             page,
         );
-        self.list_scroll = top.min(scroll::max_top(len, page));
+        self.sel.list_scroll = top.min(scroll::max_top(len, page));
     }
 
     pub(super) fn move_cursor(&mut self, delta: isize) {
-        if self.rows.is_empty() {
+        if self.list.rows.is_empty() {
             return;
         }
-        let last = self.rows.len() as isize - 1;
-        let mut pos = self.cursor as isize;
+        let last = self.list.rows.len() as isize - 1;
+        let mut pos = self.sel.cursor as isize;
         let step = delta.signum();
         let mut remaining = delta.abs();
         while remaining > 0 {
             let mut next = pos + step;
-            while (0..=last).contains(&next) && matches!(self.rows[next as usize], Row::Group(_)) {
+            while (0..=last).contains(&next)
+                && matches!(self.list.rows[next as usize], Row::Group(_))
+            {
                 next += step;
             }
             if !(0..=last).contains(&next) {
@@ -178,15 +183,15 @@ impl App {
     }
 
     pub(super) fn set_cursor(&mut self, pos: usize) {
-        self.cursor_moved = true;
-        let before = self.cursor;
-        self.cursor = pos.min(self.rows.len().saturating_sub(1));
-        self.snap_cursor(self.cursor >= before);
+        self.sel.cursor_moved = true;
+        let before = self.sel.cursor;
+        self.sel.cursor = pos.min(self.list.rows.len().saturating_sub(1));
+        self.snap_cursor(self.sel.cursor >= before);
         self.build_selected();
-        if self.cursor != before {
-            self.field_cursor = 0;
-            self.field_scroll = 0;
-            self.yaml_scroll = 0;
+        if self.sel.cursor != before {
+            self.sel.field_cursor = 0;
+            self.sel.field_scroll = 0;
+            self.detail.yaml_scroll = 0;
         }
         self.scroll_to_cursor();
     }
@@ -194,12 +199,14 @@ impl App {
     /// The cursor on the first listed object with changes (create, update,
     /// prune), if any; the list's top row shown.
     pub(super) fn first_change(&mut self) {
-        if let Some(i) = (0..self.rows.len()).find(|&i| has_change(&self.rows[i], &self.plan)) {
-            self.cursor = i;
-            self.list_scroll = 0;
-            self.field_cursor = 0;
-            self.field_scroll = 0;
-            self.yaml_scroll = 0;
+        if let Some(i) =
+            (0..self.list.rows.len()).find(|&i| has_change(&self.list.rows[i], &self.list.plan))
+        {
+            self.sel.cursor = i;
+            self.sel.list_scroll = 0;
+            self.sel.field_cursor = 0;
+            self.sel.field_scroll = 0;
+            self.detail.yaml_scroll = 0;
             self.build_selected();
             self.clamp_fields();
             self.scroll_to_cursor();
@@ -207,13 +214,13 @@ impl App {
     }
 
     pub(super) fn next_change(&mut self, forward: bool) {
-        let n = self.rows.len();
+        let n = self.list.rows.len();
         let found = if forward {
-            (self.cursor + 1..n).find(|&i| has_change(&self.rows[i], &self.plan))
+            (self.sel.cursor + 1..n).find(|&i| has_change(&self.list.rows[i], &self.list.plan))
         } else {
-            (0..self.cursor)
+            (0..self.sel.cursor)
                 .rev()
-                .find(|&i| has_change(&self.rows[i], &self.plan))
+                .find(|&i| has_change(&self.list.rows[i], &self.list.plan))
         };
         if let Some(i) = found {
             self.set_cursor(i);
@@ -222,8 +229,8 @@ impl App {
 
     /// Put the cursor on the object with this key, if it is listed.
     pub(super) fn select_object(&mut self, key: &ObjectRef) {
-        let found = self.rows.iter().position(|r| match r {
-            Row::Object(i) => self.plan.objects[*i].is(key),
+        let found = self.list.rows.iter().position(|r| match r {
+            Row::Object(i) => self.list.plan.objects[*i].is(key),
             Row::Group(_) => false,
         });
         if let Some(p) = found {

@@ -4,37 +4,22 @@
 
 use super::*;
 
-/// Whether the plan shown is the cluster's state now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Live {
-    /// Every resource of the plan is watched: changes show as they happen.
-    Watching,
-    /// Not (or no longer) followed: live state as of `time` (HH:MM:SS);
-    /// `why` when a watch broke or gave up.
-    AsOf { time: String, why: Option<String> },
-}
-
-impl Live {
-    /// The header's words: `watching`, `live as of 12:00:03`.
-    pub fn label(&self) -> String {
-        match self {
-            Live::Watching => "watching".to_string(),
-            Live::AsOf { time, .. } => format!("live as of {time}"),
-        }
-    }
-}
-
 impl App {
     pub(super) fn on_live(&mut self, n: u64, event: LiveEvent) -> Vec<Effect> {
-        if n != self.live_gen {
+        if n != self.conn.live_gen {
             return Vec::new();
         }
         match event {
             LiveEvent::Watching => {
-                if self.live.as_ref().is_some_and(|l| *l != Live::Watching) {
+                if self
+                    .conn
+                    .live
+                    .as_ref()
+                    .is_some_and(|l| *l != Live::Watching)
+                {
                     self.log_entry(true, "watching the cluster again".to_string());
                 }
-                self.live = Some(Live::Watching);
+                self.conn.live = Some(Live::Watching);
                 Vec::new()
             }
             LiveEvent::Interrupted(why) => {
@@ -47,7 +32,7 @@ impl App {
     }
 
     pub(super) fn live_stopped(&mut self, n: u64, why: String) {
-        if n != self.live_gen {
+        if n != self.conn.live_gen {
             return;
         }
         self.lose_live(Some(why.clone()));
@@ -60,17 +45,17 @@ impl App {
     /// Live state stops being followed now: it is as of now when it was
     /// followed until now, else as of when it was read.
     fn lose_live(&mut self, why: Option<String>) {
-        let time = match &self.live {
+        let time = match &self.conn.live {
             Some(Live::Watching) => (self.clock)(),
             Some(Live::AsOf { time, .. }) => time.clone(),
-            None => self.read_at.clone().unwrap_or_else(|| (self.clock)()),
+            None => self.conn.read_at.clone().unwrap_or_else(|| (self.clock)()),
         };
-        self.live = Some(Live::AsOf { time, why });
+        self.conn.live = Some(Live::AsOf { time, why });
     }
 
     /// The list's rows again, if an object's action changed since.
     pub(super) fn refresh_list(&mut self) {
-        if std::mem::take(&mut self.list_dirty) {
+        if std::mem::take(&mut self.list.list_dirty) {
             let keep = self.selected_id();
             self.rebuild_keeping(keep);
         }
@@ -84,11 +69,12 @@ impl App {
     fn live_changed(&mut self, object: ObjectRef, live: Option<serde_json::Value>) -> Vec<Effect> {
         // What is under way reloads everything when done (an apply, a
         // delete, a load): its own writes are not changes of others.
-        if self.loading || self.writing() {
+        if self.jobs.loading || self.writing() {
             return Vec::new();
         }
-        let index = self.id_index.get_or_insert_with(|| {
-            self.plan
+        let index = self.list.id_index.get_or_insert_with(|| {
+            self.list
+                .plan
                 .objects
                 .iter()
                 .enumerate()
@@ -104,8 +90,8 @@ impl App {
         if matches!(before.action, ObjectAction::Error | ObjectAction::Prune) {
             return Vec::new();
         }
-        let lean = self.plan.objects[i].clone();
-        let small = match self.compact.get(i) {
+        let lean = self.list.plan.objects[i].clone();
+        let small = match self.list.compact.get(i) {
             Some(Some(c)) => c.clone(),
             _ => crate::plan::compact::split(before.clone()).1,
         };
@@ -122,24 +108,24 @@ impl App {
             || before.warnings != after.warnings;
         let (old, new) = (before.action, after.action);
         // The row in the form it had (small, or whole).
-        match self.compact.get_mut(i) {
+        match self.list.compact.get_mut(i) {
             Some(slot @ Some(_)) => {
                 let (lean, c) = crate::plan::compact::split(after);
-                self.plan.objects[i] = lean;
+                self.list.plan.objects[i] = lean;
                 *slot = Some(c);
             }
-            _ => self.plan.objects[i] = after,
+            _ => self.list.plan.objects[i] = after,
         }
         self.unbuild(i);
         // The cached views (field table, YAML) are of the selected row:
         // stale only when it is this one (a burst elsewhere redraws cheaply).
         if self.selected_index() == Some(i) {
-            self.plan_gen += 1;
+            self.list.plan_gen += 1;
         }
         if old != new {
-            *self.counts.of(old) -= 1;
-            *self.counts.of(new) += 1;
-            self.list_dirty = true;
+            *self.list.counts.of(old) -= 1;
+            *self.list.counts.of(new) += 1;
+            self.list.list_dirty = true;
         }
         self.clamp_fields();
         if !moved {
@@ -157,23 +143,15 @@ impl App {
         };
         let text = format!("{object} changed in the cluster at {time}: planned again ({what})");
         self.log_entry(true, text.clone());
-        self.changed.insert(object.clone(), time.clone());
+        self.conn.changed.insert(object.clone(), time.clone());
         // (verb, key) of the confirmation holding it, if one does.
-        let confirming = match &self.popup {
-            Some(Popup::ApplyConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
+        let confirming = match self.confirming() {
+            Some(a @ (Confirmed::Apply(_) | Confirmed::ServerSideApply { .. }))
+                if a.touches(&object) =>
             {
                 Some(("apply", 'a'))
             }
-            Some(Popup::ServerSideConfirm { items, .. })
-                if items.iter().any(|it| it.plan.id() == object) =>
-            {
-                Some(("apply", 'a'))
-            }
-            Some(Popup::Confirm(Confirm {
-                action: a @ Confirmed::Recreate(_),
-                ..
-            })) if a.touches(&object) => Some(("recreate", 'F')),
+            Some(a @ Confirmed::Recreate(_)) if a.touches(&object) => Some(("recreate", 'F')),
             _ => None,
         };
         if let Some((verb, key)) = confirming {
@@ -203,7 +181,7 @@ impl App {
         t: crate::tui::theme::Theme,
     ) -> Vec<ratatui::text::Line<'static>> {
         let mut head = crate::tui::detail::field_head(o, self.opts.source_root.as_deref(), t);
-        if let Some(time) = self.changed.get(&o.id()) {
+        if let Some(time) = self.conn.changed.get(&o.id()) {
             head.insert(
                 1,
                 ratatui::text::Line::from(ratatui::text::Span::styled(

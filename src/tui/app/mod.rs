@@ -24,437 +24,57 @@ mod fields;
 mod keys;
 mod list;
 mod live;
+mod msg;
 mod recreate;
 mod serverside;
+mod state;
 
-pub use live::{CHANGED_MARK, Live};
+pub use live::CHANGED_MARK;
 
 pub use crate::tui::layout::{Areas, areas};
 pub use changes::ChangeItem;
-pub(crate) use confirm::confirm_footer;
-pub use confirm::{Confirm, Confirmed, Count, Extra, ExtraKey, Keys, Width};
+pub use confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
+pub(crate) use confirm::{confirm_body, confirm_footer};
 pub use list::kind_label;
+pub use msg::{Effect, Msg};
 pub(crate) use serverside::is_secret;
-pub use serverside::{ServerSideMode, ServerSideState};
+pub use state::{
+    Connection, Counts, Detail, Filter, Focus, GroupBy, Job, Jobs, Live, LoadStatus, LogEntry,
+    ObjectList, Options, Popup, PruneChoice, Row, Selection, ServerSideMode, ServerSideState,
+    SsaRows,
+};
+use state::{FieldKey, Streamed};
 
-/// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// False when NO_COLOR is set or TERM=dumb: no colours at all, marks still show.
-    pub color: bool,
-    /// Capture the mouse (wheel and click).
-    pub mouse: bool,
-    /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
-    pub ascii: bool,
-    /// The terminal's background is light (`--theme light`, or `auto` and
-    /// COLORFGBG says so): muted colours chosen to read on it.
-    pub light: bool,
-    /// A directory the manifests were written to for the user (the demo's
-    /// temporary one): sources under it are shown relative to it.
-    pub source_root: Option<String>,
-    /// `--server-side`: plan and apply server-side (`None`: client-side).
-    pub server_side: Option<ServerSideMode>,
-}
+impl crate::tui::theme::MarkSource for App {
+    fn theme(&self) -> crate::tui::theme::Theme {
+        self.opts.theme()
+    }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            color: true,
-            mouse: true,
-            ascii: false,
-            light: false,
-            source_root: None,
-            server_side: None,
-        }
+    fn deleting(&self, o: &ObjectPlan) -> bool {
+        let in_delete = matches!(&self.popup, Some(Popup::Confirm(c))
+            if matches!(&c.action, Confirmed::Delete { objects, .. }
+                if objects.iter().any(|d| d.name == o.name && d.kind == o.kind && d.namespace == o.namespace)));
+        in_delete || self.sel.queued_delete.contains(&o.id())
+    }
+
+    fn planned(&self, o: &ObjectPlan) -> bool {
+        App::planned(self, o)
+    }
+
+    fn conflicted(&self, o: &ObjectPlan) -> bool {
+        self.ssa_conflicted(o)
     }
 }
 
-impl Options {
-    pub fn from_env() -> Self {
-        Self::from_vars(
-            std::env::var_os("NO_COLOR").as_deref(),
-            std::env::var_os("TERM").as_deref(),
-        )
-    }
-
-    /// The options for these values of NO_COLOR and TERM: a dumb terminal
-    /// gets neither colour nor box-drawing characters.
-    pub fn from_vars(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsStr>) -> Self {
-        let dumb = term.is_some_and(|t| t == "dumb");
-        Options {
-            color: !dumb && no_color.is_none_or(|v| v.is_empty()),
-            mouse: true,
-            ascii: dumb,
-            light: false,
-            source_root: None,
-            server_side: None,
-        }
-    }
-
-    /// Whether `--theme` (`light`, `dark` or `auto`) means a light
-    /// background; `auto` reads COLORFGBG (`fg;bg`, as rxvt, Konsole and
-    /// iTerm2 set it: a background of 7 or 9-15 is light), else dark.
-    pub fn light_theme(theme: &str, colorfgbg: Option<&str>) -> bool {
-        match theme {
-            "light" => true,
-            "dark" => false,
-            _ => colorfgbg
-                .and_then(|v| v.rsplit(';').next())
-                .and_then(|bg| bg.trim().parse::<u8>().ok())
-                .is_some_and(|bg| bg == 7 || (9..=15).contains(&bg)),
-        }
+/// What a dialog's view takes from the app.
+pub(crate) fn dialog_ctx(app: &App) -> crate::tui::dialogs::DialogCtx {
+    crate::tui::dialogs::DialogCtx {
+        width: app.size.width,
+        pane: app.pane(),
+        spinner: app.spinner,
+        dry_run_progress: app.jobs.dry_run_progress,
     }
 }
-
-/// Every input the app reacts to.
-#[derive(Debug, Clone)]
-pub enum Msg {
-    /// A key press (the key table in `keymap` says what it does).
-    Key(KeyEvent),
-    /// A click or a wheel turn.
-    Mouse(MouseEvent),
-    /// The terminal's new size (columns, rows).
-    Resize(u16, u16),
-    /// The spinner's clock (a redraw only while something is under way).
-    Tick,
-    /// How far a load (non-streamed) is.
-    Progress(Progress),
-    /// Objects a load has planned so far (a streamed load), and how far it is.
-    Rows(Rows),
-    /// The engine connected (the server answered), or why not.
-    Connected(Result<(), String>),
-    /// The manifests alone, read while live state loads.
-    Manifests(Result<Plan, String>),
-    /// The plan against live state (answers `Effect::Load`), or why not.
-    Loaded(Result<Plan, String>),
-    /// The server's dry run of an apply confirmation (`Effect::DryRun`).
-    DryRunDone(Vec<ObjectResult>),
-    /// The server's dry run of a prune confirmation (`Effect::PruneDryRun`).
-    PruneDryRunDone(Vec<ObjectResult>),
-    /// The server's dry run of a server-side apply confirmation
-    /// (`Effect::ServerSideDryRun`).
-    ServerSideDryRunDone(Vec<ObjectResult>),
-    /// Of the objects the server's dry run under way checks (an apply's or
-    /// a prune's), how many it has answered.
-    DryRunProgress { done: usize, total: usize },
-    /// Of the objects an apply, delete or prune under way writes, how many
-    /// are done (written, failed or not sent).
-    WriteProgress { done: usize, total: usize },
-    /// An apply's results (`Effect::Apply`), one per object sent or not.
-    Applied(Vec<ObjectResult>),
-    /// A delete's results (`Effect::Delete`).
-    Deleted(Vec<ObjectResult>),
-    /// A prune's results (`Effect::Prune`).
-    Pruned(Vec<ObjectResult>),
-    /// A recreate's results (`Effect::Recreate`).
-    Recreated(Vec<ObjectResult>),
-    /// Where to write an object's export (`E`), or why it cannot be.
-    ExportAsk(ObjectPlan, Result<ExportTarget, String>),
-    /// An export's outcome.
-    Exported(ObjectPlan, Result<Exported, String>),
-    /// What the watch started by `Effect::Watch(n)` reports (`n` tells a
-    /// watch of an older load, whose reports are dropped).
-    Live(u64, LiveEvent),
-    /// The watch `n` stopped following the cluster: why.
-    LiveStopped(u64, String),
-    /// The editor `e` opened has exited (or could not be started: why).
-    Edited(Result<(), String>),
-}
-
-/// Work for the runtime. Destructive ones are only produced by a confirm.
-#[derive(Debug, Clone)]
-pub enum Effect {
-    /// Connect to the server (again); answered by `Msg::Connected`.
-    Connect,
-    /// Read the manifests without the cluster; answered by `Msg::Manifests`.
-    ReadManifests,
-    /// Plan the manifests against live state; answered by `Msg::Loaded`
-    /// (and `Msg::Rows` as a streamed load goes).
-    Load,
-    /// The server's dry run of what a confirmation would apply; answered by
-    /// `Msg::DryRunDone`.
-    DryRun(Vec<ApplyItem>),
-    /// Apply (only after a confirm); answered by `Msg::Applied`.
-    Apply(Vec<ApplyItem>),
-    /// The server's dry run of a server-side apply, as field manager
-    /// `manager`; answered by `Msg::ServerSideDryRunDone`.
-    ServerSideDryRun(Vec<crate::ops::ServerSideItem>, String),
-    /// Apply server-side (only after its confirmation); answered by
-    /// `Msg::Applied`.
-    ServerSideApply(Vec<crate::ops::ServerSideItem>, String),
-    /// Delete with a propagation policy (only after a confirm); answered by
-    /// `Msg::Deleted`.
-    Delete(Vec<ObjectPlan>, Propagation),
-    /// Prune (only after a confirm); answered by `Msg::Pruned`.
-    Prune(Vec<ObjectPlan>),
-    /// Apply, replacing what the server refuses as invalid: delete (uid
-    /// precondition), wait until gone, create (only after the recreate
-    /// confirmation); answered by `Msg::Recreated`.
-    Recreate(Vec<ApplyItem>),
-    /// The server's dry run of a prune; answered by `Msg::PruneDryRunDone`.
-    PruneDryRun(Vec<ObjectPlan>),
-    /// Propose a path for an object's export; the manifest file that holds
-    /// only this object, if any.
-    ExportTarget(ObjectPlan, Option<String>),
-    /// Write an object's export to a path (`true`: overwrite an existing file).
-    Export(ObjectPlan, String, bool),
-    /// Follow the cluster from what the load just read (the runtime stops
-    /// the watch before it): answered by `Msg::Live` as things change,
-    /// `Msg::LiveStopped` if it gives up.
-    Watch(u64),
-    /// Open a manifest in the user's editor at a line (the runtime suspends
-    /// the terminal meanwhile); answered by `Msg::Edited`.
-    Edit { file: String, line: u32 },
-    /// Leave: the runtime aborts what is under way and restores the terminal.
-    Quit,
-}
-
-/// A job under way: what the status line names and what decides whether a
-/// message still applies (its own writes are not another writer's changes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job {
-    /// Reaching the cluster (the first load).
-    Connecting,
-    /// Reading the manifests and the live objects.
-    Loading,
-    /// The server dry run of a confirmation.
-    DryRun,
-    /// Reading the live objects an export writes.
-    ReadForExport,
-    /// Writing export files.
-    Exporting,
-    Applying,
-    Deleting,
-    Pruning,
-    /// Deleting and creating again what the server refused to update.
-    Recreating,
-}
-
-impl Job {
-    /// The status line's word for it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Job::Connecting => "connecting",
-            Job::Loading => "loading",
-            Job::DryRun => "server dry run",
-            Job::ReadForExport => "export",
-            Job::Exporting => "exporting",
-            Job::Applying => "applying",
-            Job::Deleting => "deleting",
-            Job::Pruning => "pruning",
-            Job::Recreating => "recreating",
-        }
-    }
-
-    /// Whether it writes to the cluster (its results reload everything).
-    pub fn writes(self) -> bool {
-        matches!(
-            self,
-            Job::Applying | Job::Deleting | Job::Pruning | Job::Recreating
-        )
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    List,
-    Fields,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupBy {
-    Namespace,
-    Kind,
-}
-
-/// The status filter `f` cycles through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Filter {
-    All,
-    Changes,
-    Create,
-    Update,
-    InSync,
-    Prune,
-    Error,
-    /// Objects that would apply but carry a warning.
-    Warning,
-    /// Objects with a server-side conflict no decision covers
-    /// (`--server-side` only).
-    Conflict,
-    Marked,
-}
-
-impl Filter {
-    /// The next filter; `Conflict` only with `server_side`.
-    pub fn next_in(self, server_side: bool) -> Filter {
-        match self.next() {
-            Filter::Conflict if !server_side => Filter::Marked,
-            f => f,
-        }
-    }
-
-    pub fn next(self) -> Filter {
-        use Filter::*;
-        match self {
-            All => Changes,
-            Changes => Create,
-            Create => Update,
-            Update => InSync,
-            InSync => Prune,
-            Prune => Error,
-            Error => Warning,
-            Warning => Conflict,
-            Conflict => Marked,
-            Marked => All,
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Filter::All => "all",
-            Filter::Changes => "changes",
-            Filter::Create => "create",
-            Filter::Update => "update",
-            Filter::InSync => "in sync",
-            Filter::Prune => "prune",
-            Filter::Error => "error",
-            Filter::Warning => "warning",
-            Filter::Conflict => "conflict",
-            Filter::Marked => "marked",
-        }
-    }
-}
-
-/// One row of the object list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Row {
-    Group(String),
-    /// Index into `plan.objects`.
-    Object(usize),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PruneChoice {
-    Prune,
-    Keep,
-    Skip,
-}
-
-/// Modal dialogs; while one is open it gets every key.
-#[derive(Debug, Clone)]
-pub enum Popup {
-    Help,
-    /// `c`: each distinct change with how many objects carry it; `Enter`
-    /// marks them all for that change alone.
-    Changes {
-        changes: Vec<ChangeItem>,
-        pos: usize,
-    },
-    ApplyConfirm {
-        items: Vec<ApplyItem>,
-        dry_run: Option<Vec<ObjectResult>>,
-    },
-    /// `a` with `--server-side`: what each object's request carries (its
-    /// decisions, force), the objects not sent for undecided conflicts,
-    /// and the server's dry run.
-    ServerSideConfirm {
-        items: Vec<crate::ops::ServerSideItem>,
-        blocked: Vec<(ObjectRef, Vec<String>)>,
-        dry_run: Option<Vec<ObjectResult>>,
-    },
-    PruneStep {
-        /// Copies, not indices: a reload while stepping must not shift them.
-        candidates: Vec<ObjectPlan>,
-        pos: usize,
-        choices: Vec<PruneChoice>,
-    },
-    PruneConfirm {
-        objects: Vec<ObjectPlan>,
-        /// The server's dry run of the deletes, once it has answered.
-        dry_run: Option<Vec<ObjectResult>>,
-    },
-    /// `E`: the path to write an object's export to, edited in place.
-    ExportPath {
-        object: ObjectPlan,
-        input: String,
-        note: Option<String>,
-    },
-    /// A confirmation of a destructive action (delete, recreate, the
-    /// export's overwrite, quit): nothing runs before its confirm key.
-    Confirm(Confirm),
-    /// Something the user asked for cannot be done, and why (prune after
-    /// an incomplete read). Any of Esc, q, Enter closes it.
-    Notice {
-        title: &'static str,
-        text: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogEntry {
-    /// HH:MM:SS
-    pub time: String,
-    pub ok: bool,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub create: usize,
-    pub update: usize,
-    pub in_sync: usize,
-    pub prune: usize,
-    pub error: usize,
-    /// Objects with warnings that are not errors (counted apart: `⚠`).
-    pub warning: usize,
-}
-
-impl Counts {
-    /// The count of objects with this action.
-    pub(crate) fn of(&mut self, action: ObjectAction) -> &mut usize {
-        match action {
-            ObjectAction::Create => &mut self.create,
-            ObjectAction::Update => &mut self.update,
-            ObjectAction::Unchanged => &mut self.in_sync,
-            ObjectAction::Prune => &mut self.prune,
-            ObjectAction::Error => &mut self.error,
-        }
-    }
-
-    /// Count `o` in (or, `add` false, out of) its action and warnings.
-    pub(crate) fn tally(&mut self, o: &ObjectPlan, add: bool) {
-        let step = |n: &mut usize| *n = if add { *n + 1 } else { n.saturating_sub(1) };
-        step(self.of(o.action));
-        if o.action != ObjectAction::Error && !o.warnings.is_empty() {
-            step(&mut self.warning);
-        }
-    }
-}
-
-/// How far a streamed load is: LISTs answered of those it sends, objects
-/// planned of the manifests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LoadStatus {
-    pub lists_done: usize,
-    pub lists_total: usize,
-    pub planned: usize,
-    pub total: usize,
-}
-
-/// The rows a streamed load has sent so far.
-#[derive(Debug)]
-enum Streamed {
-    /// The first load: the first `n` rows of the plan are planned, the rest
-    /// are the manifests still waiting for their LIST.
-    Shown(usize),
-    /// A reload: the rows so far, shown once the load is done (the list
-    /// keeps the plan it had meanwhile).
-    Held(Vec<ObjectPlan>, Vec<Option<Compact>>),
-}
-
-/// Which field table is laid out: the plan's generation, the object's
-/// index, `K`, the width.
-type FieldKey = (u64, usize, bool, usize);
 
 /// The field table's rows, as the cursor visits them: the changes apply
 /// sends (set, clear) first, then (when shown) the kept fields, each group
@@ -490,83 +110,9 @@ fn real_clock() -> String {
 
 pub struct App {
     pub opts: Options,
-    /// The rows; a streamed load's are kept small (no field rows, config
-    /// or live object): [`App::object`] gives them whole.
-    pub plan: Plan,
-    /// Per row of `plan`: its compact form when kept small, `None` when whole.
-    compact: Vec<Option<Compact>>,
-    /// Rows built whole from `compact` (the selected one, built by
-    /// `update` whenever the selection or the row changes).
-    whole: Vec<Option<Box<ObjectPlan>>>,
-    built: Vec<usize>,
-    streamed: Option<Streamed>,
-    /// How far the streamed load under way is.
-    pub load_status: Option<LoadStatus>,
-    /// What the views draw of the selected object, computed by `update`.
-    views: Prepared,
-    /// A plan against live state has been loaded. Until then the list shows
-    /// the manifests alone and nothing destructive is offered.
-    pub live_known: bool,
-    /// `Effect::Connect` is under way.
-    pub connecting: bool,
-    /// Why connecting or the first load failed (no live state known): shown
-    /// in place of the field pane; `r` retries.
-    pub failure: Option<String>,
-    /// The server the engine talks to, named while waiting.
-    pub server: Option<Server>,
-    /// How pruning is set up (`None`: not enabled), for `p` to say why
-    /// there is no candidate.
-    pub prune_scope: Option<String>,
-    /// When the wait for live state began, and how long it has lasted (as
-    /// of the last tick).
-    pub waiting_since: Option<Instant>,
-    pub waited: Duration,
     /// Time source for the wait (tests use a fixed one).
     pub now: fn() -> Instant,
-    pub loading: bool,
-    pub progress: Option<Progress>,
-    pub rows: Vec<Row>,
-    /// How many objects `rows` shows (kept by `rebuild`, not counted per frame).
-    pub shown: usize,
-    pub counts: Counts,
-    /// Index into `rows`; always an `Object` row when any exists.
-    pub cursor: usize,
-    /// The user has moved the cursor: the first load leaves it where it is
-    /// (else it goes to the first object with changes).
-    cursor_moved: bool,
-    pub list_scroll: usize,
     pub focus: Focus,
-    pub group: GroupBy,
-    pub filter: Filter,
-    pub search: String,
-    /// True while typing a search.
-    pub searching: bool,
-    pub yaml: bool,
-    pub field_cursor: usize,
-    pub field_scroll: usize,
-    /// The box under the field table scrolled (`Ctrl-d`/`Ctrl-u`): for
-    /// which row (object and path), by how many lines. Another row opens
-    /// at its top.
-    pub detail_scroll: Option<(String, u16)>,
-    pub yaml_scroll: usize,
-    /// The field table lists the fields apply keeps (`K`).
-    pub show_kept: bool,
-    /// The YAML view shows unchanged runs whole (`z`).
-    pub yaml_unfold: bool,
-    /// The YAML view shows the last-applied annotation whole (`L`).
-    pub yaml_last_applied: bool,
-    /// Bumped on every load: a cached view of an older plan is stale.
-    pub plan_gen: u64,
-    /// Kinds the plan holds in more than one group (shown with the group).
-    pub ambiguous_kinds: BTreeSet<String>,
-    pub marked: BTreeSet<ObjectRef>,
-    /// Field changes left out of a partial apply, per object key.
-    pub excluded: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
-    /// `clear` rows released (`R`) instead of cleared, per object key:
-    /// apply drops them from last-applied and keeps their live value.
-    pub released: BTreeMap<ObjectRef, BTreeSet<FieldPath>>,
-    /// Prune candidates queued in prune mode (shown as `x`).
-    pub queued_delete: BTreeSet<ObjectRef>,
     /// Objects whose update the server refused as invalid (422: an
     /// immutable field), with its words: `F` offers to recreate them.
     pub refused: BTreeMap<ObjectRef, String>,
@@ -575,15 +121,6 @@ pub struct App {
     pub popup_scroll: u16,
     pub show_log: bool,
     pub log: Vec<LogEntry>,
-    /// What is under way, for the status line and for which messages may
-    /// still change the screen.
-    pub pending: Vec<Job>,
-    /// The progress of the apply, delete or prune under way: objects done
-    /// and in all.
-    pub write_progress: Option<(usize, usize)>,
-    /// The progress of the confirmation's dry run: objects answered and in
-    /// all.
-    pub dry_run_progress: Option<(usize, usize)>,
     pub last_result: Option<String>,
     /// `last_result` reports a failure (or an unknown outcome): drawn as one.
     pub last_result_failed: bool,
@@ -591,128 +128,56 @@ pub struct App {
     pub size: Rect,
     /// Time source for log entries (tests use a fixed one).
     pub clock: fn() -> String,
-    /// Whether the cluster is followed, or as of when live state was read
-    /// (`None`: nothing reported yet).
-    pub live: Option<Live>,
-    /// The watch of the current plan (`Effect::Watch`); reports of older
-    /// ones are dropped.
-    pub live_gen: u64,
-    /// When the current plan's live state was read (HH:MM:SS).
-    pub read_at: Option<String>,
-    /// Objects changed in the cluster since the load, re-planned: when.
-    pub changed: BTreeMap<ObjectRef, String>,
-    /// Row of each object, built when a change comes (the plan's rows do
-    /// not move between loads).
-    id_index: Option<std::collections::HashMap<ObjectRef, usize>>,
-    /// The list's rows are to be made again (an object's action changed):
-    /// done once per tick or before a key, not per change.
-    list_dirty: bool,
     /// `--server-side`: the objects' conflicts and the decisions on them.
     pub ssa: ServerSideState,
-}
-
-/// The selected object's server-side rows, with the decision on each.
-pub type SsaRows = std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>;
-
-/// What the views draw of the selected object, computed in `update` (by
-/// [`App::prepare`], at the size the app last learnt) once per selection,
-/// plan, mode and width: never while drawing, nor per frame or key. A view
-/// that finds one stale (a size not announced) computes it without keeping it.
-#[derive(Default)]
-struct Prepared {
-    /// The field table's layout.
-    field: Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>,
-    /// The tallest box under the field table (see `tallest_detail`).
-    tallest: Option<(FieldKey, u16)>,
-    /// The YAML view's lines.
-    yaml: Option<crate::tui::yamlview::Cached>,
-    /// The server-side rows (plan generation, index).
-    ssa: Option<((u64, usize), SsaRows)>,
+    /// The object list: the plan and its rows as listed (grouped, filtered,
+    /// searched), with their counts.
+    pub list: ObjectList,
+    /// What is selected and marked: the list's cursor, the objects and field
+    /// changes marked for apply, release or delete, the field cursor.
+    pub sel: Selection,
+    /// The pane beside the list: which view (fields, YAML), its flags and scroll,
+    /// and what it draws of the selected object, computed by `update`.
+    pub detail: Detail,
+    /// What is under way: the typed jobs, the load's and writes' progress.
+    pub jobs: Jobs,
+    /// The cluster: the server, whether live state is known (or why not), how
+    /// long it has been waited for, and whether it is followed.
+    pub conn: Connection,
 }
 
 impl App {
     pub fn new(opts: Options) -> App {
         App {
             opts,
-            plan: Plan::default(),
-            compact: Vec::new(),
-            whole: Vec::new(),
-            built: Vec::new(),
-            streamed: None,
-            load_status: None,
-            views: Prepared::default(),
-            live_known: false,
-            connecting: false,
-            failure: None,
-            server: None,
-            prune_scope: None,
-            waiting_since: None,
-            waited: Duration::ZERO,
             now: Instant::now,
-            loading: false,
-            progress: None,
-            rows: Vec::new(),
-            shown: 0,
-            counts: Counts::default(),
-            cursor: 0,
-            cursor_moved: false,
-            list_scroll: 0,
             focus: Focus::List,
-            group: GroupBy::Namespace,
-            filter: Filter::All,
-            search: String::new(),
-            searching: false,
-            yaml: false,
-            field_cursor: 0,
-            field_scroll: 0,
-            detail_scroll: None,
-            yaml_scroll: 0,
-            show_kept: false,
-            yaml_unfold: false,
-            yaml_last_applied: false,
-            plan_gen: 0,
-            marked: BTreeSet::new(),
-            excluded: BTreeMap::new(),
-            released: BTreeMap::new(),
-            queued_delete: BTreeSet::new(),
             refused: BTreeMap::new(),
             popup: None,
             popup_scroll: 0,
             show_log: false,
             log: Vec::new(),
-            pending: Vec::new(),
-            write_progress: None,
-            dry_run_progress: None,
             last_result: None,
             last_result_failed: false,
-            ambiguous_kinds: BTreeSet::new(),
             spinner: 0,
             size: Rect::new(0, 0, 80, 24),
             clock: real_clock,
-            live: None,
-            live_gen: 0,
-            read_at: None,
-            changed: BTreeMap::new(),
-            id_index: None,
-            list_dirty: false,
             ssa: ServerSideState::default(),
+            list: ObjectList::default(),
+            sel: Selection::default(),
+            detail: Detail::default(),
+            jobs: Jobs::default(),
+            conn: Connection::default(),
         }
     }
 
     /// Whether a spinner is on screen, so a tick changes the frame. Idle
     /// ticks need no redraw (the YAML view's diff is costly to rebuild).
     pub fn animating(&self) -> bool {
-        self.loading
-            || self.connecting
-            || !self.pending.is_empty()
-            || matches!(
-                self.popup,
-                Some(
-                    Popup::ApplyConfirm { dry_run: None, .. }
-                        | Popup::ServerSideConfirm { dry_run: None, .. }
-                        | Popup::PruneConfirm { dry_run: None, .. }
-                )
-            )
+        self.jobs.loading
+            || self.jobs.connecting
+            || !self.jobs.pending.is_empty()
+            || matches!(&self.popup, Some(Popup::Confirm(c)) if c.waiting())
     }
 
     /// The effects to run when the app starts: read the manifests, and
@@ -723,7 +188,7 @@ impl App {
 
     /// Whether live state is being waited for (connecting or the first load).
     pub fn waiting(&self) -> bool {
-        !self.live_known && (self.connecting || self.loading)
+        !self.conn.live_known && (self.jobs.connecting || self.jobs.loading)
     }
 
     /// The selected object, if any, whole.
@@ -733,7 +198,7 @@ impl App {
 
     /// The index in `plan.objects` of the selected object.
     pub fn selected_index(&self) -> Option<usize> {
-        match self.rows.get(self.cursor) {
+        match self.list.rows.get(self.sel.cursor) {
             Some(Row::Object(i)) => Some(*i),
             _ => None,
         }
@@ -742,8 +207,8 @@ impl App {
     /// Row `i` of the plan whole: a row kept small is whole once built
     /// ([`App::build`]; `update` builds the selected one), else as kept.
     pub fn object(&self, i: usize) -> Option<&ObjectPlan> {
-        let row = self.plan.objects.get(i)?;
-        match self.whole.get(i) {
+        let row = self.list.plan.objects.get(i)?;
+        match self.list.whole.get(i) {
             Some(Some(w)) => Some(w),
             _ => Some(row),
         }
@@ -751,16 +216,17 @@ impl App {
 
     /// Build row `i` whole from its compact form, if it is kept small.
     fn build(&mut self, i: usize) {
-        let (Some(Some(c)), Some(row)) = (self.compact.get(i), self.plan.objects.get(i)) else {
+        let (Some(Some(c)), Some(row)) = (self.list.compact.get(i), self.list.plan.objects.get(i))
+        else {
             return;
         };
-        if matches!(self.whole.get(i), Some(Some(_))) {
+        if matches!(self.list.whole.get(i), Some(Some(_))) {
             return;
         }
         let w = Box::new(self.rebuilt(c, row));
-        if let Some(slot) = self.whole.get_mut(i) {
+        if let Some(slot) = self.list.whole.get_mut(i) {
             *slot = Some(w);
-            self.built.push(i);
+            self.list.built.push(i);
         }
     }
 
@@ -773,7 +239,7 @@ impl App {
 
     /// Row `i` changed: its whole form is built again if it is selected.
     fn unbuild(&mut self, i: usize) {
-        if let Some(slot) = self.whole.get_mut(i) {
+        if let Some(slot) = self.list.whole.get_mut(i) {
             *slot = None;
         }
         if self.selected_index() == Some(i) {
@@ -795,8 +261,8 @@ impl App {
 
     /// Row `i` whole, owned (what a dialog keeps), without keeping it built.
     pub fn object_owned(&self, i: usize) -> Option<ObjectPlan> {
-        let row = self.plan.objects.get(i)?;
-        match (self.compact.get(i), self.whole.get(i)) {
+        let row = self.list.plan.objects.get(i)?;
+        match (self.list.compact.get(i), self.list.whole.get(i)) {
             (Some(Some(c)), Some(w)) => Some(
                 w.as_ref()
                     .map_or_else(|| self.rebuilt(c, row), |w| (**w).clone()),
@@ -809,7 +275,7 @@ impl App {
     /// out for (the key of both caches below).
     fn field_key(&self, width: usize) -> Option<FieldKey> {
         let i = self.selected_index()?;
-        Some((self.plan_gen, i, self.show_kept, width))
+        Some((self.list.plan_gen, i, self.detail.show_kept, width))
     }
 
     /// The selected object's field table at `width` columns, as `update`
@@ -819,11 +285,11 @@ impl App {
         width: usize,
     ) -> Option<std::rc::Rc<crate::tui::fieldtable::Layout>> {
         let key = self.field_key(width)?;
-        match &self.views.field {
+        match &self.detail.views.field {
             Some((k, l)) if *k == key => Some(l.clone()),
             _ => Some(std::rc::Rc::new(crate::tui::fieldtable::layout(
                 self.object(key.1)?,
-                self.show_kept,
+                self.detail.show_kept,
                 width,
             ))),
         }
@@ -833,9 +299,9 @@ impl App {
     /// as `update` computed it.
     pub(crate) fn tallest_detail(&self, o: &ObjectPlan, width: u16) -> u16 {
         let key = self.field_key(usize::from(width));
-        match (key, self.views.tallest) {
+        match (key, self.detail.views.tallest) {
             (Some(key), Some((k, h))) if k == key => h,
-            _ => crate::tui::layout::tallest_detail(o, self.show_kept, width),
+            _ => crate::tui::layout::tallest_detail(o, self.detail.show_kept, width),
         }
     }
 
@@ -852,17 +318,21 @@ impl App {
         let Some(key) = self.field_key(width) else {
             return;
         };
-        if !matches!(&self.views.field, Some((k, _)) if *k == key) {
+        if !matches!(&self.detail.views.field, Some((k, _)) if *k == key) {
             let l = self.object(key.1).map(|o| {
-                std::rc::Rc::new(crate::tui::fieldtable::layout(o, self.show_kept, width))
+                std::rc::Rc::new(crate::tui::fieldtable::layout(
+                    o,
+                    self.detail.show_kept,
+                    width,
+                ))
             });
-            self.views.field = l.map(|l| (key, l));
+            self.detail.views.field = l.map(|l| (key, l));
         }
-        if !matches!(self.views.tallest, Some((k, _)) if k == key) {
-            let h = self
-                .object(key.1)
-                .map(|o| crate::tui::layout::tallest_detail(o, self.show_kept, key.3 as u16));
-            self.views.tallest = h.map(|h| (key, h));
+        if !matches!(self.detail.views.tallest, Some((k, _)) if k == key) {
+            let h = self.object(key.1).map(|o| {
+                crate::tui::layout::tallest_detail(o, self.detail.show_kept, key.3 as u16)
+            });
+            self.detail.views.tallest = h.map(|h| (key, h));
         }
     }
 
@@ -872,23 +342,23 @@ impl App {
         let Some(o) = self.selected() else {
             return;
         };
-        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref());
-        self.views.yaml = Some(c);
+        let c = crate::tui::yamlview::cached(o, self.yaml_shown(), self.detail.views.yaml.as_ref());
+        self.detail.views.yaml = Some(c);
     }
 
     /// How the YAML view is shown (plan, `L`, `z`, colours).
     fn yaml_shown(&self) -> crate::tui::yamlview::Shown {
         crate::tui::yamlview::Shown {
-            plan_gen: self.plan_gen,
-            last_applied: self.yaml_last_applied,
-            unfold: self.yaml_unfold,
-            theme: crate::tui::theme::Theme::of(&self.opts),
+            plan_gen: self.list.plan_gen,
+            last_applied: self.detail.yaml_last_applied,
+            unfold: self.detail.yaml_unfold,
+            theme: self.opts.theme(),
         }
     }
 
     /// The selected object's YAML view lines, as `update` built them.
     pub fn yaml_lines(&self, o: &ObjectPlan) -> std::rc::Rc<Vec<ratatui::text::Line<'static>>> {
-        crate::tui::yamlview::cached(o, self.yaml_shown(), self.views.yaml.as_ref()).lines()
+        crate::tui::yamlview::cached(o, self.yaml_shown(), self.detail.views.yaml.as_ref()).lines()
     }
 
     /// Compute what the view on screen draws of the selected object (the
@@ -896,10 +366,10 @@ impl App {
     /// so a frame only reads.
     fn prepare(&mut self) {
         self.build_selected();
-        if !self.live_known {
+        if !self.conn.live_known {
             return;
         }
-        if self.yaml {
+        if self.detail.yaml {
             self.prepare_yaml();
         } else if self.server_side().is_some() {
             self.prepare_ssa();
@@ -918,44 +388,61 @@ impl App {
         planned: std::ops::Range<usize>,
     ) {
         compact.resize_with(plan.objects.len(), || None);
-        self.whole = std::iter::repeat_with(|| None)
+        self.list.whole = std::iter::repeat_with(|| None)
             .take(plan.objects.len())
             .collect();
-        self.built.clear();
-        self.plan = plan;
-        self.compact = compact;
+        self.list.built.clear();
+        self.list.plan = plan;
+        self.list.compact = compact;
         self.ssa_adjust_range(planned);
-        self.plan_gen += 1;
-        self.id_index = None;
-        self.ambiguous_kinds = ambiguous_kinds(&self.plan);
+        self.list.plan_gen += 1;
+        self.list.id_index = None;
+        self.list.ambiguous_kinds = ambiguous_kinds(&self.list.plan);
     }
 
     /// Drop the rows built whole but the selected one's.
     fn drop_built(&mut self) {
         let keep = self.selected_index();
-        let built = std::mem::take(&mut self.built);
+        let built = std::mem::take(&mut self.list.built);
         for i in built {
             if Some(i) == keep {
-                self.built.push(i);
-            } else if let Some(slot) = self.whole.get_mut(i) {
+                self.list.built.push(i);
+            } else if let Some(slot) = self.list.whole.get_mut(i) {
                 *slot = None;
             }
         }
     }
 
     pub fn is_excluded(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
-        self.excluded.get(&o.id()).is_some_and(|s| s.contains(path))
+        self.sel
+            .excluded
+            .get(&o.id())
+            .is_some_and(|s| s.contains(path))
     }
 
     /// Whether the `clear` row `path` of `o` is released (`R`).
     pub fn is_released(&self, o: &ObjectPlan, path: &FieldPath) -> bool {
-        self.released.get(&o.id()).is_some_and(|s| s.contains(path))
+        self.sel
+            .released
+            .get(&o.id())
+            .is_some_and(|s| s.contains(path))
     }
 
     /// Put `text` on the status line; `failed` draws it as a failure.
     pub(crate) fn say(&mut self, text: impl Into<String>, failed: bool) {
         self.last_result = Some(text.into());
         self.last_result_failed = failed;
+    }
+
+    /// How far the open dialog's body can scroll, and the rows one page moves.
+    pub fn popup_scroll_range(&self) -> (u16, u16) {
+        let Some(p) = &self.popup else {
+            return (0, 0);
+        };
+        let t = self.opts.theme();
+        let v = crate::tui::dialogs::popup_view(dialog_ctx(self), p, t);
+        let l = crate::tui::layout::popup_layout(self.size, &v, t);
+        (l.max_scroll, l.body.height.max(1))
     }
 
     pub fn areas(&self) -> Areas {
@@ -970,39 +457,39 @@ impl App {
     /// `r` and the start: reload, or (no live state known yet) connect
     /// again and read everything from the start.
     fn begin_load(&mut self) -> Vec<Effect> {
-        if self.loading || self.connecting {
+        if self.jobs.loading || self.jobs.connecting {
             return Vec::new();
         }
-        if !self.live_known {
-            self.connecting = true;
-            self.failure = None;
-            self.progress = None;
-            self.waiting_since = Some((self.now)());
-            self.waited = Duration::ZERO;
-            self.pending.push(Job::Connecting);
+        if !self.conn.live_known {
+            self.jobs.connecting = true;
+            self.conn.failure = None;
+            self.jobs.progress = None;
+            self.conn.waiting_since = Some((self.now)());
+            self.conn.waited = Duration::ZERO;
+            self.jobs.pending.push(Job::Connecting);
             return vec![Effect::ReadManifests, Effect::Connect];
         }
         self.start_load()
     }
 
     fn start_load(&mut self) -> Vec<Effect> {
-        self.loading = true;
-        self.progress = None;
-        self.load_status = None;
-        self.streamed = None;
-        self.pending.push(Job::Loading);
+        self.jobs.loading = true;
+        self.jobs.progress = None;
+        self.jobs.load_status = None;
+        self.list.streamed = None;
+        self.jobs.pending.push(Job::Loading);
         vec![Effect::Load]
     }
 
     fn finish(&mut self, job: Job) {
-        if let Some(p) = self.pending.iter().position(|p| *p == job) {
-            self.pending.remove(p);
+        if let Some(p) = self.jobs.pending.iter().position(|p| *p == job) {
+            self.jobs.pending.remove(p);
         }
     }
 
     /// Whether an apply, delete or prune is under way.
     pub fn writing(&self) -> bool {
-        self.pending.iter().any(|j| j.writes())
+        self.jobs.pending.iter().any(|j| j.writes())
     }
 
     /// The single transition function.
@@ -1028,34 +515,34 @@ impl App {
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
                 self.refresh_list();
-                if let Some(since) = self.waiting_since {
-                    self.waited = (self.now)().saturating_duration_since(since);
+                if let Some(since) = self.conn.waiting_since {
+                    self.conn.waited = (self.now)().saturating_duration_since(since);
                 }
                 Vec::new()
             }
             Msg::Connected(result) => {
-                if !self.connecting {
+                if !self.jobs.connecting {
                     return Vec::new();
                 }
-                self.connecting = false;
+                self.jobs.connecting = false;
                 self.finish(Job::Connecting);
                 match result {
                     Ok(()) => self.start_load(),
                     Err(e) => {
                         self.log_entry(false, format!("connecting failed: {e}"));
-                        self.failure = Some(e);
+                        self.conn.failure = Some(e);
                         Vec::new()
                     }
                 }
             }
             Msg::Manifests(result) => {
                 // Live state came first: its plan has these rows and more.
-                if self.live_known {
+                if self.conn.live_known {
                     return Vec::new();
                 }
                 match result {
                     // Rows of the load are shown already: they replace these.
-                    Ok(_) if self.streamed.is_some() => {}
+                    Ok(_) if self.list.streamed.is_some() => {}
                     Ok(plan) => {
                         let keep = self.selected_id();
                         self.set_plan(plan, Vec::new(), 0..0);
@@ -1067,180 +554,51 @@ impl App {
             }
             Msg::Progress(p) => {
                 // Progress can trail the load's result; only a running load shows it.
-                if self.loading {
-                    self.progress = Some(p);
+                if self.jobs.loading {
+                    self.jobs.progress = Some(p);
                 }
                 Vec::new()
             }
             Msg::Rows(rows) => {
-                if self.loading {
+                if self.jobs.loading {
                     self.on_rows(rows);
                 }
                 Vec::new()
             }
-            Msg::Loaded(result) => {
-                self.loading = false;
-                self.progress = None;
-                self.load_status = None;
-                let streamed = self.streamed.take();
-                self.finish(Job::Loading);
-                match result {
-                    Ok(plan) => {
-                        let first = !self.live_known;
-                        self.live_known = true;
-                        self.connecting = false;
-                        self.finish(Job::Connecting);
-                        self.failure = None;
-                        self.waiting_since = None;
-                        // Rows index the old plan: take the selection first.
-                        let keep = self.selected_id();
-                        // The streamed rows first, then what came with the end.
-                        // The streamed rows shown were planned server-side as they came.
-                        let shown = match streamed {
-                            Some(Streamed::Shown(n)) => n.min(self.plan.objects.len()),
-                            _ => 0,
-                        };
-                        let (mut objects, mut compact) = match streamed {
-                            Some(Streamed::Shown(n)) => {
-                                let mut objects = std::mem::take(&mut self.plan.objects);
-                                let mut compact = std::mem::take(&mut self.compact);
-                                objects.truncate(n);
-                                compact.truncate(n);
-                                (objects, compact)
-                            }
-                            Some(Streamed::Held(o, c)) => (o, c),
-                            None => (Vec::new(), Vec::new()),
-                        };
-                        compact.resize_with(objects.len(), || None);
-                        objects.extend(plan.objects);
-                        let plan = Plan {
-                            objects,
-                            prune_skipped: plan.prune_skipped,
-                        };
-                        let all = shown..plan.objects.len();
-                        self.set_plan(plan, compact, all);
-                        // Forget marks and exclusions of objects that are gone.
-                        if !(self.marked.is_empty()
-                            && self.refused.is_empty()
-                            && self.excluded.is_empty()
-                            && self.released.is_empty())
-                        {
-                            let keys: BTreeSet<ObjectRef> =
-                                self.plan.objects.iter().map(ObjectPlan::id).collect();
-                            self.marked.retain(|k| keys.contains(k));
-                            self.refused.retain(|k, _| keys.contains(k));
-                            self.excluded.retain(|k, _| keys.contains(k));
-                            self.released.retain(|k, _| keys.contains(k));
-                        }
-                        if !matches!(
-                            self.popup,
-                            Some(Popup::PruneStep { .. } | Popup::PruneConfirm { .. })
-                        ) {
-                            self.queued_delete.clear();
-                        }
-                        self.rebuild_keeping(keep);
-                        // Opened to review changes: start on the first one.
-                        if first && !self.cursor_moved {
-                            self.first_change();
-                        }
-                        // Follow the cluster from what was just read.
-                        self.changed.clear();
-                        self.list_dirty = false;
-                        self.read_at = Some((self.clock)());
-                        self.live_gen += 1;
-                        return vec![Effect::Watch(self.live_gen)];
-                    }
-                    Err(e) => {
-                        if let Some(Streamed::Shown(n)) = streamed {
-                            // The rows planned stay; the rest are manifests again.
-                            let keep = self.selected_id();
-                            for o in &mut self.plan.objects[..n] {
-                                if o.action != ObjectAction::Error {
-                                    o.action = ObjectAction::Unchanged;
-                                }
-                            }
-                            let objects = std::mem::take(&mut self.plan.objects);
-                            self.set_plan(
-                                Plan {
-                                    objects,
-                                    prune_skipped: None,
-                                },
-                                Vec::new(),
-                                0..0,
-                            );
-                            self.rebuild_keeping(keep);
-                        }
-                        self.log_entry(false, format!("load failed: {e}"));
-                        if self.live_known {
-                            self.say(format!("load failed: {e}"), true);
-                        } else {
-                            // Shown in place; the status line says what to do.
-                            self.failure = Some(e);
-                        }
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Loaded(result) => self.on_loaded(result),
             Msg::DryRunProgress { done, total } => {
                 // Only for the dialog waiting on it (a run for a dialog
                 // closed since checks another number of objects).
                 let waiting = match &self.popup {
-                    Some(Popup::ApplyConfirm {
-                        items,
-                        dry_run: None,
-                    }) => items.len() == total,
-                    Some(Popup::PruneConfirm {
-                        objects,
-                        dry_run: None,
-                    }) => objects.len() == total,
+                    Some(Popup::Confirm(c)) if c.waiting() => match &c.action {
+                        Confirmed::Apply(items) => items.len() == total,
+                        Confirmed::Prune(objects) => objects.len() == total,
+                        _ => false,
+                    },
                     _ => false,
                 };
                 if waiting {
-                    self.dry_run_progress = Some((done, total));
+                    self.jobs.dry_run_progress = Some((done, total));
                 }
                 Vec::new()
             }
             Msg::DryRunDone(results) => {
-                self.dry_run_progress = None;
-                if let Some(Popup::ApplyConfirm { items, dry_run, .. }) = &mut self.popup {
-                    // A stale run (for a dialog closed since) names none of
-                    // this dialog's objects: drop it. Anything else is shown
-                    // whole, so the dialog never waits for a result that came.
-                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results.clone());
-                        self.note_refusals(&results);
-                    }
+                self.jobs.dry_run_progress = None;
+                if self.answer_dry_run(&results, |a| matches!(a, Confirmed::Apply(_))) {
+                    self.note_refusals(&results);
                 }
                 self.finish(Job::DryRun);
                 self.offer_recreate();
                 Vec::new()
             }
             Msg::ServerSideDryRunDone(results) => {
-                if let Some(Popup::ServerSideConfirm { items, dry_run, .. }) = &mut self.popup {
-                    let ids: Vec<ObjectRef> = items.iter().map(|i| i.plan.id()).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results);
-                    }
-                }
+                self.answer_dry_run(&results, |a| matches!(a, Confirmed::ServerSideApply { .. }));
                 self.finish(Job::DryRun);
                 Vec::new()
             }
             Msg::PruneDryRunDone(results) => {
-                self.dry_run_progress = None;
-                if let Some(Popup::PruneConfirm { objects, dry_run }) = &mut self.popup {
-                    // Only an answer about this dialog's objects (or none).
-                    let ids: Vec<ObjectRef> = objects.iter().map(ObjectPlan::id).collect();
-                    let same =
-                        results.is_empty() || results.iter().any(|r| ids.contains(&r.object));
-                    if same && dry_run.is_none() {
-                        *dry_run = Some(results);
-                    }
-                }
+                self.jobs.dry_run_progress = None;
+                self.answer_dry_run(&results, |a| matches!(a, Confirmed::Prune(_)));
                 self.finish(Job::DryRun);
                 Vec::new()
             }
@@ -1256,37 +614,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Msg::Exported(object, result) => {
-                self.finish(Job::Exporting);
-                let name = object.id();
-                match result {
-                    Ok(Exported::Written(path)) => {
-                        self.log_entry(true, format!("{name}: exported to {path}"));
-                        self.say(
-                            format!(
-                                "exported {name} to {path}; the next apply records the annotation"
-                            ),
-                            false,
-                        );
-                        return self.begin_load();
-                    }
-                    // The path exists: `y` writes into it (see
-                    // [`Exported::Preview`]: what that changes in the file).
-                    Ok(Exported::Exists(path)) => {
-                        let c = self.export_confirm(object, path, Vec::new());
-                        self.open_popup(Popup::Confirm(c));
-                    }
-                    Ok(Exported::Preview { path, changes }) => {
-                        let c = self.export_confirm(object, path, changes);
-                        self.open_popup(Popup::Confirm(c));
-                    }
-                    Err(e) => {
-                        self.log_entry(false, format!("{name} export failed: {e}"));
-                        self.say(format!("export failed: {e}"), true);
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Exported(object, result) => self.on_exported(object, result),
             Msg::Live(n, event) => self.on_live(n, event),
             Msg::LiveStopped(n, why) => {
                 self.live_stopped(n, why);
@@ -1295,7 +623,7 @@ impl App {
             Msg::WriteProgress { done, total } => {
                 // Progress can trail the results; only a write under way shows it.
                 if self.writing() {
-                    self.write_progress = Some((done, total));
+                    self.jobs.write_progress = Some((done, total));
                 }
                 Vec::new()
             }
@@ -1322,22 +650,168 @@ impl App {
         }
     }
 
+    /// The load's end: its plan, or why it failed.
+    fn on_loaded(&mut self, result: Result<Plan, String>) -> Vec<Effect> {
+        self.jobs.loading = false;
+        self.jobs.progress = None;
+        self.jobs.load_status = None;
+        let streamed = self.list.streamed.take();
+        self.finish(Job::Loading);
+        match result {
+            Ok(plan) => self.loaded(plan, streamed),
+            Err(e) => {
+                self.load_failed(e, streamed);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The plan against live state: the streamed rows first, then what
+    /// came with the end; marks of objects gone forgotten; the cluster
+    /// followed from there.
+    fn loaded(&mut self, plan: Plan, streamed: Option<Streamed>) -> Vec<Effect> {
+        let first = !self.conn.live_known;
+        self.conn.live_known = true;
+        self.jobs.connecting = false;
+        self.finish(Job::Connecting);
+        self.conn.failure = None;
+        self.conn.waiting_since = None;
+        // Rows index the old plan: take the selection first.
+        let keep = self.selected_id();
+        // The streamed rows first, then what came with the end.
+        // The streamed rows shown were planned server-side as they came.
+        let shown = match streamed {
+            Some(Streamed::Shown(n)) => n.min(self.list.plan.objects.len()),
+            _ => 0,
+        };
+        let (mut objects, mut compact) = match streamed {
+            Some(Streamed::Shown(n)) => {
+                let mut objects = std::mem::take(&mut self.list.plan.objects);
+                let mut compact = std::mem::take(&mut self.list.compact);
+                objects.truncate(n);
+                compact.truncate(n);
+                (objects, compact)
+            }
+            Some(Streamed::Held(o, c)) => (o, c),
+            None => (Vec::new(), Vec::new()),
+        };
+        compact.resize_with(objects.len(), || None);
+        objects.extend(plan.objects);
+        let plan = Plan {
+            objects,
+            prune_skipped: plan.prune_skipped,
+        };
+        let all = shown..plan.objects.len();
+        self.set_plan(plan, compact, all);
+        // Forget marks and exclusions of objects that are gone.
+        if !(self.sel.marked.is_empty()
+            && self.refused.is_empty()
+            && self.sel.excluded.is_empty()
+            && self.sel.released.is_empty())
+        {
+            let keys: BTreeSet<ObjectRef> =
+                self.list.plan.objects.iter().map(ObjectPlan::id).collect();
+            self.sel.marked.retain(|k| keys.contains(k));
+            self.refused.retain(|k, _| keys.contains(k));
+            self.sel.excluded.retain(|k, _| keys.contains(k));
+            self.sel.released.retain(|k, _| keys.contains(k));
+        }
+        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
+            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
+        if !pruning {
+            self.sel.queued_delete.clear();
+        }
+        self.rebuild_keeping(keep);
+        // Opened to review changes: start on the first one.
+        if first && !self.sel.cursor_moved {
+            self.first_change();
+        }
+        // Follow the cluster from what was just read.
+        self.conn.changed.clear();
+        self.list.list_dirty = false;
+        self.conn.read_at = Some((self.clock)());
+        self.conn.live_gen += 1;
+        vec![Effect::Watch(self.conn.live_gen)]
+    }
+
+    /// The load failed: a first load's rows planned so far stay.
+    fn load_failed(&mut self, e: String, streamed: Option<Streamed>) {
+        if let Some(Streamed::Shown(n)) = streamed {
+            // The rows planned stay; the rest are manifests again.
+            let keep = self.selected_id();
+            for o in &mut self.list.plan.objects[..n] {
+                if o.action != ObjectAction::Error {
+                    o.action = ObjectAction::Unchanged;
+                }
+            }
+            let objects = std::mem::take(&mut self.list.plan.objects);
+            self.set_plan(
+                Plan {
+                    objects,
+                    prune_skipped: None,
+                },
+                Vec::new(),
+                0..0,
+            );
+            self.rebuild_keeping(keep);
+        }
+        self.log_entry(false, format!("load failed: {e}"));
+        if self.conn.live_known {
+            self.say(format!("load failed: {e}"), true);
+        } else {
+            // Shown in place; the status line says what to do.
+            self.conn.failure = Some(e);
+        }
+    }
+
+    /// An export's outcome: written (reload), the path exists (its
+    /// confirmation), or why not.
+    fn on_exported(&mut self, object: ObjectPlan, result: Result<Exported, String>) -> Vec<Effect> {
+        self.finish(Job::Exporting);
+        let name = object.id();
+        match result {
+            Ok(Exported::Written(path)) => {
+                self.log_entry(true, format!("{name}: exported to {path}"));
+                self.say(
+                    format!("exported {name} to {path}; the next apply records the annotation"),
+                    false,
+                );
+                return self.begin_load();
+            }
+            // The path exists: `y` writes into it (see
+            // [`Exported::Preview`]: what that changes in the file).
+            Ok(Exported::Exists(path)) => {
+                let c = self.export_confirm(object, path, Vec::new());
+                self.open_popup(Popup::Confirm(c));
+            }
+            Ok(Exported::Preview { path, changes }) => {
+                let c = self.export_confirm(object, path, changes);
+                self.open_popup(Popup::Confirm(c));
+            }
+            Err(e) => {
+                self.log_entry(false, format!("{name} export failed: {e}"));
+                self.say(format!("export failed: {e}"), true);
+            }
+        }
+        Vec::new()
+    }
+
     /// Rows of the load under way. The first load shows them at once in
     /// place of their manifests (which are in the same order); a reload
     /// keeps them until it is done.
     fn on_rows(&mut self, rows: Rows) {
-        self.load_status = Some(LoadStatus {
+        self.jobs.load_status = Some(LoadStatus {
             lists_done: rows.lists_done,
             lists_total: rows.lists_total,
             planned: rows.planned,
             total: rows.total,
         });
-        if self.live_known {
-            let (objects, compact) = match &mut self.streamed {
+        if self.conn.live_known {
+            let (objects, compact) = match &mut self.list.streamed {
                 Some(Streamed::Held(o, c)) => (o, c),
                 _ => {
-                    self.streamed = Some(Streamed::Held(Vec::new(), Vec::new()));
-                    let Some(Streamed::Held(o, c)) = &mut self.streamed else {
+                    self.list.streamed = Some(Streamed::Held(Vec::new(), Vec::new()));
+                    let Some(Streamed::Held(o, c)) = &mut self.list.streamed else {
                         return;
                     };
                     (o, c)
@@ -1349,7 +823,7 @@ impl App {
             }
             return;
         }
-        let n = match self.streamed {
+        let n = match self.list.streamed {
             Some(Streamed::Shown(n)) => n,
             _ => 0,
         };
@@ -1360,14 +834,14 @@ impl App {
             let Some(src) = o.source.as_deref() else {
                 continue;
             };
-            if let Some(k) = self.plan.objects[end.min(self.plan.objects.len())..]
+            if let Some(k) = self.list.plan.objects[end.min(self.list.plan.objects.len())..]
                 .iter()
                 .position(|m| m.source.as_deref() == Some(src))
             {
                 end += k + 1;
             }
         }
-        let end = end.min(self.plan.objects.len());
+        let end = end.min(self.list.plan.objects.len());
         let added = rows.objects.len();
         // Each row in place of its own manifest, listed where it was (same
         // identity: same list group, which no version decides, and order;
@@ -1375,51 +849,54 @@ impl App {
         // stays, only the counts change. At 10,000 objects this is most
         // rows of the first load, each batch otherwise a rebuild of all.
         if end - n == added
-            && self.filter == Filter::All
-            && self.plan.objects[n..end]
+            && self.list.filter == Filter::All
+            && self.list.plan.objects[n..end]
                 .iter()
                 .zip(&rows.objects)
                 .all(|(m, (o, _))| m.is(o))
         {
-            self.compact.resize_with(self.plan.objects.len(), || None);
+            self.list
+                .compact
+                .resize_with(self.list.plan.objects.len(), || None);
             for (k, (mut o, c)) in (n..end).zip(rows.objects) {
                 if self.server_side().is_some() {
                     let (config, live) = (c.config(), c.live());
                     self.ssa_adjust(&mut o, config.as_ref(), live.as_ref());
                 }
-                self.counts.tally(&self.plan.objects[k], false);
-                self.counts.tally(&o, true);
-                self.plan.objects[k] = o;
-                self.compact[k] = Some(c);
+                self.list.counts.tally(&self.list.plan.objects[k], false);
+                self.list.counts.tally(&o, true);
+                self.list.plan.objects[k] = o;
+                self.list.compact[k] = Some(c);
                 self.unbuild(k);
             }
             // Cached views of a replaced row are stale.
-            self.plan_gen += 1;
-            self.streamed = Some(Streamed::Shown(n + added));
+            self.list.plan_gen += 1;
+            self.list.streamed = Some(Streamed::Shown(n + added));
             self.clamp_fields();
             return;
         }
         let (objects, compact): (Vec<ObjectPlan>, Vec<Option<Compact>>) =
             rows.objects.into_iter().map(|(o, c)| (o, Some(c))).unzip();
         let keep = self.selected_id();
-        let mut plan = std::mem::take(&mut self.plan);
-        let mut all = std::mem::take(&mut self.compact);
+        let mut plan = std::mem::take(&mut self.list.plan);
+        let mut all = std::mem::take(&mut self.list.compact);
         all.resize_with(plan.objects.len(), || None);
         plan.objects.splice(n..end, objects);
         all.splice(n..end, compact);
         self.set_plan(plan, all, n..n + added);
-        self.streamed = Some(Streamed::Shown(n + added));
+        self.list.streamed = Some(Streamed::Shown(n + added));
         self.rebuild_keeping(keep);
     }
 
     /// Whether what apply would do with `o` is known: live state is, or
     /// `o` is one of the rows the first load has planned so far.
     pub fn planned(&self, o: &ObjectPlan) -> bool {
-        if self.live_known {
+        if self.conn.live_known {
             return true;
         }
-        match self.streamed {
-            Some(Streamed::Shown(n)) => self.plan.objects[..n.min(self.plan.objects.len())]
+        match self.list.streamed {
+            Some(Streamed::Shown(n)) => self.list.plan.objects
+                [..n.min(self.list.plan.objects.len())]
                 .as_ptr_range()
                 .contains(&(o as *const ObjectPlan)),
             _ => false,
@@ -1428,7 +905,7 @@ impl App {
 
     fn on_results(&mut self, pending: Job, verb: &str, results: Vec<ObjectResult>) -> Vec<Effect> {
         self.finish(pending);
-        self.write_progress = None;
+        self.jobs.write_progress = None;
         let ok = results.iter().filter(|r| r.ok()).count();
         let unknown = results.iter().filter(|r| r.unknown()).count();
         let failed = results.len() - ok - unknown;
@@ -1443,9 +920,9 @@ impl App {
         }
         // Marks of objects the engine reported done are cleared; failed ones stay.
         for k in results.iter().filter(|r| r.ok()).map(|r| &r.object) {
-            self.marked.remove(k);
-            self.excluded.remove(k);
-            self.released.remove(k);
+            self.sel.marked.remove(k);
+            self.sel.excluded.remove(k);
+            self.sel.released.remove(k);
         }
         let mut summary = format!("{verb} {ok} object(s)");
         if failed > 0 {

@@ -36,7 +36,7 @@ impl App {
     fn recreatable(&self, rows: &[usize]) -> Vec<ApplyItem> {
         rows.iter()
             .filter(|&&i| {
-                let o = &self.plan.objects[i];
+                let o = &self.list.plan.objects[i];
                 o.action == ObjectAction::Update && self.refused.contains_key(&o.id())
             })
             .filter_map(|&i| self.object_owned(i))
@@ -51,11 +51,10 @@ impl App {
     /// The status line after a dry run that refused updates as invalid:
     /// the way forward.
     pub(super) fn offer_recreate(&mut self) {
-        let Some(Popup::ApplyConfirm {
-            items,
-            dry_run: Some(_),
-        }) = &self.popup
-        else {
+        let Some(Popup::Confirm(c)) = &self.popup else {
+            return;
+        };
+        let (Confirmed::Apply(items), Some(_)) = (&c.action, c.results()) else {
             return;
         };
         let refused: Vec<String> = items
@@ -104,7 +103,7 @@ impl App {
             .iter()
             .filter_map(|it| {
                 let id = it.plan.id();
-                self.plan.objects.iter().position(|o| o.id() == id)
+                self.list.plan.objects.iter().position(|o| o.id() == id)
             })
             .collect();
         let items = self.recreatable(&rows);

@@ -8,43 +8,6 @@ use super::*;
 use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
 use serde_json::Value;
 
-/// How the TUI applies server-side (`--server-side`, `--force-conflicts`,
-/// `--field-manager`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSideMode {
-    pub manager: String,
-    /// `--force-conflicts`: every conflict is taken (`take` rows).
-    pub force: bool,
-}
-
-/// The server-side state of the objects: their conflicts and the
-/// decisions made on them.
-#[derive(Debug, Clone, Default)]
-pub struct ServerSideState {
-    /// Per object with conflicts, their paths (as the plan shows them).
-    pub conflicts: BTreeMap<ObjectRef, Vec<String>>,
-    /// Per object, the decisions made on its conflict rows.
-    pub decisions: BTreeMap<ObjectRef, BTreeMap<String, Decision>>,
-    /// The structural schemas of the CustomResourceDefinitions among the
-    /// rows (live, then as configured), so a custom resource is planned as
-    /// the server reads it (keyed lists, sets, atomic maps).
-    pub crds: crate::ssa::CrdSchemas,
-}
-
-impl ServerSideState {
-    /// The conflicts of `key` no decision covers.
-    pub fn undecided(&self, key: &ObjectRef) -> usize {
-        let Some(paths) = self.conflicts.get(key) else {
-            return 0;
-        };
-        let decided = self.decisions.get(key);
-        paths
-            .iter()
-            .filter(|p| decided.is_none_or(|d| !d.contains_key(*p)))
-            .count()
-    }
-}
-
 /// Whether the kind's values are masked (a Secret's data).
 pub(crate) fn is_secret(o: &ObjectPlan) -> bool {
     o.kind == "Secret" && !o.api_version.contains('/')
@@ -115,14 +78,14 @@ impl App {
         if self.server_side().is_none() || range.is_empty() {
             return;
         }
-        let whole = range.start == 0 && range.end >= self.plan.objects.len();
+        let whole = range.start == 0 && range.end >= self.list.plan.objects.len();
         if whole {
             self.ssa.conflicts.clear();
         }
         if whole {
             self.ssa.crds = crate::ssa::CrdSchemas::default();
         }
-        let mut objects = std::mem::take(&mut self.plan.objects);
+        let mut objects = std::mem::take(&mut self.list.plan.objects);
         let end = range.end.min(objects.len());
         // The CRDs of these rows first: their custom resources follow them
         // (a CRD in a later batch than its resources plans those without it).
@@ -130,7 +93,7 @@ impl App {
             if o.kind != "CustomResourceDefinition" {
                 continue;
             }
-            let (config, live) = match self.compact.get(i) {
+            let (config, live) = match self.list.compact.get(i) {
                 Some(Some(c)) => (c.config(), c.live()),
                 _ => (o.config.clone(), o.live.clone()),
             };
@@ -139,7 +102,7 @@ impl App {
             }
         }
         for (i, o) in objects.iter_mut().enumerate().take(end).skip(range.start) {
-            let packed = match self.compact.get(i) {
+            let packed = match self.list.compact.get(i) {
                 Some(Some(c)) => Some((c.config(), c.live())),
                 _ => None,
             };
@@ -153,7 +116,7 @@ impl App {
                 }
             }
         }
-        self.plan.objects = objects;
+        self.list.plan.objects = objects;
         if !whole {
             return;
         }
@@ -185,8 +148,8 @@ impl App {
         let Some(i) = self.selected_index() else {
             return Default::default();
         };
-        match &self.views.ssa {
-            Some((k, rows)) if *k == (self.plan_gen, i) => rows.clone(),
+        match &self.detail.views.ssa {
+            Some((k, rows)) if *k == (self.list.plan_gen, i) => rows.clone(),
             _ => std::rc::Rc::new(self.ssa_rows_of(i)),
         }
     }
@@ -200,9 +163,9 @@ impl App {
         let Some(i) = self.selected_index() else {
             return;
         };
-        let key = (self.plan_gen, i);
-        if !matches!(&self.views.ssa, Some((k, _)) if *k == key) {
-            self.views.ssa = Some((key, std::rc::Rc::new(self.ssa_rows_of(i))));
+        let key = (self.list.plan_gen, i);
+        if !matches!(&self.detail.views.ssa, Some((k, _)) if *k == key) {
+            self.detail.views.ssa = Some((key, std::rc::Rc::new(self.ssa_rows_of(i))));
         }
     }
 
@@ -237,7 +200,7 @@ impl App {
         }
         self.prepare_ssa();
         let rows = self.ssa_rows();
-        let Some((row, now)) = rows.get(self.field_cursor) else {
+        let Some((row, now)) = rows.get(self.sel.field_cursor) else {
             return;
         };
         if row.action != SsaAction::Conflict {
@@ -275,7 +238,7 @@ impl App {
             self.ssa.decisions.remove(&key);
         }
         // The cached rows carry the decisions.
-        self.views.ssa = None;
+        self.detail.views.ssa = None;
         self.say(said, false);
     }
 
@@ -290,7 +253,7 @@ impl App {
         let mut blocked = Vec::new();
         for i in self.targets() {
             if !matches!(
-                self.plan.objects[i].action,
+                self.list.plan.objects[i].action,
                 ObjectAction::Create | ObjectAction::Update
             ) {
                 continue;
@@ -359,62 +322,7 @@ impl App {
             }
             return Vec::new();
         }
-        self.open_popup(Popup::ServerSideConfirm {
-            items: items.clone(),
-            blocked,
-            dry_run: None,
-        });
-        self.pending.push(Job::DryRun);
-        vec![Effect::ServerSideDryRun(items, mode.manager)]
-    }
-
-    /// Keys of the server-side apply confirmation: Enter once the dry run
-    /// has answered, r asks the server again, Esc cancels.
-    pub(super) fn server_side_key(
-        &mut self,
-        k: KeyEvent,
-        items: Vec<crate::ops::ServerSideItem>,
-        blocked: Vec<(ObjectRef, Vec<String>)>,
-        dry_run: Option<Vec<ObjectResult>>,
-    ) -> Vec<Effect> {
-        let manager = self
-            .server_side()
-            .map(|m| m.manager.clone())
-            .unwrap_or_default();
-        match (k.code, &dry_run) {
-            (KeyCode::Enter, None) => {
-                self.say(
-                    "waiting for the server dry run: Enter applies once it answers",
-                    false,
-                );
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items,
-                    blocked,
-                    dry_run,
-                });
-            }
-            (KeyCode::Enter, Some(_)) => {
-                self.pending.push(Job::Applying);
-                return vec![Effect::ServerSideApply(items, manager)];
-            }
-            (KeyCode::Char('r'), Some(_)) => {
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items: items.clone(),
-                    blocked,
-                    dry_run: None,
-                });
-                self.pending.push(Job::DryRun);
-                return vec![Effect::ServerSideDryRun(items, manager)];
-            }
-            (KeyCode::Esc | KeyCode::Char('q'), _) => self.finish(Job::DryRun),
-            _ => {
-                self.popup = Some(Popup::ServerSideConfirm {
-                    items,
-                    blocked,
-                    dry_run,
-                })
-            }
-        }
-        Vec::new()
+        let c = self.server_side_confirm(items, &blocked, mode.manager);
+        self.open_confirm(c)
     }
 }

@@ -26,7 +26,7 @@ use status::*;
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self;
-        let t = Theme::of(&app.opts);
+        let t = app.opts.theme();
         let a = crate::tui::app::areas(area, app.show_log, app.focus == Focus::Fields);
         render_header(&header_view(app), a.header, buf, t);
         let mark = |o: &crate::plan::ObjectPlan| crate::tui::theme::mark(app, o);
@@ -37,14 +37,14 @@ impl Widget for &App {
         };
         // The pane's width inside its border: what the field table is laid out for.
         let width = a.detail.width.saturating_sub(2);
-        if !app.live_known {
+        if !app.conn.live_known {
             render_live_state(&live_state_view(app), focus, a.detail, buf, t);
-        } else if app.yaml {
+        } else if app.detail.yaml {
             let v = app.selected().map(|o| YamlView {
                 object: o,
                 lines: app.yaml_lines(o),
-                unfold: app.yaml_unfold,
-                scroll: app.yaml_scroll,
+                unfold: app.detail.yaml_unfold,
+                scroll: app.detail.yaml_scroll,
             });
             render_yaml(v.as_ref(), focus, a.detail, buf, t);
         } else if let Some(mode) = app.server_side() {
@@ -55,8 +55,8 @@ impl Widget for &App {
                         rows: app.ssa_rows(),
                         manager: &mode.manager,
                         undecided: app.ssa.undecided(&o.id()),
-                        cursor: app.field_cursor,
-                        scroll: app.field_scroll,
+                        cursor: app.sel.field_cursor,
+                        scroll: app.sel.field_scroll,
                     };
                     serverside::render_ssa_fields(
                         &v,
@@ -71,7 +71,7 @@ impl Widget for &App {
         } else {
             match fields_view(app, usize::from(width), t) {
                 Some(v) => render_fields(&v, focus, a.detail, buf, t),
-                None => render_no_fields(" Fields ", app.loading, focus, a.detail, buf, t),
+                None => render_no_fields(" Fields ", app.jobs.loading, focus, a.detail, buf, t),
             }
         }
         if app.show_log {
@@ -79,22 +79,23 @@ impl Widget for &App {
         }
         render_status(&status_view(app), a.status, buf, t);
         if let Some(p) = &app.popup {
-            render_popup(app, p, area, buf, t);
+            let ctx = crate::tui::app::dialog_ctx(app);
+            render_popup(ctx, app.popup_scroll, p, area, buf, t);
         }
     }
 }
 
 fn header_view(app: &App) -> HeaderView<'_> {
     HeaderView {
-        server: app.server.as_ref(),
-        live: app.live.as_ref(),
-        counts: app.counts,
-        live_known: app.live_known,
-        failed: app.failure.is_some(),
-        objects: app.plan.objects.len(),
-        prune_skipped: app.plan.prune_skipped.as_ref(),
+        server: app.conn.server.as_ref(),
+        live: app.conn.live.as_ref(),
+        counts: app.list.counts,
+        live_known: app.conn.live_known,
+        failed: app.conn.failure.is_some(),
+        objects: app.list.plan.objects.len(),
+        prune_skipped: app.list.plan.prune_skipped.as_ref(),
         conflicts: app.server_side().map(|_| app.ssa_conflict_count()),
-        marked: app.marked.len(),
+        marked: app.sel.marked.len(),
     }
 }
 
@@ -103,21 +104,21 @@ fn list_view<'a>(
     mark: &'a dyn Fn(&crate::plan::ObjectPlan) -> (char, ratatui::style::Style),
 ) -> ListView<'a> {
     ListView {
-        objects: &app.plan.objects,
-        rows: &app.rows,
-        shown: app.shown,
-        cursor: app.cursor,
-        scroll: app.list_scroll,
-        group: app.group,
-        filter: app.filter,
+        objects: &app.list.plan.objects,
+        rows: &app.list.rows,
+        shown: app.list.shown,
+        cursor: app.sel.cursor,
+        scroll: app.sel.list_scroll,
+        group: app.list.group,
+        filter: app.list.filter,
         has_focus: app.focus == Focus::List,
         no_popup: app.popup.is_none(),
-        waiting: app.loading || app.connecting,
-        live_known: app.live_known,
-        marked: &app.marked,
-        excluded: &app.excluded,
-        changed: &app.changed,
-        ambiguous_kinds: &app.ambiguous_kinds,
+        waiting: app.jobs.loading || app.jobs.connecting,
+        live_known: app.conn.live_known,
+        marked: &app.sel.marked,
+        excluded: &app.sel.excluded,
+        changed: &app.conn.changed,
+        ambiguous_kinds: &app.list.ambiguous_kinds,
         mark,
     }
 }
@@ -130,27 +131,27 @@ fn fields_view(app: &App, width: usize, t: Theme) -> Option<FieldsView<'_>> {
         layout: app.field_layout(width)?,
         tallest: app.tallest_detail(o, u16::try_from(width).unwrap_or(u16::MAX)),
         head: app.head_lines(o, t),
-        cursor: app.field_cursor,
-        scroll: app.field_scroll,
-        excluded: app.excluded.get(&key),
-        released: app.released.get(&key),
-        detail_scroll: app.detail_scroll.as_ref(),
+        cursor: app.sel.field_cursor,
+        scroll: app.sel.field_scroll,
+        excluded: app.sel.excluded.get(&key),
+        released: app.sel.released.get(&key),
+        detail_scroll: app.detail.detail_scroll.as_ref(),
     })
 }
 
 fn live_state_view(app: &App) -> LiveStateView<'_> {
     LiveStateView {
-        failure: app.failure.as_deref(),
-        server: app.server.as_ref(),
-        connecting: app.connecting,
-        progress: app.progress.as_ref(),
-        load_status: app.load_status,
-        waited: app.waited,
+        failure: app.conn.failure.as_deref(),
+        server: app.conn.server.as_ref(),
+        connecting: app.jobs.connecting,
+        progress: app.jobs.progress.as_ref(),
+        load_status: app.jobs.load_status,
+        waited: app.conn.waited,
     }
 }
 
 fn status_view(app: &App) -> StatusView<'_> {
-    let footer = if app.searching {
+    let footer = if app.list.searching {
         Footer::Searching
     } else if app.popup.is_some() {
         Footer::Popup
@@ -161,18 +162,18 @@ fn status_view(app: &App) -> StatusView<'_> {
         }
     };
     StatusView {
-        search: &app.search,
-        searching: app.searching,
-        server: app.server.as_ref(),
+        search: &app.list.search,
+        searching: app.list.searching,
+        server: app.conn.server.as_ref(),
         waiting: app.waiting(),
-        connecting: app.connecting,
-        progress: app.progress.as_ref(),
-        load_status: app.load_status,
-        failed: app.failure.is_some(),
-        pending: &app.pending,
-        write_progress: app.write_progress,
+        connecting: app.jobs.connecting,
+        progress: app.jobs.progress.as_ref(),
+        load_status: app.jobs.load_status,
+        failed: app.conn.failure.is_some(),
+        pending: &app.jobs.pending,
+        write_progress: app.jobs.write_progress,
         spinner: app.spinner,
-        waited: app.waited,
+        waited: app.conn.waited,
         result: app
             .last_result
             .as_deref()

@@ -1,6 +1,6 @@
 //! A dialog drawn over the screen, its body scrolled.
 
-use crate::tui::app::{App, Popup};
+use crate::tui::app::Popup;
 use crate::tui::dialogs::*;
 use crate::tui::layout::*;
 use crate::tui::theme::*;
@@ -10,8 +10,16 @@ use ratatui::style::{Color, Modifier};
 use ratatui::text::Span;
 use ratatui::widgets::{Borders, Clear, Paragraph, Widget, Wrap};
 
-pub(crate) fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t: Theme) {
-    let v = popup_view(app, p, t);
+/// `scroll`: the rows the body is scrolled by.
+pub(crate) fn render_popup(
+    ctx: DialogCtx,
+    scroll: u16,
+    p: &Popup,
+    area: Rect,
+    buf: &mut Buffer,
+    t: Theme,
+) {
+    let v = popup_view(ctx, p, t);
     let l = popup_layout(area, &v, t);
     Clear.render(l.frame, buf);
     let style = t.fg(Color::Cyan).add_modifier(Modifier::BOLD);
@@ -21,7 +29,7 @@ pub(crate) fn render_popup(app: &App, p: &Popup, area: Rect, buf: &mut Buffer, t
         .title(Span::styled(format!(" {} ", v.title), style))
         .render(l.frame, buf);
     // Clamped here too: a resize can shrink the range after the key that scrolled.
-    let scroll = app.popup_scroll.min(l.max_scroll);
+    let scroll = scroll.min(l.max_scroll);
     Paragraph::new(v.body)
         .wrap(Wrap { trim: false })
         .scroll((scroll, 0))
