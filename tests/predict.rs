@@ -153,6 +153,60 @@ fn an_order_only_patch_is_no_change() {
     assert_eq!(kapply(&c, &["diff", "-f", &d3]).code, Some(1));
 }
 
+/// A container removed from the manifest differs from last-applied only by
+/// what the server filled in (`imagePullPolicy`, `resources: {}`, ...): no
+/// "changed in the cluster" hazard and no drift reverted. Once `kubectl set
+/// env` added to it, the hazard names that writer, and the apply deletes
+/// the container as the words say.
+#[test]
+fn a_removed_element_the_server_filled_in_is_no_cluster_change() {
+    let c = Cluster::start();
+    let Some(k) = Kubectl::find(&c.kubeconfig) else {
+        return;
+    };
+    let sidecar = "      - {name: b, image: busybox:1}\n";
+    let d = c.write("d.yaml", &deployment("nginx:1.14", sidecar));
+    k.ok(&["apply", "-f", &d]);
+    let d2 = c.write("d2.yaml", &deployment("nginx:1.14", ""));
+    let removed = |plan: &Value| -> Value {
+        let o = &plan["objects"][0];
+        o["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "spec.template.spec.containers[name=b]")
+            .unwrap_or_else(|| panic!("{o:#}"))
+            .clone()
+    };
+    let plan = plan_json(&c, &d2);
+    let row = removed(&plan);
+    assert_eq!(row["action"], "clear", "{row:#}");
+    assert_eq!(row["cause"], "removed", "{row:#}");
+    assert!(
+        row.get("hazards").is_none_or(|h| h == &json!([])),
+        "{row:#}"
+    );
+    assert_eq!(plan["objects"][0]["revertsDrift"], false);
+    assert_eq!(
+        row["live"]["imagePullPolicy"], "IfNotPresent",
+        "live holds the server's defaults: {row:#}"
+    );
+
+    k.ok(&["set", "env", "deploy/web", "-c", "b", "FOO=bar"]);
+    let plan = plan_json(&c, &d2);
+    let row = removed(&plan);
+    assert_eq!(plan["objects"][0]["revertsDrift"], true);
+    assert_eq!(row["owner"], "kubectl-set", "{row:#}");
+    assert_eq!(
+        row["hazards"][0]["kind"], "overwrites-cluster-change",
+        "{row:#}"
+    );
+    let out = kapply(&c, &["apply", "-f", &d2, "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let containers = &get(&c, "Deployment", "web")["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers.as_array().map(Vec::len), Some(1), "{containers}");
+}
+
 /// A hotfix made in the cluster (`kubectl set image`) under a manifest
 /// that changes the same field: the row stays `intended`, names the
 /// writer and time, says what apply throws away, and the object reverts

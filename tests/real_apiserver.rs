@@ -326,6 +326,17 @@ impl Scenario {
             if let Some(o) = o.as_object_mut() {
                 o.remove("pin");
             }
+            // Node ports the server allocated differ between servers.
+            for f in o["fields"].as_array_mut().into_iter().flatten() {
+                let path = f["path"].as_str().unwrap_or_default();
+                let leaf = path.ends_with(".nodePort") || path.ends_with(".healthCheckNodePort");
+                for side in ["config", "live", "lastApplied"] {
+                    if leaf && f[side].is_number() {
+                        f[side] = "NODE-PORT".into();
+                    }
+                    mask_node_ports(&mut f[side]);
+                }
+            }
         }
         plan
     }
@@ -597,6 +608,107 @@ fn embedded_held_to_real_invalid_objects_and_immutable_fields() {
 #[test]
 fn embedded_held_to_real_export() {
     held("held-export", export_history);
+}
+
+#[test]
+fn embedded_held_to_real_service_types() {
+    held("held-svc", service_type_history);
+}
+
+/// `v` with the node ports in it masked (a Service port element's).
+fn mask_node_ports(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if (k == "nodePort" || k == "healthCheckNodePort") && x.is_number() {
+                    *x = "NODE-PORT".into();
+                } else {
+                    mask_node_ports(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(mask_node_ports),
+        _ => {}
+    }
+}
+
+/// A Service named `lb` of type `ty` (extra spec lines in `more`).
+fn typed_service(ty: &str, more: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: lb\nspec:\n  type: {ty}\n{more}  \
+         selector: {{app: web}}\n  ports:\n  - {{name: http, port: 80}}\n  - {{name: metrics, port: 9090}}\n"
+    )
+}
+
+/// A Service whose type changes: node ports allocated as it is stored,
+/// kept by an apply that leaves them out (and by one that renames a
+/// port's number), the health check node port with `Local`, both dropped
+/// when the type no longer uses them.
+fn service_type_history(s: &mut Scenario) {
+    s.write("m/lb.yaml", &typed_service("NodePort", ""));
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&["services"]);
+    let local = "  externalTrafficPolicy: Local\n";
+    s.write("m/lb.yaml", &typed_service("LoadBalancer", local));
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&["services"]);
+    s.write(
+        "m/lb.yaml",
+        &typed_service("LoadBalancer", "").replace("port: 9090", "port: 9091"),
+    );
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&["services"]);
+    // A port renumbered as the type changes: its node port goes too. The
+    // plan says what the server drops.
+    s.write("m/lb.yaml", &typed_service("ClusterIP", ""));
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let warnings = plan["objects"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "spec.type changes from LoadBalancer to ClusterIP: the server drops \
+             spec.ports[*].nodePort, spec.allocateLoadBalancerNodePorts, \
+             spec.externalTrafficPolicy as it stores the change"
+        ),
+        "{warnings}"
+    );
+    s.apply(&["-f", "m"], true);
+    let after = s.assert_same(&["services"]);
+    let spec = &after[0]["spec"];
+    for gone in [
+        "nodePort",
+        "allocateLoadBalancerNodePorts",
+        "externalTrafficPolicy",
+    ] {
+        assert!(!spec.to_string().contains(gone), "{gone}: {spec}");
+    }
+    // An ExternalName has no cluster IP: the server drops it.
+    s.write(
+        "m/lb.yaml",
+        &typed_service("ExternalName", "  externalName: db.example.com\n"),
+    );
+    let plan = s.assert_same_plan(&["-f", "m"]);
+    let warnings = plan["objects"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "the server drops spec.clusterIP, spec.clusterIPs, spec.ipFamilies, \
+             spec.ipFamilyPolicy, spec.internalTrafficPolicy as it stores the change"
+        ),
+        "{warnings}"
+    );
+    s.apply(&["-f", "m"], true);
+    let after = s.assert_same(&["services"]);
+    let spec = &after[0]["spec"];
+    for gone in ["ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"] {
+        assert!(!spec.to_string().contains(gone), "{gone}: {spec}");
+    }
+}
+
+#[test]
+fn service_types() {
+    let Some(mut s) = Scenario::kubectl_vs_kapply("svc") else {
+        return;
+    };
+    service_type_history(&mut s);
 }
 
 fn life(s: &mut Scenario) {
@@ -1091,6 +1203,10 @@ fn fields_the_real_server_sets_read_as_server_defaults() {
     };
     s.write("m/service.yaml", SERVICE);
     s.write(
+        "m/lb.yaml",
+        &typed_service("LoadBalancer", "  externalTrafficPolicy: Local\n"),
+    );
+    s.write(
         "m/namespace.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: __NS__-x\n",
     );
@@ -1116,6 +1232,24 @@ fn fields_the_real_server_sets_read_as_server_defaults() {
     ] {
         let f = row("Service", path);
         assert_eq!(f["cause"], "server-default", "{f}");
+        assert!(f.get("owner").is_none_or(Value::is_null), "{f}");
+    }
+    // Allocated as the load balancer was stored: no writer owns them.
+    for path in [
+        "spec.ports[port=80].nodePort",
+        "spec.ports[port=9090].nodePort",
+        "spec.healthCheckNodePort",
+    ] {
+        let f = plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["name"] == "lb")
+            .flat_map(|o| o["fields"].as_array().unwrap())
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("lb {path} not in {plan:#}"));
+        assert_eq!(f["cause"], "server-default", "{f}");
+        assert_eq!(f["live"], "NODE-PORT", "{f}");
         assert!(f.get("owner").is_none_or(Value::is_null), "{f}");
     }
     let f = row("Namespace", "spec.finalizers");
@@ -1451,15 +1585,7 @@ impl OnReal {
 
     /// `kubectl delete ARGS` of the release's objects but its Namespaces.
     fn delete(&self, args: &[&str]) {
-        let mut all = vec!["delete", "-f", &self.deletable];
-        all.extend(args);
-        let out = run(&mut self.kubectl_cmd(&all));
-        assert_eq!(
-            out.code,
-            Some(0),
-            "{}: kubectl {all:?}: {out:?}",
-            self.rel.name
-        );
+        self.kubectl_on(&self.deletable, &[&["delete"], args].concat());
     }
 
     /// `kubectl ARGS` on this server (`-n` for a release that names no
@@ -1479,7 +1605,12 @@ impl OnReal {
 
     /// `kubectl VERB -f FILE ARGS...` (the release's manifest), succeeding.
     fn kubectl(&self, args: &[&str]) -> Out {
-        let mut all = vec![args[0], "-f", &self.file];
+        self.kubectl_on(&self.file, args)
+    }
+
+    /// `kubectl VERB -f FILE ARGS...`, succeeding.
+    fn kubectl_on(&self, file: &str, args: &[&str]) -> Out {
+        let mut all = vec![args[0], "-f", file];
         all.extend(&args[1..]);
         let out = run(&mut self.kubectl_cmd(&all));
         assert_eq!(

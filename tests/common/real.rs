@@ -56,7 +56,7 @@ pub fn unique(prefix: &str) -> String {
 
 /// `obj` without what differs between two equal histories in two
 /// namespaces: uid, resourceVersion, creationTimestamp, the managedFields
-/// times, a Service's cluster IPs; every occurrence of a `subst` string (the
+/// times, a Service's cluster IPs and node ports; every occurrence of a `subst` string (the
 /// namespace's name, an ApplySet ID) and of the object's uid (Job labels)
 /// replaced by its stand-in.
 pub fn normalize(obj: &Value, subst: &[(String, String)]) -> Value {
@@ -99,6 +99,16 @@ pub fn normalize(obj: &Value, subst: &[(String, String)]) -> Value {
     {
         spec.remove("clusterIP");
         spec.remove("clusterIPs");
+        // Allocated node ports: which one is luck; that there is one is not.
+        let ports = spec.get_mut("ports").and_then(Value::as_array_mut);
+        for p in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+            if let Some(n) = p.get_mut("nodePort") {
+                *n = "NODE-PORT".into();
+            }
+        }
+        if let Some(n) = spec.get_mut("healthCheckNodePort") {
+            *n = "NODE-PORT".into();
+        }
     }
     let mut text = obj.to_string();
     for (from, to) in &subst {

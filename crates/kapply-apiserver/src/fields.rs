@@ -399,6 +399,16 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         .unwrap_or_default();
     let mut found = false;
     let mut out = Vec::new();
+    // A field owned but absent before (one the storage dropped past the
+    // field manager) stays its owner's until a write changes it; only
+    // what this write removed goes. Read when the first such path comes.
+    let old_present = std::cell::OnceCell::new();
+    let kept = |p: &FieldPath| {
+        present.contains(p)
+            || !old_present
+                .get_or_init(|| leaves(old_v, schema))
+                .contains(p)
+    };
     for mut e in entries.drain(..) {
         let mut set = from_fields_v1(&e["fieldsV1"]);
         let mine = e["manager"] == w.manager
@@ -420,7 +430,7 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         } else {
             set.retain(|p| !owned.contains(p));
         }
-        set.retain(|p| present.contains(p));
+        set.retain(kept);
         if set.is_empty() {
             continue;
         }
@@ -435,6 +445,36 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
         }
     }
     set_entries(new, out);
+}
+
+/// Give `paths` back to the managedFields entries of `obj` whose writer
+/// owned them in `old` (same manager, operation and subresource): fields
+/// the server drops past its field manager stay their owners'.
+pub fn keep_owned(old: &Value, obj: &mut Value, paths: &[FieldPath]) {
+    if paths.is_empty() {
+        return;
+    }
+    let id = |e: &Value| ["manager", "operation", "subresource"].map(|k| e[k].clone());
+    let owned: Vec<_> = old["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| (id(e), from_fields_v1(&e["fieldsV1"])))
+        .collect();
+    let Some(entries) = obj["metadata"]["managedFields"].as_array_mut() else {
+        return;
+    };
+    for e in entries {
+        let Some((_, before)) = owned.iter().find(|(i, _)| *i == id(e)) else {
+            continue;
+        };
+        let mut set = from_fields_v1(&e["fieldsV1"]);
+        let n = set.len();
+        set.extend(paths.iter().filter(|p| before.contains(*p)).cloned());
+        if set.len() != n {
+            e["fieldsV1"] = to_fields_v1(&set);
+        }
+    }
 }
 
 /// Take `paths` (and what lies under them) out of every managedFields

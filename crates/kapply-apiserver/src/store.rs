@@ -1,5 +1,5 @@
 //! The in-memory object store: objects by resource, namespace and name, a
-//! global resourceVersion counter, cluster IP allocation.
+//! global resourceVersion counter, cluster IP and node port allocation.
 //!
 //! Objects are kept as their compact JSON ([`Stored`]), not as trees: a
 //! `serde_json::Value` of a Deployment with managedFields takes several
@@ -24,9 +24,36 @@ pub struct Stored {
     json: Bytes,
     api_version: Box<str>,
     kind: Box<str>,
-    /// A Service's spec.clusterIP (the addresses in use are counted
+    /// A Service's allocated addresses and ports (those in use are counted
     /// without parsing every Service).
+    service: Option<Box<Allocated>>,
+}
+
+/// What a Service holds of what the server allocates.
+#[derive(Debug, Clone)]
+struct Allocated {
     cluster_ip: Option<Box<str>>,
+    /// Its ports' node ports and its health check node port.
+    node_ports: Vec<u16>,
+}
+
+impl Allocated {
+    fn of(service: &Value) -> Allocated {
+        let spec = &service["spec"];
+        let port = |v: &Value| {
+            v.as_u64()
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|&n| n > 0)
+        };
+        let ports = spec["ports"].as_array().into_iter().flatten();
+        Allocated {
+            cluster_ip: spec["clusterIP"].as_str().map(Into::into),
+            node_ports: ports
+                .filter_map(|p| port(&p["nodePort"]))
+                .chain(port(&spec["healthCheckNodePort"]))
+                .collect(),
+        }
+    }
 }
 
 impl Stored {
@@ -36,8 +63,8 @@ impl Stored {
             json: Bytes::from(serde_json::to_vec(object).unwrap_or_default()),
             api_version: object["apiVersion"].as_str().unwrap_or_default().into(),
             kind: object["kind"].as_str().unwrap_or_default().into(),
-            cluster_ip: match object["kind"].as_str() {
-                Some("Service") => object["spec"]["clusterIP"].as_str().map(Into::into),
+            service: match object["kind"].as_str() {
+                Some("Service") => Some(Box::new(Allocated::of(object))),
                 _ => None,
             },
         }
@@ -83,6 +110,9 @@ pub struct State {
     next_ip: u32,
     /// Services' cluster IPs in use: how many Services hold each.
     cluster_ips: HashMap<Box<str>, u32>,
+    /// Node ports in use (a port's or a health check's), likewise.
+    node_ports: HashMap<u16, u32>,
+    next_node_port: u16,
     uid_seq: u64,
     /// Built-in resources plus those of stored CRDs, computed again when a
     /// CRD is stored or removed (every request resolves its path with it).
@@ -99,6 +129,8 @@ impl Default for State {
             warnings: Vec::new(),
             next_ip: 0,
             cluster_ips: HashMap::new(),
+            node_ports: HashMap::new(),
+            next_node_port: 0,
             uid_seq: 0,
             resources: Arc::new(resources::builtin()),
         }
@@ -140,12 +172,12 @@ impl State {
         let crd = is_crd(&key);
         let service = is_service(&key);
         if service {
-            self.count_ip(stored.cluster_ip.as_deref(), true);
+            self.count(stored.service.as_deref(), true);
         }
         let kind = match self.objects.insert(key.clone(), stored.clone()) {
             Some(old) => {
                 if service {
-                    self.count_ip(old.cluster_ip.as_deref(), false);
+                    self.count(old.service.as_deref(), false);
                 }
                 "MODIFIED"
             }
@@ -169,7 +201,7 @@ impl State {
     pub fn delete_read(&mut self, key: &Key, mut object: Value) -> Option<Value> {
         let gone = self.objects.remove(key)?;
         if is_service(key) {
-            self.count_ip(gone.cluster_ip.as_deref(), false);
+            self.count(gone.service.as_deref(), false);
         }
         let rv = self.next_rv();
         object["metadata"]["resourceVersion"] = Value::from(rv);
@@ -246,15 +278,38 @@ impl State {
         self.cluster_ips.contains_key(ip)
     }
 
-    fn count_ip(&mut self, ip: Option<&str>, add: bool) {
-        let Some(ip) = ip else { return };
-        if add {
-            *self.cluster_ips.entry(ip.into()).or_default() += 1;
-        } else if let Some(n) = self.cluster_ips.get_mut(ip) {
-            *n -= 1;
-            if *n == 0 {
-                self.cluster_ips.remove(ip);
+    /// A node port from the default range (30000-32767) no Service holds
+    /// and not in `taken` (this request's); `None` when all are in use.
+    pub fn next_node_port(&mut self, taken: &[u16]) -> Option<u16> {
+        const FIRST: u16 = 30000;
+        const COUNT: u16 = 32767 - FIRST + 1;
+        for _ in 0..COUNT {
+            let n = FIRST + self.next_node_port % COUNT;
+            self.next_node_port = (self.next_node_port + 1) % COUNT;
+            if !self.node_ports.contains_key(&n) && !taken.contains(&n) {
+                return Some(n);
             }
+        }
+        None
+    }
+
+    fn count(&mut self, service: Option<&Allocated>, add: bool) {
+        let Some(service) = service else { return };
+        fn count<K: std::hash::Hash + Eq>(map: &mut HashMap<K, u32>, key: K, add: bool) {
+            if add {
+                *map.entry(key).or_default() += 1;
+            } else if let Some(n) = map.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(&key);
+                }
+            }
+        }
+        if let Some(ip) = &service.cluster_ip {
+            count(&mut self.cluster_ips, ip.clone(), add);
+        }
+        for &p in &service.node_ports {
+            count(&mut self.node_ports, p, add);
         }
     }
 

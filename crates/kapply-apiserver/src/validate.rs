@@ -124,7 +124,9 @@ pub fn validate(new: &Value, old: Option<&Value>) -> Vec<Cause> {
             if let Some(old) = old {
                 let before = &old["spec"]["clusterIP"];
                 let after = &spec["clusterIP"];
-                if !before.is_null() && before != after {
+                // An ExternalName has none (the storage dropped it).
+                let released = spec["type"] == "ExternalName" && after.is_null();
+                if !before.is_null() && before != after && !released {
                     causes.push(Cause::new(
                         "spec.clusterIPs[0]",
                         "FieldValueInvalid",

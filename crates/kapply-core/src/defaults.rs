@@ -36,9 +36,33 @@ fn existing<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Ma
     obj.get_mut(key).and_then(Value::as_object_mut)
 }
 
-/// The defaulting of one kind: the object's top-level map, and the source
-/// of Service cluster IPs.
-type Rule = fn(&mut Map<String, Value>, &mut dyn FnMut() -> String);
+/// What kube-apiserver allocates as it stores a Service (its REST storage,
+/// after defaulting): a cluster IP, node ports, a health check node port.
+/// A closure `|| ip` allocates cluster IPs alone (node ports left unset):
+/// a caller that does not know them predicts nothing of them.
+pub trait Allocate {
+    fn cluster_ip(&mut self) -> String;
+    /// A node port for a Service port without one (`port` is that port's
+    /// map, its protocol defaulted); `None`: left unset.
+    fn node_port(&mut self, _port: &Map<String, Value>) -> Option<i64> {
+        None
+    }
+    /// A load balancer's health check node port (`externalTrafficPolicy:
+    /// Local`); `None`: left unset.
+    fn health_check_node_port(&mut self) -> Option<i64> {
+        None
+    }
+}
+
+impl<F: FnMut() -> String + ?Sized> Allocate for F {
+    fn cluster_ip(&mut self) -> String {
+        self()
+    }
+}
+
+/// The defaulting of one kind: the object's top-level map, and what
+/// allocates a Service's cluster IP and node ports.
+type Rule = fn(&mut Map<String, Value>, &mut dyn Allocate);
 
 /// The rule of a kind (group-qualified kinds are matched by kind and
 /// apiVersion); `None`: the server defaults nothing of it here.
@@ -133,14 +157,14 @@ fn kind_of(obj: &Value) -> (&str, &str) {
 }
 
 /// Apply the defaults of `kind` (group-qualified kinds are matched by kind
-/// and apiVersion). `next_ip` hands out Service cluster IPs.
-pub fn apply(obj: &mut Value, next_ip: &mut dyn FnMut() -> String) {
+/// and apiVersion). `alloc` hands out Service cluster IPs and node ports.
+pub fn apply(obj: &mut Value, alloc: &mut dyn Allocate) {
     let (api_version, kind) = kind_of(obj);
     let Some(rule) = rule(api_version, kind) else {
         return;
     };
     if let Some(o) = obj.as_object_mut() {
-        rule(o, next_ip);
+        rule(o, alloc);
     }
 }
 
@@ -430,7 +454,7 @@ fn container(c: &mut Map<String, Value>) {
     }
 }
 
-fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
+fn service(o: &mut Map<String, Value>, alloc: &mut dyn Allocate) {
     let Some(spec) = child(o, "spec") else {
         return;
     };
@@ -440,7 +464,7 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     let ty = spec["type"].as_str().unwrap_or_default().to_string();
     if ty != "ExternalName" {
         if spec.get("clusterIP").is_none_or(|v| v.is_null() || v == "") {
-            spec.insert("clusterIP".into(), json!(next_ip()));
+            spec.insert("clusterIP".into(), json!(alloc.cluster_ip()));
         }
         let ip = spec["clusterIP"].clone();
         default(spec, "clusterIPs", || json!([ip]));
@@ -455,13 +479,34 @@ fn service(o: &mut Map<String, Value>, next_ip: &mut dyn FnMut() -> String) {
     if ty == "LoadBalancer" {
         default(spec, "allocateLoadBalancerNodePorts", || json!(true));
     }
+    // Node ports for a NodePort Service and a load balancer that allocates
+    // them (the registry's allocation, seen on kube-apiserver v1.34: a port
+    // without one gets one, a `0` counts as none).
+    let node_ports = ty == "NodePort"
+        || (ty == "LoadBalancer"
+            && spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false)));
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
             default(p, "protocol", || json!("TCP"));
             if let Some(port) = p.get("port").cloned() {
                 default(p, "targetPort", || port);
             }
+            if node_ports
+                && p.get("nodePort").is_none_or(|v| v.is_null() || v == 0)
+                && let Some(n) = alloc.node_port(p)
+            {
+                p.insert("nodePort".into(), json!(n));
+            }
         }
+    }
+    if ty == "LoadBalancer"
+        && spec.get("externalTrafficPolicy").and_then(Value::as_str) == Some("Local")
+        && spec
+            .get("healthCheckNodePort")
+            .is_none_or(|v| v.is_null() || v == 0)
+        && let Some(n) = alloc.health_check_node_port()
+    {
+        spec.insert("healthCheckNodePort".into(), json!(n));
     }
     if let Some(status) = child(o, "status") {
         default(status, "loadBalancer", || json!({}));
@@ -571,6 +616,169 @@ fn secret(o: &mut Map<String, Value>) {
             data.insert(k, json!(crate::gocompat::encode_bytes(s)));
         }
     }
+}
+
+/// A field a Service's storage sets or drops on an update, past its field
+/// manager (kube-apiserver v1.34's `patchAllocatedValues` and
+/// `dropTypeDependentFields`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServiceField {
+    /// A port's node port: the port's list keys (`protocol` defaulted).
+    NodePort { port: Value, protocol: Value },
+    /// A field of `spec`.
+    Spec(&'static str),
+}
+
+impl ServiceField {
+    fn node_port(port: &Map<String, Value>) -> ServiceField {
+        let protocol = port.get("protocol").filter(|p| !p.is_null());
+        ServiceField::NodePort {
+            port: port.get("port").cloned().unwrap_or(Value::Null),
+            protocol: protocol.cloned().unwrap_or_else(|| json!("TCP")),
+        }
+    }
+}
+
+fn needs_node_ports(spec: &Value) -> bool {
+    match spec["type"].as_str() {
+        Some("NodePort") => true,
+        Some("LoadBalancer") => spec["allocateLoadBalancerNodePorts"] != json!(false),
+        _ => false,
+    }
+}
+
+fn needs_health_check(spec: &Value) -> bool {
+    spec["type"] == "LoadBalancer" && spec["externalTrafficPolicy"] == "Local"
+}
+
+fn node_port_of(port: &Value) -> i64 {
+    port["nodePort"].as_i64().unwrap_or(0)
+}
+
+/// An update of a Service `old` to `new` (before defaulting): node ports
+/// the new spec leaves out are kept from the old port of the same name
+/// (unless another port of the new spec holds it), as is the health check
+/// node port. Returns what was put back.
+pub fn service_keeps_allocated(old: &Value, new: &mut Value) -> Vec<ServiceField> {
+    let mut put_back = Vec::new();
+    let (o, Some(n)) = (&old["spec"], new.get_mut("spec")) else {
+        return put_back;
+    };
+    if needs_node_ports(o) && needs_node_ports(n) {
+        let old_ports = o["ports"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let held: Vec<i64> = n["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(node_port_of)
+            .collect();
+        for p in n["ports"].as_array_mut().into_iter().flatten() {
+            if node_port_of(p) != 0 {
+                continue;
+            }
+            let same_name = old_ports.iter().find(|q| q["name"] == p["name"]);
+            if let Some(v) = same_name
+                .map(node_port_of)
+                .filter(|v| *v != 0 && !held.contains(v))
+                && let Some(m) = p.as_object_mut()
+            {
+                m.insert("nodePort".into(), json!(v));
+                put_back.push(ServiceField::node_port(m));
+            }
+        }
+    }
+    if needs_health_check(o)
+        && needs_health_check(n)
+        && n["healthCheckNodePort"].as_i64().unwrap_or(0) == 0
+        && let Some(v) = o.get("healthCheckNodePort")
+    {
+        n["healthCheckNodePort"] = v.clone();
+        put_back.push(ServiceField::Spec("healthCheckNodePort"));
+    }
+    put_back
+}
+
+/// An update of a Service `old` to `new` (before defaulting): what the new
+/// type does not use is dropped where the update left it as it was: an
+/// ExternalName's cluster IPs, IP families and internal traffic policy, node ports (when none is
+/// net-new), the health check node port,
+/// `allocateLoadBalancerNodePorts`, `loadBalancerClass` and
+/// `externalTrafficPolicy`. Returns what was dropped.
+pub fn service_drops_unused(old: &Value, new: &mut Value) -> Vec<ServiceField> {
+    let mut dropped = Vec::new();
+    let (o, Some(n)) = (&old["spec"], new.get_mut("spec")) else {
+        return dropped;
+    };
+    // An ExternalName has no cluster IP: the allocated ones go, and the IP
+    // families with them.
+    if o["type"] != "ExternalName" && n["type"] == "ExternalName" {
+        let same = |k: &str| o.get(k) == n.get(k);
+        let ips = same("clusterIP") && same("clusterIPs");
+        let fields = [
+            ("clusterIP", ips),
+            ("clusterIPs", ips),
+            ("ipFamilies", same("ipFamilies")),
+            ("ipFamilyPolicy", same("ipFamilyPolicy")),
+            ("internalTrafficPolicy", same("internalTrafficPolicy")),
+        ];
+        for (field, gone) in fields {
+            if gone
+                && let Some(m) = n.as_object_mut()
+                && m.remove(field).is_some()
+            {
+                dropped.push(ServiceField::Spec(field));
+            }
+        }
+    }
+    let all = |s: &Value| -> std::collections::BTreeSet<i64> {
+        let ports = s["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(node_port_of);
+        ports.filter(|n| *n != 0).collect()
+    };
+    if needs_node_ports(o) && !needs_node_ports(n) && all(o).is_superset(&all(n)) {
+        let ports = n["ports"].as_array_mut().into_iter().flatten();
+        for p in ports.filter_map(Value::as_object_mut) {
+            if p.remove("nodePort").is_some() {
+                dropped.push(ServiceField::node_port(p));
+            }
+        }
+    }
+    let load_balancer = |s: &Value| s["type"] == "LoadBalancer";
+    let external = |s: &Value| matches!(s["type"].as_str(), Some("NodePort" | "LoadBalancer"));
+    let same = |k: &str| o.get(k) == n.get(k);
+    let drop = [
+        (
+            "healthCheckNodePort",
+            needs_health_check(o) && !needs_health_check(n) && same("healthCheckNodePort"),
+        ),
+        (
+            "allocateLoadBalancerNodePorts",
+            load_balancer(o)
+                && !load_balancer(n)
+                && !n["allocateLoadBalancerNodePorts"].is_null()
+                && same("allocateLoadBalancerNodePorts"),
+        ),
+        (
+            "loadBalancerClass",
+            load_balancer(o) && !load_balancer(n) && same("loadBalancerClass"),
+        ),
+        (
+            "externalTrafficPolicy",
+            external(o) && !external(n) && same("externalTrafficPolicy"),
+        ),
+    ];
+    for (field, gone) in drop {
+        if gone
+            && let Some(m) = n.as_object_mut()
+            && m.remove(field).is_some()
+        {
+            dropped.push(ServiceField::Spec(field));
+        }
+    }
+    dropped
 }
 
 #[cfg(test)]

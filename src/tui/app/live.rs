@@ -4,26 +4,6 @@
 
 use super::*;
 
-/// Whether the plan shown is the cluster's state now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Live {
-    /// Every resource of the plan is watched: changes show as they happen.
-    Watching,
-    /// Not (or no longer) followed: live state as of `time` (HH:MM:SS);
-    /// `why` when a watch broke or gave up.
-    AsOf { time: String, why: Option<String> },
-}
-
-impl Live {
-    /// The header's words: `watching`, `live as of 12:00:03`.
-    pub fn label(&self) -> String {
-        match self {
-            Live::Watching => "watching".to_string(),
-            Live::AsOf { time, .. } => format!("live as of {time}"),
-        }
-    }
-}
-
 impl App {
     pub(super) fn on_live(&mut self, n: u64, event: LiveEvent) -> Vec<Effect> {
         if n != self.conn.live_gen {
@@ -214,6 +194,3 @@ impl App {
         head
     }
 }
-
-/// The mark of an object changed in the cluster since the load.
-pub const CHANGED_MARK: &str = "Δ";

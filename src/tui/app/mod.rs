@@ -6,8 +6,7 @@ use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
-    ApplyItem, Compact, ExportTarget, Exported, Failure, LiveEvent, ObjectResult, Outcome,
-    Progress, Propagation, Rows, Server,
+    ApplyItem, Compact, Exported, Failure, LiveEvent, ObjectResult, Outcome, Propagation, Rows,
 };
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -26,400 +25,22 @@ mod list;
 mod live;
 mod recreate;
 mod serverside;
-mod state;
 
-pub use live::{CHANGED_MARK, Live};
-
+pub use crate::tui::confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
 pub use crate::tui::layout::{Areas, areas};
-pub use changes::ChangeItem;
-pub use confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
-pub(crate) use confirm::{confirm_body, confirm_footer};
-pub use list::kind_label;
-pub(crate) use serverside::is_secret;
-pub use serverside::{ServerSideMode, ServerSideState};
-pub use state::{Connection, Detail, Jobs, ObjectList, Selection};
-
-/// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// False when NO_COLOR is set or TERM=dumb: no colours at all, marks still show.
-    pub color: bool,
-    /// Capture the mouse (wheel and click).
-    pub mouse: bool,
-    /// Plain ASCII borders (`+`, `-`, `|`), for TERM=dumb.
-    pub ascii: bool,
-    /// The terminal's background is light (`--theme light`, or `auto` and
-    /// COLORFGBG says so): muted colours chosen to read on it.
-    pub light: bool,
-    /// A directory the manifests were written to for the user (the demo's
-    /// temporary one): sources under it are shown relative to it.
-    pub source_root: Option<String>,
-    /// `--server-side`: plan and apply server-side (`None`: client-side).
-    pub server_side: Option<ServerSideMode>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            color: true,
-            mouse: true,
-            ascii: false,
-            light: false,
-            source_root: None,
-            server_side: None,
-        }
-    }
-}
-
-impl Options {
-    pub fn from_env() -> Self {
-        Self::from_vars(
-            std::env::var_os("NO_COLOR").as_deref(),
-            std::env::var_os("TERM").as_deref(),
-        )
-    }
-
-    /// The options for these values of NO_COLOR and TERM: a dumb terminal
-    /// gets neither colour nor box-drawing characters.
-    pub fn from_vars(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsStr>) -> Self {
-        let dumb = term.is_some_and(|t| t == "dumb");
-        Options {
-            color: !dumb && no_color.is_none_or(|v| v.is_empty()),
-            mouse: true,
-            ascii: dumb,
-            light: false,
-            source_root: None,
-            server_side: None,
-        }
-    }
-
-    /// Whether `--theme` (`light`, `dark` or `auto`) means a light
-    /// background; `auto` reads COLORFGBG (`fg;bg`, as rxvt, Konsole and
-    /// iTerm2 set it: a background of 7 or 9-15 is light), else dark.
-    pub fn light_theme(theme: &str, colorfgbg: Option<&str>) -> bool {
-        match theme {
-            "light" => true,
-            "dark" => false,
-            _ => colorfgbg
-                .and_then(|v| v.rsplit(';').next())
-                .and_then(|bg| bg.trim().parse::<u8>().ok())
-                .is_some_and(|bg| bg == 7 || (9..=15).contains(&bg)),
-        }
-    }
-}
-
-/// Every input the app reacts to.
-#[derive(Debug, Clone)]
-pub enum Msg {
-    /// A key press (the key table in `keymap` says what it does).
-    Key(KeyEvent),
-    /// A click or a wheel turn.
-    Mouse(MouseEvent),
-    /// The terminal's new size (columns, rows).
-    Resize(u16, u16),
-    /// The spinner's clock (a redraw only while something is under way).
-    Tick,
-    /// How far a load (non-streamed) is.
-    Progress(Progress),
-    /// Objects a load has planned so far (a streamed load), and how far it is.
-    Rows(Rows),
-    /// The engine connected (the server answered), or why not.
-    Connected(Result<(), String>),
-    /// The manifests alone, read while live state loads.
-    Manifests(Result<Plan, String>),
-    /// The plan against live state (answers `Effect::Load`), or why not.
-    Loaded(Result<Plan, String>),
-    /// The server's dry run of an apply confirmation (`Effect::DryRun`).
-    DryRunDone(Vec<ObjectResult>),
-    /// The server's dry run of a prune confirmation (`Effect::PruneDryRun`).
-    PruneDryRunDone(Vec<ObjectResult>),
-    /// The server's dry run of a server-side apply confirmation
-    /// (`Effect::ServerSideDryRun`).
-    ServerSideDryRunDone(Vec<ObjectResult>),
-    /// Of the objects the server's dry run under way checks (an apply's or
-    /// a prune's), how many it has answered.
-    DryRunProgress { done: usize, total: usize },
-    /// Of the objects an apply, delete or prune under way writes, how many
-    /// are done (written, failed or not sent).
-    WriteProgress { done: usize, total: usize },
-    /// An apply's results (`Effect::Apply`), one per object sent or not.
-    Applied(Vec<ObjectResult>),
-    /// A delete's results (`Effect::Delete`).
-    Deleted(Vec<ObjectResult>),
-    /// A prune's results (`Effect::Prune`).
-    Pruned(Vec<ObjectResult>),
-    /// A recreate's results (`Effect::Recreate`).
-    Recreated(Vec<ObjectResult>),
-    /// Where to write an object's export (`E`), or why it cannot be.
-    ExportAsk(ObjectPlan, Result<ExportTarget, String>),
-    /// An export's outcome.
-    Exported(ObjectPlan, Result<Exported, String>),
-    /// What the watch started by `Effect::Watch(n)` reports (`n` tells a
-    /// watch of an older load, whose reports are dropped).
-    Live(u64, LiveEvent),
-    /// The watch `n` stopped following the cluster: why.
-    LiveStopped(u64, String),
-    /// The editor `e` opened has exited (or could not be started: why).
-    Edited(Result<(), String>),
-}
-
-/// Work for the runtime. Destructive ones are only produced by a confirm.
-#[derive(Debug, Clone)]
-pub enum Effect {
-    /// Connect to the server (again); answered by `Msg::Connected`.
-    Connect,
-    /// Read the manifests without the cluster; answered by `Msg::Manifests`.
-    ReadManifests,
-    /// Plan the manifests against live state; answered by `Msg::Loaded`
-    /// (and `Msg::Rows` as a streamed load goes).
-    Load,
-    /// The server's dry run of what a confirmation would apply; answered by
-    /// `Msg::DryRunDone`.
-    DryRun(Vec<ApplyItem>),
-    /// Apply (only after a confirm); answered by `Msg::Applied`.
-    Apply(Vec<ApplyItem>),
-    /// The server's dry run of a server-side apply, as field manager
-    /// `manager`; answered by `Msg::ServerSideDryRunDone`.
-    ServerSideDryRun(Vec<crate::ops::ServerSideItem>, String),
-    /// Apply server-side (only after its confirmation); answered by
-    /// `Msg::Applied`.
-    ServerSideApply(Vec<crate::ops::ServerSideItem>, String),
-    /// Delete with a propagation policy (only after a confirm); answered by
-    /// `Msg::Deleted`.
-    Delete(Vec<ObjectPlan>, Propagation),
-    /// Prune (only after a confirm); answered by `Msg::Pruned`.
-    Prune(Vec<ObjectPlan>),
-    /// Apply, replacing what the server refuses as invalid: delete (uid
-    /// precondition), wait until gone, create (only after the recreate
-    /// confirmation); answered by `Msg::Recreated`.
-    Recreate(Vec<ApplyItem>),
-    /// The server's dry run of a prune; answered by `Msg::PruneDryRunDone`.
-    PruneDryRun(Vec<ObjectPlan>),
-    /// Propose a path for an object's export; the manifest file that holds
-    /// only this object, if any.
-    ExportTarget(ObjectPlan, Option<String>),
-    /// Write an object's export to a path (`true`: overwrite an existing file).
-    Export(ObjectPlan, String, bool),
-    /// Follow the cluster from what the load just read (the runtime stops
-    /// the watch before it): answered by `Msg::Live` as things change,
-    /// `Msg::LiveStopped` if it gives up.
-    Watch(u64),
-    /// Open a manifest in the user's editor at a line (the runtime suspends
-    /// the terminal meanwhile); answered by `Msg::Edited`.
-    Edit { file: String, line: u32 },
-    /// Leave: the runtime aborts what is under way and restores the terminal.
-    Quit,
-}
-
-/// A job under way: what the status line names and what decides whether a
-/// message still applies (its own writes are not another writer's changes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job {
-    /// Reaching the cluster (the first load).
-    Connecting,
-    /// Reading the manifests and the live objects.
-    Loading,
-    /// The server dry run of a confirmation.
-    DryRun,
-    /// Reading the live objects an export writes.
-    ReadForExport,
-    /// Writing export files.
-    Exporting,
-    Applying,
-    Deleting,
-    Pruning,
-    /// Deleting and creating again what the server refused to update.
-    Recreating,
-}
-
-impl Job {
-    /// The status line's word for it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Job::Connecting => "connecting",
-            Job::Loading => "loading",
-            Job::DryRun => "server dry run",
-            Job::ReadForExport => "export",
-            Job::Exporting => "exporting",
-            Job::Applying => "applying",
-            Job::Deleting => "deleting",
-            Job::Pruning => "pruning",
-            Job::Recreating => "recreating",
-        }
-    }
-
-    /// Whether it writes to the cluster (its results reload everything).
-    pub fn writes(self) -> bool {
-        matches!(
-            self,
-            Job::Applying | Job::Deleting | Job::Pruning | Job::Recreating
-        )
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    List,
-    Fields,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupBy {
-    Namespace,
-    Kind,
-}
-
-/// The status filter `f` cycles through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Filter {
-    All,
-    Changes,
-    Create,
-    Update,
-    InSync,
-    Prune,
-    Error,
-    /// Objects that would apply but carry a warning.
-    Warning,
-    /// Objects with a server-side conflict no decision covers
-    /// (`--server-side` only).
-    Conflict,
-    Marked,
-}
-
-impl Filter {
-    /// The next filter; `Conflict` only with `server_side`.
-    pub fn next_in(self, server_side: bool) -> Filter {
-        match self.next() {
-            Filter::Conflict if !server_side => Filter::Marked,
-            f => f,
-        }
-    }
-
-    pub fn next(self) -> Filter {
-        use Filter::*;
-        match self {
-            All => Changes,
-            Changes => Create,
-            Create => Update,
-            Update => InSync,
-            InSync => Prune,
-            Prune => Error,
-            Error => Warning,
-            Warning => Conflict,
-            Conflict => Marked,
-            Marked => All,
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Filter::All => "all",
-            Filter::Changes => "changes",
-            Filter::Create => "create",
-            Filter::Update => "update",
-            Filter::InSync => "in sync",
-            Filter::Prune => "prune",
-            Filter::Error => "error",
-            Filter::Warning => "warning",
-            Filter::Conflict => "conflict",
-            Filter::Marked => "marked",
-        }
-    }
-}
-
-/// One row of the object list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Row {
-    Group(String),
-    /// Index into `plan.objects`.
-    Object(usize),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PruneChoice {
-    Prune,
-    Keep,
-    Skip,
-}
-
-/// Modal dialogs; while one is open it gets every key.
-#[derive(Debug, Clone)]
-pub enum Popup {
-    Help,
-    /// `c`: each distinct change with how many objects carry it; `Enter`
-    /// marks them all for that change alone.
-    Changes {
-        changes: Vec<ChangeItem>,
-        pos: usize,
-    },
-    PruneStep {
-        /// Copies, not indices: a reload while stepping must not shift them.
-        candidates: Vec<ObjectPlan>,
-        pos: usize,
-        choices: Vec<PruneChoice>,
-    },
-    /// `E`: the path to write an object's export to, edited in place.
-    ExportPath {
-        object: ObjectPlan,
-        input: String,
-        note: Option<String>,
-    },
-    /// A confirmation of a destructive action (apply, server-side apply,
-    /// prune, delete, recreate, the export's overwrite, quit): nothing
-    /// runs before its confirm key.
-    Confirm(Confirm),
-    /// Something the user asked for cannot be done, and why (prune after
-    /// an incomplete read). Any of Esc, q, Enter closes it.
-    Notice {
-        title: &'static str,
-        text: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogEntry {
-    /// HH:MM:SS
-    pub time: String,
-    pub ok: bool,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub create: usize,
-    pub update: usize,
-    pub in_sync: usize,
-    pub prune: usize,
-    pub error: usize,
-    /// Objects with warnings that are not errors (counted apart: `⚠`).
-    pub warning: usize,
-}
-
-impl Counts {
-    /// The count of objects with this action.
-    pub(crate) fn of(&mut self, action: ObjectAction) -> &mut usize {
-        match action {
-            ObjectAction::Create => &mut self.create,
-            ObjectAction::Update => &mut self.update,
-            ObjectAction::Unchanged => &mut self.in_sync,
-            ObjectAction::Prune => &mut self.prune,
-            ObjectAction::Error => &mut self.error,
-        }
-    }
-
-    /// Count `o` in (or, `add` false, out of) its action and warnings.
-    pub(crate) fn tally(&mut self, o: &ObjectPlan, add: bool) {
-        let step = |n: &mut usize| *n = if add { *n + 1 } else { n.saturating_sub(1) };
-        step(self.of(o.action));
-        if o.action != ObjectAction::Error && !o.warnings.is_empty() {
-            step(&mut self.warning);
-        }
-    }
-}
+pub use crate::tui::msg::{Effect, Msg};
+pub use crate::tui::state::{
+    ChangeItem, Connection, Counts, Detail, Filter, Focus, GroupBy, Job, Jobs, Live, LoadStatus,
+    LogEntry, ObjectList, Options, Popup, PruneChoice, Row, Selection, ServerSideMode,
+    ServerSideState, SsaRows,
+};
+use crate::tui::state::{FieldKey, Streamed};
+pub(crate) use crate::tui::theme::is_secret;
+pub use crate::tui::theme::{CHANGED_MARK, kind_label};
 
 impl crate::tui::theme::MarkSource for App {
     fn theme(&self) -> crate::tui::theme::Theme {
-        crate::tui::theme::Theme::of(&self.opts)
+        self.opts.theme()
     }
 
     fn deleting(&self, o: &ObjectPlan) -> bool {
@@ -447,31 +68,6 @@ pub(crate) fn dialog_ctx(app: &App) -> crate::tui::dialogs::DialogCtx {
         dry_run_progress: app.jobs.dry_run_progress,
     }
 }
-
-/// How far a streamed load is: LISTs answered of those it sends, objects
-/// planned of the manifests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LoadStatus {
-    pub lists_done: usize,
-    pub lists_total: usize,
-    pub planned: usize,
-    pub total: usize,
-}
-
-/// The rows a streamed load has sent so far.
-#[derive(Debug)]
-enum Streamed {
-    /// The first load: the first `n` rows of the plan are planned, the rest
-    /// are the manifests still waiting for their LIST.
-    Shown(usize),
-    /// A reload: the rows so far, shown once the load is done (the list
-    /// keeps the plan it had meanwhile).
-    Held(Vec<ObjectPlan>, Vec<Option<Compact>>),
-}
-
-/// Which field table is laid out: the plan's generation, the object's
-/// index, `K`, the width.
-type FieldKey = (u64, usize, bool, usize);
 
 /// The field table's rows, as the cursor visits them: the changes apply
 /// sends (set, clear) first, then (when shown) the kept fields, each group
@@ -541,25 +137,6 @@ pub struct App {
     /// The cluster: the server, whether live state is known (or why not), how
     /// long it has been waited for, and whether it is followed.
     pub conn: Connection,
-}
-
-/// The selected object's server-side rows, with the decision on each.
-pub type SsaRows = std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>;
-
-/// What the views draw of the selected object, computed in `update` (by
-/// [`App::prepare`], at the size the app last learnt) once per selection,
-/// plan, mode and width: never while drawing, nor per frame or key. A view
-/// that finds one stale (a size not announced) computes it without keeping it.
-#[derive(Default)]
-struct Prepared {
-    /// The field table's layout.
-    field: Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>,
-    /// The tallest box under the field table (see `tallest_detail`).
-    tallest: Option<(FieldKey, u16)>,
-    /// The YAML view's lines.
-    yaml: Option<crate::tui::yamlview::Cached>,
-    /// The server-side rows (plan generation, index).
-    ssa: Option<((u64, usize), SsaRows)>,
 }
 
 impl App {
@@ -768,7 +345,7 @@ impl App {
             plan_gen: self.list.plan_gen,
             last_applied: self.detail.yaml_last_applied,
             unfold: self.detail.yaml_unfold,
-            theme: crate::tui::theme::Theme::of(&self.opts),
+            theme: self.opts.theme(),
         }
     }
 
@@ -855,7 +432,7 @@ impl App {
         let Some(p) = &self.popup else {
             return (0, 0);
         };
-        let t = crate::tui::theme::Theme::of(&self.opts);
+        let t = self.opts.theme();
         let v = crate::tui::dialogs::popup_view(dialog_ctx(self), p, t);
         let l = crate::tui::layout::popup_layout(self.size, &v, t);
         (l.max_scroll, l.body.height.max(1))
@@ -981,108 +558,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Msg::Loaded(result) => {
-                self.jobs.loading = false;
-                self.jobs.progress = None;
-                self.jobs.load_status = None;
-                let streamed = self.list.streamed.take();
-                self.finish(Job::Loading);
-                match result {
-                    Ok(plan) => {
-                        let first = !self.conn.live_known;
-                        self.conn.live_known = true;
-                        self.jobs.connecting = false;
-                        self.finish(Job::Connecting);
-                        self.conn.failure = None;
-                        self.conn.waiting_since = None;
-                        // Rows index the old plan: take the selection first.
-                        let keep = self.selected_id();
-                        // The streamed rows first, then what came with the end.
-                        // The streamed rows shown were planned server-side as they came.
-                        let shown = match streamed {
-                            Some(Streamed::Shown(n)) => n.min(self.list.plan.objects.len()),
-                            _ => 0,
-                        };
-                        let (mut objects, mut compact) = match streamed {
-                            Some(Streamed::Shown(n)) => {
-                                let mut objects = std::mem::take(&mut self.list.plan.objects);
-                                let mut compact = std::mem::take(&mut self.list.compact);
-                                objects.truncate(n);
-                                compact.truncate(n);
-                                (objects, compact)
-                            }
-                            Some(Streamed::Held(o, c)) => (o, c),
-                            None => (Vec::new(), Vec::new()),
-                        };
-                        compact.resize_with(objects.len(), || None);
-                        objects.extend(plan.objects);
-                        let plan = Plan {
-                            objects,
-                            prune_skipped: plan.prune_skipped,
-                        };
-                        let all = shown..plan.objects.len();
-                        self.set_plan(plan, compact, all);
-                        // Forget marks and exclusions of objects that are gone.
-                        if !(self.sel.marked.is_empty()
-                            && self.refused.is_empty()
-                            && self.sel.excluded.is_empty()
-                            && self.sel.released.is_empty())
-                        {
-                            let keys: BTreeSet<ObjectRef> =
-                                self.list.plan.objects.iter().map(ObjectPlan::id).collect();
-                            self.sel.marked.retain(|k| keys.contains(k));
-                            self.refused.retain(|k, _| keys.contains(k));
-                            self.sel.excluded.retain(|k, _| keys.contains(k));
-                            self.sel.released.retain(|k, _| keys.contains(k));
-                        }
-                        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
-                            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
-                        if !pruning {
-                            self.sel.queued_delete.clear();
-                        }
-                        self.rebuild_keeping(keep);
-                        // Opened to review changes: start on the first one.
-                        if first && !self.sel.cursor_moved {
-                            self.first_change();
-                        }
-                        // Follow the cluster from what was just read.
-                        self.conn.changed.clear();
-                        self.list.list_dirty = false;
-                        self.conn.read_at = Some((self.clock)());
-                        self.conn.live_gen += 1;
-                        return vec![Effect::Watch(self.conn.live_gen)];
-                    }
-                    Err(e) => {
-                        if let Some(Streamed::Shown(n)) = streamed {
-                            // The rows planned stay; the rest are manifests again.
-                            let keep = self.selected_id();
-                            for o in &mut self.list.plan.objects[..n] {
-                                if o.action != ObjectAction::Error {
-                                    o.action = ObjectAction::Unchanged;
-                                }
-                            }
-                            let objects = std::mem::take(&mut self.list.plan.objects);
-                            self.set_plan(
-                                Plan {
-                                    objects,
-                                    prune_skipped: None,
-                                },
-                                Vec::new(),
-                                0..0,
-                            );
-                            self.rebuild_keeping(keep);
-                        }
-                        self.log_entry(false, format!("load failed: {e}"));
-                        if self.conn.live_known {
-                            self.say(format!("load failed: {e}"), true);
-                        } else {
-                            // Shown in place; the status line says what to do.
-                            self.conn.failure = Some(e);
-                        }
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Loaded(result) => self.on_loaded(result),
             Msg::DryRunProgress { done, total } => {
                 // Only for the dialog waiting on it (a run for a dialog
                 // closed since checks another number of objects).
@@ -1131,37 +607,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Msg::Exported(object, result) => {
-                self.finish(Job::Exporting);
-                let name = object.id();
-                match result {
-                    Ok(Exported::Written(path)) => {
-                        self.log_entry(true, format!("{name}: exported to {path}"));
-                        self.say(
-                            format!(
-                                "exported {name} to {path}; the next apply records the annotation"
-                            ),
-                            false,
-                        );
-                        return self.begin_load();
-                    }
-                    // The path exists: `y` writes into it (see
-                    // [`Exported::Preview`]: what that changes in the file).
-                    Ok(Exported::Exists(path)) => {
-                        let c = self.export_confirm(object, path, Vec::new());
-                        self.open_popup(Popup::Confirm(c));
-                    }
-                    Ok(Exported::Preview { path, changes }) => {
-                        let c = self.export_confirm(object, path, changes);
-                        self.open_popup(Popup::Confirm(c));
-                    }
-                    Err(e) => {
-                        self.log_entry(false, format!("{name} export failed: {e}"));
-                        self.say(format!("export failed: {e}"), true);
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Exported(object, result) => self.on_exported(object, result),
             Msg::Live(n, event) => self.on_live(n, event),
             Msg::LiveStopped(n, why) => {
                 self.live_stopped(n, why);
@@ -1195,6 +641,152 @@ impl App {
             Msg::Deleted(results) => self.on_results(Job::Deleting, "deleted", results),
             Msg::Pruned(results) => self.on_results(Job::Pruning, "pruned", results),
         }
+    }
+
+    /// The load's end: its plan, or why it failed.
+    fn on_loaded(&mut self, result: Result<Plan, String>) -> Vec<Effect> {
+        self.jobs.loading = false;
+        self.jobs.progress = None;
+        self.jobs.load_status = None;
+        let streamed = self.list.streamed.take();
+        self.finish(Job::Loading);
+        match result {
+            Ok(plan) => self.loaded(plan, streamed),
+            Err(e) => {
+                self.load_failed(e, streamed);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The plan against live state: the streamed rows first, then what
+    /// came with the end; marks of objects gone forgotten; the cluster
+    /// followed from there.
+    fn loaded(&mut self, plan: Plan, streamed: Option<Streamed>) -> Vec<Effect> {
+        let first = !self.conn.live_known;
+        self.conn.live_known = true;
+        self.jobs.connecting = false;
+        self.finish(Job::Connecting);
+        self.conn.failure = None;
+        self.conn.waiting_since = None;
+        // Rows index the old plan: take the selection first.
+        let keep = self.selected_id();
+        // The streamed rows first, then what came with the end.
+        // The streamed rows shown were planned server-side as they came.
+        let shown = match streamed {
+            Some(Streamed::Shown(n)) => n.min(self.list.plan.objects.len()),
+            _ => 0,
+        };
+        let (mut objects, mut compact) = match streamed {
+            Some(Streamed::Shown(n)) => {
+                let mut objects = std::mem::take(&mut self.list.plan.objects);
+                let mut compact = std::mem::take(&mut self.list.compact);
+                objects.truncate(n);
+                compact.truncate(n);
+                (objects, compact)
+            }
+            Some(Streamed::Held(o, c)) => (o, c),
+            None => (Vec::new(), Vec::new()),
+        };
+        compact.resize_with(objects.len(), || None);
+        objects.extend(plan.objects);
+        let plan = Plan {
+            objects,
+            prune_skipped: plan.prune_skipped,
+        };
+        let all = shown..plan.objects.len();
+        self.set_plan(plan, compact, all);
+        // Forget marks and exclusions of objects that are gone.
+        if !(self.sel.marked.is_empty()
+            && self.refused.is_empty()
+            && self.sel.excluded.is_empty()
+            && self.sel.released.is_empty())
+        {
+            let keys: BTreeSet<ObjectRef> =
+                self.list.plan.objects.iter().map(ObjectPlan::id).collect();
+            self.sel.marked.retain(|k| keys.contains(k));
+            self.refused.retain(|k, _| keys.contains(k));
+            self.sel.excluded.retain(|k, _| keys.contains(k));
+            self.sel.released.retain(|k, _| keys.contains(k));
+        }
+        let pruning = matches!(self.popup, Some(Popup::PruneStep { .. }))
+            || matches!(self.confirming(), Some(Confirmed::Prune(_)));
+        if !pruning {
+            self.sel.queued_delete.clear();
+        }
+        self.rebuild_keeping(keep);
+        // Opened to review changes: start on the first one.
+        if first && !self.sel.cursor_moved {
+            self.first_change();
+        }
+        // Follow the cluster from what was just read.
+        self.conn.changed.clear();
+        self.list.list_dirty = false;
+        self.conn.read_at = Some((self.clock)());
+        self.conn.live_gen += 1;
+        vec![Effect::Watch(self.conn.live_gen)]
+    }
+
+    /// The load failed: a first load's rows planned so far stay.
+    fn load_failed(&mut self, e: String, streamed: Option<Streamed>) {
+        if let Some(Streamed::Shown(n)) = streamed {
+            // The rows planned stay; the rest are manifests again.
+            let keep = self.selected_id();
+            for o in &mut self.list.plan.objects[..n] {
+                if o.action != ObjectAction::Error {
+                    o.action = ObjectAction::Unchanged;
+                }
+            }
+            let objects = std::mem::take(&mut self.list.plan.objects);
+            self.set_plan(
+                Plan {
+                    objects,
+                    prune_skipped: None,
+                },
+                Vec::new(),
+                0..0,
+            );
+            self.rebuild_keeping(keep);
+        }
+        self.log_entry(false, format!("load failed: {e}"));
+        if self.conn.live_known {
+            self.say(format!("load failed: {e}"), true);
+        } else {
+            // Shown in place; the status line says what to do.
+            self.conn.failure = Some(e);
+        }
+    }
+
+    /// An export's outcome: written (reload), the path exists (its
+    /// confirmation), or why not.
+    fn on_exported(&mut self, object: ObjectPlan, result: Result<Exported, String>) -> Vec<Effect> {
+        self.finish(Job::Exporting);
+        let name = object.id();
+        match result {
+            Ok(Exported::Written(path)) => {
+                self.log_entry(true, format!("{name}: exported to {path}"));
+                self.say(
+                    format!("exported {name} to {path}; the next apply records the annotation"),
+                    false,
+                );
+                return self.begin_load();
+            }
+            // The path exists: `y` writes into it (see
+            // [`Exported::Preview`]: what that changes in the file).
+            Ok(Exported::Exists(path)) => {
+                let c = self.export_confirm(object, path, Vec::new());
+                self.open_popup(Popup::Confirm(c));
+            }
+            Ok(Exported::Preview { path, changes }) => {
+                let c = self.export_confirm(object, path, changes);
+                self.open_popup(Popup::Confirm(c));
+            }
+            Err(e) => {
+                self.log_entry(false, format!("{name} export failed: {e}"));
+                self.say(format!("export failed: {e}"), true);
+            }
+        }
+        Vec::new()
     }
 
     /// Rows of the load under way. The first load shows them at once in

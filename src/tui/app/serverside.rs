@@ -8,48 +8,6 @@ use super::*;
 use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
 use serde_json::Value;
 
-/// How the TUI applies server-side (`--server-side`, `--force-conflicts`,
-/// `--field-manager`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSideMode {
-    pub manager: String,
-    /// `--force-conflicts`: every conflict is taken (`take` rows).
-    pub force: bool,
-}
-
-/// The server-side state of the objects: their conflicts and the
-/// decisions made on them.
-#[derive(Debug, Clone, Default)]
-pub struct ServerSideState {
-    /// Per object with conflicts, their paths (as the plan shows them).
-    pub conflicts: BTreeMap<ObjectRef, Vec<String>>,
-    /// Per object, the decisions made on its conflict rows.
-    pub decisions: BTreeMap<ObjectRef, BTreeMap<String, Decision>>,
-    /// The structural schemas of the CustomResourceDefinitions among the
-    /// rows (live, then as configured), so a custom resource is planned as
-    /// the server reads it (keyed lists, sets, atomic maps).
-    pub crds: crate::ssa::CrdSchemas,
-}
-
-impl ServerSideState {
-    /// The conflicts of `key` no decision covers.
-    pub fn undecided(&self, key: &ObjectRef) -> usize {
-        let Some(paths) = self.conflicts.get(key) else {
-            return 0;
-        };
-        let decided = self.decisions.get(key);
-        paths
-            .iter()
-            .filter(|p| decided.is_none_or(|d| !d.contains_key(*p)))
-            .count()
-    }
-}
-
-/// Whether the kind's values are masked (a Secret's data).
-pub(crate) fn is_secret(o: &ObjectPlan) -> bool {
-    o.kind == "Secret" && !o.api_version.contains('/')
-}
-
 impl App {
     /// The server-side mode, when the TUI runs with `--server-side`.
     pub fn server_side(&self) -> Option<&ServerSideMode> {

@@ -5,10 +5,10 @@ use crate::fieldpath::FieldPath;
 use crate::merge::{FieldAction, FieldChange};
 use crate::ops::{Progress, Server};
 use crate::plan::{ObjectAction, ObjectPlan};
-use crate::tui::app::LoadStatus;
 use crate::tui::detail::*;
 use crate::tui::fieldtable;
 use crate::tui::layout::*;
+use crate::tui::state::LoadStatus;
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -179,41 +179,49 @@ pub(crate) fn render_fields(
     if a.detail.height > 0
         && let Some(f) = layout.rows.get(v.cursor).map(|r| &o.fields[r.field])
     {
-        let lines = field_detail(o, f, is(v.released, &f.path), t);
-        let b = t
-            .block()
-            .borders(Borders::TOP)
-            .border_style(t.fg(Color::DarkGray));
-        let di = b.inner(a.detail);
-        b.render(a.detail, buf);
-        let total = crate::tui::layout::wrapped_height(&lines, di.width);
-        if total > di.height && di.height > 0 {
-            // Cut: it scrolls, and the last row says which lines show.
-            let shown = di.height - 1;
-            let offset = match v.detail_scroll {
-                Some((k, n)) if *k == detail_key(o, &f.path) => *n,
-                _ => 0,
-            };
-            let top = offset.min(total - shown);
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .scroll((top, 0))
-                .render(Rect::new(di.x, di.y, di.width, shown), buf);
-            let last = Rect::new(di.x, di.y + shown, di.width, 1);
-            Paragraph::new(Line::from(Span::styled(
-                format!(
-                    "lines {}-{} of {total} · Ctrl-d/Ctrl-u scroll · y YAML view",
-                    top + 1,
-                    top + shown
-                ),
-                t.fg(Color::Yellow),
-            )))
-            .render(last, buf);
-        } else {
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .render(di, buf);
-        }
+        render_detail_box(v, f, a.detail, buf, t);
+    }
+}
+
+/// The box under the field table: the selected row `f` whole, scrolled
+/// (`Ctrl-d`/`Ctrl-u`) when it is cut.
+fn render_detail_box(v: &FieldsView, f: &FieldChange, area: Rect, buf: &mut Buffer, t: Theme) {
+    let o = v.object;
+    let released = v.released.is_some_and(|s| s.contains(&f.path));
+    let lines = field_detail(o, f, released, t);
+    let b = t
+        .block()
+        .borders(Borders::TOP)
+        .border_style(t.fg(Color::DarkGray));
+    let di = b.inner(area);
+    b.render(area, buf);
+    let total = crate::tui::layout::wrapped_height(&lines, di.width);
+    if total > di.height && di.height > 0 {
+        // Cut: it scrolls, and the last row says which lines show.
+        let shown = di.height - 1;
+        let offset = match v.detail_scroll {
+            Some((k, n)) if *k == detail_key(o, &f.path) => *n,
+            _ => 0,
+        };
+        let top = offset.min(total - shown);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((top, 0))
+            .render(Rect::new(di.x, di.y, di.width, shown), buf);
+        let last = Rect::new(di.x, di.y + shown, di.width, 1);
+        Paragraph::new(Line::from(Span::styled(
+            format!(
+                "lines {}-{} of {total} · Ctrl-d/Ctrl-u scroll · y YAML view",
+                top + 1,
+                top + shown
+            ),
+            t.fg(Color::Yellow),
+        )))
+        .render(last, buf);
+    } else {
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .render(di, buf);
     }
 }
 

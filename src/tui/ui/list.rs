@@ -4,7 +4,7 @@ use crate::fieldpath::FieldPath;
 use crate::objref::ObjectRef;
 use crate::ops::Server;
 use crate::plan::{ObjectPlan, PruneBlock};
-use crate::tui::app::{CHANGED_MARK, Counts, Filter, GroupBy, Live, Row};
+use crate::tui::state::{Counts, Filter, GroupBy, Live, Row};
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -274,88 +274,7 @@ pub(crate) fn render_list(v: &ListView, area: Rect, buf: &mut Buffer, t: Theme) 
                 format!("▾ {g}"),
                 t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
             )),
-            Row::Object(i) => {
-                let o = &v.objects[*i];
-                let (m, style) = (v.mark)(o);
-                let key = o.id();
-                // ◐: some of its changes are excluded (a partial apply).
-                let sel = if v.excluded.contains_key(&key) {
-                    "◐"
-                } else if v.marked.contains(&key) {
-                    "●"
-                } else {
-                    " "
-                };
-                let label = match v.group {
-                    // A manifest that could not be read has no identity.
-                    _ if o.kind.is_empty() => o.id().to_string(),
-                    GroupBy::Namespace => format!(
-                        "{}/{}",
-                        crate::tui::app::kind_label(v.ambiguous_kinds, o),
-                        o.name
-                    ),
-                    GroupBy::Kind => match &o.namespace {
-                        Some(ns) => format!("{ns}/{}", o.name),
-                        None => o.name.clone(),
-                    },
-                };
-                let mut spans = vec![
-                    Span::styled(
-                        format!(" {sel}"),
-                        t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
-                    ),
-                    Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
-                ];
-                if o.reverts_drift {
-                    // Said in words where the row has room, as a mark where not.
-                    let room = (inner.width as usize).saturating_sub(4 + label.chars().count());
-                    let note = if room >= 16 {
-                        format!("{label} {DRIFT_MARK} reverts drift")
-                    } else {
-                        format!("{DRIFT_MARK}{label}")
-                    };
-                    let cut = note.find(&label).unwrap_or(0);
-                    let (a, b) = note.split_at(cut);
-                    let (lab, rest) = b.split_at(label.len());
-                    if !a.is_empty() {
-                        spans.push(Span::styled(
-                            a.to_string(),
-                            t.fg(DRIFT).add_modifier(Modifier::BOLD),
-                        ));
-                    }
-                    spans.push(Span::styled(lab.to_string(), style));
-                    if !rest.is_empty() {
-                        spans.push(Span::styled(rest.to_string(), t.fg(DRIFT)));
-                    }
-                } else {
-                    spans.push(Span::styled(label.clone(), style));
-                }
-                if let Some(time) = v.changed.get(&key) {
-                    // Changed in the cluster since the load: when, where
-                    // the row has room.
-                    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-                    let room = (inner.width as usize).saturating_sub(used);
-                    let note = if room >= 11 + time.chars().count() {
-                        format!(" {CHANGED_MARK} changed {time}")
-                    } else {
-                        format!(" {CHANGED_MARK}")
-                    };
-                    spans.push(Span::styled(
-                        note,
-                        t.fg(Color::LightBlue).add_modifier(Modifier::BOLD),
-                    ));
-                }
-                let mut l = Line::from(spans);
-                if ri == v.cursor {
-                    let hl = if v.has_focus {
-                        Modifier::REVERSED
-                    } else {
-                        Modifier::UNDERLINED
-                    };
-                    l = l.patch_style(Style::default().add_modifier(hl));
-                }
-                l
-            }
+            Row::Object(i) => object_line(v, *i, ri, inner.width, t),
         };
         let r = Rect::new(inner.x, inner.y + y as u16, inner.width, 1);
         if ri == v.cursor && v.has_focus {
@@ -363,4 +282,85 @@ pub(crate) fn render_list(v: &ListView, area: Rect, buf: &mut Buffer, t: Theme) 
         }
         esc_line(line).render(r, buf);
     }
+}
+
+/// The list row of object `i` (list row `ri`) in a pane `width` columns
+/// wide: its marks, label, drift and change notes.
+fn object_line(v: &ListView, i: usize, ri: usize, width: u16, t: Theme) -> Line<'static> {
+    let o = &v.objects[i];
+    let (m, style) = (v.mark)(o);
+    let key = o.id();
+    // ◐: some of its changes are excluded (a partial apply).
+    let sel = if v.excluded.contains_key(&key) {
+        "◐"
+    } else if v.marked.contains(&key) {
+        "●"
+    } else {
+        " "
+    };
+    let label = match v.group {
+        // A manifest that could not be read has no identity.
+        _ if o.kind.is_empty() => o.id().to_string(),
+        GroupBy::Namespace => format!("{}/{}", kind_label(v.ambiguous_kinds, o), o.name),
+        GroupBy::Kind => match &o.namespace {
+            Some(ns) => format!("{ns}/{}", o.name),
+            None => o.name.clone(),
+        },
+    };
+    let mut spans = vec![
+        Span::styled(
+            format!(" {sel}"),
+            t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!("{m} "), style.add_modifier(Modifier::BOLD)),
+    ];
+    if o.reverts_drift {
+        // Said in words where the row has room, as a mark where not.
+        let room = (width as usize).saturating_sub(4 + label.chars().count());
+        let note = if room >= 16 {
+            format!("{label} {DRIFT_MARK} reverts drift")
+        } else {
+            format!("{DRIFT_MARK}{label}")
+        };
+        let cut = note.find(&label).unwrap_or(0);
+        let (a, b) = note.split_at(cut);
+        let (lab, rest) = b.split_at(label.len());
+        if !a.is_empty() {
+            spans.push(Span::styled(
+                a.to_string(),
+                t.fg(DRIFT).add_modifier(Modifier::BOLD),
+            ));
+        }
+        spans.push(Span::styled(lab.to_string(), style));
+        if !rest.is_empty() {
+            spans.push(Span::styled(rest.to_string(), t.fg(DRIFT)));
+        }
+    } else {
+        spans.push(Span::styled(label.clone(), style));
+    }
+    if let Some(time) = v.changed.get(&key) {
+        // Changed in the cluster since the load: when, where
+        // the row has room.
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let room = (width as usize).saturating_sub(used);
+        let note = if room >= 11 + time.chars().count() {
+            format!(" {CHANGED_MARK} changed {time}")
+        } else {
+            format!(" {CHANGED_MARK}")
+        };
+        spans.push(Span::styled(
+            note,
+            t.fg(Color::LightBlue).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let mut l = Line::from(spans);
+    if ri == v.cursor {
+        let hl = if v.has_focus {
+            Modifier::REVERSED
+        } else {
+            Modifier::UNDERLINED
+        };
+        l = l.patch_style(Style::default().add_modifier(hl));
+    }
+    l
 }

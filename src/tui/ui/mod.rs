@@ -26,7 +26,7 @@ use status::*;
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self;
-        let t = Theme::of(&app.opts);
+        let t = app.opts.theme();
         let a = crate::tui::app::areas(area, app.show_log, app.focus == Focus::Fields);
         render_header(&header_view(app), a.header, buf, t);
         let mark = |o: &crate::plan::ObjectPlan| crate::tui::theme::mark(app, o);

@@ -13,6 +13,7 @@
 //! - `table`: Tables for `kubectl get`.
 //! - `subresources`: `/scale` and `/status`.
 
+mod allocate;
 mod apply;
 mod controllers;
 mod discovery;

@@ -1,6 +1,7 @@
 //! Writes: create, update and delete, with the checks, defaulting,
 //! validation and stamping that every write goes through.
 
+use super::allocate;
 use super::controllers::simulate_status;
 use super::plumbing::truncate;
 use super::{out, schema_of, served};
@@ -422,18 +423,20 @@ fn write_served(
     } else {
         Vec::new()
     };
-    let mut alloc = Vec::new();
+    let mut storage_set = storage_set;
+    let mut dropped = Vec::new();
+    if r.group.is_empty()
+        && r.kind == "Service"
+        && let Some(o) = old
     {
-        let mut next_ip = || {
-            let mut ip = st.next_ip();
-            while st.ip_in_use(&ip) {
-                ip = st.next_ip();
-            }
-            alloc.push(ip.clone());
-            ip
-        };
-        defaults::apply(&mut new, &mut next_ip);
+        let kept = defaults::service_keeps_allocated(o, &mut new);
+        storage_set.extend(kept.iter().map(allocate::field_path));
+        let gone = defaults::service_drops_unused(o, &mut new);
+        dropped = gone.iter().map(allocate::field_path).collect();
     }
+    let mut allocator = allocate::Allocator::new(st);
+    defaults::apply(&mut new, &mut allocator);
+    storage_set.extend(allocator.disowned());
     schema_defaults(st, r, &mut new);
     drop_null_timestamps(&mut new);
     let causes = validate::validate(&new, old);
@@ -506,6 +509,9 @@ fn write_served(
         },
     );
     fields::disown(&mut new, &storage_set);
+    if let Some(o) = old {
+        fields::keep_owned(o, &mut new, &dropped);
+    }
     if old.is_none() {
         added_on_create(r, &mut new);
     }

@@ -106,8 +106,8 @@ pub(crate) fn classify_with(
         // last applied: someone changed it in the cluster since, and apply
         // throws their change away. The writer is named as for a drift
         // (the hazard `overwrites-cluster-change` says it in words).
-        let overwrites =
-            matches!(f.cause, Cause::Intended | Cause::Removed) && overwrites_cluster_change(f);
+        let overwrites = matches!(f.cause, Cause::Intended | Cause::Removed)
+            && overwrites_cluster_change(f, owners);
         if f.cause == Cause::Drift || overwrites {
             let owners = owners.get();
             let others = owners.others(f.path.as_str());
@@ -191,14 +191,40 @@ fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Ve
         return vec![false; alone.len()];
     }
     let paths: Vec<&FieldPath> = alone.iter().map(|&i| &fields[i].path).collect();
-    let ip = live
-        .get("spec")
-        .and_then(|s| s.get("clusterIP"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let mut next_ip = || ip.to_string();
-    taken_out_at_once(&paths, live, &mut next_ip)
-        .unwrap_or_else(|| taken_out_one_by_one(&paths, live, &mut next_ip))
+    let mut given_back = GivenBack(live.get("spec"));
+    taken_out_at_once(&paths, live, &mut given_back)
+        .unwrap_or_else(|| taken_out_one_by_one(&paths, live, &mut given_back))
+}
+
+/// What the server allocates, as the live object holds it: a field it
+/// allocated, taken out and defaulted again, comes back as it is (a
+/// Service's cluster IP, a port's node port, the health check node port).
+struct GivenBack<'v>(Option<&'v Value>);
+
+impl crate::defaults::Allocate for GivenBack<'_> {
+    fn cluster_ip(&mut self) -> String {
+        let ip = self.0.and_then(|s| s.get("clusterIP"));
+        ip.and_then(Value::as_str).unwrap_or_default().to_string()
+    }
+
+    /// The node port of the live port with the same port and protocol
+    /// (the list's keys).
+    fn node_port(&mut self, port: &serde_json::Map<String, Value>) -> Option<i64> {
+        let ports = self.0?.get("ports")?.as_array()?;
+        let same = |p: &&Value| {
+            p.get("port") == port.get("port")
+                && p.get("protocol").and_then(Value::as_str).unwrap_or("TCP")
+                    == port
+                        .get("protocol")
+                        .and_then(Value::as_str)
+                        .unwrap_or("TCP")
+        };
+        ports.iter().find(same)?.get("nodePort")?.as_i64()
+    }
+
+    fn health_check_node_port(&mut self) -> Option<i64> {
+        self.0?.get("healthCheckNodePort")?.as_i64()
+    }
 }
 
 /// [`server_defaulted`] of `paths` on a copy of no more than defaulting
@@ -207,14 +233,14 @@ fn server_defaulted(fields: &[FieldChange], alone: &[usize], live: &Value) -> Ve
 fn taken_out_at_once(
     paths: &[&FieldPath],
     live: &Value,
-    next_ip: &mut dyn FnMut() -> String,
+    alloc: &mut dyn crate::defaults::Allocate,
 ) -> Option<Vec<bool>> {
     let roots = tree(paths)?;
     // Each row's live value, found while the copy is built (not looked up
     // again after).
     let mut live_at = vec![None; paths.len()];
     let mut bare = pruned(live, &roots, &mut live_at)?;
-    crate::defaults::apply(&mut bare, next_ip);
+    crate::defaults::apply(&mut bare, alloc);
     let mut out = vec![false; paths.len()];
     compare(&roots, Some(&bare), &live_at, &mut out);
     Some(out)
@@ -227,7 +253,7 @@ fn taken_out_at_once(
 fn taken_out_one_by_one(
     paths: &[&FieldPath],
     live: &Value,
-    next_ip: &mut dyn FnMut() -> String,
+    alloc: &mut dyn crate::defaults::Allocate,
 ) -> Vec<bool> {
     let Some(mut bare) = crate::defaults::defaultable_copy(live) else {
         return vec![false; paths.len()];
@@ -236,7 +262,7 @@ fn taken_out_one_by_one(
     for s in segs.iter().rev() {
         path::remove(&mut bare, s);
     }
-    crate::defaults::apply(&mut bare, next_ip);
+    crate::defaults::apply(&mut bare, alloc);
     segs.iter()
         .map(|s| matches!((path::get(live, s), path::get(&bare, s)), (Some(a), Some(b)) if deep_eq(a, b)))
         .collect()
@@ -418,7 +444,7 @@ pub fn reverts_drift(fields: &[FieldChange]) -> bool {
 /// last-applied, or it is gone from the config) lands on a live value that
 /// differs from last-applied: a change made in the cluster since the last
 /// apply, which the apply replaces.
-pub(crate) fn overwrites_cluster_change(f: &FieldChange) -> bool {
+pub(crate) fn overwrites_cluster_change(f: &FieldChange, owners: &LazyOwners) -> bool {
     let (c, l, a) = (f.config.as_ref(), f.live.as_ref(), f.last_applied.as_ref());
     f.action != FieldAction::Keep
         && a.is_some()
@@ -426,6 +452,31 @@ pub(crate) fn overwrites_cluster_change(f: &FieldChange) -> bool {
         && !same(l, a)
         && !is_duplicates_row(f)
         && f.reason != Reason::ElementOrder
+        && !filled_in_only(a, l, f.path.as_str(), owners)
+}
+
+/// Whether live differs from last-applied only by fields live adds that
+/// no writer but apply's manager (or none) owns: what the server filled in
+/// (a removed container's `imagePullPolicy`, a Service port's allocated
+/// `nodePort`), not a change made in the cluster. Lists are compared
+/// element by element in order.
+fn filled_in_only(a: Option<&Value>, l: Option<&Value>, at: &str, owners: &LazyOwners) -> bool {
+    match (a, l) {
+        (Some(Value::Object(a)), Some(Value::Object(l))) => {
+            a.iter()
+                .all(|(k, av)| filled_in_only(Some(av), l.get(k), &path::key(at, k), owners))
+                && l.keys()
+                    .filter(|k| !a.contains_key(*k))
+                    .all(|k| owners.get().others(&path::key(at, k)).is_empty())
+        }
+        (Some(Value::Array(a)), Some(Value::Array(l))) => {
+            a.len() == l.len()
+                && a.iter().zip(l).enumerate().all(|(i, (av, lv))| {
+                    filled_in_only(Some(av), Some(lv), &path::index(at, i), owners)
+                })
+        }
+        _ => same(a, l),
+    }
 }
 
 /// The row of config elements sharing a merge key (fields.rs): an element

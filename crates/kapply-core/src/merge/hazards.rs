@@ -103,7 +103,7 @@ pub(crate) fn find<'r>(
                 HazardKind::DeletesOthersElements | HazardKind::ReplacesOthersEdits
             )
         });
-        if !said && let Some(h) = overwrites(f) {
+        if !said && let Some(h) = overwrites(f, owners) {
             f.hazards.push(h);
         }
     }
@@ -122,9 +122,9 @@ fn shown(v: Option<&Value>) -> String {
 /// The config changes (or removes) a field whose live value someone
 /// changed since the last apply: `apply replaces nginx:1.14-hotfix, set by
 /// kubectl-set at T, with nginx:1.16`.
-fn overwrites(f: &FieldChange) -> Option<Hazard> {
+fn overwrites(f: &FieldChange, owners: &LazyOwners) -> Option<Hazard> {
     if !matches!(f.cause, Cause::Intended | Cause::Removed)
-        || !super::causes::overwrites_cluster_change(f)
+        || !super::causes::overwrites_cluster_change(f, owners)
     {
         return None;
     }

@@ -220,7 +220,9 @@ fn on_delete_keeps_rolling_update(s: &Subject) -> Vec<String> {
     vec![]
 }
 
-/// A Service's type changing: fields defaulted for the old type stay.
+/// A Service's type changing: which fields of the old type the server
+/// drops as it stores the change (those it allocated or defaulted, where
+/// the update left them as they were), and which stay.
 fn service_type_keeps_defaults(s: &Subject) -> Vec<String> {
     if s.kind != "Service" {
         return vec![];
@@ -229,31 +231,46 @@ fn service_type_keeps_defaults(s: &Subject) -> Vec<String> {
     let Some(ct) = s.config_str("/spec/type").filter(|ct| *ct != ltype) else {
         return vec![];
     };
-    let mut defaulted = vec![];
-    if path::pointer(s.live, "/spec/clusterIP").is_some() && ct == "ExternalName" {
-        defaulted.push("spec.clusterIP(s)");
-    }
-    let node_ports = path::pointer(s.live, "/spec/ports")
-        .and_then(Value::as_array)
-        .is_some_and(|ps| ps.iter().any(|p| p.get("nodePort").is_some()));
-    if node_ports && (ct == "ClusterIP" || ct == "ExternalName") {
-        defaulted.push("spec.ports[*].nodePort");
-    }
-    if path::pointer(s.live, "/spec/healthCheckNodePort").is_some() {
-        defaulted.push("spec.healthCheckNodePort");
-    }
-    let extra = if defaulted.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; live has server-defaulted {} that the patch does not clear",
-            defaulted.join(", ")
-        )
+    // The object the update gives the storage: live with the patch.
+    let schema = crate::patchmeta::PatchMeta::builtin().root("v1", "Service");
+    let Ok(mut merged) = crate::merge::apply::apply_strategic(s.live, s.body, schema) else {
+        return vec![];
     };
-    vec![format!(
-        "spec.type changes from {ltype} to {ct}: fields defaulted for the old type \
-             stay unless the server drops them{extra}"
-    )]
+    let name = |f: &crate::defaults::ServiceField| match f {
+        crate::defaults::ServiceField::NodePort { .. } => "spec.ports[*].nodePort".to_string(),
+        crate::defaults::ServiceField::Spec(field) => format!("spec.{field}"),
+    };
+    let mut dropped: Vec<String> = crate::defaults::service_drops_unused(s.live, &mut merged)
+        .iter()
+        .map(name)
+        .collect();
+    dropped.dedup();
+    // What stays though the new type does not use it.
+    let mut stays = vec![];
+    let spec = &merged["spec"];
+    if ct == "ExternalName" && spec.get("clusterIP").is_some() {
+        stays.push("spec.clusterIP(s)");
+    }
+    let node_ports = spec["ports"].as_array().into_iter().flatten();
+    if matches!(ct, "ClusterIP" | "ExternalName")
+        && node_ports.clone().any(|p| p.get("nodePort").is_some())
+    {
+        stays.push("spec.ports[*].nodePort (changed by this apply: the server will reject it)");
+    }
+    let mut words = format!("spec.type changes from {ltype} to {ct}");
+    if !dropped.is_empty() {
+        words += &format!(
+            ": the server drops {} as it stores the change (kept rows of them are gone after)",
+            dropped.join(", ")
+        );
+    }
+    if !stays.is_empty() {
+        words += &format!("; live keeps {}", stays.join(", "));
+    }
+    if dropped.is_empty() && stays.is_empty() {
+        return vec![];
+    }
+    vec![words]
 }
 
 /// The words of every immutable-field rule.
