@@ -20,6 +20,7 @@ use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectPlan, Plan};
 use futures::StreamExt;
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
@@ -170,7 +171,9 @@ impl LiveSource<'_> {
         }
         let mut slots: Vec<Option<T>> = Vec::new();
         slots.resize_with(total, || None);
-        let batches = batches(session, manifests, settled, |i, row| {
+        let batches = batches(session, manifests, settled, |i, m, e| {
+            let mut row = error_plan(&m, e.to_string());
+            row.kind_not_served = matches!(e, ClusterError::NotServed(_));
             slots[i] = Some(finish(row));
         });
         let lists = batches.len();
@@ -196,9 +199,10 @@ impl LiveSource<'_> {
                 (&own_workers, n)
             }
         };
-        let finish_ref = &finish;
+        let each = Arc::new(plan_row(Arc::clone(&finish)));
+        let each = &each;
         let answers = futures::stream::iter(collect_vec(
-            batches.into_iter().map(|b| answer(b, workers, finish_ref)),
+            batches.into_iter().map(|b| answer(b, workers, each)),
         ))
         .buffer_unordered(in_flight);
         in_order(answers, slots, &mut emit, send).await?;
@@ -255,7 +259,8 @@ impl<'a> LiveSource<'a> {
                 progress,
             } => {
                 (planned.applyset, planned.skipped) = session.prune_scope(prune, manifests).await?;
-                let settled = settle_listed(session, manifests, load_errors, &progress).await?;
+                let settled =
+                    settle_listed(session, manifests, load_errors, &progress, true).await?;
                 Ok(Settling {
                     settled,
                     session: Some(session),
@@ -343,6 +348,47 @@ async fn in_order<T>(
     Ok(())
 }
 
+impl Session {
+    /// Each of `manifests` with its live object (`Ok(None)`: not there
+    /// yet; `Err`: the error line when its kind or object cannot be read),
+    /// read as the plan reads them (one paged LIST per (resource,
+    /// namespace), a GET each only where LIST answers 403, at most
+    /// [`PLAN_GROUPS_IN_FLIGHT`] groups at once) and handed to `each` on the
+    /// planning threads; what `each` makes of them goes to `emit` in
+    /// manifest order. The manifest's scope is the server's (as
+    /// [`Session::plan`] sets it). Only a failure of the whole run (an
+    /// unreachable server) is `Err`, after the objects already emitted.
+    /// `diff --server-side` reads live state this way.
+    pub async fn read_each_with<T: Send + 'static>(
+        &self,
+        mut manifests: Vec<Manifest>,
+        each: impl Fn(Manifest, Result<Option<Value>, String>) -> T + Send + Sync + 'static,
+        mut emit: impl FnMut(T) + Send,
+    ) -> Result<(), PlanError> {
+        // `-n` is not checked here (no manifest is refused).
+        let mut refused = Vec::new();
+        let settled = settle_listed(self, &mut manifests, &mut refused, &None, false).await?;
+        // Whatever could not be read is an error line naming the object.
+        let each = Arc::new(
+            move |m: Manifest, live: Result<Option<Value>, ClusterError>, _: Option<String>| {
+                let live = live.map_err(|e| format!("error: {}: {e}", m.id));
+                each(m, live)
+            },
+        );
+        let mut slots: Vec<Option<T>> = Vec::new();
+        slots.resize_with(manifests.len(), || None);
+        let batches = batches(Some(self), manifests, settled, |i, m, e| {
+            slots[i] = Some(each(m, Err(e), None));
+        });
+        let each = &each;
+        let answers = futures::stream::iter(collect_vec(
+            batches.into_iter().map(|b| answer(b, &self.workers, each)),
+        ))
+        .buffer_unordered(self.concurrency.min(PLAN_GROUPS_IN_FLIGHT));
+        in_order(answers, slots, &mut emit, |_, _| {}).await
+    }
+}
+
 /// Each manifest's resource from discovery (a fatal error ends the run):
 /// its scope is the server's for every kind, built-in or custom (a
 /// namespace the load filled in on a cluster-scoped kind goes), and a
@@ -353,6 +399,7 @@ async fn settle_listed(
     manifests: &mut Vec<Manifest>,
     load_errors: &mut Vec<crate::manifest::ManifestError>,
     progress: &Option<UnboundedSender<Progress>>,
+    check_flag: bool,
 ) -> Result<Vec<Settled>, ClusterError> {
     if let Some(tx) = progress {
         let _ = tx.send(Progress {
@@ -367,9 +414,7 @@ async fn settle_listed(
         .discovery
         .prefetch(session, versions.iter().map(String::as_str))
         .await?;
-    let flag = session
-        .explicit_namespace
-        .then_some(session.namespace.as_str());
+    let flag = (check_flag && session.explicit_namespace).then_some(session.namespace.as_str());
     let mut settled = Vec::with_capacity(manifests.len());
     let mut misplaced = Vec::new();
     for (i, m) in manifests.iter_mut().enumerate() {
@@ -473,7 +518,7 @@ fn batches<'s>(
     session: Option<&'s Session>,
     manifests: Vec<Manifest>,
     settled: Vec<Settled>,
-    mut unresolved: impl FnMut(usize, ObjectPlan),
+    mut unresolved: impl FnMut(usize, Manifest, ClusterError),
 ) -> Vec<Batch<'s>> {
     let mut groups: BTreeMap<_, _> = BTreeMap::new();
     // Offline, the chunks are cut as the manifests go by (no second list
@@ -488,11 +533,7 @@ fn batches<'s>(
                 listed.resize_with(i, || None);
                 listed.push(Some(m));
             }
-            Settled::Unresolved(e) => {
-                let mut row = error_plan(&m, e.to_string());
-                row.kind_not_served = matches!(e, ClusterError::NotServed(_));
-                unresolved(i, row);
-            }
+            Settled::Unresolved(e) => unresolved(i, m, e),
             Settled::Given(live, warning) => {
                 given.push((i, m, live, warning));
                 if given.len() == PLAN_CHUNK {
@@ -530,7 +571,7 @@ fn batches<'s>(
 async fn answer<T: Send + 'static>(
     batch: Batch<'_>,
     workers: &Workers,
-    finish: &Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
+    each: &Arc<impl Each<T>>,
 ) -> Result<Answer<T>, PlanError> {
     match batch {
         Batch::List {
@@ -551,7 +592,7 @@ async fn answer<T: Send + 'static>(
                 Err(e) => {
                     let rows = members
                         .into_iter()
-                        .map(|(i, m)| (i, finish(error_plan(&m, format!("{}: {e}", m.id)))))
+                        .map(|(i, m)| (i, each(m, Err(e.clone()), None)))
                         .collect();
                     return Ok((Some(note), rows));
                 }
@@ -566,14 +607,14 @@ async fn answer<T: Send + 'static>(
                 .collect();
             // The rest of the LIST (objects no manifest names) goes now.
             drop(by_name);
-            let jobs = chunk_jobs(workers, Some(Arc::new(info)), members.into_iter(), finish);
+            let jobs = chunk_jobs(workers, Some(Arc::new(info)), members.into_iter(), each);
             Ok((Some(note), joined(jobs).await?))
         }
         Batch::Given(members) => {
             let members = members
                 .into_iter()
                 .map(|(i, m, live, warning)| (i, m, Ok(live.map(LiveItem::Given)), warning));
-            let jobs = chunk_jobs(workers, None, members, finish);
+            let jobs = chunk_jobs(workers, None, members, each);
             Ok((None, joined(jobs).await?))
         }
     }
@@ -595,30 +636,55 @@ fn chunk_jobs<T: Send + 'static>(
     workers: &Workers,
     info: Option<Arc<ResourceInfo>>,
     members: impl Iterator<Item = Member>,
-    finish: &Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>,
+    each: &Arc<impl Each<T>>,
 ) -> Vec<impl std::future::Future<Output = Result<Vec<(usize, T)>, WorkerFailed>>> {
     plan_chunks(members)
         .map(|chunk| {
-            let finish = Arc::clone(finish);
+            let each = Arc::clone(each);
             let info = info.clone();
             workers.run(move || {
-                let opts = PlanOptions::default();
                 chunk
                     .into_iter()
                     .map(|(i, m, live, warning)| {
                         let live =
                             live.and_then(|l| l.map(|l| l.decode(info.as_deref())).transpose());
-                        let mut plan = match live {
-                            Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
-                            Ok(live) => plan_object_owned(&m, live, &opts),
-                        };
-                        plan.warnings.extend(warning);
-                        (i, finish(plan))
+                        (i, each(m, live, warning))
                     })
                     .collect::<Vec<_>>()
             })
         })
         .collect()
+}
+
+/// What is made of a manifest and its live object (absent, or why it
+/// could not be read), with the warning for its row, on the planning
+/// threads: a finished plan row ([`plan_row`]), or what the server-side
+/// reader makes ([`Session::read_each_with`]).
+trait Each<T>:
+    Fn(Manifest, Result<Option<Value>, ClusterError>, Option<String>) -> T + Send + Sync + 'static
+{
+}
+
+impl<T, F> Each<T> for F where
+    F: Fn(Manifest, Result<Option<Value>, ClusterError>, Option<String>) -> T
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The plan of `m` against its live object, `finish`ed: an error row
+/// naming the object when it could not be read.
+fn plan_row<T>(finish: Arc<impl Fn(ObjectPlan) -> T + Send + Sync + 'static>) -> impl Each<T> {
+    let opts = PlanOptions::default();
+    move |m: Manifest, live: Result<Option<Value>, ClusterError>, warning: Option<String>| {
+        let mut plan = match live {
+            Err(e) => error_plan(&m, format!("{}: {e}", m.id)),
+            Ok(live) => plan_object_owned(&m, live, &opts),
+        };
+        plan.warnings.extend(warning);
+        finish(plan)
+    }
 }
 
 /// The rows of `jobs`, in their order.
