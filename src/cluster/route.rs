@@ -67,7 +67,7 @@ pub enum PlanError {
 /// Each manifest as its source settled it.
 enum Settled {
     /// Its resource, read by a LIST of the cluster.
-    Listed(ResourceInfo),
+    Listed(Arc<ResourceInfo>),
     /// Its kind could not be resolved (not served, discovery refused):
     /// an error row.
     Unresolved(ClusterError),
@@ -417,8 +417,20 @@ async fn settle_listed(
     let flag = (check_flag && session.explicit_namespace).then_some(session.namespace.as_str());
     let mut settled = Vec::with_capacity(manifests.len());
     let mut misplaced = Vec::new();
+    // One resource per kind, shared by its manifests (a copy each was a
+    // few MB at 10,000 objects).
+    let mut known: HashMap<(String, String), Arc<ResourceInfo>> = HashMap::new();
     for (i, m) in manifests.iter_mut().enumerate() {
-        match session.resource(&m.api_version(), &m.id.kind).await {
+        let key = (m.api_version(), m.id.kind.clone());
+        let resolved = match known.get(&key) {
+            Some(info) => Ok(Arc::clone(info)),
+            None => session.resource(&key.0, &key.1).await.map(|info| {
+                let info = Arc::new(info);
+                known.insert(key, Arc::clone(&info));
+                info
+            }),
+        };
+        match resolved {
             Err(e) if e.is_fatal() => return Err(e),
             Err(e) => settled.push(Settled::Unresolved(e)),
             Ok(info) => {
