@@ -240,7 +240,7 @@ fn taken_out_at_once(
     // again after).
     let mut live_at = vec![None; paths.len()];
     let mut bare = pruned(live, &roots, &mut live_at)?;
-    crate::defaults::apply(&mut bare, alloc);
+    default_again(&mut bare, live, alloc);
     let mut out = vec![false; paths.len()];
     compare(&roots, Some(&bare), &live_at, &mut out);
     Some(out)
@@ -262,10 +262,24 @@ fn taken_out_one_by_one(
     for s in segs.iter().rev() {
         path::remove(&mut bare, s);
     }
-    crate::defaults::apply(&mut bare, alloc);
+    default_again(&mut bare, live, alloc);
     segs.iter()
         .map(|s| matches!((path::get(live, s), path::get(&bare, s)), (Some(a), Some(b)) if deep_eq(a, b)))
         .collect()
+}
+
+/// Default `bare` (a copy of `live`, rows taken out) as the server does
+/// when it stores the object; a Job also gets back what its create
+/// strategy adds, named by the live uid and name (they are not the
+/// defaulting's to give: the copy may not hold them).
+fn default_again(bare: &mut Value, live: &Value, alloc: &mut dyn crate::defaults::Allocate) {
+    let meta = &live["metadata"];
+    let job = live["apiVersion"] == "batch/v1" && live["kind"] == "Job" && meta["uid"].is_string();
+    let follow = job && crate::defaults::job_labels_follow(bare);
+    crate::defaults::apply(bare, alloc);
+    if job {
+        crate::defaults::job_created(bare, &meta["uid"], &meta["name"], follow);
+    }
 }
 
 /// One step of the rows' paths, shared by the rows under it.
