@@ -122,6 +122,9 @@ pub(crate) fn finisher<T>(
 pub(super) enum LiveItem {
     Text(bytes::Bytes),
     Decoded(Value),
+    /// From a `--live` file: a JSON file's object is only located in its
+    /// text until it is planned.
+    Given(crate::manifest::LiveObject),
 }
 
 impl LiveItem {
@@ -129,6 +132,7 @@ impl LiveItem {
     pub(super) fn decode(self, info: Option<&ResourceInfo>) -> Result<Value, ClusterError> {
         let mut v = match self {
             LiveItem::Decoded(v) => v,
+            LiveItem::Given(o) => o.into_value(),
             // The page parsed, so the item is JSON; only a nesting deeper
             // than the parser takes could fail here.
             LiveItem::Text(text) => std::str::from_utf8(&text)

@@ -11,16 +11,15 @@ use super::applyset::ApplySet;
 use super::deps::{Loaded, Manifest, PlanOptions, plan_object_owned, prune_block};
 use super::discovery::ResourceInfo;
 use super::live::{
-    LiveByName, LiveItem, PLAN_GROUPS_IN_FLIGHT, Planned, PruneMode, PruneOptions, add_to_group,
-    error_plan, finisher, load_error_row, plan_chunks, take_groups,
+    LiveByName, LiveItem, PLAN_CHUNK, PLAN_GROUPS_IN_FLIGHT, Planned, PruneMode, PruneOptions,
+    add_to_group, error_plan, finisher, load_error_row, plan_chunks, take_groups,
 };
 use super::{ClusterError, Session, WorkerFailed, Workers, collect_vec};
-use crate::manifest::LiveObjects;
+use crate::manifest::{LiveObject, LiveObjects};
 use crate::objref::ObjectRef;
 use crate::ops::Progress;
 use crate::plan::{ObjectPlan, Plan};
 use futures::StreamExt;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
@@ -71,9 +70,9 @@ enum Settled {
     /// Its kind could not be resolved (not served, discovery refused):
     /// an error row.
     Unresolved(ClusterError),
-    /// Its live object from the files, and a warning when its scope is a
-    /// guess.
-    Given(Option<Value>, Option<String>),
+    /// Its live object from the files (decoded when planned), and a
+    /// warning when its scope is a guess.
+    Given(Option<LiveObject>, Option<String>),
 }
 
 /// One read of live state and the manifests it answers, each with its
@@ -87,7 +86,7 @@ enum Batch<'s> {
         members: Vec<(usize, Manifest)>,
     },
     /// A chunk of manifests whose live objects are at hand.
-    Given(Vec<(usize, Manifest, Option<Value>, Option<String>)>),
+    Given(Vec<(usize, Manifest, Option<LiveObject>, Option<String>)>),
 }
 
 /// A planned batch: what progress says of it, and its finished rows.
@@ -148,14 +147,17 @@ impl LiveSource<'_> {
         let total = manifests.len();
         let pruning = prune.filter(|p| p.mode != PruneMode::None);
 
-        // What pruning needs of the manifests: their identities (taken now,
-        // as each manifest goes once it is planned).
+        // What pruning needs of the manifests: their identities and
+        // namespaces (taken now, as each manifest goes once it is planned).
         let mut blocked = pruning.and_then(|_| prune_block(&load_errors, total));
-        let in_manifests: HashSet<ObjectRef> = manifests.iter().map(|m| m.id.clone()).collect();
-        let namespaces: BTreeSet<String> = manifests
-            .iter()
-            .filter_map(|m| m.id.namespace.clone())
-            .collect();
+        let identities = pruning.map(|_| {
+            let in_manifests: HashSet<ObjectRef> = manifests.iter().map(|m| m.id.clone()).collect();
+            let namespaces: BTreeSet<String> = manifests
+                .iter()
+                .filter_map(|m| m.id.namespace.clone())
+                .collect();
+            (in_manifests, namespaces)
+        });
         if let (Some(set), Some(session)) = (&mut planned.applyset, session) {
             note_members(set, &manifests, &settled, &session.namespace);
         }
@@ -203,7 +205,9 @@ impl LiveSource<'_> {
 
         // Prune candidates, only from a complete read: an object that could
         // not be read or planned must never look like one to delete.
-        if let (Some(session), Some(prune), None) = (session, pruning, &blocked) {
+        if let (Some(session), Some(prune), Some((in_manifests, namespaces)), None) =
+            (session, pruning, identities, &blocked)
+        {
             let visited = || {
                 let mut visited = namespaces.clone();
                 if session.explicit_namespace {
@@ -455,10 +459,7 @@ fn settle_given(
             }
             // Manifests are unique by identity, so each live object is
             // planned at most once.
-            let found = live
-                .take(&m.id)
-                .map(crate::manifest::LiveObject::into_value);
-            Settled::Given(found, warning)
+            Settled::Given(live.take(&m.id), warning)
         })
         .collect()
 }
@@ -475,7 +476,10 @@ fn batches<'s>(
     mut unresolved: impl FnMut(usize, ObjectPlan),
 ) -> Vec<Batch<'s>> {
     let mut groups: BTreeMap<_, _> = BTreeMap::new();
-    let mut given = Vec::new();
+    // Offline, the chunks are cut as the manifests go by (no second list
+    // of every manifest).
+    let mut chunks: Vec<Batch<'s>> = Vec::new();
+    let mut given = Vec::with_capacity(PLAN_CHUNK);
     let mut listed: Vec<Option<Manifest>> = Vec::new();
     for (i, (m, s)) in manifests.into_iter().zip(settled).enumerate() {
         match s {
@@ -489,8 +493,17 @@ fn batches<'s>(
                 row.kind_not_served = matches!(e, ClusterError::NotServed(_));
                 unresolved(i, row);
             }
-            Settled::Given(live, warning) => given.push((i, m, live, warning)),
+            Settled::Given(live, warning) => {
+                given.push((i, m, live, warning));
+                if given.len() == PLAN_CHUNK {
+                    let full = std::mem::replace(&mut given, Vec::with_capacity(PLAN_CHUNK));
+                    chunks.push(Batch::Given(full));
+                }
+            }
         }
+    }
+    if !given.is_empty() {
+        chunks.push(Batch::Given(given));
     }
     let mut out: Vec<Batch<'s>> = Vec::new();
     if let Some(session) = session {
@@ -505,7 +518,7 @@ fn batches<'s>(
                 }),
         );
     }
-    out.extend(plan_chunks(given.into_iter()).map(Batch::Given));
+    out.extend(chunks);
     out
 }
 
@@ -559,7 +572,7 @@ async fn answer<T: Send + 'static>(
         Batch::Given(members) => {
             let members = members
                 .into_iter()
-                .map(|(i, m, live, warning)| (i, m, Ok(live.map(LiveItem::Decoded)), warning));
+                .map(|(i, m, live, warning)| (i, m, Ok(live.map(LiveItem::Given)), warning));
             let jobs = chunk_jobs(workers, None, members, finish);
             Ok((None, joined(jobs).await?))
         }
@@ -617,4 +630,50 @@ async fn joined<T>(
         rows.extend(chunk?);
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each error reads as the error it stands for did before the route
+    /// had its own type, in anyhow's alternate form too (the CLI's `{:#}`:
+    /// no cause said twice).
+    #[test]
+    fn plan_errors_read_as_the_errors_they_stand_for() {
+        let unreachable = ClusterError::Unreachable {
+            url: "https://127.0.0.1:6443".into(),
+            message: "connection refused (nothing listens at that address)".into(),
+        };
+        let read = PlanError::from(unreachable.clone());
+        assert!(matches!(
+            read,
+            PlanError::Read(ClusterError::Unreachable { .. })
+        ));
+        assert_eq!(read.to_string(), unreachable.to_string());
+        assert_eq!(
+            format!("{:#}", anyhow::Error::from(read)),
+            unreachable.to_string()
+        );
+        let sel = crate::selector::LabelSelector::parse("a in (b").unwrap_err();
+        assert_eq!(
+            format!(
+                "{:#}",
+                anyhow::Error::from(PlanError::PruneSelector(sel.clone()))
+            ),
+            sel.to_string()
+        );
+        assert_eq!(
+            PlanError::PruneWithoutScope.to_string(),
+            "--prune needs -l SELECTOR or --all (or --applyset)"
+        );
+        assert_eq!(
+            PlanError::from(WorkerFailed::Panicked).to_string(),
+            "planning failed: a worker thread panicked"
+        );
+        assert_eq!(
+            ClusterError::from(WorkerFailed::Stopped).to_string(),
+            "planning failed: a worker thread stopped"
+        );
+    }
 }

@@ -2,8 +2,9 @@
 //! and every confirmation through one view): title, width, body and footer.
 
 use crate::plan::ObjectPlan;
-use crate::tui::app::{ChangeItem, Confirm, Popup, PruneChoice, confirm_body, confirm_footer};
+use crate::tui::confirm::{Confirm, confirm_body, confirm_footer};
 use crate::tui::keymap::Pane;
+use crate::tui::state::{ChangeItem, Popup, PruneChoice};
 use crate::tui::theme::*;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -111,6 +111,9 @@ impl Theme {
 }
 
 /// The mark and its colour for one object.
+/// The mark of an object changed in the cluster since the load.
+pub const CHANGED_MARK: &str = "Δ";
+
 /// The list's mark of a server-side conflict no decision covers.
 pub const CONFLICT_MARK: char = '≠';
 
@@ -262,6 +265,25 @@ pub(crate) fn keys_line(text: &str, t: Theme) -> Line<'static> {
         text.to_string(),
         t.fg(Color::Cyan).add_modifier(Modifier::BOLD),
     ))
+}
+
+/// Whether the kind's values are masked (a Secret's data).
+pub(crate) fn is_secret(o: &ObjectPlan) -> bool {
+    o.kind == "Secret" && !o.api_version.contains('/')
+}
+
+/// The kind as the list shows it: with its group when it is one of
+/// `ambiguous` (kinds of one name in several groups).
+pub fn kind_label<'a>(
+    ambiguous: &std::collections::BTreeSet<String>,
+    o: &'a ObjectPlan,
+) -> std::borrow::Cow<'a, str> {
+    let group = crate::objref::split_api_version(&o.api_version).0;
+    if ambiguous.contains(&o.kind) && !group.is_empty() {
+        std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
+    } else {
+        std::borrow::Cow::Borrowed(o.kind.as_str())
+    }
 }
 
 #[cfg(test)]

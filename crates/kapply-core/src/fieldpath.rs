@@ -712,6 +712,47 @@ mod tests {
         }
     }
 
+    /// A path written step by step by the writers: its steps, parent and
+    /// last step are those it was written from, whatever its keys hold
+    /// (dots, brackets, quotes, escapes) and wherever it lies under
+    /// another path it is under its parent.
+    fn segment() -> impl proptest::strategy::Strategy<Value = Segment> {
+        use proptest::prelude::*;
+        prop_oneof![
+            "(\\PC|[.\\[\\]\"\\\\/=]){0,8}".prop_map(Segment::Key),
+            // A key value as `element` writes it: bare, so no `]` in it.
+            ("[a-zA-Z]{1,6}", "[a-z0-9./=-]{0,8}").prop_map(|(k, v)| Segment::Element(k, v)),
+            (0usize..20).prop_map(Segment::Index),
+        ]
+    }
+
+    fn written(segs: &[Segment]) -> FieldPath {
+        segs.iter().fold(FieldPath::default(), |p, s| match s {
+            Segment::Key(k) => p.key(k),
+            Segment::Element(k, v) => p.element(k, &Value::from(v.as_str())),
+            Segment::Index(i) => p.index(*i),
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn field_path_reads_the_steps_it_was_written_from(
+            segs in proptest::collection::vec(segment(), 0..6),
+        ) {
+            let p = written(&segs);
+            proptest::prop_assert_eq!(p.segments(), segs.clone());
+            proptest::prop_assert_eq!(p.last(), segs.last().map(Segment::step));
+            match segs.split_last() {
+                None => proptest::prop_assert_eq!(p.parent(), None),
+                Some((_, up)) => {
+                    let parent = written(up);
+                    proptest::prop_assert_eq!(p.parent(), Some(parent.clone()));
+                    proptest::prop_assert!(parent.is_root() || p.is_under(parent.as_str()));
+                }
+            }
+        }
+    }
+
     #[test]
     fn push_key_quotes_like_serde_json() {
         for key in [

@@ -6,21 +6,6 @@
 
 use super::*;
 
-/// One line of the changes view.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChangeItem {
-    pub path: FieldPath,
-    /// `"nginx:1.25" → "nginx:1.26"`.
-    pub values: String,
-    /// The cause as the piped `kapply diff` tags it (`intended`,
-    /// `drift: kubectl-edit at ...`): short, so a change fits a line.
-    pub cause: String,
-    pub hazard: bool,
-    /// `37 Deployments`.
-    pub carried: String,
-    pub objects: Vec<ObjectRef>,
-}
-
 impl App {
     /// `c`: the distinct changes, most carried first (ties in plan order).
     pub(super) fn open_changes(&mut self) {

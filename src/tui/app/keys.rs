@@ -70,28 +70,39 @@ impl App {
             return self.on_popup_key(k);
         }
         if self.list.searching {
-            match k.code {
-                KeyCode::Esc => {
-                    self.list.searching = false;
-                    self.list.search.clear();
-                    self.rebuild();
-                }
-                KeyCode::Enter => self.list.searching = false,
-                KeyCode::Backspace => {
-                    self.list.search.pop();
-                    self.rebuild();
-                }
-                KeyCode::Char(c) => {
-                    self.list.search.push(c);
-                    self.rebuild();
-                }
-                _ => {}
-            }
+            self.search_key(k);
             return Vec::new();
         }
-        let Some(action) = action else {
-            return Vec::new();
-        };
+        match action {
+            Some(action) => self.on_action(action),
+            None => Vec::new(),
+        }
+    }
+
+    /// A key while a search is typed: it edits the search (the list
+    /// follows), Enter keeps it, Esc clears it.
+    fn search_key(&mut self, k: KeyEvent) {
+        match k.code {
+            KeyCode::Esc => {
+                self.list.searching = false;
+                self.list.search.clear();
+                self.rebuild();
+            }
+            KeyCode::Enter => self.list.searching = false,
+            KeyCode::Backspace => {
+                self.list.search.pop();
+                self.rebuild();
+            }
+            KeyCode::Char(c) => {
+                self.list.search.push(c);
+                self.rebuild();
+            }
+            _ => {}
+        }
+    }
+
+    /// What a key's action does where no dialog or search takes it.
+    fn on_action(&mut self, action: Action) -> Vec<Effect> {
         match action {
             Action::ForceQuit | Action::Quit => return self.quit(),
             Action::Back => self.back(),

@@ -249,17 +249,3 @@ fn has_change(r: &Row, plan: &Plan) -> bool {
         Row::Group(_) => false,
     }
 }
-
-/// The kind as the list shows it: with its group when it is one of
-/// `ambiguous` (kinds of one name in several groups).
-pub fn kind_label<'a>(
-    ambiguous: &BTreeSet<String>,
-    o: &'a ObjectPlan,
-) -> std::borrow::Cow<'a, str> {
-    let group = crate::objref::split_api_version(&o.api_version).0;
-    if ambiguous.contains(&o.kind) && !group.is_empty() {
-        std::borrow::Cow::Owned(crate::objref::group_kind(group, &o.kind))
-    } else {
-        std::borrow::Cow::Borrowed(o.kind.as_str())
-    }
-}

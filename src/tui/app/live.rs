@@ -194,6 +194,3 @@ impl App {
         head
     }
 }
-
-/// The mark of an object changed in the cluster since the load.
-pub const CHANGED_MARK: &str = "Δ";

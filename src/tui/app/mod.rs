@@ -6,8 +6,7 @@ use crate::fieldpath::FieldPath;
 use crate::merge::FieldAction;
 use crate::objref::ObjectRef;
 use crate::ops::{
-    ApplyItem, Compact, ExportTarget, Exported, Failure, LiveEvent, ObjectResult, Outcome,
-    Progress, Propagation, Rows, Server,
+    ApplyItem, Compact, Exported, Failure, LiveEvent, ObjectResult, Outcome, Propagation, Rows,
 };
 use crate::plan::{ObjectAction, ObjectPlan, Plan};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -24,26 +23,20 @@ mod fields;
 mod keys;
 mod list;
 mod live;
-mod msg;
 mod recreate;
 mod serverside;
-mod state;
 
-pub use live::CHANGED_MARK;
-
+pub use crate::tui::confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
 pub use crate::tui::layout::{Areas, areas};
-pub use changes::ChangeItem;
-pub use confirm::{Confirm, Confirmed, Count, DryRun, Extra, Keys, Width};
-pub(crate) use confirm::{confirm_body, confirm_footer};
-pub use list::kind_label;
-pub use msg::{Effect, Msg};
-pub(crate) use serverside::is_secret;
-pub use state::{
-    Connection, Counts, Detail, Filter, Focus, GroupBy, Job, Jobs, Live, LoadStatus, LogEntry,
-    ObjectList, Options, Popup, PruneChoice, Row, Selection, ServerSideMode, ServerSideState,
-    SsaRows,
+pub use crate::tui::msg::{Effect, Msg};
+pub use crate::tui::state::{
+    ChangeItem, Connection, Counts, Detail, Filter, Focus, GroupBy, Job, Jobs, Live, LoadStatus,
+    LogEntry, ObjectList, Options, Popup, PruneChoice, Row, Selection, ServerSideMode,
+    ServerSideState, SsaRows,
 };
-use state::{FieldKey, Streamed};
+use crate::tui::state::{FieldKey, Streamed};
+pub(crate) use crate::tui::theme::is_secret;
+pub use crate::tui::theme::{CHANGED_MARK, kind_label};
 
 impl crate::tui::theme::MarkSource for App {
     fn theme(&self) -> crate::tui::theme::Theme {

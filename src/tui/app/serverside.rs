@@ -8,11 +8,6 @@ use super::*;
 use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
 use serde_json::Value;
 
-/// Whether the kind's values are masked (a Secret's data).
-pub(crate) fn is_secret(o: &ObjectPlan) -> bool {
-    o.kind == "Secret" && !o.api_version.contains('/')
-}
-
 impl App {
     /// The server-side mode, when the TUI runs with `--server-side`.
     pub fn server_side(&self) -> Option<&ServerSideMode> {

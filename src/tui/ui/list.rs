@@ -4,7 +4,7 @@ use crate::fieldpath::FieldPath;
 use crate::objref::ObjectRef;
 use crate::ops::Server;
 use crate::plan::{ObjectPlan, PruneBlock};
-use crate::tui::app::{CHANGED_MARK, Counts, Filter, GroupBy, Live, Row};
+use crate::tui::state::{Counts, Filter, GroupBy, Live, Row};
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -301,11 +301,7 @@ fn object_line(v: &ListView, i: usize, ri: usize, width: u16, t: Theme) -> Line<
     let label = match v.group {
         // A manifest that could not be read has no identity.
         _ if o.kind.is_empty() => o.id().to_string(),
-        GroupBy::Namespace => format!(
-            "{}/{}",
-            crate::tui::app::kind_label(v.ambiguous_kinds, o),
-            o.name
-        ),
+        GroupBy::Namespace => format!("{}/{}", kind_label(v.ambiguous_kinds, o), o.name),
         GroupBy::Kind => match &o.namespace {
             Some(ns) => format!("{ns}/{}", o.name),
             None => o.name.clone(),

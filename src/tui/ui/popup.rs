@@ -1,8 +1,8 @@
 //! A dialog drawn over the screen, its body scrolled.
 
-use crate::tui::app::Popup;
 use crate::tui::dialogs::*;
 use crate::tui::layout::*;
+use crate::tui::state::Popup;
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

@@ -3,7 +3,7 @@
 //! and after; a conflict row carries its decision (force, give way).
 
 use crate::ssa::{Decision, FieldAction as SsaAction, FieldRow};
-use crate::tui::app::SsaRows;
+use crate::tui::state::SsaRows;
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -168,7 +168,7 @@ pub(crate) fn render_ssa_fields(
             .render(body, buf);
         return;
     }
-    let secret = crate::tui::app::is_secret(o);
+    let secret = is_secret(o);
     let w = usize::from(body.width);
     // Two lines a row: the action and path, then values and managers; three
     // (values, then managers) where some row's would not fit, so a narrow

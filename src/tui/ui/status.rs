@@ -1,8 +1,8 @@
 //! The status line and the log pane.
 
 use crate::ops::{Progress, Server};
-use crate::tui::app::{Job, LoadStatus, LogEntry};
 use crate::tui::keymap::Pane;
+use crate::tui::state::{Job, LoadStatus, LogEntry};
 use crate::tui::theme::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

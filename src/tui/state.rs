@@ -1,9 +1,16 @@
-//! The app's state types: its options, the groups of its fields (the
+//! The TUI's state types: the options, the groups of `App`'s fields (the
 //! object list, the selection, the detail pane, the jobs under way, the
-//! connection), the list's rows, the dialogs, the log, the counts.
+//! connection), the list's rows, the dialogs, the log, the counts. Plain
+//! data the views and helpers read without importing the app.
 
-use super::*;
+use crate::fieldpath::FieldPath;
+use crate::objref::ObjectRef;
+use crate::ops::{Compact, Progress, Server};
+use crate::plan::{ObjectAction, ObjectPlan, Plan};
+use crate::tui::confirm::Confirm;
 use crate::tui::theme::Theme;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 /// How the TUI looks and behaves; `Options::from_env` honours NO_COLOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -301,7 +308,7 @@ pub struct LoadStatus {
 
 /// The rows a streamed load has sent so far.
 #[derive(Debug)]
-pub(super) enum Streamed {
+pub(crate) enum Streamed {
     /// The first load: the first `n` rows of the plan are planned, the rest
     /// are the manifests still waiting for their LIST.
     Shown(usize),
@@ -312,7 +319,7 @@ pub(super) enum Streamed {
 
 /// Which field table is laid out: the plan's generation, the object's
 /// index, `K`, the width.
-pub(super) type FieldKey = (u64, usize, bool, usize);
+pub(crate) type FieldKey = (u64, usize, bool, usize);
 
 /// The selected object's server-side rows, with the decision on each.
 pub type SsaRows = std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Decision>)>>;
@@ -322,15 +329,15 @@ pub type SsaRows = std::rc::Rc<Vec<(crate::ssa::FieldRow, Option<crate::ssa::Dec
 /// plan, mode and width: never while drawing, nor per frame or key. A view
 /// that finds one stale (a size not announced) computes it without keeping it.
 #[derive(Default)]
-pub(super) struct Prepared {
+pub(crate) struct Prepared {
     /// The field table's layout.
-    pub(super) field: Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>,
+    pub(crate) field: Option<(FieldKey, std::rc::Rc<crate::tui::fieldtable::Layout>)>,
     /// The tallest box under the field table (see `tallest_detail`).
-    pub(super) tallest: Option<(FieldKey, u16)>,
+    pub(crate) tallest: Option<(FieldKey, u16)>,
     /// The YAML view's lines.
-    pub(super) yaml: Option<crate::tui::yamlview::Cached>,
+    pub(crate) yaml: Option<crate::tui::yamlview::Cached>,
     /// The server-side rows (plan generation, index).
-    pub(super) ssa: Option<((u64, usize), SsaRows)>,
+    pub(crate) ssa: Option<((u64, usize), SsaRows)>,
 }
 
 /// The object list: the plan and its rows as listed (grouped, filtered,
@@ -340,19 +347,19 @@ pub struct ObjectList {
     /// or live object): [`App::object`] gives them whole.
     pub plan: Plan,
     /// Per row of `plan`: its compact form when kept small, `None` when whole.
-    pub(in crate::tui::app) compact: Vec<Option<Compact>>,
+    pub(crate) compact: Vec<Option<Compact>>,
     /// Rows built whole from `compact` (the selected one, built by
     /// `update` whenever the selection or the row changes).
-    pub(in crate::tui::app) whole: Vec<Option<Box<ObjectPlan>>>,
-    pub(in crate::tui::app) built: Vec<usize>,
-    pub(in crate::tui::app) streamed: Option<Streamed>,
+    pub(crate) whole: Vec<Option<Box<ObjectPlan>>>,
+    pub(crate) built: Vec<usize>,
+    pub(crate) streamed: Option<Streamed>,
     /// Bumped on every load: a cached view of an older plan is stale.
     pub plan_gen: u64,
     /// Kinds the plan holds in more than one group (shown with the group).
     pub ambiguous_kinds: BTreeSet<String>,
     /// Row of each object, built when a change comes (the plan's rows do
     /// not move between loads).
-    pub(in crate::tui::app) id_index: Option<std::collections::HashMap<ObjectRef, usize>>,
+    pub(crate) id_index: Option<std::collections::HashMap<ObjectRef, usize>>,
     pub rows: Vec<Row>,
     /// How many objects `rows` shows (kept by `rebuild`, not counted per frame).
     pub shown: usize,
@@ -364,7 +371,7 @@ pub struct ObjectList {
     pub searching: bool,
     /// The list's rows are to be made again (an object's action changed):
     /// done once per tick or before a key, not per change.
-    pub(in crate::tui::app) list_dirty: bool,
+    pub(crate) list_dirty: bool,
 }
 
 impl Default for ObjectList {
@@ -398,7 +405,7 @@ pub struct Selection {
     pub cursor: usize,
     /// The user has moved the cursor: the first load leaves it where it is
     /// (else it goes to the first object with changes).
-    pub(in crate::tui::app) cursor_moved: bool,
+    pub(crate) cursor_moved: bool,
     pub list_scroll: usize,
     pub marked: BTreeSet<ObjectRef>,
     /// Field changes left out of a partial apply, per object key.
@@ -429,7 +436,7 @@ pub struct Detail {
     /// at its top.
     pub detail_scroll: Option<(String, u16)>,
     /// What the views draw of the selected object, computed by `update`.
-    pub(in crate::tui::app) views: Prepared,
+    pub(crate) views: Prepared,
 }
 
 /// What is under way: the typed jobs, the load's and writes' progress.
@@ -554,4 +561,19 @@ impl ServerSideState {
             .filter(|p| decided.is_none_or(|d| !d.contains_key(*p)))
             .count()
     }
+}
+
+/// One line of the changes view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeItem {
+    pub path: FieldPath,
+    /// `"nginx:1.25" → "nginx:1.26"`.
+    pub values: String,
+    /// The cause as the piped `kapply diff` tags it (`intended`,
+    /// `drift: kubectl-edit at ...`): short, so a change fits a line.
+    pub cause: String,
+    pub hazard: bool,
+    /// `37 Deployments`.
+    pub carried: String,
+    pub objects: Vec<ObjectRef>,
 }

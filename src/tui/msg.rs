@@ -1,7 +1,11 @@
 //! Every input the app reacts to ([`Msg`]) and every side effect it asks
 //! the runtime for ([`Effect`]).
 
-use super::*;
+use crate::ops::{
+    ApplyItem, ExportTarget, Exported, LiveEvent, ObjectResult, Progress, Propagation, Rows,
+};
+use crate::plan::{ObjectPlan, Plan};
+use crossterm::event::{KeyEvent, MouseEvent};
 
 /// Every input the app reacts to.
 #[derive(Debug, Clone)]
