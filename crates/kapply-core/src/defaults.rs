@@ -177,14 +177,14 @@ pub fn has_rule(obj: &Value) -> bool {
 
 /// The fields whose value a rule copies into another field (a Service's
 /// `clusterIP` into `clusterIPs`, a port's `port` into `targetPort`, a
-/// Secret's `stringData` into `data`, a Job's pod template `labels` into
-/// its own). Of every other field a rule only
+/// Secret's `stringData` into `data`; not a Job's template labels into its
+/// own, which `merge::causes` takes out one by one). Of every other field a rule only
 /// asks whether it is set, a map or a list, or which string it holds: a
 /// copy that keeps these whole, and of other maps and lists no more than
 /// that they are there, is defaulted alike where it keeps them whole
 /// (`merge::causes` relies on it). A rule that copies another field's
 /// value must name it here.
-pub const VALUES_COPIED: [&str; 4] = ["clusterIP", "port", "stringData", "labels"];
+pub const VALUES_COPIED: [&str; 3] = ["clusterIP", "port", "stringData"];
 
 /// The part of an object [`apply`] reads or writes outside `status`:
 /// everything but `metadata` and `status`, and of `metadata` only `name`
