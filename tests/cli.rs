@@ -1034,6 +1034,48 @@ fn prune_by_label() {
     assert!(c.configmap("default", "bystander").is_some());
 }
 
+/// `plan -o json|yaml` is for scripts: the document on stdout and nothing
+/// on stderr (as `kubectl apply --dry-run=server -o json`), whatever the
+/// plan holds (an update, a create, a prune); an error still says itself
+/// there, and the document still comes.
+#[test]
+fn plan_documents_leave_stderr_to_errors() {
+    let c = Cluster::start();
+    c.write("m/one.yaml", &configmap("one", "{app: x}", "{k: v}"));
+    c.write("m/two.yaml", &configmap("two", "{app: x}", "{k: v}"));
+    let out = c.kapply(&["apply", "-f", "m", "--yes"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    c.write("m/one.yaml", &configmap("one", "{app: x}", "{k: changed}"));
+    c.write("m/three.yaml", &configmap("three", "{app: x}", "{k: v}"));
+    c.remove("m/two.yaml");
+    let args = ["plan", "-f", "m", "--prune", "-l", "app=x", "-o"];
+    let json = c.kapply(&[&args[..], &["json"]].concat());
+    assert_eq!(json.code, Some(0), "{json:?}");
+    assert_eq!(json.stderr, "", "{json:?}");
+    let plan = json_out(&json);
+    let actions: Vec<(&str, &str)> = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap(), o["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        actions,
+        [("one", "update"), ("three", "create"), ("two", "prune")],
+        "{plan:#}"
+    );
+    let yaml = c.kapply(&[&args[..], &["yaml"]].concat());
+    assert_eq!(yaml.code, Some(0), "{yaml:?}");
+    assert_eq!(yaml.stderr, "", "{yaml:?}");
+    assert_eq!(yaml.stdout, kapply::yaml::to_yaml(&plan), "{yaml:?}");
+
+    c.write("m/zz-broken.yaml", "kind: ConfigMap\nmetadata: [\n");
+    let broken = c.kapply(&[&args[..], &["json"]].concat());
+    assert_eq!(broken.code, Some(2), "{broken:?}");
+    broken.assert_stderr("m/zz-broken.yaml:");
+    assert!(json_out(&broken)["objects"].is_array(), "{broken:?}");
+}
+
 /// `-l` refuses what kubectl refuses, in kubectl's words, before any
 /// request, and accepts what kubectl accepts.
 #[test]

@@ -497,6 +497,36 @@ spec:
         command: [\"true\"]
 ";
 
+/// Jobs with labels of their own (`JOB`), with their pod template's alone
+/// and with none: kube-apiserver names each Job and its uid in the pod
+/// template's labels and selector, and in the Job's labels where the Job
+/// sent none.
+const LABELLED_JOBS: &str = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: bare
+spec:
+  template:
+    metadata:
+      labels: {tier: t}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: busybox:1.36}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: none
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: busybox:1.36}
+";
+
 const PVC: &str = "\
 apiVersion: v1
 kind: PersistentVolumeClaim
@@ -629,6 +659,51 @@ fn mask_node_ports(v: &mut Value) {
         }
         Value::Array(a) => a.iter_mut().for_each(mask_node_ports),
         _ => {}
+    }
+}
+
+#[test]
+fn embedded_held_to_real_job_labels() {
+    held("held-jobs", job_label_history);
+}
+
+/// Jobs as created: the labels and selector the server adds, in the Job's
+/// own labels too where it sent none, owned by no writer; every plan's rows
+/// have the same causes and owners. (Not the same reasons: the embedded
+/// server records no `.` of a map a writer set, which the real one does of
+/// `bare`'s template labels, so there the labels it added read as
+/// defaulted when apply wrote them, not as set by no writer.)
+fn job_label_history(s: &mut Scenario) {
+    s.write("m/job.yaml", JOB);
+    s.write("m/jobs.yaml", LABELLED_JOBS);
+    s.apply(&["-f", "m"], true);
+    s.assert_same(&["jobs"]);
+    let rows = |side: &Side| -> Vec<[Value; 5]> {
+        let plan = s.plan(side, &["-f", "m"]);
+        let objects = plan["objects"].as_array().unwrap().iter();
+        let fields = objects.flat_map(|o| {
+            let rows = o["fields"].as_array().unwrap().iter();
+            rows.map(|f| {
+                let at = |k: &str| f.get(k).cloned().unwrap_or(Value::Null);
+                [
+                    o["name"].clone(),
+                    at("path"),
+                    at("action"),
+                    at("cause"),
+                    at("owner"),
+                ]
+            })
+        });
+        fields.collect()
+    };
+    let first = rows(&s.sides[0]);
+    assert!(
+        first.iter().any(|r| r[3] == "server-default")
+            && first.iter().all(|r| r[3] != "other-writer"),
+        "{first:#?}"
+    );
+    for side in &s.sides[1..] {
+        assert_eq!(rows(side), first, "{} and {}", s.sides[0].label, side.label);
     }
 }
 
@@ -1210,6 +1285,8 @@ fn fields_the_real_server_sets_read_as_server_defaults() {
         "m/namespace.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: __NS__-x\n",
     );
+    s.write("m/job.yaml", JOB);
+    s.write("m/jobs.yaml", LABELLED_JOBS);
     s.apply(&["-f", "m"], true);
     s.kubectl_all(&["label", "service", "web", "tier=gold"], &[]);
     let plan = s.assert_same_plan(&["-f", "m"]);
@@ -1254,6 +1331,72 @@ fn fields_the_real_server_sets_read_as_server_defaults() {
     }
     let f = row("Namespace", "spec.finalizers");
     assert_eq!(f["cause"], "server-default", "{f}");
+    // A Job's selector and the labels naming it: its create strategy's,
+    // no writer's; a Job sent without labels gets its template's, the
+    // ones its writer sent (`tier`) defaulted when apply wrote it.
+    let job = |name: &str| -> Vec<Value> {
+        let o = plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "Job" && o["name"] == name)
+            .unwrap_or_else(|| panic!("Job {name} not in {plan:#}"));
+        o["fields"].as_array().unwrap().clone()
+    };
+    let made = [
+        r#"spec.selector.matchLabels["batch.kubernetes.io/controller-uid"]"#,
+        r#"spec.template.metadata.labels["batch.kubernetes.io/controller-uid"]"#,
+        r#"spec.template.metadata.labels["batch.kubernetes.io/job-name"]"#,
+        "spec.template.metadata.labels.controller-uid",
+        "spec.template.metadata.labels.job-name",
+    ];
+    let own = made[1..]
+        .iter()
+        .map(|p| p.replacen("spec.template.", "", 1))
+        .collect::<Vec<_>>();
+    for (name, paths, set) in [
+        ("once", made.iter().map(|p| p.to_string()).collect(), true),
+        (
+            "none",
+            made.iter()
+                .map(|p| p.to_string())
+                .chain(own.clone())
+                .collect::<Vec<_>>(),
+            true,
+        ),
+        ("bare", [made[0].to_string()].into_iter().collect(), true),
+        (
+            "bare",
+            made[1..]
+                .iter()
+                .map(|p| p.to_string())
+                .chain(own.clone())
+                .chain(["metadata.labels.tier".to_string()])
+                .collect(),
+            false,
+        ),
+    ] {
+        let fields = job(name);
+        for path in &paths {
+            let f = fields
+                .iter()
+                .find(|f| f["path"] == path.as_str())
+                .unwrap_or_else(|| panic!("Job {name} {path} not in {fields:#?}"));
+            assert_eq!(f["cause"], "server-default", "{name}: {f}");
+            assert!(f.get("owner").is_none_or(Value::is_null), "{name}: {f}");
+            let reason = f["reason"].as_str().unwrap();
+            let want = if set {
+                "live only: set by the server as it stored the object"
+            } else {
+                "live only: defaulted by the server when apply wrote the object"
+            };
+            assert!(reason.starts_with(want), "{name}: {f}");
+        }
+        // Nothing of a Job reads as another writer's or released.
+        for f in &fields {
+            assert_ne!(f["cause"], "other-writer", "{name}: {f}");
+        }
+    }
     let f = row("Service", "metadata.labels.tier");
     assert_eq!(f["cause"], "other-writer", "{f}");
     assert_eq!(f["owner"], "kubectl-label", "{f}");

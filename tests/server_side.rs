@@ -9,10 +9,14 @@
 //! Without kubectl or the real server these tests skip, unless `KAPPLY_CI`
 //! is set: then they fail.
 
+#[path = "common/decisions.rs"]
+mod decisions;
 #[path = "common/kubectl.rs"]
 mod kubectl;
 #[path = "common/out.rs"]
 mod out;
+#[path = "common/real.rs"]
+mod real;
 #[path = "common/server.rs"]
 mod server;
 
@@ -22,37 +26,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const REAL_ENV: &str = "KAPPLY_REAL_APISERVER_KUBECONFIG";
 const KUBECTL_133: &str = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33";
-
-/// The real server's kubeconfig, or `None` (skip) when the variable is
-/// unset; under `KAPPLY_CI` that is a failure.
-fn real_kubeconfig() -> Option<PathBuf> {
-    match std::env::var_os(REAL_ENV) {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            assert!(p.is_file(), "{REAL_ENV}={} is not a file", p.display());
-            Some(p)
-        }
-        None => {
-            assert!(
-                std::env::var_os("KAPPLY_CI").is_none(),
-                "{REAL_ENV} is required when KAPPLY_CI is set (scripts/real-apiserver start)"
-            );
-            eprintln!("skipping: no real API server ({REAL_ENV} unset)");
-            None
-        }
-    }
-}
-
-/// A namespace name no earlier run against a long-lived server used.
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("{prefix}-{:x}", (nanos >> 10) as u32 ^ std::process::id())
-}
 
 const V1: &str = "apiVersion: apps/v1
 kind: Deployment
@@ -144,6 +118,42 @@ fn scratch(kubeconfig: &Path, bin: String) -> (tempfile::TempDir, std::path::Pat
     (dir, kc, k)
 }
 
+/// kubectl (the reference) on a copy of the real server's kubeconfig in a
+/// scratch dir ([`scratch`]); `None`: no real server or no kubectl (skip).
+fn real_scratch() -> Option<(tempfile::TempDir, PathBuf, Kubectl)> {
+    let kubeconfig = real::kubeconfig()?;
+    let bin = reference_kubectl()?;
+    Some(scratch(&kubeconfig, bin))
+}
+
+/// `history` by kubectl and by kapply on the real server, each in a
+/// namespace of its own named after `prefix` (`PREFIX-k-…`, `PREFIX-a-…`).
+fn on_the_real_server(prefix: &str, history: fn(&Sides)) {
+    let Some((dir, kc, k)) = real_scratch() else {
+        return;
+    };
+    let (ns_k, ns_a) = (format!("{prefix}-k"), format!("{prefix}-a"));
+    history(&Sides::new(
+        &k,
+        &kc,
+        dir.path(),
+        real::unique(&ns_k),
+        real::unique(&ns_a),
+    ));
+}
+
+/// `history` by kubectl and by kapply on an embedded server, in namespaces
+/// `PREFIX-k` and `PREFIX-a`; the server after it, for what it was sent
+/// (`None`: no kubectl, skipped).
+fn on_an_embedded_server(prefix: &str, history: fn(&Sides)) -> Option<server::Cluster> {
+    let bin = kubectl::kubectl()?;
+    let c = server::Cluster::start();
+    let k = Kubectl::new(bin, &c.kubeconfig);
+    let (ns_k, ns_a) = (format!("{prefix}-k"), format!("{prefix}-a"));
+    history(&Sides::new(&k, &c.kubeconfig, c.dir.path(), ns_k, ns_a));
+    Some(c)
+}
+
 struct Sides<'a> {
     kubectl: &'a Kubectl,
     kubeconfig: &'a Path,
@@ -152,7 +162,23 @@ struct Sides<'a> {
     ns_a: String,
 }
 
-impl Sides<'_> {
+impl<'a> Sides<'a> {
+    fn new(
+        kubectl: &'a Kubectl,
+        kubeconfig: &'a Path,
+        dir: &'a Path,
+        ns_k: String,
+        ns_a: String,
+    ) -> Sides<'a> {
+        Sides {
+            kubectl,
+            kubeconfig,
+            dir,
+            ns_k,
+            ns_a,
+        }
+    }
+
     fn file(&self, name: &str, text: &str) -> String {
         let p = self.dir.join(name);
         std::fs::write(&p, text).unwrap();
@@ -333,38 +359,14 @@ fn history(s: &Sides) {
 
 #[test]
 fn same_history_as_kubectl_on_the_real_server() {
-    let Some(kubeconfig) = real_kubeconfig() else {
-        return;
-    };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let sides = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("ssa-k"),
-        ns_a: unique("ssa-a"),
-    };
-    history(&sides);
+    on_the_real_server("ssa", history);
 }
 
 #[test]
 fn same_history_and_requests_as_kubectl_on_the_embedded_server() {
-    let Some(bin) = kubectl::kubectl() else {
+    let Some(c) = on_an_embedded_server("ssa", history) else {
         return;
     };
-    let c = server::Cluster::start();
-    let k = Kubectl::new(bin, &c.kubeconfig);
-    let sides = Sides {
-        kubectl: &k,
-        kubeconfig: &c.kubeconfig,
-        dir: c.dir.path(),
-        ns_k: "ssa-k".into(),
-        ns_a: "ssa-a".into(),
-    };
-    history(&sides);
     // The writes each side sent, in order, namespace names aside: the same
     // requests (method, path, query, content type, body).
     let writes = |ns: &str| -> Vec<Value> {
@@ -480,20 +482,10 @@ fn server_path(path: &str) -> String {
 /// stays as it was.
 #[test]
 fn local_server_side_plan_agrees_with_the_real_servers_dry_run() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some((dir, kc, k)) = real_scratch() else {
         return;
     };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let s = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("ssa-p"),
-        ns_a: String::new(),
-    };
+    let s = Sides::new(&k, &kc, dir.path(), real::unique("ssa-p"), String::new());
     let ns = s.ns_k.clone();
     assert_eq!(s.kubectl(&["create", "namespace", &ns]).code, Some(0));
     let first = s.file("first.yaml", V1);
@@ -704,20 +696,10 @@ fn local_server_side_plan_agrees_with_the_real_servers_dry_run() {
 /// (`stuck`: client-side apply would have deleted it).
 #[test]
 fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some((dir, kc, k)) = real_scratch() else {
         return;
     };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let s = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("ssa-m"),
-        ns_a: String::new(),
-    };
+    let s = Sides::new(&k, &kc, dir.path(), real::unique("ssa-m"), String::new());
     let ns = s.ns_k.clone();
     let v1 = s.file("v1.yaml", V1);
     let v2 = s.file("v2.yaml", V2);
@@ -892,20 +874,16 @@ fn migration_view_agrees_with_kubectls_migration_on_the_real_server() {
 /// there, or already moved, is left alone.
 #[test]
 fn migrate_moves_objects_as_kubectl_on_the_real_server() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some((dir, kc, k)) = real_scratch() else {
         return;
     };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let s = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("mig-k"),
-        ns_a: unique("mig-a"),
-    };
+    let s = Sides::new(
+        &k,
+        &kc,
+        dir.path(),
+        real::unique("mig-k"),
+        real::unique("mig-a"),
+    );
     let v1 = s.file("v1.yaml", V1);
     let v2 = s.file("v2.yaml", V2);
     let with_fresh = s.file(
@@ -1088,7 +1066,7 @@ fn same_field(server: &str, planned: &str) -> bool {
 /// replay one.
 #[test]
 fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some(kubeconfig) = real::kubeconfig() else {
         return;
     };
     let bin = reference_kubectl().expect("kubectl (the reference) is needed with the real server");
@@ -1111,7 +1089,7 @@ fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
             kubectl: &k,
             kubeconfig: &kc,
             dir: dir.path(),
-            ns_k: unique(&format!("ssa-g{case}")),
+            ns_k: real::unique(&format!("ssa-g{case}")),
             ns_a: String::new(),
         };
         let ns = s.ns_k.clone();
@@ -1356,64 +1334,33 @@ fn generated_server_side_plans_agree_with_the_real_servers_dry_run() {
     }
 }
 
-/// The per-field decisions' history on one server (kubectl `k` on
-/// `kubeconfig`, in namespace `ns`): applied server-side by kubectl, then
-/// scaled by `kubectl scale` and its image set by `kubectl set image`; a
-/// config that changes both has two conflicts. Forcing the replicas and
-/// giving way on the image (`kapply::ssa::resolve`), the request kapply
-/// then sends leaves the image out and forces: the replicas are the
-/// config's and this manager's, the image stays the other writer's, value
-/// and ownership. Returns the Deployment as it is after.
+/// The per-field decisions' history ([`decisions`]) on one server (kubectl
+/// `k` on `kubeconfig`, in namespace `ns`), resolved by the core: the
+/// replicas forced and the image given way (`kapply::ssa::resolve`), the
+/// request kapply then sends leaves the image out and forces. Returns the
+/// Deployment as it is after.
 fn decisions_history(k: &Kubectl, kubeconfig: &Path, dir: &Path, ns: &str) -> Value {
     let kubectl = |args: &[&str]| {
         let o = run(&mut k.command(args));
         assert_eq!(o.code, Some(0), "{args:?}: {o:?}");
         o.stdout
     };
-    let deployment = |replicas: u32, image: &str| {
-        format!(
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {ns}\n\
-             spec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n\
-             \x20   metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n\
-             \x20     - name: web\n        image: {image}\n"
-        )
-    };
-    kubectl(&["create", "namespace", ns]);
-    let v1 = dir.join(format!("{ns}-v1.yaml"));
-    std::fs::write(&v1, deployment(2, "nginx:1.27")).unwrap();
-    kubectl(&["apply", "--server-side", "-f", v1.to_str().unwrap()]);
-    kubectl(&["scale", "deployment/web", "--replicas=5", "-n", ns]);
-    kubectl(&[
-        "set",
-        "image",
-        "deployment/web",
-        "web=nginx:hotfix",
-        "-n",
-        ns,
-    ]);
-
-    let live: Value = serde_json::from_str(&kubectl(&[
-        "get",
-        "deployment/web",
-        "-n",
-        ns,
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
-    let config = kapply::yaml::read_value(&deployment(3, "nginx:1.28")).unwrap();
-    const IMAGE: &str = "spec.template.spec.containers[name=web].image";
+    let live = decisions::drifted(&kubectl, dir, ns);
+    let config = kapply::yaml::read_value(&decisions::config(ns)).unwrap();
     let conflicts: Vec<String> = kapply::ssa::plan_fields(&config, Some(&live), "kubectl", false)
         .into_iter()
         .filter(|r| r.action == kapply::ssa::FieldAction::Conflict)
         .map(|r| r.path)
         .collect();
-    assert_eq!(conflicts, vec!["spec.replicas", IMAGE], "{live:#}");
+    assert_eq!(
+        conflicts,
+        vec!["spec.replicas", decisions::IMAGE],
+        "{live:#}"
+    );
     use kapply::ssa::Decision;
     let decisions = [
         ("spec.replicas".to_string(), Decision::Force),
-        (IMAGE.to_string(), Decision::GiveWay),
+        (decisions::IMAGE.to_string(), Decision::GiveWay),
     ]
     .into_iter()
     .collect();
@@ -1431,46 +1378,8 @@ fn decisions_history(k: &Kubectl, kubeconfig: &Path, dir: &Path, ns: &str) -> Va
         .env_remove("KUBECONFIG"));
     assert_eq!(out.code, Some(0), "{out:?}");
 
-    let after: Value = serde_json::from_str(&kubectl(&[
-        "get",
-        "deployment/web",
-        "-n",
-        ns,
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
-    assert_eq!(after["spec"]["replicas"], 3, "{after:#}");
-    assert_eq!(
-        after["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:hotfix",
-        "{after:#}"
-    );
-    let entry = |manager: &str, op: &str, sub: Option<&str>| -> Value {
-        after["metadata"]["managedFields"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| {
-                e["manager"] == manager && e["operation"] == op && e["subresource"].as_str() == sub
-            })
-            .map(|e| e["fieldsV1"].clone())
-            .unwrap_or(Value::Null)
-    };
-    let mine = entry("kubectl", "Apply", None);
-    assert!(mine["f:spec"].get("f:replicas").is_some(), "{after:#}");
-    let container = &mine["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"];
-    assert!(container.get("f:image").is_none(), "{after:#}");
-    let theirs = entry("kubectl-set", "Update", None);
-    assert!(
-        theirs["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"]
-            .get("f:image")
-            .is_some(),
-        "{after:#}"
-    );
-    // The scale subresource's claim on the replicas is gone (forced).
-    let scale = entry("kubectl", "Update", Some("scale"));
-    assert!(scale["f:spec"].get("f:replicas").is_none(), "{after:#}");
+    let after = decisions::get(&kubectl, ns);
+    decisions::assert_decided(&after);
     // Planned again, nothing conflicts and nothing is left to do but the
     // image the reviewer left to its writer.
     let rows = kapply::ssa::plan_fields(&r.config, Some(&after), "kubectl", false);
@@ -1480,14 +1389,14 @@ fn decisions_history(k: &Kubectl, kubeconfig: &Path, dir: &Path, ns: &str) -> Va
 
 #[test]
 fn per_field_decisions_hold_on_the_real_server() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some(kubeconfig) = real::kubeconfig() else {
         return;
     };
     let Some(bin) = reference_kubectl() else {
         return;
     };
     let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let ns = unique("ssa-decide");
+    let ns = real::unique("ssa-decide");
     decisions_history(&k, &kc, dir.path(), &ns);
     run(&mut k.command(&["delete", "namespace", &ns, "--wait=false"]));
 }
@@ -1728,38 +1637,12 @@ fn applyset_history(s: &Sides) {
 
 #[test]
 fn applyset_prune_as_kubectl_on_the_real_server() {
-    let Some(kubeconfig) = real_kubeconfig() else {
-        return;
-    };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let sides = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("aset-k"),
-        ns_a: unique("aset-a"),
-    };
-    applyset_history(&sides);
+    on_the_real_server("aset", applyset_history);
 }
 
 #[test]
 fn applyset_prune_as_kubectl_on_the_embedded_server() {
-    let Some(bin) = kubectl::kubectl() else {
-        return;
-    };
-    let c = server::Cluster::start();
-    let k = Kubectl::new(bin, &c.kubeconfig);
-    let sides = Sides {
-        kubectl: &k,
-        kubeconfig: &c.kubeconfig,
-        dir: c.dir.path(),
-        ns_k: "aset-k".into(),
-        ns_a: "aset-a".into(),
-    };
-    applyset_history(&sides);
+    on_an_embedded_server("aset", applyset_history);
 }
 
 /// A CRD whose schema has every list and map type server-side apply
@@ -1823,20 +1706,10 @@ fn widget(spec: &str) -> String {
 /// were claimed whole and the atomic map key by key.
 #[test]
 fn crd_schemas_plan_as_the_real_servers_dry_run() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some((dir, kc, k)) = real_scratch() else {
         return;
     };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let s = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("ssa-crd"),
-        ns_a: String::new(),
-    };
+    let s = Sides::new(&k, &kc, dir.path(), real::unique("ssa-crd"), String::new());
     let ns = s.ns_k.clone();
     assert_eq!(s.kubectl(&["create", "namespace", &ns]).code, Some(0));
     let crd = s.file("crd.yaml", WIDGET_CRD);
@@ -1992,20 +1865,16 @@ fn crd_schemas_plan_as_the_real_servers_dry_run() {
 /// on the real server (a create, then a change and a dropped key).
 #[test]
 fn client_side_field_manager_as_kubectl_on_the_real_server() {
-    let Some(kubeconfig) = real_kubeconfig() else {
+    let Some((dir, kc, k)) = real_scratch() else {
         return;
     };
-    let Some(bin) = reference_kubectl() else {
-        return;
-    };
-    let (dir, kc, k) = scratch(&kubeconfig, bin);
-    let s = Sides {
-        kubectl: &k,
-        kubeconfig: &kc,
-        dir: dir.path(),
-        ns_k: unique("csa-fm-k"),
-        ns_a: unique("csa-fm-a"),
-    };
+    let s = Sides::new(
+        &k,
+        &kc,
+        dir.path(),
+        real::unique("csa-fm-k"),
+        real::unique("csa-fm-a"),
+    );
     for ns in [&s.ns_k, &s.ns_a] {
         assert_eq!(s.kubectl(&["create", "namespace", ns]).code, Some(0));
     }

@@ -4,12 +4,17 @@
 //! config conflicts with): the list's marks and counts, the filter, the
 //! field pane's rows, and the per-field decisions.
 
+#[path = "common/decisions.rs"]
+mod decisions;
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/real.rs"]
+mod real;
 #[path = "common/server.rs"]
 mod server;
 mod tui_fixture;
 
+use decisions::IMAGE;
 use kapply::plan::{ObjectAction, Plan, PlanOptions, plan_object_owned};
 use kapply::ssa::Decision;
 use kapply::tui::app::{Effect, Filter, Msg};
@@ -94,8 +99,6 @@ fn app(force: bool, w: u16, h: u16) -> App {
 fn press(app: &mut App, keys: &str) -> Vec<Effect> {
     keys.chars().flat_map(|c| app.update(key(c))).collect()
 }
-
-const IMAGE: &str = "spec.template.spec.containers[name=web].image";
 
 #[test]
 fn objects_follow_the_server_side_plan_and_conflicts_are_marked() {
@@ -394,15 +397,11 @@ fn with_force_conflicts_the_request_forces_the_whole_config() {
 
 // ---------- against a server ----------
 
-const V1: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: NS\n\
-spec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      \
-labels:\n        app: web\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
-
-/// The history of `tests/server_side.rs`'s decisions test on one server:
-/// kubectl applies server-side, scales and sets the image; the TUI, on a
-/// config that changes both, forces the replicas (T) and gives way on the
-/// image (W); `a`, the server's dry run, Enter; then the object and its
-/// managedFields are what the decisions promised.
+/// The per-field decisions' history ([`decisions`], as
+/// `tests/server_side.rs` runs it) on one server, decided in the TUI: on
+/// the config that changes both, it forces the replicas (T) and gives way
+/// on the image (W); `a`, the server's dry run, Enter; then the object
+/// and its managedFields are what the decisions promised.
 fn decide_and_apply(kubeconfig: &std::path::Path, ns: &str, bin: &str, dir: &std::path::Path) {
     let kubectl = |args: &[&str]| {
         let o = std::process::Command::new(bin)
@@ -415,38 +414,11 @@ fn decide_and_apply(kubeconfig: &std::path::Path, ns: &str, bin: &str, dir: &std
         assert!(o.status.success(), "{args:?}: {o:?}");
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
-    kubectl(&["create", "namespace", ns]);
-    let v1 = dir.join(format!("{ns}-v1.yaml"));
-    std::fs::write(&v1, V1.replace("NS", ns)).unwrap();
-    kubectl(&["apply", "--server-side", "-f", v1.to_str().unwrap()]);
-    kubectl(&["scale", "deployment/web", "--replicas=5", "-n", ns]);
-    kubectl(&[
-        "set",
-        "image",
-        "deployment/web",
-        "web=nginx:hotfix",
-        "-n",
-        ns,
-    ]);
-    let get = || -> Value {
-        serde_json::from_str(&kubectl(&[
-            "get",
-            "deployment/web",
-            "-n",
-            ns,
-            "-o",
-            "json",
-            "--show-managed-fields",
-        ]))
-        .unwrap()
-    };
-    let live = get();
+    let live = decisions::drifted(&kubectl, dir, ns);
+    let get = || decisions::get(&kubectl, ns);
 
     // The TUI on the config v2 (replicas 3, nginx:1.28) against that live object.
-    let v2 = V1
-        .replace("NS", ns)
-        .replace("replicas: 2", "replicas: 3")
-        .replace("nginx:1.27", "nginx:1.28");
+    let v2 = decisions::config(ns);
     let loaded =
         kapply::manifest::parse_str(&v2, std::path::Path::new("m.yaml"), &Default::default());
     let m = loaded.manifests.into_iter().next().expect("a manifest");
@@ -534,38 +506,7 @@ fn decide_and_apply(kubeconfig: &std::path::Path, ns: &str, bin: &str, dir: &std
     let done = rt.block_on(engine.apply_server_side(sent.clone(), manager, false));
     assert_eq!(done[0].message(), "serverside-applied", "{done:?}");
 
-    let after = get();
-    assert_eq!(after["spec"]["replicas"], 3, "{after:#}");
-    assert_eq!(
-        after["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:hotfix",
-        "{after:#}"
-    );
-    let entry = |manager: &str, op: &str, sub: Option<&str>| -> Value {
-        after["metadata"]["managedFields"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| {
-                e["manager"] == manager && e["operation"] == op && e["subresource"].as_str() == sub
-            })
-            .map(|e| e["fieldsV1"].clone())
-            .unwrap_or(Value::Null)
-    };
-    // Forced: the replicas are this manager's, the scale's claim is gone.
-    let mine = entry("kubectl", "Apply", None);
-    assert!(mine["f:spec"].get("f:replicas").is_some(), "{after:#}");
-    let container = &mine["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"];
-    assert!(container.get("f:image").is_none(), "{after:#}");
-    let scale = entry("kubectl", "Update", Some("scale"));
-    assert!(scale["f:spec"].get("f:replicas").is_none(), "{after:#}");
-    // Given way: the image is kubectl-set's still.
-    let theirs = entry("kubectl-set", "Update", None);
-    assert!(
-        theirs["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"]
-            .get("f:image")
-            .is_some(),
-        "{after:#}"
-    );
+    decisions::assert_decided(&get());
     drop(engine);
     drop(rt);
 }
@@ -581,25 +522,15 @@ fn decisions_made_in_the_tui_hold_on_the_embedded_server() {
 
 #[test]
 fn decisions_made_in_the_tui_hold_on_the_real_server() {
-    const REAL_ENV: &str = "KAPPLY_REAL_APISERVER_KUBECONFIG";
-    let Some(kubeconfig) = std::env::var_os(REAL_ENV) else {
-        assert!(
-            std::env::var_os("KAPPLY_CI").is_none(),
-            "{REAL_ENV} is required when KAPPLY_CI is set (scripts/real-apiserver start)"
-        );
-        eprintln!("skipping: no real API server ({REAL_ENV} unset)");
+    let Some(kubeconfig) = real::kubeconfig() else {
         return;
     };
     let Some(bin) = kubectl::kubectl() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let ns = format!("tui-decide-{nanos}");
-    decide_and_apply(std::path::Path::new(&kubeconfig), &ns, &bin, dir.path());
+    let ns = real::unique("tui-decide");
+    decide_and_apply(&kubeconfig, &ns, &bin, dir.path());
     let _ = std::process::Command::new(&bin)
         .args(["delete", "namespace", &ns, "--wait=false", "--kubeconfig"])
         .arg(&kubeconfig)

@@ -84,6 +84,7 @@ fn rule(api_version: &str, kind: &str) -> Option<Rule> {
                 // A Job's alone (SetDefaults_Job), not a CronJob's template.
                 default(spec, "manualSelector", || json!(false));
             }
+            job_labels(o);
         },
         ("batch/v1", "CronJob") => |o, _| {
             if let Some(spec) = child(o, "spec") {
@@ -176,7 +177,8 @@ pub fn has_rule(obj: &Value) -> bool {
 
 /// The fields whose value a rule copies into another field (a Service's
 /// `clusterIP` into `clusterIPs`, a port's `port` into `targetPort`, a
-/// Secret's `stringData` into `data`). Of every other field a rule only
+/// Secret's `stringData` into `data`; not a Job's template labels into its
+/// own, which `merge::causes` takes out one by one). Of every other field a rule only
 /// asks whether it is set, a map or a list, or which string it holds: a
 /// copy that keeps these whole, and of other maps and lists no more than
 /// that they are there, is defaulted alike where it keeps them whole
@@ -303,6 +305,78 @@ fn job(spec: &mut Map<String, Value>) {
     default(spec, "parallelism", || json!(1));
     // Jobs must choose OnFailure or Never themselves: no restartPolicy default.
     template(spec, false);
+}
+
+/// SetDefaults_Job: a Job without labels gets its pod template's.
+fn job_labels(o: &mut Map<String, Value>) {
+    let template = o
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("metadata"))
+        .and_then(|m| m.get("labels"))
+        .filter(|l| l.as_object().is_some_and(|l| !l.is_empty()))
+        .cloned();
+    if let Some(labels) = template
+        && labels_unset(o.get("metadata"))
+        && let Some(md) = child(o, "metadata")
+    {
+        md.insert("labels".into(), labels);
+    }
+}
+
+fn labels_unset(metadata: Option<&Value>) -> bool {
+    metadata
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty)
+}
+
+/// Whether a Job as sent carries no labels of its own: then its labels are
+/// its pod template's after [`job_created`] (SetDefaults_Job copies the
+/// template's labels before the create strategy adds to them, and in Go
+/// both are one map; a Job whose template had none copies them when read).
+pub fn job_labels_follow(job: &Value) -> bool {
+    labels_unset(job.get("metadata"))
+}
+
+/// What kube-apiserver's Job create strategy adds to a new Job unless
+/// `spec.manualSelector` (after its field manager recorded the request, so
+/// no manager owns them): pod template labels naming the Job and its uid,
+/// and a selector of the uid; labels the user set are kept (validation
+/// judges them). `labels_follow` ([`job_labels_follow`] of the Job as
+/// sent): the Job's own labels become the template's.
+pub fn job_created(job: &mut Value, uid: &Value, name: &Value, labels_follow: bool) {
+    if job["spec"]["manualSelector"] == json!(true) {
+        return;
+    }
+    let Some(o) = job.as_object_mut() else {
+        return;
+    };
+    let Some(spec) = child(o, "spec") else {
+        return;
+    };
+    let labels = child(spec, "template")
+        .and_then(|t| child(t, "metadata"))
+        .and_then(|m| child(m, "labels"));
+    let Some(labels) = labels else {
+        return;
+    };
+    for (key, value) in [
+        ("job-name", name),
+        ("batch.kubernetes.io/job-name", name),
+        ("controller-uid", uid),
+        ("batch.kubernetes.io/controller-uid", uid),
+    ] {
+        labels.entry(key).or_insert_with(|| value.clone());
+    }
+    let labels = Value::Object(labels.clone());
+    if let Some(ml) = child(spec, "selector").and_then(|s| child(s, "matchLabels")) {
+        ml.entry("batch.kubernetes.io/controller-uid")
+            .or_insert_with(|| uid.clone());
+    }
+    if labels_follow && let Some(md) = child(o, "metadata") {
+        md.insert("labels".into(), labels);
+    }
 }
 
 fn persistent_volume_claim(o: &mut Map<String, Value>) {

@@ -434,6 +434,8 @@ fn write_served(
         let gone = defaults::service_drops_unused(o, &mut new);
         dropped = gone.iter().map(allocate::field_path).collect();
     }
+    // Asked of the Job as sent: defaulting gives it its template's labels.
+    let job_labels_follow = old.is_none() && defaults::job_labels_follow(&new);
     let mut allocator = allocate::Allocator::new(st);
     defaults::apply(&mut new, &mut allocator);
     storage_set.extend(allocator.disowned());
@@ -513,7 +515,7 @@ fn write_served(
         fields::keep_owned(o, &mut new, &dropped);
     }
     if old.is_none() {
-        added_on_create(r, &mut new);
+        added_on_create(r, &mut new, job_labels_follow);
     }
     let rewrote_fields = baseline
         .as_ref()
@@ -634,44 +636,16 @@ fn default_from_schema(schema: &Value, v: &mut Value) {
 /// What kube-apiserver adds to a new object besides defaulting, after the
 /// field manager has recorded the request (so no manager owns it): a Job's
 /// selector and pod-template labels (its create strategy, unless
-/// `spec.manualSelector`), and a claim's `kubernetes.io/pvc-protection`
+/// `spec.manualSelector`; the Job's own labels too when it was sent
+/// without), and a claim's `kubernetes.io/pvc-protection`
 /// finalizer (the StorageObjectInUseProtection admission plugin; the
 /// embedded server deletes at once, as the protection controller does for a
 /// claim no Pod uses).
-fn added_on_create(r: &ResourceInfo, o: &mut Value) {
+fn added_on_create(r: &ResourceInfo, o: &mut Value, job_labels_follow: bool) {
     match (r.group.as_str(), r.kind.as_str()) {
-        ("batch", "Job") if o["spec"]["manualSelector"] != json!(true) => {
-            let uid = o["metadata"]["uid"].clone();
-            let name = o["metadata"]["name"].clone();
-            let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) else {
-                return;
-            };
-            let template = spec.entry("template").or_insert_with(|| json!({}));
-            if let Some(t) = template.as_object_mut() {
-                let meta = t.entry("metadata").or_insert_with(|| json!({}));
-                if let Some(meta) = meta.as_object_mut() {
-                    let labels = meta.entry("labels").or_insert_with(|| json!({}));
-                    if let Some(labels) = labels.as_object_mut() {
-                        // A label the user set is kept (validation judges it).
-                        for (key, value) in [
-                            ("job-name", &name),
-                            ("batch.kubernetes.io/job-name", &name),
-                            ("controller-uid", &uid),
-                            ("batch.kubernetes.io/controller-uid", &uid),
-                        ] {
-                            labels.entry(key).or_insert_with(|| value.clone());
-                        }
-                    }
-                }
-            }
-            let selector = spec.entry("selector").or_insert_with(|| json!({}));
-            if let Some(selector) = selector.as_object_mut() {
-                let ml = selector.entry("matchLabels").or_insert_with(|| json!({}));
-                if let Some(ml) = ml.as_object_mut() {
-                    ml.entry("batch.kubernetes.io/controller-uid")
-                        .or_insert(uid);
-                }
-            }
+        ("batch", "Job") => {
+            let (uid, name) = (o["metadata"]["uid"].clone(), o["metadata"]["name"].clone());
+            defaults::job_created(o, &uid, &name, job_labels_follow);
         }
         ("", "PersistentVolumeClaim") | ("", "PersistentVolume") => {
             let finalizer = if r.kind == "PersistentVolume" {

@@ -235,12 +235,18 @@ fn taken_out_at_once(
     live: &Value,
     alloc: &mut dyn crate::defaults::Allocate,
 ) -> Option<Vec<bool>> {
+    if is_job(live) {
+        // A Job's labels are given back from its template's, which is no
+        // sibling nor above them: the copy [`pruned`] makes may not hold
+        // them.
+        return None;
+    }
     let roots = tree(paths)?;
     // Each row's live value, found while the copy is built (not looked up
     // again after).
     let mut live_at = vec![None; paths.len()];
     let mut bare = pruned(live, &roots, &mut live_at)?;
-    crate::defaults::apply(&mut bare, alloc);
+    default_again(&mut bare, live, alloc);
     let mut out = vec![false; paths.len()];
     compare(&roots, Some(&bare), &live_at, &mut out);
     Some(out)
@@ -262,10 +268,28 @@ fn taken_out_one_by_one(
     for s in segs.iter().rev() {
         path::remove(&mut bare, s);
     }
-    crate::defaults::apply(&mut bare, alloc);
+    default_again(&mut bare, live, alloc);
     segs.iter()
         .map(|s| matches!((path::get(live, s), path::get(&bare, s)), (Some(a), Some(b)) if deep_eq(a, b)))
         .collect()
+}
+
+/// Default `bare` (a copy of `live`, rows taken out) as the server does
+/// when it stores the object; a Job also gets back what its create
+/// strategy adds, named by the live uid and name (they are not the
+/// defaulting's to give: the copy may not hold them).
+fn default_again(bare: &mut Value, live: &Value, alloc: &mut dyn crate::defaults::Allocate) {
+    let meta = &live["metadata"];
+    let job = is_job(live) && meta["uid"].is_string();
+    let follow = job && crate::defaults::job_labels_follow(bare);
+    crate::defaults::apply(bare, alloc);
+    if job {
+        crate::defaults::job_created(bare, &meta["uid"], &meta["name"], follow);
+    }
+}
+
+fn is_job(live: &Value) -> bool {
+    live["apiVersion"] == "batch/v1" && live["kind"] == "Job"
 }
 
 /// One step of the rows' paths, shared by the rows under it.
@@ -591,6 +615,104 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
                 "spec": {"volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}),
         ]
+    }
+
+    /// Job `name` (uid `u-NAME`) as the server stores it: the template
+    /// labels `template` and those naming it, the selector, and its own
+    /// `labels` (null: the template's).
+    fn job(name: &str, labels: Value, template: Value) -> Value {
+        let uid = format!("u-{name}");
+        let mut t = template;
+        for (k, v) in [
+            ("job-name", name),
+            ("batch.kubernetes.io/job-name", name),
+            ("controller-uid", &uid),
+            ("batch.kubernetes.io/controller-uid", &uid),
+        ] {
+            t[k] = json!(v);
+        }
+        let labels = if labels.is_null() { t.clone() } else { labels };
+        json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "uid": uid, "labels": labels},
+            "spec": {"backoffLimit": 6, "completionMode": "NonIndexed", "completions": 1,
+                "manualSelector": false, "parallelism": 1,
+                "podReplacementPolicy": "TerminatingOrFailed", "suspend": false,
+                "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}},
+                "template": {"metadata": {"labels": t}, "spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox:1.36",
+                        "imagePullPolicy": "IfNotPresent"}]}}}})
+    }
+
+    /// A Job's selector and the labels naming it are the server's (its
+    /// create strategy's, owned by no writer), in its own labels too when
+    /// it sent none; a label of another value, or one the server does not
+    /// make, is not.
+    #[test]
+    fn a_jobs_generated_selector_and_labels_are_the_servers() {
+        let with_owners = |mut live: Value, own: Value| {
+            let mut fields = json!({"f:spec": {"f:backoffLimit": {}}});
+            if !own.is_null() {
+                fields["f:metadata"] = json!({"f:labels": own});
+            }
+            live["metadata"]["managedFields"] = json!([{"manager": "kubectl-client-side-apply",
+                "operation": "Update", "apiVersion": "batch/v1", "fieldsType": "FieldsV1",
+                "fieldsV1": fields}]);
+            live
+        };
+        let rows = |live: &Value, paths: &[&str]| {
+            let mut fields: Vec<FieldChange> = paths
+                .iter()
+                .map(|p| {
+                    let at = FieldPath::from(*p);
+                    kept(p, path::get(live, &at.segments()).unwrap().clone())
+                })
+                .collect();
+            let la = json!({"apiVersion": "batch/v1", "kind": "Job"});
+            classify(&mut fields, live, Some(&la));
+            fields
+                .iter()
+                .map(|f| (f.cause, f.reason.clone()))
+                .collect::<Vec<_>>()
+        };
+        let set = (Cause::ServerDefault, Reason::ServerSet);
+        let made = [
+            r#"spec.selector.matchLabels["batch.kubernetes.io/controller-uid"]"#,
+            r#"spec.template.metadata.labels["batch.kubernetes.io/controller-uid"]"#,
+            "spec.template.metadata.labels.job-name",
+            // Its own labels: all of them rows, as all are live only.
+            r#"metadata.labels["batch.kubernetes.io/job-name"]"#,
+            r#"metadata.labels["batch.kubernetes.io/controller-uid"]"#,
+            "metadata.labels.controller-uid",
+            "metadata.labels.job-name",
+        ];
+        let none = with_owners(job("none", json!(null), json!({})), json!(null));
+        assert_eq!(rows(&none, &made), vec![set.clone(); made.len()]);
+        // Labels of its own: the template's are not copied there.
+        let mut own = job("once", json!({"app": "x"}), json!({}));
+        own["metadata"]["labels"]["job-name"] = json!("once");
+        let own = with_owners(own, json!({".": {}, "f:app": {}}));
+        assert_eq!(
+            rows(&own, &[made[0], made[2], "metadata.labels.job-name"]),
+            [
+                set.clone(),
+                set.clone(),
+                (Cause::OtherWriter, Reason::Released)
+            ]
+        );
+        // Another uid, a label the server does not make: no one's.
+        let mut other = job("none", json!(null), json!({}));
+        other["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"] =
+            json!("u-else");
+        other["metadata"]["labels"]["team"] = json!("a");
+        let other = with_owners(other, json!(null));
+        assert_eq!(
+            rows(&other, &[made[0], "metadata.labels.team", made[2]]),
+            [
+                (Cause::OtherWriter, Reason::LiveOnly),
+                (Cause::OtherWriter, Reason::LiveOnly),
+                set,
+            ]
+        );
     }
 
     /// Taking the rows out at once decides as taking them out one by one
