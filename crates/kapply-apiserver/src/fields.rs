@@ -5,7 +5,7 @@
 //! judgement.
 
 use kapply_core::managedfields::{Element, element, field_element, key_element, value_element};
-pub use kapply_core::managedfields::{FieldPath, FieldSet, from_fields_v1, to_fields_v1};
+pub use kapply_core::managedfields::{FieldSet, ManagedPath, from_fields_v1, to_fields_v1};
 use kapply_core::patchmeta::{ListStrategy, Schema, Shape};
 use serde_json::{Map, Value, json};
 
@@ -112,7 +112,7 @@ trait Leaves {
 /// [`leaves`]' output: the path walked to, and the leaf paths.
 #[derive(Default)]
 struct PathSet {
-    path: FieldPath,
+    path: ManagedPath,
     set: FieldSet,
 }
 
@@ -403,7 +403,7 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
     // field manager) stays its owner's until a write changes it; only
     // what this write removed goes. Read when the first such path comes.
     let old_present = std::cell::OnceCell::new();
-    let kept = |p: &FieldPath| {
+    let kept = |p: &ManagedPath| {
         present.contains(p)
             || !old_present
                 .get_or_init(|| leaves(old_v, schema))
@@ -450,7 +450,7 @@ pub fn record(old: Option<&Value>, new: &mut Value, schema: Option<Schema<'_>>, 
 /// Give `paths` back to the managedFields entries of `obj` whose writer
 /// owned them in `old` (same manager, operation and subresource): fields
 /// the server drops past its field manager stay their owners'.
-pub fn keep_owned(old: &Value, obj: &mut Value, paths: &[FieldPath]) {
+pub fn keep_owned(old: &Value, obj: &mut Value, paths: &[ManagedPath]) {
     if paths.is_empty() {
         return;
     }
@@ -479,7 +479,7 @@ pub fn keep_owned(old: &Value, obj: &mut Value, paths: &[FieldPath]) {
 
 /// Take `paths` (and what lies under them) out of every managedFields
 /// entry of `obj`; an entry left with nothing goes.
-pub fn disown(obj: &mut Value, paths: &[FieldPath]) {
+pub fn disown(obj: &mut Value, paths: &[ManagedPath]) {
     if paths.is_empty() {
         return;
     }
@@ -642,7 +642,7 @@ mod tests {
             "metadata": {"name": "n", "uid": "u", "labels": {"name": "x"}},
             "spec": {"kind": "k", "status": "s", "name": "m", "apiVersion": "v",
                 "metadata": {"uid": "w"}}});
-        let path = |p: &[&str]| p.iter().map(|e| format!("f:{e}")).collect::<FieldPath>();
+        let path = |p: &[&str]| p.iter().map(|e| format!("f:{e}")).collect::<ManagedPath>();
         let want: FieldSet = [
             path(&["metadata", "labels", "name"]),
             path(&["spec", "kind"]),
@@ -670,7 +670,7 @@ mod tests {
                 {"name": "c", "image": "i", "args": ["a", "b"], "env": [{"name": "E", "value": "1"}]},
                 {"name": "s", "image": "j"}]}}}});
         for s in [schema, None] {
-            let value = |v: &Value, p: &FieldPath| lookup(v, p).cloned().unwrap_or(Value::Null);
+            let value = |v: &Value, p: &ManagedPath| lookup(v, p).cloned().unwrap_or(Value::Null);
             let before = leaves(&old, s);
             let want: FieldSet = leaves(&new, s)
                 .into_iter()

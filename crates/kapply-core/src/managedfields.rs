@@ -8,10 +8,11 @@
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
-/// A field path as FieldsV1 path elements (`f:spec`, `k:{"name":"a"}`).
-pub type FieldPath = Vec<String>;
+/// A managedFields path as FieldsV1 path elements (`f:spec`, `k:{"name":"a"}`); the rows'
+/// typed path is `fieldpath::FieldPath`.
+pub type ManagedPath = Vec<String>;
 /// The leaf paths of a FieldsV1 value.
-pub type FieldSet = BTreeSet<FieldPath>;
+pub type FieldSet = BTreeSet<ManagedPath>;
 
 /// One FieldsV1 path element, parsed.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,7 +93,7 @@ pub fn to_fields_v1(set: &FieldSet) -> Value {
 /// The leaf paths of a FieldsV1 value.
 pub fn from_fields_v1(v: &Value) -> FieldSet {
     let mut out = FieldSet::new();
-    fn rec(v: &Value, path: &mut FieldPath, out: &mut FieldSet) {
+    fn rec(v: &Value, path: &mut ManagedPath, out: &mut FieldSet) {
         match v.as_object() {
             Some(m) if !m.is_empty() => {
                 for (k, child) in m {

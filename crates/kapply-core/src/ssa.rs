@@ -563,7 +563,7 @@ pub struct FieldRow {
 }
 
 type FieldSet = crate::managedfields::FieldSet;
-type FieldPath = crate::managedfields::FieldPath;
+type ManagedPath = crate::managedfields::ManagedPath;
 
 /// Fields the server does not track for a manager.
 fn untracked(path: &[String]) -> bool {
@@ -667,7 +667,7 @@ impl<'a> Shape<'a> {
     }
 }
 
-fn walk(v: &Value, schema: Option<Shape<'_>>, path: &mut FieldPath, out: &mut FieldSet) {
+fn walk(v: &Value, schema: Option<Shape<'_>>, path: &mut ManagedPath, out: &mut FieldSet) {
     match v {
         Value::Object(m) if !m.is_empty() && !schema.is_some_and(|s| s.atomic()) => {
             for (k, child) in m {
@@ -864,7 +864,7 @@ fn lookup_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
 
 /// Whether removing the field at `path` of `live` leaves it as it was
 /// once the server has defaulted the object again.
-fn defaulted_again(live: &Value, path: &FieldPath) -> bool {
+fn defaulted_again(live: &Value, path: &ManagedPath) -> bool {
     use crate::managedfields::{Element, element};
     let Some((last, parent)) = path.split_last() else {
         return false;
@@ -889,7 +889,7 @@ fn defaulted_again(live: &Value, path: &FieldPath) -> bool {
 /// Whether removing every field of `paths` (map members) from `live`
 /// together leaves each as it was once the server has defaulted the object
 /// again. `false` when any is not a map member or is not restored.
-fn defaulted_again_all(live: &Value, paths: &[&FieldPath]) -> bool {
+fn defaulted_again_all(live: &Value, paths: &[&ManagedPath]) -> bool {
     use crate::managedfields::{Element, element};
     let mut after = live.clone();
     for path in paths {
@@ -972,7 +972,7 @@ fn last_applied(live: &Value) -> Option<Value> {
 
 /// The annotation's own path, which the migration hands to
 /// [`LAST_APPLIED_MANAGER`] (kubectl's manager) or releases (another).
-fn last_applied_path() -> FieldPath {
+fn last_applied_path() -> ManagedPath {
     vec![
         "f:metadata".into(),
         "f:annotations".into(),
@@ -1012,7 +1012,7 @@ pub fn plan_fields_in(
     force: bool,
     crds: &CrdSchemas,
 ) -> Vec<FieldRow> {
-    let leaf = |p: &FieldPath| p.last().is_none_or(|pe| pe != ".");
+    let leaf = |p: &ManagedPath| p.last().is_none_or(|pe| pe != ".");
     let empty = json!({});
     let live_v = live.unwrap_or(&empty);
     let sets: Vec<FieldSet> = entries(live_v)
@@ -1056,7 +1056,7 @@ pub fn plan_fields_in(
         };
         others.push((name, e["operation"] == "Apply", set));
     }
-    let owners_of = |p: &FieldPath, after_migration: bool| -> Vec<String> {
+    let owners_of = |p: &ManagedPath, after_migration: bool| -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for (name, _, set) in &others {
             if after_migration && csa.contains(name) {
@@ -1080,7 +1080,7 @@ pub fn plan_fields_in(
     } else {
         FieldSet::new()
     };
-    let conflicting = |p: &FieldPath| {
+    let conflicting = |p: &ManagedPath| {
         lookup(live_v, p) != lookup(config, p) && others.iter().any(|(_, _, set)| set.contains(p))
     };
     let forced = force
@@ -1165,7 +1165,7 @@ pub fn plan_fields_in(
     // every other field keeps its live value); otherwise field by field.
     // A copy of the object per field was most of `diff --server-side` on
     // objects created client-side (their defaults are the creator's).
-    let lone: Vec<&FieldPath> = released
+    let lone: Vec<&ManagedPath> = released
         .iter()
         .filter(|p| leaf(p) && *p != &annotation && lookup(live_v, p).is_some())
         .filter(|p| mine.contains(*p) || (migrating && migrated.contains(*p)))

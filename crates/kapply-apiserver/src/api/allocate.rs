@@ -3,7 +3,7 @@
 //! keeps and drops on an update is the core's (`defaults::service_*`),
 //! which kapply's plan reads too; here it becomes managedFields paths.
 
-use crate::fields::FieldPath;
+use crate::fields::ManagedPath;
 use crate::store::State;
 use kapply_core::defaults::{Allocate, ServiceField};
 use kapply_core::managedfields::key_element;
@@ -15,7 +15,7 @@ pub struct Allocator<'s> {
     st: &'s mut State,
     /// The managedFields paths of what was allocated here, and the node
     /// ports given.
-    paths: Vec<FieldPath>,
+    paths: Vec<ManagedPath>,
     given: Vec<u16>,
 }
 
@@ -29,7 +29,7 @@ impl<'s> Allocator<'s> {
     }
 
     /// The managedFields paths of the node ports allocated here.
-    pub fn disowned(self) -> Vec<FieldPath> {
+    pub fn disowned(self) -> Vec<ManagedPath> {
         self.paths
     }
 }
@@ -68,7 +68,7 @@ impl Allocate for Allocator<'_> {
 }
 
 /// The managedFields path of a field the storage set or dropped.
-pub fn field_path(f: &ServiceField) -> FieldPath {
+pub fn field_path(f: &ServiceField) -> ManagedPath {
     match f {
         ServiceField::NodePort { port, protocol } => {
             let mut keys = Map::new();

@@ -673,7 +673,7 @@ fn added_on_create(r: &ResourceInfo, o: &mut Value, job_labels_follow: bool) {
 /// IPs and IP families (its REST create allocates them), a Namespace's
 /// `kubernetes` finalizer (its create strategy). What the request sent
 /// stays its writer's.
-fn set_by_storage(r: &ResourceInfo, sent: &Value) -> Vec<fields::FieldPath> {
+fn set_by_storage(r: &ResourceInfo, sent: &Value) -> Vec<fields::ManagedPath> {
     let fields: &[&str] = match (r.group.as_str(), r.kind.as_str()) {
         ("", "Service") => &["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"],
         ("", "Namespace") => &["finalizers"],

@@ -8,7 +8,7 @@
 //! every conflict left after giving way is one the reviewer forced.
 
 use super::{
-    CrdSchemas, FieldAction, FieldPath, Known, align, applied_fields_in, display, entries,
+    CrdSchemas, FieldAction, Known, ManagedPath, align, applied_fields_in, display, entries,
     lookup_mut,
 };
 use crate::managedfields::{Element, element, from_fields_v1};
@@ -102,7 +102,7 @@ pub fn resolve_in(
 
 /// The FieldsV1 paths an apply of `config` claims, as the plan names them
 /// (aligned with the live object's managedFields).
-fn applied_paths(config: &Value, live: Option<&Value>, crds: &CrdSchemas) -> Vec<FieldPath> {
+fn applied_paths(config: &Value, live: Option<&Value>, crds: &CrdSchemas) -> Vec<ManagedPath> {
     let empty = serde_json::json!({});
     let live = live.unwrap_or(&empty);
     let sets: Vec<_> = entries(live)
