@@ -5,7 +5,8 @@
 //! `spec.template.spec.containers[name=nginx].image`: map keys and struct
 //! fields joined by `.`, keyed list elements as `[mergeKey=value]`, list
 //! indexes as `[N]`; map keys that are not plain identifiers are quoted as a
-//! JSON string: `metadata.annotations["example.com/x"]`.
+//! JSON string: `metadata.annotations["example.com/x"]`. A merge key's
+//! value is bare, a `]` in it doubled: `env[name=a]]b]` names `a]b`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -247,7 +248,7 @@ impl Segment {
     pub fn step(&self) -> Step<'_> {
         match self {
             Segment::Key(k) => Step::Key(Cow::Borrowed(k)),
-            Segment::Element(k, v) => Step::Element(k, v),
+            Segment::Element(k, v) => Step::Element(k, Cow::Borrowed(v)),
             Segment::Index(i) => Step::Index(*i),
         }
     }
@@ -344,12 +345,22 @@ pub fn element(parent: &str, merge_key: &str, value: &Value) -> String {
     s
 }
 
-/// Append a keyed list element to a path's text, as [`element`] writes it.
+/// Append a keyed list element to a path's text, as [`element`] writes it:
+/// the value's text ([`element_value`]) bare, each `]` in it doubled. The
+/// writers never put a `]` right after a step's closing one, so the reader
+/// knows a doubled one for the value's, and a value without `]` is written
+/// as it was before `]` was escaped.
 pub fn push_element(out: &mut String, merge_key: &str, value: &Value) {
     out.push('[');
     out.push_str(merge_key);
     out.push('=');
+    let from = out.len();
     push_element_value(out, value);
+    if out[from..].contains(']') {
+        let doubled = out[from..].replace(']', "]]");
+        out.truncate(from);
+        out.push_str(&doubled);
+    }
     out.push(']');
 }
 
@@ -363,18 +374,19 @@ pub fn parse(path: &str) -> Vec<Segment> {
     read(path)
         .map(|(step, _)| match step {
             Step::Key(k) => Segment::Key(k.into_owned()),
-            Step::Element(k, v) => Segment::Element(k.into(), v.into()),
+            Step::Element(k, v) => Segment::Element(k.into(), v.into_owned()),
             Step::Index(i) => Segment::Index(i),
         })
         .collect()
 }
 
 /// One step of a path as [`parse`] reads it, borrowing the path's text (a
-/// quoted key with escapes is the one step that owns its text).
+/// quoted key with escapes or an element value with a `]` owns its text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step<'p> {
     Key(Cow<'p, str>),
-    Element(&'p str, &'p str),
+    /// Merge key and its value's text (see [`Segment::Element`]).
+    Element(&'p str, Cow<'p, str>),
     Index(usize),
 }
 
@@ -417,10 +429,28 @@ impl<'p> Iterator for Steps<'p> {
                     self.pos = start + used + usize::from(r[used..].starts_with(']'));
                     return Some((Step::Key(k), self.pos));
                 }
-                let end = r.bytes().position(|b| b == b']').unwrap_or(r.len());
+                let close = |from: usize| {
+                    from + r[from..]
+                        .bytes()
+                        .position(|b| b == b']')
+                        .unwrap_or(r.len() - from)
+                };
+                let mut end = close(0);
+                // In an element value a doubled `]` is the value's (see
+                // `push_element`): the step ends at the first single one.
+                if r[..end].contains('=') && r[end..].starts_with("]]") {
+                    while r[end..].starts_with("]]") {
+                        end = close(end + 2);
+                    }
+                    if let Some((k, v)) = r[..end].split_once('=') {
+                        self.pos = (start + end + 1).min(path.len());
+                        let v = Cow::Owned(v.replace("]]", "]"));
+                        return Some((Step::Element(k, v), self.pos));
+                    }
+                }
                 let inner = &r[..end];
                 let step = match inner.split_once('=') {
-                    Some((k, v)) => Step::Element(k, v),
+                    Some((k, v)) => Step::Element(k, Cow::Borrowed(v)),
                     None => match inner.parse() {
                         Ok(i) => Step::Index(i),
                         Err(_) => Step::Key(Cow::Borrowed(inner)),
@@ -506,43 +536,26 @@ pub fn remove_step(v: &mut Value, step: &Step) {
 /// The raw steps of a path as the TUI's tree shows them: `spec`, `containers[name=nginx]`, `image`; a
 /// keyed element or index stays with its list, a quoted key is its own step.
 pub fn steps(path: &str) -> Vec<&str> {
-    let b = path.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    let mut depth = 0usize;
-    let mut quoted = false;
-    while i < b.len() {
-        let c = b[i];
-        if quoted {
-            if c == b'\\' {
-                i += 1;
-            } else if c == b'"' {
-                quoted = false;
+    // Spans of the reader's steps, so what a step holds (a `]`, `"` or `.`
+    // in a key or element value) is read as the reader reads it.
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut before = 0;
+    for (_, end) in read(path) {
+        let text = &path[before..end];
+        let start = end - text.trim_start_matches('.').len();
+        before = end;
+        match out.last_mut() {
+            // An element or index (not a quoted key) stays with its list.
+            Some(last)
+                if path[start..end].starts_with('[') && !path[start..].starts_with("[\"") =>
+            {
+                last.1 = end
             }
-        } else if c == b'"' && depth > 0 {
-            quoted = true;
-        } else if c == b'[' {
-            // `["key"]` starts a step of its own; `[name=x]` and `[0]` do not.
-            if depth == 0 && b.get(i + 1) == Some(&b'"') && i > start {
-                out.push(&path[start..i]);
-                start = i;
-            }
-            depth += 1;
-        } else if c == b']' {
-            depth = depth.saturating_sub(1);
-        } else if c == b'.' && depth == 0 {
-            if i > start {
-                out.push(&path[start..i]);
-            }
-            start = i + 1;
+            _ if start < end => out.push((start, end)),
+            _ => {}
         }
-        i += 1;
     }
-    if start < b.len() {
-        out.push(&path[start..]);
-    }
-    out
+    out.into_iter().map(|(a, b)| &path[a..b]).collect()
 }
 
 /// Whether `path` is `root` or lies under the top-level key `root`.
@@ -720,8 +733,9 @@ mod tests {
         use proptest::prelude::*;
         prop_oneof![
             "(\\PC|[.\\[\\]\"\\\\/=]){0,8}".prop_map(Segment::Key),
-            // A key value as `element` writes it: bare, so no `]` in it.
-            ("[a-zA-Z]{1,6}", "[a-z0-9./=-]{0,8}").prop_map(|(k, v)| Segment::Element(k, v)),
+            // Any key value: `]`, quotes, brackets, dots and `=` in it too.
+            ("[a-zA-Z]{1,6}", "(\\PC|[.\\[\\]\"\\\\/=]){0,8}")
+                .prop_map(|(k, v)| Segment::Element(k, v)),
             (0usize..20).prop_map(Segment::Index),
         ]
     }
@@ -751,6 +765,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest::proptest! {
+        /// A key value without `]` is written bare, as before `]` was
+        /// escaped; one with `]` has each doubled, and reads back.
+        #[test]
+        fn element_value_text_is_bare_with_each_bracket_doubled(
+            parent in "(|[a-z.]{1,8})",
+            v in "(\\PC|[.\\[\\]\"\\\\/=]){0,8}",
+        ) {
+            let text = element(&parent, "name", &Value::from(v.as_str()));
+            proptest::prop_assert_eq!(&text, &format!("{parent}[name={}]", v.replace(']', "]]")));
+            let p = FieldPath::new(text);
+            proptest::prop_assert_eq!(p.last(), Some(Step::Element("name", Cow::Borrowed(v.as_str()))));
+        }
+    }
+
+    /// Values holding a `]`, lists printed as JSON among them, read back
+    /// whole, and the tree keeps each with its list.
+    #[test]
+    fn element_values_with_brackets_read_back() {
+        let list = json!(["a", [1]]);
+        let p = FieldPath::from("spec")
+            .key("env")
+            .element("name", &json!("a]b"))
+            .key("value")
+            .key("x")
+            .element("k", &list)
+            .index(0);
+        assert_eq!(p, "spec.env[name=a]]b].value.x[k=[\"a\",[1]]]]][0]");
+        assert_eq!(
+            p.segments(),
+            vec![
+                Segment::Key("spec".into()),
+                Segment::Key("env".into()),
+                Segment::Element("name".into(), "a]b".into()),
+                Segment::Key("value".into()),
+                Segment::Key("x".into()),
+                Segment::Element("k".into(), r#"["a",[1]]"#.into()),
+                Segment::Index(0),
+            ]
+        );
+        assert_eq!(
+            p.tree_steps(),
+            ["spec", "env[name=a]]b]", "value", "x[k=[\"a\",[1]]]]][0]"]
+        );
+        let v = json!({"spec": {"env": [{"name": "a]b", "value": {"x": [{"k": list}]}}]}});
+        let element = p.parent().unwrap().segments();
+        assert_eq!(get(&v, &element), Some(&json!({"k": ["a", [1]]})));
+        // A value with an unbalanced quote or bracket stays in its step.
+        assert_eq!(
+            steps("spec.env[name=a\"b.c].value"),
+            ["spec", "env[name=a\"b.c]", "value"]
+        );
+        assert_eq!(steps("m[name=[x].y"), ["m[name=[x]", "y"]);
     }
 
     #[test]

@@ -579,11 +579,16 @@ fn push_flat_keyed_element(p: &mut String, raw: &str, schema: Option<Schema>) ->
     if keys.windows(2).any(|w| w[0].0 == w[1].0) {
         return false;
     }
+    // As `path::push_element` writes it: a `]` in the value doubled.
     let one = |p: &mut String, (k, v): (&str, &str)| {
         p.push('[');
         p.push_str(k);
         p.push('=');
-        p.push_str(v);
+        if v.contains(']') {
+            p.push_str(&v.replace(']', "]]"));
+        } else {
+            p.push_str(v);
+        }
         p.push(']');
     };
     if let Some(mk) = schema.and_then(|s| s.merge_key())
