@@ -1347,11 +1347,12 @@ fn decisions_history(k: &Kubectl, kubeconfig: &Path, dir: &Path, ns: &str) -> Va
     };
     let live = decisions::drifted(&kubectl, dir, ns);
     let config = kapply::yaml::read_value(&decisions::config(ns)).unwrap();
-    let conflicts: Vec<String> = kapply::ssa::plan_fields(&config, Some(&live), "kubectl", false)
-        .into_iter()
-        .filter(|r| r.action == kapply::ssa::FieldAction::Conflict)
-        .map(|r| r.path)
-        .collect();
+    let conflicts: Vec<kapply::fieldpath::FieldPath> =
+        kapply::ssa::plan_fields(&config, Some(&live), "kubectl", false)
+            .into_iter()
+            .filter(|r| r.action == kapply::ssa::FieldAction::Conflict)
+            .map(|r| r.path)
+            .collect();
     assert_eq!(
         conflicts,
         vec!["spec.replicas", decisions::IMAGE],
@@ -1359,8 +1360,8 @@ fn decisions_history(k: &Kubectl, kubeconfig: &Path, dir: &Path, ns: &str) -> Va
     );
     use kapply::ssa::Decision;
     let decisions = [
-        ("spec.replicas".to_string(), Decision::Force),
-        (decisions::IMAGE.to_string(), Decision::GiveWay),
+        ("spec.replicas".into(), Decision::Force),
+        (decisions::IMAGE.into(), Decision::GiveWay),
     ]
     .into_iter()
     .collect();

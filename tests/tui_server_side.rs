@@ -15,6 +15,7 @@ mod server;
 mod tui_fixture;
 
 use decisions::IMAGE;
+use kapply::fieldpath::FieldPath;
 use kapply::plan::{ObjectAction, Plan, PlanOptions, plan_object_owned};
 use kapply::ssa::Decision;
 use kapply::tui::app::{Effect, Filter, Msg};
@@ -279,11 +280,18 @@ fn a_change_in_the_cluster_is_planned_again_server_side() {
         panic!("the confirmation stays: {:?}", app.popup);
     };
     assert_eq!(*title, "changed in the cluster");
-    assert_eq!(app.ssa.conflicts.get(&id), Some(&vec![IMAGE.to_string()]));
+    assert_eq!(
+        app.ssa.conflicts.get(&id),
+        Some(&vec![FieldPath::from(IMAGE)])
+    );
     // The image's decision still covers the conflict left.
     assert_eq!(app.ssa.undecided(&id), 0);
     press(&mut app, "q");
-    let paths: Vec<String> = app.ssa_rows().iter().map(|(r, _)| r.path.clone()).collect();
+    let paths: Vec<String> = app
+        .ssa_rows()
+        .iter()
+        .map(|(r, _)| r.path.to_string())
+        .collect();
     assert_eq!(
         paths,
         vec![
@@ -438,7 +446,11 @@ fn decide_and_apply(kubeconfig: &std::path::Path, ns: &str, bin: &str, dir: &std
     app.update(Msg::Loaded(Ok(plan)));
     assert_eq!(app.ssa_conflict_count(), 1);
     app.update(tui_fixture::code(crossterm::event::KeyCode::Enter));
-    let rows: Vec<String> = app.ssa_rows().iter().map(|(r, _)| r.path.clone()).collect();
+    let rows: Vec<String> = app
+        .ssa_rows()
+        .iter()
+        .map(|(r, _)| r.path.to_string())
+        .collect();
     assert_eq!(rows, vec!["spec.replicas".to_string(), IMAGE.to_string()]);
     press(&mut app, "TjW");
     let effects = press(&mut app, "a");
@@ -696,7 +708,7 @@ namespace: demo\nspec:\n  parts:\n  - {name: a, size: 2}\n  - {name: b, size: 3}
     let id = app.list.plan.objects[1].id();
     assert_eq!(
         app.ssa.conflicts.get(&id),
-        Some(&vec!["spec.parts[name=a].size".to_string()]),
+        Some(&vec![FieldPath::from("spec.parts[name=a].size")]),
         "{:?}",
         app.ssa.conflicts
     );

@@ -540,9 +540,9 @@ pub struct ServerSideMode {
 #[derive(Debug, Clone, Default)]
 pub struct ServerSideState {
     /// Per object with conflicts, their paths (as the plan shows them).
-    pub conflicts: BTreeMap<ObjectRef, Vec<String>>,
+    pub conflicts: BTreeMap<ObjectRef, Vec<FieldPath>>,
     /// Per object, the decisions made on its conflict rows.
-    pub decisions: BTreeMap<ObjectRef, BTreeMap<String, crate::ssa::Decision>>,
+    pub decisions: BTreeMap<ObjectRef, BTreeMap<FieldPath, crate::ssa::Decision>>,
     /// The structural schemas of the CustomResourceDefinitions among the
     /// rows (live, then as configured), so a custom resource is planned as
     /// the server reads it (keyed lists, sets, atomic maps).

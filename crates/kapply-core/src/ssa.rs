@@ -5,6 +5,7 @@
 //! manager (kubectl's csaupgrade), so that fields dropped from the config
 //! are released. No I/O: the cluster layer sends what these compute.
 
+use crate::fieldpath::FieldPath;
 use crate::managedfields::{from_fields_v1, to_fields_v1};
 
 pub mod crd;
@@ -296,7 +297,9 @@ mod tests {
     }
 
     fn actions(rows: &[FieldRow]) -> Vec<(String, FieldAction)> {
-        rows.iter().map(|r| (r.path.clone(), r.action)).collect()
+        rows.iter()
+            .map(|r| (r.path.to_string(), r.action))
+            .collect()
     }
 
     #[test]
@@ -375,7 +378,7 @@ mod tests {
         let rows = plan_fields(&config, Some(&live), "mine", false);
         assert_eq!(
             rows.iter()
-                .find(|r| r.path.ends_with("last-applied-configuration"))
+                .find(|r| r.path.as_str().ends_with("last-applied-configuration"))
                 .map(|r| r.action),
             Some(FieldAction::Remove)
         );
@@ -549,7 +552,10 @@ pub enum FieldAction {
 /// the action, the live and config values, its managers now and after.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FieldRow {
-    pub path: String,
+    /// As [`display`] writes it; its keys are not quoted as the client-side
+    /// rows' are (`metadata.labels.app.kubernetes.io/name`), so its steps
+    /// read right only for plain keys: changing that changes the output.
+    pub path: FieldPath,
     pub action: FieldAction,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<Value>,
@@ -1117,7 +1123,7 @@ pub fn plan_fields_in(
             let mut after = vec![manager.to_string()];
             after.extend(owners_of(p, true));
             rows.push(FieldRow {
-                path: display(p),
+                path: FieldPath::new(display(p)),
                 action: FieldAction::Migrate,
                 live: have.cloned(),
                 config: want.cloned(),
@@ -1134,7 +1140,7 @@ pub fn plan_fields_in(
             (FieldAction::Conflict, now.clone())
         };
         rows.push(FieldRow {
-            path: display(p),
+            path: FieldPath::new(display(p)),
             action,
             live: have.cloned(),
             config: want.cloned(),
@@ -1205,7 +1211,7 @@ pub fn plan_fields_in(
             theirs.clear();
         }
         rows.push(FieldRow {
-            path: display(p),
+            path: FieldPath::new(display(p)),
             action,
             live: Some(have.clone()),
             config: None,

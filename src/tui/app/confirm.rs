@@ -110,7 +110,7 @@ impl App {
     pub(super) fn server_side_confirm(
         &self,
         items: Vec<crate::ops::ServerSideItem>,
-        blocked: &[(ObjectRef, Vec<String>)],
+        blocked: &[(ObjectRef, Vec<FieldPath>)],
         manager: String,
     ) -> Confirm {
         let t = self.theme();

@@ -55,7 +55,7 @@ impl App {
         // three-way patch's hazards) are client-side apply's.
         o.reverts_drift = false;
         o.warnings.clear();
-        let conflicts: Vec<String> = rows
+        let conflicts: Vec<FieldPath> = rows
             .into_iter()
             .filter(|r| r.action == SsaAction::Conflict)
             .map(|r| r.path)

@@ -200,7 +200,7 @@ pub(crate) fn render_ssa_fields(
         let first = Line::from(vec![
             Span::raw(if cur { "▸ " } else { "  " }),
             Span::styled(pad(word, 9), act_style(r.action, *d, t)),
-            Span::raw(fit(&r.path, w.saturating_sub(11))),
+            Span::raw(fit(r.path.as_str(), w.saturating_sub(11))),
         ]);
         let rest: Vec<String> = if tall {
             lines[i].clone()

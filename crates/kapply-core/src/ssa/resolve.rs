@@ -11,6 +11,7 @@ use super::{
     CrdSchemas, FieldAction, Known, ManagedPath, align, applied_fields_in, display, entries,
     lookup_mut,
 };
+use crate::fieldpath::FieldPath;
 use crate::managedfields::{Element, element, from_fields_v1};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -35,10 +36,10 @@ pub struct Resolved {
     pub force: bool,
     /// Conflicts (paths as the plan shows them) nobody decided: the apply
     /// would fail on them, so it must not be sent.
-    pub undecided: Vec<String>,
+    pub undecided: Vec<FieldPath>,
     /// Decisions on paths that are no conflict of this plan (the live
     /// object changed since): not used.
-    pub stale: Vec<String>,
+    pub stale: Vec<FieldPath>,
 }
 
 /// The request that applies `config` as `manager` over `live` with
@@ -47,7 +48,7 @@ pub fn resolve(
     config: &Value,
     live: Option<&Value>,
     manager: &str,
-    decisions: &BTreeMap<String, Decision>,
+    decisions: &BTreeMap<FieldPath, Decision>,
 ) -> Resolved {
     resolve_in(config, live, manager, decisions, &CrdSchemas::default())
 }
@@ -58,10 +59,10 @@ pub fn resolve_in(
     config: &Value,
     live: Option<&Value>,
     manager: &str,
-    decisions: &BTreeMap<String, Decision>,
+    decisions: &BTreeMap<FieldPath, Decision>,
     crds: &CrdSchemas,
 ) -> Resolved {
-    let conflicts = |config: &Value| -> Vec<String> {
+    let conflicts = |config: &Value| -> Vec<FieldPath> {
         super::plan_fields_in(config, live, manager, false, crds)
             .into_iter()
             .filter(|r| r.action == FieldAction::Conflict)
@@ -74,20 +75,21 @@ pub fn resolve_in(
         .filter(|p| !before.contains(p))
         .cloned()
         .collect();
-    let give_way: Vec<&String> = before
+    let give_way: Vec<&FieldPath> = before
         .iter()
         .filter(|p| decisions.get(*p) == Some(&Decision::GiveWay))
         .collect();
     let mut reduced = config.clone();
     if !give_way.is_empty() {
         for path in applied_paths(config, live, crds) {
-            if give_way.contains(&&display(&path)) {
+            let shown = display(&path);
+            if give_way.iter().any(|p| p.as_str() == shown) {
                 remove(&mut reduced, &path);
             }
         }
     }
     let left = conflicts(&reduced);
-    let undecided: Vec<String> = left
+    let undecided: Vec<FieldPath> = left
         .iter()
         .filter(|p| decisions.get(*p) != Some(&Decision::Force))
         .cloned()
@@ -191,8 +193,11 @@ mod tests {
 
     const IMAGE: &str = "spec.template.spec.containers[name=web].image";
 
-    fn decide(pairs: &[(&str, Decision)]) -> BTreeMap<String, Decision> {
-        pairs.iter().map(|(p, d)| (p.to_string(), *d)).collect()
+    fn decide(pairs: &[(&str, Decision)]) -> BTreeMap<FieldPath, Decision> {
+        pairs
+            .iter()
+            .map(|(p, d)| (FieldPath::from(*p), *d))
+            .collect()
     }
 
     #[test]
