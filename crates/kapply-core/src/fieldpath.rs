@@ -438,7 +438,7 @@ impl<'p> Iterator for Steps<'p> {
                 let mut end = close(0);
                 // In an element value a doubled `]` is the value's (see
                 // `push_element`): the step ends at the first single one.
-                if r[..end].contains('=') && r[end..].starts_with("]]") {
+                if r[end..].starts_with("]]") && r[..end].contains('=') {
                     while r[end..].starts_with("]]") {
                         end = close(end + 2);
                     }
