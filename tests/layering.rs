@@ -6,6 +6,7 @@
 //! and runs no process, that one module reads YAML, and which parts of the
 //! core the server may use. Each failure names file and line.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const FORBIDDEN: [&str; 6] = ["tokio", "kube", "hyper", "ratatui", "crossterm", "clap"];
@@ -409,4 +410,165 @@ fn yaml_and_server_checkers_flag_only_what_they_should() {
             (4, "{defaults".to_string()),
         ]
     );
+}
+
+/// The modules of `src/tui` a source (its code before any `#[cfg(test)]`)
+/// names: `crate::tui::X`, or from a file of `src/tui` itself `super::X`,
+/// or from one a level down (`app/`, `ui/`) `super::super::X`.
+fn tui_modules_named(source: &str, depth: usize) -> BTreeSet<String> {
+    let code = code_lines(source);
+    let end = code
+        .iter()
+        .position(|l| l.trim_start().starts_with("#[cfg(test)]"))
+        .unwrap_or(code.len());
+    let supers = "super::".repeat(depth);
+    let mut out = BTreeSet::new();
+    for line in &code[..end] {
+        for prefix in ["crate::tui::", supers.as_str()] {
+            let mut rest = line.as_str();
+            while let Some(at) = rest.find(prefix) {
+                // Not the tail of a longer path (`super::super::` seen
+                // as `super::` from a deeper file).
+                let before = &rest[..at];
+                let tail = &rest[at + prefix.len()..];
+                rest = tail;
+                if before.ends_with("::") || before.ends_with(|c: char| is_ident(c)) {
+                    continue;
+                }
+                // `super::{a, b}` and `crate::tui::{a, b}` name several.
+                let names: Vec<&str> = match tail.strip_prefix('{') {
+                    Some(group) => group
+                        .split('}')
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(|n| n.trim().split("::").next().unwrap_or_default())
+                        .collect(),
+                    None => vec![
+                        tail.split(|c: char| !is_ident(c))
+                            .next()
+                            .unwrap_or_default(),
+                    ],
+                };
+                out.extend(
+                    names
+                        .into_iter()
+                        .filter(|n| !n.is_empty() && *n != "super" && *n != "self")
+                        .map(String::from),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The module graph of `src/tui` (a file `X.rs` or a directory `X/` is one
+/// module `X`): which modules each one names outside its tests.
+fn tui_graph(files: &[(String, usize, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let known: BTreeSet<&str> = files.iter().map(|(m, _, _)| m.as_str()).collect();
+    for (module, depth, source) in files {
+        let named = tui_modules_named(source, *depth);
+        let entry = graph.entry(module.clone()).or_default();
+        entry.extend(
+            named
+                .into_iter()
+                .filter(|n| n != module && known.contains(n.as_str())),
+        );
+    }
+    graph
+}
+
+/// A cycle of `graph`, as the modules on it in order, if there is one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        at: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|m| m == at) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(at.to_string());
+            return Some(cycle);
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.to_string());
+        for next in graph.get(at).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(at.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+/// Issue 28: the TUI's modules form no cycle (imports go one way: `ui` and
+/// the runtime use `app`, which uses the state types and the helpers).
+#[test]
+fn the_tuis_modules_form_no_cycle() {
+    let dir = root().join("src/tui");
+    let mut files = Vec::new();
+    let mut all = Vec::new();
+    rust_files(&dir, &mut all);
+    for path in all {
+        let rel = path.strip_prefix(&dir).expect("under src/tui");
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+            .collect();
+        if parts == ["mod"] {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("read");
+        files.push((parts[0].clone(), parts.len(), source));
+    }
+    let graph = tui_graph(&files);
+    assert!(graph.len() > 10, "{graph:?}");
+    assert!(
+        graph["ui"].contains("app") && graph["app"].contains("state"),
+        "the graph is read: {graph:?}"
+    );
+    if let Some(c) = cycle(&graph) {
+        panic!("src/tui has an import cycle: {}", c.join(" -> "));
+    }
+}
+
+#[test]
+fn the_cycle_checker_finds_a_planted_cycle() {
+    let files = [
+        (
+            "state".to_string(),
+            1,
+            "use crate::tui::confirm::Confirm;\n".to_string(),
+        ),
+        (
+            "confirm".to_string(),
+            1,
+            "use super::{theme, state::Job};\n#[cfg(test)]\nuse crate::tui::app;".to_string(),
+        ),
+        ("theme".to_string(), 1, String::new()),
+        (
+            "app".to_string(),
+            2,
+            "use super::super::state;\n".to_string(),
+        ),
+    ];
+    let graph = tui_graph(&files);
+    assert_eq!(
+        cycle(&graph),
+        Some(vec!["state".into(), "confirm".into(), "state".into()])
+    );
+    assert!(!graph["confirm"].contains("app"), "tests are left out");
+    assert!(graph["app"].contains("state"));
+    let acyclic = tui_graph(&files[2..]);
+    assert_eq!(cycle(&acyclic), None);
 }

@@ -6,8 +6,8 @@
 use crate::objref::ObjectRef;
 use crate::ops::{ApplyItem, Failure, ObjectResult, Outcome, Propagation};
 use crate::plan::ObjectPlan;
+use crate::tui::job::Job;
 use crate::tui::msg::Effect;
-use crate::tui::state::Job;
 use crate::tui::theme::{Theme, keys_line};
 use crossterm::event::KeyCode;
 use ratatui::style::{Color, Modifier, Style};
