@@ -3364,3 +3364,65 @@ fn server_side_diff_reads_by_list_and_keeps_manifest_order() {
         .collect();
     assert_eq!(names, vec!["c1", "c2", "c3", "c4", "c5", "c6"], "{plan}");
 }
+
+/// `diff --server-side --live` settles its objects as the client-side
+/// offline diff does: `-n` is checked (an object naming another namespace
+/// is an error, exit 2, the others still shown), a custom kind's scope
+/// comes from a CustomResourceDefinition among the manifests, and a guessed
+/// scope is warned about.
+#[test]
+fn server_side_offline_diff_checks_namespace_and_custom_scopes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("m/objects.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: here\n  namespace: ns-a\ndata: {k: v}\n\
+         ---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: there\n  namespace: ns-b\ndata: {k: v}\n\
+         ---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: globals.example.com\n\
+         spec:\n  group: example.com\n  scope: Cluster\n  names: {kind: Global, plural: globals}\n  versions: [{name: v1, served: true, storage: true}]\n\
+         ---\napiVersion: example.com/v1\nkind: Global\nmetadata:\n  name: g\nspec: {x: 1}\n\
+         ---\napiVersion: other.example.com/v1\nkind: Unknown\nmetadata:\n  name: u\nspec: {x: 1}\n",
+    );
+    write(
+        &d.join("live.yaml"),
+        "apiVersion: v1\nkind: List\nitems: []\n",
+    );
+    let out = kapply(
+        d,
+        &[
+            "diff",
+            "--server-side",
+            "-f",
+            "m",
+            "--live",
+            "live.yaml",
+            "-n",
+            "ns-a",
+        ],
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("error: ") && out.stderr.contains("ns-b"),
+        "the -n mismatch is an error: {out:?}"
+    );
+    assert!(!out.stdout.contains("ns-b/there"), "{out:?}");
+    out.assert_stdout("+ ConfigMap ns-a/here  create");
+    // Cluster-scoped from the CRD among the manifests: no namespace.
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("+ Global g  create")),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains("warning: ")
+            && out
+                .stderr
+                .contains("the scope of Unknown.other.example.com is unknown offline"),
+        "{out:?}"
+    );
+    assert!(
+        !out.stderr.contains("scope of Global"),
+        "a known scope is not warned about: {out:?}"
+    );
+}

@@ -487,6 +487,7 @@ pub(super) async fn diff(
         });
         Ok::<_, String>((action != "unchanged", lines, object))
     };
+    let mut late_errors = 0;
     let mut emit = |r: Result<(bool, Vec<String>, serde_json::Value), String>| match r {
         Ok((c, lines, object)) => {
             changed |= c;
@@ -510,14 +511,36 @@ pub(super) async fn diff(
                 .await?;
         }
         Against::Files {
-            live, default_ns, ..
+            live,
+            default_ns,
+            flag,
         } => {
-            for m in loaded.manifests {
-                let (m, live) = offline_live(live, m, default_ns);
-                emit(each(m, Ok(live)));
+            // Settled as the client-side offline plan settles them: `-n`
+            // checked, a custom kind's scope from the CRDs among the
+            // manifests or the live objects, a warning when it is a guess.
+            let mut load_errors = Vec::new();
+            let given = crate::cluster::given_from_files(
+                live,
+                (default_ns, flag.as_deref()),
+                loaded.manifests,
+                &mut load_errors,
+            );
+            for e in &load_errors {
+                errln!("error: {e}");
+            }
+            late_errors = load_errors.len();
+            for (m, live, warning) in given {
+                if let Some(w) = warning {
+                    errln!("warning: {}: {w}", m.id);
+                }
+                emit(each(
+                    m,
+                    Ok(live.map(crate::manifest::LiveObject::into_value)),
+                ));
             }
         }
     }
+    errors += late_errors;
     if let Some(format) = output {
         let doc = serde_json::json!({
             "serverSide": {"fieldManager": manager, "force": s.force_conflicts},
@@ -535,28 +558,6 @@ pub(super) async fn diff(
     } else {
         0
     })
-}
-
-/// `m` and its live object from the `--live` files (`None`: not among
-/// them); a custom kind's scope from a CustomResourceDefinition among
-/// them, else namespaced, as the client-side offline plan takes it.
-fn offline_live(
-    live: &mut crate::manifest::LiveObjects,
-    mut m: crate::manifest::Manifest,
-    default_ns: &str,
-) -> (crate::manifest::Manifest, Option<serde_json::Value>) {
-    if crate::manifest::is_namespaced(&m.api_version(), &m.id.kind).is_none()
-        && let Some(&(_, _, namespaced)) = live
-            .crd_scopes()
-            .iter()
-            .find(|(g, k, _)| *g == m.id.group && *k == m.id.kind)
-    {
-        m.set_scope(namespaced, default_ns);
-    }
-    let found = live
-        .take(&m.id)
-        .map(crate::manifest::LiveObject::into_value);
-    (m, found)
 }
 
 fn object_action(exists: bool, rows: &[crate::ssa::FieldRow]) -> &'static str {

@@ -54,7 +54,7 @@ pub use applyset::{ApplySet, applyset_id};
 pub use discovery::ResourceInfo;
 pub use engine::KubeEngine;
 pub use live::{Planned, PruneMode, PruneOptions, default_prune_allowlist};
-pub use route::{LiveSource, PlanError};
+pub use route::{LiveSource, PlanError, given_from_files};
 pub use ssa::{ServerSideOptions, ServerSideOutcome, ServerSidePrune, ServerSideResult};
 pub use timeouts::{Timeouts, parse_request_timeout};
 

@@ -454,6 +454,27 @@ async fn settle_listed(
     Ok(settled)
 }
 
+/// Each manifest with its live object from `--live` files and a warning
+/// when its scope is a guess, settled as the client-side plan settles
+/// them (a manifest naming another namespace than `-n` is taken out, into
+/// `load_errors`): for the server-side diff, whose rows are not plans.
+pub fn given_from_files(
+    live: &mut LiveObjects,
+    (default_ns, flag): (&str, Option<&str>),
+    mut manifests: Vec<Manifest>,
+    load_errors: &mut Vec<crate::manifest::ManifestError>,
+) -> Vec<(Manifest, Option<LiveObject>, Option<String>)> {
+    let settled = settle_given(live, (default_ns, flag), &mut manifests, load_errors);
+    manifests
+        .into_iter()
+        .zip(settled)
+        .filter_map(|(m, s)| match s {
+            Settled::Given(live, warning) => Some((m, live, warning)),
+            Settled::Listed(_) | Settled::Unresolved(_) => None,
+        })
+        .collect()
+}
+
 /// Each manifest's live object from the files, its scope settled without
 /// discovery (a built-in kind's is known; a custom kind's from a
 /// CustomResourceDefinition among the manifests or the live objects, else
