@@ -639,12 +639,8 @@ async fn connect(c: &ClusterArgs) -> anyhow::Result<Arc<Session>> {
 /// A plan's rows (each as the command keeps it) and what they were made from.
 struct Made<R = ObjectPlan> {
     rows: Vec<R>,
-    /// Why pruning was skipped, if it was.
-    prune_skipped: Option<plan::PruneBlock>,
-    /// The session and the cluster's plan (`None` offline).
-    cluster: Option<(Arc<Session>, crate::cluster::Planned)>,
-    /// A path that could not be read at all: writes must not start.
-    unreadable_path: Option<String>,
+    /// What the plan left besides its rows.
+    ran: Ran,
 }
 
 /// A row as a command keeps it: the object's plan, with what goes along.
@@ -670,7 +666,7 @@ impl<R: Row> Made<R> {
     /// no object was read: say so and give the exit code (1), or `None` to
     /// go on. `verb`: `apply`, `delete`.
     fn refuse_writes(&self, verb: &str) -> Option<u8> {
-        if let Some(e) = &self.unreadable_path {
+        if let Some(e) = &self.ran.unreadable_path {
             for p in self.rows.iter().filter_map(|r| r.plan().error.as_ref()) {
                 errln!("error: {p}");
             }
@@ -695,12 +691,7 @@ async fn make_plan<R: Send + 'static>(
 ) -> anyhow::Result<Made<R>> {
     let mut rows = Vec::new();
     let ran = run_plan(a, true, keep, |r| rows.push(r)).await?;
-    Ok(Made {
-        rows,
-        prune_skipped: ran.prune_skipped,
-        cluster: ran.cluster,
-        unreadable_path: ran.unreadable_path,
-    })
+    Ok(Made { rows, ran })
 }
 
 /// What a plan is made against.
@@ -785,7 +776,7 @@ struct Ran {
     prune_skipped: Option<plan::PruneBlock>,
     /// The session and the cluster's plan (`None` offline).
     cluster: Option<(Arc<Session>, crate::cluster::Planned)>,
-    /// A path that could not be read at all.
+    /// A path that could not be read at all: writes must not start.
     unreadable_path: Option<String>,
 }
 
@@ -1565,17 +1556,9 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if a.server_side || a.force_conflicts {
         return ssa::apply(a).await;
     }
-    // Client-side, `--field-manager` names the writes' Update entries
-    // instead of kubectl-client-side-apply, as in kubectl.
-    let field_manager = a.field_manager.clone();
-    let force = a.force.then(|| crate::cluster::Replace {
-        grace_period: (a.grace_period >= 0).then_some(a.grace_period),
-        timeout: if a.timeout.is_zero() {
-            crate::cluster::Replace::WAIT
-        } else {
-            a.timeout
-        },
-    });
+    let force = a
+        .force
+        .then(|| crate::cluster::Replace::from_flags(a.grace_period, a.timeout));
     let dry_run = a.dry_run == DryRun::Server;
     let plan_args = PlanArgs {
         manifests: a.manifests.clone(),
@@ -1596,9 +1579,11 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     }
     let Made {
         rows,
-        prune_skipped,
-        cluster,
-        ..
+        ran: Ran {
+            prune_skipped,
+            cluster,
+            ..
+        },
     } = made;
     let Some((session, planned)) = cluster else {
         bail!("apply needs a cluster");
@@ -1617,12 +1602,98 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         }
         None => None,
     };
-    let chosen = saved.as_ref().map(|s| &s.selection);
-    // Objects whose saved plan is stale are refused, one result each,
-    // before anything is sent; the rest go on as reviewed.
+    let w = choose_writes(rows, prune_skipped, saved.as_ref());
+    // Refused objects are failures of this run (exit 1, no prune).
+    let refused = {
+        let mut printer = Printer::default();
+        w.refused.iter().for_each(|r| printer.print(r));
+        printer.finish()
+    };
+    let load_errors = w
+        .plan
+        .objects
+        .iter()
+        .filter(|p| p.action == ObjectAction::Error)
+        .count();
+    // An ApplySet parent is rewritten even when no member changes, as kubectl does.
+    if w.items.is_empty() && w.candidates.is_empty() && planned.applyset.is_none() {
+        print_unchanged(&w.plan, dry_run);
+        errln!("nothing to apply");
+        return Ok(crate::ops::exit_code(load_errors + refused));
+    }
+    if !a.yes && !dry_run && !confirm(&apply_question(&w, force.is_some()))? {
+        errln!("cancelled: nothing was applied");
+        return Ok(1);
+    }
+    let Writes {
+        plan,
+        items,
+        candidates,
+        ..
+    } = w;
+    // From here on a signal stops the run with what it wrote said.
+    let mut signals = crate::signals::Signals::new()?;
+    let names = items.iter().map(|(i, _)| i.plan.id()).collect();
+    let mut printer = Printer::default();
+    let opts = |report| ApplyOptions {
+        dry_run,
+        applyset: planned.applyset.clone(),
+        report,
+        force,
+        // Client-side, `--field-manager` names the writes' Update entries
+        // instead of kubectl-client-side-apply, as in kubectl.
+        field_manager: a.field_manager.clone(),
+    };
+    let ran = run_writes(names, &mut printer, &mut signals, |report| {
+        let (session, opts) = (&session, opts(report));
+        async move { session.apply_encoded(items, &opts).await }
+    })
+    .await;
+    print_unchanged(&plan, dry_run);
+    if let Wrote::Signal(s) = ran {
+        return Ok(interrupted(&printer, s));
+    }
+    let mut failed = printer.finish() + refused;
+    // kubectl prunes (and rewrites an ApplySet parent) only after a
+    // complete read and a clean apply.
+    let prune_ok = plan.prune_skipped.is_none() && failed == 0;
+    if failed > 0 && (planned.applyset.is_some() || !candidates.is_empty()) {
+        errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
+    }
+    if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
+        match prune_after_apply(&session, &planned, &candidates, dry_run, &mut signals).await {
+            Ok(n) => failed += n,
+            Err(code) => return Ok(code),
+        }
+    }
+    if dry_run {
+        errln!("(server dry run: nothing was written)");
+    }
+    Ok(crate::ops::exit_code(failed + load_errors))
+}
+
+/// What a client-side apply sends: the objects to write (a create with its
+/// encoded body), the prune candidates, the objects refused before
+/// anything is sent, and the plan keeping the rows that are not written.
+struct Writes {
+    plan: Plan,
+    items: Vec<(ApplyItem, Option<bytes::Bytes>)>,
+    candidates: Vec<ObjectPlan>,
+    refused: Vec<ObjectResult>,
+}
+
+/// Split the apply rows into what is sent and what is not: with a saved
+/// plan only its selection, and objects whose saved plan is stale are
+/// refused (one result each); the release of each dropped field is said.
+fn choose_writes(
+    rows: Vec<(ObjectPlan, Option<bytes::Bytes>)>,
+    prune_skipped: Option<plan::PruneBlock>,
+    saved: Option<&SavedPlan>,
+) -> Writes {
+    let chosen = saved.map(|s| &s.selection);
     let mut refused: Vec<ObjectResult> = Vec::new();
     let mut refuse = |p: &ObjectPlan| -> bool {
-        let Some(why) = saved.as_ref().and_then(|s| stale_reason(s, p)) else {
+        let Some(why) = saved.and_then(|s| stale_reason(s, p)) else {
             return false;
         };
         refused.push(ObjectResult::failed(
@@ -1670,107 +1741,64 @@ pub async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
         .filter(|p| !refuse(p))
         .cloned()
         .collect();
-    // Refused objects are failures of this run (exit 1, no prune).
-    let refused = {
-        let mut printer = Printer::default();
-        refused.iter().for_each(|r| printer.print(r));
-        printer.finish()
-    };
-    let load_errors = plan
-        .objects
-        .iter()
-        .filter(|p| p.action == ObjectAction::Error)
-        .count();
-    // An ApplySet parent is rewritten even when no member changes, as kubectl does.
-    if items.is_empty() && candidates.is_empty() && planned.applyset.is_none() {
-        print_unchanged(&plan, dry_run);
-        errln!("nothing to apply");
-        return Ok(if load_errors + refused > 0 { 1 } else { 0 });
+    Writes {
+        plan,
+        items,
+        candidates,
+        refused,
     }
-    if !a.yes && !dry_run {
-        let mut q = format!(
-            "apply {} object(s){}?",
-            items.len(),
-            if candidates.is_empty() {
-                String::new()
-            } else {
-                format!(" and prune {}", candidates.len())
-            }
+}
+
+/// The question asked before a client-side apply writes.
+fn apply_question(w: &Writes, force: bool) -> String {
+    let mut q = format!(
+        "apply {} object(s){}?",
+        w.items.len(),
+        if w.candidates.is_empty() {
+            String::new()
+        } else {
+            format!(" and prune {}", w.candidates.len())
+        }
+    );
+    if force {
+        // Which objects is known only from the server's answer.
+        q.push_str(
+            " (--force: any object the server refuses to patch, an immutable field, is \
+             DELETED and created again: down until it is back)",
         );
-        if force.is_some() {
-            // Which objects is known only from the server's answer.
-            q.push_str(
-                " (--force: any object the server refuses to patch, an immutable field, is \
-                 DELETED and created again: down until it is back)",
-            );
-        }
-        if !confirm(&q)? {
-            errln!("cancelled: nothing was applied");
-            return Ok(1);
-        }
     }
-    // From here on a signal stops the run with what it wrote said.
-    let mut signals = crate::signals::Signals::new()?;
-    let names = items.iter().map(|(i, _)| i.plan.id()).collect();
+    q
+}
+
+/// Prune the candidates (and rewrite the ApplySet parent) after a clean
+/// apply, printing each result: the number that failed, or the exit code
+/// when a signal stopped it.
+async fn prune_after_apply(
+    session: &Session,
+    planned: &crate::cluster::Planned,
+    candidates: &[ObjectPlan],
+    dry_run: bool,
+    signals: &mut crate::signals::Signals,
+) -> Result<usize, u8> {
+    let names = candidates.iter().map(ObjectPlan::id).collect();
     let mut printer = Printer::default();
-    let applyset = planned.applyset.clone();
-    let ran = run_writes(names, &mut printer, &mut signals, |report| {
-        let session = &session;
-        async move {
-            session
-                .apply_encoded(
-                    items,
-                    &ApplyOptions {
-                        dry_run,
-                        applyset,
-                        report,
-                        force,
-                        field_manager,
-                    },
-                )
-                .await
-        }
+    let applyset = planned.applyset.as_ref();
+    let ran = run_writes(names, &mut printer, signals, |report| async move {
+        session
+            .prune_reporting(candidates, applyset, dry_run, &report)
+            .await
     })
     .await;
-    print_unchanged(&plan, dry_run);
     if let Wrote::Signal(s) = ran {
-        return Ok(interrupted(&printer, s));
+        return Err(interrupted(&printer, s));
     }
-    let mut failed = printer.finish() + refused;
-    // kubectl prunes (and rewrites an ApplySet parent) only after a
-    // complete read and a clean apply.
-    let prune_ok = plan.prune_skipped.is_none() && failed == 0;
-    if failed > 0 && (planned.applyset.is_some() || !candidates.is_empty()) {
-        errln!("{}", plan::PruneBlock::ApplyFailed { count: failed });
-    }
-    if prune_ok && (planned.applyset.is_some() || !candidates.is_empty()) {
-        let names = candidates.iter().map(ObjectPlan::id).collect();
-        let mut printer = Printer::default();
-        let applyset = planned.applyset.as_ref();
-        let ran = run_writes(names, &mut printer, &mut signals, |report| {
-            let (session, candidates) = (&session, &candidates);
-            async move {
-                session
-                    .prune_reporting(candidates, applyset, dry_run, &report)
-                    .await
-            }
-        })
-        .await;
-        if let Wrote::Signal(s) = ran {
-            return Ok(interrupted(&printer, s));
+    // The ApplySet parent's result comes after the candidates'.
+    if let Wrote::Done(results) = ran {
+        for r in results.iter().skip(candidates.len()) {
+            printer.print(r);
         }
-        // The ApplySet parent's result comes after the candidates'.
-        if let Wrote::Done(results) = ran {
-            for r in results.iter().skip(candidates.len()) {
-                printer.print(r);
-            }
-        }
-        failed += printer.finish();
     }
-    if dry_run {
-        errln!("(server dry run: nothing was written)");
-    }
-    Ok(if failed + load_errors > 0 { 1 } else { 0 })
+    Ok(printer.finish())
 }
 
 pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
@@ -1784,7 +1812,10 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     if let Some(code) = made.refuse_writes("delete") {
         return Ok(code);
     }
-    let Made { rows, cluster, .. } = made;
+    let Made {
+        rows,
+        ran: Ran { cluster, .. },
+    } = made;
     let Some((session, _)) = cluster else {
         bail!("delete needs a cluster");
     };
@@ -1803,7 +1834,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     }
     if targets.is_empty() {
         errln!("nothing to delete");
-        return Ok(if errors > 0 { 1 } else { 0 });
+        return Ok(crate::ops::exit_code(errors));
     }
     for p in &targets {
         errln!("x delete     {}", p.id());
@@ -1835,7 +1866,7 @@ pub async fn delete(a: DeleteArgs) -> anyhow::Result<u8> {
     if let Wrote::Signal(s) = ran {
         return Ok(interrupted(&printer, s));
     }
-    Ok(if printer.finish() + errors > 0 { 1 } else { 0 })
+    Ok(crate::ops::exit_code(printer.finish() + errors))
 }
 
 /// Run the TUI; a signal that ends it exits with the shell's code for it
@@ -2015,7 +2046,7 @@ pub async fn export(a: ExportArgs) -> anyhow::Result<u8> {
         }
         first = false;
     }
-    Ok(if errors > 0 { 1 } else { 0 })
+    Ok(crate::ops::exit_code(errors))
 }
 
 /// A field value as `kapply release` shows it: Secret data masked, strings

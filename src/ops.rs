@@ -511,6 +511,12 @@ pub enum Exported {
     Preview { path: String, changes: Vec<String> },
 }
 
+/// The exit code of a run with this many failures (objects not read, not
+/// written or refused): 1 when any, as kubectl's.
+pub fn exit_code(failures: usize) -> u8 {
+    u8::from(failures > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,7 +197,7 @@ pub(super) async fn apply(a: ApplyArgs) -> anyhow::Result<u8> {
     if dry_run {
         errln!("(server dry run: nothing was written)");
     }
-    Ok(if failed + load_errors > 0 { 1 } else { 0 })
+    Ok(crate::ops::exit_code(failed + load_errors))
 }
 
 /// After the apply, as kubectl does: only after a clean apply and a

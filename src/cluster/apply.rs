@@ -66,6 +66,19 @@ impl Replace {
     /// How long a replace waits for the deleted object to be gone when
     /// no `--timeout` says (a Deployment's pods take their grace period).
     pub const WAIT: std::time::Duration = crate::ops::RECREATE_WAIT;
+
+    /// From `--grace-period` (negative: the object's own) and `--timeout`
+    /// (zero: [`Replace::WAIT`]), as kubectl reads them.
+    pub fn from_flags(grace_period: i64, timeout: std::time::Duration) -> Replace {
+        Replace {
+            grace_period: (grace_period >= 0).then_some(grace_period),
+            timeout: if timeout.is_zero() {
+                Replace::WAIT
+            } else {
+                timeout
+            },
+        }
+    }
 }
 
 /// How to delete.
