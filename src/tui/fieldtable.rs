@@ -5,6 +5,7 @@
 //! differs). The renderer and the cursor's scrolling share it.
 
 use super::theme::esc;
+pub use super::theme::is_drift;
 use crate::fieldpath::FieldPath;
 use crate::mask;
 use crate::merge::{FieldAction, FieldChange};
@@ -733,11 +734,6 @@ fn key_lines(label: &str, w: usize) -> Vec<String> {
     };
     lines.truncate(MAX_KEY_LINES);
     text(lines)
-}
-
-/// Whether a row reverts a change made in the cluster.
-pub fn is_drift(f: &FieldChange) -> bool {
-    f.undoes_cluster_change()
 }
 
 /// The first line to show so that row `cursor` (and the header right

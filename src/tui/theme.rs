@@ -286,6 +286,11 @@ pub fn kind_label<'a>(
     }
 }
 
+/// Whether a row reverts a change made in the cluster.
+pub fn is_drift(f: &FieldChange) -> bool {
+    f.undoes_cluster_change()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,7 +345,7 @@ mod tests {
                     .into(),
             }],
         };
-        assert!(crate::tui::fieldtable::is_drift(&f));
+        assert!(is_drift(&f));
         assert_eq!(
             reason(&f),
             "intended: the manifest changed, over a change made in the cluster by kubectl-set \
