@@ -560,27 +560,7 @@ fn column_widths(
         .any(|&(_, _, i)| is_drift(&o.fields[i]) || !o.fields[i].hazards.is_empty());
     let mark_w = MARK_W + usize::from(marked);
     let avail = total.saturating_sub(mark_w);
-    // No label is cut below MIN_LABEL columns (a label key or field name
-    // must read): the values wrap instead. A map key (a label or
-    // annotation key) keeps its whole width up to the share a path gets
-    // when there is room, and wraps beyond it. Only a pane too narrow for
-    // that and four columns per value cuts further.
-    let key_room = (avail * 45 / 100).max(MIN_LABEL);
-    let floor = rows_in
-        .iter()
-        .map(|(d, l, _)| {
-            let least = if is_key(l) {
-                let room = key_room.saturating_sub(d * INDENT);
-                key_width(l, room).min(room)
-            } else {
-                width(l).min(MIN_LABEL)
-            };
-            d * INDENT + least
-        })
-        .max()
-        .unwrap_or(4)
-        .max(4)
-        .min(avail.saturating_sub(3 + 3 * 4 + 1 + ACT_W));
+    let floor = label_floor(rows_in, avail);
     let mut path = path_nat.min((avail * 45 / 100).max(12)).max(floor);
     let need = |path: usize, vals: usize| path + 3 + vals;
     let vals_c: usize = vc.iter().sum();
@@ -628,6 +608,31 @@ fn column_widths(
     };
     let widths = [path, vals[0], vals[1], vals[2], act, reason];
     (widths, mark_w)
+}
+
+/// The narrowest path column the rows allow in `avail` columns.
+/// No label is cut below MIN_LABEL columns (a label key or field name
+/// must read): the values wrap instead. A map key (a label or
+/// annotation key) keeps its whole width up to the share a path gets
+/// when there is room, and wraps beyond it. Only a pane too narrow for
+/// that and four columns per value cuts further.
+fn label_floor(rows_in: &[(usize, &String, usize)], avail: usize) -> usize {
+    let key_room = (avail * 45 / 100).max(MIN_LABEL);
+    rows_in
+        .iter()
+        .map(|(d, l, _)| {
+            let least = if is_key(l) {
+                let room = key_room.saturating_sub(d * INDENT);
+                key_width(l, room).min(room)
+            } else {
+                width(l).min(MIN_LABEL)
+            };
+            d * INDENT + least
+        })
+        .max()
+        .unwrap_or(4)
+        .max(4)
+        .min(avail.saturating_sub(3 + 3 * 4 + 1 + ACT_W))
 }
 
 /// One row's cells, wrapped or cut to `widths`, and the lines it takes.
