@@ -481,7 +481,28 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         .filter(|(d, _, _)| *d != usize::MAX)
         .filter_map(|(d, l, f)| f.map(|f| (*d, l, f)))
         .collect();
-    let texts: Vec<[String; 3]> = rows_in
+    let texts = cell_texts(o, &rows_in);
+    let (widths, mark_w) = column_widths(o, &rows_in, &texts, total);
+    let rows: Vec<RowLayout> = rows_in
+        .iter()
+        .zip(&texts)
+        .map(|(&(depth, label, i), t)| row_layout(o, depth, label, i, t, &widths))
+        .collect();
+    let (lines, row_line) = table_lines(&entries, &rows, kept_count);
+    Layout {
+        lines,
+        rows,
+        row_line,
+        widths,
+        kept_hidden,
+        mark_w,
+    }
+}
+
+/// The three value cells' texts of each row: last-applied, live, config
+/// (a secret's config shows only whether it changes).
+fn cell_texts(o: &ObjectPlan, rows_in: &[(usize, &String, usize)]) -> Vec<[String; 3]> {
+    rows_in
         .iter()
         .map(|&(_, _, i)| {
             let f = &o.fields[i];
@@ -495,7 +516,17 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
                 config,
             ]
         })
-        .collect();
+        .collect()
+}
+
+/// The column widths (path, three values, action, reason) and the mark
+/// column's width for a pane `total` columns wide.
+fn column_widths(
+    o: &ObjectPlan,
+    rows_in: &[(usize, &String, usize)],
+    texts: &[[String; 3]],
+    total: usize,
+) -> ([usize; 6], usize) {
     let changed = |k: usize| o.fields[rows_in[k].2].action != FieldAction::Keep;
     let path_nat = rows_in
         .iter()
@@ -529,27 +560,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         .any(|&(_, _, i)| is_drift(&o.fields[i]) || !o.fields[i].hazards.is_empty());
     let mark_w = MARK_W + usize::from(marked);
     let avail = total.saturating_sub(mark_w);
-    // No label is cut below MIN_LABEL columns (a label key or field name
-    // must read): the values wrap instead. A map key (a label or
-    // annotation key) keeps its whole width up to the share a path gets
-    // when there is room, and wraps beyond it. Only a pane too narrow for
-    // that and four columns per value cuts further.
-    let key_room = (avail * 45 / 100).max(MIN_LABEL);
-    let floor = rows_in
-        .iter()
-        .map(|(d, l, _)| {
-            let least = if is_key(l) {
-                let room = key_room.saturating_sub(d * INDENT);
-                key_width(l, room).min(room)
-            } else {
-                width(l).min(MIN_LABEL)
-            };
-            d * INDENT + least
-        })
-        .max()
-        .unwrap_or(4)
-        .max(4)
-        .min(avail.saturating_sub(3 + 3 * 4 + 1 + ACT_W));
+    let floor = label_floor(rows_in, avail);
     let mut path = path_nat.min((avail * 45 / 100).max(12)).max(floor);
     let need = |path: usize, vals: usize| path + 3 + vals;
     let vals_c: usize = vc.iter().sum();
@@ -596,60 +607,101 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
         0
     };
     let widths = [path, vals[0], vals[1], vals[2], act, reason];
+    (widths, mark_w)
+}
 
-    let mut rows = Vec::with_capacity(rows_in.len());
-    for (k, &(depth, label, i)) in rows_in.iter().enumerate() {
-        let f = &o.fields[i];
-        let t = &texts[k];
-        let secret = mask::is_secret_field(&o.kind, &f.path);
-        // Highlight against: last-applied and live against the config
-        // (what the apply changes), the config against live.
-        let cmp = |side: usize| -> Option<&str> {
-            if secret || f.action == FieldAction::Keep {
-                return None;
-            }
-            let (this, other) = match side {
-                2 => (&f.config, &f.live),
-                0 => (&f.last_applied, &f.config),
-                _ => (&f.live, &f.config),
+/// The narrowest path column the rows allow in `avail` columns.
+/// No label is cut below MIN_LABEL columns (a label key or field name
+/// must read): the values wrap instead. A map key (a label or
+/// annotation key) keeps its whole width up to the share a path gets
+/// when there is room, and wraps beyond it. Only a pane too narrow for
+/// that and four columns per value cuts further.
+fn label_floor(rows_in: &[(usize, &String, usize)], avail: usize) -> usize {
+    let key_room = (avail * 45 / 100).max(MIN_LABEL);
+    rows_in
+        .iter()
+        .map(|(d, l, _)| {
+            let least = if is_key(l) {
+                let room = key_room.saturating_sub(d * INDENT);
+                key_width(l, room).min(room)
+            } else {
+                width(l).min(MIN_LABEL)
             };
-            match (this, other) {
-                (Some(_), Some(_)) => Some(if side == 2 { &t[1] } else { &t[2] }),
-                _ => None,
-            }
+            d * INDENT + least
+        })
+        .max()
+        .unwrap_or(4)
+        .max(4)
+        .min(avail.saturating_sub(3 + 3 * 4 + 1 + ACT_W))
+}
+
+/// One row's cells, wrapped or cut to `widths`, and the lines it takes.
+fn row_layout(
+    o: &ObjectPlan,
+    depth: usize,
+    label: &str,
+    i: usize,
+    t: &[String; 3],
+    widths: &[usize; 6],
+) -> RowLayout {
+    let path = widths[0];
+    let f = &o.fields[i];
+    let secret = mask::is_secret_field(&o.kind, &f.path);
+    // Highlight against: last-applied and live against the config
+    // (what the apply changes), the config against live.
+    let cmp = |side: usize| -> Option<&str> {
+        if secret || f.action == FieldAction::Keep {
+            return None;
+        }
+        let (this, other) = match side {
+            2 => (&f.config, &f.live),
+            0 => (&f.last_applied, &f.config),
+            _ => (&f.live, &f.config),
         };
-        let max_lines = if f.action == FieldAction::Keep {
-            1
-        } else {
-            MAX_VALUE_LINES
-        };
-        let values: [Cell; 3] =
-            std::array::from_fn(|s| cell(&t[s], cmp(s), widths[1 + s], max_lines));
-        let room = path.saturating_sub(depth * INDENT).max(1);
-        let label = if is_key(label) && width(label) > room {
-            key_lines(label, room)
-        } else {
-            vec![elide_path(label, room)]
-        };
-        let height = values
-            .iter()
-            .map(Vec::len)
-            .max()
-            .unwrap_or(1)
-            .max(label.len())
-            .max(1);
-        rows.push(RowLayout {
-            field: i,
-            depth,
-            label,
-            values,
-            height,
-        });
+        match (this, other) {
+            (Some(_), Some(_)) => Some(if side == 2 { &t[1] } else { &t[2] }),
+            _ => None,
+        }
+    };
+    let max_lines = if f.action == FieldAction::Keep {
+        1
+    } else {
+        MAX_VALUE_LINES
+    };
+    let values: [Cell; 3] = std::array::from_fn(|s| cell(&t[s], cmp(s), widths[1 + s], max_lines));
+    let room = path.saturating_sub(depth * INDENT).max(1);
+    let label = if is_key(label) && width(label) > room {
+        key_lines(label, room)
+    } else {
+        vec![elide_path(label, room)]
+    };
+    let height = values
+        .iter()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(1)
+        .max(label.len())
+        .max(1);
+    RowLayout {
+        field: i,
+        depth,
+        label,
+        values,
+        height,
     }
+}
+
+/// The table's lines in order (headers, each row's parts, the kept-rows
+/// line) and the first line of each row.
+fn table_lines(
+    entries: &[(usize, String, Option<usize>)],
+    rows: &[RowLayout],
+    kept_count: usize,
+) -> (Vec<TLine>, Vec<usize>) {
     let mut lines = Vec::new();
     let mut row_line = Vec::with_capacity(rows.len());
     let mut r = 0;
-    for (d, l, f) in &entries {
+    for (d, l, f) in entries {
         if *d == usize::MAX {
             lines.push(TLine::Kept(kept_count));
         } else if f.is_some() {
@@ -665,14 +717,7 @@ pub fn layout(o: &ObjectPlan, show_kept: bool, total: usize) -> Layout {
             });
         }
     }
-    Layout {
-        lines,
-        rows,
-        row_line,
-        widths,
-        kept_hidden,
-        mark_w,
-    }
+    (lines, row_line)
 }
 
 /// The columns a map key wants: whole where `room` holds it, else its

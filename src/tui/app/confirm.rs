@@ -81,26 +81,13 @@ impl App {
         for it in &items {
             self.apply_item_lines(it, t, &mut lines);
         }
-        Confirm {
-            head: vec![Line::from(Span::styled(
-                format!(
-                    "Apply {} object(s)? This is what will be sent:",
-                    items.len()
-                ),
-                Style::default().add_modifier(Modifier::BOLD),
-            ))],
-            // The server's verdict first: it decides whether Enter is
-            // worth pressing; what is sent follows.
-            dry_run: Some(DryRun::asked(
-                "waiting for the server dry run: Enter applies once it answers",
-            )),
-            body: lines,
-            yes: Keys::enter("Enter apply"),
-            no: ESC_Q,
-            extras: vec![Extra::RecreateRefused, Extra::RetryDryRun],
-            ..Confirm::new("Confirm apply", Width::Screen, Confirmed::Apply(items))
-        }
-        .settled()
+        let head = format!(
+            "Apply {} object(s)? This is what will be sent:",
+            items.len()
+        );
+        let extras = vec![Extra::RecreateRefused, Extra::RetryDryRun];
+        let base = Confirm::new("Confirm apply", Width::Screen, Confirmed::Apply(items));
+        applying(head, lines, extras, base)
     }
 
     /// `a` with `--server-side`: per object its request (`force`), each
@@ -128,28 +115,16 @@ impl App {
                 t.fg(Color::Red).add_modifier(Modifier::BOLD),
             )));
         }
-        Confirm {
-            head: vec![Line::from(Span::styled(
-                format!(
-                    "Apply {} object(s) server-side as field manager {manager:?}?",
-                    items.len()
-                ),
-                Style::default().add_modifier(Modifier::BOLD),
-            ))],
-            dry_run: Some(DryRun::asked(
-                "waiting for the server dry run: Enter applies once it answers",
-            )),
-            body: lines,
-            yes: Keys::enter("Enter apply"),
-            no: ESC_Q,
-            extras: vec![Extra::RetryDryRun],
-            ..Confirm::new(
-                "Confirm server-side apply",
-                Width::Screen,
-                Confirmed::ServerSideApply { items, manager },
-            )
-        }
-        .settled()
+        let head = format!(
+            "Apply {} object(s) server-side as field manager {manager:?}?",
+            items.len()
+        );
+        let base = Confirm::new(
+            "Confirm server-side apply",
+            Width::Screen,
+            Confirmed::ServerSideApply { items, manager },
+        );
+        applying(head, lines, vec![Extra::RetryDryRun], base)
     }
 
     /// The last step of `p`: the objects queued, below the server's dry
@@ -646,4 +621,25 @@ impl App {
         self.popup = Some(Popup::Confirm(c));
         Vec::new()
     }
+}
+
+/// An apply's confirmation (client- or server-side): its question in bold,
+/// the server's dry run first (its verdict decides whether Enter is worth
+/// pressing; what is sent follows), Enter applies once it answers.
+fn applying(head: String, body: Vec<Line<'static>>, extras: Vec<Extra>, base: Confirm) -> Confirm {
+    Confirm {
+        head: vec![Line::from(Span::styled(
+            head,
+            Style::default().add_modifier(Modifier::BOLD),
+        ))],
+        dry_run: Some(DryRun::asked(
+            "waiting for the server dry run: Enter applies once it answers",
+        )),
+        body,
+        yes: Keys::enter("Enter apply"),
+        no: ESC_Q,
+        extras,
+        ..base
+    }
+    .settled()
 }
