@@ -81,14 +81,20 @@ fn plan() -> Plan {
     }
 }
 
-fn app(force: bool, w: u16, h: u16) -> App {
-    let mut app = App::new(Options {
+/// An app in `--server-side` mode as kubectl's manager (forcing when
+/// `force`), not yet started.
+fn server_side_app(force: bool) -> App {
+    App::new(Options {
         server_side: Some(ServerSideMode {
             manager: "kubectl".into(),
             force,
         }),
         ..Options::default()
-    });
+    })
+}
+
+fn app(force: bool, w: u16, h: u16) -> App {
+    let mut app = server_side_app(force);
     app.clock = || "12:34:56".to_string();
     app.update(Msg::Resize(w, h));
     app.start();
@@ -181,13 +187,7 @@ fn client_side_views_and_actions_say_they_do_not_apply() {
 #[test]
 fn streamed_rows_are_planned_server_side_as_they_come() {
     let all = plan().objects;
-    let mut app = App::new(Options {
-        server_side: Some(ServerSideMode {
-            manager: "kubectl".into(),
-            force: false,
-        }),
-        ..Options::default()
-    });
+    let mut app = server_side_app(false);
     app.update(Msg::Resize(120, 30));
     app.start();
     let manifests: Vec<_> = all
@@ -434,13 +434,7 @@ fn decide_and_apply(kubeconfig: &std::path::Path, ns: &str, bin: &str, dir: &std
         objects: vec![plan_object_owned(&m, Some(live), &PlanOptions::default())],
         prune_skipped: None,
     };
-    let mut app = App::new(Options {
-        server_side: Some(ServerSideMode {
-            manager: "kubectl".into(),
-            force: false,
-        }),
-        ..Options::default()
-    });
+    let mut app = server_side_app(false);
     app.update(Msg::Resize(140, 40));
     app.start();
     app.update(Msg::Loaded(Ok(plan)));
@@ -595,13 +589,7 @@ fn the_demo_story_has_a_conflict_to_force() {
         let plan = rt.block_on(engine.load(tx)).unwrap();
         app.update(Msg::Loaded(Ok(plan)));
     };
-    let mut app = App::new(Options {
-        server_side: Some(ServerSideMode {
-            manager: "kubectl".into(),
-            force: false,
-        }),
-        ..Options::default()
-    });
+    let mut app = server_side_app(false);
     app.update(Msg::Resize(160, 45));
     app.start();
     load(&mut app);
@@ -692,13 +680,7 @@ namespace: demo\nspec:\n  parts:\n  - {name: a, size: 2}\n  - {name: b, size: 3}
         let m = loaded.manifests.into_iter().next().expect("a manifest");
         objects.push(plan_object_owned(&m, live, &PlanOptions::default()));
     }
-    let mut app = App::new(Options {
-        server_side: Some(ServerSideMode {
-            manager: "kubectl".into(),
-            force: false,
-        }),
-        ..Options::default()
-    });
+    let mut app = server_side_app(false);
     app.update(Msg::Resize(120, 30));
     app.start();
     app.update(Msg::Loaded(Ok(Plan {
